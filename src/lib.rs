@@ -1,0 +1,1 @@
+//! faultgate: a release gate for AI agents over recorded traces.
