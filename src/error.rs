@@ -1,0 +1,57 @@
+//! Errors of the library, one enum for input problems the user can fix.
+//!
+//! Every variant's text is the message printed after `faultgate: ` (exit 2). Messages are lowercase,
+//! name the file, and fit on one line.
+
+use std::path::{Path, PathBuf};
+
+/// An input the tool cannot use.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("no such file: {}", display_path(.0))]
+    NotFound(PathBuf),
+    #[error("cannot read {}: {source}", display_path(.path))]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot parse {}: {message} (byte {offset})", display_path(.path))]
+    Json {
+        path: PathBuf,
+        offset: usize,
+        message: String,
+    },
+    #[error("{}: {message}", display_path(.path))]
+    Invalid { path: PathBuf, message: String },
+    #[error("no traces found in {}", display_path(.0))]
+    NoTraces(PathBuf),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// A path the way Python's `pathlib` prints it: no leading `./`, no doubled or trailing slashes.
+pub fn display_path(path: &Path) -> String {
+    let raw = path.to_string_lossy();
+    let absolute = raw.starts_with('/');
+    let parts: Vec<&str> = raw.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_path_drops_dot_and_doubled_slashes() {
+        assert_eq!(display_path(Path::new("./a//b.json")), "a/b.json");
+        assert_eq!(display_path(Path::new("x.json")), "x.json");
+        assert_eq!(display_path(Path::new("dir/")), "dir");
+        assert_eq!(display_path(Path::new("/abs//x")), "/abs/x");
+    }
+}

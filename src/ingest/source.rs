@@ -1,0 +1,52 @@
+//! Bytes of an input file: memory-mapped when possible, read otherwise.
+//!
+//! This is the crate's only `unsafe` code. Parsers never receive the mapping itself (simd-json mutates its
+//! input); they copy the piece they parse into a per-thread buffer.
+
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::ops::Deref;
+use std::path::Path;
+
+use memmap2::Mmap;
+
+/// The contents of one input file.
+pub enum Source {
+    Mapped(Mmap),
+    Read(Vec<u8>),
+}
+
+/// Files smaller than this are read: a mapping costs more than a copy for them.
+const MMAP_THRESHOLD: u64 = 64 * 1024;
+
+impl Source {
+    /// Opens `path`, mapping it when it is large enough.
+    pub fn open(path: &Path) -> std::io::Result<Source> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        if len >= MMAP_THRESHOLD {
+            // SAFETY: the mapping is read-only and private to this process. If another process truncates
+            // the file while we read it, the kernel raises SIGBUS; trace archives are inputs that are not
+            // written while a gate runs, which is the same contract ripgrep relies on. On any mapping
+            // failure we fall back to reading the file.
+            if let Ok(map) = unsafe { Mmap::map(&file) } {
+                return Ok(Source::Mapped(map));
+            }
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        std::io::Read::read_to_end(&mut &file, &mut bytes)?;
+        Ok(Source::Read(bytes))
+    }
+}
+
+impl Deref for Source {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Source::Mapped(map) => map,
+            Source::Read(bytes) => bytes,
+        }
+    }
+}
