@@ -1,6 +1,26 @@
 //! faultgate: a release gate for AI agents over recorded traces.
+//!
+//! The flow, one module each:
+//!
+//! 1. [`ingest`] reads trace files (memory-mapped, parsed in parallel with simd-json) into the span
+//!    model of [`model`].
+//! 2. [`table`] derives prompts, answers, scenario keys and tool steps, and lays traces, spans and steps
+//!    out as Arrow record batches.
+//! 3. [`checks`] run per trace over those columns; [`pipeline`] drives them over files in parallel.
+//! 4. [`report`] turns verdicts into the terminal table, the JSON report and the other outputs.
+//!
+//! The command line in `main.rs` is a thin layer over [`cli`].
 
+pub mod checks;
+pub mod cli;
 pub mod error;
+pub mod golden;
+pub mod ingest;
 pub mod model;
+pub mod pipeline;
+pub mod policy;
 pub mod pyfmt;
 pub mod pyjson;
+pub mod redact;
+pub mod report;
+pub mod table;

@@ -1,1 +1,5 @@
-fn main() {}
+//! The `faultgate` binary: everything lives in the library's `cli` module.
+
+fn main() {
+    std::process::exit(faultgate::cli::main());
+}

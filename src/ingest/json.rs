@@ -88,8 +88,17 @@ pub fn to_value(v: TapeValue<'_, '_>) -> Value {
         }
         return Value::Object(map);
     }
-    match v.as_static() {
-        Some(node) => static_to_value(node),
+    if let Some(b) = v.as_bool() {
+        return Value::Bool(b);
+    }
+    if v.is_i64() {
+        return v.as_i64().map_or(Value::Null, |i| Value::Number(i.into()));
+    }
+    if v.is_u64() {
+        return v.as_u64().map_or(Value::Null, |u| Value::Number(u.into()));
+    }
+    match v.as_f64() {
+        Some(f) => static_to_value(StaticNode::F64(f)),
         None => Value::Null,
     }
 }

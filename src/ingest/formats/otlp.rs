@@ -64,6 +64,11 @@ impl SpanCollector {
         Ok(())
     }
 
+    /// Appends the spans another collector read (the next piece of the same file).
+    pub fn append(&mut self, other: SpanCollector) {
+        self.spans.extend(other.spans);
+    }
+
     /// Number of spans read so far.
     pub fn len(&self) -> usize {
         self.spans.len()

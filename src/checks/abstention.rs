@@ -1,0 +1,90 @@
+//! # abstention
+//!
+//! **What it detects.** A final answer that says the information could not be found ("I couldn't find
+//! the auditor", "No matching records", "not found").
+//!
+//! **Why it matters.** An agent that gives up politely looks healthy on latency and error dashboards; only
+//! the answer text shows that the user got nothing.
+//!
+//! **Example.** Answer `I could not really quite find it` fires with
+//! `answer says 'could not really quite find'`.
+//!
+//! **Known limits.** Phrase shapes, not meaning: `the 404 not found error is fixed` fires, `I could not
+//! verify the refund` and `nothing found` do not. Three or more words between the negation and the verb
+//! do not fire.
+
+use std::sync::LazyLock;
+
+use regex_automata::meta::Regex;
+
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use crate::pyfmt::{py_repr_str, py_strip};
+
+/// The phrase shapes, tried together so the earliest match in the answer wins.
+static PHRASES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)",
+        r"\b(?:couldn.t|could not|cannot|can.t|unable to|not able to|wasn.t able to|was not able to|did not|didn.t|failed to)\s+(?:\w+\s+){0,2}?(?:find|locate|retrieve|identify|determine|lookup|look\s?up|discover)\b",
+        r"|\bno (?:matching |relevant )?(?:document|information|record|result|source|data)s?\b",
+        r"|\b(?:information|answer|record|result|document|data)s? (?:was |were |is |are )?not (?:found|available)\b",
+        r"|\bnot found\b",
+        r"|\b(?:don.t|do not) (?:know|have (?:that|this|any|enough|the) information)\b",
+    ))
+    .expect("abstention phrases compile")
+});
+
+pub struct Abstention;
+
+impl Check for Abstention {
+    fn name(&self) -> &'static str {
+        "abstention"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Rule
+    }
+
+    fn description(&self) -> &'static str {
+        "Final answer explicitly says the information could not be found."
+    }
+
+    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
+        let answer = py_strip(trace.answer());
+        if answer.is_empty() {
+            return Verdict::sure(false, "no answer");
+        }
+        match PHRASES.find(answer) {
+            Some(m) => Verdict::sure(true, format!("answer says {}", py_repr_str(&answer[m.range()]))),
+            None => Verdict::sure(false, "answer does not abstain"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matched(answer: &str) -> Option<&str> {
+        PHRASES.find(answer).map(|m| &answer[m.range()])
+    }
+
+    #[test]
+    fn phrase_shapes() {
+        assert_eq!(matched("I could not really quite find it"), Some("could not really quite find"));
+        assert_eq!(matched("I cannot lookup that"), Some("cannot lookup"));
+        assert_eq!(matched("No data."), Some("No data"));
+        assert_eq!(matched("The records were not available"), Some("records were not available"));
+        assert_eq!(matched("Not found"), Some("Not found"));
+        assert_eq!(matched("unable to\nfind"), Some("unable to\nfind"));
+        assert_eq!(matched("I wasn’t able to locate it"), Some("wasn’t able to locate"));
+        assert_eq!(matched("I don't have enough information"), Some("don't have enough information"));
+    }
+
+    #[test]
+    fn look_alikes_do_not_match() {
+        assert_eq!(matched("I could not verify the refund"), None);
+        assert_eq!(matched("I could not really quite easily find it"), None);
+        assert_eq!(matched("nothing found"), None);
+        assert_eq!(matched("unknown"), None);
+    }
+}

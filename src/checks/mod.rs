@@ -1,0 +1,50 @@
+//! The checks: one file per failure mode, one static registry, one runner.
+//!
+//! A check reads one trace at a time through [`TraceView`], a window onto the batch's columns, and returns
+//! a [`Verdict`]. Checks never see the export format, and they compute on raw values; redaction happens
+//! when results leave the process.
+
+pub mod abstention;
+pub mod context_overflow;
+pub mod outcome;
+pub mod policy;
+pub mod registry;
+pub mod repeated_call;
+pub mod search_loop;
+pub mod truncation;
+pub mod unrecovered_tool_error;
+pub mod view;
+pub mod wrong_direction;
+pub mod wrong_answer;
+
+pub use registry::{ALL, Check, CheckKind, find};
+pub use view::TraceView;
+
+use crate::golden::{Golden, Outcomes};
+
+/// What one check concluded about one trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub detected: bool,
+    pub confidence: f64,
+    pub reason: String,
+}
+
+impl Verdict {
+    /// A verdict with full confidence.
+    pub fn sure(detected: bool, reason: impl Into<String>) -> Verdict {
+        Verdict {
+            detected,
+            confidence: 1.0,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The inputs a check may need besides the trace.
+#[derive(Default)]
+pub struct CheckContext {
+    pub golden: Option<Golden>,
+    pub outcomes: Option<Outcomes>,
+    pub policy: crate::policy::Policy,
+}

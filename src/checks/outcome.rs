@@ -1,0 +1,46 @@
+//! # outcome
+//!
+//! **What it detects.** A scenario the team's own evaluator marked failed, from `--outcomes`
+//! (`{scenario key or prompt: true | false}`).
+//!
+//! **Why it matters.** It lets a gate combine structural checks with the outcome signal a team already
+//! has, so both move the same clean rate.
+//!
+//! **Example.** `{"refund-o7": false}`: `outcome false in the outcomes file`.
+//!
+//! **Known limits.** The outcome is taken as given; a scenario missing from the file is not judged
+//! (confidence 0) and counts as clean.
+
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+
+pub struct Outcome;
+
+impl Check for Outcome {
+    fn name(&self) -> &'static str {
+        "outcome"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Outcome
+    }
+
+    fn description(&self) -> &'static str {
+        "The user's own evaluator marked the scenario failed (needs --outcomes)."
+    }
+
+    fn default_enabled(&self) -> bool {
+        false
+    }
+
+    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
+        match cx.outcomes.as_ref().and_then(|o| o.lookup(trace.scenario(), trace.prompt())) {
+            None => Verdict {
+                detected: false,
+                confidence: 0.0,
+                reason: "no outcome for this scenario".into(),
+            },
+            Some(true) => Verdict::sure(false, "outcome true in the outcomes file"),
+            Some(false) => Verdict::sure(true, "outcome false in the outcomes file"),
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! # repeated_call
+//!
+//! **What it detects.** The same tool called with the same arguments three times in a row of its own
+//! calls, getting the same answer each time: the agent is stuck and not learning from the result.
+//!
+//! **Why it matters.** Identical retries cost tokens and latency and never change the outcome; they are
+//! the signature of a planner that ignores tool output.
+//!
+//! **Example.** `search {"q": 0}` at steps 1, 2 and 3, each returning `[]`: `Tool 'search' with arguments
+//! {"q":0} issued >= 3 times (steps 1, 2, 3) where all 3 responses are identical after whitespace
+//! normalization.`
+//!
+//! **Known limits.** Arguments are compared after key sorting (JSON) or whitespace folding (text), so
+//! `{"q": "a"}` and `{"q": "a "}` differ. Results must be equal after whitespace folding; a timestamp in
+//! the result hides the loop.
+
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use crate::pyfmt::py_strip;
+use crate::pyjson::dumps_sorted_compact;
+
+pub struct RepeatedCall;
+
+const REPEATS: usize = 3;
+
+/// Arguments in a canonical form: JSON re-serialised with sorted keys, other text with whitespace folded.
+pub fn normalize_arguments(arguments: &str) -> String {
+    let t = py_strip(arguments);
+    let bracketed = (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));
+    if bracketed && let Ok(v) = serde_json::from_str::<serde_json::Value>(t) {
+        return dumps_sorted_compact(&v);
+    }
+    fold_whitespace(t)
+}
+
+/// Whitespace runs folded to one space, ends trimmed.
+fn fold_whitespace(text: &str) -> String {
+    text.split(crate::pyfmt::is_py_space)
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Check for RepeatedCall {
+    fn name(&self) -> &'static str {
+        "repeated_call"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Rule
+    }
+
+    fn description(&self) -> &'static str {
+        "Same tool and arguments called >=3 times with identical results."
+    }
+
+    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
+        let n = trace.step_count();
+        if n < REPEATS {
+            return Verdict::sure(false, "fewer than 3 tool calls");
+        }
+        // Groups in order of first occurrence, each with its members' step positions.
+        let mut groups: Vec<((&str, String), Vec<usize>)> = Vec::new();
+        let mut index: std::collections::HashMap<(&str, String), usize> = Default::default();
+        for i in 0..n {
+            let key = (trace.tool(i), normalize_arguments(trace.arguments(i)));
+            let slot = *index.entry(key.clone()).or_insert_with(|| {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            });
+            groups[slot].1.push(i);
+        }
+        for ((tool, args), members) in groups.iter().filter(|(_, m)| m.len() >= REPEATS) {
+            for window in members.windows(REPEATS) {
+                let first = fold_whitespace(trace.result(window[0]));
+                if window[1..].iter().all(|&i| fold_whitespace(trace.result(i)) == first) {
+                    let shown: String = args.chars().take(60).collect();
+                    return Verdict::sure(
+                        true,
+                        format!(
+                            "Tool '{tool}' with arguments {shown} issued >= 3 times (steps {}, {}, {}) where all 3 responses are identical after whitespace normalization.",
+                            window[0] + 1,
+                            window[1] + 1,
+                            window[2] + 1
+                        ),
+                    );
+                }
+            }
+        }
+        Verdict::sure(false, "no repeated calls without progress")
+    }
+}

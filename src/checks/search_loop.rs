@@ -1,0 +1,63 @@
+//! # search_loop
+//!
+//! **What it detects.** A run that stopped at its step budget without answering while most of its tool
+//! calls came back empty: the agent kept searching and found nothing.
+//!
+//! **Why it matters.** A loop burns the whole budget (time, tokens, money) and still fails the user; it is
+//! the most common way a retrieval agent regresses when its prompts or tools change.
+//!
+//! **Example.** No final answer, `faultgate.termination = "max_steps"`, 12 `search` calls of which 10
+//! returned `[]`: `no answer, 12 steps (cap), 83% empty results`.
+//!
+//! **Known limits.** "Empty" is read from the result text (`[]`, `{}`, `null`, a zero count field, or an
+//! object whose lists are all empty); a tool that reports "nothing found" in prose is not empty. A run
+//! without a termination reason counts as capped only from 12 steps on.
+
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use crate::pyfmt::{fmt_percent0, py_strip};
+
+/// Step count from which a run counts as capped even without a termination reason.
+const STEP_CAP: usize = 12;
+const CAP_WORDS: [&str; 6] = [
+    "step cap",
+    "step limit",
+    "max steps",
+    "max_steps",
+    "max iterations",
+    "iteration limit",
+];
+
+pub struct SearchLoop;
+
+impl Check for SearchLoop {
+    fn name(&self) -> &'static str {
+        "search_loop"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Rule
+    }
+
+    fn description(&self) -> &'static str {
+        "Run ended with no answer at the step budget and most tool calls returned nothing."
+    }
+
+    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
+        if !py_strip(trace.answer()).is_empty() {
+            return Verdict::sure(false, "answered");
+        }
+        let steps = trace.step_count();
+        if steps == 0 {
+            return Verdict::sure(false, "no tool calls");
+        }
+        let termination = trace.termination().to_lowercase();
+        let capped = steps >= STEP_CAP || CAP_WORDS.iter().any(|w| termination.contains(w));
+        let empty = (0..steps).filter(|&i| trace.empty_result(i)).count() as f64 / steps as f64;
+        let reason = format!(
+            "no answer, {steps} steps{}, {} empty results",
+            if capped { " (cap)" } else { "" },
+            fmt_percent0(empty)
+        );
+        Verdict::sure(capped && empty >= 0.5, reason)
+    }
+}

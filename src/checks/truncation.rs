@@ -1,0 +1,79 @@
+//! # truncation
+//!
+//! **What it detects.** An answer that has the head of the expected token but not the whole of it:
+//! `Alto` where `Alto-5275` was expected.
+//!
+//! **Why it matters.** Compound identifiers (codes, SKUs, versions) cut at a separator look right to a
+//! reader and are wrong to every system downstream.
+//!
+//! **Example.** Expected `Alto-5275`, answer `The auditor is Alto.`: `answer has 'Alto' but not
+//! 'Alto-5275'`.
+//!
+//! **Known limits.** Only the head before the first `-`, `_`, `/` or space is tried, and only when it has
+//! at least 3 characters.
+
+use regex_automata::meta::Regex;
+
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use crate::pyfmt::{py_repr_str, py_strip};
+
+pub struct Truncation;
+
+/// A regex matching `literal` as a whole word, case-insensitively.
+fn whole_word(literal: &str) -> Option<Regex> {
+    let mut pattern = String::from(r"(?i)\b");
+    for c in literal.chars() {
+        if c.is_alphanumeric() || c == '_' || c.is_whitespace() {
+            pattern.push(c);
+        } else {
+            pattern.push_str(&format!(r"\x{{{:x}}}", c as u32));
+        }
+    }
+    pattern.push_str(r"\b");
+    Regex::new(&pattern).ok()
+}
+
+impl Check for Truncation {
+    fn name(&self) -> &'static str {
+        "truncation"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Golden
+    }
+
+    fn description(&self) -> &'static str {
+        "Answer has the head of the expected token but not the whole token (needs --golden)."
+    }
+
+    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
+        let Some(expected) = cx.golden.as_ref().and_then(|g| g.expected(trace.scenario(), trace.prompt())) else {
+            return Verdict {
+                detected: false,
+                confidence: 0.0,
+                reason: "no golden answer for this scenario".into(),
+            };
+        };
+        let answer = py_strip(trace.answer());
+        if answer.is_empty() {
+            return Verdict::sure(false, "no answer to grade");
+        }
+        if answer.to_lowercase().contains(&expected.to_lowercase()) {
+            return Verdict::sure(false, "expected answer present in full");
+        }
+        let head = expected
+            .split(['-', '_', '/', ' '])
+            .next()
+            .unwrap_or(expected);
+        if head.chars().count() >= 3
+            && head != expected
+            && whole_word(head).is_some_and(|re| re.is_match(answer))
+        {
+            return Verdict::sure(
+                true,
+                format!("answer has {} but not {}", py_repr_str(head), py_repr_str(expected)),
+            );
+        }
+        Verdict::sure(false, "no truncated form of the expected answer")
+    }
+}

@@ -1,0 +1,94 @@
+//! # unrecovered_tool_error
+//!
+//! **What it detects.** A tool call that failed (an error object, a non-zero exit code, an `Error:`
+//! prefix, a `<tool_use_error>` tag, or an error status on the span) with no later successful call of the
+//! same tool.
+//!
+//! **Why it matters.** A failure the agent recovers from is noise; one it never recovers from means the
+//! answer was built without the data the tool should have given.
+//!
+//! **Example.** `fetch` returns `{"exit_code": 1}` at step 3 and is never called again:
+//! `Tool 'fetch' failed at step 3 (Non-zero exit_code: 1) and no subsequent call to 'fetch' succeeded.`
+//!
+//! **Known limits.** Recovery is by tool name, not by arguments: a later successful call for another
+//! record counts as recovery. A span error is recovered by any later clean span that backs a step, so a
+//! failed root that starts first never fires.
+
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use crate::table::schema::{SPAN_BACKS_STEP, SPAN_ERROR};
+
+pub struct UnrecoveredToolError;
+
+impl Check for UnrecoveredToolError {
+    fn name(&self) -> &'static str {
+        "unrecovered_tool_error"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Rule
+    }
+
+    fn description(&self) -> &'static str {
+        "A tool call produced a structural error and the tool was never used successfully afterwards."
+    }
+
+    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
+        let n = trace.step_count();
+        // A step is recovered when a later call of the same tool succeeds; walking backwards keeps the
+        // set of tools that succeed later, so the pass is linear.
+        let mut succeeds_later: std::collections::HashSet<&str> = Default::default();
+        let mut unrecovered = None;
+        for i in (0..n).rev() {
+            let tool = trace.tool(i);
+            match trace.structural_error(i) {
+                Some(desc) if !succeeds_later.contains(tool) => unrecovered = Some((i, tool, desc)),
+                Some(_) => {}
+                None => {
+                    succeeds_later.insert(tool);
+                }
+            }
+        }
+        if let Some((i, tool, desc)) = unrecovered {
+            return Verdict::sure(
+                true,
+                format!(
+                    "Tool '{tool}' failed at step {} ({desc}) and no subsequent call to '{tool}' succeeded.",
+                    i + 1
+                ),
+            );
+        }
+        let spans = trace.span_count();
+        // Spans whose steps are all clean: a span error before one of them is recovered.
+        let mut clean_backer = vec![false; spans];
+        let mut dirty = vec![false; spans];
+        for i in 0..n {
+            if let Some(p) = trace.step_span(i)
+                && trace.structural_error(i).is_some()
+            {
+                dirty[p] = true;
+            }
+        }
+        for p in 0..spans {
+            clean_backer[p] = trace.span_opt_text(SPAN_ERROR, p).is_none()
+                && trace.span_flag(SPAN_BACKS_STEP, p)
+                && !dirty[p];
+        }
+        let mut recovered_after = false;
+        let mut first_unrecovered = None;
+        for p in (0..spans).rev() {
+            if let Some(err) = trace.span_opt_text(SPAN_ERROR, p)
+                && !recovered_after
+            {
+                first_unrecovered = Some((p, err));
+            }
+            recovered_after |= clean_backer[p];
+        }
+        if let Some((p, err)) = first_unrecovered {
+            return Verdict::sure(
+                true,
+                format!("Unrecovered span error at span {} of {spans}: {err}", p + 1),
+            );
+        }
+        Verdict::sure(false, "no unrecovered tool errors")
+    }
+}

@@ -1,0 +1,79 @@
+//! Clap definitions only: raw flags as the user typed them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::ingest::Format;
+
+#[derive(Parser)]
+#[command(name = "faultgate", version, about = "A release gate for AI agents over recorded traces", infer_long_args = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Check traces for known failure modes; with --band, gate them against a baseline.
+    Check(CheckArgs),
+    /// List the checks.
+    Checks,
+    /// List the judge specs.
+    Judges,
+}
+
+/// `--redact` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RedactArg {
+    Builtin,
+    Presidio,
+    Off,
+}
+
+/// Flags shared by every command that runs checks.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Judge for judge checks: laya or litellm:<model>.
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// Checks to run, comma-separated (repeatable); default: all default checks.
+    #[arg(long = "check", value_name = "NAMES")]
+    pub check: Vec<String>,
+    /// Tool-use policy file.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Expected answers by scenario key or prompt.
+    #[arg(long)]
+    pub golden: Option<PathBuf>,
+    /// Recorded outcomes (true / false) by scenario key or prompt.
+    #[arg(long)]
+    pub outcomes: Option<PathBuf>,
+    /// Trace format of the inputs.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: Format,
+    /// Masking of PII and secrets in everything written out.
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub redact: RedactArg,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Trace files or directories.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write a Markdown summary here.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// Write an audit folder here.
+    #[arg(long)]
+    pub audit: Option<PathBuf>,
+    /// Gate against this band (from `faultgate baseline`).
+    #[arg(long)]
+    pub band: Option<PathBuf>,
+}

@@ -1,0 +1,70 @@
+//! The command line: clap definitions, and one function per subcommand.
+//!
+//! Flags and messages follow faultgate 0.4.1 so CI jobs can swap the tools. Errors from the library are
+//! printed as `faultgate: <message>` with exit 2; a gate or check failure is exit 1.
+
+pub mod args;
+pub mod check;
+pub mod selection;
+
+use std::io::Write;
+
+use args::{Cli, Command};
+
+/// A failure that ends the command with exit 2 after printing `faultgate: <message>`.
+#[derive(Debug)]
+pub struct Fatal(pub String);
+
+impl<E: std::fmt::Display> From<E> for Fatal {
+    fn from(e: E) -> Self {
+        Fatal(e.to_string())
+    }
+}
+
+/// Parses the arguments, runs the command and returns the process exit code.
+pub fn main() -> i32 {
+    use clap::Parser;
+    let cli = Cli::parse();
+    let raw_args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match cli.command {
+        Command::Check(args) => check::run(&args, &raw_args),
+        Command::Checks => list_checks(),
+        Command::Judges => list_judges(),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(Fatal(message)) => {
+            let _ = writeln!(std::io::stderr(), "faultgate: {message}");
+            2
+        }
+    }
+}
+
+fn list_checks() -> Result<i32, Fatal> {
+    let mut out = std::io::stdout().lock();
+    for check in crate::checks::ALL {
+        writeln!(
+            out,
+            "{:<16} {:<6} {}",
+            check.name(),
+            check.kind().name(),
+            check.description()
+        )?;
+    }
+    Ok(0)
+}
+
+fn list_judges() -> Result<i32, Fatal> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{:<16} local decision model (not bundled with this build)",
+        "laya"
+    )?;
+    writeln!(
+        out,
+        "{:<16} any API model via litellm (not bundled with this build)",
+        "litellm:<model>"
+    )?;
+    Ok(0)
+}

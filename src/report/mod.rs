@@ -1,0 +1,172 @@
+//! The report model: per-trace verdicts of one run, and the numbers every output derives from them.
+//!
+//! Renderers (terminal, JSON, and the others) read only this model. Reasons and scenario keys stored here
+//! are already redacted.
+
+pub mod json;
+pub mod terminal;
+
+use std::collections::HashMap;
+
+use crate::checks::Verdict;
+
+/// The measures of one trace (`measures` in the JSON report).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Measures {
+    pub tokens: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub cost_usd: Option<f64>,
+}
+
+/// One trace's results, one verdict per active check in selection order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceResult {
+    pub trace_id: String,
+    /// The scenario key as written out (redacted when redaction is on).
+    pub scenario: String,
+    pub verdicts: Vec<Verdict>,
+    pub measures: Measures,
+}
+
+impl TraceResult {
+    /// Returns true if and only if any check fired on this trace.
+    pub fn failed(&self) -> bool {
+        self.verdicts.iter().any(|v| v.detected)
+    }
+}
+
+/// All results of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub judge: String,
+    pub checks: Vec<String>,
+    pub redaction: String,
+    pub results: Vec<TraceResult>,
+}
+
+impl Report {
+    /// Distinct trace ids, in first-result order.
+    pub fn trace_ids(&self) -> Vec<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.results
+            .iter()
+            .map(|r| r.trace_id.as_str())
+            .filter(|id| seen.insert(*id))
+            .collect()
+    }
+
+    /// Distinct ids of traces where any check fired, in report order.
+    pub fn failed_traces(&self) -> Vec<&str> {
+        let failed: std::collections::HashSet<&str> = self
+            .results
+            .iter()
+            .filter(|r| r.failed())
+            .map(|r| r.trace_id.as_str())
+            .collect();
+        self.trace_ids()
+            .into_iter()
+            .filter(|id| failed.contains(id))
+            .collect()
+    }
+
+    /// Fired counts per distinct check name, in selection order (a duplicated check counts twice).
+    pub fn fired(&self) -> Vec<(&str, usize)> {
+        let mut names: Vec<&str> = Vec::new();
+        for name in &self.checks {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        let mut counts: HashMap<&str, usize> = names.iter().map(|n| (*n, 0)).collect();
+        for result in &self.results {
+            for (name, verdict) in self.checks.iter().zip(&result.verdicts) {
+                if verdict.detected {
+                    *counts.entry(name.as_str()).or_default() += 1;
+                }
+            }
+        }
+        names.into_iter().map(|n| (n, counts[n])).collect()
+    }
+
+    /// Ids of traces where the named check fired, in report order.
+    pub fn fired_on(&self, check: &str) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for result in &self.results {
+            let fired = self
+                .checks
+                .iter()
+                .zip(&result.verdicts)
+                .any(|(name, v)| name == check && v.detected);
+            if fired {
+                out.push(&result.trace_id);
+            }
+        }
+        out
+    }
+}
+
+/// The outcome block: how many traces the outcomes file judged, and the clean rates with and without it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutcomeSummary {
+    pub judged: usize,
+    pub missing: usize,
+    pub true_count: usize,
+    pub outcome_rate: Option<f64>,
+    pub structural_clean_rate: f64,
+    pub clean_rate: f64,
+}
+
+impl Report {
+    /// The outcome block, when the `outcome` check ran.
+    pub fn outcome_summary(&self) -> Option<OutcomeSummary> {
+        if !self.checks.iter().any(|c| c == "outcome") {
+            return None;
+        }
+        let (mut judged, mut total, mut true_count) = (0, 0, 0);
+        let mut structural_failed: std::collections::HashSet<&str> = Default::default();
+        for r in &self.results {
+            for (name, v) in self.checks.iter().zip(&r.verdicts) {
+                if name == "outcome" {
+                    total += 1;
+                    if v.confidence > 0.0 {
+                        judged += 1;
+                        if !v.detected {
+                            true_count += 1;
+                        }
+                    }
+                } else if v.detected {
+                    structural_failed.insert(&r.trace_id);
+                }
+            }
+        }
+        let n = self.trace_ids().len() as f64;
+        let round4 = |x: f64| crate::pyfmt::round_half_even(x, 4);
+        Some(OutcomeSummary {
+            judged,
+            missing: total - judged,
+            true_count,
+            outcome_rate: (judged > 0).then(|| round4(true_count as f64 / judged as f64)),
+            structural_clean_rate: round4((n - structural_failed.len() as f64) / n),
+            clean_rate: round4((n - self.failed_traces().len() as f64) / n),
+        })
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, so a reader never sees a
+/// half-written file. Parent directories are created.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,76 @@
+//! The terminal table and summary line of `check`.
+
+use super::Report;
+use crate::pyfmt::fmt_fixed;
+
+fn pad(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    let mut out = String::from(text);
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+    out
+}
+
+fn head(id: &str, n: usize) -> &str {
+    match id.char_indices().nth(n) {
+        Some((cut, _)) => &id[..cut],
+        None => id,
+    }
+}
+
+/// The verdict table: one column per active check, one row per distinct trace id.
+pub fn table(report: &Report) -> String {
+    let ids = report.trace_ids();
+    let width = ids
+        .iter()
+        .map(|id| id.chars().count().min(12))
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let mut header = pad("trace", width);
+    header.push_str("  ");
+    header.push_str(
+        &report
+            .checks
+            .iter()
+            .map(|c| pad(c, 16))
+            .collect::<Vec<_>>()
+            .join("  "),
+    );
+    let mut out = String::new();
+    out.push_str(&header);
+    out.push('\n');
+    out.push_str(&"-".repeat(header.chars().count()));
+    out.push('\n');
+    // Rows merge results of traces that share an id, in report order.
+    let mut cells: std::collections::HashMap<&str, Vec<String>> = Default::default();
+    for result in &report.results {
+        let row = cells.entry(result.trace_id.as_str()).or_default();
+        for v in &result.verdicts {
+            let mark = if v.detected { "FAIL" } else { "ok" };
+            row.push(pad(&format!("{}{}", pad(mark, 5), fmt_fixed(v.confidence, 2)), 16));
+        }
+    }
+    for id in ids {
+        out.push_str(&pad(head(id, 12), width));
+        out.push_str("  ");
+        out.push_str(&cells[id].join("  "));
+        out.push('\n');
+    }
+    out
+}
+
+/// `<failed>/<total> traces failed · name=count, … · judge <judge>`, without the elapsed time.
+pub fn summary(report: &Report) -> String {
+    let fired = report
+        .fired()
+        .iter()
+        .map(|(name, n)| format!("{name}={n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{}/{} traces failed · {fired} · judge {}",
+        report.failed_traces().len(),
+        report.trace_ids().len(),
+        report.judge
+    )
+}
