@@ -33,7 +33,12 @@ fn read_object(path: &Path, what: &str) -> Result<Value, InputError> {
 
 impl Golden {
     pub fn from_path(path: &Path) -> Result<Golden, InputError> {
-        match read_object(path, "golden")? {
+        Self::from_value(read_object(path, "golden")?)
+    }
+
+    /// A golden map from parsed JSON: an object whose values are all strings.
+    pub fn from_value(value: Value) -> Result<Golden, InputError> {
+        match value {
             Value::Object(map) if map.values().all(Value::is_string) => Ok(Golden(map)),
             _ => Err(InputError::Usage(
                 "golden: expected a JSON object of {scenario key or prompt: expected answer}".into(),
@@ -52,7 +57,12 @@ impl Golden {
 
 impl Outcomes {
     pub fn from_path(path: &Path) -> Result<Outcomes, InputError> {
-        match read_object(path, "outcomes")? {
+        Self::from_value(read_object(path, "outcomes")?)
+    }
+
+    /// An outcomes map from parsed JSON: an object whose values are all booleans.
+    pub fn from_value(value: Value) -> Result<Outcomes, InputError> {
+        match value {
             Value::Object(map) if map.values().all(Value::is_boolean) => Ok(Outcomes(map)),
             _ => Err(InputError::Usage(
                 "outcomes: expected a JSON object of {scenario key or prompt: true | false}".into(),
@@ -72,6 +82,14 @@ impl Outcomes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rejects_the_wrong_shapes() {
+        assert!(Golden::from_value(serde_json::json!({"k": 1})).is_err());
+        assert!(Golden::from_value(serde_json::json!(["x"])).is_err());
+        assert!(Outcomes::from_value(serde_json::json!({"k": "true"})).is_err());
+        assert!(Outcomes::from_value(serde_json::json!({"k": true})).is_ok());
+    }
 
     #[test]
     fn golden_falls_back_to_prompt_on_empty_key() {

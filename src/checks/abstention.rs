@@ -88,3 +88,26 @@ mod tests {
         assert_eq!(matched("unknown"), None);
     }
 }
+
+#[cfg(test)]
+mod check_tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+
+    #[test]
+    fn reason_quotes_the_match() {
+        let v = TraceSpec::new().answer("Sorry, I couldn't find it.").run(&Abstention);
+        assert!(v.detected);
+        assert_eq!(v.reason, r#"answer says "couldn't find""#);
+        let v = TraceSpec::new().answer("I was unable to\nfind it").run(&Abstention);
+        assert_eq!(v.reason, r"answer says 'unable to\nfind'");
+    }
+
+    #[test]
+    fn plain_answers_and_no_answer() {
+        let v = TraceSpec::new().answer("The auditor is Alto-5275.").run(&Abstention);
+        assert!(!v.detected);
+        assert_eq!(v.reason, "answer does not abstain");
+        assert_eq!(TraceSpec::new().run(&Abstention).reason, "no answer");
+    }
+}

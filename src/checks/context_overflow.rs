@@ -135,3 +135,47 @@ mod tests {
         assert_eq!(overflow_phrase("the context was long"), None);
     }
 }
+
+#[cfg(test)]
+mod check_tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+    use serde_json::json;
+
+    #[test]
+    fn a_cutoff_finish_reason_fires_with_its_case() {
+        let v = TraceSpec::new()
+            .chat_span(|s| {
+                s.attrs.insert("gen_ai.response.finish_reasons".into(), json!(["stop", "MAX_TOKENS"]));
+            })
+            .run(&ContextOverflow);
+        assert!(v.detected);
+        assert_eq!(v.reason, "span 2 (chat) stopped on finish reason 'MAX_TOKENS': output cut at the token limit");
+    }
+
+    #[test]
+    fn status_messages_error_results_and_termination() {
+        let v = TraceSpec::new()
+            .chat_span(|s| s.status_message = "context_length_exceeded".into())
+            .run(&ContextOverflow);
+        assert_eq!(v.reason, "span 2 (chat) status: 'context_length_exceeded'");
+        let v = TraceSpec::new()
+            .step("read", "{}", "Errors: prompt is too long")
+            .run(&ContextOverflow);
+        assert_eq!(v.reason, "step 1 (read) result: 'prompt is too long'");
+        let v = TraceSpec::new().termination("token limit reached").run(&ContextOverflow);
+        assert_eq!(v.reason, "run terminated: 'token limit reached'");
+    }
+
+    #[test]
+    fn a_plain_result_quoting_the_phrase_does_not_fire() {
+        let v = TraceSpec::new()
+            .step("docs", "{}", "The maximum context length is 8k")
+            .chat_span(|s| {
+                s.attrs.insert("gen_ai.response.finish_reasons".into(), json!("stop"));
+            })
+            .run(&ContextOverflow);
+        assert!(!v.detected);
+        assert_eq!(v.reason, "no context overflow or token cutoff");
+    }
+}

@@ -11,6 +11,8 @@ pub mod policy;
 pub mod registry;
 pub mod repeated_call;
 pub mod search_loop;
+#[cfg(test)]
+pub mod testing;
 pub mod truncation;
 pub mod unrecovered_tool_error;
 pub mod view;

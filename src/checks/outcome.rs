@@ -44,3 +44,28 @@ impl Check for Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+    use crate::golden::Outcomes;
+    use serde_json::json;
+
+    #[test]
+    fn reads_the_recorded_outcome() {
+        let cx = CheckContext {
+            outcomes: Some(Outcomes::from_value(json!({"a": false, "b": true})).unwrap()),
+            ..CheckContext::default()
+        };
+        let run = |key: &str| {
+            TraceSpec::new()
+                .root_attr("faultgate.scenario", json!(key))
+                .run_with(&Outcome, &cx)
+        };
+        assert_eq!(run("a"), Verdict::sure(true, "outcome false in the outcomes file"));
+        assert_eq!(run("b"), Verdict::sure(false, "outcome true in the outcomes file"));
+        let missing = run("c");
+        assert_eq!((missing.detected, missing.confidence), (false, 0.0));
+    }
+}

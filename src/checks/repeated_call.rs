@@ -89,3 +89,55 @@ impl Check for RepeatedCall {
         Verdict::sure(false, "no repeated calls without progress")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+
+    #[test]
+    fn three_identical_calls_with_identical_results_fire() {
+        let v = TraceSpec::new()
+            .step("search", r#"{"q": 0}"#, "[]")
+            .step("search", r#"{ "q":0 }"#, " [] ")
+            .step("search", r#"{"q": 0}"#, "[]")
+            .run(&RepeatedCall);
+        assert!(v.detected);
+        assert_eq!(
+            v.reason,
+            r#"Tool 'search' with arguments {"q":0} issued >= 3 times (steps 1, 2, 3) where all 3 responses are identical after whitespace normalization."#
+        );
+    }
+
+    #[test]
+    fn progress_or_two_calls_do_not_fire() {
+        let v = TraceSpec::new()
+            .step("search", "a  b", "x")
+            .step("search", "a b", "y")
+            .step("search", "a b", "x")
+            .run(&RepeatedCall);
+        assert!(!v.detected);
+        assert_eq!(v.reason, "no repeated calls without progress");
+        let v = TraceSpec::new().step("s", "a", "x").step("s", "a", "x").run(&RepeatedCall);
+        assert_eq!(v.reason, "fewer than 3 tool calls");
+    }
+
+    #[test]
+    fn the_window_slides_over_the_group() {
+        let v = TraceSpec::new()
+            .step("s", "a", "1")
+            .step("other", "a", "1")
+            .step("s", "a", "2")
+            .step("s", "a", "2")
+            .step("s", "a", "2")
+            .run(&RepeatedCall);
+        assert!(v.reason.contains("(steps 3, 4, 5)"), "{}", v.reason);
+    }
+
+    #[test]
+    fn normalizes_json_and_text() {
+        assert_eq!(normalize_arguments(r#" {"b": 1, "a": [2, "é"]} "#), r#"{"a":[2,"é"],"b":1}"#);
+        assert_eq!(normalize_arguments(" a \n\t b "), "a b");
+        assert_eq!(normalize_arguments("{not json}"), "{not json}");
+    }
+}

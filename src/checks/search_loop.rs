@@ -61,3 +61,51 @@ impl Check for SearchLoop {
         Verdict::sure(capped && empty >= 0.5, reason)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+
+    fn steps(n: usize, empty: usize) -> TraceSpec {
+        (0..n).fold(TraceSpec::new(), |t, i| {
+            t.step("search", &format!("{{\"q\": {i}}}"), if i < empty { "[]" } else { "[1]" })
+        })
+    }
+
+    #[test]
+    fn fires_at_the_step_cap_with_mostly_empty_results() {
+        let v = steps(12, 10).run(&SearchLoop);
+        assert!(v.detected);
+        assert_eq!(v.reason, "no answer, 12 steps (cap), 83% empty results");
+    }
+
+    #[test]
+    fn eleven_steps_without_a_cap_word_do_not_fire() {
+        let v = steps(11, 11).run(&SearchLoop);
+        assert!(!v.detected);
+        assert_eq!(v.reason, "no answer, 11 steps, 100% empty results");
+    }
+
+    #[test]
+    fn a_cap_word_caps_a_short_run() {
+        let v = steps(2, 1).termination("hit MAX_STEPS").run(&SearchLoop);
+        assert!(v.detected, "{}", v.reason);
+        assert_eq!(v.reason, "no answer, 2 steps (cap), 50% empty results");
+    }
+
+    #[test]
+    fn below_half_empty_does_not_fire() {
+        let v = steps(8, 1).termination("step limit").run(&SearchLoop);
+        assert!(!v.detected);
+        assert_eq!(v.reason, "no answer, 8 steps (cap), 12% empty results");
+    }
+
+    #[test]
+    fn answered_and_toolless_runs_do_not_fire() {
+        assert_eq!(steps(12, 12).answer("42").run(&SearchLoop).reason, "answered");
+        assert_eq!(TraceSpec::new().run(&SearchLoop).reason, "no tool calls");
+        // A blank answer is no answer.
+        assert!(steps(12, 12).answer("  ").run(&SearchLoop).detected);
+    }
+}

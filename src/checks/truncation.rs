@@ -77,3 +77,39 @@ impl Check for Truncation {
         Verdict::sure(false, "no truncated form of the expected answer")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+    use crate::golden::Golden;
+    use serde_json::json;
+
+    fn run(expected: &str, answer: &str) -> Verdict {
+        let cx = CheckContext {
+            golden: Some(Golden::from_value(json!({"sc": expected})).unwrap()),
+            ..CheckContext::default()
+        };
+        TraceSpec::new()
+            .root_attr("faultgate.scenario", json!("sc"))
+            .answer(answer)
+            .run_with(&Truncation, &cx)
+    }
+
+    #[test]
+    fn the_head_as_a_whole_word_fires() {
+        let v = run("Alto-5275", "The auditor is Alto.");
+        assert!(v.detected);
+        assert_eq!(v.reason, "answer has 'Alto' but not 'Alto-5275'");
+        assert!(run("Alto-5275", "the auditor is ALTO").detected);
+    }
+
+    #[test]
+    fn look_alikes_do_not_fire() {
+        assert_eq!(run("Alto-5275", "Altona it is").reason, "no truncated form of the expected answer");
+        assert_eq!(run("Alto-5275", "alto-5275").reason, "expected answer present in full");
+        // Heads shorter than 3 characters and unsplittable answers never fire.
+        assert!(!run("Al-5275", "Al").detected);
+        assert!(!run("Alto", "Alt").detected);
+    }
+}

@@ -92,3 +92,52 @@ impl Check for UnrecoveredToolError {
         Verdict::sure(false, "no unrecovered tool errors")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+
+    #[test]
+    fn an_error_never_followed_by_success_fires() {
+        let v = TraceSpec::new()
+            .step("fetch", "{}", "ok")
+            .step("fetch", "{}", r#"{"exit_code": 1}"#)
+            .step("other", "{}", "fine")
+            .run(&UnrecoveredToolError);
+        assert!(v.detected);
+        assert_eq!(
+            v.reason,
+            "Tool 'fetch' failed at step 2 (Non-zero exit_code: 1) and no subsequent call to 'fetch' succeeded."
+        );
+    }
+
+    #[test]
+    fn a_later_success_recovers() {
+        let v = TraceSpec::new()
+            .step("fetch", "{}", "Error: timeout")
+            .step("fetch", "{}", "ok")
+            .run(&UnrecoveredToolError);
+        assert!(!v.detected);
+        assert_eq!(v.reason, "no unrecovered tool errors");
+    }
+
+    #[test]
+    fn span_errors_need_a_later_clean_step_span() {
+        let v = TraceSpec::new()
+            .step("a", "{}", "ok")
+            .span_with("b", "{}", "fine", |s| s.status_code = 2)
+            .run(&UnrecoveredToolError);
+        assert!(v.detected);
+        assert_eq!(v.reason, "Unrecovered span error at span 3 of 3: Span status error: Code 2");
+        // A failed root that starts first is recovered by any later clean tool span.
+        let v = TraceSpec::new().root_status(2).step("a", "{}", "ok").run(&UnrecoveredToolError);
+        assert!(!v.detected);
+        let v = TraceSpec::new()
+            .span_with("a", "{}", "ok", |s| {
+                s.attrs.insert("error.type".into(), serde_json::json!("Timeout"));
+            })
+            .run(&UnrecoveredToolError);
+        assert_eq!(v.reason, "Unrecovered span error at span 2 of 2: Span error: Timeout");
+    }
+}

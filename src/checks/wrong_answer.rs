@@ -53,3 +53,41 @@ impl Check for WrongAnswer {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+    use crate::golden::Golden;
+    use serde_json::json;
+
+    fn cx(golden: serde_json::Value) -> CheckContext {
+        CheckContext {
+            golden: Some(Golden::from_value(golden).unwrap()),
+            ..CheckContext::default()
+        }
+    }
+
+    #[test]
+    fn grades_by_case_insensitive_substring() {
+        let g = cx(json!({"sc": "Alto-5275"}));
+        let t = || TraceSpec::new().root_attr("faultgate.scenario", json!("sc"));
+        let v = t().answer("The auditor is alto-5275.").run_with(&WrongAnswer, &g);
+        assert!(!v.detected);
+        assert_eq!(v.reason, "expected 'Alto-5275' found in answer");
+        let v = t().answer("The auditor is Alto.").run_with(&WrongAnswer, &g);
+        assert!(v.detected);
+        assert_eq!(v.reason, "expected 'Alto-5275' not found in answer");
+        assert_eq!(t().run_with(&WrongAnswer, &g).reason, "no answer to grade");
+    }
+
+    #[test]
+    fn no_expectation_has_zero_confidence() {
+        let v = TraceSpec::new().answer("x").run_with(&WrongAnswer, &cx(json!({"other": "y"})));
+        assert_eq!((v.detected, v.confidence), (false, 0.0));
+        assert_eq!(v.reason, "no golden answer for this scenario");
+        // The exact prompt text is a key too.
+        let v = TraceSpec::new().prompt("q?").answer("x").run_with(&WrongAnswer, &cx(json!({"q?": "y"})));
+        assert!(v.detected);
+    }
+}

@@ -1,0 +1,126 @@
+//! Small hand-built traces for the checks' unit tests.
+
+use serde_json::{Map, Value, json};
+
+use super::{Check, CheckContext, TraceView, Verdict};
+use crate::model::{RawTrace, Span, attr};
+use crate::table::TraceBatch;
+
+/// A trace under construction: a root span plus tool spans, one per step.
+pub struct TraceSpec {
+    root: Span,
+    children: Vec<Span>,
+}
+
+impl TraceSpec {
+    pub fn new() -> TraceSpec {
+        let mut attrs = Map::new();
+        attrs.insert(attr::OPERATION_NAME.into(), json!("invoke_agent"));
+        TraceSpec {
+            root: Span {
+                span_id: "root".into(),
+                parent_id: None,
+                name: "invoke_agent".into(),
+                start_ns: 1_000,
+                end_ns: 9_000_000,
+                attrs,
+                status_code: 0,
+                status_message: String::new(),
+            },
+            children: Vec::new(),
+        }
+    }
+
+    pub fn root_attr(mut self, key: &str, value: Value) -> Self {
+        self.root.attrs.insert(key.into(), value);
+        self
+    }
+
+    pub fn prompt(self, text: &str) -> Self {
+        self.root_attr(attr::PROMPT, json!(text))
+    }
+
+    pub fn answer(self, text: &str) -> Self {
+        self.root_attr(attr::COMPLETION, json!(text))
+    }
+
+    pub fn termination(self, text: &str) -> Self {
+        self.root_attr(attr::TERMINATION, json!(text))
+    }
+
+    pub fn root_status(mut self, code: i64) -> Self {
+        self.root.status_code = code;
+        self
+    }
+
+    /// Adds a tool span running `tool` with these arguments and result.
+    pub fn step(self, tool: &str, arguments: &str, result: &str) -> Self {
+        self.span_with(tool, arguments, result, |_| {})
+    }
+
+    /// Adds a tool span and lets the caller adjust it (status, attributes).
+    pub fn span_with(mut self, tool: &str, arguments: &str, result: &str, adjust: impl FnOnce(&mut Span)) -> Self {
+        let n = self.children.len() + 1;
+        let mut attrs = Map::new();
+        attrs.insert(attr::OPERATION_NAME.into(), json!("execute_tool"));
+        attrs.insert(attr::TOOL_NAME.into(), json!(tool));
+        attrs.insert(attr::TOOL_CALL_ARGUMENTS.into(), json!(arguments));
+        attrs.insert(attr::TOOL_CALL_RESULT.into(), json!(result));
+        let mut span = Span {
+            span_id: format!("s{n}"),
+            parent_id: Some("root".into()),
+            name: format!("execute_tool {tool}"),
+            start_ns: 1_000 + n as i64 * 10,
+            end_ns: 1_005 + n as i64 * 10,
+            attrs,
+            status_code: 0,
+            status_message: String::new(),
+        };
+        adjust(&mut span);
+        self.children.push(span);
+        self
+    }
+
+    /// Adds a non-tool span (a chat call, say).
+    pub fn chat_span(mut self, adjust: impl FnOnce(&mut Span)) -> Self {
+        let n = self.children.len() + 1;
+        let mut span = Span {
+            span_id: format!("c{n}"),
+            parent_id: Some("root".into()),
+            name: "chat".into(),
+            start_ns: 1_000 + n as i64 * 10,
+            end_ns: 1_005 + n as i64 * 10,
+            ..Span::default()
+        };
+        span.attrs.insert(attr::OPERATION_NAME.into(), json!("chat"));
+        adjust(&mut span);
+        self.children.push(span);
+        self
+    }
+
+    pub fn build(self) -> RawTrace {
+        let mut spans = vec![self.root];
+        spans.extend(self.children);
+        RawTrace {
+            trace_id: "t1".into(),
+            agent: "agent".into(),
+            spans,
+        }
+    }
+
+    /// Runs one check on this trace.
+    pub fn run(self, check: &dyn Check) -> Verdict {
+        self.run_with(check, &CheckContext::default())
+    }
+
+    pub fn run_with(self, check: &dyn Check, cx: &CheckContext) -> Verdict {
+        let batch = TraceBatch::build(&[self.build()]);
+        check.run(&TraceView::new(&batch, 0), cx)
+    }
+}
+
+impl Default for TraceSpec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
