@@ -2,5 +2,6 @@
 
 pub mod error;
 pub mod model;
+pub mod policy;
 pub mod pyfmt;
 pub mod pyjson;
