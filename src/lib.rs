@@ -1,6 +1,7 @@
 //! faultgate: a release gate for AI agents over recorded traces.
 
 pub mod error;
+pub mod gate;
 pub mod model;
 pub mod pyfmt;
 pub mod pyjson;
