@@ -544,6 +544,35 @@ mod tests {
         assert_eq!(disjoint.finish(), Err(GateError::NoSharedScenarios));
     }
 
+    /// 100 runs × 10,000 scenarios, one run in memory at a time. Ignored by default for its size:
+    /// `cargo test --lib band::tests::million -- --ignored`.
+    #[test]
+    #[ignore]
+    fn million_traces_build_one_run_at_a_time() {
+        let dirty = |scenario: usize, run: usize| (scenario * 7 + run * 13) % 97 == 0;
+        let mut builder = BandBuilder::new();
+        for r in 0..100 {
+            let mut summary = run(&[]);
+            summary.trace_count = 10_000;
+            summary.scenario_clean = (0..10_000)
+                .map(|i| (format!("scenario-{i:05}"), !dirty(i, r)))
+                .collect();
+            summary.usage[1] = (0..10_000).map(|i| f64::from(i % 500)).collect();
+            builder.add_run(&summary);
+        }
+        let band = builder.finish().expect("band");
+        assert_eq!(band.scenarios.len(), 10_000);
+        for (r, rate) in band.per_run.iter().enumerate() {
+            let clean = (0..10_000).filter(|&i| !dirty(i, r)).count();
+            assert_eq!(*rate, clean as f64 / 10_000.0);
+        }
+        let clean_in_all = (0..10_000)
+            .filter(|&i| (0..100).all(|r| !dirty(i, r)))
+            .count();
+        assert_eq!(band.clean_in_all_runs.len(), clean_in_all);
+        assert_eq!(band.usage[1], Some(249.5));
+    }
+
     #[test]
     fn few_runs_note_below_three() {
         assert_eq!(
