@@ -549,7 +549,7 @@ mod tests {
     #[test]
     #[ignore]
     fn million_traces_build_one_run_at_a_time() {
-        let dirty = |scenario: usize, run: usize| (scenario * 7 + run * 13) % 97 == 0;
+        let dirty = |scenario: usize, run: usize| (scenario * 7 + run * 13).is_multiple_of(97);
         let mut builder = BandBuilder::new();
         for r in 0..100 {
             let mut summary = run(&[]);
