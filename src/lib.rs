@@ -14,6 +14,7 @@
 pub mod checks;
 pub mod cli;
 pub mod error;
+pub mod gate;
 pub mod golden;
 pub mod ingest;
 pub mod model;

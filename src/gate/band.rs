@@ -1,0 +1,647 @@
+//! Baseline bands: building one from checked runs, writing band.json, and reading a band file back.
+//!
+//! [`BandBuilder`] takes one run at a time and keeps only a clean bitmap per run over the first run's
+//! scenario keys (a key missing from the first run can never be shared), plus running usage sums, so
+//! a band over a hundred runs of ten thousand scenarios never holds more than one run's traces.
+//! [`BandFile`] is the lenient reader the gate evaluates against; [`super::verdict`] consumes it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{GateError, MEASURES, RunSummary, ScenarioTally};
+use crate::error::display_path;
+use crate::pyfmt::{fmt_fixed, py_truthy};
+
+/// The band's decision rule, written verbatim into band.json.
+pub const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
+the baseline mean is significant (one-sided, alpha 0.05); else INCONCLUSIVE with the n needed for power 0.8";
+
+/// Builds a band from baseline runs added one at a time.
+#[derive(Debug, Default)]
+pub struct BandBuilder {
+    judge: String,
+    checks: Vec<String>,
+    mixed_runs: bool,
+    runs: usize,
+    /// Scenario keys of the first run, by id; later runs only look keys up.
+    keys: Vec<String>,
+    ids: HashMap<String, usize>,
+    /// Ids present in every run so far.
+    shared: Bitmap,
+    /// Per run, ids whose every trace was clean.
+    clean_per_run: Vec<Bitmap>,
+    usage_total: [f64; 3],
+    usage_count: [u64; 3],
+}
+
+/// What adding a run tells the caller, for the per-run baseline line and warnings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDigest {
+    /// Distinct trace ids in the run.
+    pub traces: usize,
+    /// 0.4.1's per-run line rate: distinct keys whose last trace is clean, over the trace count.
+    pub line_clean_rate: f64,
+    /// Keys carried by more than one trace, in first-seen order.
+    pub repeated_keys: Vec<String>,
+}
+
+impl BandBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reduces one run to clean flags per scenario and usage sums, and forgets its traces.
+    pub fn add_run(&mut self, run: &RunSummary) -> RunDigest {
+        let tally = ScenarioTally::new(&run.scenario_clean);
+        if self.runs == 0 {
+            self.judge = run.judge.clone();
+            self.checks = run.checks.clone();
+            for (key, _) in tally.clean_flags() {
+                self.ids.insert(key.to_string(), self.keys.len());
+                self.keys.push(key.to_string());
+            }
+            self.shared = Bitmap::filled(self.keys.len());
+        } else if run.judge != self.judge || run.checks != self.checks {
+            self.mixed_runs = true;
+        }
+        let mut present = Bitmap::new(self.keys.len());
+        let mut clean = Bitmap::new(self.keys.len());
+        for (key, is_clean) in tally.clean_flags() {
+            if let Some(&id) = self.ids.get(key) {
+                present.set(id);
+                if is_clean {
+                    clean.set(id);
+                }
+            }
+        }
+        self.shared.and_assign(&present);
+        self.clean_per_run.push(clean);
+        for (measure, values) in run.usage.iter().enumerate() {
+            for value in values {
+                self.usage_total[measure] += value;
+            }
+            self.usage_count[measure] += values.len() as u64;
+        }
+        self.runs += 1;
+        let line_clean_rate = if run.trace_count == 0 {
+            0.0
+        } else {
+            tally.last_clean_count() as f64 / run.trace_count as f64
+        };
+        RunDigest {
+            traces: run.trace_count,
+            line_clean_rate,
+            repeated_keys: tally.repeated_keys(),
+        }
+    }
+
+    /// The band over the runs added so far.
+    ///
+    /// # Errors
+    ///
+    /// Fewer than two runs, runs with different judges or check lists, or no scenario shared by all.
+    pub fn finish(self) -> Result<Band, GateError> {
+        if self.runs < 2 {
+            return Err(GateError::TooFewRuns(self.runs));
+        }
+        if self.mixed_runs {
+            return Err(GateError::MixedRuns);
+        }
+        let mut shared: Vec<usize> = self.shared.ones().collect();
+        if shared.is_empty() {
+            return Err(GateError::NoSharedScenarios);
+        }
+        shared.sort_unstable_by(|a, b| self.keys[*a].cmp(&self.keys[*b]));
+        let n = shared.len() as f64;
+        let per_run: Vec<f64> = self
+            .clean_per_run
+            .iter()
+            .map(|clean| shared.iter().filter(|&&id| clean.get(id)).count() as f64 / n)
+            .collect();
+        let clean_in_all_runs = shared
+            .iter()
+            .filter(|&&id| self.clean_per_run.iter().all(|clean| clean.get(id)))
+            .map(|&id| self.keys[id].clone())
+            .collect();
+        let usage = std::array::from_fn(|m| {
+            (self.usage_count[m] > 0).then(|| self.usage_total[m] / self.usage_count[m] as f64)
+        });
+        let mut keys = self.keys;
+        let scenarios = shared
+            .iter()
+            .map(|&id| std::mem::take(&mut keys[id]))
+            .collect();
+        Ok(Band {
+            judge: self.judge,
+            checks: self.checks,
+            runs: self.runs,
+            scenarios,
+            per_run,
+            clean_in_all_runs,
+            usage,
+        })
+    }
+}
+
+/// A band built from baseline runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    /// Judge name of the runs.
+    pub judge: String,
+    /// Active check list of the runs.
+    pub checks: Vec<String>,
+    /// Number of runs.
+    pub runs: usize,
+    /// Scenario keys present in every run, sorted by code point.
+    pub scenarios: Vec<String>,
+    /// Per run, the share of `scenarios` clean in that run.
+    pub per_run: Vec<f64>,
+    /// Scenarios clean in every run, sorted.
+    pub clean_in_all_runs: Vec<String>,
+    /// Per measure of [`MEASURES`], the mean over all traces of all runs that recorded it.
+    pub usage: [Option<f64>; 3],
+}
+
+impl Band {
+    /// Lowest per-run clean rate.
+    pub fn min(&self) -> f64 {
+        self.per_run.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// Highest per-run clean rate.
+    pub fn max(&self) -> f64 {
+        self.per_run
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// Mean of the per-run clean rates, summed left to right as 0.4.1 does.
+    pub fn mean(&self) -> f64 {
+        self.per_run.iter().fold(0.0, |acc, r| acc + r) / self.runs as f64
+    }
+
+    /// band.json, keys in 0.4.1's order; write it with [`crate::pyjson::to_pretty`].
+    pub fn to_json(&self) -> Value {
+        let mut clean_rate = Map::new();
+        clean_rate.insert("min".into(), Value::from(self.min()));
+        clean_rate.insert("max".into(), Value::from(self.max()));
+        clean_rate.insert("mean".into(), Value::from(self.mean()));
+        clean_rate.insert("per_run".into(), Value::from(self.per_run.clone()));
+        let mut usage = Map::new();
+        for (name, mean) in MEASURES.iter().zip(self.usage) {
+            usage.insert((*name).into(), mean.map_or(Value::Null, Value::from));
+        }
+        let mut band = Map::new();
+        band.insert("judge".into(), Value::from(self.judge.clone()));
+        band.insert("checks".into(), Value::from(self.checks.clone()));
+        band.insert("runs".into(), Value::from(self.runs));
+        band.insert("n".into(), Value::from(self.scenarios.len()));
+        band.insert("scenarios".into(), Value::from(self.scenarios.clone()));
+        band.insert("clean_rate".into(), Value::Object(clean_rate));
+        band.insert(
+            "clean_in_all_runs".into(),
+            Value::from(self.clean_in_all_runs.clone()),
+        );
+        band.insert("usage".into(), Value::Object(usage));
+        band.insert("rule".into(), Value::from(RULE));
+        Value::Object(band)
+    }
+
+    /// The closing stdout line of `baseline`; `out` is the `--out` argument as typed.
+    pub fn summary_line(&self, out: &str) -> String {
+        format!(
+            "band [{}, {}] over {} scenarios \u{d7} {} runs \u{b7} {} clean in every run \u{b7} written to {}",
+            fmt_fixed(self.min(), 2),
+            fmt_fixed(self.max(), 2),
+            self.scenarios.len(),
+            self.runs,
+            self.clean_in_all_runs.len(),
+            out
+        )
+    }
+}
+
+/// The stdout line `baseline` prints after checking one run; `path` is the argument as typed.
+pub fn run_line(path: &str, digest: &RunDigest, elapsed_secs: f64) -> String {
+    format!(
+        "{path}: {} traces \u{b7} clean rate {} \u{b7} {}s",
+        digest.traces,
+        fmt_fixed(digest.line_clean_rate, 2),
+        fmt_fixed(elapsed_secs, 1)
+    )
+}
+
+/// The stderr note `baseline` prints for fewer than three runs.
+pub fn few_runs_note(runs: usize) -> Option<String> {
+    (runs < 3).then(|| format!("note: {runs} baseline runs measure noise poorly; use 3 or more"))
+}
+
+/// A band file as the gate reads it: values kept as read where the gate echoes them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandFile {
+    pub(crate) judge: Value,
+    pub(crate) checks: Value,
+    pub(crate) runs: Value,
+    pub(crate) runs_number: f64,
+    pub(crate) scenarios: Vec<Value>,
+    pub(crate) min: Value,
+    pub(crate) max: Value,
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+    /// `clean_rate.per_run`, or `[min, max]` when it is absent or empty.
+    pub(crate) per_run: Vec<f64>,
+    pub(crate) clean_in_all_runs: Vec<Value>,
+    pub(crate) usage: Vec<(String, Value)>,
+}
+
+impl BandFile {
+    /// Reads a parsed band file; `path` names it in error messages.
+    ///
+    /// # Errors
+    ///
+    /// A falsy document (0.4.1 silently skips the gate), a non-object, or a band without `judge`,
+    /// `checks`, `runs`, a non-empty `scenarios` list, numeric `clean_rate.min` and `clean_rate.max`,
+    /// or a `clean_in_all_runs` list.
+    pub fn from_value(path: &Path, value: &Value) -> Result<Self, GateError> {
+        let path = display_path(path);
+        if !py_truthy(value) {
+            return Err(GateError::EmptyBand { path });
+        }
+        let Value::Object(band) = value else {
+            return Err(GateError::NotAnObject { path });
+        };
+        let missing = |key| GateError::MissingKey {
+            path: path.clone(),
+            key,
+        };
+        let bad = |key, expected| GateError::BadValue {
+            path: path.clone(),
+            key,
+            expected,
+        };
+        let judge = band.get("judge").ok_or_else(|| missing("judge"))?.clone();
+        let checks = band.get("checks").ok_or_else(|| missing("checks"))?.clone();
+        let runs = band.get("runs").ok_or_else(|| missing("runs"))?.clone();
+        let runs_number = number(&runs).ok_or_else(|| bad("runs", "a number"))?;
+        let scenarios = match band.get("scenarios").ok_or_else(|| missing("scenarios"))? {
+            Value::Array(items) if items.is_empty() => {
+                return Err(GateError::EmptyKey {
+                    path: path.clone(),
+                    key: "scenarios",
+                });
+            }
+            Value::Array(items) => items.clone(),
+            _ => return Err(bad("scenarios", "a list")),
+        };
+        let clean_rate = match band
+            .get("clean_rate")
+            .ok_or_else(|| missing("clean_rate.min"))?
+        {
+            Value::Object(rate) => rate,
+            _ => return Err(bad("clean_rate", "an object")),
+        };
+        let min = clean_rate
+            .get("min")
+            .ok_or_else(|| missing("clean_rate.min"))?
+            .clone();
+        let lo = number(&min).ok_or_else(|| bad("clean_rate.min", "a number"))?;
+        let max = clean_rate
+            .get("max")
+            .ok_or_else(|| missing("clean_rate.max"))?
+            .clone();
+        let hi = number(&max).ok_or_else(|| bad("clean_rate.max", "a number"))?;
+        let per_run = match clean_rate.get("per_run") {
+            None | Some(Value::Null) => vec![lo, hi],
+            Some(Value::Array(items)) if items.is_empty() => vec![lo, hi],
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(number)
+                .collect::<Option<Vec<f64>>>()
+                .ok_or_else(|| bad("clean_rate.per_run", "a list of numbers"))?,
+            Some(_) => return Err(bad("clean_rate.per_run", "a list of numbers")),
+        };
+        let clean_in_all_runs = match band
+            .get("clean_in_all_runs")
+            .ok_or_else(|| missing("clean_in_all_runs"))?
+        {
+            Value::Array(items) => items.clone(),
+            _ => return Err(bad("clean_in_all_runs", "a list")),
+        };
+        let usage = match band.get("usage") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(measures)) => measures
+                .iter()
+                .map(|(name, base)| (name.clone(), base.clone()))
+                .collect(),
+            Some(_) => return Err(bad("usage", "an object")),
+        };
+        Ok(Self {
+            judge,
+            checks,
+            runs,
+            runs_number,
+            scenarios,
+            min,
+            max,
+            lo,
+            hi,
+            per_run,
+            clean_in_all_runs,
+            usage,
+        })
+    }
+
+    /// The band's `runs` in Python str-notation, as the gate line prints it.
+    pub fn runs_text(&self) -> String {
+        crate::pyfmt::py_str(&self.runs)
+    }
+}
+
+/// A JSON number as a double; booleans and everything else are not numbers here.
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    }
+}
+
+/// A fixed-size set of small integers.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Bitmap {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bitmap {
+    fn new(len: usize) -> Self {
+        Self {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
+    }
+
+    fn filled(len: usize) -> Self {
+        let mut bitmap = Self::new(len);
+        for id in 0..len {
+            bitmap.set(id);
+        }
+        bitmap
+    }
+
+    fn set(&mut self, id: usize) {
+        self.words[id / 64] |= 1 << (id % 64);
+    }
+
+    fn get(&self, id: usize) -> bool {
+        self.words[id / 64] & (1 << (id % 64)) != 0
+    }
+
+    fn and_assign(&mut self, other: &Bitmap) {
+        for (word, other) in self.words.iter_mut().zip(&other.words) {
+            *word &= other;
+        }
+    }
+
+    fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.len).filter(|&id| self.get(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::fixtures;
+    use serde_json::json;
+
+    fn run(items: &[(&str, bool)]) -> RunSummary {
+        RunSummary {
+            judge: "none".into(),
+            checks: vec!["search_loop".into(), "abstention".into()],
+            trace_count: items.len(),
+            scenario_clean: items.iter().map(|(k, c)| (k.to_string(), *c)).collect(),
+            policy_violations: Vec::new(),
+            usage: Default::default(),
+        }
+    }
+
+    #[test]
+    fn band_over_glm_runs_matches_the_reference() {
+        let (run1, run2) = (fixtures::glm_run1(), fixtures::glm_run2());
+        let mut builder = BandBuilder::new();
+        let digest = builder.add_run(&run1);
+        assert_eq!(digest.line_clean_rate, 28.0 / 30.0);
+        builder.add_run(&run2);
+        let band = builder.finish().expect("band");
+        let json = band.to_json();
+        assert_eq!(json["n"], json!(30));
+        assert_eq!(json["clean_rate"]["min"], json!(0.9333333333333333));
+        assert_eq!(
+            json["clean_rate"]["per_run"],
+            json!([0.9333333333333333, 0.9333333333333333])
+        );
+        assert_eq!(json["clean_in_all_runs"].as_array().map(Vec::len), Some(26));
+        assert_eq!(
+            json["usage"],
+            json!({"tokens": null, "latency_ms": 16483.333333333332, "cost_usd": null})
+        );
+        let keys: Vec<&str> = json
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "judge",
+                "checks",
+                "runs",
+                "n",
+                "scenarios",
+                "clean_rate",
+                "clean_in_all_runs",
+                "usage",
+                "rule"
+            ]
+        );
+        assert_eq!(
+            band.summary_line("out/band.json"),
+            "band [0.93, 0.93] over 30 scenarios × 2 runs · 26 clean in every run · written to out/band.json"
+        );
+        assert_eq!(
+            run_line("examples/gate/baseline_glm_run1.json", &digest, 0.1),
+            "examples/gate/baseline_glm_run1.json: 30 traces · clean rate 0.93 · 0.1s"
+        );
+    }
+
+    #[test]
+    fn usage_means_pool_all_traces_left_to_right() {
+        let mut run1 = run(&[("a", true), ("b", true), ("c", true)]);
+        let mut run2 = run(&[("a", true), ("b", true), ("c", false)]);
+        run1.usage[2] = vec![0.1, 0.2, 0.7];
+        run2.usage[2] = vec![0.3, 0.1, 0.11];
+        let mut builder = BandBuilder::new();
+        builder.add_run(&run1);
+        builder.add_run(&run2);
+        let band = builder.finish().expect("band");
+        // Reference: 0.4.1 wrote 0.2516666666666667; a sum of per-run sums gives ...65.
+        assert_eq!(band.usage, [None, None, Some(0.2516666666666667)]);
+        assert_eq!(band.per_run, vec![1.0, 0.6666666666666666]);
+        assert_eq!(band.mean(), 0.8333333333333333);
+    }
+
+    #[test]
+    fn shared_scenarios_are_the_intersection_sorted() {
+        let mut builder = BandBuilder::new();
+        builder.add_run(&run(&[("z", true), ("b", true), ("only1", true)]));
+        builder.add_run(&run(&[("b", false), ("only2", true), ("z", true)]));
+        builder.add_run(&run(&[("z", true), ("b", true)]));
+        let band = builder.finish().expect("band");
+        assert_eq!(band.scenarios, vec!["b", "z"]);
+        assert_eq!(band.clean_in_all_runs, vec!["z"]);
+        assert_eq!(band.per_run, vec![1.0, 0.5, 1.0]);
+    }
+
+    #[test]
+    fn repeated_key_with_a_failing_trace_is_not_clean() {
+        // 0.4.1 kept the last (clean) trace and built band [1.00, 1.00]; the failure was hidden.
+        let dup = run(&[("p", false), ("p", true), ("p", true), ("p", true)]);
+        let mut builder = BandBuilder::new();
+        let digest = builder.add_run(&dup);
+        assert_eq!(digest.repeated_keys, vec!["p"]);
+        // The per-run line keeps 0.4.1's arithmetic: one clean key over four traces.
+        assert_eq!(digest.line_clean_rate, 0.25);
+        builder.add_run(&dup);
+        let band = builder.finish().expect("band");
+        assert_eq!(band.per_run, vec![0.0, 0.0]);
+        assert!(band.clean_in_all_runs.is_empty());
+    }
+
+    #[test]
+    fn build_errors() {
+        let mut one = BandBuilder::new();
+        one.add_run(&run(&[("a", true)]));
+        assert_eq!(one.finish(), Err(GateError::TooFewRuns(1)));
+        assert_eq!(
+            GateError::TooFewRuns(1).to_string(),
+            "a band needs at least 2 baseline runs, got 1"
+        );
+
+        let mut mixed = BandBuilder::new();
+        mixed.add_run(&run(&[("a", true)]));
+        let mut other = run(&[("a", true)]);
+        other.checks = vec!["search_loop".into()];
+        mixed.add_run(&other);
+        assert_eq!(mixed.finish(), Err(GateError::MixedRuns));
+
+        let mut disjoint = BandBuilder::new();
+        disjoint.add_run(&run(&[("a", true)]));
+        disjoint.add_run(&run(&[("b", true)]));
+        assert_eq!(disjoint.finish(), Err(GateError::NoSharedScenarios));
+    }
+
+    /// 100 runs × 10,000 scenarios, one run in memory at a time. Ignored by default for its size:
+    /// `cargo test --lib band::tests::million -- --ignored`.
+    #[test]
+    #[ignore]
+    fn million_traces_build_one_run_at_a_time() {
+        let dirty = |scenario: usize, run: usize| (scenario * 7 + run * 13).is_multiple_of(97);
+        let mut builder = BandBuilder::new();
+        for r in 0..100 {
+            let mut summary = run(&[]);
+            summary.trace_count = 10_000;
+            summary.scenario_clean = (0..10_000)
+                .map(|i| (format!("scenario-{i:05}"), !dirty(i, r)))
+                .collect();
+            summary.usage[1] = (0..10_000).map(|i| f64::from(i % 500)).collect();
+            builder.add_run(&summary);
+        }
+        let band = builder.finish().expect("band");
+        assert_eq!(band.scenarios.len(), 10_000);
+        for (r, rate) in band.per_run.iter().enumerate() {
+            let clean = (0..10_000).filter(|&i| !dirty(i, r)).count();
+            assert_eq!(*rate, clean as f64 / 10_000.0);
+        }
+        let clean_in_all = (0..10_000)
+            .filter(|&i| (0..100).all(|r| !dirty(i, r)))
+            .count();
+        assert_eq!(band.clean_in_all_runs.len(), clean_in_all);
+        assert_eq!(band.usage[1], Some(249.5));
+    }
+
+    #[test]
+    fn few_runs_note_below_three() {
+        assert_eq!(
+            few_runs_note(2).as_deref(),
+            Some("note: 2 baseline runs measure noise poorly; use 3 or more")
+        );
+        assert_eq!(few_runs_note(3), None);
+    }
+
+    fn minimal_band() -> Value {
+        json!({
+            "judge": "none", "checks": ["search_loop"], "runs": 2,
+            "scenarios": ["a", "b"],
+            "clean_rate": {"min": 1, "max": 1},
+            "clean_in_all_runs": ["a", "b"]
+        })
+    }
+
+    #[test]
+    fn band_file_keeps_values_as_read() {
+        let band = BandFile::from_value(Path::new("./b.json"), &minimal_band()).expect("band");
+        assert_eq!(band.min, json!(1));
+        assert_eq!(band.per_run, vec![1.0, 1.0]);
+        assert_eq!(band.runs_text(), "2");
+        assert!(band.usage.is_empty());
+    }
+
+    #[test]
+    fn unusable_band_files_name_the_file_and_the_key() {
+        let path = Path::new("./gate//band.json");
+        let err = |v: Value| {
+            BandFile::from_value(path, &v)
+                .expect_err("must fail")
+                .to_string()
+        };
+        assert_eq!(err(json!({})), "gate/band.json: the band is empty");
+        assert_eq!(err(json!(null)), "gate/band.json: the band is empty");
+        assert_eq!(
+            err(json!([1])),
+            "gate/band.json: the band is not a JSON object"
+        );
+        for key in ["judge", "checks", "runs", "scenarios", "clean_in_all_runs"] {
+            let mut band = minimal_band();
+            band.as_object_mut().expect("object").remove(key);
+            assert_eq!(
+                err(band),
+                format!("gate/band.json: the band has no \"{key}\"")
+            );
+        }
+        let mut band = minimal_band();
+        band["scenarios"] = json!([]);
+        assert_eq!(
+            err(band),
+            "gate/band.json: the band's \"scenarios\" is empty"
+        );
+        let mut band = minimal_band();
+        band["clean_rate"]
+            .as_object_mut()
+            .expect("object")
+            .remove("max");
+        assert_eq!(
+            err(band),
+            "gate/band.json: the band has no \"clean_rate.max\""
+        );
+        let mut band = minimal_band();
+        band["clean_rate"]["min"] = json!("high");
+        assert_eq!(
+            err(band),
+            "gate/band.json: the band's \"clean_rate.min\" must be a number"
+        );
+    }
+}

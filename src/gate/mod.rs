@@ -1,0 +1,194 @@
+//! Baseline bands and the release gate.
+//!
+//! This module owns everything after the checks have run: reducing each baseline run to per-scenario
+//! clean flags and usage ([`band`]), reading a band file back, the statistics of a candidate against a
+//! band ([`stats`]), and the verdict with its JSON object and terminal lines ([`verdict`]).
+//!
+//! It sees runs only as [`RunSummary`] values built by the report layer; it never reads traces, and the
+//! CLI decides where lines are printed and files written.
+//!
+//! Compatibility: faultgate 0.4.1 keeps only the last trace per scenario key, which can hide a failing
+//! trace behind a clean one with the same key. Here a scenario is clean in a run only if every trace
+//! with its key is clean, and a warning names the repeated keys.
+
+pub mod band;
+pub mod erf;
+#[cfg(test)]
+mod fixtures;
+pub mod stats;
+pub mod verdict;
+
+use std::collections::HashMap;
+
+pub use band::{Band, BandBuilder, BandFile, RunDigest};
+pub use verdict::{Gate, UsageDelta, Verdict, evaluate};
+
+/// Names of the usage measures, in the order of band.json's `usage` object.
+pub const MEASURES: [&str; 3] = ["tokens", "latency_ms", "cost_usd"];
+
+/// What the gate needs from one checked run (a baseline run or the candidate).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSummary {
+    /// Judge name of the run (`none` without a judge).
+    pub judge: String,
+    /// Active check names, in order, duplicates kept.
+    pub checks: Vec<String>,
+    /// Number of distinct trace ids.
+    pub trace_count: usize,
+    /// (written scenario key, trace is clean) for every trace, in report order; repeated keys are kept.
+    pub scenario_clean: Vec<(String, bool)>,
+    /// Trace ids where the `policy` check fired, in report order.
+    pub policy_violations: Vec<String>,
+    /// Per measure of [`MEASURES`]: the values recorded, one per distinct trace id in the order of the
+    /// report's `measures` map, traces without the measure skipped.
+    ///
+    /// Values rather than sums because 0.4.1 sums them left to right across all runs, and a sum of
+    /// per-run sums rounds differently.
+    pub usage: [Vec<f64>; 3],
+}
+
+/// A band that cannot be built, or a band file the gate cannot use.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GateError {
+    #[error("a band needs at least 2 baseline runs, got {0}")]
+    TooFewRuns(usize),
+    #[error("all baseline runs must use the same judge and checks")]
+    MixedRuns,
+    #[error(
+        "baseline runs share no scenarios (keys come from faultgate.scenario, gen_ai.agent.id or the prompt)"
+    )]
+    NoSharedScenarios,
+    #[error("{path}: the band is empty")]
+    EmptyBand { path: String },
+    #[error("{path}: the band is not a JSON object")]
+    NotAnObject { path: String },
+    #[error("{path}: the band has no \"{key}\"")]
+    MissingKey { path: String, key: &'static str },
+    #[error("{path}: the band's \"{key}\" is empty")]
+    EmptyKey { path: String, key: &'static str },
+    #[error("{path}: the band's \"{key}\" must be {expected}")]
+    BadValue {
+        path: String,
+        key: &'static str,
+        expected: &'static str,
+    },
+}
+
+/// One run's scenarios: distinct keys in first-seen order with their clean flags.
+#[derive(Debug)]
+pub(crate) struct ScenarioTally<'a> {
+    entries: Vec<TallyEntry<'a>>,
+    index: HashMap<&'a str, usize>,
+}
+
+#[derive(Debug)]
+struct TallyEntry<'a> {
+    key: &'a str,
+    all_clean: bool,
+    last_clean: bool,
+    traces: usize,
+}
+
+impl<'a> ScenarioTally<'a> {
+    pub(crate) fn new(scenario_clean: &'a [(String, bool)]) -> Self {
+        let mut entries: Vec<TallyEntry<'a>> = Vec::new();
+        let mut index: HashMap<&'a str, usize> = HashMap::with_capacity(scenario_clean.len());
+        for (key, clean) in scenario_clean {
+            match index.get(key.as_str()) {
+                Some(&i) => {
+                    let entry = &mut entries[i];
+                    entry.all_clean &= *clean;
+                    entry.last_clean = *clean;
+                    entry.traces += 1;
+                }
+                None => {
+                    index.insert(key.as_str(), entries.len());
+                    entries.push(TallyEntry {
+                        key,
+                        all_clean: *clean,
+                        last_clean: *clean,
+                        traces: 1,
+                    });
+                }
+            }
+        }
+        Self { entries, index }
+    }
+
+    /// Returns true if and only if the key is present and every trace with it is clean.
+    pub(crate) fn is_clean(&self, key: &str) -> bool {
+        self.index
+            .get(key)
+            .is_some_and(|&i| self.entries[i].all_clean)
+    }
+
+    /// Returns true if and only if some trace has this key.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// Distinct keys with their clean flag (every trace clean), in first-seen order.
+    pub(crate) fn clean_flags(&self) -> impl Iterator<Item = (&'a str, bool)> + '_ {
+        self.entries.iter().map(|e| (e.key, e.all_clean))
+    }
+
+    /// Keys carried by more than one trace, in first-seen order.
+    pub(crate) fn repeated_keys(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| e.traces > 1)
+            .map(|e| e.key.to_string())
+            .collect()
+    }
+
+    /// Distinct keys whose last trace is clean: the numerator of 0.4.1's per-run baseline line.
+    pub(crate) fn last_clean_count(&self) -> usize {
+        self.entries.iter().filter(|e| e.last_clean).count()
+    }
+}
+
+/// The warning for keys carried by several traces of one run (not printed by 0.4.1).
+pub fn repeated_keys_warning(keys: &[String]) -> String {
+    format!(
+        "{} scenario key(s) carried by more than one trace, each clean only if all its traces are: {}",
+        keys.len(),
+        keys.join(", ")
+    )
+}
+
+/// Mean of the values summed left to right, as 0.4.1 computes usage means; `None` when empty.
+pub(crate) fn pooled_mean(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let total: f64 = values.iter().fold(0.0, |acc, v| acc + v);
+    Some(total / values.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, bool)]) -> Vec<(String, bool)> {
+        items.iter().map(|(k, c)| (k.to_string(), *c)).collect()
+    }
+
+    #[test]
+    fn repeated_key_is_clean_only_if_every_trace_is() {
+        let run = pairs(&[("a", false), ("b", true), ("a", true), ("c", true)]);
+        let tally = ScenarioTally::new(&run);
+        assert!(!tally.is_clean("a"));
+        assert!(tally.is_clean("b"));
+        assert!(!tally.is_clean("missing"));
+        assert_eq!(tally.repeated_keys(), vec!["a".to_string()]);
+        // 0.4.1's line counts the last trace per key: a, b and c all end clean.
+        assert_eq!(tally.last_clean_count(), 3);
+    }
+
+    #[test]
+    fn pooled_mean_sums_left_to_right() {
+        let values = [0.1, 0.2, 0.7, 0.3, 0.1, 0.11];
+        assert_eq!(pooled_mean(&values), Some(0.2516666666666667));
+        assert_eq!(pooled_mean(&[]), None);
+    }
+}
