@@ -17,6 +17,8 @@ pub struct Cli {
 pub enum Command {
     /// Check traces for known failure modes; with --band, gate them against a baseline.
     Check(CheckArgs),
+    /// Check baseline runs and write the tolerance band they span.
+    Baseline(BaselineArgs),
     /// List the checks.
     Checks,
     /// List the judge specs.
@@ -76,4 +78,16 @@ pub struct CheckArgs {
     /// Gate against this band (from `faultgate baseline`).
     #[arg(long)]
     pub band: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BaselineArgs {
+    /// Baseline runs: each a trace file, a directory or an archive.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Where to write the band.
+    #[arg(long, default_value = "band.json")]
+    pub out: PathBuf,
 }

@@ -4,7 +4,9 @@
 //! printed as `faultgate: <message>` with exit 2; a gate or check failure is exit 1.
 
 pub mod args;
+pub mod baseline;
 pub mod check;
+pub mod run;
 pub mod selection;
 
 use std::io::Write;
@@ -28,6 +30,7 @@ pub fn main() -> i32 {
     let raw_args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args, &raw_args),
+        Command::Baseline(args) => baseline::run(&args),
         Command::Checks => list_checks(),
         Command::Judges => list_judges(),
     };

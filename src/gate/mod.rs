@@ -192,3 +192,62 @@ mod tests {
         assert_eq!(pooled_mean(&[]), None);
     }
 }
+
+impl RunSummary {
+    /// What the gate needs from one run's report.
+    pub fn from_report(report: &crate::report::Report) -> RunSummary {
+        let mut measures: indexmap_like::OrderedLast = Default::default();
+        for r in &report.results {
+            measures.insert(&r.trace_id, r.measures);
+        }
+        let mut usage: [Vec<f64>; 3] = Default::default();
+        for m in measures.values() {
+            for (slot, value) in usage.iter_mut().zip([m.tokens, m.latency_ms, m.cost_usd]) {
+                if let Some(v) = value {
+                    slot.push(v);
+                }
+            }
+        }
+        RunSummary {
+            judge: report.judge.clone(),
+            checks: report.checks.clone(),
+            trace_count: report.trace_ids().len(),
+            scenario_clean: report
+                .results
+                .iter()
+                .map(|r| (r.scenario.clone(), !r.failed()))
+                .collect(),
+            policy_violations: report.fired_on("policy").into_iter().map(String::from).collect(),
+            usage,
+        }
+    }
+}
+
+/// A map that keeps each key's first position and its last value, like a Python dict.
+mod indexmap_like {
+    use std::collections::HashMap;
+
+    use crate::report::Measures;
+
+    #[derive(Default)]
+    pub struct OrderedLast<'a> {
+        index: HashMap<&'a str, usize>,
+        values: Vec<Measures>,
+    }
+
+    impl<'a> OrderedLast<'a> {
+        pub fn insert(&mut self, key: &'a str, value: Measures) {
+            match self.index.get(key) {
+                Some(&i) => self.values[i] = value,
+                None => {
+                    self.index.insert(key, self.values.len());
+                    self.values.push(value);
+                }
+            }
+        }
+
+        pub fn values(&self) -> &[Measures] {
+            &self.values
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Running the resolved checks over a set of trace paths and collecting one report, shared by `check`,
+//! `baseline` and `calibrate`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::Fatal;
+use super::selection::Resolved;
+use crate::error::display_path;
+use crate::report::Report;
+
+/// Reads every file behind `paths` and runs the checks. Per-file no-content warnings go to stderr; if any
+/// file cannot be read, every file error is printed and the last one is returned (exit 2), after all
+/// files were tried.
+pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
+    let files = crate::ingest::expand_paths(paths)?;
+    let outcomes = crate::pipeline::run_files(&files, &resolved.settings);
+    let mut report = Report {
+        judge: resolved.judge.clone(),
+        checks: resolved.check_names.clone(),
+        redaction: resolved.redaction_name.to_string(),
+        results: Vec::new(),
+    };
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(file) => {
+                if file.without_content > 0 {
+                    warnings.push(format!(
+                        "warning: {} trace(s) in {} carry no content attributes; the judge sees structure only",
+                        file.without_content,
+                        display_path(&file.path)
+                    ));
+                }
+                report.results.extend(file.results);
+            }
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let mut stderr = std::io::stderr().lock();
+    if let Some((last, rest)) = errors.split_last() {
+        for e in rest {
+            writeln!(stderr, "faultgate: {e}")?;
+        }
+        return Err(Fatal(last.clone()));
+    }
+    for w in &warnings {
+        writeln!(stderr, "{w}")?;
+    }
+    Ok(report)
+}
+
+/// Prints the notes of a resolved run to stderr.
+pub fn print_notes(resolved: &Resolved) -> Result<(), Fatal> {
+    let mut stderr = std::io::stderr().lock();
+    for note in &resolved.notes {
+        writeln!(stderr, "{note}")?;
+    }
+    Ok(())
+}
