@@ -94,8 +94,7 @@ pub fn parse_trajectory(bytes: &[u8]) -> Result<Trajectory, TrajectoryError> {
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let value: Value = serde_json::from_slice(raw)
-            .map_err(|e| at_line(line, format!("unparseable JSONL: {e}")))?;
+        let value: Value = serde_json::from_slice(raw).map_err(|e| at_line(line, unparseable(&e)))?;
         let Value::Object(record) = value else {
             return Err(at_line(line, "event is not a JSON object"));
         };
@@ -199,6 +198,14 @@ pub fn parse_trajectory(bytes: &[u8]) -> Result<Trajectory, TrajectoryError> {
         agents,
         final_outcome,
     })
+}
+
+/// serde's message without its "at line 1 column N" (each record is one line; the file line is ours).
+fn unparseable(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    format!("unparseable JSONL: {message} (column {})", e.column())
 }
 
 fn text_field<'a>(
