@@ -13,12 +13,24 @@ const EXTENDED_SPEC: &str = "examples/workflow/extended/spec.json";
 /// The simple-form fixtures in the order a shell glob gives them, with their expected verdict line.
 const FIXTURES: [(&str, &str); 8] = [
     ("bad_input", "verdict : ERROR (bad-input) exit 2"),
-    ("broken_contract", "verdict : BLOCK (handoff-contract-violation) exit 1"),
+    (
+        "broken_contract",
+        "verdict : BLOCK (handoff-contract-violation) exit 1",
+    ),
     ("conforms", "verdict : PASS (trajectory-conforms) exit 0"),
-    ("late_checkpoint", "verdict : BLOCK (checkpoint-after-action) exit 1"),
-    ("propagated", "verdict : BLOCK (unverified-claim-propagated-2-hops) exit 1"),
+    (
+        "late_checkpoint",
+        "verdict : BLOCK (checkpoint-after-action) exit 1",
+    ),
+    (
+        "propagated",
+        "verdict : BLOCK (unverified-claim-propagated-2-hops) exit 1",
+    ),
     ("skipped", "verdict : BLOCK (checkpoint-skipped) exit 1"),
-    ("uncontracted", "verdict : PASS (trajectory-conforms) exit 0"),
+    (
+        "uncontracted",
+        "verdict : PASS (trajectory-conforms) exit 0",
+    ),
     ("verified", "verdict : PASS (trajectory-conforms) exit 0"),
 ];
 
@@ -41,7 +53,10 @@ fn conform(spec: &str, files: &[PathBuf]) -> (i32, String) {
 }
 
 fn reasons(report: &str) -> Vec<&str> {
-    report.lines().filter(|l| l.starts_with("reason : ")).collect()
+    report
+        .lines()
+        .filter(|l| l.starts_with("reason : "))
+        .collect()
 }
 
 #[test]
@@ -60,10 +75,16 @@ fn one_deleted_checkpoint_line_flips_pass_to_block() {
 
     let (code, report) = conform(SPEC, &[fixture("conforms")]);
     assert_eq!(code, 0);
-    assert!(report.contains("verdict : PASS (trajectory-conforms) exit 0\n"), "{report}");
+    assert!(
+        report.contains("verdict : PASS (trajectory-conforms) exit 0\n"),
+        "{report}"
+    );
     let (code, report) = conform(SPEC, &[fixture("skipped")]);
     assert_eq!(code, 1);
-    assert!(report.contains("verdict : BLOCK (checkpoint-skipped) exit 1\n"), "{report}");
+    assert!(
+        report.contains("verdict : BLOCK (checkpoint-skipped) exit 1\n"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -93,12 +114,15 @@ fn sweep_gives_every_verdict_row_and_the_worst_exit() {
     let files: Vec<PathBuf> = FIXTURES.iter().map(|(n, _)| fixture(n)).collect();
     let (code, report) = conform(SPEC, &files);
     assert_eq!(code, 1, "a BLOCK outranks the ERROR");
-    let verdicts: Vec<&str> = report.lines().filter(|l| l.starts_with("verdict : ")).collect();
+    let verdicts: Vec<&str> = report
+        .lines()
+        .filter(|l| l.starts_with("verdict : "))
+        .collect();
     let expected: Vec<&str> = FIXTURES.iter().map(|(_, v)| *v).collect();
     assert_eq!(verdicts, expected, "{report}");
-    assert!(report.contains(
-        "summary: 3 PASS (1 with warnings), 4 BLOCK, 1 ERROR -> overall exit 1\n"
-    ));
+    assert!(
+        report.contains("summary: 3 PASS (1 with warnings), 4 BLOCK, 1 ERROR -> overall exit 1\n")
+    );
     assert_eq!(report.matches("contrast : ").count(), 4);
     assert!(report.contains(
         "warn : uncontracted-handoff: reporter->auditor (seq 7) is covered by no contract; the spec may be incomplete, flagging instead of blocking\n"
@@ -168,7 +192,12 @@ fn every_fixture_twice_gives_identical_bytes_and_a_valid_hash() {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        assert_eq!(last, format!("report-sha256: {digest}"), "{}", file.display());
+        assert_eq!(
+            last,
+            format!("report-sha256: {digest}"),
+            "{}",
+            file.display()
+        );
     }
 }
 
@@ -187,7 +216,11 @@ fn json_report_carries_the_same_facts() {
     let path = dir.join("nested/report.json");
     let (code, text) = conform_with(ConformArgs {
         spec: Some(PathBuf::from(SPEC)),
-        trajectories: vec![fixture("skipped"), fixture("uncontracted"), fixture("bad_input")],
+        trajectories: vec![
+            fixture("skipped"),
+            fixture("uncontracted"),
+            fixture("bad_input"),
+        ],
         json: Some(path.clone()),
         ..ConformArgs::default()
     });
@@ -198,7 +231,11 @@ fn json_report_carries_the_same_facts() {
     assert_eq!(leftovers.len(), 1, "no temporary file left behind");
     std::fs::remove_dir_all(&dir).unwrap();
 
-    let digest = text.lines().last().unwrap().trim_start_matches("report-sha256: ");
+    let digest = text
+        .lines()
+        .last()
+        .unwrap()
+        .trim_start_matches("report-sha256: ");
     assert_eq!(written["report_sha256"], digest);
     assert_eq!(written["summary"]["exit"], 1);
     assert_eq!(written["summary"]["pass_with_warnings"], 1);
@@ -209,10 +246,18 @@ fn json_report_carries_the_same_facts() {
         files[0]["contrast"],
         "final metric says task_success=true / trajectory says checkpoint-skipped"
     );
-    assert_eq!(files[0]["trajectory"]["agents"], serde_json::json!(["scanner", "aggregator", "reporter"]));
+    assert_eq!(
+        files[0]["trajectory"]["agents"],
+        serde_json::json!(["scanner", "aggregator", "reporter"])
+    );
     assert_eq!(files[1]["warnings"][0]["code"], "uncontracted-handoff");
     assert_eq!(files[2]["verdict"], "ERROR");
-    assert!(files[2]["error"].as_str().unwrap().starts_with("line 2: unparseable JSONL"));
+    assert!(
+        files[2]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("line 2: unparseable JSONL")
+    );
 }
 
 #[test]
@@ -227,7 +272,10 @@ fn json_path_that_is_a_directory_is_refused() {
         &mut Vec::new(),
     )
     .unwrap_err();
-    assert_eq!(err.to_string(), "cannot write output: --json some/dir is a directory, not a file");
+    assert_eq!(
+        err.to_string(),
+        "cannot write output: --json some/dir is a directory, not a file"
+    );
 }
 
 #[test]
@@ -235,7 +283,11 @@ fn unusable_spec_is_an_error_naming_the_file() {
     let dir = std::env::temp_dir().join(format!("faultgate-spec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let spec = dir.join("empty.json");
-    std::fs::write(&spec, r#"{"mandatory_checkpoints": [], "handoff_contracts": []}"#).unwrap();
+    std::fs::write(
+        &spec,
+        r#"{"mandatory_checkpoints": [], "handoff_contracts": []}"#,
+    )
+    .unwrap();
     let err = run(
         &ConformArgs {
             spec: Some(spec.clone()),
@@ -246,30 +298,59 @@ fn unusable_spec_is_an_error_naming_the_file() {
     )
     .unwrap_err();
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(err.to_string().ends_with(
-        "empty.json: unusable spec: no mandatory_checkpoints and no handoff_contracts"
-    ));
+    assert!(
+        err.to_string().ends_with(
+            "empty.json: unusable spec: no mandatory_checkpoints and no handoff_contracts"
+        )
+    );
 }
 
 #[test]
 fn extensions_each_fire_on_their_fixture() {
     let cases = [
-        ("support_conforms", "verdict : PASS (trajectory-conforms) exit 0"),
-        ("support_not_renewed", "verdict : BLOCK (checkpoint-not-renewed) exit 1"),
-        ("support_refund_unchecked", "verdict : BLOCK (precedence-violated) exit 1"),
-        ("support_ticket_left_open", "verdict : BLOCK (response-missing) exit 1"),
-        ("support_wrong_confirmer", "verdict : BLOCK (checkpoint-wrong-confirmer) exit 1"),
+        (
+            "support_conforms",
+            "verdict : PASS (trajectory-conforms) exit 0",
+        ),
+        (
+            "support_not_renewed",
+            "verdict : BLOCK (checkpoint-not-renewed) exit 1",
+        ),
+        (
+            "support_refund_unchecked",
+            "verdict : BLOCK (precedence-violated) exit 1",
+        ),
+        (
+            "support_ticket_left_open",
+            "verdict : BLOCK (response-missing) exit 1",
+        ),
+        (
+            "support_wrong_confirmer",
+            "verdict : BLOCK (checkpoint-wrong-confirmer) exit 1",
+        ),
     ];
     for (name, verdict) in cases {
         let (_, report) = conform(EXTENDED_SPEC, &[fixture(&format!("extended/{name}"))]);
-        assert!(report.contains(&format!("{verdict}\n")), "{name}:\n{report}");
+        assert!(
+            report.contains(&format!("{verdict}\n")),
+            "{name}:\n{report}"
+        );
         let blocks = reasons(&report).len();
-        assert_eq!(blocks, usize::from(verdict.contains("BLOCK")), "{name}:\n{report}");
+        assert_eq!(
+            blocks,
+            usize::from(verdict.contains("BLOCK")),
+            "{name}:\n{report}"
+        );
     }
-    let (_, report) = conform(EXTENDED_SPEC, &[fixture("extended/support_refund_unchecked")]);
+    let (_, report) = conform(
+        EXTENDED_SPEC,
+        &[fixture("extended/support_refund_unchecked")],
+    );
     assert_eq!(
         reasons(&report),
-        ["reason : precedence-violated: action 'issue_refund' at seq 8 has no earlier 'lookup_order' with the same order_id='A-18'"]
+        [
+            "reason : precedence-violated: action 'issue_refund' at seq 8 has no earlier 'lookup_order' with the same order_id='A-18'"
+        ]
     );
 }
 

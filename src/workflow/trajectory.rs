@@ -94,7 +94,18 @@ pub fn parse_trajectory(bytes: &[u8]) -> Result<Trajectory, TrajectoryError> {
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let value: Value = serde_json::from_slice(raw).map_err(|e| at_line(line, unparseable(&e)))?;
+        let text = std::str::from_utf8(raw).map_err(|e| {
+            at_line(
+                line,
+                format!(
+                    "unparseable JSONL: invalid UTF-8 (byte {})",
+                    e.valid_up_to() + 1
+                ),
+            )
+        })?;
+        // `FromStr` reuses serde_json's own instantiation of the parser, already optimised even in
+        // debug builds; a `from_slice::<Value>` here would be compiled afresh at the caller's opt-level.
+        let value: Value = text.parse().map_err(|e| at_line(line, unparseable(&e)))?;
         let Value::Object(record) = value else {
             return Err(at_line(line, "event is not a JSON object"));
         };
