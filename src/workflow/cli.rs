@@ -156,3 +156,39 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WorkflowError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Debug, Parser)]
+    struct Conform {
+        #[command(flatten)]
+        args: ConformArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<ConformArgs, clap::Error> {
+        Conform::try_parse_from(std::iter::once("conform").chain(argv.iter().copied()))
+            .map(|c| c.args)
+    }
+
+    #[test]
+    fn arguments_are_well_formed() {
+        Conform::command().debug_assert();
+    }
+
+    #[test]
+    fn spec_then_trajectories_or_draft_alone() {
+        let args = parse(&["spec.json", "a.jsonl", "b.jsonl", "--json", "out.json"]).unwrap();
+        assert_eq!(args.spec, Some(PathBuf::from("spec.json")));
+        assert_eq!(args.trajectories.len(), 2);
+        assert_eq!(args.json, Some(PathBuf::from("out.json")));
+        let args = parse(&["--draft", "good1.jsonl", "good2.jsonl"]).unwrap();
+        assert_eq!(args.draft.len(), 2);
+        assert!(args.spec.is_none());
+        assert!(parse(&["spec.json"]).is_err(), "a spec needs trajectories");
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["spec.json", "a.jsonl", "--draft", "g.jsonl"]).is_err());
+    }
+}
