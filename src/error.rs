@@ -34,7 +34,10 @@ pub enum InputError {
 pub fn display_path(path: &Path) -> String {
     let raw = path.to_string_lossy();
     let absolute = raw.starts_with('/');
-    let parts: Vec<&str> = raw.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let parts: Vec<&str> = raw
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
     let joined = parts.join("/");
     match (absolute, joined.is_empty()) {
         (true, _) => format!("/{joined}"),

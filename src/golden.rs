@@ -23,12 +23,8 @@ fn read_object(path: &Path, what: &str) -> Result<Value, InputError> {
             source: e,
         },
     })?;
-    serde_json::from_slice(&text).map_err(|e| {
-        InputError::Usage(format!(
-            "{what}: {} is not JSON ({e})",
-            display_path(path)
-        ))
-    })
+    serde_json::from_slice(&text)
+        .map_err(|e| InputError::Usage(format!("{what}: {} is not JSON ({e})", display_path(path))))
 }
 
 impl Golden {
@@ -41,7 +37,8 @@ impl Golden {
         match value {
             Value::Object(map) if map.values().all(Value::is_string) => Ok(Golden(map)),
             _ => Err(InputError::Usage(
-                "golden: expected a JSON object of {scenario key or prompt: expected answer}".into(),
+                "golden: expected a JSON object of {scenario key or prompt: expected answer}"
+                    .into(),
             )),
         }
     }

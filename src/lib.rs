@@ -25,3 +25,4 @@ pub mod pyjson;
 pub mod redact;
 pub mod report;
 pub mod table;
+pub mod workflow;

@@ -13,7 +13,9 @@ use crate::ingest::{self, Format};
 use crate::redact::Redaction;
 use crate::report::{Measures, TraceResult};
 use crate::table::TraceBatch;
-use crate::table::schema::{TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS, TRACE_OUTPUT_TOKENS};
+use crate::table::schema::{
+    TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS, TRACE_OUTPUT_TOKENS,
+};
 
 /// What a run needs besides its files.
 pub struct RunSettings {
@@ -41,8 +43,10 @@ pub fn run_files(
     let group = rayon::current_num_threads().max(1) * 2;
     let mut out = Vec::with_capacity(files.len());
     for chunk in files.chunks(group) {
-        let part: Vec<Result<FileResults, InputError>> =
-            chunk.par_iter().map(|path| run_file(path, settings)).collect();
+        let part: Vec<Result<FileResults, InputError>> = chunk
+            .par_iter()
+            .map(|path| run_file(path, settings))
+            .collect();
         out.extend(part);
     }
     out

@@ -54,7 +54,10 @@ impl Check for Abstention {
             return Verdict::sure(false, "no answer");
         }
         match PHRASES.find(answer) {
-            Some(m) => Verdict::sure(true, format!("answer says {}", py_repr_str(&answer[m.range()]))),
+            Some(m) => Verdict::sure(
+                true,
+                format!("answer says {}", py_repr_str(&answer[m.range()])),
+            ),
             None => Verdict::sure(false, "answer does not abstain"),
         }
     }
@@ -70,14 +73,26 @@ mod tests {
 
     #[test]
     fn phrase_shapes() {
-        assert_eq!(matched("I could not really quite find it"), Some("could not really quite find"));
+        assert_eq!(
+            matched("I could not really quite find it"),
+            Some("could not really quite find")
+        );
         assert_eq!(matched("I cannot lookup that"), Some("cannot lookup"));
         assert_eq!(matched("No data."), Some("No data"));
-        assert_eq!(matched("The records were not available"), Some("records were not available"));
+        assert_eq!(
+            matched("The records were not available"),
+            Some("records were not available")
+        );
         assert_eq!(matched("Not found"), Some("Not found"));
         assert_eq!(matched("unable to\nfind"), Some("unable to\nfind"));
-        assert_eq!(matched("I wasn’t able to locate it"), Some("wasn’t able to locate"));
-        assert_eq!(matched("I don't have enough information"), Some("don't have enough information"));
+        assert_eq!(
+            matched("I wasn’t able to locate it"),
+            Some("wasn’t able to locate")
+        );
+        assert_eq!(
+            matched("I don't have enough information"),
+            Some("don't have enough information")
+        );
     }
 
     #[test]
@@ -96,16 +111,22 @@ mod check_tests {
 
     #[test]
     fn reason_quotes_the_match() {
-        let v = TraceSpec::new().answer("Sorry, I couldn't find it.").run(&Abstention);
+        let v = TraceSpec::new()
+            .answer("Sorry, I couldn't find it.")
+            .run(&Abstention);
         assert!(v.detected);
         assert_eq!(v.reason, r#"answer says "couldn't find""#);
-        let v = TraceSpec::new().answer("I was unable to\nfind it").run(&Abstention);
+        let v = TraceSpec::new()
+            .answer("I was unable to\nfind it")
+            .run(&Abstention);
         assert_eq!(v.reason, r"answer says 'unable to\nfind'");
     }
 
     #[test]
     fn plain_answers_and_no_answer() {
-        let v = TraceSpec::new().answer("The auditor is Alto-5275.").run(&Abstention);
+        let v = TraceSpec::new()
+            .answer("The auditor is Alto-5275.")
+            .run(&Abstention);
         assert!(!v.detected);
         assert_eq!(v.reason, "answer does not abstain");
         assert_eq!(TraceSpec::new().run(&Abstention).reason, "no answer");

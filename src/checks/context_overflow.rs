@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use regex_automata::meta::Regex;
 
 use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
-use crate::pyfmt::{py_repr_str, is_py_space};
+use crate::pyfmt::{is_py_space, py_repr_str};
 use crate::table::schema::{SPAN_ERROR_TYPE, SPAN_NAME, SPAN_STATUS_MESSAGE};
 
 const CUTOFF_REASONS: [&str; 5] = [
@@ -85,7 +85,10 @@ impl Check for ContextOverflow {
             }
             let sources = [
                 ("status", trace.span_text(SPAN_STATUS_MESSAGE, p)),
-                ("error.type", trace.span_opt_text(SPAN_ERROR_TYPE, p).unwrap_or("")),
+                (
+                    "error.type",
+                    trace.span_opt_text(SPAN_ERROR_TYPE, p).unwrap_or(""),
+                ),
             ];
             for (label, text) in sources {
                 if let Some(hit) = overflow_phrase(text) {
@@ -103,7 +106,12 @@ impl Check for ContextOverflow {
             if is_error && let Some(hit) = overflow_phrase(result) {
                 return Verdict::sure(
                     true,
-                    format!("step {} ({}) result: {}", i + 1, trace.tool(i), py_repr_str(hit)),
+                    format!(
+                        "step {} ({}) result: {}",
+                        i + 1,
+                        trace.tool(i),
+                        py_repr_str(hit)
+                    ),
                 );
             }
         }
@@ -122,13 +130,25 @@ mod tests {
     fn provider_phrasings() {
         for (text, hit) in [
             ("Error: context_length_exceeded", "context_length_exceeded"),
-            ("This model's maximum context length is 8192", "maximum context length"),
-            ("request exceeds the model's context window", "exceeds the model's context window"),
+            (
+                "This model's maximum context length is 8192",
+                "maximum context length",
+            ),
+            (
+                "request exceeds the model's context window",
+                "exceeds the model's context window",
+            ),
             ("prompt is too long: 210000 tokens", "prompt is too long"),
             ("Too many input tokens", "Too many input tokens"),
             ("max_tokens limit reached", "max_tokens limit reached"),
-            ("input exceeds the maximum number of tokens", "exceeds the maximum number of tokens"),
-            ("Input is too long for requested model", "Input is too long for requested model"),
+            (
+                "input exceeds the maximum number of tokens",
+                "exceeds the maximum number of tokens",
+            ),
+            (
+                "Input is too long for requested model",
+                "Input is too long for requested model",
+            ),
         ] {
             assert_eq!(overflow_phrase(text), Some(hit), "{text}");
         }
@@ -146,11 +166,17 @@ mod check_tests {
     fn a_cutoff_finish_reason_fires_with_its_case() {
         let v = TraceSpec::new()
             .chat_span(|s| {
-                s.attrs.insert("gen_ai.response.finish_reasons".into(), json!(["stop", "MAX_TOKENS"]));
+                s.attrs.insert(
+                    "gen_ai.response.finish_reasons".into(),
+                    json!(["stop", "MAX_TOKENS"]),
+                );
             })
             .run(&ContextOverflow);
         assert!(v.detected);
-        assert_eq!(v.reason, "span 2 (chat) stopped on finish reason 'MAX_TOKENS': output cut at the token limit");
+        assert_eq!(
+            v.reason,
+            "span 2 (chat) stopped on finish reason 'MAX_TOKENS': output cut at the token limit"
+        );
     }
 
     #[test]
@@ -163,7 +189,9 @@ mod check_tests {
             .step("read", "{}", "Errors: prompt is too long")
             .run(&ContextOverflow);
         assert_eq!(v.reason, "step 1 (read) result: 'prompt is too long'");
-        let v = TraceSpec::new().termination("token limit reached").run(&ContextOverflow);
+        let v = TraceSpec::new()
+            .termination("token limit reached")
+            .run(&ContextOverflow);
         assert_eq!(v.reason, "run terminated: 'token limit reached'");
     }
 
@@ -172,7 +200,8 @@ mod check_tests {
         let v = TraceSpec::new()
             .step("docs", "{}", "The maximum context length is 8k")
             .chat_span(|s| {
-                s.attrs.insert("gen_ai.response.finish_reasons".into(), json!("stop"));
+                s.attrs
+                    .insert("gen_ai.response.finish_reasons".into(), json!("stop"));
             })
             .run(&ContextOverflow);
         assert!(!v.detected);

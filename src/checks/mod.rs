@@ -16,8 +16,8 @@ pub mod testing;
 pub mod truncation;
 pub mod unrecovered_tool_error;
 pub mod view;
-pub mod wrong_direction;
 pub mod wrong_answer;
+pub mod wrong_direction;
 
 pub use registry::{ALL, Check, CheckKind, find};
 pub use view::TraceView;

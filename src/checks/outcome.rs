@@ -33,7 +33,11 @@ impl Check for Outcome {
     }
 
     fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        match cx.outcomes.as_ref().and_then(|o| o.lookup(trace.scenario(), trace.prompt())) {
+        match cx
+            .outcomes
+            .as_ref()
+            .and_then(|o| o.lookup(trace.scenario(), trace.prompt()))
+        {
             None => Verdict {
                 detected: false,
                 confidence: 0.0,
@@ -63,8 +67,14 @@ mod tests {
                 .root_attr("faultgate.scenario", json!(key))
                 .run_with(&Outcome, &cx)
         };
-        assert_eq!(run("a"), Verdict::sure(true, "outcome false in the outcomes file"));
-        assert_eq!(run("b"), Verdict::sure(false, "outcome true in the outcomes file"));
+        assert_eq!(
+            run("a"),
+            Verdict::sure(true, "outcome false in the outcomes file")
+        );
+        assert_eq!(
+            run("b"),
+            Verdict::sure(false, "outcome true in the outcomes file")
+        );
         let missing = run("c");
         assert_eq!((missing.detected, missing.confidence), (false, 0.0));
     }

@@ -56,8 +56,9 @@ impl Check for PolicyCheck {
                 }
             })
             .collect();
-        let attrs: Option<Map<String, serde_json::Value>> =
-            trace.root().and_then(|_| trace.batch.root_attributes(trace.index));
+        let attrs: Option<Map<String, serde_json::Value>> = trace
+            .root()
+            .and_then(|_| trace.batch.root_attributes(trace.index));
         let empty = Map::new();
         let root = trace.root().map(|p| PolicyRoot {
             attrs: attrs.as_ref().unwrap_or(&empty),

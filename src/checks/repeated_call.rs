@@ -25,7 +25,8 @@ const REPEATS: usize = 3;
 /// Arguments in a canonical form: JSON re-serialised with sorted keys, other text with whitespace folded.
 pub fn normalize_arguments(arguments: &str) -> String {
     let t = py_strip(arguments);
-    let bracketed = (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));
+    let bracketed =
+        (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));
     if bracketed && let Ok(v) = serde_json::from_str::<serde_json::Value>(t) {
         return dumps_sorted_compact(&v);
     }
@@ -72,7 +73,10 @@ impl Check for RepeatedCall {
         for ((tool, args), members) in groups.iter().filter(|(_, m)| m.len() >= REPEATS) {
             for window in members.windows(REPEATS) {
                 let first = fold_whitespace(trace.result(window[0]));
-                if window[1..].iter().all(|&i| fold_whitespace(trace.result(i)) == first) {
+                if window[1..]
+                    .iter()
+                    .all(|&i| fold_whitespace(trace.result(i)) == first)
+                {
                     let shown: String = args.chars().take(60).collect();
                     return Verdict::sure(
                         true,
@@ -118,7 +122,10 @@ mod tests {
             .run(&RepeatedCall);
         assert!(!v.detected);
         assert_eq!(v.reason, "no repeated calls without progress");
-        let v = TraceSpec::new().step("s", "a", "x").step("s", "a", "x").run(&RepeatedCall);
+        let v = TraceSpec::new()
+            .step("s", "a", "x")
+            .step("s", "a", "x")
+            .run(&RepeatedCall);
         assert_eq!(v.reason, "fewer than 3 tool calls");
     }
 
@@ -136,7 +143,10 @@ mod tests {
 
     #[test]
     fn normalizes_json_and_text() {
-        assert_eq!(normalize_arguments(r#" {"b": 1, "a": [2, "é"]} "#), r#"{"a":[2,"é"],"b":1}"#);
+        assert_eq!(
+            normalize_arguments(r#" {"b": 1, "a": [2, "é"]} "#),
+            r#"{"a":[2,"é"],"b":1}"#
+        );
         assert_eq!(normalize_arguments(" a \n\t b "), "a b");
         assert_eq!(normalize_arguments("{not json}"), "{not json}");
     }

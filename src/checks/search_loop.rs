@@ -69,7 +69,11 @@ mod tests {
 
     fn steps(n: usize, empty: usize) -> TraceSpec {
         (0..n).fold(TraceSpec::new(), |t, i| {
-            t.step("search", &format!("{{\"q\": {i}}}"), if i < empty { "[]" } else { "[1]" })
+            t.step(
+                "search",
+                &format!("{{\"q\": {i}}}"),
+                if i < empty { "[]" } else { "[1]" },
+            )
         })
     }
 
@@ -103,7 +107,10 @@ mod tests {
 
     #[test]
     fn answered_and_toolless_runs_do_not_fire() {
-        assert_eq!(steps(12, 12).answer("42").run(&SearchLoop).reason, "answered");
+        assert_eq!(
+            steps(12, 12).answer("42").run(&SearchLoop).reason,
+            "answered"
+        );
         assert_eq!(TraceSpec::new().run(&SearchLoop).reason, "no tool calls");
         // A blank answer is no answer.
         assert!(steps(12, 12).answer("  ").run(&SearchLoop).detected);

@@ -59,7 +59,13 @@ impl TraceSpec {
     }
 
     /// Adds a tool span and lets the caller adjust it (status, attributes).
-    pub fn span_with(mut self, tool: &str, arguments: &str, result: &str, adjust: impl FnOnce(&mut Span)) -> Self {
+    pub fn span_with(
+        mut self,
+        tool: &str,
+        arguments: &str,
+        result: &str,
+        adjust: impl FnOnce(&mut Span),
+    ) -> Self {
         let n = self.children.len() + 1;
         let mut attrs = Map::new();
         attrs.insert(attr::OPERATION_NAME.into(), json!("execute_tool"));
@@ -92,7 +98,8 @@ impl TraceSpec {
             end_ns: 1_005 + n as i64 * 10,
             ..Span::default()
         };
-        span.attrs.insert(attr::OPERATION_NAME.into(), json!("chat"));
+        span.attrs
+            .insert(attr::OPERATION_NAME.into(), json!("chat"));
         adjust(&mut span);
         self.children.push(span);
         self

@@ -47,7 +47,11 @@ impl Check for Truncation {
     }
 
     fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        let Some(expected) = cx.golden.as_ref().and_then(|g| g.expected(trace.scenario(), trace.prompt())) else {
+        let Some(expected) = cx
+            .golden
+            .as_ref()
+            .and_then(|g| g.expected(trace.scenario(), trace.prompt()))
+        else {
             return Verdict {
                 detected: false,
                 confidence: 0.0,
@@ -71,7 +75,11 @@ impl Check for Truncation {
         {
             return Verdict::sure(
                 true,
-                format!("answer has {} but not {}", py_repr_str(head), py_repr_str(expected)),
+                format!(
+                    "answer has {} but not {}",
+                    py_repr_str(head),
+                    py_repr_str(expected)
+                ),
             );
         }
         Verdict::sure(false, "no truncated form of the expected answer")
@@ -106,8 +114,14 @@ mod tests {
 
     #[test]
     fn look_alikes_do_not_fire() {
-        assert_eq!(run("Alto-5275", "Altona it is").reason, "no truncated form of the expected answer");
-        assert_eq!(run("Alto-5275", "alto-5275").reason, "expected answer present in full");
+        assert_eq!(
+            run("Alto-5275", "Altona it is").reason,
+            "no truncated form of the expected answer"
+        );
+        assert_eq!(
+            run("Alto-5275", "alto-5275").reason,
+            "expected answer present in full"
+        );
         // Heads shorter than 3 characters and unsplittable answers never fire.
         assert!(!run("Al-5275", "Al").detected);
         assert!(!run("Alto", "Alt").detected);

@@ -129,15 +129,25 @@ mod tests {
             .span_with("b", "{}", "fine", |s| s.status_code = 2)
             .run(&UnrecoveredToolError);
         assert!(v.detected);
-        assert_eq!(v.reason, "Unrecovered span error at span 3 of 3: Span status error: Code 2");
+        assert_eq!(
+            v.reason,
+            "Unrecovered span error at span 3 of 3: Span status error: Code 2"
+        );
         // A failed root that starts first is recovered by any later clean tool span.
-        let v = TraceSpec::new().root_status(2).step("a", "{}", "ok").run(&UnrecoveredToolError);
+        let v = TraceSpec::new()
+            .root_status(2)
+            .step("a", "{}", "ok")
+            .run(&UnrecoveredToolError);
         assert!(!v.detected);
         let v = TraceSpec::new()
             .span_with("a", "{}", "ok", |s| {
-                s.attrs.insert("error.type".into(), serde_json::json!("Timeout"));
+                s.attrs
+                    .insert("error.type".into(), serde_json::json!("Timeout"));
             })
             .run(&UnrecoveredToolError);
-        assert_eq!(v.reason, "Unrecovered span error at span 2 of 2: Span error: Timeout");
+        assert_eq!(
+            v.reason,
+            "Unrecovered span error at span 2 of 2: Span error: Timeout"
+        );
     }
 }

@@ -58,7 +58,9 @@ impl<'a> TraceView<'a> {
     }
 
     fn step_text(&self, column: &str, i: usize) -> &'a str {
-        self.batch.step_str(column).value(self.step_rows().start + i)
+        self.batch
+            .step_str(column)
+            .value(self.step_rows().start + i)
     }
 
     pub fn tool(&self, i: usize) -> &'a str {
@@ -126,7 +128,8 @@ impl<'a> TraceView<'a> {
         let list = self.batch.finish_reasons();
         let row = self.span_row(p);
         let offsets = list.value_offsets();
-        let values: &StringArray = arrow_array::cast::AsArray::as_string::<i32>(list.values().as_ref());
+        let values: &StringArray =
+            arrow_array::cast::AsArray::as_string::<i32>(list.values().as_ref());
         (offsets[row] as usize..offsets[row + 1] as usize)
             .map(|i| values.value(i))
             .collect()

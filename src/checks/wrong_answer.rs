@@ -31,7 +31,11 @@ impl Check for WrongAnswer {
     }
 
     fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        let Some(expected) = cx.golden.as_ref().and_then(|g| g.expected(trace.scenario(), trace.prompt())) else {
+        let Some(expected) = cx
+            .golden
+            .as_ref()
+            .and_then(|g| g.expected(trace.scenario(), trace.prompt()))
+        else {
             return Verdict {
                 detected: false,
                 confidence: 0.0,
@@ -72,10 +76,14 @@ mod tests {
     fn grades_by_case_insensitive_substring() {
         let g = cx(json!({"sc": "Alto-5275"}));
         let t = || TraceSpec::new().root_attr("faultgate.scenario", json!("sc"));
-        let v = t().answer("The auditor is alto-5275.").run_with(&WrongAnswer, &g);
+        let v = t()
+            .answer("The auditor is alto-5275.")
+            .run_with(&WrongAnswer, &g);
         assert!(!v.detected);
         assert_eq!(v.reason, "expected 'Alto-5275' found in answer");
-        let v = t().answer("The auditor is Alto.").run_with(&WrongAnswer, &g);
+        let v = t()
+            .answer("The auditor is Alto.")
+            .run_with(&WrongAnswer, &g);
         assert!(v.detected);
         assert_eq!(v.reason, "expected 'Alto-5275' not found in answer");
         assert_eq!(t().run_with(&WrongAnswer, &g).reason, "no answer to grade");
@@ -83,11 +91,16 @@ mod tests {
 
     #[test]
     fn no_expectation_has_zero_confidence() {
-        let v = TraceSpec::new().answer("x").run_with(&WrongAnswer, &cx(json!({"other": "y"})));
+        let v = TraceSpec::new()
+            .answer("x")
+            .run_with(&WrongAnswer, &cx(json!({"other": "y"})));
         assert_eq!((v.detected, v.confidence), (false, 0.0));
         assert_eq!(v.reason, "no golden answer for this scenario");
         // The exact prompt text is a key too.
-        let v = TraceSpec::new().prompt("q?").answer("x").run_with(&WrongAnswer, &cx(json!({"q?": "y"})));
+        let v = TraceSpec::new()
+            .prompt("q?")
+            .answer("x")
+            .run_with(&WrongAnswer, &cx(json!({"q?": "y"})));
         assert!(v.detected);
     }
 }

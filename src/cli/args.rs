@@ -7,7 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::ingest::Format;
 
 #[derive(Parser)]
-#[command(name = "faultgate", version, about = "A release gate for AI agents over recorded traces", infer_long_args = true)]
+#[command(
+    name = "faultgate",
+    version,
+    about = "A release gate for AI agents over recorded traces",
+    infer_long_args = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -19,6 +24,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Check baseline runs and write the tolerance band they span.
     Baseline(BaselineArgs),
+    /// Replay recorded trajectories against a workflow spec (checkpoints, handoffs, propagation).
+    Conform(crate::workflow::cli::ConformArgs),
     /// List the checks.
     Checks,
     /// List the judge specs.

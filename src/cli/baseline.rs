@@ -41,7 +41,8 @@ pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
         writeln!(std::io::stderr(), "{note}")?;
     }
     let text = crate::pyjson::to_pretty(&band.to_json());
-    write_atomic(&args.out, text.as_bytes()).map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+    write_atomic(&args.out, text.as_bytes())
+        .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
     writeln!(
         std::io::stdout(),
         "{}",

@@ -33,7 +33,12 @@ pub fn run(args: &CheckArgs, _raw_args: &[String]) -> Result<i32, Fatal> {
     let mut out = std::io::stdout().lock();
     write!(out, "{}", terminal::table(&report))?;
     writeln!(out)?;
-    writeln!(out, "{} · {}s", terminal::summary(&report), fmt_fixed(elapsed, 1))?;
+    writeln!(
+        out,
+        "{} · {}s",
+        terminal::summary(&report),
+        fmt_fixed(elapsed, 1)
+    )?;
     let outcome = report.outcome_summary();
     if let Some(o) = &outcome {
         let rate = if o.judged > 0 {
@@ -80,7 +85,8 @@ pub fn run(args: &CheckArgs, _raw_args: &[String]) -> Result<i32, Fatal> {
             value.insert("gate".into(), gate.to_json());
         }
         let text = crate::pyjson::to_pretty(&serde_json::Value::Object(value));
-        write_atomic(path, text.as_bytes()).map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+        write_atomic(path, text.as_bytes())
+            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
         writeln!(out, "report written to {}", path.display())?;
     }
     Ok(exit)

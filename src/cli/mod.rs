@@ -31,6 +31,9 @@ pub fn main() -> i32 {
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args, &raw_args),
         Command::Baseline(args) => baseline::run(&args),
+        Command::Conform(args) => {
+            crate::workflow::cli::run(&args, &mut std::io::stdout().lock()).map_err(Fatal::from)
+        }
         Command::Checks => list_checks(),
         Command::Judges => list_judges(),
     };

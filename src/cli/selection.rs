@@ -26,13 +26,19 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         None => crate::policy::Policy::default(),
     };
     let golden = args.golden.as_deref().map(Golden::from_path).transpose()?;
-    let outcomes = args.outcomes.as_deref().map(Outcomes::from_path).transpose()?;
+    let outcomes = args
+        .outcomes
+        .as_deref()
+        .map(Outcomes::from_path)
+        .transpose()?;
 
     let joined = args.check.join(",");
     let selected: Vec<&'static dyn Check> = if joined.is_empty() {
         ALL.iter()
             .copied()
-            .filter(|c| c.default_enabled() || (c.kind() == CheckKind::Outcome && outcomes.is_some()))
+            .filter(|c| {
+                c.default_enabled() || (c.kind() == CheckKind::Outcome && outcomes.is_some())
+            })
             .collect()
     } else {
         joined
@@ -41,14 +47,20 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
                 let name = crate::pyfmt::py_strip(name);
                 find(name).ok_or_else(|| {
                     let available: Vec<&str> = ALL.iter().map(|c| c.name()).collect();
-                    Fatal(format!("unknown check '{name}'; available: {}", available.join(", ")))
+                    Fatal(format!(
+                        "unknown check '{name}'; available: {}",
+                        available.join(", ")
+                    ))
                 })
             })
             .collect::<Result<_, _>>()?
     };
 
     if let Some(judge) = &args.judge {
-        let valid = judge == "laya" || judge.strip_prefix("litellm:").is_some_and(|m| !m.is_empty());
+        let valid = judge == "laya"
+            || judge
+                .strip_prefix("litellm:")
+                .is_some_and(|m| !m.is_empty());
         if !valid {
             return Err(Fatal(format!(
                 "unknown judge '{judge}'; use 'laya' or 'litellm:<model>'"
@@ -64,13 +76,20 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
     let dropped: Vec<&'static dyn Check> = selected.iter().copied().filter(|c| !bound(c)).collect();
     let active: Vec<&'static dyn Check> = selected.iter().copied().filter(bound).collect();
     let names_of = |kind: CheckKind| -> Vec<&str> {
-        dropped.iter().filter(|c| c.kind() == kind).map(|c| c.name()).collect()
+        dropped
+            .iter()
+            .filter(|c| c.kind() == kind)
+            .map(|c| c.name())
+            .collect()
     };
     if active.is_empty() {
         let mut parts = Vec::new();
         let judges = names_of(CheckKind::Judge);
         if !judges.is_empty() {
-            parts.push(format!("{} need --judge laya | litellm:<model>", judges.join(", ")));
+            parts.push(format!(
+                "{} need --judge laya | litellm:<model>",
+                judges.join(", ")
+            ));
         }
         let goldens = names_of(CheckKind::Golden);
         if !goldens.is_empty() {

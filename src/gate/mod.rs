@@ -217,7 +217,11 @@ impl RunSummary {
                 .iter()
                 .map(|r| (r.scenario.clone(), !r.failed()))
                 .collect(),
-            policy_violations: report.fired_on("policy").into_iter().map(String::from).collect(),
+            policy_violations: report
+                .fired_on("policy")
+                .into_iter()
+                .map(String::from)
+                .collect(),
             usage,
         }
     }

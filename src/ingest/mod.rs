@@ -58,7 +58,10 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
         .map_err(read_err)?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .collect();
     entries.sort();
     for entry in entries {
@@ -97,11 +100,16 @@ pub fn read_bytes(path: &Path, bytes: &[u8], _format: Format) -> Result<Vec<RawT
                         let mut part = SpanCollector::default();
                         match with_tape(line, |doc| add_document(&mut part, doc)) {
                             Ok(Ok(())) => Ok(part),
-                            Ok(Err(message)) => Err(invalid(format!("line at byte {offset}: {message}"))),
-                            Err(f) => Err(json_error(path, ParseFailure {
-                                offset: offset + f.offset,
-                                message: f.message,
-                            })),
+                            Ok(Err(message)) => {
+                                Err(invalid(format!("line at byte {offset}: {message}")))
+                            }
+                            Err(f) => Err(json_error(
+                                path,
+                                ParseFailure {
+                                    offset: offset + f.offset,
+                                    message: f.message,
+                                },
+                            )),
                         }
                     })
                     .collect();
@@ -131,14 +139,20 @@ fn add_document(
     if let Some(items) = doc.as_array() {
         for (i, item) in items.iter().enumerate() {
             if !SpanCollector::is_export(&item) {
-                return Err(format!("element {i} of the list is not an OTLP export (no resourceSpans)"));
+                return Err(format!(
+                    "element {i} of the list is not an OTLP export (no resourceSpans)"
+                ));
             }
-            collector.add_export(item).map_err(|e| format!("element {i}: {e}"))?;
+            collector
+                .add_export(item)
+                .map_err(|e| format!("element {i}: {e}"))?;
         }
         return Ok(());
     }
     if !SpanCollector::is_export(&doc) {
-        return Err("unrecognised trace format; expected OTLP/JSON (an object with resourceSpans)".into());
+        return Err(
+            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans)".into(),
+        );
     }
     collector.add_export(doc)
 }

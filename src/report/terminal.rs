@@ -47,7 +47,10 @@ pub fn table(report: &Report) -> String {
         let row = cells.entry(result.trace_id.as_str()).or_default();
         for v in &result.verdicts {
             let mark = if v.detected { "FAIL" } else { "ok" };
-            row.push(pad(&format!("{}{}", pad(mark, 5), fmt_fixed(v.confidence, 2)), 16));
+            row.push(pad(
+                &format!("{}{}", pad(mark, 5), fmt_fixed(v.confidence, 2)),
+                16,
+            ));
         }
     }
     for id in ids {

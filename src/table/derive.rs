@@ -48,7 +48,10 @@ impl TraceFacts {
     pub fn has_content(&self) -> bool {
         !self.prompt.is_empty()
             || !self.answer.is_empty()
-            || self.steps.iter().any(|s| !s.arguments.is_empty() || !s.result.is_empty())
+            || self
+                .steps
+                .iter()
+                .any(|s| !s.arguments.is_empty() || !s.result.is_empty())
     }
 }
 
@@ -56,8 +59,22 @@ impl TraceFacts {
 pub fn derive(trace: &RawTrace) -> TraceFacts {
     let spans = &trace.spans;
     let root = crate::ingest::formats::otlp::root_position(spans);
-    let prompt = find_text(spans, root, attr::INPUT_MESSAGES, "user", attr::PROMPT, false);
-    let answer = find_text(spans, root, attr::OUTPUT_MESSAGES, "assistant", attr::COMPLETION, true);
+    let prompt = find_text(
+        spans,
+        root,
+        attr::INPUT_MESSAGES,
+        "user",
+        attr::PROMPT,
+        false,
+    );
+    let answer = find_text(
+        spans,
+        root,
+        attr::OUTPUT_MESSAGES,
+        "assistant",
+        attr::COMPLETION,
+        true,
+    );
     let termination = root
         .and_then(|r| spans[r].attr(attr::TERMINATION))
         .map(py_str)
@@ -211,7 +228,8 @@ pub fn payload_text(v: &Value) -> String {
         Value::Null => String::new(),
         Value::String(s) => {
             let t = py_strip(s);
-            let bracketed = (t.starts_with('[') && t.ends_with(']')) || (t.starts_with('{') && t.ends_with('}'));
+            let bracketed = (t.starts_with('[') && t.ends_with(']'))
+                || (t.starts_with('{') && t.ends_with('}'));
             if bracketed && let Ok(parsed) = serde_json::from_str::<Value>(t) {
                 return payload_text(&parsed);
             }
@@ -219,7 +237,9 @@ pub fn payload_text(v: &Value) -> String {
         }
         Value::Array(items)
             if !items.is_empty()
-                && items.iter().all(|i| i.as_object().is_some_and(|o| o.contains_key("text"))) =>
+                && items
+                    .iter()
+                    .all(|i| i.as_object().is_some_and(|o| o.contains_key("text"))) =>
         {
             items
                 .iter()
@@ -227,7 +247,10 @@ pub fn payload_text(v: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join(" ")
         }
-        Value::Object(map) if map.get("type").and_then(Value::as_str) == Some("text") && map.contains_key("text") => {
+        Value::Object(map)
+            if map.get("type").and_then(Value::as_str) == Some("text")
+                && map.contains_key("text") =>
+        {
             py_str(&map["text"])
         }
         Value::Array(_) | Value::Object(_) => dumps_spaced(v),
@@ -254,7 +277,9 @@ pub fn steps(spans: &[Span]) -> Vec<Step> {
                 let is_error = part.get("is_error") == Some(&Value::Bool(true))
                     || part.get("error").is_some_and(py_truthy)
                     || matches!(
-                        py_str(part.get("status").unwrap_or(&Value::Null)).to_lowercase().as_str(),
+                        py_str(part.get("status").unwrap_or(&Value::Null))
+                            .to_lowercase()
+                            .as_str(),
                         "error" | "failed"
                     );
                 if is_error && !result.starts_with("Error: ") {
@@ -276,7 +301,9 @@ pub fn steps(spans: &[Span]) -> Vec<Step> {
                 }
                 let call_id = part.get("id").map(py_str).unwrap_or_default();
                 let step = Step {
-                    tool: part.get("name").map_or_else(|| "unknown".to_string(), py_str),
+                    tool: part
+                        .get("name")
+                        .map_or_else(|| "unknown".to_string(), py_str),
                     arguments: payload_text(part.get("arguments").unwrap_or(&Value::Null)),
                     result: responses.get(&call_id).cloned().unwrap_or_default(),
                     span_id: span.span_id.clone(),
@@ -301,7 +328,11 @@ pub fn steps(spans: &[Span]) -> Vec<Step> {
         .collect();
     let executed: HashSet<String> = tool_spans
         .iter()
-        .filter_map(|s| s.attr(attr::TOOL_CALL_ID).filter(|v| py_truthy(v)).map(py_str))
+        .filter_map(|s| {
+            s.attr(attr::TOOL_CALL_ID)
+                .filter(|v| py_truthy(v))
+                .map(py_str)
+        })
         .collect();
     out.extend(
         calls
@@ -309,7 +340,10 @@ pub fn steps(spans: &[Span]) -> Vec<Step> {
             .filter(|(id, _)| !executed.contains(id))
             .map(|(_, step)| step),
     );
-    let starts: HashMap<&str, i64> = spans.iter().map(|s| (s.span_id.as_str(), s.start_ns)).collect();
+    let starts: HashMap<&str, i64> = spans
+        .iter()
+        .map(|s| (s.span_id.as_str(), s.start_ns))
+        .collect();
     out.sort_by_key(|step| starts.get(step.span_id.as_str()).copied().unwrap_or(0));
     out
 }
@@ -323,7 +357,9 @@ fn usage(spans: &[Span]) -> (Option<i64>, Option<i64>) {
                 Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64)),
                 _ => None,
             })
-            .fold(None, |acc: Option<i64>, n| Some(acc.unwrap_or(0).saturating_add(n)))
+            .fold(None, |acc: Option<i64>, n| {
+                Some(acc.unwrap_or(0).saturating_add(n))
+            })
     };
     (sum(attr::INPUT_TOKENS), sum(attr::OUTPUT_TOKENS))
 }

@@ -253,7 +253,10 @@ impl Builders {
         self.end.append_value(span.end_ns);
         self.status_code.append_value(span.status_code);
         self.status_message.append_value(&span.status_message);
-        let error_type = span.attr(attr::ERROR_TYPE).filter(|v| py_truthy(v)).map(py_str);
+        let error_type = span
+            .attr(attr::ERROR_TYPE)
+            .filter(|v| py_truthy(v))
+            .map(py_str);
         self.span_error
             .append_option(signals::span_error(span.status_code, error_type.as_deref()));
         self.error_type.append_option(error_type);
@@ -270,15 +273,20 @@ impl Builders {
         self.is_tool.append_value(is_tool_span(span));
         self.has_operation
             .append_value(span.attr(attr::OPERATION_NAME).is_some());
-        self.confirmed.append_value(matches!(
-            span.attr(attr::CONFIRMED),
-            Some(Value::Bool(true))
-        ) || matches!(span.attr_str(attr::CONFIRMED), Some("true" | "True")));
+        self.confirmed.append_value(
+            matches!(span.attr(attr::CONFIRMED), Some(Value::Bool(true)))
+                || matches!(span.attr_str(attr::CONFIRMED), Some("true" | "True")),
+        );
         self.backs_step.append_value(backs_step);
         self.tool_attributes.append_value(
-            [attr::TOOL_NAME, attr::TOOL_CALL_ARGUMENTS, attr::TOOL_CALL_RESULT, "tool.name"]
-                .iter()
-                .any(|k| span.attrs.contains_key(*k)),
+            [
+                attr::TOOL_NAME,
+                attr::TOOL_CALL_ARGUMENTS,
+                attr::TOOL_CALL_RESULT,
+                "tool.name",
+            ]
+            .iter()
+            .any(|k| span.attrs.contains_key(*k)),
         );
         self.openinference_kind
             .append_value(span.attrs.contains_key("openinference.span.kind"));

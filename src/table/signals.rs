@@ -37,7 +37,13 @@ fn equals_zero(v: &Value) -> bool {
     }
 }
 
-const EXIT_KEYS: [&str; 5] = ["exit_code", "return_code", "exitcode", "returncode", "exit_status"];
+const EXIT_KEYS: [&str; 5] = [
+    "exit_code",
+    "return_code",
+    "exitcode",
+    "returncode",
+    "exit_status",
+];
 const ERROR_PREFIXES: [&str; 4] = [
     "Error:",
     "ERROR:",
@@ -114,7 +120,16 @@ mod tests {
 
     #[test]
     fn empty_results() {
-        for r in ["", " [] ", "{}", "null", "None", r#"{"count": 0}"#, r#"{"count": false}"#, r#"{"hits": [], "x": 1}"#] {
+        for r in [
+            "",
+            " [] ",
+            "{}",
+            "null",
+            "None",
+            r#"{"count": 0}"#,
+            r#"{"count": false}"#,
+            r#"{"hits": [], "x": 1}"#,
+        ] {
             assert!(is_empty_result(r), "{r}");
         }
         for r in ["x", "[1]", r#"{"n_results": null}"#, r#"{"a": 1}"#, "0"] {
@@ -127,16 +142,31 @@ mod tests {
 
     #[test]
     fn structural_errors() {
-        assert_eq!(structural_error(r#"{"error": "boom"}"#).unwrap(), "JSON top-level error: boom");
-        assert_eq!(structural_error(r#"{"exit_code": " 3 "}"#).unwrap(), "Non-zero exit_code:  3 ");
-        assert_eq!(structural_error(r#"{"exit_code": 0, "returncode": 1.5}"#).unwrap(), "Non-zero returncode: 1.5");
-        assert_eq!(structural_error(r#"{"exit_code": true}"#).unwrap(), "Non-zero exit_code: True");
+        assert_eq!(
+            structural_error(r#"{"error": "boom"}"#).unwrap(),
+            "JSON top-level error: boom"
+        );
+        assert_eq!(
+            structural_error(r#"{"exit_code": " 3 "}"#).unwrap(),
+            "Non-zero exit_code:  3 "
+        );
+        assert_eq!(
+            structural_error(r#"{"exit_code": 0, "returncode": 1.5}"#).unwrap(),
+            "Non-zero returncode: 1.5"
+        );
+        assert_eq!(
+            structural_error(r#"{"exit_code": true}"#).unwrap(),
+            "Non-zero exit_code: True"
+        );
         assert!(structural_error(r#"{"exit_code": "x"}"#).is_none());
         assert_eq!(
             structural_error(r#"[{"text": "{\"error\": 1}"}]"#).unwrap(),
             "JSON top-level error: 1"
         );
-        assert_eq!(structural_error("  Error: nope").unwrap(), "Response starts with 'Error:'");
+        assert_eq!(
+            structural_error("  Error: nope").unwrap(),
+            "Response starts with 'Error:'"
+        );
         assert!(structural_error("Errors: nope").is_none());
         assert_eq!(
             structural_error("a <tool_use_error>x</tool_use_error>").unwrap(),
