@@ -4,3 +4,4 @@ pub mod error;
 pub mod model;
 pub mod pyfmt;
 pub mod pyjson;
+pub mod redact;
