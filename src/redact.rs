@@ -786,21 +786,19 @@ fn phone_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
     let input = Input::new(text)
         .span(at..text.len())
         .anchored(Anchored::Yes);
-    let mut captures = PHONE_RE.create_captures();
-    PHONE_RE.search_captures(&input, &mut captures);
-    let body = captures.get_group(1)?;
-    let digits = text[body.start..body.end]
-        .chars()
-        .filter(|&c| is_digit(c))
-        .count();
+    // Slots 2 and 3 hold the bounds of group 1, the body without the lookahead suffix.
+    let mut slots = [None; 4];
+    PHONE_RE.search_slots(&input, &mut slots)?;
+    let (start, end) = (slots[2]?.get(), slots[3]?.get());
+    let digits = text[start..end].chars().filter(|&c| is_digit(c)).count();
     if (9..=15).contains(&digits) {
         edits.push(Edit {
-            start: body.start,
-            end: body.end,
+            start,
+            end,
             tag: PHONE,
         });
     }
-    Some(body.end)
+    Some(end)
 }
 
 #[cfg(test)]
