@@ -6,7 +6,7 @@ use super::args::{RedactArg, RunArgs};
 use crate::checks::{ALL, Check, CheckContext, CheckKind, find};
 use crate::golden::{Golden, Outcomes};
 use crate::pipeline::RunSettings;
-use crate::redact::Redaction;
+use crate::redact::{Redaction, RedactionError};
 
 /// A resolved run, plus what to tell the user before it starts.
 pub struct Resolved {
@@ -123,14 +123,10 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             "the {judge} judge is not available: this build bundles no judge model; run the judge checks with faultgate 0.4.1 or drop --judge"
         )));
     }
-    let (redaction, redaction_name) = match args.redact {
-        RedactArg::Builtin => (Redaction::Builtin, "builtin"),
-        RedactArg::Off => (Redaction::Off, "off"),
-        RedactArg::Presidio => {
-            return Err(Fatal(
-                "--redact presidio is not supported by this build; use --redact builtin (the default) or off".into(),
-            ));
-        }
+    let redaction = match args.redact {
+        RedactArg::Builtin => Redaction::Builtin,
+        RedactArg::Off => Redaction::Off,
+        RedactArg::Presidio => return Err(Fatal(RedactionError::PresidioUnsupported.to_string())),
     };
     Ok(Resolved {
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
@@ -145,7 +141,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             format: args.format,
         },
         judge: args.judge.clone().unwrap_or_else(|| "none".into()),
-        redaction_name,
+        redaction_name: redaction.name(),
         notes,
     })
 }
