@@ -2,9 +2,9 @@
 //! `serde_json::Value` only for the pieces a reader keeps.
 
 use serde_json::{Map, Number, Value};
+use simd_json::StaticNode;
 use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
-use simd_json::StaticNode;
 
 /// Where and why a document failed to parse.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +132,10 @@ mod tests {
     #[test]
     fn keeps_order_ints_and_floats() {
         let v = with_tape(br#"{"b": 1, "a": 2.0, "c": [true, null, "x"]}"#, to_value).unwrap();
-        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"b":1,"a":2.0,"c":[true,null,"x"]}"#);
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"b":1,"a":2.0,"c":[true,null,"x"]}"#
+        );
     }
 
     #[test]

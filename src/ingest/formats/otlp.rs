@@ -22,7 +22,8 @@ pub struct SpanCollector {
 impl SpanCollector {
     /// Returns true if and only if the value looks like an OTLP export (an object with `resourceSpans`).
     pub fn is_export(v: &TapeValue<'_, '_>) -> bool {
-        v.as_object().is_some_and(|o| get(&o, "resourceSpans").is_some())
+        v.as_object()
+            .is_some_and(|o| get(&o, "resourceSpans").is_some())
     }
 
     /// Reads one export object. The error text says where in the export the problem is.
@@ -48,7 +49,9 @@ impl SpanCollector {
                 .enumerate()
             {
                 let Some(scope) = scope.as_object() else {
-                    return Err(format!("resourceSpans[{r}].scopeSpans[{s}] is not an object"));
+                    return Err(format!(
+                        "resourceSpans[{r}].scopeSpans[{s}] is not an object"
+                    ));
                 };
                 let at = || format!("resourceSpans[{r}].scopeSpans[{s}]");
                 for (i, span) in list(&scope, "spans", at)?.into_iter().enumerate() {
@@ -56,7 +59,8 @@ impl SpanCollector {
                     let Some(span) = span.as_object() else {
                         return Err(format!("{} is not an object", where_()));
                     };
-                    let (trace_id, span) = read_span(&span).map_err(|e| format!("{}: {e}", where_()))?;
+                    let (trace_id, span) =
+                        read_span(&span).map_err(|e| format!("{}: {e}", where_()))?;
                     self.spans.push((trace_id, span));
                 }
             }
@@ -226,7 +230,10 @@ fn int_literal(v: TapeValue<'_, '_>) -> Result<i64, String> {
         return Err(f.to_string());
     }
     if let Some(s) = v.as_str() {
-        let digits: String = crate::pyfmt::py_strip(s).chars().filter(|c| *c != '_').collect();
+        let digits: String = crate::pyfmt::py_strip(s)
+            .chars()
+            .filter(|c| *c != '_')
+            .collect();
         return digits
             .parse::<i64>()
             .map_err(|_| crate::pyfmt::py_repr_str(s));
@@ -295,7 +302,11 @@ fn any_value(v: TapeValue<'_, '_>) -> Result<Value, String> {
     }
     if let Some(arr) = get(&obj, "arrayValue") {
         let mut items = Vec::new();
-        if let Some(values) = arr.as_object().and_then(|a| get(&a, "values")).and_then(|v| v.as_array()) {
+        if let Some(values) = arr
+            .as_object()
+            .and_then(|a| get(&a, "values"))
+            .and_then(|v| v.as_array())
+        {
             for item in values.iter() {
                 items.push(any_value(item)?);
             }
