@@ -166,7 +166,9 @@ fn read_observation(
         .unwrap_or_default()
         .to_uppercase();
     let error = if level == "ERROR" {
-        first(obs, &["statusMessage", "status_message"])
+        ["statusMessage", "status_message"]
+            .iter()
+            .find_map(|k| obs.get(*k).filter(|v| py_truthy(v)))
             .cloned()
             .unwrap_or_else(|| Value::String("error".into()))
     } else {
