@@ -1,26 +1,41 @@
 //! Reading trace files: from paths on the command line to parsed traces.
 //!
-//! Owns file discovery (directories are walked recursively in sorted order), framing (one export, a JSON
-//! list of exports, or JSON lines with one export per line) and format dispatch. Knows nothing of checks.
+//! Owns file discovery (`paths`: directories walked recursively in sorted order, glob patterns),
+//! decompression (`archive`: gzip and zstd under a bomb guard), framing (one document, a JSON list of
+//! exports, or JSON lines with one export or record per line, parsed in parallel), format detection
+//! (`detect`) and dispatch to the format readers. Knows nothing of checks.
 
+pub mod archive;
+pub mod detect;
 pub mod formats;
 pub mod json;
+pub mod paths;
 pub mod source;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
+use serde_json::Value;
 
 use crate::error::InputError;
 use crate::model::RawTrace;
+use formats::common::MapError;
 use formats::otlp::SpanCollector;
-use json::{ParseFailure, with_tape};
+use formats::{braintrust, langfuse, langsmith, openinference, trajectory};
+use json::{ParseFailure, to_value, with_tape};
+
+pub use paths::expand_paths;
 
 /// The trace formats `--format` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Auto,
     Otlp,
+    Openinference,
+    Langfuse,
+    Langsmith,
+    Braintrust,
+    Trajectory,
 }
 
 impl Format {
@@ -28,99 +43,174 @@ impl Format {
         match self {
             Format::Auto => "auto",
             Format::Otlp => "otlp",
+            Format::Openinference => "openinference",
+            Format::Langfuse => "langfuse",
+            Format::Langsmith => "langsmith",
+            Format::Braintrust => "braintrust",
+            Format::Trajectory => "trajectory",
         }
+    }
+
+    fn reads_otlp(self) -> bool {
+        matches!(self, Format::Otlp | Format::Openinference)
     }
 }
 
-/// The files behind the given paths: files as given, directories walked recursively (sorted, hidden
-/// entries skipped). A path that does not exist is an error.
-pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
-    let mut files = Vec::new();
-    for path in paths {
-        let meta = std::fs::metadata(path).map_err(|_| InputError::NotFound(path.clone()))?;
-        if meta.is_dir() {
-            walk(path, &mut files)?;
-        } else if meta.is_file() {
-            files.push(path.clone());
-        } else {
-            return Err(InputError::NotFound(path.clone()));
-        }
-    }
-    Ok(files)
-}
+const UNRECOGNISED: &str = "unrecognised trace format; expected OTLP/JSON, OpenInference, Langfuse, LangSmith or \
+                            Braintrust (pass --format to force one)";
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let read_err = |source| InputError::Read {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(read_err)?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    entries.sort();
-    for entry in entries {
-        if entry.is_dir() {
-            walk(&entry, files)?;
-        } else if entry.is_file() {
-            files.push(entry);
-        }
-    }
-    Ok(())
-}
-
-/// Reads every trace of one file.
+/// Reads every trace of one file (decompressing gzip and zstd files).
 pub fn read_file(path: &Path, format: Format) -> Result<Vec<RawTrace>, InputError> {
+    read_file_as(path, format).map(|(_, traces)| traces)
+}
+
+/// Reads every trace of one file and says which format it was read as.
+pub fn read_file_as(path: &Path, format: Format) -> Result<(Format, Vec<RawTrace>), InputError> {
     let bytes = source::Source::open(path).map_err(|source| InputError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    read_bytes(path, &bytes, format)
+    let data = archive::decompress(path, &bytes, archive::Limits::default())?;
+    read_bytes_as(path, &data, format)
 }
 
-/// Reads every trace of a file's contents.
-pub fn read_bytes(path: &Path, bytes: &[u8], _format: Format) -> Result<Vec<RawTrace>, InputError> {
+/// Reads every trace of a file's (uncompressed) contents.
+pub fn read_bytes(path: &Path, bytes: &[u8], format: Format) -> Result<Vec<RawTrace>, InputError> {
+    read_bytes_as(path, bytes, format).map(|(_, traces)| traces)
+}
+
+/// What one document or line held, in the form its reader continues from.
+enum Loaded {
+    Spans(SpanCollector),
+    Document(Value),
+}
+
+/// Reads a file's contents and says which format they were read as.
+pub fn read_bytes_as(
+    path: &Path,
+    bytes: &[u8],
+    format: Format,
+) -> Result<(Format, Vec<RawTrace>), InputError> {
     let invalid = |message: String| InputError::Invalid {
         path: path.to_path_buf(),
         message,
     };
-    let mut collector = SpanCollector::default();
-    match with_tape(bytes, |doc| add_document(&mut collector, doc)) {
+    let whole = with_tape(bytes, |doc| {
+        let chosen = resolve(format, doc)?;
+        load(chosen, doc).map(|loaded| (chosen, vec![loaded]))
+    });
+    let (chosen, pieces) = match whole {
         Ok(result) => result.map_err(invalid)?,
-        Err(failure) => match json_lines(bytes) {
-            Some(lines) => {
-                let parsed: Vec<Result<SpanCollector, InputError>> = lines
-                    .par_iter()
-                    .map(|&(offset, line)| {
-                        let mut part = SpanCollector::default();
-                        match with_tape(line, |doc| add_document(&mut part, doc)) {
-                            Ok(Ok(())) => Ok(part),
-                            Ok(Err(message)) => {
-                                Err(invalid(format!("line at byte {offset}: {message}")))
-                            }
-                            Err(f) => Err(json_error(
-                                path,
-                                ParseFailure {
-                                    offset: offset + f.offset,
-                                    message: f.message,
-                                },
-                            )),
+        Err(failure) => {
+            let Some(lines) = json_lines(bytes) else {
+                return Err(json_error(path, failure));
+            };
+            let chosen = with_tape(lines[0].1, |doc| resolve(format, doc))
+                .map_err(|f| json_error(path, f))?
+                .map_err(invalid)?;
+            let parsed: Vec<Result<Loaded, InputError>> = lines
+                .par_iter()
+                .map(
+                    |&(offset, line)| match with_tape(line, |doc| load(chosen, doc)) {
+                        Ok(Ok(loaded)) => Ok(loaded),
+                        Ok(Err(message)) => {
+                            Err(invalid(format!("line at byte {offset}: {message}")))
                         }
-                    })
-                    .collect();
-                for part in parsed {
-                    collector.append(part?);
-                }
-            }
-            None => return Err(json_error(path, failure)),
-        },
+                        Err(f) => Err(json_error(
+                            path,
+                            ParseFailure {
+                                offset: offset + f.offset,
+                                message: f.message,
+                            },
+                        )),
+                    },
+                )
+                .collect();
+            (chosen, parsed.into_iter().collect::<Result<Vec<_>, _>>()?)
+        }
+    };
+    let traces = finish(path, chosen, pieces)?;
+    Ok((chosen, traces))
+}
+
+/// The format to read a document as: the forced one, or the detected one in `auto` mode.
+fn resolve(format: Format, doc: simd_json::tape::Value<'_, '_>) -> Result<Format, String> {
+    match format {
+        Format::Auto => detect::detect(doc).ok_or_else(|| UNRECOGNISED.to_string()),
+        forced => Ok(forced),
     }
-    Ok(collector.into_traces())
+}
+
+fn load(format: Format, doc: simd_json::tape::Value<'_, '_>) -> Result<Loaded, String> {
+    if format.reads_otlp() {
+        let mut collector = SpanCollector::default();
+        add_otlp_document(&mut collector, doc)?;
+        Ok(Loaded::Spans(collector))
+    } else {
+        Ok(Loaded::Document(to_value(doc)))
+    }
+}
+
+fn finish(path: &Path, format: Format, pieces: Vec<Loaded>) -> Result<Vec<RawTrace>, InputError> {
+    let invalid = |message: String| InputError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    if format.reads_otlp() {
+        let mut collector = SpanCollector::default();
+        for piece in pieces {
+            if let Loaded::Spans(part) = piece {
+                collector.append(part);
+            }
+        }
+        let traces = collector.into_traces();
+        return Ok(match format {
+            Format::Openinference => traces.into_iter().map(openinference::map_trace).collect(),
+            _ => traces,
+        });
+    }
+    let docs: Vec<Value> = pieces
+        .into_iter()
+        .filter_map(|p| match p {
+            Loaded::Document(v) => Some(v),
+            Loaded::Spans(_) => None,
+        })
+        .collect();
+    let records: Vec<&serde_json::Map<String, Value>> =
+        docs.iter().flat_map(detect::records).collect();
+    let name = format.name();
+    let accepts = match format {
+        Format::Langfuse => langfuse::accepts,
+        Format::Langsmith => langsmith::accepts,
+        Format::Braintrust => braintrust::accepts,
+        _ => trajectory::accepts,
+    };
+    if !records.first().is_some_and(|r| accepts(r)) {
+        return Err(invalid(format!(
+            "not a valid {name} export: the records do not have its fields"
+        )));
+    }
+    let mapped = match format {
+        Format::Langfuse => langfuse::read(&records),
+        Format::Langsmith => langsmith::read(&records),
+        Format::Braintrust => braintrust::read(&records),
+        _ => {
+            let stem = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "trajectory".into());
+            let stem = stem.split('.').next().unwrap_or("trajectory").to_string();
+            Ok(trajectory::read(&records, &stem))
+        }
+    };
+    let traces = mapped.map_err(|e| match e {
+        MapError::MissingKey(_) => invalid(format!("not a valid {name} export: {e}")),
+        MapError::BadTime(_) => invalid(e.to_string()),
+    })?;
+    if traces.is_empty() {
+        return Err(invalid(format!("no {name} traces found")));
+    }
+    Ok(traces)
 }
 
 fn json_error(path: &Path, failure: ParseFailure) -> InputError {
@@ -131,8 +221,8 @@ fn json_error(path: &Path, failure: ParseFailure) -> InputError {
     }
 }
 
-/// An export object, or a list of them (the Collector's file exporter writes lists).
-fn add_document(
+/// An export object, or a list of them (the Collector's file exporter and batch dumps write lists).
+fn add_otlp_document(
     collector: &mut SpanCollector,
     doc: simd_json::tape::Value<'_, '_>,
 ) -> Result<(), String> {

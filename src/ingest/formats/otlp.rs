@@ -182,6 +182,7 @@ fn read_span(obj: &Object<'_, '_>) -> Result<(String, Span), String> {
             attrs.insert(key, decoded);
         }
     }
+    normalize_content(&mut attrs);
     Ok((
         trace_id,
         Span {
@@ -328,4 +329,178 @@ fn bool_value(v: TapeValue<'_, '_>) -> bool {
         );
     }
     crate::pyfmt::py_truthy(&to_value(v))
+}
+
+/// Content attributes written as structured values rather than JSON strings, read as their JSON:
+/// a `kvlistValue` message list or argument object becomes plain JSON (0.4.1 keeps the raw OTLP
+/// wrapper and reads nothing from it), and a `tool_call_response` part that names its payload
+/// `response` (the semantic-convention schema's name) is read as its `result`.
+fn normalize_content(attrs: &mut Map<String, Value>) {
+    for key in [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES] {
+        let Some(value) = attrs.get_mut(key) else {
+            continue;
+        };
+        if contains_kvlist(value) {
+            *value = plain(value);
+        }
+        let mentions_response = match &*value {
+            Value::String(s) => s.contains("\"response\""),
+            Value::Array(_) => true,
+            _ => false,
+        };
+        if !mentions_response {
+            continue;
+        }
+        let mut list = match &*value {
+            Value::String(s) => match serde_json::from_str::<Value>(s) {
+                Ok(list @ Value::Array(_)) => list,
+                _ => continue,
+            },
+            other => other.clone(),
+        };
+        if rename_responses(&mut list) {
+            *value = list;
+        }
+    }
+    for key in [attr::TOOL_CALL_ARGUMENTS, attr::TOOL_CALL_RESULT] {
+        if let Some(value) = attrs.get_mut(key)
+            && value.is_object()
+            && contains_kvlist(value)
+        {
+            *value = Value::String(crate::pyjson::dumps_spaced(&plain(value)));
+        }
+    }
+}
+
+/// Returns true if and only if some `tool_call_response` part carried `response` and now has `result`.
+fn rename_responses(list: &mut Value) -> bool {
+    let mut changed = false;
+    let Value::Array(messages) = list else {
+        return false;
+    };
+    for message in messages.iter_mut() {
+        let Some(parts) = message.get_mut("parts").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for part in parts.iter_mut().filter_map(Value::as_object_mut) {
+            if part.get("type").and_then(Value::as_str) == Some("tool_call_response")
+                && !part.contains_key("result")
+                && let Some(response) = part.get("response").cloned()
+            {
+                part.insert("result".into(), response);
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+fn contains_kvlist(v: &Value) -> bool {
+    match v {
+        Value::Object(o) => o.contains_key("kvlistValue") || o.values().any(contains_kvlist),
+        Value::Array(items) => items.iter().any(contains_kvlist),
+        _ => false,
+    }
+}
+
+/// An OTLP `AnyValue` tree (as kept raw) as plain JSON: kvlists become objects, arrays lists.
+fn plain(v: &Value) -> Value {
+    match v {
+        Value::Array(items) => Value::Array(items.iter().map(plain).collect()),
+        Value::Object(o) => {
+            if let Some(kv) = o.get("kvlistValue") {
+                let mut out = Map::new();
+                for entry in kv
+                    .get("values")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(key) = entry.get("key") {
+                        let value = entry.get("value").map_or(Value::Null, plain);
+                        out.insert(crate::pyfmt::py_str(key), value);
+                    }
+                }
+                return Value::Object(out);
+            }
+            if let Some(arr) = o.get("arrayValue") {
+                let items = arr
+                    .get("values")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().map(plain).collect());
+                return Value::Array(items.unwrap_or_default());
+            }
+            for scalar in ["stringValue", "boolValue", "doubleValue"] {
+                if let Some(x) = o.get(scalar) {
+                    return x.clone();
+                }
+            }
+            if let Some(i) = o.get("intValue") {
+                return match i {
+                    Value::String(s) => s
+                        .trim()
+                        .parse::<i64>()
+                        .map_or_else(|_| i.clone(), |n| Value::Number(n.into())),
+                    other => other.clone(),
+                };
+            }
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), plain(v))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::json::with_tape;
+    use serde_json::json;
+
+    fn read(doc: &Value) -> Vec<RawTrace> {
+        let text = doc.to_string();
+        let mut collector = SpanCollector::default();
+        with_tape(text.as_bytes(), |d| collector.add_export(d))
+            .unwrap()
+            .unwrap();
+        collector.into_traces()
+    }
+
+    fn export(attributes: Value) -> Value {
+        json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat",
+            "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
+    }
+
+    #[test]
+    fn response_parts_are_read_as_results() {
+        let input = json!([{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": {"hits": 0}}]}]);
+        let output = json!([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "search",
+            "arguments": {"q": "x"}}]}]);
+        let traces = read(&export(json!([
+            {"key": "gen_ai.input.messages", "value": {"stringValue": input.to_string()}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": output.to_string()}}])));
+        let facts = crate::table::derive::derive(&traces[0]);
+        assert_eq!(facts.steps.len(), 1);
+        assert_eq!(
+            facts.steps[0].result,
+            crate::pyjson::dumps_spaced(&json!({"hits": 0}))
+        );
+    }
+
+    #[test]
+    fn structured_messages_and_arguments_are_read() {
+        let kv = |pairs: Value| json!({"kvlistValue": {"values": pairs}});
+        let message = kv(json!([
+            {"key": "role", "value": {"stringValue": "user"}},
+            {"key": "content", "value": {"stringValue": "find x"}}]));
+        let traces = read(&export(json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+            {"key": "gen_ai.input.messages", "value": {"arrayValue": {"values": [message]}}},
+            {"key": "gen_ai.tool.call.arguments", "value": kv(json!([{"key": "q", "value": {"intValue": "3"}}]))}])));
+        let facts = crate::table::derive::derive(&traces[0]);
+        assert_eq!(facts.prompt, "find x");
+        assert_eq!(
+            facts.steps[0].arguments,
+            crate::pyjson::dumps_spaced(&json!({"q": 3}))
+        );
+    }
 }

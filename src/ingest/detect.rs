@@ -1,0 +1,183 @@
+//! Which format a document is (`--format auto`, spec §8.1), and the record list vendor formats read.
+//!
+//! OTLP documents are recognised on the simd-json tape, without building values; the record list of a
+//! vendor document is found on its `serde_json::Value`.
+
+use serde_json::{Map, Value};
+use simd_json::prelude::*;
+use simd_json::tape::Value as TapeValue;
+
+use super::Format;
+use super::formats::{braintrust, langfuse, langsmith, openinference, trajectory};
+use super::json::{get, to_value};
+
+/// The keys under which an object document may hold its record list, in the order they are tried.
+const LIST_KEYS: [&str; 6] = ["data", "runs", "events", "traces", "spans", "observations"];
+
+/// The format of a parsed document, or `None` when no reader recognises it.
+pub fn detect(doc: TapeValue<'_, '_>) -> Option<Format> {
+    if let Some(found) = detect_otlp(doc) {
+        return Some(found);
+    }
+    let first = first_record(doc).map(to_value);
+    let empty = Map::new();
+    let first = first.as_ref().and_then(Value::as_object).unwrap_or(&empty);
+    detect_record(first)
+}
+
+/// The vendor format whose fields the record has.
+pub fn detect_record(record: &Map<String, Value>) -> Option<Format> {
+    if langfuse::accepts(record) {
+        Some(Format::Langfuse)
+    } else if langsmith::accepts(record) {
+        Some(Format::Langsmith)
+    } else if braintrust::accepts(record) {
+        Some(Format::Braintrust)
+    } else if trajectory::accepts(record) {
+        Some(Format::Trajectory)
+    } else {
+        None
+    }
+}
+
+/// OTLP or OpenInference, for an export object or a list of export objects.
+fn detect_otlp(doc: TapeValue<'_, '_>) -> Option<Format> {
+    let exports: Vec<TapeValue<'_, '_>> = if let Some(items) = doc.as_array() {
+        let items: Vec<_> = items.iter().collect();
+        let all_exports = !items.is_empty()
+            && items.iter().all(|i| {
+                i.as_object()
+                    .is_some_and(|o| get(&o, "resourceSpans").is_some())
+            });
+        if !all_exports {
+            return None;
+        }
+        items
+    } else if doc
+        .as_object()
+        .is_some_and(|o| get(&o, "resourceSpans").is_some())
+    {
+        vec![doc]
+    } else {
+        return None;
+    };
+    let openinference = exports
+        .iter()
+        .any(|e| has_attribute_key(*e, openinference::SPAN_KIND));
+    Some(if openinference {
+        Format::Openinference
+    } else {
+        Format::Otlp
+    })
+}
+
+fn has_attribute_key(export: TapeValue<'_, '_>, wanted: &str) -> bool {
+    let Some(export) = export.as_object() else {
+        return false;
+    };
+    for resource in children(get(&export, "resourceSpans")) {
+        let Some(resource) = resource.as_object() else {
+            continue;
+        };
+        for scope in children(get(&resource, "scopeSpans")) {
+            let Some(scope) = scope.as_object() else {
+                continue;
+            };
+            for span in children(get(&scope, "spans")) {
+                let Some(span) = span.as_object() else {
+                    continue;
+                };
+                for kv in children(get(&span, "attributes")) {
+                    let key = kv.as_object().and_then(|kv| get(&kv, "key"));
+                    if key.is_some_and(|k| k.as_str() == Some(wanted)) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+fn children<'t, 'i>(v: Option<TapeValue<'t, 'i>>) -> Vec<TapeValue<'t, 'i>> {
+    v.and_then(|v| v.as_array().map(|a| a.iter().collect()))
+        .unwrap_or_default()
+}
+
+/// The first object record of a document (tape form).
+fn first_record<'t, 'i>(doc: TapeValue<'t, 'i>) -> Option<TapeValue<'t, 'i>> {
+    if let Some(items) = doc.as_array() {
+        return items.iter().find(|v| v.as_object().is_some());
+    }
+    let obj = doc.as_object()?;
+    for key in LIST_KEYS {
+        if let Some(list) = get(&obj, key).and_then(|v| v.as_array()) {
+            return list.iter().find(|v| v.as_object().is_some());
+        }
+    }
+    Some(doc)
+}
+
+/// The object records of a document: a list, an object's first list under a known key, or the object
+/// itself.
+pub fn records(doc: &Value) -> Vec<&Map<String, Value>> {
+    let list: &[Value] = match doc {
+        Value::Array(items) => items,
+        Value::Object(obj) => match LIST_KEYS
+            .iter()
+            .find_map(|k| obj.get(*k).and_then(Value::as_array))
+        {
+            Some(items) => items,
+            None => std::slice::from_ref(doc),
+        },
+        _ => &[],
+    };
+    list.iter().filter_map(Value::as_object).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::json::with_tape;
+
+    fn detect_text(text: &str) -> Option<Format> {
+        with_tape(text.as_bytes(), detect).unwrap()
+    }
+
+    #[test]
+    fn detection_order() {
+        assert_eq!(detect_text(r#"{"resourceSpans": []}"#), Some(Format::Otlp));
+        assert_eq!(
+            detect_text(
+                r#"[{"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [{"key": "openinference.span.kind"}]}]}]}]}]"#
+            ),
+            Some(Format::Openinference)
+        );
+        assert_eq!(
+            detect_text(r#"{"data": [{"id": "t", "observations": []}]}"#),
+            Some(Format::Langfuse)
+        );
+        assert_eq!(
+            detect_text(r#"[{"traceId": "t", "type": "span"}]"#),
+            Some(Format::Langfuse)
+        );
+        assert_eq!(
+            detect_text(r#"[{"traceId": "t", "type": "span", "run_type": "tool"}]"#),
+            Some(Format::Langsmith)
+        );
+        assert_eq!(
+            detect_text(r#"{"runs": [1, {"run_type": "llm"}]}"#),
+            Some(Format::Langsmith)
+        );
+        assert_eq!(
+            detect_text(r#"[{"root_span_id": "r"}]"#),
+            Some(Format::Braintrust)
+        );
+        assert_eq!(
+            detect_text(r#"{"seq": 1, "event": "action"}"#),
+            Some(Format::Trajectory)
+        );
+        assert_eq!(detect_text(r#"[{"foo": 1}]"#), None);
+        assert_eq!(detect_text("5"), None);
+    }
+}

@@ -1,0 +1,251 @@
+//! From command-line paths to input files: files as given, directories walked recursively in sorted
+//! order (hidden entries skipped), and glob patterns (`*`, `?`, `[…]` per path component) expanded over
+//! directory listings in sorted order.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::InputError;
+
+/// The files behind the given paths. A path that does not exist and is not a pattern matching something
+/// is an error.
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if std::fs::metadata(path).is_err() && is_pattern(path) {
+            let matches = glob(path)?;
+            if matches.is_empty() {
+                return Err(InputError::NotFound(path.clone()));
+            }
+            for m in matches {
+                add_path(&m, &mut files)?;
+            }
+        } else {
+            add_path(path, &mut files)?;
+        }
+    }
+    Ok(files)
+}
+
+fn add_path(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
+    let meta = std::fs::metadata(path).map_err(|_| InputError::NotFound(path.to_path_buf()))?;
+    if meta.is_dir() {
+        walk(path, files)
+    } else if meta.is_file() {
+        files.push(path.to_path_buf());
+        Ok(())
+    } else {
+        Err(InputError::NotFound(path.to_path_buf()))
+    }
+}
+
+fn is_hidden(name: &str) -> bool {
+    name.starts_with('.')
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| InputError::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    Ok(entries)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
+    for entry in sorted_entries(dir)? {
+        if entry
+            .file_name()
+            .is_some_and(|n| is_hidden(&n.to_string_lossy()))
+        {
+            continue;
+        }
+        if entry.is_dir() {
+            walk(&entry, files)?;
+        } else if entry.is_file() {
+            files.push(entry);
+        }
+    }
+    Ok(())
+}
+
+fn has_wildcard(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+fn is_pattern(path: &Path) -> bool {
+    has_wildcard(&path.to_string_lossy())
+}
+
+/// The existing paths a pattern matches, in sorted order per component.
+fn glob(pattern: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let mut current: Vec<PathBuf> = vec![PathBuf::new()];
+    for component in pattern.components() {
+        let part = match component {
+            Component::Normal(p) => p.to_string_lossy().into_owned(),
+            other => {
+                let piece = other.as_os_str();
+                current = current.into_iter().map(|p| p.join(piece)).collect();
+                continue;
+            }
+        };
+        let mut next = Vec::new();
+        for base in current {
+            if !has_wildcard(&part) {
+                next.push(base.join(&part));
+                continue;
+            }
+            let dir = if base.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                base.as_path()
+            };
+            if !dir.is_dir() {
+                continue;
+            }
+            for entry in sorted_entries(dir)? {
+                let Some(name) = entry.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+                    continue;
+                };
+                if is_hidden(&name) && !part.starts_with('.') {
+                    continue;
+                }
+                if matches(&part, &name) {
+                    next.push(base.join(&name));
+                }
+            }
+        }
+        current = next;
+    }
+    Ok(current.into_iter().filter(|p| p.exists()).collect())
+}
+
+/// Returns true if and only if `name` matches the shell pattern (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`).
+pub fn matches(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    match_from(&p, &n)
+}
+
+fn match_from(p: &[char], n: &[char]) -> bool {
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() {
+            match p[pi] {
+                '*' => {
+                    star = Some((pi, ni));
+                    pi += 1;
+                    continue;
+                }
+                '?' => {
+                    pi += 1;
+                    ni += 1;
+                    continue;
+                }
+                '[' => {
+                    if let Some((hit, len)) = class(&p[pi..], n[ni])
+                        && hit
+                    {
+                        pi += len;
+                        ni += 1;
+                        continue;
+                    } else if class(&p[pi..], n[ni]).is_none() && n[ni] == '[' {
+                        pi += 1;
+                        ni += 1;
+                        continue;
+                    }
+                }
+                c if c == n[ni] => {
+                    pi += 1;
+                    ni += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((sp, sn)) => {
+                pi = sp + 1;
+                ni = sn + 1;
+                star = Some((sp, sn + 1));
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Whether `c` is in the bracket class at the start of `p`, and the class's length; `None` when the
+/// bracket is not closed (then it is a literal `[`).
+fn class(p: &[char], c: char) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(p.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let mut hit = false;
+    let mut first = true;
+    while i < p.len() {
+        if p[i] == ']' && !first {
+            return Some((hit != negate, i + 1));
+        }
+        first = false;
+        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
+            hit |= p[i] <= c && c <= p[i + 2];
+            i += 3;
+        } else {
+            hit |= p[i] == c;
+            i += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_patterns() {
+        assert!(matches("*.json", "a.json"));
+        assert!(matches("*.json*", "a.json.gz"));
+        assert!(!matches("*.json", "a.json.gz"));
+        assert!(matches("run-?.jsonl", "run-1.jsonl"));
+        assert!(!matches("run-?.jsonl", "run-10.jsonl"));
+        assert!(matches("run-[0-9]*", "run-42"));
+        assert!(!matches("run-[!0-9]*", "run-42"));
+        assert!(matches("a*b*c", "axxbyyc"));
+        assert!(matches("[x", "[x"));
+    }
+
+    #[test]
+    fn globs_expand_in_sorted_order_and_walk_directories() {
+        let dir = std::env::temp_dir().join(format!("faultgate-glob-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("b/sub")).unwrap();
+        for f in [
+            "b.json",
+            "a.json",
+            "c.txt",
+            "b/sub/x.json",
+            "b/.hidden.json",
+        ] {
+            std::fs::write(dir.join(f), "{}").unwrap();
+        }
+        let got = expand_paths(&[dir.join("*.json"), dir.join("[b]")]).unwrap();
+        let rel: Vec<String> = got
+            .iter()
+            .map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(rel, ["a.json", "b.json", "b/sub/x.json"]);
+        assert!(matches!(
+            expand_paths(&[dir.join("*.nope")]),
+            Err(InputError::NotFound(_))
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,303 @@
+//! Every trace format and archive shape, read end to end: the shipped 0.4.1 format examples, the shapes
+//! 0.4.1 refuses or misreads (fixtures under `tests/fixtures/formats/`), compressed JSON lines, and the
+//! command line's handling of broken files inside a directory.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use faultgate::ingest::{Format, read_file, read_file_as};
+use faultgate::model::{RawTrace, attr};
+use faultgate::table::derive::{Step, TraceFacts, derive};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/formats").join(name)
+}
+
+fn read(path: &Path) -> (Format, Vec<RawTrace>) {
+    read_file_as(path, Format::Auto).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A payload as JSON when it is JSON (so formats that keep the exporter's JSON text and formats that
+/// re-serialise objects compare by content), else as text.
+fn payload(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
+}
+
+fn steps(facts: &TraceFacts) -> Vec<(String, serde_json::Value, serde_json::Value)> {
+    facts
+        .steps
+        .iter()
+        .map(
+            |Step {
+                 tool,
+                 arguments,
+                 result,
+                 ..
+             }| (tool.clone(), payload(arguments), payload(result)),
+        )
+        .collect()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("faultgate-formats-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn shipped_format_examples_normalise_to_the_same_run() {
+    let mut seen = Vec::new();
+    for (file, format, trace_id) in [
+        (
+            "openinference.json",
+            Format::Openinference,
+            "0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f",
+        ),
+        ("langfuse.json", Format::Langfuse, "t-lf-1"),
+        ("langsmith.json", Format::Langsmith, "t-ls-1"),
+        ("braintrust.json", Format::Braintrust, "s-root"),
+    ] {
+        let (detected, traces) = read(&root().join("examples/formats").join(file));
+        assert_eq!(detected, format, "{file}");
+        assert_eq!(traces.len(), 1, "{file}");
+        let trace = &traces[0];
+        assert_eq!(trace.trace_id, trace_id);
+        let facts = derive(trace);
+        assert_eq!(
+            facts.prompt, "Refund order o-7 for customer C-123",
+            "{file}"
+        );
+        assert_eq!(facts.answer, "Refunded $120.00 to C-123.", "{file}");
+        assert_eq!(facts.scenario, "refund-o7", "{file}");
+        assert_eq!(
+            (facts.input_tokens, facts.output_tokens),
+            (Some(812), Some(40)),
+            "{file}"
+        );
+        assert_eq!(facts.latency_ms, Some(4500.0), "{file}");
+        assert_eq!(
+            trace.spans[0].attr_str(attr::ENDUSER_ID),
+            Some("C-123"),
+            "{file}"
+        );
+        seen.push(steps(&facts));
+    }
+    assert_eq!(seen[0].len(), 2);
+    assert_eq!(seen[0][0].0, "lookup_order");
+    assert_eq!(seen[0][1].0, "issue_refund");
+    assert!(seen.iter().all(|s| *s == seen[0]), "{seen:#?}");
+}
+
+#[test]
+fn braintrust_merge_rows_fold_into_their_span() {
+    let (format, traces) = read(&fixture("braintrust_merge.json"));
+    assert_eq!(format, Format::Braintrust);
+    let trace = &traces[0];
+    let mut ids: Vec<&str> = trace.spans.iter().map(|s| s.span_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        ["s-root", "s-t1", "s-t2"],
+        "merge rows must not become spans of their own"
+    );
+    let facts = derive(trace);
+    assert_eq!(facts.scenario, "refund-o7");
+    assert_eq!(facts.answer, "Refunded $120.00 to C-123.");
+    assert_eq!(facts.latency_ms, Some(4500.0));
+    let example = derive(&read(&root().join("examples/formats/braintrust.json")).1[0]);
+    assert_eq!(steps(&facts), steps(&example));
+}
+
+#[test]
+fn lists_of_export_batches_read_like_one_export() {
+    let (format, batches) = read(&fixture("otlp_batches.json"));
+    assert_eq!(format, Format::Otlp);
+    let single = read_file(&root().join("examples/traces.json"), Format::Auto).unwrap();
+    assert_eq!(batches.len(), single.len());
+    for (a, b) in batches.iter().zip(&single) {
+        assert_eq!(derive(a), derive(b));
+    }
+    let (format, traces) = read(&fixture("openinference_batches.json"));
+    assert_eq!(format, Format::Openinference);
+    let example = read(&root().join("examples/formats/openinference.json")).1;
+    assert_eq!(derive(&traces[0]), derive(&example[0]));
+}
+
+#[test]
+fn langfuse_span_observations_that_look_like_tools_are_named() {
+    let path = fixture("langfuse_span_tools.json");
+    let (_, traces) = read(&path);
+    assert!(
+        derive(&traces[0]).steps.is_empty(),
+        "SPAN observations are not tool steps"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let records = faultgate::ingest::detect::records(&doc);
+    let names = faultgate::ingest::formats::langfuse::suspected_tool_observations(&records);
+    assert_eq!(names, ["lookup_order", "tool:issue_refund"]);
+}
+
+#[test]
+fn response_parts_and_structured_messages_are_read() {
+    let (_, traces) = read(&fixture("otlp_response_parts.json"));
+    let facts = derive(&traces[0]);
+    assert_eq!(facts.prompt, "Refund order o-7 for customer C-123");
+    assert_eq!(facts.answer, "Refunded $120.00 to C-123.");
+    assert_eq!(facts.steps.len(), 1);
+    assert_eq!(facts.steps[0].tool, "lookup_order");
+    let total = serde_json::json!({"total": 120});
+    assert_eq!(
+        facts.steps[0].result,
+        faultgate::pyjson::dumps_spaced(&total)
+    );
+}
+
+#[test]
+fn trajectories_map_onto_steps_with_the_recorded_outcome_aside() {
+    let (format, traces) = read(&fixture("trajectory.jsonl"));
+    assert_eq!(format, Format::Trajectory);
+    let trace = &traces[0];
+    assert_eq!(trace.trace_id, "trajectory");
+    let facts = derive(trace);
+    let tools: Vec<&str> = facts.steps.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["scan_rows", "confirm_with_user", "send_report"]);
+    assert_eq!(facts.answer, "Report sent: 42 orders.");
+    let recorded = trace.spans[0].attr(faultgate::ingest::formats::trajectory::RECORDED_OUTCOME);
+    assert_eq!(recorded, Some(&serde_json::json!(true)));
+    let handoffs: Vec<&str> = trace
+        .spans
+        .iter()
+        .filter(|s| s.attr_str(attr::OPERATION_NAME) == Some(attr::OP_INVOKE_AGENT))
+        .skip(1)
+        .filter_map(|s| s.attr_str(attr::AGENT_NAME))
+        .collect();
+    assert_eq!(handoffs, ["aggregator", "reporter"]);
+}
+
+#[test]
+fn gzip_and_zstd_json_lines_read_like_the_plain_file() {
+    let dir = temp_dir("archives");
+    let plain = std::fs::read(fixture("otlp_batches.json")).unwrap();
+    let docs: Vec<serde_json::Value> = serde_json::from_slice(&plain).unwrap();
+    let lines: String = docs.iter().map(|d| format!("{d}\n")).collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(lines.as_bytes()).unwrap();
+    std::fs::write(dir.join("a.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::write(
+        dir.join("b.jsonl.zst"),
+        zstd::encode_all(lines.as_bytes(), 3).unwrap(),
+    )
+    .unwrap();
+    let want: Vec<TraceFacts> = read(&fixture("otlp_batches.json"))
+        .1
+        .iter()
+        .map(derive)
+        .collect();
+    for name in ["a.jsonl.gz", "b.jsonl.zst"] {
+        let got: Vec<TraceFacts> = read(&dir.join(name)).1.iter().map(derive).collect();
+        assert_eq!(got, want, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn faultgate(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_faultgate"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn broken_files_in_a_directory_are_all_named_and_the_run_exits_2() {
+    let dir = temp_dir("broken");
+    std::fs::copy(
+        root().join("examples/formats/langfuse.json"),
+        dir.join("a.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.json"), "{\"resourceSpans\": [}").unwrap();
+    std::fs::copy(
+        root().join("examples/formats/langsmith.json"),
+        dir.join("c.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("d.jsonl"),
+        "{\"seq\": 1, \"event\": \"action\"}\n{\"seq\": 2,,}\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = faultgate(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "no partial verdicts: {stdout}");
+    assert!(
+        stderr.contains("b.json: ") && stderr.contains("(byte 19)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("d.jsonl: ") && stderr.contains("(byte 40)"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_gzip_bomb_exits_2_with_a_message() {
+    let dir = temp_dir("bomb");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![b' '; 1 << 20];
+    for _ in 0..80 {
+        gz.write_all(&zeros).unwrap();
+    }
+    let bomb = dir.join("bomb.json.gz");
+    std::fs::write(&bomb, gz.finish().unwrap()).unwrap();
+    let (code, _, stderr) = faultgate(&["check", bomb.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("bomb.json.gz: decompresses to more than 200 times its size"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn forcing_the_wrong_vendor_format_exits_2() {
+    let file = root().join("examples/formats/langsmith.json");
+    let (code, _, stderr) = faultgate(&["check", "--format", "langfuse", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("not a valid langfuse export: the records do not have its fields"),
+        "{stderr}"
+    );
+    let (code, _, _) = faultgate(&[
+        "check",
+        "--format",
+        "braintrust",
+        root()
+            .join("examples/formats/braintrust.json")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn glob_patterns_select_files() {
+    let pattern = root().join("examples/formats/lang*.json");
+    let (code, stdout, stderr) = faultgate(&["check", pattern.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("t-lf-1") && stdout.contains("t-ls-1") && !stdout.contains("s-root"),
+        "{stdout}"
+    );
+}
