@@ -418,4 +418,77 @@ mod tests {
         let r = c.finish();
         assert_eq!((r.labels_total, r.duplicate_labels), (1, 1));
     }
+
+    /// The shipped example traces, run with `--golden examples/golden.json`: which checks fired on
+    /// which trace (as faultgate 0.4.1 reports them), scored against `examples/labels.json`.
+    fn example_report(split: Option<&str>) -> CalibrationReport {
+        const CHECKS: [&str; 8] = [
+            "search_loop",
+            "abstention",
+            "policy",
+            "repeated_call",
+            "unrecovered_tool_error",
+            "context_overflow",
+            "wrong_answer",
+            "truncation",
+        ];
+        const TRACES: [(&str, &str, &[&str]); 5] = [
+            (
+                "fc2cdab304bd903931b3e698c585e8fb",
+                "p-da566af9157f",
+                &["search_loop"],
+            ),
+            (
+                "6d1f9d67a2d4f7d2f0d0793b00931995",
+                "p-bd4d333e967c",
+                &["abstention", "wrong_answer"],
+            ),
+            ("8bf3879339eba84583941e17ec56b3de", "p-273ca74e6e50", &[]),
+            ("3a9e507a0f6dd628395d642ce5db5a3e", "p-0fa9aeb3af7f", &[]),
+            (
+                "2ab3b6c1e8913b1951ea564e20404848",
+                "p-d36f174afef1",
+                &["wrong_answer", "truncation"],
+            ),
+        ];
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/labels.json");
+        let mut c = Calibration::new(read_labels(&path).unwrap());
+        c.split(split.map(|s| SplitFilter::parse(s).unwrap()));
+        for (trace, scenario, fired) in TRACES {
+            for check in CHECKS {
+                c.add_verdict(trace, scenario, check, fired.contains(&check));
+            }
+        }
+        c.finish()
+    }
+
+    #[test]
+    fn example_labels_score_the_shipped_traces() {
+        let r = example_report(Some("test"));
+        let by_name = |name: &str| r.checks.iter().find(|row| row.check == name).unwrap();
+        assert_eq!(
+            by_name("search_loop").all.confusion,
+            Confusion::new(1, 0, 4, 0)
+        );
+        // The abstaining trace has no wrong answer in it, but the golden check counts it as one.
+        assert_eq!(
+            by_name("wrong_answer").all.confusion,
+            Confusion::new(1, 1, 2, 0)
+        );
+        assert_eq!(by_name("wrong_answer").all.unlabelled, 1);
+        assert_eq!(by_name("policy").all.unlabelled, 5);
+        assert_eq!(r.checks_not_run, [("wrong_direction".to_string(), 1)]);
+        assert_eq!((r.labels_used, r.shadowed, r.missing_keys.keys), (28, 0, 0));
+        let table = render::render_table(&r);
+        let notes = render::notes(&r);
+        println!("{table}\n{}", notes.join("\n"));
+        assert!(table.contains("\nsplit test\n"));
+        assert_eq!(
+            notes,
+            [
+                "note: wrong_answer fired on every labelled trace in split test; κ 0.00 means no better than chance",
+                "note: 1 label(s) for checks that did not run: wrong_direction (1)",
+            ]
+        );
+    }
 }

@@ -134,18 +134,33 @@ fn estimate_cell(estimate: Option<Estimate>) -> String {
 /// fired, and every label that did not count.
 pub fn notes(report: &CalibrationReport) -> Vec<String> {
     let mut notes = Vec::new();
-    for CheckRow { check, all, .. } in &report.checks {
-        let c = &all.confusion;
-        if c.positives() > 0 && c.negatives() > 0 {
-            if c.fired() == 0 {
-                notes.push(format!(
-                    "note: {check} never fired on a labelled trace; κ 0.00 means no better than chance"
-                ));
-            } else if c.fired() == c.total() {
-                notes.push(format!(
-                    "note: {check} fired on every labelled trace; κ 0.00 means no better than chance"
-                ));
+    let held_out = report
+        .split
+        .as_ref()
+        .map(|name| format!(" in split {name}"));
+    for CheckRow {
+        check,
+        all,
+        held_out: held_out_metrics,
+    } in &report.checks
+    {
+        let sets = std::iter::once((all, String::new()))
+            .chain(held_out_metrics.as_ref().zip(held_out.clone()));
+        for (metrics, where_) in sets {
+            let c = &metrics.confusion;
+            if c.positives() == 0 || c.negatives() == 0 {
+                continue;
             }
+            let what = if c.fired() == 0 {
+                "never fired on a labelled trace"
+            } else if c.fired() == c.total() {
+                "fired on every labelled trace"
+            } else {
+                continue;
+            };
+            notes.push(format!(
+                "note: {check} {what}{where_}; κ 0.00 means no better than chance"
+            ));
         }
     }
     if !report.checks_not_run.is_empty() {
