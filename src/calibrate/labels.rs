@@ -318,10 +318,13 @@ fn read_csv(text: &str, sink: &mut Sink) -> Result<(), LabelError> {
 }
 
 fn parse_bool(text: &str) -> Option<bool> {
-    match text.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Some(true),
-        "false" | "0" | "no" => Some(false),
-        _ => None,
+    let is = |word: &str| text.eq_ignore_ascii_case(word);
+    if is("true") || is("1") || is("yes") {
+        Some(true)
+    } else if is("false") || is("0") || is("no") {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -368,8 +371,8 @@ fn split_csv(line: &str) -> Result<Vec<String>, String> {
 struct Sink<'p> {
     path: &'p Path,
     set: LabelSet,
-    /// (key, check) -> index in `set.labels`.
-    seen: HashMap<(String, String), usize>,
+    /// key -> indices in `set.labels` (a key has a handful of checks, scanned linearly).
+    seen: HashMap<String, Vec<usize>>,
     split_at: HashMap<String, Location>,
 }
 
@@ -417,8 +420,12 @@ impl<'p> Sink<'p> {
     }
 
     fn add(&mut self, key: &str, check: &str, value: bool, at: Location) -> Result<(), LabelError> {
-        let id = (key.to_string(), check.to_string());
-        if let Some(&index) = self.seen.get(&id) {
+        let labels = &self.set.labels;
+        let earlier = self
+            .seen
+            .get(key)
+            .and_then(|indices| indices.iter().copied().find(|&i| labels[i].check == check));
+        if let Some(index) = earlier {
             let first = &self.set.labels[index];
             if first.value == value {
                 self.set.duplicates += 1;
@@ -426,14 +433,20 @@ impl<'p> Sink<'p> {
             }
             return Err(LabelError::Conflict(Box::new(Conflict {
                 path: self.path.to_path_buf(),
-                subject: format!("labels for {} / {}", id.0, id.1),
+                subject: format!("labels for {key} / {check}"),
                 first: first.location,
                 first_value: first.value.to_string(),
                 second: at,
                 second_value: value.to_string(),
             })));
         }
-        self.seen.insert(id, self.set.labels.len());
+        let index = self.set.labels.len();
+        match self.seen.get_mut(key) {
+            Some(indices) => indices.push(index),
+            None => {
+                self.seen.insert(key.to_string(), vec![index]);
+            }
+        }
         self.set.labels.push(Label {
             key: key.to_string(),
             check: check.to_string(),

@@ -142,12 +142,12 @@ pub struct CalibrationReport {
 #[derive(Debug)]
 pub struct Calibration {
     labels: Vec<Label>,
-    splits: HashMap<String, String>,
     duplicates: usize,
     by_key: HashMap<String, KeyEntry>,
     used: Vec<bool>,
     split: Option<String>,
     check_index: HashMap<String, usize>,
+    last_check: usize,
     checks: Vec<CheckRow>,
     rows: Vec<TraceRow>,
 }
@@ -156,6 +156,8 @@ pub struct Calibration {
 struct KeyEntry {
     /// Indices into `Calibration::labels`.
     labels: Vec<usize>,
+    split: Option<String>,
+    /// The key matched a trace id or scenario key of the input.
     seen: bool,
 }
 
@@ -175,14 +177,17 @@ impl Calibration {
                 .labels
                 .push(index);
         }
+        for (key, split) in splits {
+            by_key.entry(key).or_default().split = Some(split);
+        }
         Calibration {
             used: vec![false; labels.len()],
             labels,
-            splits,
             duplicates,
             by_key,
             split: None,
             check_index: HashMap::new(),
+            last_check: 0,
             checks: Vec::new(),
             rows: Vec::new(),
         }
@@ -199,14 +204,33 @@ impl Calibration {
 
     /// Scores one verdict of `check` on the trace `trace_id` with scenario key `scenario`.
     pub fn add_verdict(&mut self, trace_id: &str, scenario: &str, check: &str, detected: bool) {
-        let found = self
-            .find_label(trace_id, check)
-            .or_else(|| self.find_label(scenario, check));
-        for key in [trace_id, scenario] {
-            if let Some(entry) = self.by_key.get_mut(key) {
+        let labels = &self.labels;
+        // One map probe per key: the probe marks the key seen and finds its label and split at once.
+        let mut probe = |key: &str| {
+            self.by_key.get_mut(key).map(|entry| {
                 entry.seen = true;
-            }
-        }
+                let label = entry
+                    .labels
+                    .iter()
+                    .copied()
+                    .find(|&index| labels[index].check == check);
+                (label, entry.split.clone())
+            })
+        };
+        let by_trace = probe(trace_id);
+        let by_scenario = if scenario == trace_id {
+            None
+        } else {
+            probe(scenario)
+        };
+        // The trace id's label wins; an unlabelled verdict takes the trace id's split, else the scenario's.
+        let (found, split) = match (by_trace, by_scenario) {
+            (Some((Some(index), split)), _) => (Some(index), split),
+            (_, Some((Some(index), split))) => (Some(index), split),
+            (Some((None, Some(split))), _) => (None, Some(split)),
+            (_, Some((None, split))) => (None, split),
+            _ => (None, None),
+        };
         let (label, label_key) = match found {
             Some(index) => {
                 self.used[index] = true;
@@ -215,28 +239,8 @@ impl Calibration {
             }
             None => (None, None),
         };
-        let split = match &label_key {
-            Some(key) => self.splits.get(key),
-            None => self
-                .splits
-                .get(trace_id)
-                .or_else(|| self.splits.get(scenario)),
-        }
-        .cloned();
 
-        let index = match self.check_index.get(check) {
-            Some(&index) => index,
-            None => {
-                self.check_index
-                    .insert(check.to_string(), self.checks.len());
-                self.checks.push(CheckRow {
-                    check: check.to_string(),
-                    all: CheckMetrics::default(),
-                    held_out: self.split.as_ref().map(|_| CheckMetrics::default()),
-                });
-                self.checks.len() - 1
-            }
-        };
+        let index = self.check_slot(check);
         let row = &mut self.checks[index];
         row.all.add(label, detected);
         if let (Some(held_out), Some(wanted)) = (&mut row.held_out, &self.split)
@@ -255,13 +259,31 @@ impl Calibration {
         });
     }
 
-    fn find_label(&self, key: &str, check: &str) -> Option<usize> {
-        let entry = self.by_key.get(key)?;
-        entry
-            .labels
-            .iter()
-            .copied()
-            .find(|&index| self.labels[index].check == check)
+    /// The check's row, created on its first verdict. Runners give a check's verdicts in runs, so the
+    /// last slot is tried before the map.
+    fn check_slot(&mut self, check: &str) -> usize {
+        if self
+            .checks
+            .get(self.last_check)
+            .is_some_and(|row| row.check == check)
+        {
+            return self.last_check;
+        }
+        let index = match self.check_index.get(check) {
+            Some(&index) => index,
+            None => {
+                self.check_index
+                    .insert(check.to_string(), self.checks.len());
+                self.checks.push(CheckRow {
+                    check: check.to_string(),
+                    all: CheckMetrics::default(),
+                    held_out: self.split.as_ref().map(|_| CheckMetrics::default()),
+                });
+                self.checks.len() - 1
+            }
+        };
+        self.last_check = index;
+        index
     }
 
     /// The report; every label is either used or accounted for.
@@ -490,5 +512,58 @@ mod tests {
                 "note: 1 label(s) for checks that did not run: wrong_direction (1)",
             ]
         );
+    }
+}
+#[cfg(test)]
+mod perf_probe {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn probe_100k() {
+        const CHECKS: [&str; 6] = [
+            "search_loop",
+            "abstention",
+            "policy",
+            "repeated_call",
+            "unrecovered_tool_error",
+            "context_overflow",
+        ];
+        let mut text = String::from("key,check,label,split\n");
+        for t in 0..100_000 {
+            for (i, c) in CHECKS.iter().enumerate() {
+                let split = if t % 3 == 0 { "test" } else { "train" };
+                text.push_str(&format!("{t:032x},{c},{},{split}\n", (t + i) % 7 == 0));
+            }
+        }
+        let path = std::env::temp_dir().join("faultgate-probe-labels.csv");
+        std::fs::write(&path, &text).unwrap();
+        let start = std::time::Instant::now();
+        let set = read_labels(&path).unwrap();
+        let read = start.elapsed();
+        let mut c = Calibration::new(set);
+        c.split(Some(SplitFilter::parse("test").unwrap()));
+        for t in 0..100_000u64 {
+            let id = format!("{t:032x}");
+            let scenario = format!("p-{t:012x}");
+            for (i, check) in CHECKS.iter().enumerate() {
+                c.add_verdict(&id, &scenario, check, (t as usize + i).is_multiple_of(5));
+            }
+        }
+        let r = c.finish();
+        let scored = start.elapsed();
+        let v = render::to_json(&r);
+        let table = render::render_table(&r);
+        let dir = std::env::temp_dir().join("faultgate-probe-pq");
+        parquet::write_parquet(&r, &dir).unwrap();
+        eprintln!(
+            "read {:?} scored {:?} all {:?} rows {} used {} {}",
+            read,
+            scored,
+            start.elapsed(),
+            r.rows.len(),
+            r.labels_used,
+            v["checks"][0]["all"]["n"]
+        );
+        eprintln!("{table}");
     }
 }
