@@ -82,6 +82,8 @@ fn table(rows: &[(&str, &CheckMetrics)]) -> String {
             c.precision()
                 .map_or_else(|| UNDEFINED.to_string(), |p| fmt_fixed(p, 2)),
             match c.kappa() {
+                // A κ of −0.001 is chance agreement, not a signed finding: print it as 0.00.
+                Ok(k) if k.abs() < 0.005 => fmt_fixed(0.0, 2),
                 Ok(k) => fmt_fixed(k, 2),
                 Err(why) => format!("{UNDEFINED} ({why})"),
             },
