@@ -11,6 +11,7 @@
 //!
 //! The command line in `main.rs` is a thin layer over [`cli`].
 
+pub mod calibrate;
 pub mod checks;
 pub mod cli;
 pub mod error;
