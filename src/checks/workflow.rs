@@ -70,3 +70,68 @@ impl Check for WorkflowCheck {
         Verdict::sure(detected, listed.join("; "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+    use crate::workflow::{SpecConfig, Workflow};
+
+    fn context() -> CheckContext {
+        let config: SpecConfig = serde_json::from_value(json!({
+            "mandatory_checkpoints": [{"checkpoint_id": "confirm", "must_precede": "send"}],
+            "handoff_contracts": [{"from_agent": "a", "to_agent": "b", "required_fields": ["x"]}]
+        }))
+        .expect("spec");
+        CheckContext {
+            workflow: Some(Workflow::compile(config).expect("valid spec")),
+            ..CheckContext::default()
+        }
+    }
+
+    fn run(spec: TraceSpec) -> Verdict {
+        spec.root_attr("gen_ai.agent.name", json!("a"))
+            .run_with(&WorkflowCheck, &context())
+    }
+
+    #[test]
+    fn blocks_name_code_and_message_and_fire() {
+        let v = run(TraceSpec::new().step("send", "{}", "ok"));
+        assert_eq!(
+            v,
+            Verdict::sure(
+                true,
+                "checkpoint-skipped: mandatory confirmation never happened: checkpoint 'confirm' absent from trajectory, guarded action 'send' executed at seq 1"
+            )
+        );
+    }
+
+    #[test]
+    fn warnings_alone_do_not_fire_and_a_clean_road_conforms() {
+        let warned = run(TraceSpec::new()
+            .step("confirm", "{}", "ok")
+            .step("transfer_to_c", "{}", "ok")
+            .step("send", "{}", "ok"));
+        assert!(!warned.detected);
+        assert!(
+            warned
+                .reason
+                .starts_with("uncontracted-handoff: a->c (seq 2)"),
+            "{}",
+            warned.reason
+        );
+        let clean = run(TraceSpec::new()
+            .step("transfer_to_b", r#"{"x": 1}"#, "ok")
+            .step("confirm", "{}", "ok")
+            .step("send", "{}", "ok"));
+        assert_eq!(clean, Verdict::sure(false, CONFORMS));
+    }
+
+    #[test]
+    fn without_a_spec_nothing_is_judged() {
+        let v = TraceSpec::new().run(&WorkflowCheck);
+        assert_eq!((v.detected, v.confidence), (false, 0.0));
+    }
+}

@@ -279,3 +279,154 @@ fn payload_fields(args: &Map<String, Value>) -> Vec<PayloadField> {
         .map(|(name, entry)| PayloadField::from_entry(name, entry))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+    use crate::model::{Span, attr};
+    use crate::table::TraceBatch;
+    use crate::workflow::SpecConfig;
+
+    fn workflow() -> Workflow {
+        let config: SpecConfig = serde_json::from_value(json!({
+            "mandatory_checkpoints": [{"checkpoint_id": "confirm", "must_precede": "send"}]
+        }))
+        .expect("spec");
+        Workflow::compile(config).expect("valid spec")
+    }
+
+    fn events_of(spec: TraceSpec) -> Vec<Event> {
+        let batch = TraceBatch::build(&[spec.build()]);
+        trace_events(&TraceView::new(&batch, 0), &workflow())
+    }
+
+    fn agent_span(id: &str, parent: &str, name: &str, start: i64) -> impl FnOnce(&mut Span) {
+        let (id, parent, name) = (id.to_string(), parent.to_string(), name.to_string());
+        move |span: &mut Span| {
+            span.span_id = id;
+            span.parent_id = Some(parent);
+            span.start_ns = start;
+            span.attrs
+                .insert(attr::OPERATION_NAME.into(), json!("invoke_agent"));
+            span.attrs.insert(attr::AGENT_NAME.into(), json!(name));
+        }
+    }
+
+    fn handoff(event: &Event) -> &Handoff {
+        match event {
+            Event::Handoff(h) => h,
+            other => panic!("expected a handoff, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_transfer_recorded_three_ways_is_one_handoff_with_the_call_payload() {
+        let spec = TraceSpec::new()
+            .root_attr(attr::AGENT_NAME, json!("triage"))
+            .step(
+                "transfer_to_billing",
+                r#"{"order_id": {"value": "o7", "verified": true}, "note": "late"}"#,
+                "ok",
+            )
+            .chat_span(|s| {
+                s.name = "handoff".into();
+                s.attrs.insert("from_agent".into(), json!("triage"));
+                s.attrs.insert("to_agent".into(), json!("billing"));
+            })
+            .chat_span(agent_span("billing", "root", "billing", 1_030))
+            .span_with("refund", r#"{"order_id": "o7"}"#, "ok", |s| {
+                s.parent_id = Some("billing".into());
+                s.start_ns = 1_040;
+            });
+        let events = events_of(spec);
+        assert_eq!(events.len(), 2, "{events:?}");
+        let h = handoff(&events[0]);
+        assert_eq!((h.seq, h.border().as_str()), (1, "triage->billing"));
+        assert_eq!(h.payload.len(), 2);
+        assert!(h.field("order_id").is_some_and(|f| f.verified));
+        assert!(h.field("note").is_some_and(|f| !f.verified));
+        match &events[1] {
+            Event::Action(a) => {
+                assert_eq!((a.seq, a.agent.as_str()), (2, "billing"));
+                assert_eq!(a.args.get("order_id"), Some(&json!("o7")));
+            }
+            other => panic!("expected the refund action, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn invoke_agent_hands_off_only_to_a_different_agent_and_carries_its_payload() {
+        let spec = TraceSpec::new()
+            .root_attr(attr::AGENT_NAME, json!("lead"))
+            .chat_span(agent_span("again", "root", "lead", 1_010))
+            .chat_span(|s| {
+                agent_span("sub", "again", "worker", 1_020)(s);
+                s.attrs.insert(
+                    attr::HANDOFF_PAYLOAD.into(),
+                    json!(r#"{"rows": {"value": 3, "verified": false}}"#),
+                );
+            });
+        let events = events_of(spec);
+        assert_eq!(events.len(), 1, "{events:?}");
+        let h = handoff(&events[0]);
+        assert_eq!(h.border(), "lead->worker");
+        assert_eq!(
+            h.field("rows").map(|f| (&f.value, f.verified)),
+            Some((&json!(3), false))
+        );
+    }
+
+    #[test]
+    fn checkpoints_come_from_named_steps_and_span_attributes_once_each() {
+        let spec = TraceSpec::new()
+            .span_with("confirm", r#"{"confirmed_by": "owner"}"#, "yes", |s| {
+                // The same checkpoint also marked on its own span: still one checkpoint.
+                s.attrs.insert(attr::CHECKPOINT.into(), json!("confirm"));
+            })
+            .chat_span(|s| {
+                s.attrs.insert(attr::CHECKPOINT.into(), json!("review"));
+                s.attrs.insert(attr::CONFIRMED_BY.into(), json!("lead"));
+            })
+            .step("send", "not json", "sent");
+        let events = events_of(spec);
+        let seen: Vec<(i64, String, Option<String>)> = events
+            .iter()
+            .map(|e| match e {
+                Event::Checkpoint(c) => (c.seq, c.checkpoint_id.clone(), c.confirmed_by.clone()),
+                Event::Action(a) => {
+                    assert!(a.args.is_empty(), "non-object arguments give no args");
+                    (a.seq, a.action_type.clone(), None)
+                }
+                Event::Handoff(h) => (h.seq, h.border(), None),
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (1, "confirm".to_string(), Some("owner".to_string())),
+                (2, "review".to_string(), Some("lead".to_string())),
+                (3, "send".to_string(), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_parent_cycle_ends_the_agent_walk() {
+        let spec = TraceSpec::new()
+            .chat_span(|s| {
+                s.span_id = "a".into();
+                s.parent_id = Some("b".into());
+            })
+            .chat_span(|s| {
+                s.span_id = "b".into();
+                s.parent_id = Some("a".into());
+            })
+            .span_with("send", "{}", "ok", |s| s.parent_id = Some("a".into()));
+        let events = events_of(spec);
+        assert_eq!(events.len(), 1);
+        assert!(matches!(&events[0], Event::Action(a) if a.agent.is_empty()));
+    }
+}
