@@ -65,6 +65,11 @@ pub mod attr {
     pub const COST_USD: &str = "faultgate.cost_usd";
     pub const CONFIRMED: &str = "faultgate.confirmed";
     pub const CHECKPOINT: &str = "faultgate.checkpoint";
+    pub const CONFIRMED_BY: &str = "faultgate.confirmed_by";
+    pub const HANDOFF_PAYLOAD: &str = "faultgate.handoff.payload";
+    /// OpenAI Agents SDK handoff spans name both ends.
+    pub const HANDOFF_FROM: &str = "from_agent";
+    pub const HANDOFF_TO: &str = "to_agent";
     pub const ENDUSER_ID: &str = "enduser.id";
 
     pub const OP_INVOKE_AGENT: &str = "invoke_agent";

@@ -16,6 +16,7 @@ pub mod testing;
 pub mod truncation;
 pub mod unrecovered_tool_error;
 pub mod view;
+pub mod workflow;
 pub mod wrong_answer;
 pub mod wrong_direction;
 
@@ -49,4 +50,6 @@ pub struct CheckContext {
     pub golden: Option<Golden>,
     pub outcomes: Option<Outcomes>,
     pub policy: crate::policy::Policy,
+    /// The workflow spec of `--workflow`; the `workflow` check needs it.
+    pub workflow: Option<crate::workflow::Workflow>,
 }

@@ -9,6 +9,8 @@ pub enum CheckKind {
     Golden,
     Judge,
     Outcome,
+    /// Needs a workflow spec (`--workflow`).
+    Workflow,
 }
 
 impl CheckKind {
@@ -18,6 +20,7 @@ impl CheckKind {
             CheckKind::Golden => "golden",
             CheckKind::Judge => "judge",
             CheckKind::Outcome => "outcome",
+            CheckKind::Workflow => "spec",
         }
     }
 }
@@ -48,6 +51,7 @@ pub static ALL: &[&dyn Check] = &[
     &super::truncation::Truncation,
     &super::wrong_direction::WrongDirection,
     &super::outcome::Outcome,
+    &super::workflow::WorkflowCheck,
 ];
 
 /// The check with this name.

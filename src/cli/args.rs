@@ -58,6 +58,9 @@ pub struct RunArgs {
     /// Recorded outcomes (true / false) by scenario key or prompt.
     #[arg(long)]
     pub outcomes: Option<PathBuf>,
+    /// Workflow spec (as for `conform`): runs the workflow check on every trace.
+    #[arg(long, value_name = "SPEC")]
+    pub workflow: Option<PathBuf>,
     /// Trace format of the inputs.
     #[arg(long, value_enum, default_value = "auto")]
     pub format: Format,

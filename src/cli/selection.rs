@@ -19,7 +19,7 @@ pub struct Resolved {
 }
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
-/// redaction.
+/// redaction. The workflow spec (not in 0.4.1) is read right after the outcomes.
 pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
     let policy = match &args.policy {
         Some(path) => crate::policy::Policy::from_path(path)?,
@@ -31,13 +31,20 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         .as_deref()
         .map(Outcomes::from_path)
         .transpose()?;
+    let workflow = args
+        .workflow
+        .as_deref()
+        .map(crate::workflow::Workflow::load)
+        .transpose()?;
 
     let joined = args.check.join(",");
     let selected: Vec<&'static dyn Check> = if joined.is_empty() {
         ALL.iter()
             .copied()
             .filter(|c| {
-                c.default_enabled() || (c.kind() == CheckKind::Outcome && outcomes.is_some())
+                c.default_enabled()
+                    || (c.kind() == CheckKind::Outcome && outcomes.is_some())
+                    || (c.kind() == CheckKind::Workflow && workflow.is_some())
             })
             .collect()
     } else {
@@ -71,6 +78,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         CheckKind::Rule => true,
         CheckKind::Golden => golden.is_some(),
         CheckKind::Outcome => outcomes.is_some(),
+        CheckKind::Workflow => workflow.is_some(),
         CheckKind::Judge => args.judge.is_some(),
     };
     let dropped: Vec<&'static dyn Check> = selected.iter().copied().filter(|c| !bound(c)).collect();
@@ -98,12 +106,20 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         if !names_of(CheckKind::Outcome).is_empty() {
             parts.push("outcome needs --outcomes outcomes.json".to_string());
         }
+        if !names_of(CheckKind::Workflow).is_empty() {
+            parts.push("workflow needs --workflow spec.json".to_string());
+        }
         return Err(Fatal(format!("nothing to run: {}", parts.join("; "))));
     }
     let mut notes = Vec::new();
     for name in names_of(CheckKind::Outcome) {
         notes.push(format!(
             "note: {name} skipped — it needs --outcomes outcomes.json (true / false per scenario)"
+        ));
+    }
+    for name in names_of(CheckKind::Workflow) {
+        notes.push(format!(
+            "note: {name} skipped — it needs --workflow spec.json (a workflow spec, as for conform)"
         ));
     }
     for name in names_of(CheckKind::Judge) {
@@ -136,6 +152,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
                 golden,
                 outcomes,
                 policy,
+                workflow,
             },
             redaction,
             format: args.format,

@@ -424,6 +424,7 @@ mod tests {
             trace_count: items.len(),
             scenario_clean: items.iter().map(|(k, c)| (k.to_string(), *c)).collect(),
             policy_violations: Vec::new(),
+            workflow_violations: None,
             usage: Default::default(),
         }
     }

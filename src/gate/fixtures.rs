@@ -35,6 +35,7 @@ fn summary(dirty: &[&str], latency_ms: &[f64]) -> RunSummary {
             .map(|k| (k.to_string(), !dirty.contains(k)))
             .collect(),
         policy_violations: Vec::new(),
+        workflow_violations: None,
         usage: [Vec::new(), latency_ms.to_vec(), Vec::new()],
     }
 }

@@ -23,6 +23,9 @@ use std::collections::HashMap;
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
 pub use verdict::{Gate, UsageDelta, Verdict, evaluate};
 
+/// The check whose firing is a hard block besides `policy`.
+const WORKFLOW_CHECK: &str = "workflow";
+
 /// Names of the usage measures, in the order of band.json's `usage` object.
 pub const MEASURES: [&str; 3] = ["tokens", "latency_ms", "cost_usd"];
 
@@ -39,6 +42,9 @@ pub struct RunSummary {
     pub scenario_clean: Vec<(String, bool)>,
     /// Trace ids where the `policy` check fired, in report order.
     pub policy_violations: Vec<String>,
+    /// Trace ids where `workflow` fired, in report order; `None` when the workflow check did not run, so
+    /// that runs without `--workflow` keep 0.4.1's gate object.
+    pub workflow_violations: Option<Vec<String>>,
     /// Per measure of [`MEASURES`]: the values recorded, one per distinct trace id in the order of the
     /// report's `measures` map, traces without the measure skipped.
     ///
@@ -222,6 +228,13 @@ impl RunSummary {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            workflow_violations: report.checks.iter().any(|c| c == WORKFLOW_CHECK).then(|| {
+                report
+                    .fired_on(WORKFLOW_CHECK)
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            }),
             usage,
         }
     }

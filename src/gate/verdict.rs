@@ -71,6 +71,9 @@ pub struct Gate {
     pub missing: Vec<Value>,
     /// Candidate trace ids where `policy` fired: each one fails the gate.
     pub policy_violations: Vec<String>,
+    /// Candidate trace ids where `workflow` fired: each one fails the gate. `None` when the workflow
+    /// check did not run; then the gate object has no `workflow_violations` key, as in 0.4.1.
+    pub workflow_violations: Option<Vec<String>>,
     pub warnings: Vec<String>,
     /// Band `clean_rate.min` and `max` as numbers, for the terminal line.
     lo: f64,
@@ -101,7 +104,12 @@ pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
     let pass_threshold = band.lo - 1.0 / n_f;
     let fail_threshold = band.lo - 3.0 / n_f;
     let mut stats = test_drop(&band.per_run, rate, n);
-    let verdict = if !candidate.policy_violations.is_empty() || rate < fail_threshold - EPSILON {
+    let hard_block = !candidate.policy_violations.is_empty()
+        || candidate
+            .workflow_violations
+            .as_ref()
+            .is_some_and(|v| !v.is_empty());
+    let verdict = if hard_block || rate < fail_threshold - EPSILON {
         Verdict::Fail
     } else if rate >= pass_threshold - EPSILON {
         Verdict::Pass
@@ -154,6 +162,7 @@ pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
         regressions,
         missing,
         policy_violations: candidate.policy_violations.clone(),
+        workflow_violations: candidate.workflow_violations.clone(),
         warnings,
         lo: band.lo,
         hi: band.hi,
@@ -213,6 +222,12 @@ impl Gate {
             "policy_violations".into(),
             Value::from(self.policy_violations.clone()),
         );
+        if let Some(violations) = &self.workflow_violations {
+            gate.insert(
+                "workflow_violations".into(),
+                Value::from(violations.clone()),
+            );
+        }
         gate.insert("warnings".into(), Value::from(self.warnings.clone()));
         Value::Object(gate)
     }
@@ -252,6 +267,12 @@ impl Gate {
                 self.policy_violations.len()
             ));
         }
+        if let Some(violations) = self.workflow_violations.as_ref().filter(|v| !v.is_empty()) {
+            stdout.push(format!(
+                "gate: FAIL \u{b7} workflow violation in {} trace(s) (hard block)",
+                violations.len()
+            ));
+        }
         if !self.regressions.is_empty() {
             let keys: Vec<String> = self.regressions.iter().map(py_str).collect();
             stdout.push(format!(
@@ -288,6 +309,7 @@ mod tests {
             trace_count: items.len(),
             scenario_clean: items.iter().map(|(k, c)| (k.to_string(), *c)).collect(),
             policy_violations: Vec::new(),
+            workflow_violations: None,
             usage: Default::default(),
         }
     }
@@ -523,6 +545,45 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
             stdout[1],
             "gate: FAIL · policy violation in 1 trace(s) (hard block)"
         );
+    }
+
+    #[test]
+    fn workflow_violation_blocks_an_otherwise_passing_candidate() {
+        let band = all_clean_band();
+        let mut run = with_failures(0);
+        run.workflow_violations = Some(vec!["t-skipped".into()]);
+        let gate = evaluate(&band, &run);
+        assert_eq!(gate.verdict, Verdict::Fail);
+        assert_eq!(gate.stats.required_n, None);
+        let (_, stdout) = gate.terminal_lines("2");
+        assert_eq!(
+            stdout[1..],
+            ["gate: FAIL · workflow violation in 1 trace(s) (hard block)"]
+        );
+        let value = gate.to_json();
+        let keys: Vec<&str> = value
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys[keys.len() - 3..],
+            ["policy_violations", "workflow_violations", "warnings"]
+        );
+        assert_eq!(value["workflow_violations"], json!(["t-skipped"]));
+    }
+
+    #[test]
+    fn workflow_check_without_violations_passes_and_is_listed() {
+        let band = all_clean_band();
+        let mut run = with_failures(0);
+        run.workflow_violations = Some(Vec::new());
+        let gate = evaluate(&band, &run);
+        assert_eq!(gate.verdict, Verdict::Pass);
+        assert_eq!(gate.terminal_lines("2").1.len(), 1);
+        assert_eq!(gate.to_json()["workflow_violations"], json!([]));
+        // Without the workflow check the gate object keeps 0.4.1's keys.
+        let plain = evaluate(&band, &with_failures(0)).to_json();
+        assert!(plain.get("workflow_violations").is_none());
     }
 
     #[test]

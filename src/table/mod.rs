@@ -152,6 +152,16 @@ impl TraceBatch {
     }
 }
 
+/// A handoff payload attribute as compact JSON: a string holding JSON is decoded first, since most
+/// exporters can only record strings.
+fn payload_json(value: &Value) -> String {
+    let decoded = match value {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok(),
+        _ => None,
+    };
+    serde_json::to_string(decoded.as_ref().unwrap_or(value)).unwrap_or_default()
+}
+
 #[derive(Default)]
 struct Builders {
     trace_id: StringBuilder,
@@ -187,6 +197,10 @@ struct Builders {
     agent_name: StringBuilder,
     operation: StringBuilder,
     checkpoint: StringBuilder,
+    confirmed_by: StringBuilder,
+    handoff_from: StringBuilder,
+    handoff_to: StringBuilder,
+    handoff_payload: StringBuilder,
 
     tool: StringBuilder,
     arguments: StringBuilder,
@@ -296,6 +310,18 @@ impl Builders {
             .append_option(span.attr(attr::OPERATION_NAME).map(py_str));
         self.checkpoint
             .append_option(span.attr(attr::CHECKPOINT).map(py_str));
+        self.confirmed_by
+            .append_option(span.attr(attr::CONFIRMED_BY).map(py_str));
+        let handoff = match (span.attr(attr::HANDOFF_FROM), span.attr(attr::HANDOFF_TO)) {
+            (Some(from), Some(to)) => Some((py_str(from), py_str(to))),
+            _ => None,
+        };
+        self.handoff_from
+            .append_option(handoff.as_ref().map(|(from, _)| from.as_str()));
+        self.handoff_to
+            .append_option(handoff.as_ref().map(|(_, to)| to.as_str()));
+        self.handoff_payload
+            .append_option(span.attr(attr::HANDOFF_PAYLOAD).map(payload_json));
     }
 
     fn finish(mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
@@ -343,6 +369,10 @@ impl Builders {
                 arc(self.agent_name.finish()),
                 arc(self.operation.finish()),
                 arc(self.checkpoint.finish()),
+                arc(self.confirmed_by.finish()),
+                arc(self.handoff_from.finish()),
+                arc(self.handoff_to.finish()),
+                arc(self.handoff_payload.finish()),
             ],
         )
         .expect("span columns match table::schema::SPANS");

@@ -46,6 +46,10 @@ pub const SPAN_OPENINFERENCE_KIND: &str = "has_openinference_kind";
 pub const SPAN_AGENT_NAME: &str = "agent_name";
 pub const SPAN_OPERATION: &str = "operation";
 pub const SPAN_CHECKPOINT: &str = "checkpoint";
+pub const SPAN_CONFIRMED_BY: &str = "confirmed_by";
+pub const SPAN_HANDOFF_FROM: &str = "handoff_from";
+pub const SPAN_HANDOFF_TO: &str = "handoff_to";
+pub const SPAN_HANDOFF_PAYLOAD: &str = "handoff_payload";
 
 pub const STEP_TOOL: &str = "tool";
 pub const STEP_ARGUMENTS: &str = "arguments";
@@ -113,6 +117,14 @@ pub static SPANS: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(SPAN_AGENT_NAME, DataType::Utf8),
         nullable(SPAN_OPERATION, DataType::Utf8),
         nullable(SPAN_CHECKPOINT, DataType::Utf8),
+        // str() of `faultgate.confirmed_by`: who confirmed the span's checkpoint.
+        nullable(SPAN_CONFIRMED_BY, DataType::Utf8),
+        // str() of `from_agent` / `to_agent`, set only when the span carries both (an agent-to-agent
+        // handoff span in the OpenAI Agents SDK style).
+        nullable(SPAN_HANDOFF_FROM, DataType::Utf8),
+        nullable(SPAN_HANDOFF_TO, DataType::Utf8),
+        // `faultgate.handoff.payload` as compact JSON (a JSON-text attribute is decoded first).
+        nullable(SPAN_HANDOFF_PAYLOAD, DataType::Utf8),
     ]))
 });
 

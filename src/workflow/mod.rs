@@ -17,6 +17,7 @@
 pub mod cli;
 pub mod draft;
 pub mod event;
+pub mod from_table;
 pub mod report;
 pub mod rules;
 pub mod spec;

@@ -1,0 +1,137 @@
+//! # workflow
+//!
+//! **What it detects.** A run that did not take the road a workflow spec (`--workflow spec.json`, the
+//! format of `faultgate conform`) demands: a mandatory checkpoint skipped or walked after the act it
+//! gates, a handoff contract broken, an unverified value consumed as ground truth or passed on through
+//! several agents, and the opt-in extensions (`every`, `confirmed_by`, `precedence`, `response`).
+//!
+//! **Why it matters.** A run can end well and still be wrong on the way; a workflow violation is a hard
+//! block at the gate, like a policy violation.
+//!
+//! **Example.** `send_report` with no `confirm_with_user` before it: `checkpoint-skipped: mandatory
+//! confirmation never happened: checkpoint 'confirm_with_user' absent from trajectory, guarded action
+//! 'send_report' executed at seq 5`.
+//!
+//! **Known limits.** The events are read from the trace as `crate::workflow::from_table` describes
+//! (tool steps, `faultgate.checkpoint` spans, agent-to-agent transfers); a checkpoint or handoff the trace
+//! does not record cannot be seen. Sequence numbers in reasons count these events, so they differ from
+//! a JSON-lines trajectory of the same run. Warnings (an uncontracted handoff) are listed in the reason
+//! but do not fire the check.
+
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use crate::workflow::{Severity, from_table};
+
+pub struct WorkflowCheck;
+
+/// The reason when the road conforms and nothing needs a warning.
+pub const CONFORMS: &str = "trajectory-conforms";
+
+impl Check for WorkflowCheck {
+    fn name(&self) -> &'static str {
+        "workflow"
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Workflow
+    }
+
+    fn description(&self) -> &'static str {
+        "The run broke the workflow spec: a mandatory checkpoint skipped or late, a handoff contract broken, an unverified value consumed or propagated (needs --workflow)."
+    }
+
+    fn default_enabled(&self) -> bool {
+        false
+    }
+
+    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
+        let Some(workflow) = &cx.workflow else {
+            return Verdict {
+                detected: false,
+                confidence: 0.0,
+                reason: "no workflow spec".into(),
+            };
+        };
+        let events = from_table::trace_events(trace, workflow);
+        let findings = workflow.evaluate(&events);
+        let detected = findings.iter().any(|f| f.severity == Severity::Block);
+        // Blocking findings first (the headline), then warnings; notes stay out of the reason.
+        let mut listed: Vec<String> = Vec::new();
+        for severity in [Severity::Block, Severity::Warn] {
+            listed.extend(
+                findings
+                    .iter()
+                    .filter(|f| f.severity == severity)
+                    .map(|f| format!("{}: {}", f.code, f.message)),
+            );
+        }
+        if listed.is_empty() {
+            listed.push(CONFORMS.to_string());
+        }
+        Verdict::sure(detected, listed.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::checks::testing::TraceSpec;
+    use crate::workflow::{SpecConfig, Workflow};
+
+    fn context() -> CheckContext {
+        let config: SpecConfig = serde_json::from_value(json!({
+            "mandatory_checkpoints": [{"checkpoint_id": "confirm", "must_precede": "send"}],
+            "handoff_contracts": [{"from_agent": "a", "to_agent": "b", "required_fields": ["x"]}]
+        }))
+        .expect("spec");
+        CheckContext {
+            workflow: Some(Workflow::compile(config).expect("valid spec")),
+            ..CheckContext::default()
+        }
+    }
+
+    fn run(spec: TraceSpec) -> Verdict {
+        spec.root_attr("gen_ai.agent.name", json!("a"))
+            .run_with(&WorkflowCheck, &context())
+    }
+
+    #[test]
+    fn blocks_name_code_and_message_and_fire() {
+        let v = run(TraceSpec::new().step("send", "{}", "ok"));
+        assert_eq!(
+            v,
+            Verdict::sure(
+                true,
+                "checkpoint-skipped: mandatory confirmation never happened: checkpoint 'confirm' absent from trajectory, guarded action 'send' executed at seq 1"
+            )
+        );
+    }
+
+    #[test]
+    fn warnings_alone_do_not_fire_and_a_clean_road_conforms() {
+        let warned = run(TraceSpec::new()
+            .step("confirm", "{}", "ok")
+            .step("transfer_to_c", "{}", "ok")
+            .step("send", "{}", "ok"));
+        assert!(!warned.detected);
+        assert!(
+            warned
+                .reason
+                .starts_with("uncontracted-handoff: a->c (seq 2)"),
+            "{}",
+            warned.reason
+        );
+        let clean = run(TraceSpec::new()
+            .step("transfer_to_b", r#"{"x": 1}"#, "ok")
+            .step("confirm", "{}", "ok")
+            .step("send", "{}", "ok"));
+        assert_eq!(clean, Verdict::sure(false, CONFORMS));
+    }
+
+    #[test]
+    fn without_a_spec_nothing_is_judged() {
+        let v = TraceSpec::new().run(&WorkflowCheck);
+        assert_eq!((v.detected, v.confidence), (false, 0.0));
+    }
+}
