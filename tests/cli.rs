@@ -286,5 +286,6 @@ fn checks_lists_every_check() {
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     assert!(out.starts_with("search_loop      rule   Run ended with no answer at the step budget"));
-    assert_eq!(out.lines().count(), 10);
+    assert_eq!(out.lines().count(), 11);
+    assert!(out.lines().last().unwrap().starts_with("workflow"));
 }
