@@ -23,6 +23,8 @@ pub struct RunSettings {
     pub context: CheckContext,
     pub redaction: Redaction,
     pub format: Format,
+    /// Keep each trace's raw scenario key in its result (for matching labels after the run).
+    pub keep_raw_scenario: bool,
 }
 
 /// The results of one file.
@@ -103,6 +105,9 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult>
             TraceResult {
                 trace_id: view.trace_id().to_string(),
                 scenario: settings.redaction.scenario_key(view.scenario()),
+                raw_scenario: settings
+                    .keep_raw_scenario
+                    .then(|| view.scenario().to_string()),
                 verdicts,
                 measures: Measures {
                     tokens,

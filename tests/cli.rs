@@ -289,3 +289,31 @@ fn checks_lists_every_check() {
     assert_eq!(out.lines().count(), 11);
     assert!(out.lines().last().unwrap().starts_with("workflow"));
 }
+
+#[test]
+fn calibrate_scores_the_shipped_labels() {
+    let dir = temp_dir("calibrate");
+    let report = dir.join("cal.json");
+    let o = faultgate(&[
+        "calibrate",
+        "examples/traces.json",
+        "--labels",
+        "examples/labels.json",
+        "--golden",
+        "examples/golden.json",
+        "--json",
+        path_str(&report),
+        "--parquet",
+        path_str(&dir.join("pq")),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let row = out.lines().find(|l| l.starts_with("wrong_answer")).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // n, positives, TP, FP, TN, FN: the abstaining trace is a false positive of wrong_answer.
+    assert_eq!(&cells[1..7], ["4", "1", "1", "1", "2", "0"]);
+    assert!(out.contains("1 label(s) for checks that did not run: wrong_direction"));
+    assert!(dir.join("pq/calibration_checks.parquet").exists());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(v.is_object());
+}

@@ -26,6 +26,8 @@ pub enum Command {
     Baseline(BaselineArgs),
     /// Replay recorded trajectories against a workflow spec (checkpoints, handoffs, propagation).
     Conform(crate::workflow::cli::ConformArgs),
+    /// Measure each check against human labels: TPR, TNR, precision, Cohen's kappa.
+    Calibrate(CalibrateArgs),
     /// List the checks.
     Checks,
     /// List the judge specs.
@@ -100,4 +102,25 @@ pub struct BaselineArgs {
     /// Where to write the band.
     #[arg(long, default_value = "band.json")]
     pub out: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CalibrateArgs {
+    /// Trace files or directories.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Human labels: JSON object, JSON lines or CSV (key, check, label[, split]).
+    #[arg(long)]
+    pub labels: PathBuf,
+    /// Also score the labels of this split (`test` or `split=test`).
+    #[arg(long)]
+    pub split: Option<String>,
+    /// Write the calibration report here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write calibration_checks.parquet and calibration_verdicts.parquet into this directory.
+    #[arg(long)]
+    pub parquet: Option<PathBuf>,
 }

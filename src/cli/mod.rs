@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod baseline;
+pub mod calibrate;
 pub mod check;
 pub mod run;
 pub mod selection;
@@ -34,6 +35,7 @@ pub fn main() -> i32 {
         Command::Conform(args) => {
             crate::workflow::cli::run(&args, &mut std::io::stdout().lock()).map_err(Fatal::from)
         }
+        Command::Calibrate(args) => calibrate::run(&args),
         Command::Checks => list_checks(),
         Command::Judges => list_judges(),
     };

@@ -156,6 +156,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             },
             redaction,
             format: args.format,
+            keep_raw_scenario: false,
         },
         judge: args.judge.clone().unwrap_or_else(|| "none".into()),
         redaction_name: redaction.name(),

@@ -26,6 +26,9 @@ pub struct TraceResult {
     pub scenario: String,
     pub verdicts: Vec<Verdict>,
     pub measures: Measures,
+    /// The raw scenario key, kept only for runs that match it against user files after the run
+    /// (calibration labels); never written out.
+    pub raw_scenario: Option<String>,
 }
 
 impl TraceResult {
