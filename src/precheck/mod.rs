@@ -218,7 +218,11 @@ pub fn format_name(format: Format, traces: &[RawTrace]) -> &'static str {
                 .iter()
                 .flat_map(|t| &t.spans)
                 .any(|s| s.attrs.contains_key("openinference.span.kind"));
-            if openinference { "openinference" } else { "otlp" }
+            if openinference {
+                "openinference"
+            } else {
+                "otlp"
+            }
         }
         other => other.name(),
     }

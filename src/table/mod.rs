@@ -133,7 +133,7 @@ impl TraceBatch {
     }
 
     /// A string column value that may be null.
-    pub fn opt_str<'a>(array: &'a StringArray, row: usize) -> Option<&'a str> {
+    pub fn opt_str(array: &StringArray, row: usize) -> Option<&str> {
         array.is_valid(row).then(|| array.value(row))
     }
 
