@@ -375,3 +375,18 @@ fn several_files_each_get_a_block() {
     assert!(lines[4].starts_with("precheck: FAILED"));
     assert_eq!(code, 2);
 }
+
+#[test]
+fn broken_json_is_reported_in_python_words() {
+    let dir = dir("broken");
+    std::fs::write(dir.join("broken.json"), "{\"resourceSpans\": [\n").expect("write");
+    let (code, out, _) = precheck(&dir, &["broken.json"]);
+    assert_eq!(
+        out,
+        "\
+error    -             cannot parse broken.json: Expecting value: line 2 column 1 (char 20)
+precheck: FAILED · format unknown · checked 0 of 0 traces · 0 tool steps read · 1 error(s), 0 warning(s)
+"
+    );
+    assert_eq!(code, 2);
+}

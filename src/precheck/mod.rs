@@ -10,6 +10,8 @@
 //!
 //! Reading problems are issues too, not failures: precheck exists to say what is wrong with a file.
 
+pub mod json_error;
+
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -180,6 +182,11 @@ fn read_failure(path: &Path, format: Format, error: &InputError) -> Precheck {
             ),
         ),
         InputError::Json { message, .. } => {
+            // Python's wording and position when the text is UTF-8 and Python rejects it too.
+            let python = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|text| json_error::python_json_error(&text));
+            let message = python.as_deref().unwrap_or(message);
             Precheck::failed("unknown".into(), format!("cannot parse {shown}: {message}"))
         }
         InputError::Invalid { message, .. } => Precheck::failed(
