@@ -21,6 +21,7 @@ pub mod ingest;
 pub mod model;
 pub mod pipeline;
 pub mod policy;
+pub mod precheck;
 pub mod pyfmt;
 pub mod pyjson;
 pub mod redact;

@@ -24,6 +24,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Check baseline runs and write the tolerance band they span.
     Baseline(BaselineArgs),
+    /// Check that trace files read the way the checks need, before a gate relies on them.
+    Precheck(PrecheckArgs),
     /// Replay recorded trajectories against a workflow spec (checkpoints, handoffs, propagation).
     Conform(crate::workflow::cli::ConformArgs),
     /// Measure each check against human labels: TPR, TNR, precision, Cohen's kappa.
@@ -123,4 +125,20 @@ pub struct CalibrateArgs {
     /// Write calibration_checks.parquet and calibration_verdicts.parquet into this directory.
     #[arg(long)]
     pub parquet: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PrecheckArgs {
+    /// Trace files or directories.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Trace format of the inputs.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: Format,
+    /// Traces to check per file, from the start; 0 or less checks every trace.
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true)]
+    pub sample: i64,
+    /// Policy file whose keys to list and whose result / latest rules to check against the traces.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
 }

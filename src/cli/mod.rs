@@ -7,6 +7,7 @@ pub mod args;
 pub mod baseline;
 pub mod calibrate;
 pub mod check;
+pub mod precheck;
 pub mod run;
 pub mod selection;
 
@@ -32,6 +33,7 @@ pub fn main() -> i32 {
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args, &raw_args),
         Command::Baseline(args) => baseline::run(&args),
+        Command::Precheck(args) => precheck::run(&args),
         Command::Conform(args) => {
             crate::workflow::cli::run(&args, &mut std::io::stdout().lock()).map_err(Fatal::from)
         }

@@ -1,0 +1,55 @@
+//! `faultgate precheck`: print what an export will look like to the checks, before a gate relies on it.
+//!
+//! A bad `--policy` is fatal (exit 2 before any file is read), as in `check`. Problems with the trace
+//! files themselves are not: they are issues in the output, and any error-level issue makes the exit
+//! code 2. Directories are walked like `check` does; with more than one file, each file's block is
+//! headed by its path.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::Fatal;
+use super::args::PrecheckArgs;
+use crate::error::display_path;
+use crate::precheck::{Options, precheck_file};
+
+pub fn run(args: &PrecheckArgs) -> Result<i32, Fatal> {
+    let mut out = std::io::stdout().lock();
+    let mut needs_json_results = false;
+    if let Some(path) = &args.policy {
+        let policy = crate::policy::Policy::from_path(path)?;
+        writeln!(out, "policy keys: {}", policy.key_summary())?;
+        needs_json_results = policy.needs_json_results();
+    }
+    let options = Options {
+        format: args.format,
+        sample: args.sample,
+        needs_json_results,
+    };
+    let files = files(&args.traces)?;
+    let mut code = 0;
+    for file in &files {
+        if files.len() > 1 {
+            writeln!(out, "file {}", display_path(file))?;
+        }
+        let result = precheck_file(file, &options);
+        out.write_all(result.render().as_bytes())?;
+        code = code.max(result.exit_code());
+    }
+    out.flush()?;
+    Ok(code)
+}
+
+/// The files to check: directories expanded (sorted, recursively); anything else is kept as given so
+/// that a missing or unreadable file is reported as that file's issue.
+fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Fatal> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(crate::ingest::expand_paths(std::slice::from_ref(path))?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
