@@ -14,7 +14,8 @@ use crate::redact::Redaction;
 use crate::report::{Measures, TraceResult};
 use crate::table::TraceBatch;
 use crate::table::schema::{
-    TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS, TRACE_OUTPUT_TOKENS,
+    TRACE_AGENT, TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS,
+    TRACE_OUTPUT_TOKENS,
 };
 
 /// What a run needs besides its files.
@@ -77,6 +78,7 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult>
     let tokens_out = batch.trace_i64(TRACE_OUTPUT_TOKENS);
     let latency = batch.trace_f64(TRACE_LATENCY_MS);
     let cost = batch.trace_f64(TRACE_COST_USD);
+    let agents = batch.trace_str(TRACE_AGENT);
     (0..batch.len())
         .into_par_iter()
         .map(|t| {
@@ -103,6 +105,10 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult>
             TraceResult {
                 trace_id: view.trace_id().to_string(),
                 scenario: settings.redaction.scenario_key(view.scenario()),
+                agent: TraceBatch::opt_str(agents, t)
+                    .map(|a| settings.redaction.mask(a).into_owned())
+                    .unwrap_or_default(),
+                steps: view.step_count(),
                 verdicts,
                 measures: Measures {
                     tokens,
