@@ -369,6 +369,145 @@ fn chart(gate: &Gate, band: &BandFile) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::Verdict as CheckVerdict;
+    use crate::gate::{RunSummary, evaluate};
+    use crate::report::{Measures, TraceResult};
+    use serde_json::json;
+
+    /// A run over `s00`..`s29` where `search_loop` fires on the first `failing` traces and `policy` on
+    /// the first `violations`.
+    fn report(failing: usize, violations: usize) -> Report {
+        let results = (0..30)
+            .map(|i| TraceResult {
+                trace_id: format!("trace{i:02}-0123456789abcdef"),
+                scenario: format!("s{i:02}"),
+                agent: "agent".into(),
+                steps: 3,
+                verdicts: vec![
+                    CheckVerdict::sure(
+                        i < failing,
+                        if i < failing {
+                            "no answer, 12 steps (cap)"
+                        } else {
+                            ""
+                        },
+                    ),
+                    CheckVerdict::sure(
+                        i < violations,
+                        if i < violations {
+                            "tool 'rm' is not allowed | x"
+                        } else {
+                            ""
+                        },
+                    ),
+                ],
+                measures: Measures::default(),
+            })
+            .collect();
+        Report {
+            judge: "none".into(),
+            checks: vec!["search_loop".into(), "policy".into()],
+            redaction: "builtin".into(),
+            results,
+        }
+    }
+
+    /// An all-clean two-run band over `s00`..`s29` (the spec's worked numbers).
+    fn band() -> BandFile {
+        let keys: Vec<String> = (0..30).map(|i| format!("s{i:02}")).collect();
+        let value = json!({
+            "judge": "none", "checks": ["search_loop", "policy"], "runs": 2, "n": 30,
+            "scenarios": keys, "clean_rate": {"min": 1, "max": 1, "mean": 1, "per_run": [1, 1]},
+            "clean_in_all_runs": keys, "usage": {"tokens": null, "latency_ms": null, "cost_usd": null},
+        });
+        BandFile::from_value(std::path::Path::new("band.json"), &value).expect("band")
+    }
+
+    fn render_against_band(report: &Report) -> (Gate, String) {
+        let band = band();
+        let gate = evaluate(&band, &RunSummary::from_report(report));
+        let text = render(&Summary {
+            report,
+            outcome: None,
+            gate: Some(GateContext {
+                gate: &gate,
+                band: &band,
+            }),
+            command: "faultgate check run.json --band band.json",
+        });
+        (gate, text)
+    }
+
+    #[test]
+    fn inconclusive_says_how_many_scenarios_are_missing() {
+        let (gate, text) = render_against_band(&report(2, 0));
+        assert_eq!(gate.verdict, Verdict::Inconclusive);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "## faultgate: INCONCLUSIVE");
+        assert_eq!(
+            lines[3],
+            "**Gate:** clean rate 0.93 vs band [1.00, 1.00] from 2 baseline runs \u{b7} fail below 0.90 \u{b7} p=0.072"
+        );
+        assert_eq!(
+            lines[4],
+            "Not enough evidence: a drop of 0.07 needs 89 scenarios (\u{3b1} 0.05, power 0.80); run 59 more."
+        );
+        assert_eq!(
+            lines[5],
+            "**Regressions** (clean in every baseline run, not now): `s00`, `s01`"
+        );
+        assert!(
+            text.contains("this run       ██████████████████▋·  0.93 INCONCLUSIVE"),
+            "{text}"
+        );
+        assert!(!text.contains("### Policy"));
+        assert!(text.ends_with("faultgate check run.json --band band.json\n```\n"));
+    }
+
+    #[test]
+    fn a_significant_drop_fails_without_the_inconclusive_line() {
+        let (gate, text) = render_against_band(&report(3, 0));
+        assert_eq!(gate.verdict, Verdict::Fail);
+        assert!(
+            text.starts_with("<!-- faultgate -->\n## faultgate: FAIL\n\n**Gate:** clean rate 0.90")
+        );
+        assert!(text.contains("p=0.034\n"));
+        assert!(!text.contains("Not enough evidence"));
+        assert!(text.contains("3/30 traces failed \u{b7} judge none \u{b7} redaction builtin"));
+    }
+
+    #[test]
+    fn a_policy_violation_is_a_hard_block_listing_each_broken_rule() {
+        let (gate, text) = render_against_band(&report(0, 1));
+        assert_eq!(gate.verdict, Verdict::Fail);
+        let block = "\n### Policy: hard block\n\nPolicy violated in 1 trace(s); the gate fails whatever the clean rate.\n\n\
+                     | trace | reason |\n|---|---|\n| `trace00-0123` | tool 'rm' is not allowed \\| x |\n";
+        assert!(text.contains(block), "{text}");
+        assert!(
+            text.contains("| s00 | `trace00-0123` | policy | tool 'rm' is not allowed \\| x |")
+        );
+        // Without a band the block comes from the fired policy check.
+        let plain = render(&Summary {
+            report: &report(0, 1),
+            outcome: None,
+            gate: None,
+            command: "faultgate check run.json",
+        });
+        assert!(plain.contains(block));
+        assert!(!plain.contains("faultgate:chart"));
+    }
+
+    #[test]
+    fn failing_traces_stop_at_twenty() {
+        let text = render(&Summary {
+            report: &report(25, 0),
+            outcome: None,
+            gate: None,
+            command: "faultgate check run.json",
+        });
+        assert!(text.contains("### Failing traces (first 20 of 25)"));
+        assert_eq!(text.matches("| search_loop | no answer").count(), 20);
+    }
 
     #[test]
     fn bar_fills_eighths_and_pads_to_the_scale() {
