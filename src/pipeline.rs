@@ -105,16 +105,16 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult>
             TraceResult {
                 trace_id: view.trace_id().to_string(),
                 scenario: settings.redaction.scenario_key(view.scenario()),
-                agent: TraceBatch::opt_str(agents, t)
-                    .map(|a| settings.redaction.mask(a).into_owned())
-                    .unwrap_or_default(),
-                steps: view.step_count(),
                 verdicts,
                 measures: Measures {
                     tokens,
                     latency_ms: TraceBatch::opt_f64(latency, t),
                     cost_usd: TraceBatch::opt_f64(cost, t),
                 },
+                agent: TraceBatch::opt_str(agents, t)
+                    .map(|a| settings.redaction.mask(a).into_owned())
+                    .unwrap_or_default(),
+                steps: view.step_count(),
             }
         })
         .collect()
