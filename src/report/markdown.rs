@@ -371,7 +371,7 @@ mod tests {
     use super::*;
     use crate::checks::Verdict as CheckVerdict;
     use crate::gate::{RunSummary, evaluate};
-    use crate::report::{Measures, TraceResult};
+    use crate::report::TraceResult;
     use serde_json::json;
 
     /// A run over `s00`..`s29` where `search_loop` fires on the first `failing` traces and `policy` on
@@ -401,7 +401,7 @@ mod tests {
                         },
                     ),
                 ],
-                measures: Measures::default(),
+                ..TraceResult::default()
             })
             .collect();
         Report {

@@ -23,7 +23,7 @@ pub struct Measures {
 }
 
 /// One trace's results, one verdict per active check in selection order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TraceResult {
     pub trace_id: String,
     /// The scenario key as written out (redacted when redaction is on).
