@@ -14,7 +14,8 @@ use crate::redact::Redaction;
 use crate::report::{Measures, TraceResult};
 use crate::table::TraceBatch;
 use crate::table::schema::{
-    TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS, TRACE_OUTPUT_TOKENS,
+    TRACE_AGENT, TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS,
+    TRACE_OUTPUT_TOKENS,
 };
 
 /// What a run needs besides its files.
@@ -79,6 +80,7 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult>
     let tokens_out = batch.trace_i64(TRACE_OUTPUT_TOKENS);
     let latency = batch.trace_f64(TRACE_LATENCY_MS);
     let cost = batch.trace_f64(TRACE_COST_USD);
+    let agents = batch.trace_str(TRACE_AGENT);
     (0..batch.len())
         .into_par_iter()
         .map(|t| {
@@ -114,6 +116,10 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult>
                     latency_ms: TraceBatch::opt_f64(latency, t),
                     cost_usd: TraceBatch::opt_f64(cost, t),
                 },
+                agent: TraceBatch::opt_str(agents, t)
+                    .map(|a| settings.redaction.mask(a).into_owned())
+                    .unwrap_or_default(),
+                steps: view.step_count(),
             }
         })
         .collect()

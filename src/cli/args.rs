@@ -92,6 +92,9 @@ pub struct CheckArgs {
     /// Gate against this band (from `faultgate baseline`).
     #[arg(long)]
     pub band: Option<PathBuf>,
+    /// Write verdicts.parquet and traces.parquet into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -104,6 +107,9 @@ pub struct BaselineArgs {
     /// Where to write the band.
     #[arg(long, default_value = "band.json")]
     pub out: PathBuf,
+    /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -9,19 +9,31 @@ use super::args::BaselineArgs;
 use super::run::{print_notes, run_paths};
 use super::selection::resolve;
 use crate::gate::{RunSummary, band, repeated_keys_warning};
-use crate::report::write_atomic;
+use crate::report::{parquet, repro, write_atomic};
 
 /// Runs `baseline`; returns 0 once the band is written.
 pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
     let resolved = resolve(&args.run)?;
     print_notes(&resolved)?;
     let mut builder = band::BandBuilder::new();
+    // Per-run clean flags are kept only when their tables are asked for.
+    let mut tables = args
+        .parquet
+        .as_ref()
+        .map(|_| parquet::BaselineTables::new());
     for run_path in &args.traces {
         let started = Instant::now();
         // A run may be a directory or archive of many files; it is reduced to its summary at once.
         let report = run_paths(std::slice::from_ref::<PathBuf>(run_path), &resolved)?;
-        let digest = builder.add_run(&RunSummary::from_report(&report));
+        let summary = RunSummary::from_report(&report);
         drop(report);
+        let digest = builder.add_run(&summary);
+        if let Some(tables) = &mut tables {
+            let shown = repro::display_path(run_path)
+                .unwrap_or_else(|| crate::error::display_path(run_path));
+            tables.add_run(shown, &summary);
+        }
+        drop(summary);
         let shown = run_path.to_string_lossy();
         writeln!(
             std::io::stdout(),
@@ -48,5 +60,11 @@ pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
         "{}",
         band.summary_line(&args.out.to_string_lossy())
     )?;
+    if let (Some(dir), Some(tables)) = (&args.parquet, &tables) {
+        tables
+            .write(dir, &band)
+            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+        writeln!(std::io::stdout(), "parquet written to {}", dir.display())?;
+    }
     Ok(0)
 }

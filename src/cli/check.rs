@@ -10,11 +10,11 @@ use super::run::{print_notes, run_paths};
 use super::selection::resolve;
 use crate::gate::{RunSummary, band::BandFile, verdict};
 use crate::pyfmt::fmt_fixed;
-use crate::report::{json, terminal, write_atomic};
+use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomic};
 
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL).
-pub fn run(args: &CheckArgs, _raw_args: &[String]) -> Result<i32, Fatal> {
+pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let resolved = resolve(&args.run)?;
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
@@ -76,6 +76,7 @@ pub fn run(args: &CheckArgs, _raw_args: &[String]) -> Result<i32, Fatal> {
         exit = gate.verdict.exit_code();
     }
 
+    let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
     if let Some(path) = &args.json {
         let mut value = json::report_value(&report);
         if let Some(o) = &outcome {
@@ -85,11 +86,89 @@ pub fn run(args: &CheckArgs, _raw_args: &[String]) -> Result<i32, Fatal> {
             value.insert("gate".into(), gate.to_json());
         }
         let text = crate::pyjson::to_pretty(&serde_json::Value::Object(value));
-        write_atomic(path, text.as_bytes())
-            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }
+    let command = (args.markdown.is_some() || args.audit.is_some()).then(|| {
+        let flags = check_long_flags();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        repro::command(raw_args, &flags)
+    });
+    let command = command.as_deref().unwrap_or_default();
+    if let Some(path) = &args.markdown {
+        let text = markdown::render(&markdown::Summary {
+            report: &report,
+            outcome: outcome.as_ref(),
+            gate: band
+                .as_ref()
+                .zip(gate.as_ref())
+                .map(|(band, (gate, _))| markdown::GateContext { gate, band }),
+            command,
+        });
+        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "markdown written to {}", path.display())?;
+    }
+    if let Some(dir) = &args.audit {
+        let inputs = audit_inputs(args)?;
+        audit::write(
+            dir,
+            &audit::Audit {
+                report: &report,
+                gate: gate.as_ref().map(|(g, _)| g),
+                exit_code: exit,
+                command,
+                inputs: &inputs,
+                created_utc: audit::utc_now(),
+            },
+        )
+        .map_err(|e| write_err(&e))?;
+        writeln!(out, "audit written to {}", dir.display())?;
+    }
+    if let Some(dir) = &args.parquet {
+        parquet::write_check(dir, &report).map_err(|e| write_err(&e))?;
+        writeln!(out, "parquet written to {}", dir.display())?;
+    }
     Ok(exit)
+}
+
+/// The long flags of `check`, to resolve abbreviations in the reproduce command as clap did.
+fn check_long_flags() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = super::args::Cli::command();
+    cli.find_subcommand("check")
+        .map(|sub| {
+            sub.get_arguments()
+                .filter_map(|a| a.get_long().map(String::from))
+                .chain(["help".to_string()])
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every input of the run in the audit's order: trace files (a directory lists each file it holds),
+/// then band, policy, golden and outcomes when given.
+fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
+    let mut inputs: Vec<audit::Input> = crate::ingest::expand_paths(&args.traces)?
+        .into_iter()
+        .map(|path| audit::Input {
+            role: "traces",
+            path,
+        })
+        .collect();
+    for (role, path) in [
+        ("band", &args.band),
+        ("policy", &args.run.policy),
+        ("golden", &args.run.golden),
+        ("outcomes", &args.run.outcomes),
+    ] {
+        if let Some(path) = path {
+            inputs.push(audit::Input {
+                role,
+                path: path.clone(),
+            });
+        }
+    }
+    Ok(inputs)
 }
 
 /// Reads a band file; a file that is not JSON or not a usable band is exit 2.

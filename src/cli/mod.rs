@@ -29,7 +29,11 @@ impl<E: std::fmt::Display> From<E> for Fatal {
 pub fn main() -> i32 {
     use clap::Parser;
     let cli = Cli::parse();
-    let raw_args: Vec<String> = std::env::args().skip(1).collect();
+    // Lossy, not `env::args()`: a non-UTF-8 argument must not panic (clap already accepted it).
+    let raw_args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args, &raw_args),
         Command::Baseline(args) => baseline::run(&args),

@@ -3,7 +3,11 @@
 //! Renderers (terminal, JSON, and the others) read only this model. Reasons and scenario keys stored here
 //! are already redacted.
 
+pub mod audit;
 pub mod json;
+pub mod markdown;
+pub mod parquet;
+pub mod repro;
 pub mod terminal;
 
 use std::collections::HashMap;
@@ -19,11 +23,15 @@ pub struct Measures {
 }
 
 /// One trace's results, one verdict per active check in selection order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TraceResult {
     pub trace_id: String,
     /// The scenario key as written out (redacted when redaction is on).
     pub scenario: String,
+    /// The agent name (masked like every text written out); empty when the trace names none.
+    pub agent: String,
+    /// Number of tool steps the trace took.
+    pub steps: usize,
     pub verdicts: Vec<Verdict>,
     pub measures: Measures,
     /// The raw scenario key, kept only for runs that match it against user files after the run

@@ -1,0 +1,224 @@
+//! The `--audit DIR` folder: what a reviewer needs to trust a verdict later.
+//!
+//! ## Files
+//!
+//! - `verdict.json`: `faultgate_version`, `created_utc` (`YYYY-MM-DDTHH:MM:SSZ`), `verdict`, `exit_code`,
+//!   `command` (the reproduce command), `inputs` (`role`, display `path`, `sha256` of the bytes, for the
+//!   traces, then band, policy, golden and outcomes when given), `judge`, `checks`, `redaction`,
+//!   `traces`, `failed_traces` (a count), `fired`, `gate` (the gate object or null).
+//! - `failing_traces.json`: one object per failing trace in report order: `trace_id`, `scenario` (of its
+//!   first result), `checks` (`check` and redacted `reason` per detected result). No payloads.
+//! - `repro.sh`: the install line and the reproduce command.
+//!
+//! Differences from faultgate 0.4.1: `faultgate_version` is this crate's version, not `0.4.1`; every
+//! trace file of a multi-file or directory run is listed with role `traces`; and `created_utc` honours
+//! `SOURCE_DATE_EPOCH` so reproducible builds can pin it. Each file is written atomically.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::markdown::{overall_verdict, results_by_id};
+use super::repro::{PIP_INSTALL, display_path};
+use super::{Report, write_atomic};
+use crate::gate::Gate;
+
+/// One input file of the run and the role it played.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// `traces`, `band`, `policy`, `golden` or `outcomes`.
+    pub role: &'static str,
+    pub path: PathBuf,
+}
+
+/// Everything the audit folder records.
+pub struct Audit<'a> {
+    pub report: &'a Report,
+    pub gate: Option<&'a Gate>,
+    /// The 0/1 exit code of the run, computed before any output was written.
+    pub exit_code: i32,
+    /// The reproduce command ([`super::repro::command`]).
+    pub command: &'a str,
+    pub inputs: &'a [Input],
+    /// `YYYY-MM-DDTHH:MM:SSZ` ([`utc_now`]).
+    pub created_utc: String,
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`, or the time `SOURCE_DATE_EPOCH` names when set.
+pub fn utc_now() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        });
+    format_utc(secs)
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian calendar).
+pub fn format_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rest = secs.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// Lowercase hex SHA-256 of a file's bytes, read in blocks.
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// verdict.json.
+///
+/// # Errors
+///
+/// An input file that can no longer be read for its digest.
+pub fn verdict_value(audit: &Audit<'_>) -> std::io::Result<Value> {
+    let report = audit.report;
+    let mut inputs = Vec::with_capacity(audit.inputs.len());
+    for input in audit.inputs {
+        let shown = display_path(&input.path).unwrap_or_else(|| {
+            input
+                .path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        });
+        inputs.push(json!({
+            "role": input.role,
+            "path": shown,
+            "sha256": sha256_file(&input.path)?,
+        }));
+    }
+    let mut fired = Map::new();
+    for (name, n) in report.fired() {
+        fired.insert(name.to_string(), Value::from(n));
+    }
+    let mut out = Map::new();
+    out.insert(
+        "faultgate_version".into(),
+        Value::from(env!("CARGO_PKG_VERSION")),
+    );
+    out.insert("created_utc".into(), Value::from(audit.created_utc.clone()));
+    out.insert(
+        "verdict".into(),
+        Value::from(overall_verdict(report, audit.gate)),
+    );
+    out.insert("exit_code".into(), Value::from(audit.exit_code));
+    out.insert("command".into(), Value::from(audit.command));
+    out.insert("inputs".into(), Value::Array(inputs));
+    out.insert("judge".into(), Value::from(report.judge.clone()));
+    out.insert("checks".into(), Value::from(report.checks.clone()));
+    out.insert("redaction".into(), Value::from(report.redaction.clone()));
+    out.insert("traces".into(), Value::from(report.trace_ids().len()));
+    out.insert(
+        "failed_traces".into(),
+        Value::from(report.failed_traces().len()),
+    );
+    out.insert("fired".into(), Value::Object(fired));
+    out.insert("gate".into(), audit.gate.map_or(Value::Null, Gate::to_json));
+    Ok(Value::Object(out))
+}
+
+/// failing_traces.json: each failing trace with every reason, redacted, no payloads.
+pub fn failing_value(report: &Report) -> Value {
+    let by_id = results_by_id(report);
+    let items = report
+        .failed_traces()
+        .into_iter()
+        .map(|id| {
+            let records = &by_id[id];
+            let checks: Vec<Value> = records
+                .iter()
+                .flat_map(|r| report.checks.iter().zip(&r.verdicts))
+                .filter(|(_, v)| v.detected)
+                .map(|(name, v)| json!({"check": name, "reason": v.reason}))
+                .collect();
+            json!({
+                "trace_id": id,
+                "scenario": records[0].scenario,
+                "checks": checks,
+            })
+        })
+        .collect();
+    Value::Array(items)
+}
+
+/// repro.sh: a shell script that installs faultgate and reruns the command.
+pub fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
+    format!(
+        "#!/bin/sh\n# faultgate 0.4.1 \u{b7} verdict {verdict} \u{b7} exit {exit_code}\n{PIP_INSTALL}\n{command}\n"
+    )
+}
+
+/// Writes the three files into `dir`, creating it.
+///
+/// # Errors
+///
+/// A file that cannot be written, or an input that cannot be read for its digest.
+pub fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let verdict = crate::pyjson::to_pretty(&verdict_value(audit)?);
+    write_atomic(&dir.join("verdict.json"), verdict.as_bytes())?;
+    let failing = crate::pyjson::to_pretty(&failing_value(audit.report));
+    write_atomic(&dir.join("failing_traces.json"), failing.as_bytes())?;
+    let script = repro_script(
+        overall_verdict(audit.report, audit.gate),
+        audit.exit_code,
+        audit.command,
+    );
+    write_atomic(&dir.join("repro.sh"), script.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_format_matches_known_instants() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_utc(1_798_761_599), "2026-12-31T23:59:59Z");
+        assert_eq!(format_utc(-1), "1969-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn repro_script_has_the_reference_shape() {
+        assert_eq!(
+            repro_script("FAIL", 1, "faultgate check t.json"),
+            "#!/bin/sh\n# faultgate 0.4.1 \u{b7} verdict FAIL \u{b7} exit 1\npip install 'faultgate==0.4.1'\nfaultgate check t.json\n"
+        );
+    }
+}

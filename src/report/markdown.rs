@@ -1,0 +1,537 @@
+//! The `--markdown` summary: a PR comment with the verdict, the gate, the fired checks, the policy hard
+//! block, the failing traces, usage against the baseline and the command to reproduce the run.
+//!
+//! ## Format
+//!
+//! Line for line as faultgate 0.4.1 writes it (behaviour spec §16), with one addition: when a band is
+//! given, a small Unicode chart of the baseline's per-run clean rates, the band and this run follows the
+//! gate lines, fenced by `<!-- faultgate:chart -->` and `<!-- /faultgate:chart -->` so tools can strip
+//! it. The chart's lines do not count toward the 200-line cap of the policy table, so the rest of the
+//! document is 0.4.1's byte for byte.
+//!
+//! Reasons and scenario keys come from the [`Report`], already redacted; trace ids are cut to 12 code
+//! points; no prompt, answer or tool payload is written except where a reason quotes one.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::repro::PIP_INSTALL;
+use super::{OutcomeSummary, Report, TraceResult};
+use crate::gate::band::BandFile;
+use crate::gate::{Gate, Verdict};
+use crate::pyfmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
+
+/// The policy table stops once the document has this many lines.
+const MAX_LINES_FOR_POLICY_ROWS: usize = 200;
+/// Failing traces and regressions listed before the rest is summarised.
+const MAX_LISTED: usize = 20;
+/// Cells of the chart's 0-to-1 scale (one cell = 0.05).
+const CHART_CELLS: usize = 20;
+/// Per-run marks in the sparkline before it is cut.
+const MAX_SPARK_RUNS: usize = 60;
+
+/// A gate and the band it was evaluated against.
+pub struct GateContext<'a> {
+    pub gate: &'a Gate,
+    pub band: &'a BandFile,
+}
+
+/// Everything the summary shows.
+pub struct Summary<'a> {
+    pub report: &'a Report,
+    pub outcome: Option<&'a OutcomeSummary>,
+    pub gate: Option<GateContext<'a>>,
+    /// The reproduce command ([`super::repro::command`]).
+    pub command: &'a str,
+}
+
+/// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
+pub fn overall_verdict(report: &Report, gate: Option<&Gate>) -> &'static str {
+    match gate {
+        Some(g) => g.verdict.as_str(),
+        None if report.failed_traces().is_empty() => "PASS",
+        None => "FAIL",
+    }
+}
+
+fn head(id: &str, n: usize) -> &str {
+    match id.char_indices().nth(n) {
+        Some((cut, _)) => &id[..cut],
+        None => id,
+    }
+}
+
+fn number(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// Results of each trace id, for traces whose results were split over several records.
+pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<&TraceResult>> {
+    let mut map: HashMap<&str, Vec<&TraceResult>> = HashMap::new();
+    for r in &report.results {
+        map.entry(r.trace_id.as_str()).or_default().push(r);
+    }
+    map
+}
+
+/// Renders the summary; the text ends with a single newline.
+pub fn render(summary: &Summary<'_>) -> String {
+    let report = summary.report;
+    let gate = summary.gate.as_ref().map(|g| g.gate);
+    let mut lines: Vec<String> = vec![
+        "<!-- faultgate -->".into(),
+        format!("## faultgate: {}", overall_verdict(report, gate)),
+        String::new(),
+    ];
+    let mut chart_lines = 0;
+    if let Some(GateContext { gate, band }) = &summary.gate {
+        lines.push(format!(
+            "**Gate:** clean rate {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
+            fmt_fixed(gate.clean_rate, 2),
+            fmt_fixed(number(&gate.band[0]), 2),
+            fmt_fixed(number(&gate.band[1]), 2),
+            band.runs_text(),
+            fmt_fixed(gate.fail_threshold, 2),
+            fmt_fixed(gate.stats.p_value, 3)
+        ));
+        if gate.verdict == Verdict::Inconclusive {
+            lines.push(format!(
+                "Not enough evidence: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
+                fmt_fixed(gate.stats.drop, 2),
+                gate.stats.required_n.unwrap_or(0),
+                crate::pyfmt::float_repr(crate::gate::stats::ALPHA),
+                fmt_fixed(crate::gate::stats::POWER, 2),
+                gate.stats.additional_n.unwrap_or(0)
+            ));
+        }
+        if !gate.regressions.is_empty() {
+            let shown: Vec<String> = gate
+                .regressions
+                .iter()
+                .take(MAX_LISTED)
+                .map(|k| format!("`{}`", md_cell(&py_str(k))))
+                .collect();
+            let mut line = format!(
+                "**Regressions** (clean in every baseline run, not now): {}",
+                shown.join(", ")
+            );
+            if gate.regressions.len() > MAX_LISTED {
+                line.push_str(&format!(
+                    " and {} more",
+                    gate.regressions.len() - MAX_LISTED
+                ));
+            }
+            lines.push(line);
+        }
+        lines.push(String::new());
+        let chart = chart(gate, band);
+        chart_lines = chart.len();
+        lines.extend(chart);
+    }
+    lines.push(format!(
+        "{}/{} traces failed \u{b7} judge {} \u{b7} redaction {}",
+        report.failed_traces().len(),
+        report.trace_ids().len(),
+        report.judge,
+        report.redaction
+    ));
+    if let Some(o) = summary.outcome {
+        let rate = if o.judged > 0 {
+            format!(
+                "{}/{} true ({})",
+                o.true_count,
+                o.judged,
+                fmt_fixed(o.outcome_rate.unwrap_or(0.0), 2)
+            )
+        } else {
+            "no scenario has an outcome".to_string()
+        };
+        lines.push(String::new());
+        lines.push(format!(
+            "**Outcome:** {rate} \u{b7} {} without an outcome \u{b7} structural clean rate {}",
+            o.missing,
+            fmt_fixed(o.structural_clean_rate, 2)
+        ));
+    }
+    lines.push(String::new());
+    lines.push("| check | fired |".into());
+    lines.push("|---|---|".into());
+    for (name, count) in report.fired() {
+        lines.push(format!("| {} | {count} |", md_cell(name)));
+    }
+
+    let violations: Vec<&str> = match gate {
+        Some(g) => g.policy_violations.iter().map(String::as_str).collect(),
+        None => report.fired_on("policy"),
+    };
+    if !violations.is_empty() {
+        lines.extend([
+            String::new(),
+            "### Policy: hard block".into(),
+            String::new(),
+            format!(
+                "Policy violated in {} trace(s); the gate fails whatever the clean rate.",
+                violations.len()
+            ),
+            String::new(),
+            "| trace | reason |".into(),
+            "|---|---|".into(),
+        ]);
+        'rows: for r in &report.results {
+            for (name, v) in report.checks.iter().zip(&r.verdicts) {
+                if name != "policy" || !v.detected {
+                    continue;
+                }
+                if lines.len() - chart_lines >= MAX_LINES_FOR_POLICY_ROWS {
+                    break 'rows;
+                }
+                lines.push(format!(
+                    "| `{}` | {} |",
+                    md_cell(head(&r.trace_id, 12)),
+                    md_cell(&v.reason)
+                ));
+            }
+        }
+    }
+
+    let failed = report.failed_traces();
+    if !failed.is_empty() {
+        let mut title = "### Failing traces".to_string();
+        if failed.len() > MAX_LISTED {
+            title.push_str(&format!(" (first {MAX_LISTED} of {})", failed.len()));
+        }
+        lines.extend([
+            String::new(),
+            title,
+            String::new(),
+            "| scenario | trace | check | reason |".into(),
+            "|---|---|---|---|".into(),
+        ]);
+        let by_id = results_by_id(report);
+        for id in failed.iter().take(MAX_LISTED) {
+            let records = &by_id[id];
+            let scenario = md_cell(&records[0].scenario);
+            for r in records {
+                for (name, v) in report.checks.iter().zip(&r.verdicts) {
+                    if v.detected {
+                        lines.push(format!(
+                            "| {scenario} | `{}` | {} | {} |",
+                            md_cell(head(id, 12)),
+                            md_cell(name),
+                            md_cell(&v.reason)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    if let Some(g) = gate.filter(|g| !g.usage.is_empty()) {
+        lines.extend([
+            String::new(),
+            "### Latency and cost vs baseline".into(),
+            String::new(),
+            "| | baseline | this run | \u{394} |".into(),
+            "|---|---|---|---|".into(),
+        ]);
+        for delta in &g.usage {
+            let measure = delta.measure.as_str();
+            let label = match measure {
+                "tokens" => "tokens / run",
+                "latency_ms" => "latency / run",
+                "cost_usd" => "cost / run",
+                other => other,
+            };
+            let fmt = |v: f64| match measure {
+                "latency_ms" => format!("{} s", fmt_fixed(v / 1000.0, 1)),
+                "cost_usd" => format!("${}", fmt_fixed(v, 4)),
+                _ => fmt_thousands0(v),
+            };
+            lines.push(format!(
+                "| {label} | {} | {} | {}% |",
+                fmt(number(&delta.baseline)),
+                fmt(delta.candidate),
+                fmt_signed1(delta.delta_pct)
+            ));
+        }
+    }
+
+    lines.extend([
+        String::new(),
+        "### Reproduce locally".into(),
+        String::new(),
+        "```sh".into(),
+        PIP_INSTALL.into(),
+        summary.command.to_string(),
+        "```".into(),
+        String::new(),
+    ]);
+    lines.join("\n")
+}
+
+/// Cell index of a rate on the chart's scale; out-of-range and NaN rates are clamped.
+fn cell_of(rate: f64) -> usize {
+    let x = if rate.is_nan() {
+        0.0
+    } else {
+        rate.clamp(0.0, 1.0)
+    };
+    ((x * CHART_CELLS as f64).floor() as usize).min(CHART_CELLS - 1)
+}
+
+/// A horizontal bar of `rate` over [`CHART_CELLS`] cells, in eighths of a cell.
+fn bar(rate: f64) -> String {
+    const PARTIAL: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let x = if rate.is_nan() {
+        0.0
+    } else {
+        rate.clamp(0.0, 1.0)
+    };
+    let eighths = (x * (CHART_CELLS * 8) as f64).round() as usize;
+    let (full, part) = (eighths / 8, eighths % 8);
+    let mut out: String = "█".repeat(full);
+    let mut used = full;
+    if part > 0 {
+        out.push(PARTIAL[part]);
+        used += 1;
+    }
+    out.extend(std::iter::repeat_n('·', CHART_CELLS - used));
+    out
+}
+
+/// A sparkline of rates on a 0-to-1 scale, one mark per run.
+fn sparkline(rates: &[f64]) -> String {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let mut out: String = rates
+        .iter()
+        .take(MAX_SPARK_RUNS)
+        .map(|r| {
+            let x = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
+            LEVELS[((x * 7.0).round() as usize).min(7)]
+        })
+        .collect();
+    if rates.len() > MAX_SPARK_RUNS {
+        out.push('…');
+    }
+    out
+}
+
+/// The chart block: baseline per-run rates, the band with the fail threshold, and this run.
+fn chart(gate: &Gate, band: &BandFile) -> Vec<String> {
+    let (lo, hi) = (band.lo, band.hi);
+    let band_row: String = (0..CHART_CELLS)
+        .map(|i| {
+            if (cell_of(lo)..=cell_of(hi)).contains(&i) {
+                '█'
+            } else if i == cell_of(gate.fail_threshold) && gate.fail_threshold >= 0.0 {
+                '|'
+            } else {
+                '·'
+            }
+        })
+        .collect();
+    let per_run = &band.per_run;
+    let (min, max) = per_run
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), r| {
+            (a.min(*r), b.max(*r))
+        });
+    vec![
+        "<!-- faultgate:chart -->".into(),
+        "```text".into(),
+        format!(
+            "baseline runs  {}  {} run(s), clean rate {} to {}",
+            sparkline(per_run),
+            per_run.len(),
+            fmt_fixed(min, 2),
+            fmt_fixed(max, 2)
+        ),
+        format!(
+            "band           {band_row}  [{}, {}], fail below {} (|)",
+            fmt_fixed(lo, 2),
+            fmt_fixed(hi, 2),
+            fmt_fixed(gate.fail_threshold, 2)
+        ),
+        format!(
+            "this run       {}  {} {}",
+            bar(gate.clean_rate),
+            fmt_fixed(gate.clean_rate, 2),
+            gate.verdict.as_str()
+        ),
+        "               0        0.5        1".into(),
+        "```".into(),
+        "<!-- /faultgate:chart -->".into(),
+        String::new(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::Verdict as CheckVerdict;
+    use crate::gate::{RunSummary, evaluate};
+    use crate::report::TraceResult;
+    use serde_json::json;
+
+    /// A run over `s00`..`s29` where `search_loop` fires on the first `failing` traces and `policy` on
+    /// the first `violations`.
+    fn report(failing: usize, violations: usize) -> Report {
+        let results = (0..30)
+            .map(|i| TraceResult {
+                trace_id: format!("trace{i:02}-0123456789abcdef"),
+                scenario: format!("s{i:02}"),
+                agent: "agent".into(),
+                steps: 3,
+                verdicts: vec![
+                    CheckVerdict::sure(
+                        i < failing,
+                        if i < failing {
+                            "no answer, 12 steps (cap)"
+                        } else {
+                            ""
+                        },
+                    ),
+                    CheckVerdict::sure(
+                        i < violations,
+                        if i < violations {
+                            "tool 'rm' is not allowed | x"
+                        } else {
+                            ""
+                        },
+                    ),
+                ],
+                ..TraceResult::default()
+            })
+            .collect();
+        Report {
+            judge: "none".into(),
+            checks: vec!["search_loop".into(), "policy".into()],
+            redaction: "builtin".into(),
+            results,
+        }
+    }
+
+    /// An all-clean two-run band over `s00`..`s29` (the spec's worked numbers).
+    fn band() -> BandFile {
+        let keys: Vec<String> = (0..30).map(|i| format!("s{i:02}")).collect();
+        let value = json!({
+            "judge": "none", "checks": ["search_loop", "policy"], "runs": 2, "n": 30,
+            "scenarios": keys, "clean_rate": {"min": 1, "max": 1, "mean": 1, "per_run": [1, 1]},
+            "clean_in_all_runs": keys, "usage": {"tokens": null, "latency_ms": null, "cost_usd": null},
+        });
+        BandFile::from_value(std::path::Path::new("band.json"), &value).expect("band")
+    }
+
+    fn render_against_band(report: &Report) -> (Gate, String) {
+        let band = band();
+        let gate = evaluate(&band, &RunSummary::from_report(report));
+        let text = render(&Summary {
+            report,
+            outcome: None,
+            gate: Some(GateContext {
+                gate: &gate,
+                band: &band,
+            }),
+            command: "faultgate check run.json --band band.json",
+        });
+        (gate, text)
+    }
+
+    #[test]
+    fn inconclusive_says_how_many_scenarios_are_missing() {
+        let (gate, text) = render_against_band(&report(2, 0));
+        assert_eq!(gate.verdict, Verdict::Inconclusive);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "## faultgate: INCONCLUSIVE");
+        assert_eq!(
+            lines[3],
+            "**Gate:** clean rate 0.93 vs band [1.00, 1.00] from 2 baseline runs \u{b7} fail below 0.90 \u{b7} p=0.072"
+        );
+        assert_eq!(
+            lines[4],
+            "Not enough evidence: a drop of 0.07 needs 89 scenarios (\u{3b1} 0.05, power 0.80); run 59 more."
+        );
+        assert_eq!(
+            lines[5],
+            "**Regressions** (clean in every baseline run, not now): `s00`, `s01`"
+        );
+        assert!(
+            text.contains("this run       ██████████████████▋·  0.93 INCONCLUSIVE"),
+            "{text}"
+        );
+        assert!(!text.contains("### Policy"));
+        assert!(text.ends_with("faultgate check run.json --band band.json\n```\n"));
+    }
+
+    #[test]
+    fn a_significant_drop_fails_without_the_inconclusive_line() {
+        let (gate, text) = render_against_band(&report(3, 0));
+        assert_eq!(gate.verdict, Verdict::Fail);
+        assert!(
+            text.starts_with("<!-- faultgate -->\n## faultgate: FAIL\n\n**Gate:** clean rate 0.90")
+        );
+        assert!(text.contains("p=0.034\n"));
+        assert!(!text.contains("Not enough evidence"));
+        assert!(text.contains("3/30 traces failed \u{b7} judge none \u{b7} redaction builtin"));
+    }
+
+    #[test]
+    fn a_policy_violation_is_a_hard_block_listing_each_broken_rule() {
+        let (gate, text) = render_against_band(&report(0, 1));
+        assert_eq!(gate.verdict, Verdict::Fail);
+        let block = "\n### Policy: hard block\n\nPolicy violated in 1 trace(s); the gate fails whatever the clean rate.\n\n\
+                     | trace | reason |\n|---|---|\n| `trace00-0123` | tool 'rm' is not allowed \\| x |\n";
+        assert!(text.contains(block), "{text}");
+        assert!(
+            text.contains("| s00 | `trace00-0123` | policy | tool 'rm' is not allowed \\| x |")
+        );
+        // Without a band the block comes from the fired policy check.
+        let plain = render(&Summary {
+            report: &report(0, 1),
+            outcome: None,
+            gate: None,
+            command: "faultgate check run.json",
+        });
+        assert!(plain.contains(block));
+        assert!(!plain.contains("faultgate:chart"));
+    }
+
+    #[test]
+    fn failing_traces_stop_at_twenty() {
+        let text = render(&Summary {
+            report: &report(25, 0),
+            outcome: None,
+            gate: None,
+            command: "faultgate check run.json",
+        });
+        assert!(text.contains("### Failing traces (first 20 of 25)"));
+        assert_eq!(text.matches("| search_loop | no answer").count(), 20);
+    }
+
+    #[test]
+    fn bar_fills_eighths_and_pads_to_the_scale() {
+        assert_eq!(bar(0.0), "·".repeat(20));
+        assert_eq!(bar(1.0), "█".repeat(20));
+        assert_eq!(bar(0.3), format!("{}{}", "█".repeat(6), "·".repeat(14)));
+        assert_eq!(bar(0.325).chars().nth(6), Some('▌'));
+        assert_eq!(bar(f64::NAN).chars().count(), 20);
+        assert_eq!(bar(7.0), "█".repeat(20));
+    }
+
+    #[test]
+    fn sparkline_maps_rates_to_levels_and_cuts_long_runs() {
+        assert_eq!(sparkline(&[0.0, 0.5, 1.0]), "▁▅█");
+        let long = sparkline(&vec![1.0; 100]);
+        assert_eq!(long.chars().count(), MAX_SPARK_RUNS + 1);
+        assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn cells_clamp_to_the_scale() {
+        assert_eq!(cell_of(0.0), 0);
+        assert_eq!(cell_of(1.0), 19);
+        assert_eq!(cell_of(0.93), 18);
+        assert_eq!(cell_of(-2.0), 0);
+    }
+}
