@@ -56,20 +56,31 @@ pub fn run_files(
 }
 
 fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputError> {
-    let traces = ingest::read_file(path, settings.format)?;
-    if traces.is_empty() {
+    let mut results = Vec::new();
+    let mut without_content = 0;
+    let (_, total) = ingest::stream::read_file_chunked(
+        path,
+        settings.format,
+        ingest::stream::CHUNK_TRACES,
+        &mut |traces| {
+            // Each chunk's tables live only while its checks run.
+            let batch = TraceBatch::build(&traces);
+            drop(traces);
+            without_content += batch
+                .trace_bool(TRACE_HAS_CONTENT)
+                .iter()
+                .filter(|v| *v == Some(false))
+                .count();
+            results.extend(run_batch(&batch, settings));
+            Ok(())
+        },
+    )?;
+    if total == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
-    let batch = TraceBatch::build(&traces);
-    drop(traces);
-    let without_content = batch
-        .trace_bool(TRACE_HAS_CONTENT)
-        .iter()
-        .filter(|v| *v == Some(false))
-        .count();
     Ok(FileResults {
         path: path.to_path_buf(),
-        results: run_batch(&batch, settings),
+        results,
         without_content,
     })
 }

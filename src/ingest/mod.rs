@@ -10,7 +10,9 @@ pub mod detect;
 pub mod formats;
 pub mod json;
 pub mod paths;
+pub mod scan;
 pub mod source;
+pub mod stream;
 
 use std::path::Path;
 

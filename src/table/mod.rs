@@ -79,27 +79,35 @@ impl TraceBatch {
     }
 
     pub fn trace_str(&self, name: &str) -> &StringArray {
-        column(&self.traces, name).as_string::<i32>()
+        self.traces
+            .column(trace_column_index(name))
+            .as_string::<i32>()
     }
 
     pub fn span_str(&self, name: &str) -> &StringArray {
-        column(&self.spans, name).as_string::<i32>()
+        self.spans
+            .column(span_column_index(name))
+            .as_string::<i32>()
     }
 
     pub fn step_str(&self, name: &str) -> &StringArray {
-        column(&self.steps, name).as_string::<i32>()
+        self.steps
+            .column(step_column_index(name))
+            .as_string::<i32>()
     }
 
     pub fn step_bool(&self, name: &str) -> &BooleanArray {
-        column(&self.steps, name).as_boolean()
+        self.steps.column(step_column_index(name)).as_boolean()
     }
 
     pub fn span_bool(&self, name: &str) -> &BooleanArray {
-        column(&self.spans, name).as_boolean()
+        self.spans.column(span_column_index(name)).as_boolean()
     }
 
     pub fn span_i64(&self, name: &str) -> &Int64Array {
-        column(&self.spans, name).as_primitive::<Int64Type>()
+        self.spans
+            .column(span_column_index(name))
+            .as_primitive::<Int64Type>()
     }
 
     pub fn trace_f64(&self, name: &str) -> &Float64Array {

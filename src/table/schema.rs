@@ -142,3 +142,85 @@ pub static STEPS: LazyLock<SchemaRef> = LazyLock::new(|| {
         Field::new(STEP_EMPTY_RESULT, DataType::Boolean, false),
     ]))
 });
+
+/// Position of a column of [`TRACES`]; names come from this module, so a miss is a bug.
+pub fn trace_column_index(name: &str) -> usize {
+    match name {
+        TRACE_ID => 0,
+        TRACE_AGENT => 1,
+        TRACE_SCENARIO => 2,
+        TRACE_PROMPT => 3,
+        TRACE_ANSWER => 4,
+        TRACE_TERMINATION => 5,
+        TRACE_ROOT => 6,
+        TRACE_ROOT_ATTRIBUTES => 7,
+        TRACE_INPUT_TOKENS => 8,
+        TRACE_OUTPUT_TOKENS => 9,
+        TRACE_LATENCY_MS => 10,
+        TRACE_COST_USD => 11,
+        TRACE_HAS_CONTENT => 12,
+        other => unreachable!("no column {other} in TRACES"),
+    }
+}
+
+/// Position of a column of [`SPANS`]; names come from this module, so a miss is a bug.
+pub fn span_column_index(name: &str) -> usize {
+    match name {
+        SPAN_ID => 0,
+        SPAN_PARENT => 1,
+        SPAN_NAME => 2,
+        SPAN_START => 3,
+        SPAN_END => 4,
+        SPAN_STATUS_CODE => 5,
+        SPAN_STATUS_MESSAGE => 6,
+        SPAN_ERROR_TYPE => 7,
+        SPAN_ERROR => 8,
+        SPAN_FINISH_REASONS => 9,
+        SPAN_IS_TOOL => 10,
+        SPAN_HAS_OPERATION => 11,
+        SPAN_CONFIRMED => 12,
+        SPAN_BACKS_STEP => 13,
+        SPAN_TOOL_ATTRIBUTES => 14,
+        SPAN_OPENINFERENCE_KIND => 15,
+        SPAN_AGENT_NAME => 16,
+        SPAN_OPERATION => 17,
+        SPAN_CHECKPOINT => 18,
+        SPAN_CONFIRMED_BY => 19,
+        SPAN_HANDOFF_FROM => 20,
+        SPAN_HANDOFF_TO => 21,
+        SPAN_HANDOFF_PAYLOAD => 22,
+        other => unreachable!("no column {other} in SPANS"),
+    }
+}
+
+/// Position of a column of [`STEPS`]; names come from this module, so a miss is a bug.
+pub fn step_column_index(name: &str) -> usize {
+    match name {
+        STEP_TOOL => 0,
+        STEP_ARGUMENTS => 1,
+        STEP_RESULT => 2,
+        STEP_SPAN_ID => 3,
+        STEP_SPAN => 4,
+        STEP_STRUCTURAL_ERROR => 5,
+        STEP_EMPTY_RESULT => 6,
+        other => unreachable!("no column {other} in STEPS"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_positions_match_the_schemas() {
+        for (schema, index) in [
+            (&*TRACES, trace_column_index as fn(&str) -> usize),
+            (&*SPANS, span_column_index),
+            (&*STEPS, step_column_index),
+        ] {
+            for (i, field) in schema.fields().iter().enumerate() {
+                assert_eq!(index(field.name()), i, "{}", field.name());
+            }
+        }
+    }
+}

@@ -105,17 +105,23 @@ impl SpanCollector {
             traces[slot].spans.push(span);
         }
         for (trace, fallback) in traces.iter_mut().zip(last_agent) {
-            trace.spans.sort_by_key(|s| s.start_ns);
-            // The agent is the root's; a trace whose root names no agent falls back to the last span
-            // that does, so exports that put the name on a child still show it.
-            let root_agent = root_position(&trace.spans)
-                .and_then(|i| trace.spans[i].attr(attr::AGENT_NAME))
-                .map(crate::pyfmt::py_str);
-            trace.agent = root_agent.or(fallback).unwrap_or_else(|| "agent".into());
+            order_spans(trace, fallback);
         }
         traces.sort_by_key(|t| t.spans.first().map_or(0, |s| s.start_ns));
         traces
     }
+}
+
+/// Puts a trace's spans in trace order (by start, ties in file order) and names its agent. `fallback` is
+/// the last `gen_ai.agent.name` seen in file order.
+pub fn order_spans(trace: &mut RawTrace, fallback: Option<String>) {
+    trace.spans.sort_by_key(|s| s.start_ns);
+    // The agent is the root's; a trace whose root names no agent falls back to the last span that does,
+    // so exports that put the name on a child still show it.
+    let root_agent = root_position(&trace.spans)
+        .and_then(|i| trace.spans[i].attr(attr::AGENT_NAME))
+        .map(crate::pyfmt::py_str);
+    trace.agent = root_agent.or(fallback).unwrap_or_else(|| "agent".into());
 }
 
 /// The root of a trace in trace order: the first `invoke_agent` span or span without a parent.
@@ -140,7 +146,7 @@ fn list<'t, 'i>(
     }
 }
 
-fn read_span(obj: &Object<'_, '_>) -> Result<(String, Span), String> {
+pub(crate) fn read_span(obj: &Object<'_, '_>) -> Result<(String, Span), String> {
     let trace_id = required_id(obj, "traceId")?;
     let span_id = required_id(obj, "spanId")?;
     let parent_id = match get(obj, "parentSpanId") {
