@@ -13,6 +13,7 @@ use regex_automata::meta::Regex;
 use regex_automata::util::syntax;
 use serde_json::{Map, Value};
 
+use super::pyre;
 use super::{
     AllowedValues, ArgPath, Bound, CallCap, Confirmation, DenyPattern, Identity, Limit, Policy,
     PolicyError, Predicate, PredicateOp, RequiredArgs, Requirement,
@@ -575,21 +576,35 @@ fn deny_patterns(value: &Value) -> Result<Vec<DenyPattern>> {
         .collect()
 }
 
-/// Compiles one denied pattern, searched case-insensitively with Unicode classes like Python's `re`.
+/// Compiles one denied pattern, written in Python `re` syntax (translated by [`pyre`]) and searched
+/// case-insensitively with Unicode classes like Python's `re`.
 fn deny_pattern(index: usize, source: &str) -> Result<DenyPattern> {
-    let regex = Regex::builder()
-        .syntax(syntax::Config::new().case_insensitive(true))
-        .build(source)
-        .map_err(|e| {
-            let detail = e
-                .to_string()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
+    let bad = |detail: &str| {
+        let detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
+        invalid(format!(
+            "deny_patterns[{index}] {} is not a valid regular expression: {detail}",
+            py_repr_str(source)
+        ))
+    };
+    let rust = pyre::translate(source).map_err(|e| {
+        if e.ends_with("not supported") {
+            // Valid Python, but beyond what the Rust engine runs: say so rather than call it invalid.
             invalid(format!(
-                "deny_patterns[{index}] {} is not a valid regular expression: {detail}",
+                "deny_patterns[{index}] {} cannot be run: {e}",
                 py_repr_str(source)
             ))
+        } else {
+            bad(&e)
+        }
+    })?;
+    let regex = Regex::builder()
+        .syntax(syntax::Config::new().case_insensitive(true))
+        .build(&rust)
+        .map_err(|e| {
+            // The build error's own text is only "error parsing pattern 0"; the reason is its source.
+            let detail =
+                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+            bad(detail.lines().last().unwrap_or_default())
         })?;
     Ok(DenyPattern {
         source: source.to_string(),

@@ -9,6 +9,7 @@
 
 mod compile;
 mod eval;
+mod pyre;
 mod read;
 
 use std::collections::HashSet;
