@@ -162,8 +162,9 @@ enum Top {
 
 /// The keys the rules name in a JSON object (there values kept whole), and the list values.
 struct Facts {
-    /// Values of `error`, the exit keys and the count keys, in the order of [`SPECIAL_KEYS`].
-    special: [Option<Value>; SPECIAL_KEYS.len()],
+    /// Values of `error`, the exit keys and the count keys present, by position in [`SPECIAL_KEYS`]
+    /// (a repeated key keeps its last value). Usually empty, so it costs nothing.
+    special: Vec<(usize, Value)>,
     /// Some value (the last one of each key, as a JSON object keeps it) is a list.
     has_list: bool,
     /// No list value has items.
@@ -186,7 +187,10 @@ const SPECIAL_KEYS: [&str; 10] = [
 impl Facts {
     fn get(&self, key: &str) -> Option<&Value> {
         let slot = SPECIAL_KEYS.iter().position(|k| *k == key)?;
-        self.special[slot].as_ref()
+        self.special
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, value)| value)
     }
 }
 
@@ -232,7 +236,7 @@ impl<'de> Visitor<'de> for TopVisitor {
 }
 
 fn facts<'de, A: MapAccess<'de>>(mut map: A) -> Result<Facts, A::Error> {
-    let mut special: [Option<Value>; SPECIAL_KEYS.len()] = Default::default();
+    let mut special: Vec<(usize, Value)> = Vec::new();
     // Every key with whether its value is a list (and empty); a repeated key keeps its last value.
     let mut kinds: Vec<(Cow<'de, str>, Option<bool>)> = Vec::new();
     while let Some(key) = map.next_key_seed(KeySeed)? {
@@ -240,7 +244,10 @@ fn facts<'de, A: MapAccess<'de>>(mut map: A) -> Result<Facts, A::Error> {
             Some(slot) => {
                 let value: Value = map.next_value()?;
                 let kind = value.as_array().map(Vec::is_empty);
-                special[slot] = Some(value);
+                match special.iter_mut().find(|(s, _)| *s == slot) {
+                    Some(entry) => entry.1 = value,
+                    None => special.push((slot, value)),
+                }
                 kind
             }
             None => map.next_value_seed(ListProbe)?,
