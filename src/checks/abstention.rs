@@ -20,18 +20,42 @@ use regex_automata::meta::Regex;
 use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
 use crate::pyfmt::{py_repr_str, py_strip};
 
-/// The phrase shapes, tried together so the earliest match in the answer wins.
-static PHRASES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"(?i)",
-        r"\b(?:couldn.t|could not|cannot|can.t|unable to|not able to|wasn.t able to|was not able to|did not|didn.t|failed to)\s+(?:\w+\s+){0,2}?(?:find|locate|retrieve|identify|determine|lookup|look\s?up|discover)\b",
-        r"|\bno (?:matching |relevant )?(?:document|information|record|result|source|data)s?\b",
-        r"|\b(?:information|answer|record|result|document|data)s? (?:was |were |is |are )?not (?:found|available)\b",
-        r"|\bnot found\b",
-        r"|\b(?:don.t|do not) (?:know|have (?:that|this|any|enough|the) information)\b",
-    ))
-    .expect("abstention phrases compile")
+/// The phrase shapes, tried together so the earliest match in the answer wins. [`PHRASES_ASCII`]
+/// rewrites their `\b`, `\w` and `\s`, so they use no other backslash classes.
+const SHAPES: &str = concat!(
+    r"(?i)",
+    r"\b(?:couldn.t|could not|cannot|can.t|unable to|not able to|wasn.t able to|was not able to|did not|didn.t|failed to)\s+(?:\w+\s+){0,2}?(?:find|locate|retrieve|identify|determine|lookup|look\s?up|discover)\b",
+    r"|\bno (?:matching |relevant )?(?:document|information|record|result|source|data)s?\b",
+    r"|\b(?:information|answer|record|result|document|data)s? (?:was |were |is |are )?not (?:found|available)\b",
+    r"|\bnot found\b",
+    r"|\b(?:don.t|do not) (?:know|have (?:that|this|any|enough|the) information)\b",
+);
+
+/// The shapes with Unicode word boundaries and classes, for any answer.
+static PHRASES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(SHAPES).expect("abstention phrases compile"));
+
+/// The shapes with ASCII word boundaries and classes. On ASCII text they match exactly what
+/// [`PHRASES`] matches (Unicode `\w`, `\s` and `\b` agree with their ASCII forms on ASCII
+/// characters), and unlike a Unicode `\b` an ASCII one runs in the lazy DFA instead of falling back
+/// to a backtracking search.
+static PHRASES_ASCII: LazyLock<Regex> = LazyLock::new(|| {
+    let ascii = SHAPES
+        .replace(r"\b", r"(?-u:\b)")
+        .replace(r"\w", "[0-9A-Za-z_]")
+        .replace(r"\s", r"[\t\n\x0B\x0C\r ]");
+    Regex::new(&ascii).expect("abstention phrases compile")
 });
+
+/// The earliest phrase match in `answer`.
+fn find(answer: &str) -> Option<std::ops::Range<usize>> {
+    let phrases = if answer.is_ascii() {
+        &PHRASES_ASCII
+    } else {
+        &PHRASES
+    };
+    phrases.find(answer).map(|m| m.range())
+}
 
 pub struct Abstention;
 
@@ -53,11 +77,10 @@ impl Check for Abstention {
         if answer.is_empty() {
             return Verdict::sure(false, "no answer");
         }
-        match PHRASES.find(answer) {
-            Some(m) => Verdict::sure(
-                true,
-                format!("answer says {}", py_repr_str(&answer[m.range()])),
-            ),
+        match find(answer) {
+            Some(range) => {
+                Verdict::sure(true, format!("answer says {}", py_repr_str(&answer[range])))
+            }
             None => Verdict::sure(false, "answer does not abstain"),
         }
     }
@@ -68,7 +91,15 @@ mod tests {
     use super::*;
 
     fn matched(answer: &str) -> Option<&str> {
-        PHRASES.find(answer).map(|m| &answer[m.range()])
+        let unicode = PHRASES.find(answer).map(|m| &answer[m.range()]);
+        if answer.is_ascii() {
+            let ascii = PHRASES_ASCII.find(answer).map(|m| &answer[m.range()]);
+            assert_eq!(
+                ascii, unicode,
+                "ASCII and Unicode shapes differ on {answer:?}"
+            );
+        }
+        find(answer).map(|r| &answer[r])
     }
 
     #[test]
@@ -101,6 +132,28 @@ mod tests {
         assert_eq!(matched("I could not really quite easily find it"), None);
         assert_eq!(matched("nothing found"), None);
         assert_eq!(matched("unknown"), None);
+    }
+
+    #[test]
+    fn ascii_shapes_agree_at_the_edges() {
+        for answer in [
+            "I_could not find",
+            "could not_find it",
+            "NOT FOUND.",
+            "x\x0bnot found",
+            "unable to\x0cfind",
+            "unable to\x1cfind",
+            "didnXt look\tup the 9 data_ things",
+            "no results2",
+            "no results, no data",
+            "I don't know",
+            "do not   know",
+            "could not a b c find",
+        ] {
+            let _ = matched(answer);
+        }
+        assert_eq!(matched("café not found"), Some("not found"));
+        assert_eq!(matched("éno data"), None);
     }
 }
 

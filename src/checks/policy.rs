@@ -56,9 +56,14 @@ impl Check for PolicyCheck {
                 }
             })
             .collect();
-        let attrs: Option<Map<String, serde_json::Value>> = trace
-            .root()
-            .and_then(|_| trace.batch.root_attributes(trace.index));
+        // Only identity reads the root attributes, and decoding them is most of a trace's policy cost.
+        let attrs: Option<Map<String, serde_json::Value>> = if cx.policy.uses_identity() {
+            trace
+                .root()
+                .and_then(|_| trace.batch.root_attributes(trace.index))
+        } else {
+            None
+        };
         let empty = Map::new();
         let root = trace.root().map(|p| PolicyRoot {
             attrs: attrs.as_ref().unwrap_or(&empty),

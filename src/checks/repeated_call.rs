@@ -59,10 +59,22 @@ impl Check for RepeatedCall {
         if n < REPEATS {
             return Verdict::sure(false, "fewer than 3 tool calls");
         }
+        // A group needs three calls of one tool, so only the arguments of tools called that often are
+        // normalised (the costly part); leaving the others out changes no qualifying group or order.
+        let mut calls: std::collections::HashMap<&str, usize> = Default::default();
+        for i in 0..n {
+            *calls.entry(trace.tool(i)).or_default() += 1;
+        }
+        if calls.values().all(|&c| c < REPEATS) {
+            return Verdict::sure(false, "no repeated calls without progress");
+        }
         // Groups in order of first occurrence, each with its members' step positions.
         let mut groups: Vec<((&str, String), Vec<usize>)> = Vec::new();
         let mut index: std::collections::HashMap<(&str, String), usize> = Default::default();
         for i in 0..n {
+            if calls[trace.tool(i)] < REPEATS {
+                continue;
+            }
             let key = (trace.tool(i), normalize_arguments(trace.arguments(i)));
             let slot = *index.entry(key.clone()).or_insert_with(|| {
                 groups.push((key, Vec::new()));
@@ -71,12 +83,13 @@ impl Check for RepeatedCall {
             groups[slot].1.push(i);
         }
         for ((tool, args), members) in groups.iter().filter(|(_, m)| m.len() >= REPEATS) {
-            for window in members.windows(REPEATS) {
-                let first = fold_whitespace(trace.result(window[0]));
-                if window[1..]
-                    .iter()
-                    .all(|&i| fold_whitespace(trace.result(i)) == first)
-                {
+            // Each member's result is folded once, not once per window it falls in.
+            let folded: Vec<String> = members
+                .iter()
+                .map(|&i| fold_whitespace(trace.result(i)))
+                .collect();
+            for (w, window) in members.windows(REPEATS).enumerate() {
+                if folded[w + 1..w + REPEATS].iter().all(|r| *r == folded[w]) {
                     let shown: String = args.chars().take(60).collect();
                     return Verdict::sure(
                         true,
@@ -139,6 +152,27 @@ mod tests {
             .step("s", "a", "2")
             .run(&RepeatedCall);
         assert!(v.reason.contains("(steps 3, 4, 5)"), "{}", v.reason);
+    }
+
+    #[test]
+    fn tools_called_less_often_do_not_disturb_the_groups() {
+        let v = TraceSpec::new()
+            .step("a", "x", "1")
+            .step("b", "{\"q\": 1}", "r")
+            .step("a", "x", "1")
+            .step("b", "{ \"q\":1}", "r ")
+            .step("c", "y", "1")
+            .step("b", "{\"q\": 1}", " r")
+            .run(&RepeatedCall);
+        assert!(v.reason.contains("'b'"), "{}", v.reason);
+        assert!(v.reason.contains("(steps 2, 4, 6)"), "{}", v.reason);
+        let v = TraceSpec::new()
+            .step("a", "x", "1")
+            .step("b", "x", "1")
+            .step("a", "x", "1")
+            .step("b", "x", "1")
+            .run(&RepeatedCall);
+        assert_eq!(v.reason, "no repeated calls without progress");
     }
 
     #[test]

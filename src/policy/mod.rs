@@ -237,6 +237,11 @@ impl Policy {
         compile::compile(&document)
     }
 
+    /// Returns true if and only if the policy reads the root span's attributes (only `identity` does).
+    pub fn uses_identity(&self) -> bool {
+        self.identity.is_some()
+    }
+
     /// Evaluates one run: (detected, reason). The confidence is always 1.0.
     pub fn evaluate(&self, run: &PolicyRun) -> (bool, String) {
         eval::evaluate(self, run)

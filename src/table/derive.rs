@@ -1,6 +1,7 @@
 //! What a trace says, derived from its spans: prompt, answer, termination, scenario key, tool steps,
 //! usage, latency and cost (the GenAI conventions as faultgate 0.4.1 reads them).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
@@ -190,15 +191,19 @@ pub fn message_text(value: &Value, role: &str) -> String {
     pieces.join("\n")
 }
 
-/// The list of messages in a messages attribute, when it holds one.
-fn message_list(value: Option<&Value>) -> Vec<Value> {
+/// The list of messages in a messages attribute, when it holds one and it may hold a part of type
+/// `part_type`. A JSON string is only parsed when that type can occur in it: written literally, or
+/// through a `\\u` escape (the only JSON escape that can spell a letter).
+fn message_list<'v>(value: Option<&'v Value>, part_type: &str) -> Cow<'v, [Value]> {
     match value {
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Array(items)) => items,
-            _ => Vec::new(),
-        },
-        Some(Value::Array(items)) => items.clone(),
-        _ => Vec::new(),
+        Some(Value::String(s)) if s.contains(part_type) || s.contains("\\u") => {
+            match serde_json::from_str::<Value>(s) {
+                Ok(Value::Array(items)) => Cow::Owned(items),
+                _ => Cow::Borrowed(&[]),
+            }
+        }
+        Some(Value::Array(items)) => Cow::Borrowed(items),
+        _ => Cow::Borrowed(&[]),
     }
 }
 
@@ -262,7 +267,7 @@ pub fn payload_text(v: &Value) -> String {
 pub fn steps(spans: &[Span]) -> Vec<Step> {
     let mut responses: HashMap<String, String> = HashMap::new();
     for span in spans {
-        for message in message_list(span.attr(attr::INPUT_MESSAGES)) {
+        for message in message_list(span.attr(attr::INPUT_MESSAGES), "tool_call_response").iter() {
             let Some(parts) = message.get("parts").and_then(Value::as_array) else {
                 continue;
             };
@@ -291,7 +296,7 @@ pub fn steps(spans: &[Span]) -> Vec<Step> {
     }
     let mut calls: Vec<(String, Step)> = Vec::new();
     for span in spans {
-        for message in message_list(span.attr(attr::OUTPUT_MESSAGES)) {
+        for message in message_list(span.attr(attr::OUTPUT_MESSAGES), "tool_call").iter() {
             let Some(parts) = message.get("parts").and_then(Value::as_array) else {
                 continue;
             };
@@ -390,4 +395,52 @@ fn cost(spans: &[Span]) -> Option<f64> {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chat_span(id: &str, start: i64, input: &str, output: &str) -> Span {
+        let mut attrs = serde_json::Map::new();
+        attrs.insert(attr::INPUT_MESSAGES.into(), Value::String(input.into()));
+        attrs.insert(attr::OUTPUT_MESSAGES.into(), Value::String(output.into()));
+        Span {
+            span_id: id.into(),
+            parent_id: None,
+            name: "chat".into(),
+            start_ns: start,
+            end_ns: start + 1,
+            attrs,
+            status_code: 0,
+            status_message: String::new(),
+        }
+    }
+
+    #[test]
+    fn tool_calls_spelled_with_escapes_are_still_read() {
+        // `\u0074ool_call` spells `tool_call`; the substring shortcut must not hide it.
+        let output = r#"[{"role": "assistant", "parts": [{"type": "\u0074ool_call", "id": "c1", "name": "search", "arguments": {"q": 1}}]}]"#;
+        let input = r#"[{"role": "tool", "parts": [{"type": "tool_call_respons\u0065", "id": "c1", "result": "[]"}]}]"#;
+        let spans = [
+            chat_span("a", 1, "[]", output),
+            chat_span("b", 2, input, "[]"),
+        ];
+        let steps = steps(&spans);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].tool, "search");
+        assert_eq!(steps[0].arguments, r#"{"q": 1}"#);
+        assert_eq!(steps[0].result, "[]");
+    }
+
+    #[test]
+    fn messages_without_tool_parts_give_no_steps() {
+        let spans = [chat_span(
+            "a",
+            1,
+            r#"[{"role": "user", "content": "hi"}]"#,
+            r#"[{"role": "assistant", "parts": [{"type": "text", "content": "tool_call"}]}]"#,
+        )];
+        assert!(steps(&spans).is_empty());
+    }
 }

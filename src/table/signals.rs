@@ -1,31 +1,87 @@
 //! Per-step and per-span facts that several checks share, computed once while the tables are built.
+//!
+//! A tool result is read with one JSON pass that keeps only what the rules look at (the top-level
+//! keys they name, whether each value is a list and whether it is empty, and the `text` of list
+//! items) instead of building a full `Value`: the results are the bulk of an archive. Everything the
+//! pass skips is still decoded by the same deserializer, so what parses and what fails is exactly what
+//! a full parse would accept or reject.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::pyfmt::{py_int, py_str, py_strip, py_truthy};
 
+/// Both result signals of one tool result, from a single parse: the structural-error description and
+/// whether the result counts as "nothing found".
+pub fn result_signals(result: &str) -> (Option<String>, bool) {
+    let text = py_strip(result);
+    let top = parse_top(text);
+    (
+        structural_error_of(text, top.as_ref()),
+        is_empty_of(text, top.as_ref()),
+    )
+}
+
 /// Returns true if and only if a tool result counts as "nothing found" for search_loop.
 pub fn is_empty_result(result: &str) -> bool {
     let r = py_strip(result);
+    is_empty_of(r, parse_top(r).as_ref())
+}
+
+/// The structural-error description of a tool result, or `None` when the result is not an error.
+pub fn structural_error(result: &str) -> Option<String> {
+    let text = py_strip(result);
+    structural_error_of(text, parse_top(text).as_ref())
+}
+
+fn is_empty_of(r: &str, top: Option<&Top>) -> bool {
     if matches!(r, "" | "[]" | "{}" | "null" | "None") {
         return true;
     }
-    let Ok(parsed) = serde_json::from_str::<Value>(r) else {
-        return false;
-    };
-    match parsed {
-        Value::Array(items) => items.is_empty(),
-        Value::Object(map) => {
-            for key in ["n_candidates", "count", "n_results", "total"] {
-                if let Some(v) = map.get(key) {
+    match top {
+        Some(Top::Array(items)) => items.is_empty(),
+        Some(Top::Object(facts)) => {
+            for key in COUNT_KEYS {
+                if let Some(v) = facts.get(key) {
                     return equals_zero(v);
                 }
             }
-            let mut lists = map.values().filter_map(Value::as_array).peekable();
-            lists.peek().is_some() && lists.all(Vec::is_empty)
+            facts.has_list && facts.all_lists_empty
         }
-        _ => false,
+        None => false,
     }
+}
+
+/// Visitor methods that accept every JSON scalar and return `$out`.
+macro_rules! skip_scalars {
+    ($out:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($out)
+        }
+    };
 }
 
 /// Python `v == 0`: numbers and booleans compare numerically, everything else is unequal.
@@ -37,6 +93,7 @@ fn equals_zero(v: &Value) -> bool {
     }
 }
 
+const COUNT_KEYS: [&str; 4] = ["n_candidates", "count", "n_results", "total"];
 const EXIT_KEYS: [&str; 5] = [
     "exit_code",
     "return_code",
@@ -51,13 +108,29 @@ const ERROR_PREFIXES: [&str; 4] = [
     "An error occurred while parsing tool arguments",
 ];
 
-/// The structural-error description of a tool result, or `None` when the result is not an error.
-pub fn structural_error(result: &str) -> Option<String> {
-    let text = py_strip(result);
+fn structural_error_of(text: &str, top: Option<&Top>) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    for candidate in candidate_objects(text) {
+    let nested: Vec<Facts>;
+    let candidates: &[Facts] = match top {
+        Some(Top::Object(facts)) => std::slice::from_ref(facts),
+        Some(Top::Array(texts)) => {
+            nested = texts
+                .iter()
+                .flatten()
+                .map(|t| py_strip(t))
+                .filter(|t| t.starts_with('{') && t.ends_with('}'))
+                .filter_map(|t| match parse_top(t) {
+                    Some(Top::Object(facts)) => Some(facts),
+                    _ => None,
+                })
+                .collect();
+            &nested
+        }
+        None => &[],
+    };
+    for candidate in candidates {
         if let Some(err) = candidate.get("error").filter(|e| py_truthy(e)) {
             let desc: String = py_str(err).chars().take(80).collect();
             return Some(format!("JSON top-level error: {desc}"));
@@ -80,29 +153,334 @@ pub fn structural_error(result: &str) -> Option<String> {
         .map(|p| format!("Response starts with '{p}'"))
 }
 
-fn candidate_objects(text: &str) -> Vec<serde_json::Map<String, Value>> {
-    if text.starts_with('{') && text.ends_with('}') {
-        if let Ok(Value::Object(map)) = serde_json::from_str(text) {
-            return vec![map];
-        }
-        return Vec::new();
-    }
-    if text.starts_with('[')
-        && text.ends_with(']')
-        && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text)
-    {
-        return items
+/// A bracketed result, read down to what the rules use.
+enum Top {
+    /// A list: per item, the `text` string of an object item (`None` for any other item).
+    Array(Vec<Option<String>>),
+    Object(Facts),
+}
+
+/// The keys the rules name in a JSON object (there values kept whole), and the list values.
+struct Facts {
+    /// Values of `error`, the exit keys and the count keys present, by position in [`SPECIAL_KEYS`]
+    /// (a repeated key keeps its last value). Usually empty, so it costs nothing.
+    special: Vec<(usize, Value)>,
+    /// Some value (the last one of each key, as a JSON object keeps it) is a list.
+    has_list: bool,
+    /// No list value has items.
+    all_lists_empty: bool,
+}
+
+const SPECIAL_KEYS: [&str; 10] = [
+    "error",
+    "exit_code",
+    "return_code",
+    "exitcode",
+    "returncode",
+    "exit_status",
+    "n_candidates",
+    "count",
+    "n_results",
+    "total",
+];
+
+impl Facts {
+    fn get(&self, key: &str) -> Option<&Value> {
+        let slot = SPECIAL_KEYS.iter().position(|k| *k == key)?;
+        self.special
             .iter()
-            .filter_map(|item| item.get("text").and_then(Value::as_str))
-            .map(py_strip)
-            .filter(|t| t.starts_with('{') && t.ends_with('}'))
-            .filter_map(|t| match serde_json::from_str(t) {
-                Ok(Value::Object(map)) => Some(map),
-                _ => None,
-            })
-            .collect();
+            .find(|(s, _)| *s == slot)
+            .map(|(_, value)| value)
     }
-    Vec::new()
+}
+
+/// Parses bracketed text (`{...}` or `[...]`); anything else, or invalid JSON, gives `None`. Other
+/// text can never be a JSON list or object once stripped, so it is not parsed at all.
+fn parse_top(text: &str) -> Option<Top> {
+    let bracketed = (text.starts_with('{') && text.ends_with('}'))
+        || (text.starts_with('[') && text.ends_with(']'));
+    if !bracketed {
+        return None;
+    }
+    serde_json::from_str::<TopDe>(text).ok().map(|t| t.0)
+}
+
+struct TopDe(Top);
+
+impl<'de> de::Deserialize<'de> for TopDe {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TopVisitor).map(TopDe)
+    }
+}
+
+struct TopVisitor;
+
+impl<'de> Visitor<'de> for TopVisitor {
+    type Value = Top;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON list or object")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Top, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(ItemSeed)? {
+            items.push(item);
+        }
+        Ok(Top::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Top, A::Error> {
+        facts(map).map(Top::Object)
+    }
+}
+
+fn facts<'de, A: MapAccess<'de>>(mut map: A) -> Result<Facts, A::Error> {
+    let mut special: Vec<(usize, Value)> = Vec::new();
+    // Every key with whether its value is a list (and empty); a repeated key keeps its last value.
+    let mut kinds: Vec<(Cow<'de, str>, Option<bool>)> = Vec::new();
+    while let Some(key) = map.next_key_seed(KeySeed)? {
+        let kind = match SPECIAL_KEYS.iter().position(|k| *k == key) {
+            Some(slot) => {
+                let value: Value = map.next_value()?;
+                let kind = value.as_array().map(Vec::is_empty);
+                match special.iter_mut().find(|(s, _)| *s == slot) {
+                    Some(entry) => entry.1 = value,
+                    None => special.push((slot, value)),
+                }
+                kind
+            }
+            None => map.next_value_seed(ListProbe)?,
+        };
+        kinds.push((key, kind));
+    }
+    let last = last_values(&kinds);
+    let mut lists = last.filter_map(|(_, kind)| *kind).peekable();
+    let has_list = lists.peek().is_some();
+    let all_lists_empty = lists.all(|empty| empty);
+    Ok(Facts {
+        special,
+        has_list,
+        all_lists_empty,
+    })
+}
+
+/// The entries of `kinds` that no later entry with the same key replaces.
+fn last_values<'k, 'de>(
+    kinds: &'k [(Cow<'de, str>, Option<bool>)],
+) -> Box<dyn Iterator<Item = &'k (Cow<'de, str>, Option<bool>)> + 'k> {
+    if kinds.len() <= 16 {
+        return Box::new(
+            kinds
+                .iter()
+                .enumerate()
+                .filter(|(i, (key, _))| !kinds[i + 1..].iter().any(|(k, _)| k == key))
+                .map(|(_, entry)| entry),
+        );
+    }
+    let mut seen = std::collections::HashSet::with_capacity(kinds.len());
+    let mut last: Vec<_> = kinds
+        .iter()
+        .rev()
+        .filter(|(key, _)| seen.insert(key.as_ref()))
+        .collect();
+    last.reverse();
+    Box::new(last.into_iter())
+}
+
+/// A list item: the `text` string of an object, `None` for anything else.
+struct ItemSeed;
+
+impl<'de> DeserializeSeed<'de> for ItemSeed {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+        d.deserialize_any(ItemVisitor)
+    }
+}
+
+struct ItemVisitor;
+
+impl<'de> Visitor<'de> for ItemVisitor {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
+        let mut text = None;
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if key == "text" {
+                text = map.next_value_seed(TextSeed)?;
+            } else {
+                map.next_value::<Skip>()?;
+            }
+        }
+        Ok(text)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<String>, A::Error> {
+        Skip.visit_seq(seq).map(|_| None)
+    }
+
+    skip_scalars!(None);
+}
+
+/// A value that is kept only when it is a string.
+struct TextSeed;
+
+impl<'de> DeserializeSeed<'de> for TextSeed {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+        d.deserialize_any(TextVisitor)
+    }
+}
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<String>, E> {
+        Ok(Some(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Option<String>, E> {
+        Ok(Some(v))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<String>, A::Error> {
+        Skip.visit_map(map).map(|_| None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<String>, A::Error> {
+        Skip.visit_seq(seq).map(|_| None)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+        Ok(None)
+    }
+}
+
+/// Whether a value is a list, and if so whether it is empty.
+struct ListProbe;
+
+impl<'de> DeserializeSeed<'de> for ListProbe {
+    type Value = Option<bool>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<bool>, D::Error> {
+        d.deserialize_any(ListVisitor)
+    }
+}
+
+struct ListVisitor;
+
+impl<'de> Visitor<'de> for ListVisitor {
+    type Value = Option<bool>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<bool>, A::Error> {
+        let empty = seq.next_element::<Skip>()?.is_none();
+        Skip.visit_seq(seq)?;
+        Ok(Some(empty))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Option<bool>, A::Error> {
+        Skip.visit_map(map).map(|_| None)
+    }
+
+    skip_scalars!(None);
+}
+
+/// An object key, borrowed from the text when it holds no escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// Any value, decoded by the same deserializer calls as a full `Value` (so it fails exactly where a
+/// full parse fails: bad escapes, lone surrogates, numbers out of range, nesting too deep) but kept
+/// nowhere.
+struct Skip;
+
+impl<'de> de::Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Skip)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = Skip;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_key::<Skip>()?.is_some() {
+            map.next_value::<Skip>()?;
+        }
+        Ok(Skip)
+    }
+
+    skip_scalars!(Skip);
 }
 
 /// The span-error description of unrecovered_tool_error: a status code 2, else a truthy `error.type`.
@@ -173,5 +551,132 @@ mod tests {
             "<tool_use_error> tag present"
         );
         assert!(structural_error(r#"{"status": "ok"}"#).is_none());
+    }
+
+    /// The rules as first written, on a full `Value` parse: the one-pass reading must agree with them.
+    mod reference {
+        use super::super::{COUNT_KEYS, ERROR_PREFIXES, EXIT_KEYS, equals_zero};
+        use crate::pyfmt::{py_int, py_str, py_strip, py_truthy};
+        use serde_json::Value;
+
+        pub fn is_empty_result(result: &str) -> bool {
+            let r = py_strip(result);
+            if matches!(r, "" | "[]" | "{}" | "null" | "None") {
+                return true;
+            }
+            match serde_json::from_str::<Value>(r) {
+                Ok(Value::Array(items)) => items.is_empty(),
+                Ok(Value::Object(map)) => {
+                    for key in COUNT_KEYS {
+                        if let Some(v) = map.get(key) {
+                            return equals_zero(v);
+                        }
+                    }
+                    let mut lists = map.values().filter_map(Value::as_array).peekable();
+                    lists.peek().is_some() && lists.all(Vec::is_empty)
+                }
+                _ => false,
+            }
+        }
+
+        pub fn structural_error(result: &str) -> Option<String> {
+            let text = py_strip(result);
+            if text.is_empty() {
+                return None;
+            }
+            let object = |t: &str| match serde_json::from_str(t) {
+                Ok(Value::Object(map)) => Some(map),
+                _ => None,
+            };
+            let candidates: Vec<serde_json::Map<String, Value>> =
+                if text.starts_with('{') && text.ends_with('}') {
+                    object(text).into_iter().collect()
+                } else if text.starts_with('[') && text.ends_with(']') {
+                    match serde_json::from_str::<Value>(text) {
+                        Ok(Value::Array(items)) => items
+                            .iter()
+                            .filter_map(|i| i.get("text").and_then(Value::as_str))
+                            .map(py_strip)
+                            .filter(|t| t.starts_with('{') && t.ends_with('}'))
+                            .filter_map(object)
+                            .collect(),
+                        _ => Vec::new(),
+                    }
+                } else {
+                    Vec::new()
+                };
+            for c in &candidates {
+                if let Some(err) = c.get("error").filter(|e| py_truthy(e)) {
+                    let desc: String = py_str(err).chars().take(80).collect();
+                    return Some(format!("JSON top-level error: {desc}"));
+                }
+                for key in EXIT_KEYS {
+                    if let Some(v) = c.get(key)
+                        && let Some(code) = py_int(v)
+                        && code != 0
+                    {
+                        return Some(format!("Non-zero {key}: {}", py_str(v)));
+                    }
+                }
+            }
+            if text.contains("<tool_use_error>") && text.contains("</tool_use_error>") {
+                return Some("<tool_use_error> tag present".into());
+            }
+            ERROR_PREFIXES
+                .iter()
+                .find(|p| text.starts_with(*p))
+                .map(|p| format!("Response starts with '{p}'"))
+        }
+    }
+
+    #[test]
+    fn one_pass_agrees_with_a_full_parse() {
+        let cases = [
+            r#"{"hits": [], "hits": [1]}"#,
+            r#"{"hits": [1], "hits": []}"#,
+            r#"{"a": [], "b": {"c": [1]}, "d": "x"}"#,
+            r#"{"count": [], "x": []}"#,
+            r#"{"error": {"code": 3, "msg": [1, 2.5, null]}}"#,
+            r#"{"error": "", "exit_code": 0, "exit_code": 2}"#,
+            r#"{"error": "x", "error": false}"#,
+            r#"{"total": 0.0}"#,
+            r#"{"total": -0}"#,
+            r#"{"a": "\ud800"}"#,
+            r#"{"a": 1e400}"#,
+            r#"{"a": [1, 2,]}"#,
+            r#"{"a\u0062": [], "ab": [3]}"#,
+            r#"[{"text": " {\"error\": \"boom\"} "}, {"text": 3}, [1], "x"]"#,
+            r#"[{"text": "{\"x\": 1}", "text": "{\"exit_status\": 7}"}]"#,
+            r#"[{"text": "{\"error\": 1}", "text": 5}]"#,
+            r#"[{"text": "{\"a\": \"\\ud800\"}"}]"#,
+            r#"[{"type": "text", "text": "Error: no"}]"#,
+            r#"[]"#,
+            r#"[[]]"#,
+            r#"{"a": [[]], "b": []}"#,
+            "{\"k\": [] }\u{a0}",
+            r#"{"n_results": null, "hits": []}"#,
+            r#"{}x"#,
+            r#"{"a": 1} {"b": 2}"#,
+            "Error: x",
+            "plain text",
+        ];
+        let mut deep = "[".repeat(200);
+        deep.push_str(&"]".repeat(200));
+        let many: String = format!(
+            "{{{}, \"k0\": []}}",
+            (0..40)
+                .map(|i| format!("\"k{i}\": [{i}]"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for case in cases.iter().copied().chain([deep.as_str(), many.as_str()]) {
+            let (error, empty) = (
+                reference::structural_error(case),
+                reference::is_empty_result(case),
+            );
+            assert_eq!(is_empty_result(case), empty, "empty: {case}");
+            assert_eq!(structural_error(case), error, "error: {case}");
+            assert_eq!(result_signals(case), (error, empty), "both: {case}");
+        }
     }
 }
