@@ -255,10 +255,9 @@ impl Builders {
             self.result.append_value(&step.result);
             self.step_span_id.append_value(&step.span_id);
             self.step_span.append_option(position.map(|p| p as u32));
-            self.structural_error
-                .append_option(signals::structural_error(&step.result));
-            self.empty_result
-                .append_value(signals::is_empty_result(&step.result));
+            let (error, empty) = signals::result_signals(&step.result);
+            self.structural_error.append_option(error);
+            self.empty_result.append_value(empty);
         }
         // A span "backs" a step when any span with its id does (ids may repeat).
         for (i, span) in trace.spans.iter().enumerate() {
