@@ -53,3 +53,25 @@ pub struct CheckContext {
     /// The workflow spec of `--workflow`; the `workflow` check needs it.
     pub workflow: Option<crate::workflow::Workflow>,
 }
+
+/// The expected answer and the trimmed final answer a golden check grades, or the verdict it gives when
+/// there is nothing to grade (no expectation: confidence 0; no answer: not detected).
+pub(crate) fn golden_and_answer<'a>(
+    trace: &TraceView<'a>,
+    cx: &'a CheckContext,
+) -> Result<(&'a str, &'a str), Verdict> {
+    let expected = cx
+        .golden
+        .as_ref()
+        .and_then(|g| g.expected(trace.scenario(), trace.prompt()))
+        .ok_or_else(|| Verdict {
+            detected: false,
+            confidence: 0.0,
+            reason: "no golden answer for this scenario".into(),
+        })?;
+    let answer = crate::pyfmt::py_strip(trace.answer());
+    if answer.is_empty() {
+        return Err(Verdict::sure(false, "no answer to grade"));
+    }
+    Ok((expected, answer))
+}

@@ -14,8 +14,8 @@
 
 use regex_automata::meta::Regex;
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
-use crate::pyfmt::{py_repr_str, py_strip};
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict, golden_and_answer};
+use crate::pyfmt::py_repr_str;
 
 pub struct Truncation;
 
@@ -47,21 +47,10 @@ impl Check for Truncation {
     }
 
     fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        let Some(expected) = cx
-            .golden
-            .as_ref()
-            .and_then(|g| g.expected(trace.scenario(), trace.prompt()))
-        else {
-            return Verdict {
-                detected: false,
-                confidence: 0.0,
-                reason: "no golden answer for this scenario".into(),
-            };
+        let (expected, answer) = match golden_and_answer(trace, cx) {
+            Ok(pair) => pair,
+            Err(verdict) => return verdict,
         };
-        let answer = py_strip(trace.answer());
-        if answer.is_empty() {
-            return Verdict::sure(false, "no answer to grade");
-        }
         if answer.to_lowercase().contains(&expected.to_lowercase()) {
             return Verdict::sure(false, "expected answer present in full");
         }

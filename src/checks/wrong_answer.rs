@@ -12,8 +12,8 @@
 //! **Known limits.** Substring matching: `12` is found in `120`, and paraphrases are not found. Runs
 //! without an answer are left to search_loop and abstention.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
-use crate::pyfmt::{py_repr_str, py_strip};
+use super::{Check, CheckContext, CheckKind, TraceView, Verdict, golden_and_answer};
+use crate::pyfmt::py_repr_str;
 
 pub struct WrongAnswer;
 
@@ -31,21 +31,10 @@ impl Check for WrongAnswer {
     }
 
     fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        let Some(expected) = cx
-            .golden
-            .as_ref()
-            .and_then(|g| g.expected(trace.scenario(), trace.prompt()))
-        else {
-            return Verdict {
-                detected: false,
-                confidence: 0.0,
-                reason: "no golden answer for this scenario".into(),
-            };
+        let (expected, answer) = match golden_and_answer(trace, cx) {
+            Ok(pair) => pair,
+            Err(verdict) => return verdict,
         };
-        let answer = py_strip(trace.answer());
-        if answer.is_empty() {
-            return Verdict::sure(false, "no answer to grade");
-        }
         let found = answer.to_lowercase().contains(&expected.to_lowercase());
         Verdict::sure(
             !found,
