@@ -317,3 +317,52 @@ fn calibrate_scores_the_shipped_labels() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert!(v.is_object());
 }
+
+#[test]
+fn a_closed_stdout_ends_the_run_quietly() {
+    use std::io::Read;
+    // Enough distinct traces that the table outgrows the pipe's buffer.
+    let dir = temp_dir("pipe");
+    let mut export: serde_json::Value =
+        serde_json::from_slice(&std::fs::read("examples/gate/candidate_gpt.json").unwrap())
+            .unwrap();
+    let spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let copies: Vec<serde_json::Value> = (0..40)
+        .flat_map(|k| {
+            spans.iter().map(move |span| {
+                let mut span = span.clone();
+                let id = format!("{}{k:03}", span["traceId"].as_str().unwrap());
+                span["traceId"] = serde_json::Value::String(id);
+                span
+            })
+        })
+        .collect();
+    export["resourceSpans"][0]["scopeSpans"][0]["spans"] = serde_json::Value::Array(copies);
+    let big = dir.join("big.json");
+    std::fs::write(&big, serde_json::to_vec(&export).unwrap()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faultgate"))
+        .args(["check", path_str(&big)])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then hang up: the table is still being written.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("Broken pipe"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+}

@@ -19,9 +19,17 @@ use args::{Cli, Command};
 #[derive(Debug)]
 pub struct Fatal(pub String);
 
-impl<E: std::fmt::Display> From<E> for Fatal {
+impl<E: std::error::Error + 'static> From<E> for Fatal {
     fn from(e: E) -> Self {
-        Fatal(e.to_string())
+        // A reader that closed our stdout (`faultgate check … | head`) is not an error of the run.
+        let broken_pipe = (&e as &dyn std::error::Error)
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
+        Fatal(if broken_pipe {
+            String::new()
+        } else {
+            e.to_string()
+        })
     }
 }
 
@@ -47,6 +55,8 @@ pub fn main() -> i32 {
     };
     match outcome {
         Ok(code) => code,
+        // An empty message is a closed stdout: stop quietly, as a pipeline expects.
+        Err(Fatal(message)) if message.is_empty() => 0,
         Err(Fatal(message)) => {
             let _ = writeln!(std::io::stderr(), "faultgate: {message}");
             2
