@@ -1,7 +1,8 @@
 //! One run over a set of trace files: read, build tables, run the checks, collect results.
 //!
-//! Files are processed a group at a time (in parallel within the group), and each file's tables are
-//! dropped as soon as its verdicts are taken, so memory holds the results, not the archive.
+//! Files are processed a group at a time (in parallel within the group), and each file is read a chunk
+//! of traces at a time (`ingest::stream`); a chunk's tables are dropped as soon as its verdicts are
+//! taken, so memory holds the results, not the archive.
 
 use std::path::{Path, PathBuf};
 
