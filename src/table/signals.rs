@@ -25,18 +25,6 @@ pub fn result_signals(result: &str) -> (Option<String>, bool) {
     )
 }
 
-/// Returns true if and only if a tool result counts as "nothing found" for search_loop.
-pub fn is_empty_result(result: &str) -> bool {
-    let r = py_strip(result);
-    is_empty_of(r, parse_top(r).as_ref())
-}
-
-/// The structural-error description of a tool result, or `None` when the result is not an error.
-pub fn structural_error(result: &str) -> Option<String> {
-    let text = py_strip(result);
-    structural_error_of(text, parse_top(text).as_ref())
-}
-
 fn is_empty_of(r: &str, top: Option<&Top>) -> bool {
     if matches!(r, "" | "[]" | "{}" | "null" | "None") {
         return true;
@@ -495,6 +483,14 @@ pub fn span_error(status_code: i64, error_type: Option<&str>) -> Option<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn is_empty_result(result: &str) -> bool {
+        result_signals(result).1
+    }
+
+    fn structural_error(result: &str) -> Option<String> {
+        result_signals(result).0
+    }
 
     #[test]
     fn empty_results() {
