@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use arrow_array::{Array, StringArray};
+use arrow_array::{Array, LargeStringArray};
 
 use crate::table::TraceBatch;
 use crate::table::schema::*;
@@ -128,8 +128,8 @@ impl<'a> TraceView<'a> {
         let list = self.batch.finish_reasons();
         let row = self.span_row(p);
         let offsets = list.value_offsets();
-        let values: &StringArray =
-            arrow_array::cast::AsArray::as_string::<i32>(list.values().as_ref());
+        let values: &LargeStringArray =
+            arrow_array::cast::AsArray::as_string::<i64>(list.values().as_ref());
         (offsets[row] as usize..offsets[row + 1] as usize)
             .map(|i| values.value(i))
             .collect()

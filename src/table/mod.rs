@@ -11,13 +11,13 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, UInt32Builder,
+    BooleanBuilder, Float64Builder, Int64Builder, LargeStringBuilder, ListBuilder, UInt32Builder,
 };
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type, UInt32Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
-    UInt32Array,
+    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeStringArray, ListArray,
+    RecordBatch, UInt32Array,
 };
 use rayon::prelude::*;
 use serde_json::Value;
@@ -78,22 +78,22 @@ impl TraceBatch {
         self.step_offsets[t]..self.step_offsets[t + 1]
     }
 
-    pub fn trace_str(&self, name: &str) -> &StringArray {
+    pub fn trace_str(&self, name: &str) -> &LargeStringArray {
         self.traces
             .column(trace_column_index(name))
-            .as_string::<i32>()
+            .as_string::<i64>()
     }
 
-    pub fn span_str(&self, name: &str) -> &StringArray {
+    pub fn span_str(&self, name: &str) -> &LargeStringArray {
         self.spans
             .column(span_column_index(name))
-            .as_string::<i32>()
+            .as_string::<i64>()
     }
 
-    pub fn step_str(&self, name: &str) -> &StringArray {
+    pub fn step_str(&self, name: &str) -> &LargeStringArray {
         self.steps
             .column(step_column_index(name))
-            .as_string::<i32>()
+            .as_string::<i64>()
     }
 
     pub fn step_bool(&self, name: &str) -> &BooleanArray {
@@ -141,7 +141,7 @@ impl TraceBatch {
     }
 
     /// A string column value that may be null.
-    pub fn opt_str(array: &StringArray, row: usize) -> Option<&str> {
+    pub fn opt_str(array: &LargeStringArray, row: usize) -> Option<&str> {
         array.is_valid(row).then(|| array.value(row))
     }
 
@@ -172,50 +172,50 @@ fn payload_json(value: &Value) -> String {
 
 #[derive(Default)]
 struct Builders {
-    trace_id: StringBuilder,
-    agent: StringBuilder,
-    scenario: StringBuilder,
-    prompt: StringBuilder,
-    answer: StringBuilder,
-    termination: StringBuilder,
+    trace_id: LargeStringBuilder,
+    agent: LargeStringBuilder,
+    scenario: LargeStringBuilder,
+    prompt: LargeStringBuilder,
+    answer: LargeStringBuilder,
+    termination: LargeStringBuilder,
     root: UInt32Builder,
-    root_attributes: StringBuilder,
+    root_attributes: LargeStringBuilder,
     input_tokens: Int64Builder,
     output_tokens: Int64Builder,
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
     has_content: BooleanBuilder,
 
-    span_id: StringBuilder,
-    parent: StringBuilder,
-    name: StringBuilder,
+    span_id: LargeStringBuilder,
+    parent: LargeStringBuilder,
+    name: LargeStringBuilder,
     start: Int64Builder,
     end: Int64Builder,
     status_code: Int64Builder,
-    status_message: StringBuilder,
-    error_type: StringBuilder,
-    span_error: StringBuilder,
-    finish_reasons: ListBuilder<StringBuilder>,
+    status_message: LargeStringBuilder,
+    error_type: LargeStringBuilder,
+    span_error: LargeStringBuilder,
+    finish_reasons: ListBuilder<LargeStringBuilder>,
     is_tool: BooleanBuilder,
     has_operation: BooleanBuilder,
     confirmed: BooleanBuilder,
     backs_step: BooleanBuilder,
     tool_attributes: BooleanBuilder,
     openinference_kind: BooleanBuilder,
-    agent_name: StringBuilder,
-    operation: StringBuilder,
-    checkpoint: StringBuilder,
-    confirmed_by: StringBuilder,
-    handoff_from: StringBuilder,
-    handoff_to: StringBuilder,
-    handoff_payload: StringBuilder,
+    agent_name: LargeStringBuilder,
+    operation: LargeStringBuilder,
+    checkpoint: LargeStringBuilder,
+    confirmed_by: LargeStringBuilder,
+    handoff_from: LargeStringBuilder,
+    handoff_to: LargeStringBuilder,
+    handoff_payload: LargeStringBuilder,
 
-    tool: StringBuilder,
-    arguments: StringBuilder,
-    result: StringBuilder,
-    step_span_id: StringBuilder,
+    tool: LargeStringBuilder,
+    arguments: LargeStringBuilder,
+    result: LargeStringBuilder,
+    step_span_id: LargeStringBuilder,
     step_span: UInt32Builder,
-    structural_error: StringBuilder,
+    structural_error: LargeStringBuilder,
     empty_result: BooleanBuilder,
 }
 

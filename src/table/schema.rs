@@ -60,7 +60,7 @@ pub const STEP_STRUCTURAL_ERROR: &str = "structural_error";
 pub const STEP_EMPTY_RESULT: &str = "empty_result";
 
 fn utf8(name: &str) -> Field {
-    Field::new(name, DataType::Utf8, false)
+    Field::new(name, DataType::LargeUtf8, false)
 }
 
 fn nullable(name: &str, ty: DataType) -> Field {
@@ -79,7 +79,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         // Position of the root within the trace's spans; null when the trace has none.
         nullable(TRACE_ROOT, DataType::UInt32),
         // The root span's decoded attributes as compact JSON; read only by rules that need arbitrary keys.
-        nullable(TRACE_ROOT_ATTRIBUTES, DataType::Utf8),
+        nullable(TRACE_ROOT_ATTRIBUTES, DataType::LargeUtf8),
         nullable(TRACE_INPUT_TOKENS, DataType::Int64),
         nullable(TRACE_OUTPUT_TOKENS, DataType::Int64),
         nullable(TRACE_LATENCY_MS, DataType::Float64),
@@ -92,20 +92,20 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
 pub static SPANS: LazyLock<SchemaRef> = LazyLock::new(|| {
     Arc::new(Schema::new(vec![
         utf8(SPAN_ID),
-        nullable(SPAN_PARENT, DataType::Utf8),
+        nullable(SPAN_PARENT, DataType::LargeUtf8),
         utf8(SPAN_NAME),
         Field::new(SPAN_START, DataType::Int64, false),
         Field::new(SPAN_END, DataType::Int64, false),
         Field::new(SPAN_STATUS_CODE, DataType::Int64, false),
         utf8(SPAN_STATUS_MESSAGE),
         // str() of a truthy `error.type`, else null.
-        nullable(SPAN_ERROR_TYPE, DataType::Utf8),
+        nullable(SPAN_ERROR_TYPE, DataType::LargeUtf8),
         // The span-error description of unrecovered_tool_error, else null.
-        nullable(SPAN_ERROR, DataType::Utf8),
+        nullable(SPAN_ERROR, DataType::LargeUtf8),
         // str() of each `gen_ai.response.finish_reasons` element.
         Field::new(
             SPAN_FINISH_REASONS,
-            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            DataType::List(Arc::new(Field::new("item", DataType::LargeUtf8, true))),
             false,
         ),
         Field::new(SPAN_IS_TOOL, DataType::Boolean, false),
@@ -114,17 +114,17 @@ pub static SPANS: LazyLock<SchemaRef> = LazyLock::new(|| {
         Field::new(SPAN_BACKS_STEP, DataType::Boolean, false),
         Field::new(SPAN_TOOL_ATTRIBUTES, DataType::Boolean, false),
         Field::new(SPAN_OPENINFERENCE_KIND, DataType::Boolean, false),
-        nullable(SPAN_AGENT_NAME, DataType::Utf8),
-        nullable(SPAN_OPERATION, DataType::Utf8),
-        nullable(SPAN_CHECKPOINT, DataType::Utf8),
+        nullable(SPAN_AGENT_NAME, DataType::LargeUtf8),
+        nullable(SPAN_OPERATION, DataType::LargeUtf8),
+        nullable(SPAN_CHECKPOINT, DataType::LargeUtf8),
         // str() of `faultgate.confirmed_by`: who confirmed the span's checkpoint.
-        nullable(SPAN_CONFIRMED_BY, DataType::Utf8),
+        nullable(SPAN_CONFIRMED_BY, DataType::LargeUtf8),
         // str() of `from_agent` / `to_agent`, set only when the span carries both (an agent-to-agent
         // handoff span in the OpenAI Agents SDK style).
-        nullable(SPAN_HANDOFF_FROM, DataType::Utf8),
-        nullable(SPAN_HANDOFF_TO, DataType::Utf8),
+        nullable(SPAN_HANDOFF_FROM, DataType::LargeUtf8),
+        nullable(SPAN_HANDOFF_TO, DataType::LargeUtf8),
         // `faultgate.handoff.payload` as compact JSON (a JSON-text attribute is decoded first).
-        nullable(SPAN_HANDOFF_PAYLOAD, DataType::Utf8),
+        nullable(SPAN_HANDOFF_PAYLOAD, DataType::LargeUtf8),
     ]))
 });
 
@@ -138,7 +138,7 @@ pub static STEPS: LazyLock<SchemaRef> = LazyLock::new(|| {
         // Position (within the trace) of the first span with the step's span id; null when unknown.
         nullable(STEP_SPAN, DataType::UInt32),
         // The structural-error description of the result (unrecovered_tool_error), else null.
-        nullable(STEP_STRUCTURAL_ERROR, DataType::Utf8),
+        nullable(STEP_STRUCTURAL_ERROR, DataType::LargeUtf8),
         Field::new(STEP_EMPTY_RESULT, DataType::Boolean, false),
     ]))
 });
