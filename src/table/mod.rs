@@ -4,6 +4,7 @@
 //! typed columns through the accessors here and walk a trace's rows through its offsets.
 
 pub mod derive;
+pub mod lazy;
 pub mod record;
 pub mod schema;
 pub mod signals;
