@@ -15,12 +15,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use faultgate::checks::{ALL, CheckContext, CheckKind};
+use faultgate::checks::{ALL, CheckContext, CheckKind, Reasons};
 use faultgate::ingest::{self, Format};
 use faultgate::model::RawTrace;
 use faultgate::pipeline::{RunSettings, run_batch};
 use faultgate::redact::Redaction;
-use faultgate::report::TraceResult;
+use faultgate::report::VerdictBatch;
 use faultgate::table::TraceBatch;
 use serde::Serialize;
 use serde_json::Value;
@@ -98,6 +98,7 @@ fn default_settings() -> RunSettings {
         redaction: Redaction::Builtin,
         format: Format::Auto,
         keep_raw_scenario: false,
+        reasons: Reasons::Fired,
     }
 }
 
@@ -135,11 +136,8 @@ fn row(stage: &str, t: Duration, export: &Export, bytes: bool, spans: bool) {
     );
 }
 
-fn failing(results: &[TraceResult]) -> usize {
-    results
-        .iter()
-        .filter(|r| r.verdicts.iter().any(|v| v.detected))
-        .count()
+fn failing(results: &VerdictBatch) -> usize {
+    results.rows().filter(|r| r.failed()).count()
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -228,11 +226,8 @@ fn load_templates(settings: &RunSettings) -> Templates {
 fn verdicts(traces: &[RawTrace], settings: &RunSettings) -> HashMap<String, bool> {
     let batch = TraceBatch::build(traces);
     run_batch(&batch, settings)
-        .into_iter()
-        .map(|r| {
-            let failed = r.verdicts.iter().any(|v| v.detected);
-            (r.trace_id, failed)
-        })
+        .rows()
+        .map(|r| (r.trace_id().to_string(), r.failed()))
         .collect()
 }
 

@@ -1,23 +1,26 @@
 //! One run over a set of trace files: read, build tables, run the checks, collect results.
 //!
 //! Files are processed a group at a time (in parallel within the group), and each file is read a chunk
-//! of traces at a time (`ingest::stream`); a chunk's tables are dropped as soon as its verdicts are
-//! taken, so memory holds the results, not the archive.
+//! of traces at a time (`ingest::stream`); a chunk's tables are dropped as soon as its verdict batch is
+//! taken, so memory holds the verdicts, not the archive. Within a chunk the checks run as column passes
+//! over parts of the batch, in parallel.
 
 use std::path::{Path, PathBuf};
 
+use arrow_array::Array;
+use arrow_schema::SchemaRef;
 use rayon::prelude::*;
 
-use crate::checks::{Check, CheckContext, TraceView};
+use crate::checks::{Check, CheckContext, Columns, Reasons, VerdictColumn};
 use crate::error::InputError;
 use crate::ingest::{self, Format};
 use crate::redact::Redaction;
-use crate::report::{Measures, TraceResult};
+use crate::report::Measures;
+use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
 use crate::table::TraceBatch;
-use crate::table::schema::{
-    TRACE_AGENT, TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS,
-    TRACE_OUTPUT_TOKENS,
-};
+
+/// Traces per check pass: a batch is cut into parts of this many traces, checked in parallel.
+const PART_TRACES: usize = 256;
 
 /// What a run needs besides its files.
 pub struct RunSettings {
@@ -27,12 +30,24 @@ pub struct RunSettings {
     pub format: Format,
     /// Keep each trace's raw scenario key in its result (for matching labels after the run).
     pub keep_raw_scenario: bool,
+    /// Which reasons to keep: every one only when an output prints reasons of verdicts that did not
+    /// fire.
+    pub reasons: Reasons,
+}
+
+impl RunSettings {
+    /// The schema of this run's verdict batches.
+    pub fn verdict_schema(&self) -> SchemaRef {
+        let names: Vec<&str> = self.checks.iter().map(|c| c.name()).collect();
+        verdicts::schema(&names)
+    }
 }
 
 /// The results of one file.
 pub struct FileResults {
     pub path: PathBuf,
-    pub results: Vec<TraceResult>,
+    /// One verdict batch per chunk of the file, in order.
+    pub batches: Vec<VerdictBatch>,
     /// Traces with no prompt, answer, arguments or results.
     pub without_content: usize,
 }
@@ -43,21 +58,26 @@ pub fn run_files(
     files: &[PathBuf],
     settings: &RunSettings,
 ) -> Vec<Result<FileResults, InputError>> {
+    let schema = settings.verdict_schema();
     // Groups bound how many files' tables are alive at once.
     let group = rayon::current_num_threads().max(1) * 2;
     let mut out = Vec::with_capacity(files.len());
     for chunk in files.chunks(group) {
         let part: Vec<Result<FileResults, InputError>> = chunk
             .par_iter()
-            .map(|path| run_file(path, settings))
+            .map(|path| run_file(path, settings, &schema))
             .collect();
         out.extend(part);
     }
     out
 }
 
-fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputError> {
-    let mut results = Vec::new();
+fn run_file(
+    path: &Path,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+) -> Result<FileResults, InputError> {
+    let mut batches = Vec::new();
     let mut without_content = 0;
     let (_, total) = ingest::stream::read_file_chunked(
         path,
@@ -67,12 +87,9 @@ fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputErr
             // Each chunk's tables live only while its checks run.
             let batch = TraceBatch::build(&traces);
             drop(traces);
-            without_content += batch
-                .trace_bool(TRACE_HAS_CONTENT)
-                .iter()
-                .filter(|v| *v == Some(false))
-                .count();
-            results.extend(run_batch(&batch, settings));
+            let cols = Columns::new(&batch);
+            without_content += cols.has_content.false_count();
+            batches.push(check_batch(&cols, settings, schema));
             Ok(())
         },
     )?;
@@ -81,58 +98,91 @@ fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputErr
     }
     Ok(FileResults {
         path: path.to_path_buf(),
-        results,
+        batches,
         without_content,
     })
 }
 
-/// Runs the active checks over every trace of a batch, in parallel, keeping trace order.
-pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult> {
-    let tokens_in = batch.trace_i64(TRACE_INPUT_TOKENS);
-    let tokens_out = batch.trace_i64(TRACE_OUTPUT_TOKENS);
-    let latency = batch.trace_f64(TRACE_LATENCY_MS);
-    let cost = batch.trace_f64(TRACE_COST_USD);
-    let agents = batch.trace_str(TRACE_AGENT);
-    (0..batch.len())
+/// Runs the active checks over every trace of a batch, keeping trace order.
+pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> VerdictBatch {
+    check_batch(&Columns::new(batch), settings, &settings.verdict_schema())
+}
+
+/// Cuts the batch into parts, runs every check as a pass over each part in parallel, and joins the
+/// parts' verdicts in order, so the result does not depend on the number of threads.
+fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+    let n = cols.len();
+    let parts: Vec<VerdictBatch> = (0..n.div_ceil(PART_TRACES))
         .into_par_iter()
-        .map(|t| {
-            let view = TraceView::new(batch, t);
-            let verdicts = settings
-                .checks
-                .iter()
-                .map(|check| {
-                    let mut v = check.run(&view, &settings.context);
-                    if let std::borrow::Cow::Owned(masked) = settings.redaction.mask(&v.reason) {
-                        v.reason = masked;
-                    }
-                    v
-                })
-                .collect();
-            use arrow_array::Array;
-            let tokens = match (tokens_in.is_valid(t), tokens_out.is_valid(t)) {
-                (false, false) => None,
-                (a, b) => Some(
-                    if a { tokens_in.value(t) as f64 } else { 0.0 }
-                        + if b { tokens_out.value(t) as f64 } else { 0.0 },
-                ),
-            };
-            TraceResult {
-                trace_id: view.trace_id().to_string(),
-                scenario: settings.redaction.scenario_key(view.scenario()),
-                raw_scenario: settings
-                    .keep_raw_scenario
-                    .then(|| view.scenario().to_string()),
-                verdicts,
-                measures: Measures {
-                    tokens,
-                    latency_ms: TraceBatch::opt_f64(latency, t),
-                    cost_usd: TraceBatch::opt_f64(cost, t),
-                },
-                agent: TraceBatch::opt_str(agents, t)
-                    .map(|a| settings.redaction.mask(a).into_owned())
-                    .unwrap_or_default(),
-                steps: view.step_count(),
-            }
+        .map(|i| {
+            let range = i * PART_TRACES..((i + 1) * PART_TRACES).min(n);
+            check_part(&cols.part(range), settings, schema)
         })
-        .collect()
+        .collect();
+    match parts.len() {
+        0 => check_part(cols, settings, schema),
+        1 => parts.into_iter().next().expect("one part"),
+        _ => {
+            let joined = arrow_select::concat::concat_batches(
+                schema,
+                parts.iter().map(VerdictBatch::record_batch),
+            )
+            .and_then(VerdictBatch::try_new);
+            joined.expect("parts of one verdict schema concatenate")
+        }
+    }
+}
+
+/// The verdict batch of one part: trace fields (scenario key and agent masked), then one column per
+/// check.
+fn check_part(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+    let redaction = settings.redaction;
+    let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
+    for t in cols.traces() {
+        let raw_scenario = cols.scenario.value(t);
+        let tokens = match (
+            cols.input_tokens.is_valid(t),
+            cols.output_tokens.is_valid(t),
+        ) {
+            (false, false) => None,
+            (a, b) => Some(
+                if a {
+                    cols.input_tokens.value(t) as f64
+                } else {
+                    0.0
+                } + if b {
+                    cols.output_tokens.value(t) as f64
+                } else {
+                    0.0
+                },
+            ),
+        };
+        let opt_f64 = |a: &arrow_array::Float64Array| a.is_valid(t).then(|| a.value(t));
+        let agent = crate::checks::columns::opt(cols.agent, t).map(|a| redaction.mask(a));
+        builder.push_trace(&TraceFields {
+            trace_id: cols.trace_id.value(t),
+            scenario: &redaction.scenario_key(raw_scenario),
+            raw_scenario: settings.keep_raw_scenario.then_some(raw_scenario),
+            agent: agent.as_deref(),
+            steps: cols.step_rows(t).len(),
+            measures: Measures {
+                tokens,
+                latency_ms: opt_f64(cols.latency_ms),
+                cost_usd: opt_f64(cols.cost_usd),
+            },
+        });
+    }
+    let columns: Vec<VerdictColumn> = settings
+        .checks
+        .iter()
+        .map(|check| {
+            let mut column = VerdictColumn::new(cols.len(), settings.reasons, redaction);
+            check.run(cols, &settings.context, &mut column);
+            column
+        })
+        .collect();
+    // A check that pushes other than one verdict per trace is a bug, not bad input.
+    builder
+        .finish(columns)
+        .expect("each check pushes one verdict per trace")
 }

@@ -1,6 +1,6 @@
 //! The one list of checks. A new check is a file in `checks/` and a line in [`ALL`].
 
-use super::{CheckContext, TraceView, Verdict};
+use super::{CheckContext, Columns, VerdictColumn};
 
 /// How a check reaches its verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ impl CheckKind {
     }
 }
 
-/// A failure mode faultgate can detect in one trace.
+/// A failure mode faultgate can detect in a trace.
 pub trait Check: Sync {
     /// The permanent name used on the command line and in reports.
     fn name(&self) -> &'static str;
@@ -36,7 +36,9 @@ pub trait Check: Sync {
     fn default_enabled(&self) -> bool {
         true
     }
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict;
+    /// Runs over every trace of `cols.traces()`, in order, pushing exactly one verdict per trace into
+    /// `out`.
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn);
 }
 
 /// Every check, in the order `faultgate checks` lists them and the default selection runs them.

@@ -15,7 +15,12 @@ use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomi
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL).
 pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
-    let resolved = resolve(&args.run)?;
+    let mut resolved = resolve(&args.run)?;
+    // The JSON report and verdicts.parquet print the reason of every verdict, fired or not; the other
+    // outputs only those of verdicts that fired.
+    if args.json.is_some() || args.parquet.is_some() {
+        resolved.settings.reasons = crate::checks::Reasons::All;
+    }
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
     if let Some(json_path) = &args.json

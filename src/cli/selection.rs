@@ -157,6 +157,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             redaction,
             format: args.format,
             keep_raw_scenario: false,
+            reasons: crate::checks::Reasons::Fired,
         },
         judge: args.judge.clone().unwrap_or_else(|| "none".into()),
         redaction_name: redaction.name(),

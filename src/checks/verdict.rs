@@ -1,0 +1,128 @@
+//! The verdict column a check pass fills: one detected flag, confidence and reason per trace.
+//!
+//! Reasons are text, and most traces pass most checks, so a column builds a reason only when the
+//! check fired or when the run asked for every reason ([`Reasons::All`]: the JSON report and
+//! `verdicts.parquet` print them). A check hands its reason over as a [`Reason`], which is written
+//! only when it is kept, into one buffer reused across traces. Every kept reason is masked under the
+//! run's redaction before it is stored, so nothing unmasked leaves the check pass.
+
+use std::borrow::Cow;
+use std::fmt::{self, Write};
+use std::sync::Arc;
+
+use arrow_array::builder::LargeStringBuilder;
+use arrow_array::{ArrayRef, BooleanArray, Float64Array};
+
+use super::Verdict;
+use crate::redact::Redaction;
+
+/// Which reasons a run keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reasons {
+    /// Only reasons of verdicts that fired (the terminal table, Markdown, audit and gate print no
+    /// other).
+    #[default]
+    Fired,
+    /// Every reason (the JSON report and `verdicts.parquet`).
+    All,
+}
+
+/// A reason, written only when the column keeps it.
+pub trait Reason {
+    fn write_to(self, out: &mut String);
+}
+
+impl Reason for &str {
+    fn write_to(self, out: &mut String) {
+        out.push_str(self);
+    }
+}
+
+impl Reason for String {
+    fn write_to(self, out: &mut String) {
+        out.push_str(&self);
+    }
+}
+
+impl Reason for fmt::Arguments<'_> {
+    fn write_to(self, out: &mut String) {
+        // Writing into a String cannot fail.
+        let _ = out.write_fmt(self);
+    }
+}
+
+/// A closure that writes the reason, for reasons whose parts cost something to compute.
+impl<F: FnOnce(&mut String)> Reason for F {
+    fn write_to(self, out: &mut String) {
+        self(out);
+    }
+}
+
+/// One check's verdicts over the traces of a pass, in trace order.
+pub struct VerdictColumn {
+    reasons: Reasons,
+    redaction: Redaction,
+    detected: Vec<bool>,
+    confidence: Vec<f64>,
+    reason: LargeStringBuilder,
+    scratch: String,
+}
+
+impl VerdictColumn {
+    /// An empty column with room for `capacity` traces.
+    pub fn new(capacity: usize, reasons: Reasons, redaction: Redaction) -> VerdictColumn {
+        VerdictColumn {
+            reasons,
+            redaction,
+            detected: Vec::with_capacity(capacity),
+            confidence: Vec::with_capacity(capacity),
+            reason: LargeStringBuilder::with_capacity(capacity, 0),
+            scratch: String::new(),
+        }
+    }
+
+    /// Appends the next trace's verdict; `reason` is written (and masked) only when it is kept.
+    pub fn push(&mut self, detected: bool, confidence: f64, reason: impl Reason) {
+        self.detected.push(detected);
+        self.confidence.push(confidence);
+        if detected || self.reasons == Reasons::All {
+            self.scratch.clear();
+            reason.write_to(&mut self.scratch);
+            match self.redaction.mask(&self.scratch) {
+                Cow::Borrowed(text) => self.reason.append_value(text),
+                Cow::Owned(masked) => self.reason.append_value(masked),
+            }
+        } else {
+            self.reason.append_null();
+        }
+    }
+
+    /// Appends a verdict with full confidence.
+    pub fn sure(&mut self, detected: bool, reason: impl Reason) {
+        self.push(detected, 1.0, reason);
+    }
+
+    /// Appends a verdict reached for one trace on its own (a judge's, say).
+    pub fn push_verdict(&mut self, verdict: Verdict) {
+        self.push(verdict.detected, verdict.confidence, verdict.reason);
+    }
+
+    /// Number of verdicts so far.
+    pub fn len(&self) -> usize {
+        self.detected.len()
+    }
+
+    /// Returns true if and only if no verdict was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.detected.is_empty()
+    }
+
+    /// The detected, confidence and reason arrays (reason null where not kept).
+    pub fn finish(mut self) -> [ArrayRef; 3] {
+        [
+            Arc::new(BooleanArray::from(self.detected)),
+            Arc::new(Float64Array::from(self.confidence)),
+            Arc::new(self.reason.finish()),
+        ]
+    }
+}
