@@ -6,8 +6,10 @@
 //!    model of [`model`].
 //! 2. [`table`] derives prompts, answers, scenario keys and tool steps, and lays traces, spans and steps
 //!    out as Arrow record batches.
-//! 3. [`checks`] run per trace over those columns; [`pipeline`] drives them over files in parallel.
-//! 4. [`report`] turns verdicts into the terminal table, the JSON report and the other outputs.
+//! 3. [`checks`] run as passes over those typed columns, filling verdict columns; [`pipeline`] drives
+//!    them over files in parallel and collects each batch's verdicts as an Arrow record batch.
+//! 4. [`report`] turns the verdict batches into the terminal table, the JSON report and the other
+//!    outputs.
 //!
 //! The command line in `main.rs` is a thin layer over [`cli`].
 

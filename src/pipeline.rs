@@ -186,3 +186,108 @@ fn check_part(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) ->
         .finish(columns)
         .expect("each check pushes one verdict per trace")
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::checks::ALL;
+    use crate::checks::testing::TraceSpec;
+    use crate::model::RawTrace;
+
+    fn settings(reasons: Reasons) -> RunSettings {
+        RunSettings {
+            checks: ALL
+                .iter()
+                .copied()
+                .filter(|c| c.default_enabled())
+                .collect(),
+            context: CheckContext::default(),
+            redaction: Redaction::Builtin,
+            format: Format::Auto,
+            keep_raw_scenario: true,
+            reasons,
+        }
+    }
+
+    /// Trace `i`: a few shapes in turn, some firing, one with a key and agent that need masking.
+    fn trace(i: usize) -> RawTrace {
+        let spec = match i % 4 {
+            0 => TraceSpec::new().answer("ok"),
+            1 => (0..12).fold(TraceSpec::new(), |t, _| t.step("search", "{}", "[]")),
+            2 => TraceSpec::new()
+                .root_attr("faultgate.scenario", json!("mail ada@example.com"))
+                .step("fetch", "{}", "Error: down"),
+            _ => TraceSpec::new()
+                .root_attr("gen_ai.usage.input_tokens", json!(7))
+                .answer("not found"),
+        };
+        RawTrace {
+            trace_id: format!("t{i}"),
+            agent: if i % 4 == 2 {
+                "ops bob@example.com".into()
+            } else {
+                String::new()
+            },
+            ..spec.build()
+        }
+    }
+
+    #[test]
+    fn a_batch_cut_into_parts_gives_each_trace_the_row_it_gets_alone() {
+        let n = 2 * PART_TRACES + 7;
+        let traces: Vec<RawTrace> = (0..n).map(trace).collect();
+        let settings = settings(Reasons::All);
+        let whole = run_batch(&TraceBatch::build(&traces), &settings);
+        assert_eq!(whole.len(), n);
+        for (i, row) in whole.rows().enumerate() {
+            let alone = run_batch(&TraceBatch::build(&[trace(i)]), &settings);
+            let single = alone.row(0);
+            assert_eq!(row.trace_id(), format!("t{i}"));
+            assert_eq!(row.trace_id(), single.trace_id());
+            assert_eq!(row.scenario(), single.scenario());
+            assert_eq!(row.raw_scenario(), single.raw_scenario());
+            assert_eq!(row.agent(), single.agent());
+            assert_eq!(row.steps(), single.steps());
+            assert_eq!(row.measures(), single.measures());
+            assert_eq!(
+                row.verdicts().collect::<Vec<_>>(),
+                single.verdicts().collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn keys_agents_and_reasons_leave_masked_and_reasons_follow_the_setting() {
+        let traces: Vec<RawTrace> = (0..4).map(trace).collect();
+        let batch = TraceBatch::build(&traces);
+        let all = run_batch(&batch, &settings(Reasons::All));
+        let masked = all.row(2);
+        assert_eq!(
+            masked.scenario(),
+            Redaction::Builtin.scenario_key("mail ada@example.com")
+        );
+        assert_ne!(masked.scenario(), "mail ada@example.com");
+        assert_eq!(masked.raw_scenario(), Some("mail ada@example.com"));
+        assert_eq!(
+            masked.agent(),
+            Some(Redaction::Builtin.mask("ops bob@example.com").as_ref())
+        );
+        assert_eq!(all.row(0).agent(), None);
+        for row in all.rows() {
+            assert!(row.verdicts().all(|v| v.reason.is_some()));
+        }
+        // Only fired reasons are kept by default, and nothing else changes.
+        let fired = run_batch(&batch, &settings(Reasons::Fired));
+        assert!(fired.rows().any(|r| r.failed()));
+        for (f, a) in fired.rows().zip(all.rows()) {
+            for (fv, av) in f.verdicts().zip(a.verdicts()) {
+                assert_eq!((fv.detected, fv.confidence), (av.detected, av.confidence));
+                assert_eq!(fv.reason, if av.detected { av.reason } else { None });
+            }
+        }
+        assert_eq!(all.row(1).measures().tokens, None, "no tokens recorded");
+        assert_eq!(all.row(3).measures().tokens, Some(7.0));
+    }
+}

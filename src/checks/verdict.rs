@@ -126,3 +126,71 @@ impl VerdictColumn {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float64Type;
+    use arrow_array::{Array, LargeStringArray};
+
+    use super::*;
+
+    fn reasons_of(column: VerdictColumn) -> Vec<Option<String>> {
+        let [_, _, reason] = column.finish();
+        let reason: &LargeStringArray = reason.as_string::<i64>();
+        (0..reason.len())
+            .map(|i| reason.is_valid(i).then(|| reason.value(i).to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn only_fired_reasons_are_written_unless_all_are_asked_for() {
+        let written = Cell::new(0);
+        let mut column = VerdictColumn::new(3, Reasons::Fired, Redaction::Off);
+        column.sure(false, |r: &mut String| {
+            written.set(written.get() + 1);
+            r.push_str("clean");
+        });
+        column.push(true, 0.5, |r: &mut String| {
+            written.set(written.get() + 1);
+            r.push_str("fired");
+        });
+        column.push_verdict(Verdict::sure(false, "also clean"));
+        assert_eq!(written.get(), 1, "the clean verdict's reason was built");
+        assert_eq!(reasons_of(column), vec![None, Some("fired".into()), None]);
+
+        let mut all = VerdictColumn::new(2, Reasons::All, Redaction::Off);
+        all.sure(false, format_args!("{} steps", 3));
+        all.sure(true, String::from("fired"));
+        assert_eq!(
+            reasons_of(all),
+            vec![Some("3 steps".into()), Some("fired".into())]
+        );
+    }
+
+    #[test]
+    fn kept_reasons_are_masked_and_flags_and_confidences_kept() {
+        let mut column = VerdictColumn::new(2, Reasons::All, Redaction::Builtin);
+        column.sure(true, "mail ada@example.com failed");
+        column.push(false, 0.0, "nothing to mask");
+        assert_eq!(column.len(), 2);
+        let [detected, confidence, reason] = column.finish();
+        let detected = detected.as_boolean();
+        assert!(detected.value(0) && !detected.value(1));
+        let confidence = confidence.as_primitive::<Float64Type>();
+        assert_eq!((confidence.value(0), confidence.value(1)), (1.0, 0.0));
+        let reason = reason.as_string::<i64>();
+        assert!(
+            !reason.value(0).contains("ada@example.com"),
+            "{}",
+            reason.value(0)
+        );
+        assert_eq!(
+            reason.value(0),
+            Redaction::Builtin.mask("mail ada@example.com failed")
+        );
+        assert_eq!(reason.value(1), "nothing to mask");
+    }
+}

@@ -328,3 +328,145 @@ impl<'a> Row<'a> {
         self.batch.detected.iter().any(|d| d.value(self.row))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Reasons, VerdictColumn};
+    use crate::redact::Redaction;
+    use crate::report::Report;
+
+    const CHECKS: [&str; 3] = ["abstention", "policy", "abstention"];
+
+    /// A batch of traces `from..to`: policy fires on even ones, the first abstention on every third.
+    fn batch(from: usize, to: usize) -> VerdictBatch {
+        let mut builder = VerdictBatchBuilder::new(schema(&CHECKS), to - from);
+        let column = || VerdictColumn::new(to - from, Reasons::Fired, Redaction::Off);
+        let mut columns = [column(), column(), column()];
+        for i in from..to {
+            builder.push_trace(&TraceFields {
+                trace_id: &format!("t{i}"),
+                scenario: &format!("s{}", i % 3),
+                agent: Some(if i % 2 == 0 { "a" } else { "" }),
+                steps: i,
+                measures: Measures {
+                    tokens: Some(i as f64),
+                    ..Measures::default()
+                },
+                ..TraceFields::default()
+            });
+            columns[0].sure(i % 3 == 0, format_args!("abstains {i}"));
+            columns[1].push(i % 2 == 0, 0.5, "denied");
+            columns[2].push(false, 0.0, "never");
+        }
+        builder.finish(columns.into()).expect("verdict batch")
+    }
+
+    fn report(batches: Vec<VerdictBatch>) -> Report {
+        Report {
+            judge: "none".into(),
+            checks: CHECKS.iter().map(|c| c.to_string()).collect(),
+            redaction: "off".into(),
+            batches,
+        }
+    }
+
+    #[test]
+    fn a_repeated_check_gets_its_own_columns() {
+        let names: Vec<String> = schema(&CHECKS)
+            .fields()
+            .iter()
+            .skip(TRACE_COLUMNS)
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "abstention.detected",
+                "abstention.confidence",
+                "abstention.reason",
+                "policy.detected",
+                "policy.confidence",
+                "policy.reason",
+                "abstention#2.detected",
+                "abstention#2.confidence",
+                "abstention#2.reason"
+            ]
+        );
+    }
+
+    #[test]
+    fn rows_read_back_what_was_pushed() {
+        let b = batch(0, 4);
+        assert_eq!((b.len(), b.checks()), (4, 3));
+        let row = b.row(2);
+        assert_eq!((row.trace_id(), row.scenario()), ("t2", "s2"));
+        assert_eq!(
+            (row.agent(), row.raw_scenario(), row.steps()),
+            (Some("a"), None, 2)
+        );
+        assert_eq!(b.row(1).agent(), None, "an empty agent is null");
+        assert_eq!(row.measures().tokens, Some(2.0));
+        assert_eq!(
+            row.verdicts().collect::<Vec<_>>(),
+            [
+                VerdictRef {
+                    detected: false,
+                    confidence: 1.0,
+                    reason: None
+                },
+                VerdictRef {
+                    detected: true,
+                    confidence: 0.5,
+                    reason: Some("denied")
+                },
+                VerdictRef {
+                    detected: false,
+                    confidence: 0.0,
+                    reason: None
+                },
+            ]
+        );
+        assert!(row.failed());
+        assert!(!b.row(1).failed());
+        assert_eq!(b.row(3).verdict(0).reason, Some("abstains 3"));
+    }
+
+    #[test]
+    fn batches_in_order_are_their_concatenation() {
+        let parts = vec![batch(0, 3), batch(3, 5), batch(5, 9)];
+        let joined = arrow_select::concat::concat_batches(
+            &schema(&CHECKS),
+            parts.iter().map(VerdictBatch::record_batch),
+        )
+        .and_then(VerdictBatch::try_new)
+        .expect("same schema");
+        let (split, whole) = (report(parts), report(vec![joined]));
+        assert_eq!(split.row_count(), 9);
+        assert_eq!(
+            crate::report::json::report_value(&split),
+            crate::report::json::report_value(&whole)
+        );
+        assert_eq!(split.fired(), vec![("abstention", 3), ("policy", 5)]);
+        assert_eq!(split.fired_on("policy"), ["t0", "t2", "t4", "t6", "t8"]);
+        assert_eq!(
+            crate::report::parquet::traces_batch(&split).unwrap(),
+            crate::report::parquet::traces_batch(&whole).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_batch_of_another_shape_is_refused() {
+        let b = batch(0, 2);
+        let narrow = b
+            .record_batch()
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8])
+            .unwrap();
+        assert!(VerdictBatch::try_new(narrow).is_err());
+        let swapped = b
+            .record_batch()
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 9, 8, 10])
+            .unwrap();
+        assert!(VerdictBatch::try_new(swapped).is_err());
+    }
+}
