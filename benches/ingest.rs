@@ -98,7 +98,7 @@ fn default_settings() -> RunSettings {
         redaction: Redaction::Builtin,
         format: Format::Auto,
         keep_raw_scenario: false,
-        reasons: Reasons::Fired,
+        reasons: Reasons::None,
     }
 }
 

@@ -30,8 +30,7 @@ pub struct RunSettings {
     pub format: Format,
     /// Keep each trace's raw scenario key in its result (for matching labels after the run).
     pub keep_raw_scenario: bool,
-    /// Which reasons to keep: every one only when an output prints reasons of verdicts that did not
-    /// fire.
+    /// Which reasons to keep: those the run's outputs print.
     pub reasons: Reasons,
 }
 
@@ -287,6 +286,15 @@ mod tests {
                 assert_eq!(fv.reason, if av.detected { av.reason } else { None });
             }
         }
+        let none = run_batch(&batch, &settings(Reasons::None));
+        assert!(
+            none.rows()
+                .all(|r| r.verdicts().all(|v| v.reason.is_none()))
+        );
+        assert_eq!(
+            none.rows().map(|r| r.failed()).collect::<Vec<_>>(),
+            all.rows().map(|r| r.failed()).collect::<Vec<_>>()
+        );
         assert_eq!(all.row(1).measures().tokens, None, "no tokens recorded");
         assert_eq!(all.row(3).measures().tokens, Some(7.0));
     }

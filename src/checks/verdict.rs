@@ -1,9 +1,10 @@
 //! The verdict column a check pass fills: one detected flag, confidence and reason per trace.
 //!
-//! Reasons are text, and most traces pass most checks, so a column builds a reason only when the
-//! check fired or when the run asked for every reason ([`Reasons::All`]: the JSON report and
-//! `verdicts.parquet` print them). A check hands its reason over as a [`Reason`], which is written
-//! only when it is kept, into one buffer reused across traces. Every kept reason is masked under the
+//! Reasons are text, and most traces pass most checks, so a column builds only the reasons some output
+//! of the run prints ([`Reasons`]): none for the terminal table, the gate, `baseline` and `calibrate`;
+//! those of verdicts that fired for Markdown and the audit folder; every one for the JSON report and
+//! `verdicts.parquet`. A check hands its reason over as a [`Reason`], which is written only when it is
+//! kept, into one buffer reused across traces. Every kept reason is masked under the
 //! run's redaction before it is stored, so nothing unmasked leaves the check pass.
 
 use std::borrow::Cow;
@@ -16,15 +17,27 @@ use arrow_array::{ArrayRef, BooleanArray, Float64Array};
 use super::Verdict;
 use crate::redact::Redaction;
 
-/// Which reasons a run keeps.
+/// Which reasons a run keeps: those its outputs print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Reasons {
-    /// Only reasons of verdicts that fired (the terminal table, Markdown, audit and gate print no
-    /// other).
+    /// No reason (the terminal table, the gate, `baseline` and `calibrate` print none).
+    None,
+    /// Reasons of verdicts that fired (Markdown and the audit folder print no other).
     #[default]
     Fired,
     /// Every reason (the JSON report and `verdicts.parquet`).
     All,
+}
+
+impl Reasons {
+    /// Returns true if and only if the reason of a verdict with this `detected` flag is kept.
+    pub fn keeps(self, detected: bool) -> bool {
+        match self {
+            Reasons::None => false,
+            Reasons::Fired => detected,
+            Reasons::All => true,
+        }
+    }
 }
 
 /// A reason, written only when the column keeps it.
@@ -85,7 +98,7 @@ impl VerdictColumn {
     pub fn push(&mut self, detected: bool, confidence: f64, reason: impl Reason) {
         self.detected.push(detected);
         self.confidence.push(confidence);
-        if detected || self.reasons == Reasons::All {
+        if self.reasons.keeps(detected) {
             self.scratch.clear();
             reason.write_to(&mut self.scratch);
             match self.redaction.mask(&self.scratch) {
@@ -160,6 +173,11 @@ mod tests {
         column.push_verdict(Verdict::sure(false, "also clean"));
         assert_eq!(written.get(), 1, "the clean verdict's reason was built");
         assert_eq!(reasons_of(column), vec![None, Some("fired".into()), None]);
+
+        let mut none = VerdictColumn::new(1, Reasons::None, Redaction::Off);
+        none.sure(true, |_: &mut String| written.set(written.get() + 1));
+        assert_eq!(written.get(), 1, "a reason no output prints was built");
+        assert_eq!(reasons_of(none), vec![None]);
 
         let mut all = VerdictColumn::new(2, Reasons::All, Redaction::Off);
         all.sure(false, format_args!("{} steps", 3));
