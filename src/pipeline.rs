@@ -7,10 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use arrow_array::Array;
+use arrow_array::{Array, Float64Array, Int64Array};
 use arrow_schema::SchemaRef;
 use rayon::prelude::*;
 
+use crate::checks::columns::opt;
 use crate::checks::{Check, CheckContext, Columns, Reasons, VerdictColumn};
 use crate::error::InputError;
 use crate::ingest::{self, Format};
@@ -139,25 +140,13 @@ fn check_part(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) ->
     let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
     for t in cols.traces() {
         let raw_scenario = cols.scenario.value(t);
-        let tokens = match (
-            cols.input_tokens.is_valid(t),
-            cols.output_tokens.is_valid(t),
-        ) {
-            (false, false) => None,
-            (a, b) => Some(
-                if a {
-                    cols.input_tokens.value(t) as f64
-                } else {
-                    0.0
-                } + if b {
-                    cols.output_tokens.value(t) as f64
-                } else {
-                    0.0
-                },
-            ),
+        let count = |a: &Int64Array| a.is_valid(t).then(|| a.value(t) as f64);
+        let tokens = match (count(cols.input_tokens), count(cols.output_tokens)) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
-        let opt_f64 = |a: &arrow_array::Float64Array| a.is_valid(t).then(|| a.value(t));
-        let agent = crate::checks::columns::opt(cols.agent, t).map(|a| redaction.mask(a));
+        let measure = |a: &Float64Array| a.is_valid(t).then(|| a.value(t));
+        let agent = opt(cols.agent, t).map(|a| redaction.mask(a));
         builder.push_trace(&TraceFields {
             trace_id: cols.trace_id.value(t),
             scenario: &redaction.scenario_key(raw_scenario),
@@ -166,8 +155,8 @@ fn check_part(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) ->
             steps: cols.step_rows(t).len(),
             measures: Measures {
                 tokens,
-                latency_ms: opt_f64(cols.latency_ms),
-                cost_usd: opt_f64(cols.cost_usd),
+                latency_ms: measure(cols.latency_ms),
+                cost_usd: measure(cols.cost_usd),
             },
         });
     }
