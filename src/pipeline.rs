@@ -1,9 +1,9 @@
 //! One run over a set of trace files: read, build tables, run the checks, collect results.
 //!
-//! Files are processed a group at a time (in parallel within the group), and each file is read a chunk
-//! of traces at a time (`ingest::stream`); a chunk's tables are dropped as soon as its verdict batch is
-//! taken, so memory holds the verdicts, not the archive. Within a chunk the checks run as column passes
-//! over parts of the batch, in parallel.
+//! Files are processed a group at a time (in parallel within the group), and each file is read a batch
+//! of traces at a time (`ingest::read_file`, batches built and checked in parallel); a batch's tables
+//! are dropped as soon as its verdict batch is taken, so memory holds the verdicts, not the archive.
+//! Within a batch the checks run as column passes over parts of the batch, in parallel.
 
 use std::path::{Path, PathBuf};
 
@@ -14,11 +14,11 @@ use rayon::prelude::*;
 use crate::checks::columns::opt;
 use crate::checks::{Check, CheckContext, Columns, Reasons, VerdictColumn};
 use crate::error::InputError;
-use crate::ingest::{self, Format};
+use crate::ingest::{self, Format, ReadOptions};
 use crate::redact::Redaction;
 use crate::report::Measures;
 use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
-use crate::table::TraceBatch;
+use crate::table::{TableOptions, TraceBatch};
 
 /// Traces per check pass: a batch is cut into parts of this many traces, checked in parallel.
 const PART_TRACES: usize = 256;
@@ -40,6 +40,12 @@ impl RunSettings {
     pub fn verdict_schema(&self) -> SchemaRef {
         let names: Vec<&str> = self.checks.iter().map(|c| c.name()).collect();
         verdicts::schema(&names)
+    }
+
+    /// Returns true if and only if a selected check reads the root span's attributes (the policy's
+    /// identity rule), so decoders must keep every attribute.
+    pub fn needs_root_attributes(&self) -> bool {
+        self.context.policy.uses_identity() && self.checks.iter().any(|c| c.name() == "policy")
     }
 }
 
@@ -77,22 +83,27 @@ fn run_file(
     settings: &RunSettings,
     schema: &SchemaRef,
 ) -> Result<FileResults, InputError> {
+    let options = ReadOptions::new(
+        settings.format,
+        TableOptions {
+            root_attributes: settings.needs_root_attributes(),
+        },
+    );
     let mut batches = Vec::new();
     let mut without_content = 0;
-    let (_, total) = ingest::stream::read_file_chunked(
-        path,
-        settings.format,
-        ingest::stream::CHUNK_TRACES,
-        &mut |traces| {
-            // Each chunk's tables live only while its checks run.
-            let batch = TraceBatch::build(&traces);
-            drop(traces);
-            let cols = Columns::new(&batch);
-            without_content += cols.has_content.false_count();
-            batches.push(check_batch(&cols, settings, schema));
-            Ok(())
-        },
-    )?;
+    // Each batch's tables live only while its checks run; what is kept is its verdict batch.
+    let each = |batch: TraceBatch| {
+        let cols = Columns::new(&batch);
+        (
+            cols.has_content.false_count(),
+            check_batch(&cols, settings, schema),
+        )
+    };
+    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, verdicts)| {
+        without_content += empty;
+        batches.push(verdicts);
+        Ok(())
+    })?;
     if total == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
@@ -182,7 +193,7 @@ mod tests {
     use super::*;
     use crate::checks::ALL;
     use crate::checks::testing::TraceSpec;
-    use crate::model::RawTrace;
+    use crate::table::record::TraceRecord;
 
     fn settings(reasons: Reasons) -> RunSettings {
         RunSettings {
@@ -200,7 +211,7 @@ mod tests {
     }
 
     /// Trace `i`: a few shapes in turn, some firing, one with a key and agent that need masking.
-    fn trace(i: usize) -> RawTrace {
+    fn trace(i: usize) -> TraceRecord<'static> {
         let spec = match i % 4 {
             0 => TraceSpec::new().answer("ok"),
             1 => (0..12).fold(TraceSpec::new(), |t, _| t.step("search", "{}", "[]")),
@@ -211,8 +222,8 @@ mod tests {
                 .root_attr("gen_ai.usage.input_tokens", json!(7))
                 .answer("not found"),
         };
-        RawTrace {
-            trace_id: format!("t{i}"),
+        TraceRecord {
+            trace_id: format!("t{i}").into(),
             agent: if i % 4 == 2 {
                 "ops bob@example.com".into()
             } else {
@@ -225,7 +236,7 @@ mod tests {
     #[test]
     fn a_batch_cut_into_parts_gives_each_trace_the_row_it_gets_alone() {
         let n = 2 * PART_TRACES + 7;
-        let traces: Vec<RawTrace> = (0..n).map(trace).collect();
+        let traces: Vec<TraceRecord<'static>> = (0..n).map(trace).collect();
         let settings = settings(Reasons::All);
         let whole = run_batch(&TraceBatch::build(&traces), &settings);
         assert_eq!(whole.len(), n);
@@ -248,7 +259,7 @@ mod tests {
 
     #[test]
     fn keys_agents_and_reasons_leave_masked_and_reasons_follow_the_setting() {
-        let traces: Vec<RawTrace> = (0..4).map(trace).collect();
+        let traces: Vec<TraceRecord<'static>> = (0..4).map(trace).collect();
         let batch = TraceBatch::build(&traces);
         let all = run_batch(&batch, &settings(Reasons::All));
         let masked = all.row(2);

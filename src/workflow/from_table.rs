@@ -31,7 +31,7 @@ use arrow_array::LargeStringArray;
 
 use crate::checks::Columns;
 use crate::checks::columns::opt;
-use crate::model::attr::OP_INVOKE_AGENT;
+use crate::table::record::attr::OP_INVOKE_AGENT;
 
 /// The tool-name prefix of a handoff made as a tool call (`transfer_to_refunds`).
 pub const TRANSFER_PREFIX: &str = "transfer_to_";
@@ -330,7 +330,9 @@ mod tests {
 
     use super::*;
     use crate::checks::testing::TraceSpec;
-    use crate::model::{Span, attr};
+    use crate::table::record::{SpanRecord, attr};
+
+    type Span = SpanRecord<'static>;
     use crate::table::TraceBatch;
     use crate::workflow::SpecConfig;
 
@@ -350,8 +352,8 @@ mod tests {
     fn agent_span(id: &str, parent: &str, name: &str, start: i64) -> impl FnOnce(&mut Span) {
         let (id, parent, name) = (id.to_string(), parent.to_string(), name.to_string());
         move |span: &mut Span| {
-            span.span_id = id;
-            span.parent_id = Some(parent);
+            span.span_id = id.into();
+            span.parent_id = Some(parent.into());
             span.start_ns = start;
             span.attrs
                 .insert(attr::OPERATION_NAME.into(), json!("invoke_agent"));
