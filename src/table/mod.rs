@@ -76,6 +76,16 @@ impl TraceBatch {
         self.step_offsets[t]..self.step_offsets[t + 1]
     }
 
+    /// Span-table offsets: trace `t`'s spans are rows `span_offsets()[t]..span_offsets()[t + 1]`.
+    pub fn span_offsets(&self) -> &[usize] {
+        &self.span_offsets
+    }
+
+    /// Step-table offsets: trace `t`'s steps are rows `step_offsets()[t]..step_offsets()[t + 1]`.
+    pub fn step_offsets(&self) -> &[usize] {
+        &self.step_offsets
+    }
+
     pub fn trace_str(&self, name: &str) -> &LargeStringArray {
         self.traces
             .column(trace_column_index(name))
