@@ -2,15 +2,21 @@
 //! when it starts, without parsing anything else.
 //!
 //! Parsing a large export as one document is slow (one thread, a tape several times the file) and holds
-//! the whole archive in memory. The scan instead walks the bytes once, tracking only strings, brackets and
-//! the keys on the path `resourceSpans[].scopeSpans[].spans[]`, and records each span's byte range with its
-//! `traceId` and `startTimeUnixNano`. Spans are then grouped into traces and parsed a chunk of traces at a
-//! time, in parallel, each span on its own.
+//! the whole archive in memory. The scan instead tracks only strings, brackets and the keys on the path
+//! `resourceSpans[].scopeSpans[].spans[]`, and records each span's byte range with its `traceId` and
+//! `startTimeUnixNano`. Spans are then grouped into traces and parsed a chunk of traces at a time, in
+//! parallel, each span on its own.
 //!
 //! The scan accepts one export, a JSON list of exports, or several exports one after another (JSON lines).
 //! It checks the bracket and string structure, not the full grammar: anything it does not understand makes
 //! it give up (`None`), and the caller falls back to parsing the whole document, which reports errors with
 //! their position. Bytes outside span objects (resource and scope attributes) are never parsed.
+//!
+//! The rules are those of one serial state machine (`walk`), but the bytes are read in parallel blocks
+//! (the stage-1 split of `PERF.md`): a first pass finds each block's string state and bracket depth, each
+//! block's worker then reads the runs of span objects that start in it with 64-byte bit masks, and the
+//! serial walk reads only what lies between the runs, taking a run wherever it meets its first span. The
+//! workers stop at anything the walk would read differently, so the result is the walk's alone.
 
 use memchr::memchr2;
 use rayon::prelude::*;
@@ -524,29 +530,39 @@ struct Masks {
 impl Masks {
     #[inline(always)]
     fn load(bytes: &[u8], at: usize, to: usize) -> Masks {
-        let mut chunk = [b' '; 64];
-        let n = (to - at).min(64);
-        chunk[..n].copy_from_slice(&bytes[at..at + n]);
-        let lanes: [u8x16; 4] = std::array::from_fn(|k| {
-            u8x16::new(chunk[16 * k..16 * k + 16].try_into().expect("16 bytes"))
-        });
-        let mask = |f: &dyn Fn(u8x16) -> u8x16| {
-            lanes.iter().enumerate().fold(0u64, |m, (k, &v)| {
-                m | (u64::from(f(v).to_bitmask()) << (16 * k))
-            })
+        let mut padded = [b' '; 64];
+        let chunk: &[u8; 64] = match bytes.get(at..at + 64) {
+            Some(chunk) if at + 64 <= to => chunk.try_into().expect("64 bytes"),
+            _ => {
+                let n = to - at;
+                padded[..n].copy_from_slice(&bytes[at..to]);
+                &padded
+            }
         };
-        let eq = |v: u8x16, c: u8| v.simd_eq(u8x16::splat(c));
-        // `{` and `[` (and `}` and `]`) differ only in bit 5.
-        let folded = |v: u8x16| v | u8x16::splat(0x20);
-        Masks {
-            quote: mask(&|v| eq(v, b'"')),
-            backslash: mask(&|v| eq(v, b'\\')),
-            open: mask(&|v| eq(folded(v), b'{')),
-            close: mask(&|v| eq(folded(v), b'}')),
-            comma: mask(&|v| eq(v, b',')),
-            colon: mask(&|v| eq(v, b':')),
-            space: mask(&|v| eq(v, b' ') | eq(v, b'\n') | eq(v, b'\r') | eq(v, b'\t')),
+        let mut m = Masks {
+            quote: 0,
+            backslash: 0,
+            open: 0,
+            close: 0,
+            comma: 0,
+            colon: 0,
+            space: 0,
+        };
+        for k in 0..4 {
+            let v = u8x16::new(chunk[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+            let is = |c: u8| v.simd_eq(u8x16::splat(c));
+            // `{` and `[` (and `}` and `]`) differ only in bit 5.
+            let folded = v | u8x16::splat(0x20);
+            let bits = |x: u8x16| u64::from(x.to_bitmask()) << (16 * k);
+            m.quote |= bits(is(b'"'));
+            m.backslash |= bits(is(b'\\'));
+            m.open |= bits(folded.simd_eq(u8x16::splat(b'{')));
+            m.close |= bits(folded.simd_eq(u8x16::splat(b'}')));
+            m.comma |= bits(is(b','));
+            m.colon |= bits(is(b':'));
+            m.space |= bits(is(b' ') | is(b'\n') | is(b'\r') | is(b'\t'));
         }
+        m
     }
 }
 
