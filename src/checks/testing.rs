@@ -2,9 +2,15 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Check, CheckContext, TraceView, Verdict};
-use crate::model::{RawTrace, Span, attr};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, BooleanArray, Float64Array};
+
+use super::{Check, CheckContext, Columns, Reasons, Verdict, VerdictColumn};
+use crate::redact::Redaction;
 use crate::table::TraceBatch;
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
+
+type Span = SpanRecord<'static>;
 
 /// A trace under construction: a root span plus tool spans, one per step.
 pub struct TraceSpec {
@@ -23,16 +29,15 @@ impl TraceSpec {
                 name: "invoke_agent".into(),
                 start_ns: 1_000,
                 end_ns: 9_000_000,
-                attrs,
-                status_code: 0,
-                status_message: String::new(),
+                attrs: Attrs::from_map(attrs),
+                ..Span::default()
             },
             children: Vec::new(),
         }
     }
 
     pub fn root_attr(mut self, key: &str, value: Value) -> Self {
-        self.root.attrs.insert(key.into(), value);
+        self.root.attrs.insert(key.to_string(), value);
         self
     }
 
@@ -73,14 +78,13 @@ impl TraceSpec {
         attrs.insert(attr::TOOL_CALL_ARGUMENTS.into(), json!(arguments));
         attrs.insert(attr::TOOL_CALL_RESULT.into(), json!(result));
         let mut span = Span {
-            span_id: format!("s{n}"),
+            span_id: format!("s{n}").into(),
             parent_id: Some("root".into()),
-            name: format!("execute_tool {tool}"),
+            name: format!("execute_tool {tool}").into(),
             start_ns: 1_000 + n as i64 * 10,
             end_ns: 1_005 + n as i64 * 10,
-            attrs,
-            status_code: 0,
-            status_message: String::new(),
+            attrs: Attrs::from_map(attrs),
+            ..Span::default()
         };
         adjust(&mut span);
         self.children.push(span);
@@ -91,7 +95,7 @@ impl TraceSpec {
     pub fn chat_span(mut self, adjust: impl FnOnce(&mut Span)) -> Self {
         let n = self.children.len() + 1;
         let mut span = Span {
-            span_id: format!("c{n}"),
+            span_id: format!("c{n}").into(),
             parent_id: Some("root".into()),
             name: "chat".into(),
             start_ns: 1_000 + n as i64 * 10,
@@ -105,13 +109,14 @@ impl TraceSpec {
         self
     }
 
-    pub fn build(self) -> RawTrace {
+    pub fn build(self) -> TraceRecord<'static> {
         let mut spans = vec![self.root];
         spans.extend(self.children);
-        RawTrace {
+        TraceRecord {
             trace_id: "t1".into(),
             agent: "agent".into(),
             spans,
+            skipped_attributes: 0,
         }
     }
 
@@ -121,9 +126,48 @@ impl TraceSpec {
     }
 
     pub fn run_with(self, check: &dyn Check, cx: &CheckContext) -> Verdict {
-        let batch = TraceBatch::build(&[self.build()]);
-        check.run(&TraceView::new(&batch, 0), cx)
+        run_all(vec![self], check, cx, Reasons::All)
+            .pop()
+            .expect("one verdict per trace")
     }
+}
+
+/// Runs one check as a pass over one batch of these traces and reads its column back, one verdict
+/// per trace in order; a reason the column did not keep comes back empty.
+pub fn run_all(
+    specs: Vec<TraceSpec>,
+    check: &dyn Check,
+    cx: &CheckContext,
+    reasons: Reasons,
+) -> Vec<Verdict> {
+    let traces: Vec<TraceRecord<'static>> = specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, spec)| TraceRecord {
+            trace_id: format!("t{}", i + 1).into(),
+            ..spec.build()
+        })
+        .collect();
+    let batch = TraceBatch::build(&traces);
+    let cols = Columns::new(&batch);
+    let mut out = VerdictColumn::new(batch.len(), reasons, Redaction::Off);
+    check.run(&cols, cx, &mut out);
+    assert_eq!(out.len(), batch.len(), "one verdict per trace");
+    let [detected, confidence, reason] = out.finish();
+    let detected: &BooleanArray = detected.as_boolean();
+    let confidence: &Float64Array = confidence.as_primitive::<arrow_array::types::Float64Type>();
+    let reason = reason.as_string::<i64>();
+    (0..batch.len())
+        .map(|t| Verdict {
+            detected: detected.value(t),
+            confidence: confidence.value(t),
+            reason: if reason.is_valid(t) {
+                reason.value(t).to_string()
+            } else {
+                String::new()
+            },
+        })
+        .collect()
 }
 
 impl Default for TraceSpec {
