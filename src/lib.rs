@@ -18,6 +18,7 @@ pub mod error;
 pub mod gate;
 pub mod golden;
 pub mod ingest;
+pub mod judge;
 pub mod model;
 pub mod pipeline;
 pub mod policy;

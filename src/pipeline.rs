@@ -43,8 +43,13 @@ pub fn run_files(
     files: &[PathBuf],
     settings: &RunSettings,
 ) -> Vec<Result<FileResults, InputError>> {
-    // Groups bound how many files' tables are alive at once.
-    let group = rayon::current_num_threads().max(1) * 2;
+    // Groups bound how many files' tables are alive at once. With a judge, files go one at a time: its
+    // calls already run in parallel, and a fixed order keeps `--judge-max-calls` deterministic.
+    let group = if settings.context.judge.is_some() {
+        1
+    } else {
+        rayon::current_num_threads().max(1) * 2
+    };
     let mut out = Vec::with_capacity(files.len());
     for chunk in files.chunks(group) {
         let part: Vec<Result<FileResults, InputError>> = chunk
@@ -88,6 +93,10 @@ fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputErr
 
 /// Runs the active checks over every trace of a batch, in parallel, keeping trace order.
 pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult> {
+    if let Some(judge) = &settings.context.judge {
+        // The batch's judge calls overlap here; the judged checks below read their answers.
+        judge.prefetch(batch, &settings.checks);
+    }
     let tokens_in = batch.trace_i64(TRACE_INPUT_TOKENS);
     let tokens_out = batch.trace_i64(TRACE_OUTPUT_TOKENS);
     let latency = batch.trace_f64(TRACE_LATENCY_MS);

@@ -52,6 +52,8 @@ pub struct CheckContext {
     pub policy: crate::policy::Policy,
     /// The workflow spec of `--workflow`; the `workflow` check needs it.
     pub workflow: Option<crate::workflow::Workflow>,
+    /// The run's judge, when a judged check runs.
+    pub judge: Option<std::sync::Arc<crate::judge::Judge>>,
 }
 
 /// The expected answer and the trimmed final answer a golden check grades, or the verdict it gives when

@@ -79,6 +79,10 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
     if let Some(path) = &args.json {
         let mut value = json::report_value(&report);
+        // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's bytes.
+        if let Some(judge) = &resolved.settings.context.judge {
+            value.insert("judge_usage".into(), judge.usage_json());
+        }
         if let Some(o) = &outcome {
             value.insert("outcome".into(), json::outcome_value(o));
         }
