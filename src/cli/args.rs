@@ -180,6 +180,8 @@ pub struct PrecheckArgs {
 fn positive_seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(s),
-        _ => Err(format!("expected a positive number of seconds, got '{text}'")),
+        _ => Err(format!(
+            "expected a positive number of seconds, got '{text}'"
+        )),
     }
 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::checks::{ALL, Check, CheckContext, CheckKind};
+use crate::golden::{Golden, Outcomes};
 use crate::judge::custom::{CustomCheck, JudgedSpec};
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
-use crate::golden::{Golden, Outcomes};
 use crate::pipeline::RunSettings;
 use crate::redact::{Redaction, RedactionError};
 
@@ -83,11 +83,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             .collect::<Result<_, _>>()?
     };
 
-    let judge_spec = args
-        .judge
-        .as_deref()
-        .map(JudgeSpec::parse)
-        .transpose()?;
+    let judge_spec = args.judge.as_deref().map(JudgeSpec::parse).transpose()?;
     let bound = |c: &&'static dyn Check| match c.kind() {
         CheckKind::Rule => true,
         CheckKind::Golden => golden.is_some(),
@@ -159,7 +155,9 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             checks.extend(custom);
             let options = judge_options(args)?;
             let env = |name: &str| std::env::var(name).ok();
-            Some(Arc::new(Judge::new(spec, checks, redaction, options, &env)?))
+            Some(Arc::new(Judge::new(
+                spec, checks, redaction, options, &env,
+            )?))
         }
         _ => None,
     };

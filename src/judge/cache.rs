@@ -33,7 +33,11 @@ pub fn key(identity: &str, system: &str, user: &str) -> String {
 
 /// The default cache folder: `faultgate/judge` under the user's cache directory.
 pub fn default_dir() -> Option<PathBuf> {
-    let var = |n: &str| std::env::var_os(n).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |n: &str| {
+        std::env::var_os(n)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let base = if cfg!(windows) {
         var("LOCALAPPDATA")
     } else if cfg!(target_os = "macos") {

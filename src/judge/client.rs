@@ -64,7 +64,12 @@ impl Client {
 
     /// Sends one judge request, retrying what can pass on a second try. `abort` stops the waiting
     /// between tries once another call has failed for good.
-    pub fn call(&self, endpoint: &Endpoint, body: &str, abort: &AtomicBool) -> Result<Reply, String> {
+    pub fn call(
+        &self,
+        endpoint: &Endpoint,
+        body: &str,
+        abort: &AtomicBool,
+    ) -> Result<Reply, String> {
         let mut attempt = 0;
         loop {
             let (why, retry_after) = match self.attempt(endpoint, body) {
@@ -74,7 +79,10 @@ impl Client {
             };
             if attempt >= self.policy.retries || abort.load(Ordering::Relaxed) {
                 let tries = attempt + 1;
-                return Err(format!("{why} (after {tries} attempt{})", if tries == 1 { "" } else { "s" }));
+                return Err(format!(
+                    "{why} (after {tries} attempt{})",
+                    if tries == 1 { "" } else { "s" }
+                ));
             }
             let pause = match retry_after {
                 Some(after) => after.min(MAX_RETRY_AFTER),
@@ -115,7 +123,9 @@ impl Client {
                 Ok((text, usage)) => Attempt::Done(Reply { text, usage }),
                 Err(why) => Attempt::Fatal(why),
             },
-            429 | 500..=599 => Attempt::Retry(format!("HTTP {status}: {}", head(&text)), retry_after),
+            429 | 500..=599 => {
+                Attempt::Retry(format!("HTTP {status}: {}", head(&text)), retry_after)
+            }
             _ => Attempt::Fatal(format!("HTTP {status}: {}", head(&text))),
         }
     }

@@ -91,7 +91,9 @@ pub fn parse(value: &Value) -> Result<Vec<JudgedSpec>, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid {
-            return Err(at("name must be a non-empty string of letters, digits, _ and -"));
+            return Err(at(
+                "name must be a non-empty string of letters, digits, _ and -",
+            ));
         }
         if crate::checks::find(name).is_some() {
             return Err(at(&format!("'{name}' is a built-in check")));
@@ -99,7 +101,10 @@ pub fn parse(value: &Value) -> Result<Vec<JudgedSpec>, String> {
         if specs.iter().any(|s| s.name == name) {
             return Err(at(&format!("'{name}' is defined twice")));
         }
-        let question = o.get("question").and_then(Value::as_str).unwrap_or_default();
+        let question = o
+            .get("question")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if question.trim().is_empty() {
             return Err(at("question must be a non-empty string"));
         }
@@ -108,7 +113,8 @@ pub fn parse(value: &Value) -> Result<Vec<JudgedSpec>, String> {
             Some(v) => Some(
                 v.as_u64()
                     .filter(|b| *b > 0)
-                    .ok_or_else(|| at("budget must be a positive integer"))? as usize,
+                    .ok_or_else(|| at("budget must be a positive integer"))?
+                    as usize,
             ),
         };
         specs.push(JudgedSpec {
@@ -127,7 +133,8 @@ mod tests {
 
     #[test]
     fn reads_a_list_or_an_object() {
-        let specs = parse(&json!([{"name": "tone", "question": "Was it rude?", "budget": 800}])).unwrap();
+        let specs =
+            parse(&json!([{"name": "tone", "question": "Was it rude?", "budget": 800}])).unwrap();
         assert_eq!(
             specs,
             vec![JudgedSpec {
@@ -144,10 +151,19 @@ mod tests {
     fn rejects_bad_entries() {
         let cases = [
             (json!([{"question": "q"}]), "check 1: name must be"),
-            (json!([{"name": "search_loop", "question": "q"}]), "'search_loop' is a built-in check"),
-            (json!([{"name": "a", "question": "q"}, {"name": "a", "question": "q"}]), "check 2: 'a' is defined twice"),
+            (
+                json!([{"name": "search_loop", "question": "q"}]),
+                "'search_loop' is a built-in check",
+            ),
+            (
+                json!([{"name": "a", "question": "q"}, {"name": "a", "question": "q"}]),
+                "check 2: 'a' is defined twice",
+            ),
             (json!([{"name": "a", "question": " "}]), "question must be"),
-            (json!([{"name": "a", "question": "q", "budget": 0}]), "budget must be"),
+            (
+                json!([{"name": "a", "question": "q", "budget": 0}]),
+                "budget must be",
+            ),
             (json!([{"name": "a b", "question": "q"}]), "name must be"),
             (json!(3), "expected a list"),
         ];

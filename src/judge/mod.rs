@@ -439,7 +439,10 @@ impl Judge {
                     Some(r) => (r.verdict.clone(), r.usage),
                     None => {
                         self.missing.fetch_add(1, Ordering::Relaxed);
-                        (unsure("no replayed verdict for this trace"), Usage::default())
+                        (
+                            unsure("no replayed verdict for this trace"),
+                            Usage::default(),
+                        )
                     }
                 }
             }

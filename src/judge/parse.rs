@@ -106,10 +106,7 @@ mod tests {
 
     #[test]
     fn fence_without_tag_and_unclosed_fence() {
-        assert_eq!(
-            parse_reply("```\n{\"detected\": 1}\n```"),
-            v(true, 0.0, "")
-        );
+        assert_eq!(parse_reply("```\n{\"detected\": 1}\n```"), v(true, 0.0, ""));
         assert_eq!(
             parse_reply("```json {\"detected\": true, \"confidence\": 1}"),
             v(true, 1.0, "")
@@ -121,7 +118,11 @@ mod tests {
         let reply = "The agent looks fine to me.";
         assert_eq!(
             parse_reply(reply),
-            v(false, 0.0, "unparseable judge output: The agent looks fine to me.")
+            v(
+                false,
+                0.0,
+                "unparseable judge output: The agent looks fine to me."
+            )
         );
     }
 
@@ -137,7 +138,10 @@ mod tests {
 
     #[test]
     fn non_object_json_is_unparseable() {
-        assert_eq!(parse_reply("[true]").reason, "unparseable judge output: [true]");
+        assert_eq!(
+            parse_reply("[true]").reason,
+            "unparseable judge output: [true]"
+        );
         assert_eq!(parse_reply("true").reason, "unparseable judge output: true");
     }
 
@@ -192,7 +196,10 @@ mod tests {
     fn reason_is_python_str_cut_to_200() {
         assert_eq!(parse_reply(r#"{"reason": 1.0}"#).reason, "1.0");
         assert_eq!(parse_reply(r#"{"reason": null}"#).reason, "None");
-        assert_eq!(parse_reply(r#"{"reason": ["a", true]}"#).reason, "['a', True]");
+        assert_eq!(
+            parse_reply(r#"{"reason": ["a", true]}"#).reason,
+            "['a', True]"
+        );
         let long = format!("{{\"reason\": \"{}\"}}", "x".repeat(250));
         assert_eq!(parse_reply(&long).reason, "x".repeat(200));
     }

@@ -145,7 +145,10 @@ impl Endpoint {
                     wire: Wire::OpenAi,
                     url: format!(
                         "{}?api-version={version}",
-                        join(&base, &format!("/openai/deployments/{name}/chat/completions"))
+                        join(
+                            &base,
+                            &format!("/openai/deployments/{name}/chat/completions")
+                        )
                     ),
                     model: name.into(),
                     headers: vec![("api-key".into(), key)],
@@ -316,20 +319,29 @@ mod tests {
 
     #[test]
     fn bare_and_openai_prefix_use_the_openai_base_url() {
-        let env = env_of(&[("OPENAI_BASE_URL", "http://h:8000/v1/"), ("OPENAI_API_KEY", "k")]);
+        let env = env_of(&[
+            ("OPENAI_BASE_URL", "http://h:8000/v1/"),
+            ("OPENAI_API_KEY", "k"),
+        ]);
         for model in ["gpt-x", "openai/gpt-x"] {
             let ep = Endpoint::litellm(model, None, &env).unwrap();
             assert_eq!(ep.wire, Wire::OpenAi);
             assert_eq!(ep.url, "http://h:8000/v1/chat/completions");
             assert_eq!(ep.model, "gpt-x");
-            assert_eq!(ep.headers, vec![("Authorization".into(), "Bearer k".into())]);
+            assert_eq!(
+                ep.headers,
+                vec![("Authorization".into(), "Bearer k".into())]
+            );
         }
     }
 
     #[test]
     fn the_public_api_needs_a_key() {
         let err = Endpoint::litellm("gpt-x", None, &env_of(&[])).unwrap_err();
-        assert_eq!(err.to_string(), "judge litellm:gpt-x needs OPENAI_API_KEY to be set");
+        assert_eq!(
+            err.to_string(),
+            "judge litellm:gpt-x needs OPENAI_API_KEY to be set"
+        );
         let ep = Endpoint::litellm("gpt-x", None, &env_of(&[("OPENAI_API_KEY", "k")])).unwrap();
         assert_eq!(ep.url, "https://api.openai.com/v1/chat/completions");
     }
@@ -343,10 +355,16 @@ mod tests {
             ("AZURE_API_VERSION", "2024-06-01"),
         ]);
         let a = Endpoint::litellm("anthropic/claude-x", None, &env).unwrap();
-        assert_eq!((a.wire, a.url.as_str()), (Wire::Anthropic, "https://api.anthropic.com/v1/messages"));
+        assert_eq!(
+            (a.wire, a.url.as_str()),
+            (Wire::Anthropic, "https://api.anthropic.com/v1/messages")
+        );
         assert!(a.headers.contains(&("x-api-key".into(), "a".into())));
         let o = Endpoint::litellm("ollama/llama3", None, &env).unwrap();
-        assert_eq!((o.wire, o.url.as_str()), (Wire::Ollama, "http://localhost:11434/api/chat"));
+        assert_eq!(
+            (o.wire, o.url.as_str()),
+            (Wire::Ollama, "http://localhost:11434/api/chat")
+        );
         let z = Endpoint::litellm("azure/dep1", None, &env).unwrap();
         assert_eq!(
             z.url,
@@ -372,11 +390,17 @@ mod tests {
         let (text, usage) = ep(Wire::OpenAi)
             .read_reply(r#"{"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#)
             .unwrap();
-        assert_eq!((text.as_str(), usage.prompt_tokens, usage.completion_tokens), ("hi", 3, 4));
+        assert_eq!(
+            (text.as_str(), usage.prompt_tokens, usage.completion_tokens),
+            ("hi", 3, 4)
+        );
         let (text, usage) = ep(Wire::Anthropic)
             .read_reply(r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"usage":{"input_tokens":5,"output_tokens":6}}"#)
             .unwrap();
-        assert_eq!((text.as_str(), usage.prompt_tokens, usage.completion_tokens), ("ab", 5, 6));
+        assert_eq!(
+            (text.as_str(), usage.prompt_tokens, usage.completion_tokens),
+            ("ab", 5, 6)
+        );
         let (text, _) = ep(Wire::Ollama)
             .read_reply(r#"{"message":{"role":"assistant","content":"x"},"prompt_eval_count":1}"#)
             .unwrap();

@@ -130,7 +130,10 @@ mod tests {
     #[test]
     fn unbudgeted_render_has_every_line() {
         let text = render(
-            &input(vec![("search", "{\"q\": \"x\"}", "[]"), ("lookup", "a", "b")]),
+            &input(vec![
+                ("search", "{\"q\": \"x\"}", "[]"),
+                ("lookup", "a", "b"),
+            ]),
             None,
         );
         assert_eq!(

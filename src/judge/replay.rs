@@ -55,7 +55,8 @@ impl ReplayFile {
                 continue;
             }
             let at = |what: String| format!("line {}: {what}", n + 1);
-            let value: Value = serde_json::from_str(line).map_err(|e| at(format!("not JSON: {e}")))?;
+            let value: Value =
+                serde_json::from_str(line).map_err(|e| at(format!("not JSON: {e}")))?;
             let Value::Object(object) = value else {
                 return Err(at("not a JSON object".into()));
             };
@@ -76,7 +77,13 @@ impl ReplayFile {
     }
 
     /// The verdict for one trace and check: by trace id, else by the raw, else the written scenario key.
-    pub fn lookup(&self, trace_id: &str, scenario: &str, written: &str, check: &str) -> Option<&Replayed> {
+    pub fn lookup(
+        &self,
+        trace_id: &str,
+        scenario: &str,
+        written: &str,
+        check: &str,
+    ) -> Option<&Replayed> {
         let k = |a: &str| (a.to_string(), check.to_string());
         self.by_trace
             .get(&k(trace_id))
@@ -85,7 +92,13 @@ impl ReplayFile {
     }
 }
 
-type Line = (Option<String>, Option<String>, Option<String>, String, Replayed);
+type Line = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+    Replayed,
+);
 
 fn read_line(o: &Map<String, Value>) -> Result<Line, String> {
     let text = |key: &str| -> Result<Option<String>, String> {
@@ -164,9 +177,14 @@ mod tests {
 
     #[test]
     fn bad_lines_name_their_number() {
-        let err = ReplayFile::parse("\n{\"trace_id\": \"a\", \"check\": \"c\", \"detected\": \"yes\"}").unwrap_err();
+        let err =
+            ReplayFile::parse("\n{\"trace_id\": \"a\", \"check\": \"c\", \"detected\": \"yes\"}")
+                .unwrap_err();
         assert_eq!(err, "line 2: detected must be true or false");
-        assert_eq!(ReplayFile::parse("[1]").unwrap_err(), "line 1: not a JSON object");
+        assert_eq!(
+            ReplayFile::parse("[1]").unwrap_err(),
+            "line 1: not a JSON object"
+        );
         assert_eq!(
             ReplayFile::parse("{\"check\": \"c\", \"detected\": true}").unwrap_err(),
             "line 1: needs trace_id or scenario"
