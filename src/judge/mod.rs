@@ -197,6 +197,9 @@ pub struct Judge {
     cache_warned: AtomicBool,
     usage: Mutex<Usage>,
     per_verdict: Mutex<HashMap<(String, String), Usage>>,
+    /// The request keys of the batch being checked, by (batch address, trace index, check), so a
+    /// verdict does not render and mask its trace a second time. Only one batch is judged at a time.
+    batch_keys: Mutex<HashMap<(usize, usize, String), String>>,
 }
 
 impl Judge {
@@ -245,6 +248,7 @@ impl Judge {
             cache_warned: AtomicBool::new(false),
             usage: Mutex::default(),
             per_verdict: Mutex::default(),
+            batch_keys: Mutex::default(),
         })
     }
 
@@ -294,18 +298,21 @@ impl Judge {
         }
         let mut seen = HashSet::new();
         let mut requests = Vec::new();
+        let mut keys = HashMap::new();
         {
             let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
             for t in 0..batch.len() {
                 let view = TraceView::new(batch, t);
                 for spec in &specs {
                     let request = self.request(endpoint, &view, spec);
+                    keys.insert(batch_slot(batch, t, &spec.name), request.key.clone());
                     if !memo.contains_key(&request.key) && seen.insert(request.key.clone()) {
                         requests.push(request);
                     }
                 }
             }
         }
+        *self.batch_keys.lock().unwrap_or_else(|e| e.into_inner()) = keys;
         self.resolve(requests);
     }
 
@@ -407,6 +414,15 @@ impl Judge {
         self.abort.store(true, Ordering::Relaxed);
     }
 
+    /// The remembered answer for a key.
+    fn answer_for_key(&self, key: &str) -> Option<Answer> {
+        self.memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned()
+    }
+
     fn answer(&self, request: Request) -> Answer {
         let cached = |judge: &Judge, key: &str| {
             judge
@@ -447,7 +463,18 @@ impl Judge {
                 }
             }
             Backend::Http { endpoint, .. } => {
-                match self.answer(self.request(endpoint, trace, spec)) {
+                let known = self
+                    .batch_keys
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&batch_slot(trace.batch, trace.index, check))
+                    .cloned();
+                let answer = match known {
+                    Some(key) => self.answer_for_key(&key),
+                    None => None,
+                };
+                let answer = answer.unwrap_or_else(|| self.answer(self.request(endpoint, trace, spec)));
+                match answer {
                     Answer::Reply(reply) => (parse::parse_reply(&reply.text), reply.usage),
                     Answer::Skipped => {
                         self.skipped.fetch_add(1, Ordering::Relaxed);
@@ -566,6 +593,11 @@ impl Judge {
         }
         out
     }
+}
+
+/// Where a trace sits while its batch is checked. The address is only compared, never followed.
+fn batch_slot(batch: &TraceBatch, index: usize, check: &str) -> (usize, usize, String) {
+    (std::ptr::from_ref(batch) as usize, index, check.to_string())
 }
 
 fn unsure(reason: &str) -> Verdict {
