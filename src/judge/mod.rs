@@ -200,6 +200,8 @@ pub struct Judge {
     /// The request keys of the batch being checked, by (batch address, trace index, check), so a
     /// verdict does not render and mask its trace a second time. Only one batch is judged at a time.
     batch_keys: Mutex<HashMap<(usize, usize, String), String>>,
+    /// The replay lines of every run so far (`--judge-record`; a `baseline` has several runs).
+    recorded: Mutex<String>,
 }
 
 impl Judge {
@@ -249,6 +251,7 @@ impl Judge {
             usage: Mutex::default(),
             per_verdict: Mutex::default(),
             batch_keys: Mutex::default(),
+            recorded: Mutex::default(),
         })
     }
 
@@ -300,7 +303,10 @@ impl Judge {
         let mut requests = Vec::new();
         let mut keys = HashMap::new();
         {
-            let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+            let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+            // Answers live for one batch, so memory holds one batch's replies, not the run's; a
+            // repeated render in a later batch is answered by the disk cache.
+            memo.clear();
             for t in 0..batch.len() {
                 let view = TraceView::new(batch, t);
                 for spec in &specs {
@@ -562,11 +568,12 @@ impl Judge {
         })
     }
 
-    /// The replay lines of a run's judged verdicts (`--judge-record`), in report order. Reasons and
-    /// scenario keys are the report's, already masked.
+    /// Adds a run's judged verdicts to the replay lines (`--judge-record`), in report order, and returns
+    /// the lines of every run so far. Reasons and scenario keys are the report's, already masked.
     pub fn record_lines(&self, report: &Report) -> String {
-        let per_verdict = self.per_verdict.lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = String::new();
+        let per_verdict =
+            std::mem::take(&mut *self.per_verdict.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut out = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
         for result in &report.results {
             for (check, v) in report.checks.iter().zip(&result.verdicts) {
                 if self.spec(check).is_none() {
@@ -591,7 +598,7 @@ impl Judge {
                 out.push('\n');
             }
         }
-        out
+        out.clone()
     }
 }
 
