@@ -167,8 +167,9 @@ fn serve(
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
+    // One write: a reply split in two waits on Nagle's algorithm and the peer's delayed ACK.
+    head.push_str(&text);
     let _ = out.write_all(head.as_bytes());
-    let _ = out.write_all(text.as_bytes());
 }
 
 /// A reply body carrying `text`, in the wire format of the request's path.

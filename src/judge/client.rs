@@ -48,9 +48,13 @@ enum Attempt {
 }
 
 impl Client {
-    pub fn new(policy: CallPolicy) -> Client {
+    /// A client for up to `concurrency` calls at once.
+    pub fn new(policy: CallPolicy, concurrency: usize) -> Client {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(policy.timeout))
+            // One kept-alive connection per worker thread, so no call waits on a new handshake.
+            .max_idle_connections_per_host(concurrency.max(1))
+            .max_idle_connections(concurrency.max(1).max(10))
             .http_status_as_error(false)
             .user_agent(concat!("faultgate/", env!("CARGO_PKG_VERSION")))
             .build()

@@ -258,7 +258,7 @@ impl Judge {
     fn http(endpoint: Endpoint, options: &JudgeOptions) -> Backend {
         Backend::Http {
             endpoint,
-            client: Client::new(options.policy),
+            client: Client::new(options.policy, options.concurrency),
             cache: options.cache_dir.clone().map(Cache::new),
         }
     }
@@ -479,7 +479,8 @@ impl Judge {
                     Some(key) => self.answer_for_key(&key),
                     None => None,
                 };
-                let answer = answer.unwrap_or_else(|| self.answer(self.request(endpoint, trace, spec)));
+                let answer =
+                    answer.unwrap_or_else(|| self.answer(self.request(endpoint, trace, spec)));
                 match answer {
                     Answer::Reply(reply) => (parse::parse_reply(&reply.text), reply.usage),
                     Answer::Skipped => {
