@@ -164,6 +164,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
         ("policy", &args.run.policy),
         ("golden", &args.run.golden),
         ("outcomes", &args.run.outcomes),
+        ("judge_checks", &args.run.judge_checks),
     ] {
         if let Some(path) = path {
             inputs.push(audit::Input {
@@ -171,6 +172,19 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
                 path: path.clone(),
             });
         }
+    }
+    // Saved verdicts decide judged results, so the audit fingerprints them like any other input.
+    if let Some(file) = args
+        .run
+        .judge
+        .as_deref()
+        .and_then(|j| j.strip_prefix("replay:"))
+        && !file.is_empty()
+    {
+        inputs.push(audit::Input {
+            role: "judge_replay",
+            path: file.into(),
+        });
     }
     Ok(inputs)
 }
