@@ -700,6 +700,7 @@ fn a_replayed_run_writes_the_same_report_as_the_live_run() {
 
     let json_path = s(&dir.join("replayed.json"));
     let spec = format!("replay:{record}");
+    let audit = s(&dir.join("audit"));
     let o = faultgate(
         &[
             "check",
@@ -708,6 +709,8 @@ fn a_replayed_run_writes_the_same_report_as_the_live_run() {
             &spec,
             "--json",
             &json_path,
+            "--audit",
+            &audit,
         ],
         &dir,
     );
@@ -719,6 +722,16 @@ fn a_replayed_run_writes_the_same_report_as_the_live_run() {
     );
     assert_eq!(server.count(), 5);
     assert_eq!(std::fs::read(&json_path).unwrap(), live);
+    // The saved verdicts are an input of the run: the audit fingerprints them.
+    let verdict = read_json(&dir.join("audit/verdict.json"));
+    let roles: Vec<&str> = verdict["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["traces", "judge_replay"]);
+    assert_eq!(verdict["judge"], "openai:test-model");
 }
 
 #[test]
