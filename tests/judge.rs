@@ -56,6 +56,8 @@ struct Server {
     port: u16,
     received: Arc<Mutex<Vec<Received>>>,
     stop: Arc<AtomicBool>,
+    /// The most requests it was answering at once.
+    peak: Arc<AtomicUsize>,
 }
 
 impl Server {
@@ -66,7 +68,9 @@ impl Server {
         let stop = Arc::new(AtomicBool::new(false));
         let script: Arc<Script> = Arc::new(script);
         let counter = Arc::new(AtomicUsize::new(0));
-        let (rx, st) = (received.clone(), stop.clone());
+        let peak = Arc::new(AtomicUsize::new(0));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let (rx, st, pk) = (received.clone(), stop.clone(), peak.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 if st.load(Ordering::SeqCst) {
@@ -74,13 +78,15 @@ impl Server {
                 }
                 let Ok(stream) = stream else { continue };
                 let (rx, script, counter) = (rx.clone(), script.clone(), counter.clone());
-                std::thread::spawn(move || serve(stream, &rx, &*script, &counter));
+                let (pk, in_flight) = (pk.clone(), in_flight.clone());
+                std::thread::spawn(move || serve(stream, &rx, &*script, &counter, &in_flight, &pk));
             }
         });
         Server {
             port,
             received,
             stop,
+            peak,
         }
     }
 
@@ -110,6 +116,8 @@ fn serve(
     received: &Mutex<Vec<Received>>,
     script: &Script,
     counter: &AtomicUsize,
+    in_flight: &AtomicUsize,
+    peak: &AtomicUsize,
 ) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
@@ -150,6 +158,8 @@ fn serve(
         all.push(request.clone());
         counter.fetch_add(1, Ordering::SeqCst)
     };
+    let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    peak.fetch_max(now, Ordering::SeqCst);
     let (status, extra, text) = match script(&request, n) {
         Action::Judge(text) => (200, vec![], wire_reply(&request, &text)),
         Action::Slow(wait, text) => {
@@ -169,6 +179,7 @@ fn serve(
     head.push_str("\r\n");
     // One write: a reply split in two waits on Nagle's algorithm and the peer's delayed ACK.
     head.push_str(&text);
+    in_flight.fetch_sub(1, Ordering::SeqCst);
     let _ = out.write_all(head.as_bytes());
 }
 
@@ -1020,4 +1031,35 @@ fn laya_and_unknown_specs_are_refused() {
         stderr(&o),
         "faultgate: unknown judge 'gpt'; use 'litellm:<model>', 'openai:<model>' or 'replay:FILE' (see faultgate judges)\n"
     );
+}
+
+#[test]
+fn calls_in_flight_are_bounded_by_the_concurrency() {
+    let slow = |r: &Received, _| Action::Slow(Duration::from_millis(400), verdict_text(r));
+    let server = Server::start(slow);
+    let dir = temp_dir("concurrency");
+    let o = openai_run(
+        &server,
+        &dir,
+        &[
+            "--no-judge-cache",
+            "--check",
+            "wrong_direction",
+            "--judge-concurrency",
+            "2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(server.count(), 5);
+    assert!(server.peak.load(Ordering::SeqCst) <= 2);
+
+    // The default (8) sends all five at once.
+    let server = Server::start(slow);
+    let o = openai_run(
+        &server,
+        &dir,
+        &["--no-judge-cache", "--check", "wrong_direction"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(server.peak.load(Ordering::SeqCst) > 2);
 }

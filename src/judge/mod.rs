@@ -475,12 +475,9 @@ impl Judge {
                     .unwrap_or_else(|e| e.into_inner())
                     .get(&batch_slot(trace.batch, trace.index, check))
                     .cloned();
-                let answer = match known {
-                    Some(key) => self.answer_for_key(&key),
-                    None => None,
-                };
-                let answer =
-                    answer.unwrap_or_else(|| self.answer(self.request(endpoint, trace, spec)));
+                let answer = known
+                    .and_then(|key| self.answer_for_key(&key))
+                    .unwrap_or_else(|| self.answer(self.request(endpoint, trace, spec)));
                 match answer {
                     Answer::Reply(reply) => (parse::parse_reply(&reply.text), reply.usage),
                     Answer::Skipped => {
