@@ -412,7 +412,8 @@ impl Judge {
                 JudgeError::Unreachable {
                     judge: self.name.clone(),
                     url: endpoint.url.clone(),
-                    detail,
+                    // A server's error body may echo what it was sent.
+                    detail: self.redaction.mask(&detail).into_owned(),
                 }
                 .to_string(),
             );
