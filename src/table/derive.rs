@@ -230,9 +230,13 @@ pub fn payload_text(v: &Value) -> String {
     }
 }
 
+/// A hash map with a fast, seeded hasher: keys come from the input, so they stay hard to collide.
+pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Tool steps: tool spans first, plus tool calls found only in chat messages, in time order.
-pub fn steps<'s>(spans: &'s [SpanRecord<'_>]) -> Vec<Step<'s>> {
-    let mut responses: HashMap<String, String> = HashMap::new();
+/// `unique_ids` says no two spans share an id.
+pub fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
+    let mut responses: FastMap<String, String> = FastMap::default();
     for span in spans {
         for message in message_list(span.attr(attr::INPUT_MESSAGES), "tool_call_response").iter() {
             let Some(parts) = message.get("parts").and_then(Value::as_array) else {
@@ -306,7 +310,7 @@ pub fn steps<'s>(spans: &'s [SpanRecord<'_>]) -> Vec<Step<'s>> {
         })
         .collect();
     if !calls.is_empty() {
-        let executed: HashSet<Cow<'_, str>> = tool_spans
+        let executed: HashSet<Cow<'_, str>, foldhash::fast::RandomState> = tool_spans
             .iter()
             .filter_map(|&p| {
                 spans[p]
@@ -322,14 +326,19 @@ pub fn steps<'s>(spans: &'s [SpanRecord<'_>]) -> Vec<Step<'s>> {
                 .map(|(_, step)| step),
         );
     }
-    // Steps follow the start of the last span with their span's id (0.4.1 indexes starts by id).
-    let mut start_by_id: HashMap<&str, i64> = HashMap::with_capacity(spans.len());
-    for span in spans {
-        start_by_id.insert(&span.span_id, span.start_ns);
-    }
-    let start_of = |step: &Step<'_>| start_by_id[spans[step.span].span_id.as_ref()];
-    if !out.is_sorted_by_key(start_of) {
-        out.sort_by_key(start_of);
+    // Steps follow the start of the last span with their span's id (0.4.1 indexes starts by id), which
+    // is the step's own span's start unless ids repeat.
+    if unique_ids {
+        let start_of = |step: &Step<'_>| spans[step.span].start_ns;
+        if !out.is_sorted_by_key(start_of) {
+            out.sort_by_key(start_of);
+        }
+    } else {
+        let mut start_by_id: FastMap<&str, i64> = FastMap::default();
+        for span in spans {
+            start_by_id.insert(&span.span_id, span.start_ns);
+        }
+        out.sort_by_key(|step| start_by_id[spans[step.span].span_id.as_ref()]);
     }
     out
 }
@@ -411,7 +420,7 @@ mod tests {
             chat_span("a", 1, "[]", output),
             chat_span("b", 2, input, "[]"),
         ];
-        let steps = steps(&spans);
+        let steps = steps(&spans, true);
         assert_eq!(steps.len(), 1);
         assert_eq!(steps[0].tool, "search");
         assert_eq!(steps[0].arguments, r#"{"q": 1}"#);
@@ -426,6 +435,6 @@ mod tests {
             r#"[{"role": "user", "content": "hi"}]"#,
             r#"[{"role": "assistant", "parts": [{"type": "text", "content": "tool_call"}]}]"#,
         )];
-        assert!(steps(&spans).is_empty());
+        assert!(steps(&spans, true).is_empty());
     }
 }
