@@ -746,6 +746,45 @@ fn a_replayed_run_writes_the_same_report_as_the_live_run() {
 }
 
 #[test]
+fn a_recorded_run_without_a_json_report_keeps_every_judged_reason() {
+    // Only the JSON report and verdicts.parquet print every reason; a replay file needs them too.
+    let server = Server::start(judge_script);
+    let dir = temp_dir("record-reasons");
+    let record = s(&dir.join("verdicts.jsonl"));
+    let url = format!("{}/v1", server.url());
+    let o = faultgate(
+        &[
+            "check",
+            "examples/traces.json",
+            "--judge",
+            "openai:test-model",
+            "--judge-url",
+            &url,
+            "--no-judge-cache",
+            "--judge-record",
+            &record,
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(lines.lines().count(), 5);
+    let mut undetected = 0;
+    for line in lines.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(
+            v["reason"].as_str().unwrap().starts_with("steps seen: "),
+            "{line}"
+        );
+        undetected += usize::from(v["detected"] == false);
+    }
+    assert!(
+        undetected > 0,
+        "a verdict that did not fire keeps its reason"
+    );
+}
+
+#[test]
 fn a_replay_file_keyed_by_scenario_and_a_missing_line() {
     let dir = temp_dir("replay-key");
     let file = dir.join("human.jsonl");

@@ -10,7 +10,7 @@
 //!
 //! **Known limits.** Only as good as the judge: measure its κ on labelled traces with `calibrate`.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
 pub struct WrongDirection;
 
@@ -27,7 +27,7 @@ impl Check for WrongDirection {
         "Agent searched the dependency chain backwards on a multi-hop task."
     }
 
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        crate::judge::judged_verdict(trace, cx, self.name())
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+        crate::judge::judged_column(cols, cx, self.name(), out);
     }
 }

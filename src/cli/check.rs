@@ -8,6 +8,7 @@ use super::Fatal;
 use super::args::CheckArgs;
 use super::run::{print_notes, run_paths};
 use super::selection::resolve;
+use crate::checks::Reasons;
 use crate::gate::{RunSummary, band::BandFile, verdict};
 use crate::pyfmt::fmt_fixed;
 use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomic};
@@ -15,7 +16,18 @@ use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomi
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL).
 pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
-    let resolved = resolve(&args.run)?;
+    let mut resolved = resolve(&args.run)?;
+    // The JSON report and verdicts.parquet print the reason of every verdict, fired or not; Markdown
+    // and the audit folder those of verdicts that fired; the terminal table and the gate none. A
+    // replay file (`--judge-record`) keeps every judged verdict's reason.
+    resolved.settings.reasons =
+        if args.json.is_some() || args.parquet.is_some() || resolved.judge_record.is_some() {
+            Reasons::All
+        } else if args.markdown.is_some() || args.audit.is_some() {
+            Reasons::Fired
+        } else {
+            Reasons::None
+        };
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
     if let Some(json_path) = &args.json

@@ -179,6 +179,13 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             redaction,
             format: args.format,
             keep_raw_scenario: false,
+            // `baseline` and `calibrate` print no reason; `check` asks for those its outputs print. A
+            // replay file (`--judge-record`) holds every judged verdict's reason.
+            reasons: if args.judge_record.is_some() {
+                crate::checks::Reasons::All
+            } else {
+                crate::checks::Reasons::None
+            },
         },
         judge: judge_name,
         judge_record: args.judge_record.clone(),

@@ -203,8 +203,8 @@ impl RunSummary {
     /// What the gate needs from one run's report.
     pub fn from_report(report: &crate::report::Report) -> RunSummary {
         let mut measures: indexmap_like::OrderedLast = Default::default();
-        for r in &report.results {
-            measures.insert(&r.trace_id, r.measures);
+        for r in report.rows() {
+            measures.insert(r.trace_id(), r.measures());
         }
         let mut usage: [Vec<f64>; 3] = Default::default();
         for m in measures.values() {
@@ -219,9 +219,8 @@ impl RunSummary {
             checks: report.checks.clone(),
             trace_count: report.trace_ids().len(),
             scenario_clean: report
-                .results
-                .iter()
-                .map(|r| (r.scenario.clone(), !r.failed()))
+                .rows()
+                .map(|r| (r.scenario().to_string(), !r.failed()))
                 .collect(),
             policy_violations: report
                 .fired_on("policy")

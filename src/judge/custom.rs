@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::JudgeError;
-use crate::checks::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use crate::checks::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
 /// A judged check: a name, the question the judge answers, and an optional render budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +41,8 @@ impl Check for CustomCheck {
         self.description
     }
 
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        super::judged_verdict(trace, cx, self.name)
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+        super::judged_column(cols, cx, self.name, out);
     }
 }
 

@@ -30,10 +30,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::checks::{Check, CheckContext, TraceView, Verdict};
+use crate::checks::{Check, CheckContext, Columns, Verdict, VerdictColumn};
 use crate::redact::Redaction;
 use crate::report::Report;
-use crate::table::TraceBatch;
 use cache::Cache;
 use client::{CallPolicy, Client, Reply};
 use custom::JudgedSpec;
@@ -272,8 +271,14 @@ impl Judge {
         self.checks.iter().find(|c| c.name == check)
     }
 
-    fn request(&self, endpoint: &Endpoint, trace: &TraceView<'_>, spec: &JudgedSpec) -> Request {
-        let text = render::render(&render::RenderInput::from_view(trace), spec.budget);
+    fn request(
+        &self,
+        endpoint: &Endpoint,
+        cols: &Columns<'_>,
+        t: usize,
+        spec: &JudgedSpec,
+    ) -> Request {
+        let text = render::render(&render::RenderInput::from_columns(cols, t), spec.budget);
         // The render leaves the process, so it is masked like every other text that does.
         let user = self.redaction.mask(&text).into_owned();
         let system = parse::system_prompt(&spec.question);
@@ -285,8 +290,9 @@ impl Judge {
     }
 
     /// Answers every judged request of a batch ahead of its checks: from the cache when it can, else
-    /// over the network on up to `--judge-concurrency` threads.
-    pub fn prefetch(&self, batch: &TraceBatch, checks: &[&dyn Check]) {
+    /// over the network on up to `--judge-concurrency` threads. `cols` covers the whole batch, so every
+    /// part of it checked afterwards finds its answers.
+    pub fn prefetch(&self, cols: &Columns<'_>, checks: &[&dyn Check]) {
         let Backend::Http { endpoint, .. } = &self.backend else {
             return;
         };
@@ -307,11 +313,10 @@ impl Judge {
             // Answers live for one batch, so memory holds one batch's replies, not the run's; a
             // repeated render in a later batch is answered by the disk cache.
             memo.clear();
-            for t in 0..batch.len() {
-                let view = TraceView::new(batch, t);
+            for t in cols.traces() {
                 for spec in &specs {
-                    let request = self.request(endpoint, &view, spec);
-                    keys.insert(batch_slot(batch, t, &spec.name), request.key.clone());
+                    let request = self.request(endpoint, cols, t, spec);
+                    keys.insert(batch_slot(cols, t, &spec.name), request.key.clone());
                     if !memo.contains_key(&request.key) && seen.insert(request.key.clone()) {
                         requests.push(request);
                     }
@@ -450,15 +455,16 @@ impl Judge {
         cached(self, &key).unwrap_or(Answer::Failed)
     }
 
-    /// The judge's verdict on one trace for one judged check.
-    pub fn verdict(&self, trace: &TraceView<'_>, check: &str) -> Verdict {
+    /// The judge's verdict on trace `t` for one judged check.
+    pub fn verdict(&self, cols: &Columns<'_>, t: usize, check: &str) -> Verdict {
         let Some(spec) = self.spec(check) else {
             return no_judge();
         };
         let (verdict, usage) = match &self.backend {
             Backend::Replay(file) => {
-                let written = self.redaction.scenario_key(trace.scenario());
-                match file.lookup(trace.trace_id(), trace.scenario(), &written, check) {
+                let (trace_id, scenario) = (cols.trace_id.value(t), cols.scenario.value(t));
+                let written = self.redaction.scenario_key(scenario);
+                match file.lookup(trace_id, scenario, &written, check) {
                     Some(r) => (r.verdict.clone(), r.usage),
                     None => {
                         self.missing.fetch_add(1, Ordering::Relaxed);
@@ -474,11 +480,11 @@ impl Judge {
                     .batch_keys
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .get(&batch_slot(trace.batch, trace.index, check))
+                    .get(&batch_slot(cols, t, check))
                     .cloned();
                 let answer = known
                     .and_then(|key| self.answer_for_key(&key))
-                    .unwrap_or_else(|| self.answer(self.request(endpoint, trace, spec)));
+                    .unwrap_or_else(|| self.answer(self.request(endpoint, cols, t, spec)));
                 match answer {
                     Answer::Reply(reply) => (parse::parse_reply(&reply.text), reply.usage),
                     Answer::Skipped => {
@@ -501,7 +507,10 @@ impl Judge {
             self.per_verdict
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert((trace.trace_id().to_string(), check.to_string()), usage);
+                .insert(
+                    (cols.trace_id.value(t).to_string(), check.to_string()),
+                    usage,
+                );
         }
         verdict
     }
@@ -573,18 +582,18 @@ impl Judge {
         let per_verdict =
             std::mem::take(&mut *self.per_verdict.lock().unwrap_or_else(|e| e.into_inner()));
         let mut out = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
-        for result in &report.results {
-            for (check, v) in report.checks.iter().zip(&result.verdicts) {
+        for row in report.rows() {
+            for (check, v) in report.checks.iter().zip(row.verdicts()) {
                 if self.spec(check).is_none() {
                     continue;
                 }
                 let usage = per_verdict
-                    .get(&(result.trace_id.clone(), check.clone()))
+                    .get(&(row.trace_id().to_string(), check.clone()))
                     .copied()
                     .unwrap_or_default();
                 let line = json!({
-                    "trace_id": result.trace_id,
-                    "scenario": result.scenario,
+                    "trace_id": row.trace_id(),
+                    "scenario": row.scenario(),
                     "check": check,
                     "detected": v.detected,
                     "confidence": v.confidence,
@@ -601,9 +610,14 @@ impl Judge {
     }
 }
 
-/// Where a trace sits while its batch is checked. The address is only compared, never followed.
-fn batch_slot(batch: &TraceBatch, index: usize, check: &str) -> (usize, usize, String) {
-    (std::ptr::from_ref(batch) as usize, index, check.to_string())
+/// Where a trace sits while its batch is checked: the address of the batch's trace-id column (shared by
+/// every part of the batch) and the trace's index. The address is only compared, never followed.
+fn batch_slot(cols: &Columns<'_>, index: usize, check: &str) -> (usize, usize, String) {
+    (
+        std::ptr::from_ref(cols.trace_id) as usize,
+        index,
+        check.to_string(),
+    )
 }
 
 fn unsure(reason: &str) -> Verdict {
@@ -618,11 +632,13 @@ fn no_judge() -> Verdict {
     unsure("no judge configured")
 }
 
-/// The verdict of a judged check: the run's judge asked, or "no judge configured" without one.
-pub fn judged_verdict(trace: &TraceView<'_>, cx: &CheckContext, check: &str) -> Verdict {
-    match &cx.judge {
-        Some(judge) => judge.verdict(trace, check),
-        None => no_judge(),
+/// The pass of a judged check: per trace, the run's judge asked, or "no judge configured" without one.
+pub fn judged_column(cols: &Columns<'_>, cx: &CheckContext, check: &str, out: &mut VerdictColumn) {
+    for t in cols.traces() {
+        out.push_verdict(match &cx.judge {
+            Some(judge) => judge.verdict(cols, t, check),
+            None => no_judge(),
+        });
     }
 }
 

@@ -1,9 +1,8 @@
 //! The trace render a judge reads (spec §7.8): a header, then one line per tool step, cut to a character
 //! budget when the judge has one.
 
-use crate::checks::TraceView;
-use crate::table::TraceBatch;
-use crate::table::schema::TRACE_AGENT;
+use crate::checks::Columns;
+use crate::checks::columns::opt;
 
 /// What the render shows of one trace.
 pub struct RenderInput<'a> {
@@ -16,16 +15,22 @@ pub struct RenderInput<'a> {
 }
 
 impl<'a> RenderInput<'a> {
-    /// The render input of one trace of a batch.
-    pub fn from_view(view: &TraceView<'a>) -> Self {
-        let agent = TraceBatch::opt_str(view.batch.trace_str(TRACE_AGENT), view.index);
+    /// The render input of trace `t` of a batch.
+    pub fn from_columns(cols: &Columns<'a>, t: usize) -> Self {
         RenderInput {
-            agent: agent.unwrap_or("agent"),
-            prompt: view.prompt(),
-            termination: view.termination(),
-            answer: view.answer(),
-            steps: (0..view.step_count())
-                .map(|i| (view.tool(i), view.arguments(i), view.result(i)))
+            agent: opt(cols.agent, t).unwrap_or("agent"),
+            prompt: cols.prompt.value(t),
+            termination: cols.termination.value(t),
+            answer: cols.answer.value(t),
+            steps: cols
+                .step_rows(t)
+                .map(|s| {
+                    (
+                        cols.tool.value(s),
+                        cols.arguments.value(s),
+                        cols.result.value(s),
+                    )
+                })
                 .collect(),
         }
     }
