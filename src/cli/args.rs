@@ -47,9 +47,36 @@ pub enum RedactArg {
 /// Flags shared by every command that runs checks.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Judge for judge checks: laya or litellm:<model>.
+    /// Judge for judged checks: litellm:<model>, openai:<model> (with --judge-url) or replay:FILE.
     #[arg(long)]
     pub judge: Option<String>,
+    /// Server of a litellm: or openai: judge (an OpenAI-compatible base URL such as http://host:8000/v1).
+    #[arg(long, value_name = "URL")]
+    pub judge_url: Option<String>,
+    /// Judge calls in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub judge_concurrency: u64,
+    /// Seconds one judge request may take before it is retried.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_seconds)]
+    pub judge_timeout: f64,
+    /// Retries of a judge call after a rate limit, server error or network failure.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub judge_retries: u32,
+    /// Most judge calls one run may make; judged verdicts past it are skipped (not detected).
+    #[arg(long, value_name = "N")]
+    pub judge_max_calls: Option<usize>,
+    /// Folder of the judge reply cache (default: faultgate/judge under the user's cache directory).
+    #[arg(long, value_name = "DIR")]
+    pub judge_cache: Option<PathBuf>,
+    /// Neither read nor write the judge reply cache.
+    #[arg(long)]
+    pub no_judge_cache: bool,
+    /// Custom judged checks: a JSON list of {name, question, budget?}.
+    #[arg(long, value_name = "FILE")]
+    pub judge_checks: Option<PathBuf>,
+    /// Write the run's judged verdicts here, one JSON line each, for --judge replay:FILE.
+    #[arg(long, value_name = "FILE")]
+    pub judge_record: Option<PathBuf>,
     /// Checks to run, comma-separated (repeatable); default: all default checks.
     #[arg(long = "check", value_name = "NAMES")]
     pub check: Vec<String>,
@@ -147,4 +174,14 @@ pub struct PrecheckArgs {
     /// Policy file whose keys to list and whose result / latest rules to check against the traces.
     #[arg(long)]
     pub policy: Option<PathBuf>,
+}
+
+/// A positive, finite number of seconds.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(s),
+        _ => Err(format!(
+            "expected a positive number of seconds, got '{text}'"
+        )),
+    }
 }

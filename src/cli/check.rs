@@ -18,14 +18,16 @@ use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomi
 pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let mut resolved = resolve(&args.run)?;
     // The JSON report and verdicts.parquet print the reason of every verdict, fired or not; Markdown
-    // and the audit folder those of verdicts that fired; the terminal table and the gate none.
-    resolved.settings.reasons = if args.json.is_some() || args.parquet.is_some() {
-        Reasons::All
-    } else if args.markdown.is_some() || args.audit.is_some() {
-        Reasons::Fired
-    } else {
-        Reasons::None
-    };
+    // and the audit folder those of verdicts that fired; the terminal table and the gate none. A
+    // replay file (`--judge-record`) keeps every judged verdict's reason.
+    resolved.settings.reasons =
+        if args.json.is_some() || args.parquet.is_some() || resolved.judge_record.is_some() {
+            Reasons::All
+        } else if args.markdown.is_some() || args.audit.is_some() {
+            Reasons::Fired
+        } else {
+            Reasons::None
+        };
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
     if let Some(json_path) = &args.json
@@ -89,6 +91,10 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
     if let Some(path) = &args.json {
         let mut value = json::report_value(&report);
+        // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's bytes.
+        if let Some(judge) = &resolved.settings.context.judge {
+            value.insert("judge_usage".into(), judge.usage_json());
+        }
         if let Some(o) = &outcome {
             value.insert("outcome".into(), json::outcome_value(o));
         }
@@ -170,6 +176,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
         ("policy", &args.run.policy),
         ("golden", &args.run.golden),
         ("outcomes", &args.run.outcomes),
+        ("judge_checks", &args.run.judge_checks),
     ] {
         if let Some(path) = path {
             inputs.push(audit::Input {
@@ -177,6 +184,19 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
                 path: path.clone(),
             });
         }
+    }
+    // Saved verdicts decide judged results, so the audit fingerprints them like any other input.
+    if let Some(file) = args
+        .run
+        .judge
+        .as_deref()
+        .and_then(|j| j.strip_prefix("replay:"))
+        && !file.is_empty()
+    {
+        inputs.push(audit::Input {
+            role: "judge_replay",
+            path: file.into(),
+        });
     }
     Ok(inputs)
 }
