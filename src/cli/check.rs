@@ -8,7 +8,7 @@ use super::Fatal;
 use super::args::CheckArgs;
 use super::run::{print_notes, run_paths};
 use super::selection::resolve;
-use crate::gate::{RunSummary, band::BandFile, verdict};
+use crate::gate::{GateMode, RunSummary, band::BandFile, evaluate_mode};
 use crate::pyfmt::fmt_fixed;
 use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomic};
 
@@ -18,6 +18,13 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let resolved = resolve(&args.run)?;
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
+    let mode = GateMode::from(args.gate);
+    let clean_runs = match (&band, &args.band) {
+        (Some(band), Some(path)) if mode != GateMode::Band => {
+            Some(band.require_clean_runs(path)?.to_vec())
+        }
+        _ => None,
+    };
     if let Some(json_path) = &args.json
         && json_path.as_os_str().to_string_lossy().ends_with('/')
     {
@@ -60,7 +67,12 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     }
     let mut exit = i32::from(!report.failed_traces().is_empty());
     let gate = band.as_ref().map(|band| {
-        let gate = verdict::evaluate(band, &RunSummary::from_report(&report));
+        let gate = evaluate_mode(
+            band,
+            &RunSummary::from_report(&report),
+            mode,
+            clean_runs.as_deref(),
+        );
         (gate, band.runs_text())
     });
     if let Some((gate, runs_text)) = &gate {

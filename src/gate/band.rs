@@ -18,6 +18,10 @@ use crate::pyfmt::{fmt_fixed, py_truthy};
 pub const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
 the baseline mean is significant (one-sided, alpha 0.05); else INCONCLUSIVE with the n needed for power 0.8";
 
+/// The band.json key of the per-scenario clean-run counts (in `scenarios` order), written by
+/// `baseline --per-scenario` for the paired gate.
+pub const SCENARIO_CLEAN_RUNS: &str = "scenario_clean_runs";
+
 /// Builds a band from baseline runs added one at a time.
 #[derive(Debug, Default)]
 pub struct BandBuilder {
@@ -121,6 +125,10 @@ impl BandBuilder {
             .iter()
             .map(|clean| shared.iter().filter(|&&id| clean.get(id)).count() as f64 / n)
             .collect();
+        let clean_runs = shared
+            .iter()
+            .map(|&id| self.clean_per_run.iter().filter(|clean| clean.get(id)).count() as u32)
+            .collect();
         let clean_in_all_runs = shared
             .iter()
             .filter(|&&id| self.clean_per_run.iter().all(|clean| clean.get(id)))
@@ -140,6 +148,7 @@ impl BandBuilder {
             runs: self.runs,
             scenarios,
             per_run,
+            clean_runs,
             clean_in_all_runs,
             usage,
         })
@@ -159,6 +168,8 @@ pub struct Band {
     pub scenarios: Vec<String>,
     /// Per run, the share of `scenarios` clean in that run.
     pub per_run: Vec<f64>,
+    /// Per scenario of `scenarios`, the runs in which it was clean.
+    pub clean_runs: Vec<u32>,
     /// Scenarios clean in every run, sorted.
     pub clean_in_all_runs: Vec<String>,
     /// Per measure of [`MEASURES`], the mean over all traces of all runs that recorded it.
@@ -186,6 +197,12 @@ impl Band {
 
     /// band.json, keys in 0.4.1's order; write it with [`crate::pyjson::to_pretty`].
     pub fn to_json(&self) -> Value {
+        self.to_json_with(false)
+    }
+
+    /// band.json; with `per_scenario`, a last key [`SCENARIO_CLEAN_RUNS`] holds each scenario's count of
+    /// clean runs, which the paired gate needs. 0.4.1 ignores keys it does not know.
+    pub fn to_json_with(&self, per_scenario: bool) -> Value {
         let mut clean_rate = Map::new();
         clean_rate.insert("min".into(), Value::from(self.min()));
         clean_rate.insert("max".into(), Value::from(self.max()));
@@ -208,6 +225,12 @@ impl Band {
         );
         band.insert("usage".into(), Value::Object(usage));
         band.insert("rule".into(), Value::from(RULE));
+        if per_scenario {
+            band.insert(
+                SCENARIO_CLEAN_RUNS.into(),
+                Value::from(self.clean_runs.clone()),
+            );
+        }
         Value::Object(band)
     }
 
@@ -256,6 +279,8 @@ pub struct BandFile {
     pub(crate) per_run: Vec<f64>,
     pub(crate) clean_in_all_runs: Vec<Value>,
     pub(crate) usage: Vec<(String, Value)>,
+    /// [`SCENARIO_CLEAN_RUNS`] when the band has it.
+    pub(crate) clean_runs: Option<Vec<u32>>,
 }
 
 impl BandFile {
@@ -339,6 +364,30 @@ impl BandFile {
                 .collect(),
             Some(_) => return Err(bad("usage", "an object")),
         };
+        let clean_runs = match band.get(SCENARIO_CLEAN_RUNS) {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) => {
+                let counts = items
+                    .iter()
+                    .map(|v| v.as_u64().and_then(|c| u32::try_from(c).ok()))
+                    .collect::<Option<Vec<u32>>>()
+                    .filter(|c| c.len() == scenarios.len())
+                    .filter(|c| c.iter().all(|&k| f64::from(k) <= runs_number))
+                    .ok_or_else(|| {
+                        bad(
+                            SCENARIO_CLEAN_RUNS,
+                            "a list of clean-run counts, one per scenario, none above runs",
+                        )
+                    })?;
+                Some(counts)
+            }
+            Some(_) => {
+                return Err(bad(
+                    SCENARIO_CLEAN_RUNS,
+                    "a list of clean-run counts, one per scenario, none above runs",
+                ));
+            }
+        };
         Ok(Self {
             judge,
             checks,
@@ -352,7 +401,21 @@ impl BandFile {
             per_run,
             clean_in_all_runs,
             usage,
+            clean_runs,
         })
+    }
+
+    /// The band's per-scenario clean-run counts, which the paired gate needs.
+    ///
+    /// # Errors
+    ///
+    /// The band was written without them (by 0.4.1, or without `baseline --per-scenario`).
+    pub fn require_clean_runs(&self, path: &Path) -> Result<&[u32], GateError> {
+        self.clean_runs
+            .as_deref()
+            .ok_or_else(|| GateError::NoPerScenario {
+                path: display_path(path),
+            })
     }
 
     /// The band's `runs` in Python str-notation, as the gate line prints it.

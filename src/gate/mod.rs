@@ -12,15 +12,20 @@
 //! with its key is clean, and a warning names the repeated keys.
 
 pub mod band;
+pub mod bootstrap;
+pub mod decision;
 pub mod erf;
 #[cfg(test)]
 mod fixtures;
+pub mod paired;
+pub mod passk;
 pub mod stats;
 pub mod verdict;
 
 use std::collections::HashMap;
 
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
+pub use decision::{GateMode, evaluate_mode};
 pub use verdict::{Gate, UsageDelta, Verdict, evaluate};
 
 /// The check whose firing is a hard block besides `policy`.
@@ -72,6 +77,10 @@ pub enum GateError {
     MissingKey { path: String, key: &'static str },
     #[error("{path}: the band's \"{key}\" is empty")]
     EmptyKey { path: String, key: &'static str },
+    #[error(
+        "{path}: the band has no per-scenario data, which --gate paired and both need; rebuild it with `faultgate baseline --per-scenario`"
+    )]
+    NoPerScenario { path: String },
     #[error("{path}: the band's \"{key}\" must be {expected}")]
     BadValue {
         path: String,

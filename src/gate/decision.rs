@@ -1,0 +1,228 @@
+//! `--gate paired` and `--gate both`: the paired test and bootstrap intervals wired onto the band gate.
+//!
+//! The band gate of [`super::verdict`] always runs and keeps its numbers; this layer adds the paired
+//! verdict (see [`super::paired`]) and the intervals (see [`super::bootstrap`]), and decides which
+//! verdict the run takes. With the default `--gate band` nothing here runs, so the output stays 0.4.1's.
+
+use serde_json::{Map, Value};
+
+use super::bootstrap::{CONFIDENCE, Intervals, RESAMPLES, SEED, scenario_bootstrap};
+use super::paired::{Pair, PairedStats, paired_test};
+use super::stats::{ALPHA, POWER};
+use super::verdict::{Gate, Verdict, evaluate};
+use super::{RunSummary, ScenarioTally, band::BandFile};
+use crate::pyfmt::{float_repr, fmt_fixed, py_str};
+
+/// Which test decides the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GateMode {
+    /// 0.4.1's band gate alone, byte for byte.
+    #[default]
+    Band,
+    /// The paired per-scenario test decides; the band gate is reported beside it.
+    Paired,
+    /// Both are reported; the gate fails when either fails.
+    Both,
+}
+
+impl GateMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateMode::Band => "band",
+            GateMode::Paired => "paired",
+            GateMode::Both => "both",
+        }
+    }
+}
+
+/// The paired gate's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedGate {
+    pub verdict: Verdict,
+    pub stats: PairedStats,
+    /// Keys of [`PairedStats::regressed`], in band order.
+    pub regressed: Vec<Value>,
+    /// Keys of [`PairedStats::improved`], in band order.
+    pub improved: Vec<Value>,
+    /// `required_n` minus the band's scenarios, at least 0.
+    pub additional_n: Option<u64>,
+    /// Bootstrap intervals of the candidate clean rate and of candidate minus baseline.
+    pub intervals: Intervals,
+}
+
+/// The paired verdict: FAIL on a hard block or a significant drop; PASS when the drop is at most one
+/// scenario's worth (the band gate's pass margin); else INCONCLUSIVE.
+pub fn paired_verdict(stats: &PairedStats, hard_block: bool) -> Verdict {
+    if hard_block || stats.p_value < ALPHA {
+        Verdict::Fail
+    } else if stats.drop * stats.n as f64 <= 1.0 + 1e-9 {
+        Verdict::Pass
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+/// The verdict of `--gate both`: FAIL if either fails, else INCONCLUSIVE if either is, else PASS.
+pub fn combine(a: Verdict, b: Verdict) -> Verdict {
+    if a == Verdict::Fail || b == Verdict::Fail {
+        Verdict::Fail
+    } else if a == Verdict::Inconclusive || b == Verdict::Inconclusive {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// Judges a candidate against a band in `mode`; `clean_runs` are the band's per-scenario clean-run
+/// counts ([`BandFile::require_clean_runs`]), needed unless the mode is [`GateMode::Band`].
+pub fn evaluate_mode(
+    band: &BandFile,
+    candidate: &RunSummary,
+    mode: GateMode,
+    clean_runs: Option<&[u32]>,
+) -> Gate {
+    let mut gate = evaluate(band, candidate);
+    let (GateMode::Paired | GateMode::Both, Some(clean_runs)) = (mode, clean_runs) else {
+        return gate;
+    };
+    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let runs = clean_runs
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(band.runs_number.max(1.0) as u32);
+    let pairs: Vec<Pair> = band
+        .scenarios
+        .iter()
+        .zip(clean_runs)
+        .map(|(key, &baseline_clean)| Pair {
+            baseline_clean,
+            candidate_clean: key.as_str().is_some_and(|k| tally.is_clean(k)),
+        })
+        .collect();
+    let stats = paired_test(&pairs, runs);
+    let hard_block = !gate.policy_violations.is_empty()
+        || gate
+            .workflow_violations
+            .as_ref()
+            .is_some_and(|v| !v.is_empty());
+    let verdict = paired_verdict(&stats, hard_block);
+    let candidate_values: Vec<f64> = pairs
+        .iter()
+        .map(|p| f64::from(u8::from(p.candidate_clean)))
+        .collect();
+    let baseline_values: Vec<f64> = pairs
+        .iter()
+        .map(|p| f64::from(p.baseline_clean) / f64::from(runs))
+        .collect();
+    let intervals = scenario_bootstrap(&candidate_values, &baseline_values, RESAMPLES, SEED);
+    let keys = |indices: &[usize]| -> Vec<Value> {
+        indices.iter().map(|&i| band.scenarios[i].clone()).collect()
+    };
+    let paired = PairedGate {
+        verdict,
+        regressed: keys(&stats.regressed),
+        improved: keys(&stats.improved),
+        additional_n: stats
+            .required_n
+            .map(|r| r.saturating_sub(stats.n as u64)),
+        intervals,
+        stats,
+    };
+    gate.band_verdict = gate.verdict;
+    gate.verdict = match mode {
+        GateMode::Paired => paired.verdict,
+        _ => combine(gate.band_verdict, paired.verdict),
+    };
+    gate.mode = mode;
+    gate.paired = Some(paired);
+    gate
+}
+
+impl PairedGate {
+    /// The `paired` object of the gate JSON.
+    pub fn to_json(&self) -> Value {
+        let s = &self.stats;
+        let mut paired = Map::new();
+        paired.insert("verdict".into(), Value::from(self.verdict.as_str()));
+        paired.insert("method".into(), Value::from(s.method.as_str()));
+        paired.insert("scenarios".into(), Value::from(s.n));
+        paired.insert("baseline_rate".into(), Value::from(s.baseline_rate));
+        paired.insert("candidate_rate".into(), Value::from(s.candidate_rate));
+        paired.insert("drop".into(), Value::from(s.drop));
+        paired.insert("discordant".into(), Value::from(s.discordant));
+        paired.insert("regressed".into(), Value::from(self.regressed.clone()));
+        paired.insert("improved".into(), Value::from(self.improved.clone()));
+        paired.insert("p_value".into(), Value::from(s.p_value));
+        paired.insert("alpha".into(), Value::from(ALPHA));
+        paired.insert("power".into(), Value::from(POWER));
+        paired.insert("required_n".into(), Value::from(s.required_n));
+        paired.insert("additional_n".into(), Value::from(self.additional_n));
+        Value::Object(paired)
+    }
+
+    /// The `intervals` object of the gate JSON.
+    pub fn intervals_json(&self) -> Value {
+        let mut intervals = Map::new();
+        intervals.insert("confidence".into(), Value::from(CONFIDENCE));
+        intervals.insert("method".into(), Value::from("scenario bootstrap, percentile"));
+        intervals.insert("resamples".into(), Value::from(RESAMPLES));
+        intervals.insert("seed".into(), Value::from(SEED));
+        intervals.insert(
+            "clean_rate".into(),
+            Value::from(self.intervals.candidate.to_vec()),
+        );
+        intervals.insert(
+            "difference".into(),
+            Value::from(self.intervals.difference.to_vec()),
+        );
+        Value::Object(intervals)
+    }
+
+    /// The stdout lines of the paired gate and the intervals.
+    pub fn lines(&self) -> Vec<String> {
+        let s = &self.stats;
+        let mut lines = vec![format!(
+            "paired gate: {} \u{b7} {} regressed, {} improved, {} discordant of {} scenarios \u{b7} {} p={} (alpha {})",
+            self.verdict.as_str(),
+            self.regressed.len(),
+            self.improved.len(),
+            s.discordant,
+            s.n,
+            s.method.as_str(),
+            fmt_fixed(s.p_value, 3),
+            float_repr(ALPHA)
+        )];
+        if self.verdict == Verdict::Inconclusive {
+            lines.push(format!(
+                "inconclusive: the paired test needs {} scenarios to detect a drop of {} (alpha {}, power {}) \u{b7} run {} more",
+                s.required_n.unwrap_or(0),
+                fmt_fixed(s.drop, 2),
+                float_repr(ALPHA),
+                fmt_fixed(POWER, 2),
+                self.additional_n.unwrap_or(0)
+            ));
+        }
+        let [c_lo, c_hi] = self.intervals.candidate;
+        let [d_lo, d_hi] = self.intervals.difference;
+        lines.push(format!(
+            "interval ({}%, scenario bootstrap): clean rate {} [{}, {}] \u{b7} change from baseline {} [{}, {}]",
+            fmt_fixed(CONFIDENCE * 100.0, 0),
+            fmt_fixed(s.candidate_rate, 2),
+            fmt_fixed(c_lo, 2),
+            fmt_fixed(c_hi, 2),
+            fmt_fixed(-s.drop, 2),
+            fmt_fixed(d_lo, 2),
+            fmt_fixed(d_hi, 2)
+        ));
+        if !self.improved.is_empty() {
+            let keys: Vec<String> = self.improved.iter().map(py_str).collect();
+            lines.push(format!(
+                "improved (clean in no baseline run, clean now): {}",
+                keys.join(", ")
+            ));
+        }
+        lines
+    }
+}
