@@ -319,16 +319,17 @@ mod tests {
 
     #[test]
     fn large_fractional_input_falls_back_to_the_normal_approximation() {
-        // 10,000 scenarios at rates 2/3 and 1/3 with the candidate failing a third of them: too big to enumerate.
+        // 10,000 scenarios at rates 2/3 and 1/3, the candidate clean on half of each: too big to enumerate,
+        // and no net change, so p is near one half (the correction for continuity lifts it a little).
         let p: Vec<Pair> = (0..10_000)
             .map(|i| Pair {
                 baseline_clean: if i % 2 == 0 { 2 } else { 1 },
-                candidate_clean: i % 3 != 0,
+                candidate_clean: i % 4 < 2,
             })
             .collect();
         let stats = paired_test(&p, 3);
         assert_eq!(stats.method, Method::NormalPermutation);
-        assert!(stats.p_value > 0.0 && stats.p_value < 1.0);
+        assert!(stats.p_value > 0.5 && stats.p_value < 0.52, "{}", stats.p_value);
     }
 
     /// Hand-worked Connor: 5 regressed of 100, none improved: ψ = δ = 0.05,
@@ -340,5 +341,96 @@ mod tests {
         assert_eq!(paired_sample_size(&diffs), Some(122));
         assert_eq!(paired_sample_size(&[0.0, -1.0]), None);
         assert_eq!(paired_sample_size(&[]), None);
+    }
+
+    /// `scipy.stats.binomtest(k, n, 0.5, alternative="greater").pvalue`, from `scripts/stats_reference`.
+    #[test]
+    fn sign_test_matches_scipy() {
+        let cases = [
+            (3, 3, 0.125),
+            (4, 5, 0.1875),
+            (9, 12, 0.072998046875),
+            (15, 20, 0.020694732666015625),
+            (30, 45, 0.017848901777597348),
+            (520, 1000, 0.10872414660207075),
+            (7, 7, 0.0078125),
+        ];
+        for (k, n, expected) in cases {
+            let got = binomial_half_upper_tail(n, k);
+            assert!(
+                (got - expected).abs() <= 1e-13 * expected,
+                "P(X >= {k} | Bin({n}, 1/2)) = {got}, scipy {expected}"
+            );
+            // Through the paired test: k regressed and n − k improved scenarios of 2 runs.
+            let p: Vec<Pair> = (0..n)
+                .map(|i| Pair {
+                    baseline_clean: if i < k { 2 } else { 0 },
+                    candidate_clean: i >= k,
+                })
+                .collect();
+            let stats = paired_test(&p, 2);
+            assert_eq!(stats.method, Method::SignTest);
+            assert_eq!(stats.p_value, got);
+        }
+        // SciPy's binomial tail is off in the last bits there; the exact sum over fractions
+        // (Python: `float(Fraction(sum(comb(1000, j) for j in range(520, 1001)), 2**1000))`) is this.
+        assert_eq!(binomial_half_upper_tail(1000, 520), 0.10872414660207047);
+    }
+
+    /// statsmodels' exact McNemar (`mcnemar([[10, b], [c, 4]], exact=True)`) is two-sided: twice the
+    /// one-sided tail of the larger discordant count.
+    #[test]
+    fn two_sided_mcnemar_matches_statsmodels() {
+        for (b, c, expected) in [
+            (9, 3, 0.14599609375),
+            (15, 5, 0.04138946533203125),
+            (6, 0, 0.03125),
+        ] {
+            let one_sided = binomial_half_upper_tail(b + c, b);
+            assert_eq!((2.0 * one_sided).min(1.0), expected, "b={b} c={c}");
+        }
+    }
+
+    /// `scipy.stats.permutation_test` over all 2^14 within-pair swaps, statistic mean(baseline −
+    /// candidate), alternative "greater".
+    #[test]
+    fn permutation_test_matches_scipy() {
+        let baseline = [3, 3, 2, 3, 1, 2, 3, 3, 0, 2, 3, 1, 3, 2];
+        let candidate = [0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0];
+        let p: Vec<Pair> = baseline
+            .iter()
+            .zip(candidate)
+            .map(|(&b, c)| Pair {
+                baseline_clean: b,
+                candidate_clean: c == 1,
+            })
+            .collect();
+        let stats = paired_test(&p, 3);
+        assert_eq!(stats.method, Method::ExactPermutation);
+        assert_eq!(stats.p_value, 0.025390625);
+        // Sample size by the same formula with scipy.stats.norm.ppf quantiles.
+        assert_eq!(stats.required_n, Some(19));
+    }
+
+    /// `scipy.stats.norm.sf(z)`, the tail the normal approximation uses.
+    #[test]
+    fn normal_tail_matches_scipy() {
+        for (z, expected) in [
+            (0.5, 0.3085375387259869),
+            (1.6448536269514715, 0.05000000000000011),
+            (3.0, 0.0013498980316300933),
+        ] {
+            let got = 1.0 - normal_cdf(z);
+            assert!((got - expected).abs() < 1e-15, "z={z}: {got} vs {expected}");
+        }
+    }
+
+    /// Connor's sample size with scipy's normal quantiles, from `scripts/stats_reference`.
+    #[test]
+    fn sample_size_matches_the_scipy_formula() {
+        let mut diffs = vec![0.0; 300];
+        diffs[..6].fill(1.0);
+        diffs[6..8].fill(-1.0);
+        assert_eq!(paired_sample_size(&diffs), Some(926));
     }
 }

@@ -90,4 +90,20 @@ mod tests {
         assert!(has_trials(&scenarios));
         assert!(!has_trials(&scenarios[1..]));
     }
+
+    /// Mean over scenarios of `scipy.special.comb(c, k) / comb(4, k)`, from `scripts/stats_reference`.
+    #[test]
+    fn pass_k_matches_scipy() {
+        let scenarios: Vec<Trials> = [4, 3, 2, 0, 1]
+            .iter()
+            .map(|&passes| Trials { trials: 4, passes })
+            .collect();
+        let expected = [0.5, 0.33333333333333337, 0.25, 0.2];
+        let got = pass_hat_k(&scenarios);
+        assert_eq!(got.len(), 4);
+        for (g, e) in got.iter().zip(expected) {
+            assert!((g.value - e).abs() < 1e-15, "pass^{} = {} vs {e}", g.k, g.value);
+            assert_eq!(g.scenarios, 5);
+        }
+    }
 }
