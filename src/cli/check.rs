@@ -8,7 +8,7 @@ use super::Fatal;
 use super::args::CheckArgs;
 use super::run::{print_notes, run_paths};
 use super::selection::resolve;
-use crate::gate::{GateMode, RunSummary, band::BandFile, evaluate_mode};
+use crate::gate::{GateMode, RunSummary, band::BandFile, evaluate_mode, pass_k_of_report};
 use crate::pyfmt::fmt_fixed;
 use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomic};
 
@@ -65,6 +65,10 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
             fmt_fixed(o.structural_clean_rate, 2)
         )?;
     }
+    let pass_k = pass_k_of_report(&report);
+    if let Some(table) = &pass_k {
+        writeln!(out, "{}", table.line())?;
+    }
     let mut exit = i32::from(!report.failed_traces().is_empty());
     let gate = band.as_ref().map(|band| {
         let gate = evaluate_mode(
@@ -94,6 +98,9 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         if let Some(o) = &outcome {
             value.insert("outcome".into(), json::outcome_value(o));
         }
+        if let Some(table) = &pass_k {
+            value.insert("pass_k".into(), table.to_json());
+        }
         if let Some((gate, _)) = &gate {
             value.insert("gate".into(), gate.to_json());
         }
@@ -115,6 +122,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
                 .as_ref()
                 .zip(gate.as_ref())
                 .map(|(band, (gate, _))| markdown::GateContext { gate, band }),
+            pass_k: pass_k.as_ref(),
             command,
         });
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;

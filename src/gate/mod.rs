@@ -249,6 +249,25 @@ impl RunSummary {
     }
 }
 
+/// The pass^k table of a run's report, when some scenario key has several traces (trials).
+///
+/// The one place that reads per-trace verdicts for pass^k; everything else is in [`passk`].
+pub fn pass_k_of_report(report: &crate::report::Report) -> Option<passk::PassKTable> {
+    let fired: Vec<Vec<bool>> = report
+        .results
+        .iter()
+        .map(|r| r.verdicts.iter().map(|v| v.detected).collect())
+        .collect();
+    passk::pass_k_table(
+        &report.checks,
+        report
+            .results
+            .iter()
+            .zip(&fired)
+            .map(|(r, f)| (r.scenario.as_str(), f.as_slice())),
+    )
+}
+
 /// A map that keeps each key's first position and its last value, like a Python dict.
 mod indexmap_like {
     use std::collections::HashMap;

@@ -30,7 +30,8 @@ pub struct Pair {
 /// How the p-value was computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// Every baseline rate is 0 or 1: exact one-sided McNemar (sign test) on the discordant scenarios.
+    /// Every nonzero difference has the same size (always so when the baseline rates are 0 or 1, where
+    /// it is exact one-sided McNemar): a binomial tail over the discordant scenarios.
     SignTest,
     /// Fractional baseline rates: the sign-flip permutation distribution, enumerated exactly.
     ExactPermutation,
@@ -42,7 +43,7 @@ impl Method {
     /// The name written into the JSON report.
     pub fn as_str(self) -> &'static str {
         match self {
-            Method::SignTest => "sign test (exact McNemar)",
+            Method::SignTest => "sign test (exact)",
             Method::ExactPermutation => "paired permutation (exact)",
             Method::NormalPermutation => "paired permutation (normal approximation)",
         }

@@ -55,6 +55,109 @@ pub fn has_trials(scenarios: &[Trials]) -> bool {
     scenarios.iter().any(|s| s.trials > 1)
 }
 
+/// pass^1 … pass^K of one run, overall and per check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PassKTable {
+    /// Distinct scenario keys.
+    pub scenarios: usize,
+    /// Largest number of traces carrying one key.
+    pub max_trials: u32,
+    /// A trace passes when no check fired on it.
+    pub overall: Vec<PassK>,
+    /// Per distinct check name, in first-listed order: a trace passes the check when it did not fire.
+    pub by_check: Vec<(String, Vec<PassK>)>,
+}
+
+/// The pass^k table of a run from its traces: for each trace, its scenario key and one fired flag per
+/// name of `checks` (duplicates in `checks` allowed). `None` when no key has more than one trace.
+pub fn pass_k_table<'a>(
+    checks: &[String],
+    traces: impl IntoIterator<Item = (&'a str, &'a [bool])>,
+) -> Option<PassKTable> {
+    let mut names: Vec<&str> = Vec::new();
+    for name in checks {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    // Column of each distinct name: a duplicated name passes only if none of its copies fired.
+    let columns: Vec<Vec<usize>> = names
+        .iter()
+        .map(|n| (0..checks.len()).filter(|&i| checks[i] == *n).collect())
+        .collect();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    // Per scenario: [overall, check 1, …] as Trials.
+    let mut rows: Vec<Vec<Trials>> = Vec::new();
+    for (key, fired) in traces {
+        let row = *index.entry(key).or_insert_with(|| {
+            rows.push(vec![Trials { trials: 0, passes: 0 }; names.len() + 1]);
+            rows.len() - 1
+        });
+        let clean = !fired.iter().any(|&f| f);
+        let passed = std::iter::once(clean).chain(
+            columns
+                .iter()
+                .map(|cols| !cols.iter().any(|&i| fired.get(i).copied().unwrap_or(false))),
+        );
+        for (cell, pass) in rows[row].iter_mut().zip(passed) {
+            cell.trials += 1;
+            cell.passes += u32::from(pass);
+        }
+    }
+    let column = |c: usize| -> Vec<Trials> { rows.iter().map(|r| r[c]).collect() };
+    let overall = column(0);
+    if !has_trials(&overall) {
+        return None;
+    }
+    Some(PassKTable {
+        scenarios: rows.len(),
+        max_trials: overall.iter().map(|t| t.trials).max().unwrap_or(0),
+        overall: pass_hat_k(&overall),
+        by_check: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), pass_hat_k(&column(i + 1))))
+            .collect(),
+    })
+}
+
+impl PassKTable {
+    /// The `pass_k` object of the JSON report.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        let values = |ks: &[PassK]| Value::from(ks.iter().map(|p| p.value).collect::<Vec<f64>>());
+        let mut by_check = Map::new();
+        for (name, ks) in &self.by_check {
+            by_check.insert(name.clone(), values(ks));
+        }
+        let mut table = Map::new();
+        table.insert("scenarios".into(), Value::from(self.scenarios));
+        table.insert("max_trials".into(), Value::from(self.max_trials));
+        table.insert(
+            "scenarios_per_k".into(),
+            Value::from(self.overall.iter().map(|p| p.scenarios).collect::<Vec<usize>>()),
+        );
+        table.insert("overall".into(), values(&self.overall));
+        table.insert("by_check".into(), Value::Object(by_check));
+        Value::Object(table)
+    }
+
+    /// The one-line summary printed after the run's summary line.
+    pub fn line(&self) -> String {
+        let values: Vec<String> = self
+            .overall
+            .iter()
+            .map(|p| format!("pass^{} {}", p.k, crate::pyfmt::fmt_fixed(p.value, 2)))
+            .collect();
+        format!(
+            "trials: {} scenarios, up to {} traces each \u{b7} {}",
+            self.scenarios,
+            self.max_trials,
+            values.join(" \u{b7} ")
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +208,51 @@ mod tests {
             assert!((g.value - e).abs() < 1e-15, "pass^{} = {} vs {e}", g.k, g.value);
             assert_eq!(g.scenarios, 5);
         }
+    }
+
+    /// k trials per scenario with a known pattern of failures: pass^1..pass^k against a direct count
+    /// of the k-subsets of trials that all pass.
+    #[test]
+    fn run_with_k_trials_matches_a_direct_count() {
+        let checks: Vec<String> = ["search_loop", "abstention"].map(String::from).to_vec();
+        let k = 5usize;
+        // Scenario s fails trial t on search_loop when (s + t) % 4 == 0, on abstention when t < s % 3.
+        let fired: Vec<(String, [bool; 2])> = (0..12)
+            .flat_map(|s| (0..k).map(move |t| (format!("s{s}"), [(s + t) % 4 == 0, t < s % 3])))
+            .collect();
+        let table = pass_k_table(&checks, fired.iter().map(|(key, f)| (key.as_str(), &f[..])))
+            .expect("trials");
+        assert_eq!(table.scenarios, 12);
+        assert_eq!(table.max_trials, 5);
+        // Direct count: for each scenario, the share of the C(k, j) subsets of trials that all pass.
+        let direct = |j: usize, pass: &dyn Fn(usize, usize) -> bool| -> f64 {
+            let mut total = 0.0;
+            for s in 0..12 {
+                let subsets: Vec<u32> = (0u32..1 << k).filter(|m| m.count_ones() as usize == j).collect();
+                let good = subsets
+                    .iter()
+                    .filter(|m| (0..k).all(|t| (*m >> t) & 1 == 0 || pass(s, t)))
+                    .count();
+                total += good as f64 / subsets.len() as f64;
+            }
+            total / 12.0
+        };
+        let clean = |s: usize, t: usize| (s + t) % 4 != 0 && t >= s % 3;
+        let no_loop = |s: usize, t: usize| (s + t) % 4 != 0;
+        let no_abstention = |s: usize, t: usize| t >= s % 3;
+        for j in 1..=k {
+            assert!((table.overall[j - 1].value - direct(j, &clean)).abs() < 1e-12, "overall k={j}");
+            assert!((table.by_check[0].1[j - 1].value - direct(j, &no_loop)).abs() < 1e-12);
+            assert!((table.by_check[1].1[j - 1].value - direct(j, &no_abstention)).abs() < 1e-12);
+        }
+        assert_eq!(table.by_check[0].0, "search_loop");
+        assert_eq!(table.overall[4].value, 0.0, "every scenario fails some trial");
+    }
+
+    #[test]
+    fn one_trace_per_scenario_has_no_table() {
+        let checks = vec!["search_loop".to_string()];
+        let traces = [("a", &[true][..]), ("b", &[false][..])];
+        assert_eq!(pass_k_table(&checks, traces), None);
     }
 }
