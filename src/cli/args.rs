@@ -114,6 +114,10 @@ pub struct CheckArgs {
     /// `baseline --per-scenario`) or both (fails when either fails).
     #[arg(long, value_enum, default_value = "band", value_name = "TEST")]
     pub gate: GateArg,
+    /// What the band gate compares: clean (the clean rate) or pass^k (needs a band built from runs with
+    /// several traces per scenario).
+    #[arg(long, value_parser = ["clean", "pass^k"], default_value = "clean", value_name = "METRIC")]
+    pub metric: String,
     /// Write verdicts.parquet and traces.parquet into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,

@@ -8,7 +8,9 @@ use super::Fatal;
 use super::args::CheckArgs;
 use super::run::{print_notes, run_paths};
 use super::selection::resolve;
-use crate::gate::{GateMode, RunSummary, band::BandFile, evaluate_mode, pass_k_of_report};
+use crate::gate::{
+    GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
+};
 use crate::pyfmt::fmt_fixed;
 use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomic};
 
@@ -70,15 +72,20 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         writeln!(out, "{}", table.line())?;
     }
     let mut exit = i32::from(!report.failed_traces().is_empty());
-    let gate = band.as_ref().map(|band| {
-        let gate = evaluate_mode(
-            band,
-            &RunSummary::from_report(&report),
-            mode,
-            clean_runs.as_deref(),
-        );
-        (gate, band.runs_text())
+    let band_gate_for_metric = |band: &BandFile, summary: &RunSummary| match (
+        args.metric.as_str(),
+        &args.band,
+    ) {
+        ("pass^k", Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
+        _ => Ok(None),
+    };
+    let gate = band.as_ref().map(|band| -> Result<_, Fatal> {
+        let summary = RunSummary::from_report(&report);
+        let band_gate = band_gate_for_metric(band, &summary)?;
+        let gate = evaluate_mode(band, &summary, mode, clean_runs.as_deref(), band_gate);
+        Ok((gate, band.runs_text()))
     });
+    let gate = gate.transpose()?;
     if let Some((gate, runs_text)) = &gate {
         let (warnings, lines) = gate.terminal_lines(runs_text);
         let mut stderr = std::io::stderr().lock();

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::passk::{Trials, pass_hat_k};
 use super::{GateError, MEASURES, RunSummary, ScenarioTally};
 use crate::error::display_path;
 use crate::pyfmt::{fmt_fixed, py_truthy};
@@ -21,6 +22,10 @@ the baseline mean is significant (one-sided, alpha 0.05); else INCONCLUSIVE with
 /// The band.json key of the per-scenario clean-run counts (in `scenarios` order), written by
 /// `baseline --per-scenario` for the paired gate.
 pub const SCENARIO_CLEAN_RUNS: &str = "scenario_clean_runs";
+
+/// The band.json key of pass^k per run, written when a baseline run has several traces for a key:
+/// `{"k": K, "per_run": [[pass^1, …, pass^K] per run]}`.
+pub const PASS_K: &str = "pass_k";
 
 /// Builds a band from baseline runs added one at a time.
 #[derive(Debug, Default)]
@@ -38,6 +43,10 @@ pub struct BandBuilder {
     clean_per_run: Vec<Bitmap>,
     usage_total: [f64; 3],
     usage_count: [u64; 3],
+    /// Per run, (traces, clean traces) per id, for pass^k over trials.
+    trials_per_run: Vec<Vec<Trials>>,
+    /// Some key of some run had several traces.
+    has_trials: bool,
 }
 
 /// What adding a run tells the caller, for the per-run baseline line and warnings.
@@ -81,6 +90,20 @@ impl BandBuilder {
                 }
             }
         }
+        let mut trials = vec![
+            Trials {
+                trials: 0,
+                passes: 0
+            };
+            self.keys.len()
+        ];
+        for (key, t) in tally.all_trials() {
+            if let Some(&id) = self.ids.get(key) {
+                trials[id] = t;
+                self.has_trials |= t.trials > 1;
+            }
+        }
+        self.trials_per_run.push(trials);
         self.shared.and_assign(&present);
         self.clean_per_run.push(clean);
         for (measure, values) in run.usage.iter().enumerate() {
@@ -134,6 +157,30 @@ impl BandBuilder {
             .filter(|&&id| self.clean_per_run.iter().all(|clean| clean.get(id)))
             .map(|&id| self.keys[id].clone())
             .collect();
+        let pass_k = self.has_trials.then(|| {
+            // K: the fewest trials any shared scenario has in any run, so every run's pass^k covers
+            // every shared scenario.
+            let k = self
+                .trials_per_run
+                .iter()
+                .flat_map(|run| shared.iter().map(|&id| run[id].trials))
+                .min()
+                .unwrap_or(1)
+                .max(1);
+            let per_run = self
+                .trials_per_run
+                .iter()
+                .map(|run| {
+                    let scenarios: Vec<Trials> = shared.iter().map(|&id| run[id]).collect();
+                    pass_hat_k(&scenarios)
+                        .into_iter()
+                        .take(k as usize)
+                        .map(|p| p.value)
+                        .collect()
+                })
+                .collect();
+            BandPassK { k, per_run }
+        });
         let usage = std::array::from_fn(|m| {
             (self.usage_count[m] > 0).then(|| self.usage_total[m] / self.usage_count[m] as f64)
         });
@@ -151,8 +198,18 @@ impl BandBuilder {
             clean_runs,
             clean_in_all_runs,
             usage,
+            pass_k,
         })
     }
+}
+
+/// pass^1 … pass^k of each baseline run over the shared scenarios.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandPassK {
+    /// The largest k every shared scenario has trials for in every run.
+    pub k: u32,
+    /// Per run, pass^1 … pass^k.
+    pub per_run: Vec<Vec<f64>>,
 }
 
 /// A band built from baseline runs.
@@ -174,6 +231,8 @@ pub struct Band {
     pub clean_in_all_runs: Vec<String>,
     /// Per measure of [`MEASURES`], the mean over all traces of all runs that recorded it.
     pub usage: [Option<f64>; 3],
+    /// pass^k per run, when some run had several traces for a key.
+    pub pass_k: Option<BandPassK>,
 }
 
 impl Band {
@@ -225,6 +284,12 @@ impl Band {
         );
         band.insert("usage".into(), Value::Object(usage));
         band.insert("rule".into(), Value::from(RULE));
+        if let Some(pass_k) = &self.pass_k {
+            let mut table = Map::new();
+            table.insert("k".into(), Value::from(pass_k.k));
+            table.insert("per_run".into(), Value::from(pass_k.per_run.clone()));
+            band.insert(PASS_K.into(), Value::Object(table));
+        }
         if per_scenario {
             band.insert(
                 SCENARIO_CLEAN_RUNS.into(),
@@ -281,6 +346,8 @@ pub struct BandFile {
     pub(crate) usage: Vec<(String, Value)>,
     /// [`SCENARIO_CLEAN_RUNS`] when the band has it.
     pub(crate) clean_runs: Option<Vec<u32>>,
+    /// [`PASS_K`] when the band has it.
+    pub(crate) pass_k: Option<BandPassK>,
 }
 
 impl BandFile {
@@ -388,6 +455,13 @@ impl BandFile {
                 ));
             }
         };
+        let pass_k = match band.get(PASS_K) {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                read_pass_k(value)
+                    .ok_or_else(|| bad(PASS_K, "{\"k\": k, \"per_run\": [k values per run]}"))?,
+            ),
+        };
         Ok(Self {
             judge,
             checks,
@@ -402,6 +476,7 @@ impl BandFile {
             clean_in_all_runs,
             usage,
             clean_runs,
+            pass_k,
         })
     }
 
@@ -422,6 +497,25 @@ impl BandFile {
     pub fn runs_text(&self) -> String {
         crate::pyfmt::py_str(&self.runs)
     }
+}
+
+/// A band's `pass_k` object: k ≥ 1 and a non-empty list of runs with k numbers each.
+fn read_pass_k(value: &Value) -> Option<BandPassK> {
+    let k = u32::try_from(value.get("k")?.as_u64()?).ok().filter(|&k| k >= 1)?;
+    let per_run = value
+        .get("per_run")?
+        .as_array()?
+        .iter()
+        .map(|run| {
+            run.as_array()?
+                .iter()
+                .map(number)
+                .collect::<Option<Vec<f64>>>()
+                .filter(|values| values.len() == k as usize)
+        })
+        .collect::<Option<Vec<Vec<f64>>>>()
+        .filter(|runs| !runs.is_empty())?;
+    Some(BandPassK { k, per_run })
 }
 
 /// A JSON number as a double; booleans and everything else are not numbers here.

@@ -73,15 +73,61 @@ pub fn combine(a: Verdict, b: Verdict) -> Verdict {
     }
 }
 
+/// The band gate on pass^k: the band's per-run pass^k in place of its clean rates, and the candidate's
+/// pass^k over the band's scenarios (a scenario with fewer than k traces, or missing, counts as 0).
+///
+/// # Errors
+///
+/// The band has no pass^k (its runs had one trace per scenario).
+pub fn evaluate_pass_k(
+    band: &BandFile,
+    candidate: &RunSummary,
+    path: &std::path::Path,
+) -> Result<Gate, super::GateError> {
+    let pass_k = band
+        .pass_k
+        .as_ref()
+        .ok_or_else(|| super::GateError::NoPassK {
+            path: crate::error::display_path(path),
+        })?;
+    let k = pass_k.k;
+    let per_run: Vec<f64> = pass_k.per_run.iter().map(|run| run[k as usize - 1]).collect();
+    let lo = per_run.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = per_run.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut swapped = band.clone();
+    swapped.per_run = per_run;
+    swapped.lo = lo;
+    swapped.hi = hi;
+    swapped.min = Value::from(lo);
+    swapped.max = Value::from(hi);
+    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let total = band.scenarios.iter().fold(0.0, |acc, key| {
+        let t = key.as_str().map(|k| tally.trials(k));
+        acc + t.map_or(0.0, |t| {
+            if t.trials >= k {
+                super::passk::all_pass_probability(t.trials, t.passes, k)
+            } else {
+                0.0
+            }
+        })
+    });
+    let rate = total / band.scenarios.len() as f64;
+    let mut gate = super::verdict::evaluate_rate(&swapped, candidate, rate);
+    gate.metric = Some(format!("pass^{k}"));
+    Ok(gate)
+}
+
 /// Judges a candidate against a band in `mode`; `clean_runs` are the band's per-scenario clean-run
 /// counts ([`BandFile::require_clean_runs`]), needed unless the mode is [`GateMode::Band`].
+/// `band_gate` is the band gate's outcome ([`evaluate`] or [`evaluate_pass_k`]).
 pub fn evaluate_mode(
     band: &BandFile,
     candidate: &RunSummary,
     mode: GateMode,
     clean_runs: Option<&[u32]>,
+    band_gate: Option<Gate>,
 ) -> Gate {
-    let mut gate = evaluate(band, candidate);
+    let mut gate = band_gate.unwrap_or_else(|| evaluate(band, candidate));
     let (GateMode::Paired | GateMode::Both, Some(clean_runs)) = (mode, clean_runs) else {
         return gate;
     };

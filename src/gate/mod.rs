@@ -25,7 +25,7 @@ pub mod verdict;
 use std::collections::HashMap;
 
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
-pub use decision::{GateMode, evaluate_mode};
+pub use decision::{GateMode, evaluate_mode, evaluate_pass_k};
 pub use verdict::{Gate, UsageDelta, Verdict, evaluate};
 
 /// The check whose firing is a hard block besides `policy`.
@@ -81,6 +81,10 @@ pub enum GateError {
         "{path}: the band has no per-scenario data, which --gate paired and both need; rebuild it with `faultgate baseline --per-scenario`"
     )]
     NoPerScenario { path: String },
+    #[error(
+        "{path}: the band has no pass^k, which --metric pass^k needs; build it from runs with several traces per scenario"
+    )]
+    NoPassK { path: String },
     #[error("{path}: the band's \"{key}\" must be {expected}")]
     BadValue {
         path: String,
@@ -102,6 +106,7 @@ struct TallyEntry<'a> {
     all_clean: bool,
     last_clean: bool,
     traces: usize,
+    clean_traces: usize,
 }
 
 impl<'a> ScenarioTally<'a> {
@@ -115,6 +120,7 @@ impl<'a> ScenarioTally<'a> {
                     entry.all_clean &= *clean;
                     entry.last_clean = *clean;
                     entry.traces += 1;
+                    entry.clean_traces += usize::from(*clean);
                 }
                 None => {
                     index.insert(key.as_str(), entries.len());
@@ -123,6 +129,7 @@ impl<'a> ScenarioTally<'a> {
                         all_clean: *clean,
                         last_clean: *clean,
                         traces: 1,
+                        clean_traces: usize::from(*clean),
                     });
                 }
             }
@@ -145,6 +152,29 @@ impl<'a> ScenarioTally<'a> {
     /// Distinct keys with their clean flag (every trace clean), in first-seen order.
     pub(crate) fn clean_flags(&self) -> impl Iterator<Item = (&'a str, bool)> + '_ {
         self.entries.iter().map(|e| (e.key, e.all_clean))
+    }
+
+    /// Traces and clean traces of a key (zero trials when absent): the scenario's trials for pass^k.
+    pub(crate) fn trials(&self, key: &str) -> passk::Trials {
+        self.index
+            .get(key)
+            .map_or(passk::Trials { trials: 0, passes: 0 }, |&i| passk::Trials {
+                trials: self.entries[i].traces as u32,
+                passes: self.entries[i].clean_traces as u32,
+            })
+    }
+
+    /// Distinct keys with their trials, in first-seen order.
+    pub(crate) fn all_trials(&self) -> impl Iterator<Item = (&'a str, passk::Trials)> + '_ {
+        self.entries.iter().map(|e| {
+            (
+                e.key,
+                passk::Trials {
+                    trials: e.traces as u32,
+                    passes: e.clean_traces as u32,
+                },
+            )
+        })
     }
 
     /// Keys carried by more than one trace, in first-seen order.

@@ -158,6 +158,38 @@ impl PassKTable {
     }
 }
 
+/// Per trace (same order as `traces`, each a scenario key and clean flag): the traces carrying its key,
+/// those of them that are clean, and the scenario's pass^K with K the largest trial count of the run
+/// (`None` when the scenario has fewer than K traces). `None` overall when no key has several traces.
+pub fn trials_per_trace<'a>(
+    traces: impl IntoIterator<Item = (&'a str, bool)> + Clone,
+) -> Option<Vec<(Trials, Option<f64>)>> {
+    let mut counts: std::collections::HashMap<&str, Trials> = std::collections::HashMap::new();
+    for (key, clean) in traces.clone() {
+        let cell = counts.entry(key).or_insert(Trials {
+            trials: 0,
+            passes: 0,
+        });
+        cell.trials += 1;
+        cell.passes += u32::from(clean);
+    }
+    let max_trials = counts.values().map(|t| t.trials).max().unwrap_or(0);
+    if max_trials < 2 {
+        return None;
+    }
+    Some(
+        traces
+            .into_iter()
+            .map(|(key, _)| {
+                let t = counts[key];
+                let pass_k = (t.trials >= max_trials)
+                    .then(|| all_pass_probability(t.trials, t.passes, max_trials));
+                (t, pass_k)
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +286,29 @@ mod tests {
         let checks = vec!["search_loop".to_string()];
         let traces = [("a", &[true][..]), ("b", &[false][..])];
         assert_eq!(pass_k_table(&checks, traces), None);
+    }
+
+    #[test]
+    fn trials_per_trace_count_the_key() {
+        let traces = [("a", true), ("b", true), ("a", false), ("a", true), ("b", true)];
+        let got = trials_per_trace(traces.iter().copied()).expect("trials");
+        let a = Trials {
+            trials: 3,
+            passes: 2,
+        };
+        assert_eq!(got[0], (a, Some(0.0)));
+        assert_eq!(got[2], (a, Some(0.0)));
+        // b has 2 of the run's 3 trials: no pass^3 of its own.
+        assert_eq!(
+            got[1],
+            (
+                Trials {
+                    trials: 2,
+                    passes: 2
+                },
+                None
+            )
+        );
+        assert_eq!(trials_per_trace([("a", true), ("b", false)]), None);
     }
 }

@@ -82,6 +82,8 @@ pub struct Gate {
     pub band_verdict: Verdict,
     /// The paired gate and intervals, outside [`GateMode::Band`].
     pub paired: Option<PairedGate>,
+    /// `pass^k` when `--metric pass^k` put pass^k in place of the clean rate.
+    pub metric: Option<String>,
     /// Band `clean_rate.min` and `max` as numbers, for the terminal line.
     lo: f64,
     hi: f64,
@@ -91,9 +93,17 @@ pub struct Gate {
 pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
     let tally = ScenarioTally::new(&candidate.scenario_clean);
     let is_clean = |key: &Value| key.as_str().is_some_and(|k| tally.is_clean(k));
-    let n = band.scenarios.len();
     let clean = band.scenarios.iter().filter(|s| is_clean(s)).count();
-    let rate = clean as f64 / n as f64;
+    let rate = clean as f64 / band.scenarios.len() as f64;
+    evaluate_rate(band, candidate, rate)
+}
+
+/// Judges a candidate whose rate on the band's metric is `rate` (the clean rate, or pass^k when the
+/// band's rates have been swapped for pass^k by [`super::decision`]).
+pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) -> Gate {
+    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let is_clean = |key: &Value| key.as_str().is_some_and(|k| tally.is_clean(k));
+    let n = band.scenarios.len();
     let missing: Vec<Value> = band
         .scenarios
         .iter()
@@ -174,6 +184,7 @@ pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
         mode: GateMode::Band,
         band_verdict: verdict,
         paired: None,
+        metric: None,
         lo: band.lo,
         hi: band.hi,
     }
@@ -239,6 +250,10 @@ impl Gate {
             );
         }
         gate.insert("warnings".into(), Value::from(self.warnings.clone()));
+        if let Some(metric) = &self.metric {
+            // Added after 0.4.1's keys, and only with --metric pass^k.
+            gate.insert("metric".into(), Value::from(metric.clone()));
+        }
         if let Some(paired) = &self.paired {
             // Added after 0.4.1's keys, and only outside the default mode.
             gate.insert("decided_by".into(), Value::from(self.mode.as_str()));
@@ -268,8 +283,9 @@ impl Gate {
             "gate"
         };
         let mut stdout = vec![format!(
-            "{prefix}: {} \u{b7} clean rate {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
+            "{prefix}: {} \u{b7} {} {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
             self.band_verdict.as_str(),
+            self.metric.as_deref().unwrap_or("clean rate"),
             fmt_fixed(self.clean_rate, 2),
             fmt_fixed(self.lo, 2),
             fmt_fixed(self.hi, 2),
