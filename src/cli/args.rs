@@ -118,6 +118,9 @@ pub struct CheckArgs {
     /// several traces per scenario).
     #[arg(long, value_parser = ["clean", "pass^k"], default_value = "clean", value_name = "METRIC")]
     pub metric: String,
+    /// Report pass^1 … pass^k when a scenario has several traces (trials), in every output.
+    #[arg(long)]
+    pub pass_k: bool,
     /// Write verdicts.parquet and traces.parquet into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
@@ -136,6 +139,10 @@ pub struct BaselineArgs {
     /// Also write each scenario's count of clean runs into the band, for `check --gate paired`.
     #[arg(long)]
     pub per_scenario: bool,
+    /// Also write each run's pass^1 … pass^k into the band when a scenario has several traces, for
+    /// `check --metric pass^k`.
+    #[arg(long)]
+    pub pass_k: bool,
     /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,

@@ -52,7 +52,7 @@ pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
     if let Some(note) = band::few_runs_note(band.runs) {
         writeln!(std::io::stderr(), "{note}")?;
     }
-    let text = crate::pyjson::to_pretty(&band.to_json_with(args.per_scenario));
+    let text = crate::pyjson::to_pretty(&band.to_json_with(args.per_scenario, args.pass_k));
     write_atomic(&args.out, text.as_bytes())
         .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
     writeln!(

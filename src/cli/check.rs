@@ -67,7 +67,10 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
             fmt_fixed(o.structural_clean_rate, 2)
         )?;
     }
-    let pass_k = pass_k_of_report(&report);
+    // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
+    let pass_k = (args.pass_k || args.metric == "pass^k")
+        .then(|| pass_k_of_report(&report))
+        .flatten();
     if let Some(table) = &pass_k {
         writeln!(out, "{}", table.line())?;
     }
@@ -152,7 +155,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         writeln!(out, "audit written to {}", dir.display())?;
     }
     if let Some(dir) = &args.parquet {
-        parquet::write_check(dir, &report).map_err(|e| write_err(&e))?;
+        parquet::write_check(dir, &report, pass_k.is_some()).map_err(|e| write_err(&e))?;
         writeln!(out, "parquet written to {}", dir.display())?;
     }
     Ok(exit)

@@ -256,12 +256,13 @@ impl Band {
 
     /// band.json, keys in 0.4.1's order; write it with [`crate::pyjson::to_pretty`].
     pub fn to_json(&self) -> Value {
-        self.to_json_with(false)
+        self.to_json_with(false, false)
     }
 
-    /// band.json; with `per_scenario`, a last key [`SCENARIO_CLEAN_RUNS`] holds each scenario's count of
-    /// clean runs, which the paired gate needs. 0.4.1 ignores keys it does not know.
-    pub fn to_json_with(&self, per_scenario: bool) -> Value {
+    /// band.json with optional keys after 0.4.1's (which 0.4.1 ignores): with `per_scenario`,
+    /// [`SCENARIO_CLEAN_RUNS`], each scenario's count of clean runs, which the paired gate needs; with
+    /// `pass_k` and runs that had trials, [`PASS_K`], which `--metric pass^k` needs.
+    pub fn to_json_with(&self, per_scenario: bool, pass_k: bool) -> Value {
         let mut clean_rate = Map::new();
         clean_rate.insert("min".into(), Value::from(self.min()));
         clean_rate.insert("max".into(), Value::from(self.max()));
@@ -284,7 +285,7 @@ impl Band {
         );
         band.insert("usage".into(), Value::Object(usage));
         band.insert("rule".into(), Value::from(RULE));
-        if let Some(pass_k) = &self.pass_k {
+        if let Some(pass_k) = self.pass_k.as_ref().filter(|_| pass_k) {
             let mut table = Map::new();
             table.insert("k".into(), Value::from(pass_k.k));
             table.insert("per_run".into(), Value::from(pass_k.per_run.clone()));

@@ -12,8 +12,8 @@
 //!   rounded to 4 places as in the JSON report), `reason` (utf8, redacted).
 //! - `traces.parquet`, one row per trace: `trace_id`, `scenario`, `agent` (utf8, null when the trace
 //!   names none), `steps` (int64, tool steps), `tokens` (int64), `latency_ms` (float64), `cost_usd`
-//!   (float64), each measure null when not recorded, and `clean` (bool, no check fired). When some
-//!   scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
+//!   (float64), each measure null when not recorded, and `clean` (bool, no check fired). With
+//!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
 //!   C(passes, K) / C(trials, K) for K the run's largest trial count, null for fewer trials).
 //!
@@ -194,14 +194,18 @@ fn with_trial_columns(traces: RecordBatch, report: &Report) -> Result<RecordBatc
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }
 
-/// Writes `verdicts.parquet` and `traces.parquet` into `dir`, creating it.
+/// Writes `verdicts.parquet` and `traces.parquet` into `dir`, creating it; with `trials` (`--pass-k`),
+/// `traces.parquet` gets the trial columns when some scenario has several traces.
 ///
 /// # Errors
 ///
 /// A table that cannot be encoded or a file that cannot be written.
-pub fn write_check(dir: &Path, report: &Report) -> Result<(), ParquetOutputError> {
+pub fn write_check(dir: &Path, report: &Report, trials: bool) -> Result<(), ParquetOutputError> {
     let verdicts = verdicts_batch(report)?;
-    let traces = with_trial_columns(traces_batch(report)?, report)?;
+    let mut traces = traces_batch(report)?;
+    if trials {
+        traces = with_trial_columns(traces, report)?;
+    }
     let verdict_bytes = encode(verdicts.schema(), &[verdicts])?;
     let trace_bytes = encode(traces.schema(), &[traces])?;
     std::fs::create_dir_all(dir)?;
