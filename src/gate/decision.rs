@@ -272,3 +272,150 @@ impl PairedGate {
         lines
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::gate::fixtures::default_checks;
+
+    /// The README's worked example: 100 scenarios, 3 baseline runs. 70 scenarios were clean in every
+    /// run, 20 failed in every run, 5 were clean in runs 1 and 2 and 5 in run 1 only (run 3 hit a bad
+    /// patch), so the runs' clean rates are 0.80, 0.75 and 0.70.
+    fn worked_band() -> BandFile {
+        let keys: Vec<String> = (0..100).map(|i| format!("s{i:02}")).collect();
+        let clean_runs: Vec<u32> = (0..100)
+            .map(|i| match i {
+                0..70 => 3,
+                70..90 => 0,
+                90..95 => 2,
+                _ => 1,
+            })
+            .collect();
+        let value = json!({
+            "judge": "none", "checks": default_checks(), "runs": 3, "n": 100, "scenarios": keys,
+            "clean_rate": {"min": 0.7, "max": 0.8, "mean": 0.75, "per_run": [0.8, 0.75, 0.7]},
+            "clean_in_all_runs": keys[..70], "usage": {"tokens": null, "latency_ms": null, "cost_usd": null},
+            "scenario_clean_runs": clean_runs,
+        });
+        BandFile::from_value(Path::new("band.json"), &value).expect("band file")
+    }
+
+    /// The candidate: 7 of the always-clean scenarios (s00–s06) now fail; the flaky ones come out as
+    /// usual (3 of the 5 twice-clean and 2 of the 5 once-clean are clean).
+    fn worked_candidate() -> RunSummary {
+        let clean = |i: usize| match i {
+            0..7 => false,
+            7..70 => true,
+            70..90 => false,
+            90..93 => true,
+            93..95 => false,
+            95..97 => true,
+            _ => false,
+        };
+        RunSummary {
+            judge: "none".into(),
+            checks: default_checks(),
+            trace_count: 100,
+            scenario_clean: (0..100).map(|i| (format!("s{i:02}"), clean(i))).collect(),
+            policy_violations: Vec::new(),
+            workflow_violations: None,
+            usage: Default::default(),
+        }
+    }
+
+    #[test]
+    fn band_inconclusive_paired_finds_the_regression() {
+        let band = worked_band();
+        let clean_runs = band.clean_runs.clone().expect("per-scenario data");
+        let gate = evaluate_mode(
+            &band,
+            &worked_candidate(),
+            GateMode::Both,
+            Some(&clean_runs),
+            None,
+        );
+        assert_eq!(gate.band_verdict, Verdict::Inconclusive);
+        assert_eq!(gate.clean_rate, 0.68);
+        let paired = gate.paired.as_ref().expect("paired");
+        assert_eq!(paired.verdict, Verdict::Fail);
+        assert_eq!(gate.verdict, Verdict::Fail);
+        assert_eq!(
+            paired.regressed,
+            ["s00", "s01", "s02", "s03", "s04", "s05", "s06"].map(Value::from)
+        );
+        assert!(paired.improved.is_empty());
+        assert_eq!(paired.stats.method, super::super::paired::Method::ExactPermutation);
+        assert_eq!(paired.stats.discordant, 17);
+        // scipy.stats.permutation_test over the 17 discordant pairs, and Connor's size with scipy's
+        // quantiles (scripts/stats_reference).
+        assert_eq!(paired.stats.p_value, 0.01373291015625);
+        assert_eq!(paired.stats.required_n, Some(118));
+        let (_, stdout) = gate.terminal_lines(&band.runs_text());
+        assert_eq!(
+            stdout,
+            [
+                "band gate: INCONCLUSIVE · clean rate 0.68 vs band [0.70, 0.80] from 3 baseline runs · fail below 0.67 · p=0.168",
+                "inconclusive: a drop of 0.07 needs 514 scenarios to tell from noise (alpha 0.05, power 0.80) · run 414 more",
+                "regressions (clean in every baseline, not now): s00, s01, s02, s03, s04, s05, s06",
+                "paired gate: FAIL · 7 regressed, 0 improved, 17 discordant of 100 scenarios · paired permutation (exact) p=0.014 (alpha 0.05)",
+                "interval (95%, scenario bootstrap): clean rate 0.68 [0.58, 0.77] · change from baseline -0.07 [-0.13, -0.01]",
+                "gate: FAIL (decided by band and paired)",
+            ]
+        );
+    }
+
+    #[test]
+    fn band_mode_adds_nothing() {
+        let band = worked_band();
+        let clean_runs = band.clean_runs.clone();
+        let plain = super::super::evaluate(&band, &worked_candidate());
+        let moded = evaluate_mode(
+            &band,
+            &worked_candidate(),
+            GateMode::Band,
+            clean_runs.as_deref(),
+            None,
+        );
+        assert_eq!(plain, moded);
+        assert_eq!(plain.to_json(), moded.to_json());
+        assert!(plain.to_json().get("paired").is_none());
+    }
+
+    #[test]
+    fn paired_mode_takes_the_paired_verdict_and_both_the_worse() {
+        let band = worked_band();
+        let clean_runs = band.clean_runs.clone().expect("per-scenario data");
+        // Only one always-clean scenario fails: the band gate passes, the paired test sees one
+        // scenario's worth of loss and passes too.
+        let mut run = worked_candidate();
+        for (i, (_, clean)) in run.scenario_clean.iter_mut().enumerate() {
+            if (1..7).contains(&i) {
+                *clean = true;
+            }
+        }
+        let gate = evaluate_mode(&band, &run, GateMode::Paired, Some(&clean_runs), None);
+        assert_eq!(gate.band_verdict, Verdict::Pass);
+        assert_eq!(gate.verdict, Verdict::Pass);
+        assert_eq!(gate.to_json()["decided_by"], "paired");
+        assert_eq!(gate.to_json()["paired"]["verdict"], "PASS");
+        assert_eq!(combine(Verdict::Pass, Verdict::Inconclusive), Verdict::Inconclusive);
+        assert_eq!(combine(Verdict::Fail, Verdict::Pass), Verdict::Fail);
+        assert_eq!(combine(Verdict::Pass, Verdict::Pass), Verdict::Pass);
+    }
+
+    #[test]
+    fn hard_block_fails_the_paired_gate() {
+        let band = worked_band();
+        let clean_runs = band.clean_runs.clone().expect("per-scenario data");
+        let mut run = worked_candidate();
+        run.scenario_clean.iter_mut().for_each(|(_, c)| *c = true);
+        run.policy_violations = vec!["t1".into()];
+        let gate = evaluate_mode(&band, &run, GateMode::Paired, Some(&clean_runs), None);
+        assert_eq!(gate.paired.as_ref().map(|p| p.verdict), Some(Verdict::Fail));
+        assert_eq!(gate.verdict, Verdict::Fail);
+    }
+}
