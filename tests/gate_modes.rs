@@ -115,14 +115,31 @@ fn gate_both_reports_the_paired_test_and_intervals() {
     let report = dir.join("report.json");
     let md = dir.join("summary.md");
     let out = faultgate(&[
-        "check", CANDIDATE, "--band", s(&band), "--gate", "both", "--json", s(&report),
-        "--markdown", s(&md),
+        "check",
+        CANDIDATE,
+        "--band",
+        s(&band),
+        "--gate",
+        "both",
+        "--json",
+        s(&report),
+        "--markdown",
+        s(&md),
     ]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("\nband gate: FAIL · clean rate 0.40"), "{stdout}");
-    assert!(stdout.contains("\npaired gate: FAIL · 17 regressed, 0 improved"), "{stdout}");
-    assert!(stdout.contains("\ngate: FAIL (decided by band and paired)\n"), "{stdout}");
+    assert!(
+        stdout.contains("\nband gate: FAIL · clean rate 0.40"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\npaired gate: FAIL · 17 regressed, 0 improved"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\ngate: FAIL (decided by band and paired)\n"),
+        "{stdout}"
+    );
     let gate = &json(&report)["gate"];
     assert_eq!(gate["verdict"], "FAIL");
     assert_eq!(gate["decided_by"], "both");
@@ -137,20 +154,43 @@ fn gate_both_reports_the_paired_test_and_intervals() {
     assert!(lo < 0.4 && 0.4 < hi, "{lo} {hi}");
     assert_eq!(gate["intervals"]["resamples"], 2000);
     let text = std::fs::read_to_string(&md).unwrap();
-    assert!(text.contains("**Paired gate:** FAIL · 17 regressed"), "{text}");
-    assert!(text.contains("**95% interval** (scenario bootstrap)"), "{text}");
+    assert!(
+        text.contains("**Paired gate:** FAIL · 17 regressed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("**95% interval** (scenario bootstrap)"),
+        "{text}"
+    );
 
     // Same inputs, same bytes.
     let again = dir.join("again.json");
     faultgate(&[
-        "check", CANDIDATE, "--band", s(&band), "--gate", "both", "--json", s(&again),
+        "check",
+        CANDIDATE,
+        "--band",
+        s(&band),
+        "--gate",
+        "both",
+        "--json",
+        s(&again),
     ]);
-    assert_eq!(std::fs::read(&report).unwrap(), std::fs::read(&again).unwrap());
+    assert_eq!(
+        std::fs::read(&report).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
 }
 
 #[test]
 fn paired_gate_needs_per_scenario_data() {
-    let out = faultgate(&["check", CANDIDATE, "--band", SHIPPED_BAND, "--gate", "paired"]);
+    let out = faultgate(&[
+        "check",
+        CANDIDATE,
+        "--band",
+        SHIPPED_BAND,
+        "--gate",
+        "paired",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let last = stderr.lines().last().unwrap();
@@ -159,7 +199,14 @@ fn paired_gate_needs_per_scenario_data() {
         "faultgate: examples/gate/band.json: the band has no per-scenario data, which --gate paired \
 and both need; rebuild it with `faultgate baseline --per-scenario`"
     );
-    let out = faultgate(&["check", CANDIDATE, "--band", SHIPPED_BAND, "--metric", "pass^k"]);
+    let out = faultgate(&[
+        "check",
+        CANDIDATE,
+        "--band",
+        SHIPPED_BAND,
+        "--metric",
+        "pass^k",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the band has no pass^k"));
 }
@@ -181,7 +228,13 @@ fn pass_k_over_three_trials_matches_a_direct_count() {
     let report = dir.join("report.json");
     let pq = dir.join("pq");
     let out = faultgate(&[
-        "check", s(&run), "--pass-k", "--json", s(&report), "--parquet", s(&pq),
+        "check",
+        s(&run),
+        "--pass-k",
+        "--json",
+        s(&report),
+        "--parquet",
+        s(&pq),
     ]);
     assert_eq!(out.status.code(), Some(1));
     let value = json(&report);
@@ -205,7 +258,9 @@ fn pass_k_over_three_trials_matches_a_direct_count() {
         for trials in traces.values() {
             let flags: Vec<bool> = trials.values().copied().collect();
             assert_eq!(flags.len(), 3);
-            let subsets: Vec<u32> = (0u32..8).filter(|m| u64::from(m.count_ones()) == k).collect();
+            let subsets: Vec<u32> = (0u32..8)
+                .filter(|m| u64::from(m.count_ones()) == k)
+                .collect();
             let good = subsets
                 .iter()
                 .filter(|m| (0..3).all(|t| (*m >> t) & 1 == 0 || flags[t]))
@@ -216,7 +271,10 @@ fn pass_k_over_three_trials_matches_a_direct_count() {
         assert!((got - total / 30.0).abs() < 1e-12, "pass^{k}: {got}");
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("trials: 30 scenarios, up to 3 traces each · pass^1 "), "{stdout}");
+    assert!(
+        stdout.contains("trials: 30 scenarios, up to 3 traces each · pass^1 "),
+        "{stdout}"
+    );
 
     // traces.parquet carries the trial counts of each trace's scenario.
     let file = File::open(pq.join("traces.parquet")).unwrap();
@@ -266,7 +324,14 @@ fn metric_pass_k_gates_on_the_bands_pass_k() {
     let candidate = trial_run(&dir, "candidate", &[RUN1, RUN2]);
     let report = dir.join("report.json");
     let out = faultgate(&[
-        "check", s(&candidate), "--band", s(&band), "--metric", "pass^k", "--json", s(&report),
+        "check",
+        s(&candidate),
+        "--band",
+        s(&band),
+        "--metric",
+        "pass^k",
+        "--json",
+        s(&report),
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let gate = &json(&report)["gate"];

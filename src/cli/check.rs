@@ -75,13 +75,11 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         writeln!(out, "{}", table.line())?;
     }
     let mut exit = i32::from(!report.failed_traces().is_empty());
-    let band_gate_for_metric = |band: &BandFile, summary: &RunSummary| match (
-        args.metric.as_str(),
-        &args.band,
-    ) {
-        ("pass^k", Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
-        _ => Ok(None),
-    };
+    let band_gate_for_metric =
+        |band: &BandFile, summary: &RunSummary| match (args.metric.as_str(), &args.band) {
+            ("pass^k", Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
+            _ => Ok(None),
+        };
     let gate = band.as_ref().map(|band| -> Result<_, Fatal> {
         let summary = RunSummary::from_report(&report);
         let band_gate = band_gate_for_metric(band, &summary)?;

@@ -150,7 +150,12 @@ impl BandBuilder {
             .collect();
         let clean_runs = shared
             .iter()
-            .map(|&id| self.clean_per_run.iter().filter(|clean| clean.get(id)).count() as u32)
+            .map(|&id| {
+                self.clean_per_run
+                    .iter()
+                    .filter(|clean| clean.get(id))
+                    .count() as u32
+            })
             .collect();
         let clean_in_all_runs = shared
             .iter()
@@ -502,7 +507,9 @@ impl BandFile {
 
 /// A band's `pass_k` object: k ≥ 1 and a non-empty list of runs with k numbers each.
 fn read_pass_k(value: &Value) -> Option<BandPassK> {
-    let k = u32::try_from(value.get("k")?.as_u64()?).ok().filter(|&k| k >= 1)?;
+    let k = u32::try_from(value.get("k")?.as_u64()?)
+        .ok()
+        .filter(|&k| k >= 1)?;
     let per_run = value
         .get("per_run")?
         .as_array()?

@@ -46,7 +46,10 @@ pub fn scenario_bootstrap(
     }
     let tail = (1.0 - CONFIDENCE) / 2.0;
     Intervals {
-        candidate: [percentile(&mut means, tail), percentile(&mut means, 1.0 - tail)],
+        candidate: [
+            percentile(&mut means, tail),
+            percentile(&mut means, 1.0 - tail),
+        ],
         difference: [
             percentile(&mut differences, tail),
             percentile(&mut differences, 1.0 - tail),
@@ -104,7 +107,11 @@ mod tests {
         let first: Vec<u64> = (0..3).map(|_| rng.next_u64()).collect();
         assert_eq!(
             first,
-            [6457827717110365317, 3203168211198807973, 9817491932198370423]
+            [
+                6457827717110365317,
+                3203168211198807973,
+                9817491932198370423
+            ]
         );
     }
 
@@ -144,7 +151,10 @@ mod tests {
             counts[rng.below(7) as usize] += 1;
         }
         // Each count is Binomial(70000, 1/7): mean 10000, sd ≈ 93; 6 sd is far outside chance.
-        assert!(counts.iter().all(|&c| c.abs_diff(10_000) < 560), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| c.abs_diff(10_000) < 560),
+            "{counts:?}"
+        );
     }
 
     /// `numpy.percentile(values, [2.5, 50, 97.5])`, from `scripts/stats_reference`.
@@ -174,7 +184,11 @@ mod tests {
         let scipy_rate = [0.75, 0.9333333333333333];
         let scipy_difference = [-0.20555555555555555, -0.02777777777777777];
         for (g, e) in got.candidate.iter().zip(scipy_rate) {
-            assert!((g - e).abs() <= tolerance, "rate {:?} vs {scipy_rate:?}", got.candidate);
+            assert!(
+                (g - e).abs() <= tolerance,
+                "rate {:?} vs {scipy_rate:?}",
+                got.candidate
+            );
         }
         for (g, e) in got.difference.iter().zip(scipy_difference) {
             assert!(

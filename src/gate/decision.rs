@@ -91,7 +91,11 @@ pub fn evaluate_pass_k(
             path: crate::error::display_path(path),
         })?;
     let k = pass_k.k;
-    let per_run: Vec<f64> = pass_k.per_run.iter().map(|run| run[k as usize - 1]).collect();
+    let per_run: Vec<f64> = pass_k
+        .per_run
+        .iter()
+        .map(|run| run[k as usize - 1])
+        .collect();
     let lo = per_run.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = per_run.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mut swapped = band.clone();
@@ -170,9 +174,7 @@ pub fn evaluate_mode(
         verdict,
         regressed: keys(&stats.regressed),
         improved: keys(&stats.improved),
-        additional_n: stats
-            .required_n
-            .map(|r| r.saturating_sub(stats.n as u64)),
+        additional_n: stats.required_n.map(|r| r.saturating_sub(stats.n as u64)),
         intervals,
         stats,
     };
@@ -212,7 +214,10 @@ impl PairedGate {
     pub fn intervals_json(&self) -> Value {
         let mut intervals = Map::new();
         intervals.insert("confidence".into(), Value::from(CONFIDENCE));
-        intervals.insert("method".into(), Value::from("scenario bootstrap, percentile"));
+        intervals.insert(
+            "method".into(),
+            Value::from("scenario bootstrap, percentile"),
+        );
         intervals.insert("resamples".into(), Value::from(RESAMPLES));
         intervals.insert("seed".into(), Value::from(SEED));
         intervals.insert(
@@ -348,7 +353,10 @@ mod tests {
             ["s00", "s01", "s02", "s03", "s04", "s05", "s06"].map(Value::from)
         );
         assert!(paired.improved.is_empty());
-        assert_eq!(paired.stats.method, super::super::paired::Method::ExactPermutation);
+        assert_eq!(
+            paired.stats.method,
+            super::super::paired::Method::ExactPermutation
+        );
         assert_eq!(paired.stats.discordant, 17);
         // scipy.stats.permutation_test over the 17 discordant pairs, and Connor's size with scipy's
         // quantiles (scripts/stats_reference).
@@ -402,7 +410,10 @@ mod tests {
         assert_eq!(gate.verdict, Verdict::Pass);
         assert_eq!(gate.to_json()["decided_by"], "paired");
         assert_eq!(gate.to_json()["paired"]["verdict"], "PASS");
-        assert_eq!(combine(Verdict::Pass, Verdict::Inconclusive), Verdict::Inconclusive);
+        assert_eq!(
+            combine(Verdict::Pass, Verdict::Inconclusive),
+            Verdict::Inconclusive
+        );
         assert_eq!(combine(Verdict::Fail, Verdict::Pass), Verdict::Fail);
         assert_eq!(combine(Verdict::Pass, Verdict::Pass), Verdict::Pass);
     }

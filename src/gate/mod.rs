@@ -156,12 +156,16 @@ impl<'a> ScenarioTally<'a> {
 
     /// Traces and clean traces of a key (zero trials when absent): the scenario's trials for pass^k.
     pub(crate) fn trials(&self, key: &str) -> passk::Trials {
-        self.index
-            .get(key)
-            .map_or(passk::Trials { trials: 0, passes: 0 }, |&i| passk::Trials {
+        self.index.get(key).map_or(
+            passk::Trials {
+                trials: 0,
+                passes: 0,
+            },
+            |&i| passk::Trials {
                 trials: self.entries[i].traces as u32,
                 passes: self.entries[i].clean_traces as u32,
-            })
+            },
+        )
     }
 
     /// Distinct keys with their trials, in first-seen order.

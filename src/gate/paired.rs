@@ -133,7 +133,10 @@ pub fn sign_flip_p_value(diffs: &[i64]) -> (Method, f64) {
     if scaled.iter().all(|&a| a == 1) {
         // U is Binomial(m, 1/2): count exactly.
         let successes = threshold.clamp(0, m as i64 + 1) as u64;
-        return (Method::SignTest, binomial_half_upper_tail(m as u64, successes));
+        return (
+            Method::SignTest,
+            binomial_half_upper_tail(m as u64, successes),
+        );
     }
     if (m as u64).saturating_mul(total) <= EXACT_BUDGET {
         return (
@@ -216,7 +219,8 @@ pub fn paired_sample_size(diffs: &[f64]) -> Option<u64> {
         return None;
     }
     let second = diffs.iter().map(|d| d * d).sum::<f64>() / n;
-    let ratio = (Z_ALPHA * second.sqrt() + Z_BETA * (second - delta * delta).max(0.0).sqrt()) / delta;
+    let ratio =
+        (Z_ALPHA * second.sqrt() + Z_BETA * (second - delta * delta).max(0.0).sqrt()) / delta;
     // The small epsilon keeps an exact integer from rounding up to the next one.
     let needed = (ratio * ratio - 1e-9).ceil();
     Some(if needed <= 0.0 { 1 } else { needed as u64 })
@@ -244,7 +248,10 @@ mod tests {
     /// Hand-worked: 3 regressed, 0 improved → P(X ≥ 3 | Bin(3, ½)) = 1/8.
     #[test]
     fn three_regressions_alone_give_one_eighth() {
-        let p = pairs(&[2, 2, 2, 2, 2, 0], &[false, false, false, true, true, false]);
+        let p = pairs(
+            &[2, 2, 2, 2, 2, 0],
+            &[false, false, false, true, true, false],
+        );
         let stats = paired_test(&p, 2);
         assert_eq!(stats.method, Method::SignTest);
         assert_eq!(stats.p_value, 0.125);
@@ -256,7 +263,10 @@ mod tests {
     /// Hand-worked: 4 regressed, 1 improved → P(X ≥ 4 | Bin(5, ½)) = 6/32.
     #[test]
     fn improvements_offset_regressions() {
-        let p = pairs(&[1, 1, 1, 1, 0, 1], &[false, false, false, false, true, true]);
+        let p = pairs(
+            &[1, 1, 1, 1, 0, 1],
+            &[false, false, false, false, true, true],
+        );
         let stats = paired_test(&p, 1);
         assert_eq!(stats.p_value, 6.0 / 32.0);
         assert_eq!(stats.improved, vec![4]);
@@ -315,7 +325,10 @@ mod tests {
             1.0
         );
         // Far tails stay positive and exact: 2^-2000.
-        assert_eq!(binomial_half_upper_tail(2000, 2000), 2f64.powi(-1000) * 2f64.powi(-1000));
+        assert_eq!(
+            binomial_half_upper_tail(2000, 2000),
+            2f64.powi(-1000) * 2f64.powi(-1000)
+        );
     }
 
     #[test]
@@ -330,7 +343,11 @@ mod tests {
             .collect();
         let stats = paired_test(&p, 3);
         assert_eq!(stats.method, Method::NormalPermutation);
-        assert!(stats.p_value > 0.5 && stats.p_value < 0.52, "{}", stats.p_value);
+        assert!(
+            stats.p_value > 0.5 && stats.p_value < 0.52,
+            "{}",
+            stats.p_value
+        );
     }
 
     /// Hand-worked Connor: 5 regressed of 100, none improved: ψ = δ = 0.05,

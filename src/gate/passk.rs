@@ -38,9 +38,9 @@ pub fn pass_hat_k(scenarios: &[Trials]) -> Vec<PassK> {
     (1..=max_trials)
         .map(|k| {
             let eligible: Vec<&Trials> = scenarios.iter().filter(|s| s.trials >= k).collect();
-            let sum = eligible
-                .iter()
-                .fold(0.0, |acc, s| acc + all_pass_probability(s.trials, s.passes, k));
+            let sum = eligible.iter().fold(0.0, |acc, s| {
+                acc + all_pass_probability(s.trials, s.passes, k)
+            });
             PassK {
                 k,
                 value: sum / eligible.len() as f64,
@@ -90,7 +90,13 @@ pub fn pass_k_table<'a>(
     let mut rows: Vec<Vec<Trials>> = Vec::new();
     for (key, fired) in traces {
         let row = *index.entry(key).or_insert_with(|| {
-            rows.push(vec![Trials { trials: 0, passes: 0 }; names.len() + 1]);
+            rows.push(vec![
+                Trials {
+                    trials: 0,
+                    passes: 0
+                };
+                names.len() + 1
+            ]);
             rows.len() - 1
         });
         let clean = !fired.iter().any(|&f| f);
@@ -135,7 +141,12 @@ impl PassKTable {
         table.insert("max_trials".into(), Value::from(self.max_trials));
         table.insert(
             "scenarios_per_k".into(),
-            Value::from(self.overall.iter().map(|p| p.scenarios).collect::<Vec<usize>>()),
+            Value::from(
+                self.overall
+                    .iter()
+                    .map(|p| p.scenarios)
+                    .collect::<Vec<usize>>(),
+            ),
         );
         table.insert("overall".into(), values(&self.overall));
         table.insert("by_check".into(), Value::Object(by_check));
@@ -237,7 +248,12 @@ mod tests {
         let got = pass_hat_k(&scenarios);
         assert_eq!(got.len(), 4);
         for (g, e) in got.iter().zip(expected) {
-            assert!((g.value - e).abs() < 1e-15, "pass^{} = {} vs {e}", g.k, g.value);
+            assert!(
+                (g.value - e).abs() < 1e-15,
+                "pass^{} = {} vs {e}",
+                g.k,
+                g.value
+            );
             assert_eq!(g.scenarios, 5);
         }
     }
@@ -250,7 +266,9 @@ mod tests {
         let k = 5usize;
         // Scenario s fails trial t on search_loop when (s + t) % 4 == 0, on abstention when t < s % 3.
         let fired: Vec<(String, [bool; 2])> = (0..12)
-            .flat_map(|s| (0..k).map(move |t| (format!("s{s}"), [(s + t) % 4 == 0, t < s % 3])))
+            .flat_map(|s| {
+                (0..k).map(move |t| (format!("s{s}"), [(s + t).is_multiple_of(4), t < s % 3]))
+            })
             .collect();
         let table = pass_k_table(&checks, fired.iter().map(|(key, f)| (key.as_str(), &f[..])))
             .expect("trials");
@@ -260,7 +278,9 @@ mod tests {
         let direct = |j: usize, pass: &dyn Fn(usize, usize) -> bool| -> f64 {
             let mut total = 0.0;
             for s in 0..12 {
-                let subsets: Vec<u32> = (0u32..1 << k).filter(|m| m.count_ones() as usize == j).collect();
+                let subsets: Vec<u32> = (0u32..1 << k)
+                    .filter(|m| m.count_ones() as usize == j)
+                    .collect();
                 let good = subsets
                     .iter()
                     .filter(|m| (0..k).all(|t| (*m >> t) & 1 == 0 || pass(s, t)))
@@ -269,16 +289,22 @@ mod tests {
             }
             total / 12.0
         };
-        let clean = |s: usize, t: usize| (s + t) % 4 != 0 && t >= s % 3;
-        let no_loop = |s: usize, t: usize| (s + t) % 4 != 0;
+        let clean = |s: usize, t: usize| !(s + t).is_multiple_of(4) && t >= s % 3;
+        let no_loop = |s: usize, t: usize| !(s + t).is_multiple_of(4);
         let no_abstention = |s: usize, t: usize| t >= s % 3;
         for j in 1..=k {
-            assert!((table.overall[j - 1].value - direct(j, &clean)).abs() < 1e-12, "overall k={j}");
+            assert!(
+                (table.overall[j - 1].value - direct(j, &clean)).abs() < 1e-12,
+                "overall k={j}"
+            );
             assert!((table.by_check[0].1[j - 1].value - direct(j, &no_loop)).abs() < 1e-12);
             assert!((table.by_check[1].1[j - 1].value - direct(j, &no_abstention)).abs() < 1e-12);
         }
         assert_eq!(table.by_check[0].0, "search_loop");
-        assert_eq!(table.overall[4].value, 0.0, "every scenario fails some trial");
+        assert_eq!(
+            table.overall[4].value, 0.0,
+            "every scenario fails some trial"
+        );
     }
 
     #[test]
@@ -290,7 +316,13 @@ mod tests {
 
     #[test]
     fn trials_per_trace_count_the_key() {
-        let traces = [("a", true), ("b", true), ("a", false), ("a", true), ("b", true)];
+        let traces = [
+            ("a", true),
+            ("b", true),
+            ("a", false),
+            ("a", true),
+            ("b", true),
+        ];
         let got = trials_per_trace(traces.iter().copied()).expect("trials");
         let a = Trials {
             trials: 3,

@@ -129,7 +129,11 @@ fn paired_lines(gate: &Gate, paired: &crate::gate::decision::PairedGate) -> Vec<
 
 /// pass^k over trials: a line and a table, overall and per check.
 fn pass_k_lines(table: &crate::gate::passk::PassKTable) -> Vec<String> {
-    let ks: Vec<String> = table.overall.iter().map(|p| format!("pass^{}", p.k)).collect();
+    let ks: Vec<String> = table
+        .overall
+        .iter()
+        .map(|p| format!("pass^{}", p.k))
+        .collect();
     let row = |name: &str, values: &[crate::gate::passk::PassK]| {
         let cells: Vec<String> = values.iter().map(|p| fmt_fixed(p.value, 2)).collect();
         format!("| {} | {} |", md_cell(name), cells.join(" | "))
