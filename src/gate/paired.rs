@@ -18,6 +18,10 @@ use super::stats::{Z_ALPHA, Z_BETA, normal_cdf, ratio_to_f64};
 /// (about a second of work in an unoptimised build).
 const EXACT_BUDGET: u64 = 50_000_000;
 
+/// Discordant scenarios up to which a binomial tail is summed exactly (each term is an m-bit integer,
+/// so the work grows with m²); beyond, the normal approximation is as good as exact to three places.
+const EXACT_BINOMIAL_MAX: usize = 20_000;
+
 /// One scenario's pair: clean runs out of the band's runs, and the candidate's flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pair {
@@ -35,7 +39,8 @@ pub enum Method {
     SignTest,
     /// Fractional baseline rates: the sign-flip permutation distribution, enumerated exactly.
     ExactPermutation,
-    /// Fractional baseline rates and too many scenarios to enumerate: normal approximation of it.
+    /// Too many discordant scenarios to count exactly: the normal approximation of the same
+    /// distribution.
     NormalPermutation,
 }
 
@@ -130,7 +135,7 @@ pub fn sign_flip_p_value(diffs: &[i64]) -> (Method, f64) {
     let total: u64 = scaled.iter().sum();
     // S = 2·U − total, with U the sum of the magnitudes given a plus sign; S ≥ T ⇔ U ≥ (T/g + total)/2.
     let threshold = (observed / g as i64 + total as i64 + 1).div_euclid(2);
-    if scaled.iter().all(|&a| a == 1) {
+    if m <= EXACT_BINOMIAL_MAX && scaled.iter().all(|&a| a == 1) {
         // U is Binomial(m, 1/2): count exactly.
         let successes = threshold.clamp(0, m as i64 + 1) as u64;
         return (
@@ -450,5 +455,23 @@ mod tests {
         diffs[..6].fill(1.0);
         diffs[6..8].fill(-1.0);
         assert_eq!(paired_sample_size(&diffs), Some(926));
+    }
+
+    #[test]
+    fn very_many_discordant_scenarios_use_the_normal_approximation() {
+        // 30,000 discordant scenarios, 15,100 regressed: z = (200 − 1)/√30000 ≈ 1.149.
+        let p: Vec<Pair> = (0..30_000)
+            .map(|i| Pair {
+                baseline_clean: u32::from(i < 15_100),
+                candidate_clean: i >= 15_100,
+            })
+            .collect();
+        let stats = paired_test(&p, 1);
+        assert_eq!(stats.method, Method::NormalPermutation);
+        let expected = 1.0 - normal_cdf(199.0 / 30_000f64.sqrt());
+        assert_eq!(stats.p_value, expected);
+        // The exact tail, scipy.stats.binom.sf(15099, 30000, 0.5) (scripts/stats_reference).
+        let exact = 0.12529282366821576;
+        assert!((stats.p_value - exact).abs() < 1e-6, "{}", stats.p_value);
     }
 }
