@@ -15,7 +15,11 @@ use crate::report::{parquet, repro, write_atomic};
 pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
     let resolved = resolve(&args.run)?;
     print_notes(&resolved)?;
-    let mut builder = band::BandBuilder::new();
+    let mut builder = if args.pass_k {
+        band::BandBuilder::with_trials()
+    } else {
+        band::BandBuilder::new()
+    };
     // Per-run clean flags are kept only when their tables are asked for.
     let mut tables = args
         .parquet

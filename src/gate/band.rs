@@ -1,8 +1,9 @@
 //! Baseline bands: building one from checked runs, writing band.json, and reading a band file back.
 //!
 //! [`BandBuilder`] takes one run at a time and keeps only a clean bitmap per run over the first run's
-//! scenario keys (a key missing from the first run can never be shared), plus running usage sums, so
-//! a band over a hundred runs of ten thousand scenarios never holds more than one run's traces.
+//! scenario keys (a key missing from the first run can never be shared), plus running usage sums (and,
+//! for pass^k, each run's trial counts per key), so a band over a hundred runs of ten thousand
+//! scenarios never holds more than one run's traces.
 //! [`BandFile`] is the lenient reader the gate evaluates against; [`super::verdict`] consumes it.
 
 use std::collections::HashMap;
@@ -43,6 +44,8 @@ pub struct BandBuilder {
     clean_per_run: Vec<Bitmap>,
     usage_total: [f64; 3],
     usage_count: [u64; 3],
+    /// Keep `trials_per_run` (only for `baseline --pass-k`: 8 bytes per key and run, against 1 bit).
+    track_trials: bool,
     /// Per run, (traces, clean traces) per id, for pass^k over trials.
     trials_per_run: Vec<Vec<Trials>>,
     /// Some key of some run had several traces.
@@ -64,6 +67,14 @@ impl BandBuilder {
     /// An empty builder.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty builder that also keeps each run's trials per scenario, for the band's pass^k.
+    pub fn with_trials() -> Self {
+        Self {
+            track_trials: true,
+            ..Self::default()
+        }
     }
 
     /// Reduces one run to clean flags per scenario and usage sums, and forgets its traces.
@@ -90,20 +101,22 @@ impl BandBuilder {
                 }
             }
         }
-        let mut trials = vec![
-            Trials {
-                trials: 0,
-                passes: 0
-            };
-            self.keys.len()
-        ];
-        for (key, t) in tally.all_trials() {
-            if let Some(&id) = self.ids.get(key) {
-                trials[id] = t;
-                self.has_trials |= t.trials > 1;
+        if self.track_trials {
+            let mut trials = vec![
+                Trials {
+                    trials: 0,
+                    passes: 0
+                };
+                self.keys.len()
+            ];
+            for (key, t) in tally.all_trials() {
+                if let Some(&id) = self.ids.get(key) {
+                    trials[id] = t;
+                    self.has_trials |= t.trials > 1;
+                }
             }
+            self.trials_per_run.push(trials);
         }
-        self.trials_per_run.push(trials);
         self.shared.and_assign(&present);
         self.clean_per_run.push(clean);
         for (measure, values) in run.usage.iter().enumerate() {

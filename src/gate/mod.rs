@@ -2,7 +2,10 @@
 //!
 //! This module owns everything after the checks have run: reducing each baseline run to per-scenario
 //! clean flags and usage ([`band`]), reading a band file back, the statistics of a candidate against a
-//! band ([`stats`]), and the verdict with its JSON object and terminal lines ([`verdict`]).
+//! band ([`stats`]), and the verdict with its JSON object and terminal lines ([`verdict`]). Beside
+//! 0.4.1's gate, and only when asked for: the paired per-scenario test ([`paired`]), scenario bootstrap
+//! intervals ([`bootstrap`]), pass^k over trials ([`passk`]), and the layer that wires them onto the
+//! verdict ([`decision`]). The statistics are pure functions of per-scenario counts.
 //!
 //! It sees runs only as [`RunSummary`] values built by the report layer; it never reads traces, and the
 //! CLI decides where lines are printed and files written.
@@ -82,7 +85,7 @@ pub enum GateError {
     )]
     NoPerScenario { path: String },
     #[error(
-        "{path}: the band has no pass^k, which --metric pass^k needs; build it from runs with several traces per scenario"
+        "{path}: the band has no pass^k, which --metric pass^k needs; rebuild it with `faultgate baseline --pass-k` from runs with several traces per scenario"
     )]
     NoPassK { path: String },
     #[error("{path}: the band's \"{key}\" must be {expected}")]
