@@ -116,8 +116,21 @@ pub fn evaluate_pass_k(
         })
     });
     let rate = total / band.scenarios.len() as f64;
+    let short = band
+        .scenarios
+        .iter()
+        .filter(|key| {
+            key.as_str()
+                .is_some_and(|name| tally.contains(name) && tally.trials(name).trials < k)
+        })
+        .count();
     let mut gate = super::verdict::evaluate_rate(&swapped, candidate, rate);
     gate.metric = Some(format!("pass^{k}"));
+    if short > 0 {
+        gate.warnings.push(format!(
+            "{short} band scenario(s) have fewer than {k} traces in this run, counted as pass^{k} 0"
+        ));
+    }
     Ok(gate)
 }
 
