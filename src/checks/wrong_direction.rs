@@ -10,7 +10,7 @@
 //!
 //! **Known limits.** No judge backend is bundled: `--judge` is refused with a message.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
 pub struct WrongDirection;
 
@@ -27,11 +27,9 @@ impl Check for WrongDirection {
         "Agent searched the dependency chain backwards on a multi-hop task."
     }
 
-    fn run(&self, _trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
-        Verdict {
-            detected: false,
-            confidence: 0.0,
-            reason: "no judge configured".into(),
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+        for _ in cols.traces() {
+            out.push(false, 0.0, "no judge configured");
         }
     }
 }

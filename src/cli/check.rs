@@ -8,6 +8,7 @@ use super::Fatal;
 use super::args::CheckArgs;
 use super::run::{print_notes, run_paths};
 use super::selection::resolve;
+use crate::checks::Reasons;
 use crate::gate::{
     GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
 };
@@ -17,7 +18,16 @@ use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomi
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL).
 pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
-    let resolved = resolve(&args.run)?;
+    let mut resolved = resolve(&args.run)?;
+    // The JSON report and verdicts.parquet print the reason of every verdict, fired or not; Markdown
+    // and the audit folder those of verdicts that fired; the terminal table and the gate none.
+    resolved.settings.reasons = if args.json.is_some() || args.parquet.is_some() {
+        Reasons::All
+    } else if args.markdown.is_some() || args.audit.is_some() {
+        Reasons::Fired
+    } else {
+        Reasons::None
+    };
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
     let mode = GateMode::from(args.gate);

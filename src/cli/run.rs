@@ -19,7 +19,7 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
         redaction: resolved.redaction_name.to_string(),
-        results: Vec::new(),
+        batches: Vec::new(),
     };
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -33,7 +33,7 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                         display_path(&file.path)
                     ));
                 }
-                report.results.extend(file.results);
+                report.batches.extend(file.batches);
             }
             Err(e) => errors.push(e.to_string()),
         }

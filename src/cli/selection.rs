@@ -157,6 +157,8 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             redaction,
             format: args.format,
             keep_raw_scenario: false,
+            // `baseline` and `calibrate` print no reason; `check` asks for those its outputs print.
+            reasons: crate::checks::Reasons::None,
         },
         judge: args.judge.clone().unwrap_or_else(|| "none".into()),
         redaction_name: redaction.name(),

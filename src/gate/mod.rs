@@ -249,8 +249,8 @@ impl RunSummary {
     /// What the gate needs from one run's report.
     pub fn from_report(report: &crate::report::Report) -> RunSummary {
         let mut measures: indexmap_like::OrderedLast = Default::default();
-        for r in &report.results {
-            measures.insert(&r.trace_id, r.measures);
+        for r in report.rows() {
+            measures.insert(r.trace_id(), r.measures());
         }
         let mut usage: [Vec<f64>; 3] = Default::default();
         for m in measures.values() {
@@ -265,9 +265,8 @@ impl RunSummary {
             checks: report.checks.clone(),
             trace_count: report.trace_ids().len(),
             scenario_clean: report
-                .results
-                .iter()
-                .map(|r| (r.scenario.clone(), !r.failed()))
+                .rows()
+                .map(|r| (r.scenario().to_string(), !r.failed()))
                 .collect(),
             policy_violations: report
                 .fired_on("policy")
@@ -291,17 +290,15 @@ impl RunSummary {
 /// The one place that reads per-trace verdicts for pass^k; everything else is in [`passk`].
 pub fn pass_k_of_report(report: &crate::report::Report) -> Option<passk::PassKTable> {
     let fired: Vec<Vec<bool>> = report
-        .results
-        .iter()
-        .map(|r| r.verdicts.iter().map(|v| v.detected).collect())
+        .rows()
+        .map(|r| r.verdicts().map(|v| v.detected).collect())
         .collect();
     passk::pass_k_table(
         &report.checks,
         report
-            .results
-            .iter()
+            .rows()
             .zip(&fired)
-            .map(|(r, f)| (r.scenario.as_str(), f.as_slice())),
+            .map(|(r, f)| (r.scenario(), f.as_slice())),
     )
 }
 

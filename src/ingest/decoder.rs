@@ -123,10 +123,31 @@ impl Traces for OwnedTraces {
             .sum()
     }
 
-    fn append(&self, _: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
-        out.append(&self.0[trace]);
+    fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
+        let record = &self.0[trace];
+        check_span_count(path, record.spans.len(), || record.trace_id.to_string())?;
+        out.append(record);
         Ok(())
     }
+}
+
+/// Span positions within a trace are stored as 32-bit numbers; a trace with more spans is refused rather
+/// than misnumbered.
+pub fn check_span_count(
+    path: &Path,
+    spans: usize,
+    trace_id: impl FnOnce() -> String,
+) -> Result<(), InputError> {
+    if u32::try_from(spans).is_ok() {
+        return Ok(());
+    }
+    Err(InputError::Invalid {
+        path: path.to_path_buf(),
+        message: format!(
+            "trace {} has {spans} spans, more than one trace can hold",
+            trace_id()
+        ),
+    })
 }
 
 /// Consecutive trace ranges, each within the options' bounds.

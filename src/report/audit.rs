@@ -162,13 +162,13 @@ pub fn failing_value(report: &Report) -> Value {
             let records = &by_id[id];
             let checks: Vec<Value> = records
                 .iter()
-                .flat_map(|r| report.checks.iter().zip(&r.verdicts))
+                .flat_map(|r| report.checks.iter().zip(r.verdicts()))
                 .filter(|(_, v)| v.detected)
-                .map(|(name, v)| json!({"check": name, "reason": v.reason}))
+                .map(|(name, v)| json!({"check": name, "reason": v.reason.unwrap_or_default()}))
                 .collect();
             json!({
                 "trace_id": id,
-                "scenario": records[0].scenario,
+                "scenario": records[0].scenario(),
                 "checks": checks,
             })
         })

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::repro::PIP_INSTALL;
-use super::{OutcomeSummary, Report, TraceResult};
+use super::{OutcomeSummary, Report, Row};
 use crate::gate::band::BandFile;
 use crate::gate::{Gate, Verdict};
 use crate::pyfmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
@@ -156,10 +156,10 @@ fn pass_k_lines(table: &crate::gate::passk::PassKTable) -> Vec<String> {
 }
 
 /// Results of each trace id, for traces whose results were split over several records.
-pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<&TraceResult>> {
-    let mut map: HashMap<&str, Vec<&TraceResult>> = HashMap::new();
-    for r in &report.results {
-        map.entry(r.trace_id.as_str()).or_default().push(r);
+pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<Row<'_>>> {
+    let mut map: HashMap<&str, Vec<Row<'_>>> = HashMap::new();
+    for r in report.rows() {
+        map.entry(r.trace_id()).or_default().push(r);
     }
     map
 }
@@ -273,8 +273,8 @@ pub fn render(summary: &Summary<'_>) -> String {
             "| trace | reason |".into(),
             "|---|---|".into(),
         ]);
-        'rows: for r in &report.results {
-            for (name, v) in report.checks.iter().zip(&r.verdicts) {
+        'rows: for r in report.rows() {
+            for (name, v) in report.checks.iter().zip(r.verdicts()) {
                 if name != "policy" || !v.detected {
                     continue;
                 }
@@ -283,8 +283,8 @@ pub fn render(summary: &Summary<'_>) -> String {
                 }
                 lines.push(format!(
                     "| `{}` | {} |",
-                    md_cell(head(&r.trace_id, 12)),
-                    md_cell(&v.reason)
+                    md_cell(head(r.trace_id(), 12)),
+                    md_cell(v.reason.unwrap_or_default())
                 ));
             }
         }
@@ -306,15 +306,15 @@ pub fn render(summary: &Summary<'_>) -> String {
         let by_id = results_by_id(report);
         for id in failed.iter().take(MAX_LISTED) {
             let records = &by_id[id];
-            let scenario = md_cell(&records[0].scenario);
+            let scenario = md_cell(records[0].scenario());
             for r in records {
-                for (name, v) in report.checks.iter().zip(&r.verdicts) {
+                for (name, v) in report.checks.iter().zip(r.verdicts()) {
                     if v.detected {
                         lines.push(format!(
                             "| {scenario} | `{}` | {} | {} |",
                             md_cell(head(id, 12)),
                             md_cell(name),
-                            md_cell(&v.reason)
+                            md_cell(v.reason.unwrap_or_default())
                         ));
                     }
                 }
@@ -464,46 +464,55 @@ fn chart(gate: &Gate, band: &BandFile) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::Verdict as CheckVerdict;
+    use crate::checks::{Reasons, VerdictColumn};
     use crate::gate::{RunSummary, evaluate};
-    use crate::report::TraceResult;
+    use crate::redact::Redaction;
+    use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
     use serde_json::json;
 
     /// A run over `s00`..`s29` where `search_loop` fires on the first `failing` traces and `policy` on
     /// the first `violations`.
     fn report(failing: usize, violations: usize) -> Report {
-        let results = (0..30)
-            .map(|i| TraceResult {
-                trace_id: format!("trace{i:02}-0123456789abcdef"),
-                scenario: format!("s{i:02}"),
-                agent: "agent".into(),
+        let checks = ["search_loop", "policy"];
+        let mut builder = VerdictBatchBuilder::new(schema(&checks), 30);
+        let column = || VerdictColumn::new(30, Reasons::All, Redaction::Off);
+        let (mut search_loop, mut policy) = (column(), column());
+        for i in 0..30 {
+            builder.push_trace(&TraceFields {
+                trace_id: &format!("trace{i:02}-0123456789abcdef"),
+                scenario: &format!("s{i:02}"),
+                agent: Some("agent"),
                 steps: 3,
-                verdicts: vec![
-                    CheckVerdict::sure(
-                        i < failing,
-                        if i < failing {
-                            "no answer, 12 steps (cap)"
-                        } else {
-                            ""
-                        },
-                    ),
-                    CheckVerdict::sure(
-                        i < violations,
-                        if i < violations {
-                            "tool 'rm' is not allowed | x"
-                        } else {
-                            ""
-                        },
-                    ),
-                ],
-                ..TraceResult::default()
-            })
-            .collect();
+                ..TraceFields::default()
+            });
+            let fails = i < failing;
+            search_loop.sure(
+                fails,
+                if fails {
+                    "no answer, 12 steps (cap)"
+                } else {
+                    ""
+                },
+            );
+            let violates = i < violations;
+            policy.sure(
+                violates,
+                if violates {
+                    "tool 'rm' is not allowed | x"
+                } else {
+                    ""
+                },
+            );
+        }
         Report {
             judge: "none".into(),
-            checks: vec!["search_loop".into(), "policy".into()],
+            checks: checks.iter().map(|c| c.to_string()).collect(),
             redaction: "builtin".into(),
-            results,
+            batches: vec![
+                builder
+                    .finish(vec![search_loop, policy])
+                    .expect("verdict batch"),
+            ],
         }
     }
 

@@ -93,22 +93,23 @@ pub fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         field("confidence", DataType::Float64, false),
         field("reason", DataType::Utf8, false),
     ]));
-    let rows = report.results.iter().flat_map(|r| {
+    let rows = report.rows().flat_map(|r| {
         report
             .checks
             .iter()
-            .zip(&r.verdicts)
+            .zip(r.verdicts())
             .map(move |(check, v)| (r, check, v))
     });
     let (mut ids, mut scenarios, mut checks, mut detected, mut confidence, mut reasons) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for (r, check, v) in rows {
-        ids.push(r.trace_id.as_str());
-        scenarios.push(r.scenario.as_str());
+        ids.push(r.trace_id());
+        scenarios.push(r.scenario());
         checks.push(check.as_str());
         detected.push(v.detected);
         confidence.push(round_half_even(v.confidence, 4));
-        reasons.push(v.reason.as_str());
+        // A run writing this table keeps every reason (`Reasons::All`).
+        reasons.push(v.reason.unwrap_or_default());
     }
     let columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from(ids)),
@@ -133,47 +134,32 @@ pub fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         field("cost_usd", DataType::Float64, true),
         field("clean", DataType::Boolean, false),
     ]));
-    let results = &report.results;
+    let rows = || report.rows();
     let columns: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(
-            results.iter().map(|r| r.trace_id.as_str()),
-        )),
-        Arc::new(StringArray::from_iter_values(
-            results.iter().map(|r| r.scenario.as_str()),
-        )),
-        Arc::new(StringArray::from_iter(
-            results
-                .iter()
-                .map(|r| (!r.agent.is_empty()).then_some(r.agent.as_str())),
-        )),
+        Arc::new(StringArray::from_iter_values(rows().map(|r| r.trace_id()))),
+        Arc::new(StringArray::from_iter_values(rows().map(|r| r.scenario()))),
+        Arc::new(StringArray::from_iter(rows().map(|r| r.agent()))),
         Arc::new(Int64Array::from_iter_values(
-            results
-                .iter()
-                .map(|r| i64::try_from(r.steps).unwrap_or(i64::MAX)),
+            rows().map(|r| i64::try_from(r.steps()).unwrap_or(i64::MAX)),
         )),
         Arc::new(Int64Array::from_iter(
-            results.iter().map(|r| r.measures.tokens.map(|t| t as i64)),
+            rows().map(|r| r.measures().tokens.map(|t| t as i64)),
         )),
         Arc::new(Float64Array::from_iter(
-            results.iter().map(|r| r.measures.latency_ms),
+            rows().map(|r| r.measures().latency_ms),
         )),
         Arc::new(Float64Array::from_iter(
-            results.iter().map(|r| r.measures.cost_usd),
+            rows().map(|r| r.measures().cost_usd),
         )),
-        Arc::new(BooleanArray::from_iter(
-            results.iter().map(|r| Some(!r.failed())),
-        )),
+        Arc::new(BooleanArray::from_iter(rows().map(|r| Some(!r.failed())))),
     ];
     RecordBatch::try_new(schema, columns)
 }
 
 /// `traces` with the trial columns appended, when some scenario key has several traces.
 fn with_trial_columns(traces: RecordBatch, report: &Report) -> Result<RecordBatch, ArrowError> {
-    let keys = report
-        .results
-        .iter()
-        .map(|r| (r.scenario.as_str(), !r.failed()));
-    let Some(trials) = crate::gate::passk::trials_per_trace(keys) else {
+    let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
+    let Some(trials) = crate::gate::passk::trials_per_trace(keys.iter().copied()) else {
         return Ok(traces);
     };
     let schema = traces.schema();

@@ -4,6 +4,7 @@
 //! typed columns through the accessors here and walk a trace's rows through its offsets.
 
 pub mod derive;
+pub mod lazy;
 pub mod record;
 pub mod schema;
 pub mod signals;
@@ -73,6 +74,16 @@ impl TraceBatch {
     /// Rows of trace `t` in the step table.
     pub fn step_rows(&self, t: usize) -> Range<usize> {
         self.step_offsets[t]..self.step_offsets[t + 1]
+    }
+
+    /// Span-table offsets: trace `t`'s spans are rows `span_offsets()[t]..span_offsets()[t + 1]`.
+    pub fn span_offsets(&self) -> &[usize] {
+        &self.span_offsets
+    }
+
+    /// Step-table offsets: trace `t`'s steps are rows `step_offsets()[t]..step_offsets()[t + 1]`.
+    pub fn step_offsets(&self) -> &[usize] {
+        &self.step_offsets
     }
 
     pub fn trace_str(&self, name: &str) -> &LargeStringArray {
@@ -229,7 +240,8 @@ impl TableBuilder {
         let answer = derive::answer(spans, root);
         let termination = derive::termination(spans, root);
         let scenario = derive::scenario_key(root.map(|r| &spans[r]), &prompt);
-        let steps = derive::steps(spans);
+        let first_position = FirstPositions::of(spans);
+        let steps = derive::steps(spans, first_position.ids_unique());
         let (input_tokens, output_tokens) = derive::usage(spans);
         let has_content = !prompt.is_empty()
             || !answer.is_empty()
@@ -258,10 +270,9 @@ impl TableBuilder {
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
-        let first_position = first_positions(spans);
         let mut backs = vec![false; spans.len()];
         for step in &steps {
-            let position = first_position(step.span);
+            let position = first_position.get(step.span);
             backs[position] = true;
             b.tool.append_value(&step.tool);
             b.arguments.append_value(&step.arguments);
@@ -274,7 +285,7 @@ impl TableBuilder {
             self.text_bytes += step.arguments.len() + step.result.len();
         }
         for (i, span) in spans.iter().enumerate() {
-            let backs_step = backs[first_position(i)] || backs[i];
+            let backs_step = backs[first_position.get(i)] || backs[i];
             b.append_span(span, backs_step);
             self.text_bytes += span.name.len() + span.span_id.len();
         }
@@ -294,24 +305,40 @@ impl TableBuilder {
 }
 
 /// Maps a span position to the position of the first span with the same id. Ids are unique in almost
-/// every trace, so the map is built only when they are not.
-fn first_positions<'s>(spans: &'s [SpanRecord<'_>]) -> impl Fn(usize) -> usize + 's {
-    let mut seen: std::collections::HashMap<&str, usize> =
-        std::collections::HashMap::with_capacity(spans.len());
-    let mut repeats = false;
-    for (i, span) in spans.iter().enumerate() {
-        repeats |= seen.insert(&span.span_id, i).is_some();
-    }
-    let first: Option<std::collections::HashMap<&str, usize>> = repeats.then(|| {
-        let mut first = std::collections::HashMap::with_capacity(spans.len());
+/// every trace, so the map is kept only when they are not.
+struct FirstPositions<'s> {
+    spans: &'s [SpanRecord<'s>],
+    repeated: Option<derive::FastMap<&'s str, usize>>,
+}
+
+impl<'s> FirstPositions<'s> {
+    fn of(spans: &'s [SpanRecord<'s>]) -> FirstPositions<'s> {
+        let mut first: derive::FastMap<&str, usize> = derive::FastMap::default();
+        first.reserve(spans.len());
+        let mut repeats = false;
         for (i, span) in spans.iter().enumerate() {
-            first.entry(span.span_id.as_ref()).or_insert(i);
+            match first.entry(&span.span_id) {
+                std::collections::hash_map::Entry::Occupied(_) => repeats = true,
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(i);
+                }
+            }
         }
-        first
-    });
-    move |p| match &first {
-        Some(map) => map[spans[p].span_id.as_ref()],
-        None => p,
+        FirstPositions {
+            spans,
+            repeated: repeats.then_some(first),
+        }
+    }
+
+    fn ids_unique(&self) -> bool {
+        self.repeated.is_none()
+    }
+
+    fn get(&self, position: usize) -> usize {
+        match &self.repeated {
+            Some(first) => first[self.spans[position].span_id.as_ref()],
+            None => position,
+        }
     }
 }
 
@@ -498,5 +525,56 @@ impl Builders {
             span_offsets,
             step_offsets,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use record::Attrs;
+
+    fn answering<'a>(trace_id: &'static str, answer: &'a str) -> TraceRecord<'a> {
+        let mut attrs = Attrs::default();
+        attrs.push(attr::COMPLETION, AttrValue::from(answer));
+        TraceRecord {
+            trace_id: trace_id.into(),
+            agent: "agent".into(),
+            spans: vec![SpanRecord {
+                span_id: "root".into(),
+                attrs,
+                ..SpanRecord::default()
+            }],
+            skipped_attributes: 0,
+        }
+    }
+
+    #[test]
+    fn a_column_holding_more_than_2_gib_of_text_is_built() {
+        // Two answers of 1.05 GiB each: past what 32-bit offsets can address.
+        let text = "a".repeat(1_100 << 20);
+        let mut builder = TableBuilder::new(TableOptions::default());
+        builder.append(&answering("t1", &text));
+        builder.append(&answering("t2", &text));
+        assert!(builder.text_bytes() > 2 << 30);
+        let batch = builder.finish();
+        let answers = batch.trace_str(TRACE_ANSWER);
+        assert_eq!(answers.value(0).len(), text.len());
+        assert_eq!(answers.value(1).len(), text.len());
+        assert!(answers.value(1).ends_with("aaaa"));
+        assert!(*answers.value_offsets().last().unwrap() > i64::from(i32::MAX));
+        assert_eq!(batch.trace_str(TRACE_ID).value(1), "t2");
+    }
+
+    #[test]
+    fn the_builder_starts_empty_after_each_batch() {
+        let mut builder = TableBuilder::new(TableOptions::default());
+        builder.append(&answering("t1", "yes"));
+        assert_eq!(builder.finish().len(), 1);
+        assert!(builder.is_empty());
+        builder.append(&answering("t2", "no"));
+        let batch = builder.finish();
+        assert_eq!(batch.len(), 1);
+        assert_eq!(batch.trace_str(TRACE_ANSWER).value(0), "no");
+        assert_eq!(batch.span_rows(0), 0..1);
     }
 }

@@ -271,7 +271,7 @@ mod tests {
         };
         let mapped = map_trace(trace);
         let root = crate::table::record::root_position(&mapped.spans);
-        let steps = crate::table::derive::steps(&mapped.spans);
+        let steps = crate::table::derive::steps(&mapped.spans, true);
         assert_eq!(crate::table::derive::prompt(&mapped.spans, root), "find x");
         assert_eq!(crate::table::derive::answer(&mapped.spans, root), "found x");
         assert_eq!(steps.len(), 1);

@@ -19,7 +19,9 @@ use simd_json::tape::{Object, Value as TapeValue};
 
 use crate::error::InputError;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::decoder::{
+    Decoder, Document, OwnedTraces, ReadOptions, Traces, check_span_count,
+};
 use crate::ingest::json::{get, to_value, with_tape};
 use crate::ingest::scan::SpanSlice;
 use crate::table::TableBuilder;
@@ -201,7 +203,8 @@ impl<'b> ScannedTraces<'b> {
         map: Option<MapTrace>,
     ) -> ScannedTraces<'b> {
         // Group by trace id in order of first appearance, then order traces by their first start (stable).
-        let mut index: HashMap<&[u8], u32> = HashMap::with_capacity(slices.len() / 8 + 1);
+        let mut index: HashMap<&[u8], u32, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(slices.len() / 8 + 1, Default::default());
         let mut trace_of: Vec<u32> = Vec::with_capacity(slices.len());
         let mut first_start: Vec<i64> = Vec::new();
         let mut counts: Vec<usize> = Vec::new();
@@ -263,6 +266,10 @@ impl Traces for ScannedTraces<'_> {
     fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
         let (a, b) = self.traces[trace];
         let members = &self.members[a..b];
+        check_span_count(path, members.len(), || {
+            let id = self.slices[members[0] as usize].trace_id;
+            String::from_utf8_lossy(&self.bytes[id.0..id.1]).into_owned()
+        })?;
         // One parse for the whole trace: its span objects, wrapped as one JSON list.
         thread_local! {
             static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };

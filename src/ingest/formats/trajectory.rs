@@ -248,7 +248,7 @@ mod tests {
         );
         let root = crate::table::record::root_position(&trace.spans);
         assert_eq!(crate::table::derive::answer(&trace.spans, root), "sent");
-        let steps = crate::table::derive::steps(&trace.spans);
+        let steps = crate::table::derive::steps(&trace.spans, true);
         let tools: Vec<&str> = steps.iter().map(|s| s.tool.as_ref()).collect();
         assert_eq!(tools, ["scan", "confirm_with_user", "send_report"]);
         assert_eq!(steps[0].arguments, dumps_spaced(&json!({"table": "t"})));
