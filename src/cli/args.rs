@@ -44,6 +44,24 @@ pub enum RedactArg {
     Off,
 }
 
+/// `--gate` tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GateArg {
+    Band,
+    Paired,
+    Both,
+}
+
+impl From<GateArg> for crate::gate::GateMode {
+    fn from(arg: GateArg) -> Self {
+        match arg {
+            GateArg::Band => Self::Band,
+            GateArg::Paired => Self::Paired,
+            GateArg::Both => Self::Both,
+        }
+    }
+}
+
 /// Flags shared by every command that runs checks.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
@@ -119,6 +137,17 @@ pub struct CheckArgs {
     /// Gate against this band (from `faultgate baseline`).
     #[arg(long)]
     pub band: Option<PathBuf>,
+    /// Which test decides the gate: band (0.4.1's), paired (per-scenario, needs a band from
+    /// `baseline --per-scenario`) or both (fails when either fails).
+    #[arg(long, value_enum, default_value = "band", value_name = "TEST")]
+    pub gate: GateArg,
+    /// What the band gate compares: clean (the clean rate) or pass^k (needs a band built from runs with
+    /// several traces per scenario).
+    #[arg(long, value_parser = ["clean", "pass^k"], default_value = "clean", value_name = "METRIC")]
+    pub metric: String,
+    /// Report pass^1 … pass^k when a scenario has several traces (trials), in every output.
+    #[arg(long)]
+    pub pass_k: bool,
     /// Write verdicts.parquet and traces.parquet into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
@@ -134,6 +163,13 @@ pub struct BaselineArgs {
     /// Where to write the band.
     #[arg(long, default_value = "band.json")]
     pub out: PathBuf,
+    /// Also write each scenario's count of clean runs into the band, for `check --gate paired`.
+    #[arg(long)]
+    pub per_scenario: bool,
+    /// Also write each run's pass^1 … pass^k into the band when a scenario has several traces, for
+    /// `check --metric pass^k`.
+    #[arg(long)]
+    pub pass_k: bool,
     /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
