@@ -89,12 +89,16 @@ fn run_file(
     settings: &RunSettings,
     schema: &SchemaRef,
 ) -> Result<FileResults, InputError> {
-    let options = ReadOptions::new(
-        settings.format,
-        TableOptions {
-            root_attributes: settings.needs_root_attributes(),
-        },
-    );
+    let options = ReadOptions {
+        // A judge clears its answers at each batch's prefetch, so batches take turns.
+        parallel_batches: settings.context.judge.is_none(),
+        ..ReadOptions::new(
+            settings.format,
+            TableOptions {
+                root_attributes: settings.needs_root_attributes(),
+            },
+        )
+    };
     let mut batches = Vec::new();
     let mut without_content = 0;
     // Each batch's tables live only while its checks run; what is kept is its verdict batch.
