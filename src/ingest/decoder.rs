@@ -38,7 +38,7 @@ impl ReadOptions {
             format,
             table,
             batch_traces: 1024,
-            batch_bytes: 16 << 20,
+            batch_bytes: 8 << 20,
             parallel_batches: true,
         }
     }
@@ -191,7 +191,7 @@ pub fn for_each_batch<R: Send>(
 ) -> Result<(), InputError> {
     let ranges = batch_ranges(traces, options);
     let round = if options.parallel_batches {
-        rayon::current_num_threads().max(1) * 4
+        rayon::current_num_threads().max(1) * 2
     } else {
         1
     };
