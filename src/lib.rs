@@ -19,6 +19,7 @@ pub mod gate;
 pub mod golden;
 pub mod ingest;
 pub mod model;
+pub mod output;
 pub mod pipeline;
 pub mod policy;
 pub mod precheck;
