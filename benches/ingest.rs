@@ -1,4 +1,6 @@
-//! Throughput of the read → tables → checks path on a ~50 MB OTLP/JSON export built in memory.
+//! Throughput of each stage of `faultgate check` (scan, open, decode into tables, checks) and of the
+//! whole path, on a ~50 MB OTLP/JSON export built in memory. Decoding and table building are one stage:
+//! decoders append values straight into the Arrow builders.
 //!
 //! No benchmark framework: each stage runs `FG_BENCH_RUNS` times (default 5) and the median is
 //! reported, which is steady enough on a shared machine and keeps `cargo bench --bench ingest` well
@@ -16,12 +18,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use faultgate::checks::{ALL, CheckContext, CheckKind};
-use faultgate::ingest::{self, Format};
-use faultgate::model::RawTrace;
+use faultgate::ingest::{self, Format, ReadOptions, for_each_batch, scan};
 use faultgate::pipeline::{RunSettings, run_batch};
 use faultgate::redact::Redaction;
 use faultgate::report::TraceResult;
-use faultgate::table::TraceBatch;
+use faultgate::table::{TableOptions, TraceBatch};
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::ser::{PrettyFormatter, Serializer};
@@ -48,41 +50,68 @@ fn main() {
     println!("| stage | median s | MB/s | traces/s | spans/s |\n|---|---:|---:|---:|---:|");
 
     let path = Path::new("bench.json");
-    let (t_read, traces) = time(runs, || {
-        ingest::read_bytes(path, &export.bytes, Format::Auto).expect("generated export reads")
+    let options = ReadOptions::new(Format::Auto, TableOptions::default());
+
+    let (t_scan, slices) = time(runs, || {
+        scan::locate_spans(&export.bytes).expect("export scans")
     });
-    assert_eq!(traces.len(), export.traces, "read_bytes: trace count");
-    let spans: usize = traces.iter().map(|t| t.spans.len()).sum();
-    assert_eq!(spans, export.spans, "read_bytes: span count");
-    row("ingest::read_bytes", t_read, &export, true, true);
+    assert_eq!(slices.len(), export.spans, "scan: span count");
+    row("scan (locate spans)", t_scan, &export, true, true);
+    drop(slices);
 
-    let (t_build, batch) = time(runs, || TraceBatch::build(&traces));
-    assert_eq!(batch.len(), export.traces, "TraceBatch::build: trace count");
-    assert_eq!(
-        batch.spans.num_rows(),
-        export.spans,
-        "TraceBatch::build: span rows"
-    );
-    row("TraceBatch::build", t_build, &export, false, false);
+    let (t_open, traces) = time(runs, || {
+        ingest::open(path, &export.bytes, &options)
+            .expect("generated export opens")
+            .traces
+            .len()
+    });
+    assert_eq!(traces, export.traces, "open: trace count");
+    row("open (scan + group by trace)", t_open, &export, true, true);
 
-    let (t_checks, results) = time(runs, || run_batch(&batch, &settings));
-    assert_eq!(
-        failing(&results),
-        export.failing,
-        "run_batch: failing traces"
-    );
-    row("pipeline::run_batch", t_checks, &export, false, false);
-    drop((batch, traces));
+    let opened = ingest::open(path, &export.bytes, &options).expect("generated export opens");
+    let (t_decode, batches) = time(runs, || {
+        let mut batches = Vec::new();
+        for_each_batch(path, opened.traces.as_ref(), &options, &|b| b, &mut |b| {
+            batches.push(b);
+            Ok(())
+        })
+        .expect("generated export decodes");
+        batches
+    });
+    let spans: usize = batches.iter().map(|b| b.spans.num_rows()).sum();
+    assert_eq!(spans, export.spans, "decode: span rows");
+    row("decode + table build", t_decode, &export, true, true);
+
+    let (t_checks, failed) = time(runs, || {
+        batches
+            .par_iter()
+            .map(|batch| failing(&run_batch(batch, &settings)))
+            .sum::<usize>()
+    });
+    assert_eq!(failed, export.failing, "checks: failing traces");
+    row("checks", t_checks, &export, false, false);
+    drop(batches);
+    drop(opened);
 
     let (t_all, failed) = time(runs, || {
-        let traces =
-            ingest::read_bytes(path, &export.bytes, Format::Auto).expect("generated export reads");
-        let batch = TraceBatch::build(&traces);
-        drop(traces);
-        failing(&run_batch(&batch, &settings))
+        let opened = ingest::open(path, &export.bytes, &options).expect("generated export opens");
+        let mut failed = 0;
+        let each = |batch: TraceBatch| failing(&run_batch(&batch, &settings));
+        for_each_batch(path, opened.traces.as_ref(), &options, &each, &mut |n| {
+            failed += n;
+            Ok(())
+        })
+        .expect("generated export decodes");
+        failed
     });
     assert_eq!(failed, export.failing, "end to end: failing traces");
-    row("end to end", t_all, &export, true, true);
+    row(
+        "end to end (open, decode, build, check)",
+        t_all,
+        &export,
+        true,
+        true,
+    );
 }
 
 /// The checks `faultgate check FILE` runs with no flags: the default rule checks (golden, judge,
@@ -185,7 +214,7 @@ fn load_templates(settings: &RunSettings) -> Templates {
         };
         // Which traces fail comes from running the checks on the example itself: copies keep their
         // spans and attributes, so they must get the same verdicts.
-        let read = ingest::read_bytes(&file, &bytes, Format::Auto).expect("example reads");
+        let (_, read) = ingest::read_bytes(&file, &bytes, Format::Auto).expect("example reads");
         let fails: HashMap<String, bool> = verdicts(&read, settings);
         let mut order: Vec<String> = Vec::new();
         let mut by_trace: HashMap<String, Vec<Value>> = HashMap::new();
@@ -225,9 +254,8 @@ fn load_templates(settings: &RunSettings) -> Templates {
     out
 }
 
-fn verdicts(traces: &[RawTrace], settings: &RunSettings) -> HashMap<String, bool> {
-    let batch = TraceBatch::build(traces);
-    run_batch(&batch, settings)
+fn verdicts(batch: &TraceBatch, settings: &RunSettings) -> HashMap<String, bool> {
+    run_batch(batch, settings)
         .into_iter()
         .map(|r| {
             let failed = r.verdicts.iter().any(|v| v.detected);

@@ -2,10 +2,10 @@
 //!
 //! The flow, one module each:
 //!
-//! 1. [`ingest`] reads trace files (memory-mapped, parsed in parallel with simd-json) into the span
-//!    model of [`model`].
-//! 2. [`table`] derives prompts, answers, scenario keys and tool steps, and lays traces, spans and steps
-//!    out as Arrow record batches.
+//! 1. [`ingest`] reads trace files (memory-mapped, parsed in parallel with simd-json): one decoder per
+//!    format describes each trace's spans as records borrowing from the parsed bytes.
+//! 2. [`table`] derives prompts, answers, scenario keys and tool steps from those records and appends
+//!    traces, spans and steps straight into Arrow record batches.
 //! 3. [`checks`] run per trace over those columns; [`pipeline`] drives them over files in parallel.
 //! 4. [`report`] turns verdicts into the terminal table, the JSON report and the other outputs.
 //!
@@ -18,7 +18,6 @@ pub mod error;
 pub mod gate;
 pub mod golden;
 pub mod ingest;
-pub mod model;
 pub mod output;
 pub mod pipeline;
 pub mod policy;

@@ -1,8 +1,8 @@
 //! One run over a set of trace files: read, build tables, run the checks, collect results.
 //!
-//! Files are processed a group at a time (in parallel within the group), and each file is read a chunk
-//! of traces at a time (`ingest::stream`); a chunk's tables are dropped as soon as its verdicts are
-//! taken, so memory holds the results, not the archive.
+//! Files are processed a group at a time (in parallel within the group), and each file is read a batch
+//! of traces at a time (`ingest::read_file`, batches built and checked in parallel); a batch's tables
+//! are dropped as soon as its verdicts are taken, so memory holds the results, not the archive.
 
 use std::path::{Path, PathBuf};
 
@@ -10,14 +10,14 @@ use rayon::prelude::*;
 
 use crate::checks::{Check, CheckContext, TraceView};
 use crate::error::InputError;
-use crate::ingest::{self, Format};
+use crate::ingest::{self, Format, ReadOptions};
 use crate::redact::Redaction;
 use crate::report::{Measures, TraceResult};
-use crate::table::TraceBatch;
 use crate::table::schema::{
     TRACE_AGENT, TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS,
     TRACE_OUTPUT_TOKENS,
 };
+use crate::table::{TableOptions, TraceBatch};
 
 /// What a run needs besides its files.
 pub struct RunSettings {
@@ -27,6 +27,14 @@ pub struct RunSettings {
     pub format: Format,
     /// Keep each trace's raw scenario key in its result (for matching labels after the run).
     pub keep_raw_scenario: bool,
+}
+
+impl RunSettings {
+    /// Returns true if and only if a selected check reads the root span's attributes (the policy's
+    /// identity rule), so decoders must keep every attribute.
+    pub fn needs_root_attributes(&self) -> bool {
+        self.context.policy.uses_identity() && self.checks.iter().any(|c| c.name() == "policy")
+    }
 }
 
 /// The results of one file.
@@ -57,25 +65,28 @@ pub fn run_files(
 }
 
 fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputError> {
+    let options = ReadOptions::new(
+        settings.format,
+        TableOptions {
+            root_attributes: settings.needs_root_attributes(),
+        },
+    );
     let mut results = Vec::new();
     let mut without_content = 0;
-    let (_, total) = ingest::stream::read_file_chunked(
-        path,
-        settings.format,
-        ingest::stream::CHUNK_TRACES,
-        &mut |traces| {
-            // Each chunk's tables live only while its checks run.
-            let batch = TraceBatch::build(&traces);
-            drop(traces);
-            without_content += batch
-                .trace_bool(TRACE_HAS_CONTENT)
-                .iter()
-                .filter(|v| *v == Some(false))
-                .count();
-            results.extend(run_batch(&batch, settings));
-            Ok(())
-        },
-    )?;
+    // Each batch's tables live only while its checks run; what is kept is its verdicts.
+    let each = |batch: TraceBatch| {
+        let empty = batch
+            .trace_bool(TRACE_HAS_CONTENT)
+            .iter()
+            .filter(|v| *v == Some(false))
+            .count();
+        (empty, run_batch(&batch, settings))
+    };
+    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, verdicts)| {
+        without_content += empty;
+        results.extend(verdicts);
+        Ok(())
+    })?;
     if total == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }

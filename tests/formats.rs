@@ -6,9 +6,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use faultgate::ingest::{Format, read_file, read_file_as};
-use faultgate::model::{RawTrace, attr};
-use faultgate::table::derive::{Step, TraceFacts, derive};
+use arrow_array::Array;
+use faultgate::ingest::{Format, read_path};
+use faultgate::table::TraceBatch;
+use faultgate::table::record::attr;
+use faultgate::table::schema::*;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,8 +20,8 @@ fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/formats").join(name)
 }
 
-fn read(path: &Path) -> (Format, Vec<RawTrace>) {
-    read_file_as(path, Format::Auto).unwrap_or_else(|e| panic!("{e}"))
+fn read(path: &Path) -> (Format, TraceBatch) {
+    read_path(path, Format::Auto).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A payload as JSON when it is JSON (so formats that keep the exporter's JSON text and formats that
@@ -28,19 +30,55 @@ fn payload(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
 }
 
-fn steps(facts: &TraceFacts) -> Vec<(String, serde_json::Value, serde_json::Value)> {
-    facts
-        .steps
-        .iter()
-        .map(
-            |Step {
-                 tool,
-                 arguments,
-                 result,
-                 ..
-             }| (tool.clone(), payload(arguments), payload(result)),
-        )
-        .collect()
+/// What the tables say about one trace.
+#[derive(Debug, PartialEq)]
+struct Facts {
+    trace_id: String,
+    prompt: String,
+    answer: String,
+    scenario: String,
+    tokens: (Option<i64>, Option<i64>),
+    latency_ms: Option<f64>,
+    /// Tool, arguments and result of each step.
+    steps: Vec<(String, serde_json::Value, serde_json::Value)>,
+}
+
+fn facts(batch: &TraceBatch, t: usize) -> Facts {
+    let int = |name: &str| {
+        let col = batch.trace_i64(name);
+        col.is_valid(t).then(|| col.value(t))
+    };
+    let latency = batch.trace_f64(TRACE_LATENCY_MS);
+    let text = |name: &str| batch.trace_str(name).value(t).to_string();
+    Facts {
+        trace_id: text(TRACE_ID),
+        prompt: text(TRACE_PROMPT),
+        answer: text(TRACE_ANSWER),
+        scenario: text(TRACE_SCENARIO),
+        tokens: (int(TRACE_INPUT_TOKENS), int(TRACE_OUTPUT_TOKENS)),
+        latency_ms: latency.is_valid(t).then(|| latency.value(t)),
+        steps: batch
+            .step_rows(t)
+            .map(|row| {
+                (
+                    batch.step_str(STEP_TOOL).value(row).to_string(),
+                    payload(batch.step_str(STEP_ARGUMENTS).value(row)),
+                    payload(batch.step_str(STEP_RESULT).value(row)),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn all_facts(batch: &TraceBatch) -> Vec<Facts> {
+    (0..batch.len()).map(|t| facts(batch, t)).collect()
+}
+
+/// The root span's attribute `key`, as JSON.
+fn root_attr(batch: &TraceBatch, t: usize, key: &str) -> Option<serde_json::Value> {
+    let text = batch.trace_str(TRACE_ROOT_ATTRIBUTES).value(t);
+    let attrs: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+    attrs.get(key).cloned()
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -63,30 +101,25 @@ fn shipped_format_examples_normalise_to_the_same_run() {
         ("langsmith.json", Format::Langsmith, "t-ls-1"),
         ("braintrust.json", Format::Braintrust, "s-root"),
     ] {
-        let (detected, traces) = read(&root().join("examples/formats").join(file));
+        let (detected, batch) = read(&root().join("examples/formats").join(file));
         assert_eq!(detected, format, "{file}");
-        assert_eq!(traces.len(), 1, "{file}");
-        let trace = &traces[0];
-        assert_eq!(trace.trace_id, trace_id);
-        let facts = derive(trace);
+        assert_eq!(batch.len(), 1, "{file}");
+        let facts = facts(&batch, 0);
+        assert_eq!(facts.trace_id, trace_id);
         assert_eq!(
             facts.prompt, "Refund order o-7 for customer C-123",
             "{file}"
         );
         assert_eq!(facts.answer, "Refunded $120.00 to C-123.", "{file}");
         assert_eq!(facts.scenario, "refund-o7", "{file}");
-        assert_eq!(
-            (facts.input_tokens, facts.output_tokens),
-            (Some(812), Some(40)),
-            "{file}"
-        );
+        assert_eq!(facts.tokens, (Some(812), Some(40)), "{file}");
         assert_eq!(facts.latency_ms, Some(4500.0), "{file}");
         assert_eq!(
-            trace.spans[0].attr_str(attr::ENDUSER_ID),
-            Some("C-123"),
+            root_attr(&batch, 0, attr::ENDUSER_ID),
+            Some(serde_json::json!("C-123")),
             "{file}"
         );
-        seen.push(steps(&facts));
+        seen.push(facts.steps);
     }
     assert_eq!(seen[0].len(), 2);
     assert_eq!(seen[0][0].0, "lookup_order");
@@ -96,37 +129,34 @@ fn shipped_format_examples_normalise_to_the_same_run() {
 
 #[test]
 fn braintrust_merge_rows_fold_into_their_span() {
-    let (format, traces) = read(&fixture("braintrust_merge.json"));
+    let (format, batch) = read(&fixture("braintrust_merge.json"));
     assert_eq!(format, Format::Braintrust);
-    let trace = &traces[0];
-    let mut ids: Vec<&str> = trace.spans.iter().map(|s| s.span_id.as_str()).collect();
+    let span_ids = batch.span_str(SPAN_ID);
+    let mut ids: Vec<&str> = batch.span_rows(0).map(|r| span_ids.value(r)).collect();
     ids.sort_unstable();
     assert_eq!(
         ids,
         ["s-root", "s-t1", "s-t2"],
         "merge rows must not become spans of their own"
     );
-    let facts = derive(trace);
+    let facts = facts(&batch, 0);
     assert_eq!(facts.scenario, "refund-o7");
     assert_eq!(facts.answer, "Refunded $120.00 to C-123.");
     assert_eq!(facts.latency_ms, Some(4500.0));
-    let example = derive(&read(&root().join("examples/formats/braintrust.json")).1[0]);
-    assert_eq!(steps(&facts), steps(&example));
+    let example = read(&root().join("examples/formats/braintrust.json")).1;
+    assert_eq!(facts.steps, self::facts(&example, 0).steps);
 }
 
 #[test]
 fn lists_of_export_batches_read_like_one_export() {
     let (format, batches) = read(&fixture("otlp_batches.json"));
     assert_eq!(format, Format::Otlp);
-    let single = read_file(&root().join("examples/traces.json"), Format::Auto).unwrap();
-    assert_eq!(batches.len(), single.len());
-    for (a, b) in batches.iter().zip(&single) {
-        assert_eq!(derive(a), derive(b));
-    }
+    let single = read(&root().join("examples/traces.json")).1;
+    assert_eq!(all_facts(&batches), all_facts(&single));
     let (format, traces) = read(&fixture("openinference_batches.json"));
     assert_eq!(format, Format::Openinference);
     let example = read(&root().join("examples/formats/openinference.json")).1;
-    assert_eq!(derive(&traces[0]), derive(&example[0]));
+    assert_eq!(facts(&traces, 0), facts(&example, 0));
 }
 
 #[test]
@@ -134,7 +164,7 @@ fn langfuse_span_observations_that_look_like_tools_are_named() {
     let path = fixture("langfuse_span_tools.json");
     let (_, traces) = read(&path);
     assert!(
-        derive(&traces[0]).steps.is_empty(),
+        facts(&traces, 0).steps.is_empty(),
         "SPAN observations are not tool steps"
     );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -145,37 +175,41 @@ fn langfuse_span_observations_that_look_like_tools_are_named() {
 
 #[test]
 fn response_parts_and_structured_messages_are_read() {
-    let (_, traces) = read(&fixture("otlp_response_parts.json"));
-    let facts = derive(&traces[0]);
+    let (_, batch) = read(&fixture("otlp_response_parts.json"));
+    let facts = facts(&batch, 0);
     assert_eq!(facts.prompt, "Refund order o-7 for customer C-123");
     assert_eq!(facts.answer, "Refunded $120.00 to C-123.");
     assert_eq!(facts.steps.len(), 1);
-    assert_eq!(facts.steps[0].tool, "lookup_order");
-    let total = serde_json::json!({"total": 120});
+    assert_eq!(facts.steps[0].0, "lookup_order");
     assert_eq!(
-        facts.steps[0].result,
-        faultgate::pyjson::dumps_spaced(&total)
+        batch.step_str(STEP_RESULT).value(0),
+        faultgate::pyjson::dumps_spaced(&serde_json::json!({"total": 120}))
     );
 }
 
 #[test]
 fn trajectories_map_onto_steps_with_the_recorded_outcome_aside() {
-    let (format, traces) = read(&fixture("trajectory.jsonl"));
+    let (format, batch) = read(&fixture("trajectory.jsonl"));
     assert_eq!(format, Format::Trajectory);
-    let trace = &traces[0];
-    assert_eq!(trace.trace_id, "trajectory");
-    let facts = derive(trace);
-    let tools: Vec<&str> = facts.steps.iter().map(|s| s.tool.as_str()).collect();
+    let facts = facts(&batch, 0);
+    assert_eq!(facts.trace_id, "trajectory");
+    let tools: Vec<&str> = facts.steps.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(tools, ["scan_rows", "confirm_with_user", "send_report"]);
     assert_eq!(facts.answer, "Report sent: 42 orders.");
-    let recorded = trace.spans[0].attr(faultgate::ingest::formats::trajectory::RECORDED_OUTCOME);
-    assert_eq!(recorded, Some(&serde_json::json!(true)));
-    let handoffs: Vec<&str> = trace
-        .spans
-        .iter()
-        .filter(|s| s.attr_str(attr::OPERATION_NAME) == Some(attr::OP_INVOKE_AGENT))
+    let recorded = root_attr(
+        &batch,
+        0,
+        faultgate::ingest::formats::trajectory::RECORDED_OUTCOME,
+    );
+    assert_eq!(recorded, Some(serde_json::json!(true)));
+    let operations = batch.span_str(SPAN_OPERATION);
+    let agents = batch.span_str(SPAN_AGENT_NAME);
+    let handoffs: Vec<&str> = batch
+        .span_rows(0)
+        .filter(|&r| operations.is_valid(r) && operations.value(r) == attr::OP_INVOKE_AGENT)
         .skip(1)
-        .filter_map(|s| s.attr_str(attr::AGENT_NAME))
+        .filter(|&r| agents.is_valid(r))
+        .map(|r| agents.value(r))
         .collect();
     assert_eq!(handoffs, ["aggregator", "reporter"]);
 }
@@ -194,14 +228,9 @@ fn gzip_and_zstd_json_lines_read_like_the_plain_file() {
         zstd::encode_all(lines.as_bytes(), 3).unwrap(),
     )
     .unwrap();
-    let want: Vec<TraceFacts> = read(&fixture("otlp_batches.json"))
-        .1
-        .iter()
-        .map(derive)
-        .collect();
+    let want = all_facts(&read(&fixture("otlp_batches.json")).1);
     for name in ["a.jsonl.gz", "b.jsonl.zst"] {
-        let got: Vec<TraceFacts> = read(&dir.join(name)).1.iter().map(derive).collect();
-        assert_eq!(got, want, "{name}");
+        assert_eq!(all_facts(&read(&dir.join(name)).1), want, "{name}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,8 +3,10 @@
 use serde_json::{Map, Value, json};
 
 use super::{Check, CheckContext, TraceView, Verdict};
-use crate::model::{RawTrace, Span, attr};
 use crate::table::TraceBatch;
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
+
+type Span = SpanRecord<'static>;
 
 /// A trace under construction: a root span plus tool spans, one per step.
 pub struct TraceSpec {
@@ -23,16 +25,15 @@ impl TraceSpec {
                 name: "invoke_agent".into(),
                 start_ns: 1_000,
                 end_ns: 9_000_000,
-                attrs,
-                status_code: 0,
-                status_message: String::new(),
+                attrs: Attrs::from_map(attrs),
+                ..Span::default()
             },
             children: Vec::new(),
         }
     }
 
     pub fn root_attr(mut self, key: &str, value: Value) -> Self {
-        self.root.attrs.insert(key.into(), value);
+        self.root.attrs.insert(key.to_string(), value);
         self
     }
 
@@ -73,14 +74,13 @@ impl TraceSpec {
         attrs.insert(attr::TOOL_CALL_ARGUMENTS.into(), json!(arguments));
         attrs.insert(attr::TOOL_CALL_RESULT.into(), json!(result));
         let mut span = Span {
-            span_id: format!("s{n}"),
+            span_id: format!("s{n}").into(),
             parent_id: Some("root".into()),
-            name: format!("execute_tool {tool}"),
+            name: format!("execute_tool {tool}").into(),
             start_ns: 1_000 + n as i64 * 10,
             end_ns: 1_005 + n as i64 * 10,
-            attrs,
-            status_code: 0,
-            status_message: String::new(),
+            attrs: Attrs::from_map(attrs),
+            ..Span::default()
         };
         adjust(&mut span);
         self.children.push(span);
@@ -91,7 +91,7 @@ impl TraceSpec {
     pub fn chat_span(mut self, adjust: impl FnOnce(&mut Span)) -> Self {
         let n = self.children.len() + 1;
         let mut span = Span {
-            span_id: format!("c{n}"),
+            span_id: format!("c{n}").into(),
             parent_id: Some("root".into()),
             name: "chat".into(),
             start_ns: 1_000 + n as i64 * 10,
@@ -105,13 +105,14 @@ impl TraceSpec {
         self
     }
 
-    pub fn build(self) -> RawTrace {
+    pub fn build(self) -> TraceRecord<'static> {
         let mut spans = vec![self.root];
         spans.extend(self.children);
-        RawTrace {
+        TraceRecord {
             trace_id: "t1".into(),
             agent: "agent".into(),
             spans,
+            skipped_attributes: 0,
         }
     }
 

@@ -8,7 +8,6 @@ use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
 use super::Format;
-use super::formats::{braintrust, langfuse, langsmith, openinference, trajectory};
 use super::json::{get, to_value};
 
 /// The keys under which an object document may hold its record list, in the order they are tried.
@@ -16,62 +15,19 @@ const LIST_KEYS: [&str; 6] = ["data", "runs", "events", "traces", "spans", "obse
 
 /// The format of a parsed document, or `None` when no reader recognises it.
 pub fn detect(doc: TapeValue<'_, '_>) -> Option<Format> {
-    if let Some(found) = detect_otlp(doc) {
-        return Some(found);
-    }
-    let first = first_record(doc).map(to_value);
-    let empty = Map::new();
-    let first = first.as_ref().and_then(Value::as_object).unwrap_or(&empty);
-    detect_record(first)
-}
-
-/// The vendor format whose fields the record has.
-pub fn detect_record(record: &Map<String, Value>) -> Option<Format> {
-    if langfuse::accepts(record) {
-        Some(Format::Langfuse)
-    } else if langsmith::accepts(record) {
-        Some(Format::Langsmith)
-    } else if braintrust::accepts(record) {
-        Some(Format::Braintrust)
-    } else if trajectory::accepts(record) {
-        Some(Format::Trajectory)
-    } else {
-        None
-    }
-}
-
-/// OTLP or OpenInference, for an export object or a list of export objects.
-fn detect_otlp(doc: TapeValue<'_, '_>) -> Option<Format> {
-    let exports: Vec<TapeValue<'_, '_>> = if let Some(items) = doc.as_array() {
-        let items: Vec<_> = items.iter().collect();
-        let all_exports = !items.is_empty()
-            && items.iter().all(|i| {
-                i.as_object()
-                    .is_some_and(|o| get(&o, "resourceSpans").is_some())
-            });
-        if !all_exports {
-            return None;
-        }
-        items
-    } else if doc
-        .as_object()
-        .is_some_and(|o| get(&o, "resourceSpans").is_some())
-    {
-        vec![doc]
-    } else {
-        return None;
-    };
-    let openinference = exports
+    super::DECODERS
         .iter()
-        .any(|e| has_attribute_key(*e, openinference::SPAN_KIND));
-    Some(if openinference {
-        Format::Openinference
-    } else {
-        Format::Otlp
-    })
+        .find(|d| d.detect(doc))
+        .map(|d| d.format())
 }
 
-fn has_attribute_key(export: TapeValue<'_, '_>, wanted: &str) -> bool {
+/// The first record of a vendor document, as JSON.
+pub fn first_record_value(doc: TapeValue<'_, '_>) -> Option<Value> {
+    first_record(doc).map(to_value)
+}
+
+/// Returns true if and only if some span of the export carries an attribute named `wanted`.
+pub fn has_attribute_key(export: TapeValue<'_, '_>, wanted: &str) -> bool {
     let Some(export) = export.as_object() else {
         return false;
     };

@@ -1,31 +1,30 @@
-//! Reading trace files: from paths on the command line to parsed traces.
+//! Reading trace files: from paths on the command line to batches of tables.
 //!
 //! Owns file discovery (`paths`: directories walked recursively in sorted order, glob patterns),
 //! decompression (`archive`: gzip and zstd under a bomb guard), framing (one document, a JSON list of
-//! exports, or JSON lines with one export or record per line, parsed in parallel), format detection
-//! (`detect`) and dispatch to the format readers. Knows nothing of checks.
+//! exports, or JSON lines with one export or record per line), format detection (the [`DECODERS`] list,
+//! walked in 0.4.1's order) and the one reader per format (`formats`), all behind [`Decoder`]. Large OTLP
+//! exports skip whole-document parsing: the structural scan (`scan`) locates every span, and each trace is
+//! parsed on its own when its batch is built. Knows nothing of checks.
 
 pub mod archive;
+pub mod decoder;
 pub mod detect;
 pub mod formats;
 pub mod json;
 pub mod paths;
 pub mod scan;
 pub mod source;
-pub mod stream;
 
 use std::path::Path;
 
-use rayon::prelude::*;
-use serde_json::Value;
-
 use crate::error::InputError;
-use crate::model::RawTrace;
-use formats::common::MapError;
-use formats::otlp::SpanCollector;
-use formats::{braintrust, langfuse, langsmith, openinference, trajectory};
-use json::{ParseFailure, to_value, with_tape};
+use crate::table::{TableOptions, TraceBatch};
+use decoder::Document;
+use formats::{braintrust, langfuse, langsmith, openinference, otlp, trajectory};
+use json::with_tape;
 
+pub use decoder::{Decoder, ReadOptions, Traces, for_each_batch};
 pub use paths::expand_paths;
 
 /// The trace formats `--format` accepts.
@@ -52,217 +51,170 @@ impl Format {
             Format::Trajectory => "trajectory",
         }
     }
+}
 
-    fn reads_otlp(self) -> bool {
-        matches!(self, Format::Otlp | Format::Openinference)
-    }
+/// Every format, in the order `--format auto` tries them (0.4.1's: an OTLP export is OpenInference when
+/// a span carries `openinference.span.kind`).
+pub static DECODERS: &[&dyn Decoder] = &[
+    &openinference::OpenInference,
+    &otlp::Otlp,
+    &langfuse::Langfuse,
+    &langsmith::Langsmith,
+    &braintrust::Braintrust,
+    &trajectory::Trajectory,
+];
+
+/// The decoder of a format other than `auto`.
+pub fn decoder(format: Format) -> Option<&'static dyn Decoder> {
+    DECODERS.iter().copied().find(|d| d.format() == format)
 }
 
 const UNRECOGNISED: &str = "unrecognised trace format; expected OTLP/JSON, OpenInference, Langfuse, LangSmith or \
                             Braintrust (pass --format to force one)";
 
-/// Reads every trace of one file (decompressing gzip and zstd files).
-pub fn read_file(path: &Path, format: Format) -> Result<Vec<RawTrace>, InputError> {
-    read_file_as(path, format).map(|(_, traces)| traces)
+/// A file's contents, framed and indexed by its format's decoder.
+pub struct Opened<'b> {
+    pub format: Format,
+    pub traces: Box<dyn Traces + 'b>,
 }
 
-/// Reads every trace of one file and says which format it was read as.
-pub fn read_file_as(path: &Path, format: Format) -> Result<(Format, Vec<RawTrace>), InputError> {
+/// Frames a file's (uncompressed) contents and indexes its traces.
+pub fn open<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    options: &ReadOptions,
+) -> Result<Opened<'b>, InputError> {
+    let format = options.format;
+    if matches!(format, Format::Auto | Format::Otlp | Format::Openinference)
+        && let Some(slices) = scan::locate_spans(bytes)
+    {
+        let openinference = match format {
+            Format::Auto => memchr::memmem::find(bytes, b"\"openinference.span.kind\"").is_some(),
+            other => other == Format::Openinference,
+        };
+        let (format, traces) = if openinference {
+            let traces =
+                otlp::ScannedTraces::new(bytes, slices, true, Some(openinference::map_trace));
+            (Format::Openinference, traces)
+        } else {
+            let traces = otlp::ScannedTraces::new(bytes, slices, options.all_attributes(), None);
+            (Format::Otlp, traces)
+        };
+        return Ok(Opened {
+            format,
+            traces: Box::new(traces),
+        });
+    }
+    let invalid = |message: String| InputError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let whole = Document {
+        bytes,
+        offset: 0,
+        is_line: false,
+    };
+    let (decoder, docs) = match with_tape(bytes, |doc| choose(format, doc)) {
+        Ok(chosen) => (chosen.map_err(invalid)?, vec![whole]),
+        Err(failure) => {
+            let Some(lines) = json_lines(bytes) else {
+                return Err(whole.json_error(path, failure));
+            };
+            let chosen = with_tape(lines[0].bytes, |doc| choose(format, doc))
+                .map_err(|f| lines[0].json_error(path, f))?
+                .map_err(invalid)?;
+            (chosen, lines)
+        }
+    };
+    let traces = decoder.read(path, &docs, options)?;
+    Ok(Opened {
+        format: decoder.format(),
+        traces,
+    })
+}
+
+/// The decoder for a document: the forced format's, or the first that recognises it.
+fn choose(
+    format: Format,
+    doc: simd_json::tape::Value<'_, '_>,
+) -> Result<&'static dyn Decoder, String> {
+    match format {
+        Format::Auto => DECODERS
+            .iter()
+            .copied()
+            .find(|d| d.detect(doc))
+            .ok_or_else(|| UNRECOGNISED.to_string()),
+        forced => decoder(forced).ok_or_else(|| UNRECOGNISED.to_string()),
+    }
+}
+
+/// Reads `path` (decompressing gzip and zstd files), runs `each` on every batch of its traces in
+/// parallel and hands the results to `sink` in trace order. Returns the format the file was read as and
+/// its number of traces.
+pub fn read_file<R: Send>(
+    path: &Path,
+    options: &ReadOptions,
+    each: &(dyn Fn(TraceBatch) -> R + Sync),
+    sink: &mut dyn FnMut(R) -> Result<(), InputError>,
+) -> Result<(Format, usize), InputError> {
     let bytes = source::Source::open(path).map_err(|source| InputError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let data = archive::decompress(path, &bytes, archive::Limits::default())?;
-    read_bytes_as(path, &data, format)
+    let opened = open(path, &data, options)?;
+    for_each_batch(path, opened.traces.as_ref(), options, each, sink)?;
+    Ok((opened.format, opened.traces.len()))
 }
 
-/// Reads every trace of a file's (uncompressed) contents.
-pub fn read_bytes(path: &Path, bytes: &[u8], format: Format) -> Result<Vec<RawTrace>, InputError> {
-    read_bytes_as(path, bytes, format).map(|(_, traces)| traces)
+/// Reads every trace of a file (decompressing gzip and zstd files) into one batch (tests and small
+/// samples).
+pub fn read_path(path: &Path, format: Format) -> Result<(Format, TraceBatch), InputError> {
+    let bytes = source::Source::open(path).map_err(|source| InputError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let data = archive::decompress(path, &bytes, archive::Limits::default())?;
+    read_bytes(path, &data, format)
 }
 
-/// What one document or line held, in the form its reader continues from.
-enum Loaded {
-    Spans(SpanCollector),
-    Document(Value),
-}
-
-/// Reads a file's contents and says which format they were read as.
-pub fn read_bytes_as(
+/// Reads every trace of a file's contents into one batch (tests and small samples).
+pub fn read_bytes(
     path: &Path,
     bytes: &[u8],
     format: Format,
-) -> Result<(Format, Vec<RawTrace>), InputError> {
-    let invalid = |message: String| InputError::Invalid {
-        path: path.to_path_buf(),
-        message,
-    };
-    let whole = with_tape(bytes, |doc| {
-        let chosen = resolve(format, doc)?;
-        load(chosen, doc).map(|loaded| (chosen, vec![loaded]))
-    });
-    let (chosen, pieces) = match whole {
-        Ok(result) => result.map_err(invalid)?,
-        Err(failure) => {
-            let Some(lines) = json_lines(bytes) else {
-                return Err(json_error(path, failure));
-            };
-            let chosen = with_tape(lines[0].1, |doc| resolve(format, doc))
-                .map_err(|f| json_error(path, f))?
-                .map_err(invalid)?;
-            let parsed: Vec<Result<Loaded, InputError>> = lines
-                .par_iter()
-                .map(
-                    |&(offset, line)| match with_tape(line, |doc| load(chosen, doc)) {
-                        Ok(Ok(loaded)) => Ok(loaded),
-                        Ok(Err(message)) => {
-                            Err(invalid(format!("line at byte {offset}: {message}")))
-                        }
-                        Err(f) => Err(json_error(
-                            path,
-                            ParseFailure {
-                                offset: offset + f.offset,
-                                message: f.message,
-                            },
-                        )),
-                    },
-                )
-                .collect();
-            (chosen, parsed.into_iter().collect::<Result<Vec<_>, _>>()?)
-        }
-    };
-    let traces = finish(path, chosen, pieces)?;
-    Ok((chosen, traces))
-}
-
-/// The format to read a document as: the forced one, or the detected one in `auto` mode.
-fn resolve(format: Format, doc: simd_json::tape::Value<'_, '_>) -> Result<Format, String> {
-    match format {
-        Format::Auto => detect::detect(doc).ok_or_else(|| UNRECOGNISED.to_string()),
-        forced => Ok(forced),
+) -> Result<(Format, TraceBatch), InputError> {
+    let options = ReadOptions::new(
+        format,
+        TableOptions {
+            root_attributes: true,
+        },
+    );
+    let opened = open(path, bytes, &options)?;
+    let mut builder = crate::table::TableBuilder::new(options.table);
+    for t in 0..opened.traces.len() {
+        opened.traces.append(path, t, &mut builder)?;
     }
-}
-
-fn load(format: Format, doc: simd_json::tape::Value<'_, '_>) -> Result<Loaded, String> {
-    if format.reads_otlp() {
-        let mut collector = SpanCollector::default();
-        add_otlp_document(&mut collector, doc)?;
-        Ok(Loaded::Spans(collector))
-    } else {
-        Ok(Loaded::Document(to_value(doc)))
-    }
-}
-
-fn finish(path: &Path, format: Format, pieces: Vec<Loaded>) -> Result<Vec<RawTrace>, InputError> {
-    let invalid = |message: String| InputError::Invalid {
-        path: path.to_path_buf(),
-        message,
-    };
-    if format.reads_otlp() {
-        let mut collector = SpanCollector::default();
-        for piece in pieces {
-            if let Loaded::Spans(part) = piece {
-                collector.append(part);
-            }
-        }
-        let traces = collector.into_traces();
-        return Ok(match format {
-            Format::Openinference => traces.into_iter().map(openinference::map_trace).collect(),
-            _ => traces,
-        });
-    }
-    let docs: Vec<Value> = pieces
-        .into_iter()
-        .filter_map(|p| match p {
-            Loaded::Document(v) => Some(v),
-            Loaded::Spans(_) => None,
-        })
-        .collect();
-    let records: Vec<&serde_json::Map<String, Value>> =
-        docs.iter().flat_map(detect::records).collect();
-    let name = format.name();
-    let accepts = match format {
-        Format::Langfuse => langfuse::accepts,
-        Format::Langsmith => langsmith::accepts,
-        Format::Braintrust => braintrust::accepts,
-        _ => trajectory::accepts,
-    };
-    if !records.first().is_some_and(|r| accepts(r)) {
-        return Err(invalid(format!(
-            "not a valid {name} export: the records do not have its fields"
-        )));
-    }
-    let mapped = match format {
-        Format::Langfuse => langfuse::read(&records),
-        Format::Langsmith => langsmith::read(&records),
-        Format::Braintrust => braintrust::read(&records),
-        _ => {
-            let stem = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "trajectory".into());
-            let stem = stem.split('.').next().unwrap_or("trajectory").to_string();
-            Ok(trajectory::read(&records, &stem))
-        }
-    };
-    let traces = mapped.map_err(|e| match e {
-        MapError::MissingKey(_) => invalid(format!("not a valid {name} export: {e}")),
-        MapError::BadTime(_) => invalid(e.to_string()),
-    })?;
-    if traces.is_empty() {
-        return Err(invalid(format!("no {name} traces found")));
-    }
-    Ok(traces)
-}
-
-fn json_error(path: &Path, failure: ParseFailure) -> InputError {
-    InputError::Json {
-        path: path.to_path_buf(),
-        offset: failure.offset,
-        message: failure.message,
-    }
-}
-
-/// An export object, or a list of them (the Collector's file exporter and batch dumps write lists).
-fn add_otlp_document(
-    collector: &mut SpanCollector,
-    doc: simd_json::tape::Value<'_, '_>,
-) -> Result<(), String> {
-    if let Some(items) = doc.as_array() {
-        for (i, item) in items.iter().enumerate() {
-            if !SpanCollector::is_export(&item) {
-                return Err(format!(
-                    "element {i} of the list is not an OTLP export (no resourceSpans)"
-                ));
-            }
-            collector
-                .add_export(item)
-                .map_err(|e| format!("element {i}: {e}"))?;
-        }
-        return Ok(());
-    }
-    if !SpanCollector::is_export(&doc) {
-        return Err(
-            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans)".into(),
-        );
-    }
-    collector.add_export(doc)
+    Ok((opened.format, builder.finish()))
 }
 
 /// The non-blank lines of a JSON-lines file with their byte offsets, when the file has more than one
 /// line and the first one is a complete JSON document on its own.
-fn json_lines(bytes: &[u8]) -> Option<Vec<(usize, &[u8])>> {
+fn json_lines(bytes: &[u8]) -> Option<Vec<Document<'_>>> {
     let mut lines = Vec::new();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'\n' {
-            lines.push((start, &bytes[start..i]));
-            start = i + 1;
+    for end in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        let line = &bytes[start..end];
+        if line.iter().any(|b| !b.is_ascii_whitespace()) {
+            lines.push(Document {
+                bytes: line,
+                offset: start,
+                is_line: true,
+            });
         }
+        start = end + 1;
     }
-    lines.push((start, &bytes[start..]));
-    lines.retain(|(_, l)| l.iter().any(|b| !b.is_ascii_whitespace()));
-    if lines.len() < 2 || with_tape(lines[0].1, |_| ()).is_err() {
+    if lines.len() < 2 || with_tape(lines[0].bytes, |_| ()).is_err() {
         return None;
     }
     Some(lines)

@@ -21,10 +21,10 @@ use serde_json::Value;
 
 use crate::error::{InputError, display_path};
 use crate::ingest::Format;
-use crate::model::RawTrace;
 use crate::pyfmt::py_strip;
-use crate::table::TraceBatch;
+use crate::table::record::TraceRecord;
 use crate::table::schema::*;
+use crate::table::{TableBuilder, TableOptions, TraceBatch};
 
 /// How bad an issue is: errors make precheck exit 2, warnings do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,15 +159,45 @@ impl Precheck {
 
 /// Prechecks one file. Never fails: a file that cannot be read, parsed or loaded is an error issue.
 pub fn precheck_file(path: &Path, options: &Options) -> Precheck {
-    match crate::ingest::read_file_as(path, options.format) {
-        Ok((detected, traces)) => {
-            let mut found = precheck_traces(&traces, detected, options);
+    match sample_file(path, options) {
+        Ok((detected, total, batch)) => {
+            let mut found = precheck_batch(&batch, total, format_name(detected, &batch), options);
             if detected == Format::Langfuse {
                 found.issues.extend(langfuse_tool_spans(path));
             }
             found
         }
         Err(error) => read_failure(path, options.format, &error),
+    }
+}
+
+/// Reads a file the way `check` does and builds the tables of its sampled traces: its format, its
+/// number of traces and the sample's batch.
+fn sample_file(path: &Path, options: &Options) -> Result<(Format, usize, TraceBatch), InputError> {
+    let bytes = crate::ingest::source::Source::open(path).map_err(|source| InputError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let data = crate::ingest::archive::decompress(
+        path,
+        &bytes,
+        crate::ingest::archive::Limits::default(),
+    )?;
+    let read = crate::ingest::ReadOptions::new(options.format, TableOptions::default());
+    let opened = crate::ingest::open(path, &data, &read)?;
+    let total = opened.traces.len();
+    let mut builder = TableBuilder::new(read.table);
+    for t in 0..sample_size(options, total) {
+        opened.traces.append(path, t, &mut builder)?;
+    }
+    Ok((opened.format, total, builder.finish()))
+}
+
+/// How many of `total` traces are checked.
+fn sample_size(options: &Options, total: usize) -> usize {
+    match usize::try_from(options.sample) {
+        Ok(n) if n > 0 => n.min(total),
+        _ => total,
     }
 }
 
@@ -219,19 +249,12 @@ fn os_error_text(error: &std::io::Error, shown: &str) -> String {
     }
 }
 
-/// The format name precheck reports for traces read with `format`.
-///
-/// Hook for format detection: with `auto`, this is §8.1 rule 1 (an OTLP export is `openinference` when
-/// any span carries `openinference.span.kind`, else `otlp`). When the reader reports the format it
-/// detected (Langfuse, LangSmith, Braintrust, ...), return that here instead.
-pub fn format_name(format: Format, traces: &[RawTrace]) -> &'static str {
+/// The format name precheck reports for traces read with `format`: with `auto`, an OTLP export is
+/// `openinference` when any span carries `openinference.span.kind`, else `otlp`.
+pub fn format_name(format: Format, batch: &TraceBatch) -> &'static str {
     match format {
-        // A reader that detected the format reports it; only a bare OTLP export is told apart here.
         Format::Auto => {
-            let openinference = traces
-                .iter()
-                .flat_map(|t| &t.spans)
-                .any(|s| s.attrs.contains_key("openinference.span.kind"));
+            let openinference = batch.span_bool(SPAN_OPENINFERENCE_KIND).true_count() > 0;
             if openinference {
                 "openinference"
             } else {
@@ -242,24 +265,33 @@ pub fn format_name(format: Format, traces: &[RawTrace]) -> &'static str {
     }
 }
 
-/// Prechecks traces already read with `options.format`.
-pub fn precheck_traces(traces: &[RawTrace], detected: Format, options: &Options) -> Precheck {
-    let format = format_name(detected, traces);
-    if traces.is_empty() {
+/// Prechecks traces already read with `detected` (tests and callers holding records).
+pub fn precheck_traces(
+    traces: &[TraceRecord<'_>],
+    detected: Format,
+    options: &Options,
+) -> Precheck {
+    let batch = TraceBatch::build(&traces[..sample_size(options, traces.len())]);
+    precheck_batch(&batch, traces.len(), format_name(detected, &batch), options)
+}
+
+/// Prechecks the sampled traces' tables of a file holding `total` traces.
+fn precheck_batch(
+    batch: &TraceBatch,
+    total: usize,
+    format: &'static str,
+    options: &Options,
+) -> Precheck {
+    if total == 0 {
         return Precheck::failed(format.into(), "no traces in file".into());
     }
-    let total = traces.len();
-    let checked = match usize::try_from(options.sample) {
-        Ok(n) if n > 0 => n.min(total),
-        _ => total,
-    };
-    let batch = TraceBatch::build(&traces[..checked]);
+    let checked = batch.len();
     let openinference = format == "openinference";
     let mut issues: Vec<Issue> = (0..checked)
-        .flat_map(|t| trace_issues(&batch, t, openinference))
+        .flat_map(|t| trace_issues(batch, t, openinference))
         .collect();
     let steps = batch.steps.num_rows();
-    if options.needs_json_results && !any_json_result(&batch) {
+    if options.needs_json_results && !any_json_result(batch) {
         issues.push(Issue::warning(None, NO_JSON_RESULTS.into()));
     }
     let spans = batch.spans.num_rows();

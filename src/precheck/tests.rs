@@ -4,23 +4,29 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::model::Span;
+use crate::table::record::{Attrs, SpanRecord, TraceRecord};
 
 const TRACE: &str = "aaaaaaaaaaaaaaaa1111";
 
-fn span(id: &str, parent: Option<&str>, name: &str, start: i64, attrs: Value) -> Span {
-    Span {
-        span_id: id.into(),
-        parent_id: parent.map(str::to_string),
-        name: name.into(),
+fn span(
+    id: &str,
+    parent: Option<&str>,
+    name: &str,
+    start: i64,
+    attrs: Value,
+) -> SpanRecord<'static> {
+    SpanRecord {
+        span_id: id.to_string().into(),
+        parent_id: parent.map(|p| p.to_string().into()),
+        name: name.to_string().into(),
         start_ns: start,
         end_ns: start + 10,
-        attrs: attrs.as_object().cloned().unwrap_or_default(),
-        ..Span::default()
+        attrs: Attrs::from_map(attrs.as_object().cloned().unwrap_or_default()),
+        ..SpanRecord::default()
     }
 }
 
-fn root() -> Span {
+fn root() -> SpanRecord<'static> {
     span(
         "r1",
         None,
@@ -34,7 +40,7 @@ fn root() -> Span {
     )
 }
 
-fn tool(id: &str, start: i64, name: &str) -> Span {
+fn tool(id: &str, start: i64, name: &str) -> SpanRecord<'static> {
     span(
         id,
         Some("r1"),
@@ -49,15 +55,16 @@ fn tool(id: &str, start: i64, name: &str) -> Span {
     )
 }
 
-fn trace(spans: Vec<Span>) -> RawTrace {
-    RawTrace {
+fn trace(spans: Vec<SpanRecord<'static>>) -> TraceRecord<'static> {
+    TraceRecord {
         trace_id: TRACE.into(),
         agent: "agent".into(),
         spans,
+        skipped_attributes: 0,
     }
 }
 
-fn clean() -> Vec<Span> {
+fn clean() -> Vec<SpanRecord<'static>> {
     vec![root(), tool("t1", 110, "search"), tool("t2", 120, "fetch")]
 }
 
@@ -69,11 +76,11 @@ fn options() -> Options {
     }
 }
 
-fn run_with(traces: &[RawTrace], options: &Options) -> Precheck {
+fn run_with(traces: &[TraceRecord<'static>], options: &Options) -> Precheck {
     precheck_traces(traces, options.format, options)
 }
 
-fn run(spans: Vec<Span>) -> Precheck {
+fn run(spans: Vec<SpanRecord<'static>>) -> Precheck {
     run_with(&[trace(spans)], &options())
 }
 
@@ -437,7 +444,7 @@ fn an_export_whose_tools_are_not_read_is_warned() {
 fn the_sample_limits_the_checked_traces() {
     let mut bad = clean();
     bad[1].start_ns = 0;
-    let traces: Vec<RawTrace> = (0..4)
+    let traces: Vec<TraceRecord<'static>> = (0..4)
         .map(|i| {
             if i == 3 {
                 trace(bad.clone())

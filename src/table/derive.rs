@@ -1,5 +1,8 @@
 //! What a trace says, derived from its spans: prompt, answer, termination, scenario key, tool steps,
 //! usage, latency and cost (the GenAI conventions as faultgate 0.4.1 reads them).
+//!
+//! Everything here reads borrowed [`SpanRecord`]s and returns borrowed text where the span holds it
+//! verbatim; nested JSON (messages) is parsed only when the text asked for can be in it.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -7,102 +10,26 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::model::{RawTrace, Span, attr};
+use super::record::{AttrValue, SpanRecord, attr, is_tool_span};
 use crate::pyfmt::{py_str, py_strip, py_truthy};
 use crate::pyjson::dumps_spaced;
 
 /// One tool call, as the checks see it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    pub tool: String,
-    pub arguments: String,
-    pub result: String,
-    /// The span that ran the tool, or the chat span that requested it.
-    pub span_id: String,
-}
-
-/// Everything the tables keep about one trace besides its spans.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TraceFacts {
-    pub root: Option<usize>,
-    pub prompt: String,
-    pub answer: String,
-    pub termination: String,
-    pub scenario: String,
-    pub steps: Vec<Step>,
-    pub input_tokens: Option<i64>,
-    pub output_tokens: Option<i64>,
-    pub latency_ms: Option<f64>,
-    pub cost_usd: Option<f64>,
-}
-
-impl TraceFacts {
-    /// The `tokens` measure: the sum of all usage values, or `None` when no span recorded usage.
-    pub fn tokens(&self) -> Option<f64> {
-        match (self.input_tokens, self.output_tokens) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) as f64 + b.unwrap_or(0) as f64),
-        }
-    }
-
-    /// Returns true if and only if the trace carries any content a rule can read.
-    pub fn has_content(&self) -> bool {
-        !self.prompt.is_empty()
-            || !self.answer.is_empty()
-            || self
-                .steps
-                .iter()
-                .any(|s| !s.arguments.is_empty() || !s.result.is_empty())
-    }
-}
-
-/// Derives the facts of one trace.
-pub fn derive(trace: &RawTrace) -> TraceFacts {
-    let spans = &trace.spans;
-    let root = crate::ingest::formats::otlp::root_position(spans);
-    let prompt = find_text(
-        spans,
-        root,
-        attr::INPUT_MESSAGES,
-        "user",
-        attr::PROMPT,
-        false,
-    );
-    let answer = find_text(
-        spans,
-        root,
-        attr::OUTPUT_MESSAGES,
-        "assistant",
-        attr::COMPLETION,
-        true,
-    );
-    let termination = root
-        .and_then(|r| spans[r].attr(attr::TERMINATION))
-        .map(py_str)
-        .unwrap_or_default();
-    let scenario = scenario_key(root.map(|r| &spans[r]), &prompt);
-    let steps = steps(spans);
-    let (input_tokens, output_tokens) = usage(spans);
-    TraceFacts {
-        root,
-        prompt,
-        answer,
-        termination,
-        scenario,
-        steps,
-        input_tokens,
-        output_tokens,
-        latency_ms: latency_ms(spans, root),
-        cost_usd: cost(spans),
-    }
+pub struct Step<'s> {
+    pub tool: Cow<'s, str>,
+    pub arguments: Cow<'s, str>,
+    pub result: Cow<'s, str>,
+    /// Position (within the trace) of the span that ran the tool, or of the chat span that requested it.
+    pub span: usize,
 }
 
 /// The scenario key: `faultgate.scenario`, else `gen_ai.agent.id`, else a hash of the prompt.
-pub fn scenario_key(root: Option<&Span>, prompt: &str) -> String {
+pub fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> String {
     if let Some(root) = root {
         for key in [attr::SCENARIO, attr::AGENT_ID] {
-            if let Some(v) = root.attr(key).filter(|v| py_truthy(v)) {
-                return py_str(v);
+            if let Some(v) = root.attr(key).filter(|v| v.truthy()) {
+                return v.py_str().into_owned();
             }
         }
     }
@@ -110,26 +37,60 @@ pub fn scenario_key(root: Option<&Span>, prompt: &str) -> String {
     let mut key = String::with_capacity(14);
     key.push_str("p-");
     for byte in &digest[..6] {
-        key.push_str(&format!("{byte:02x}"));
+        use std::fmt::Write as _;
+        let _ = write!(key, "{byte:02x}");
     }
     key
 }
 
-fn find_text(
-    spans: &[Span],
+/// The prompt: the root's user messages (or `gen_ai.prompt`), else the first span's that has one.
+pub fn prompt<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
+    find_text(
+        spans,
+        root,
+        attr::INPUT_MESSAGES,
+        "user",
+        attr::PROMPT,
+        false,
+    )
+}
+
+/// The final answer: the root's assistant messages (or `gen_ai.completion`), else the last span's.
+pub fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
+    find_text(
+        spans,
+        root,
+        attr::OUTPUT_MESSAGES,
+        "assistant",
+        attr::COMPLETION,
+        true,
+    )
+}
+
+/// `str()` of the root's `faultgate.termination`.
+pub fn termination<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
+    root.and_then(|r| spans[r].attr(attr::TERMINATION))
+        .map(AttrValue::py_str)
+        .unwrap_or_default()
+}
+
+fn find_text<'s>(
+    spans: &'s [SpanRecord<'_>],
     root: Option<usize>,
     messages_key: &str,
     role: &str,
     legacy_key: &str,
     reverse: bool,
-) -> String {
-    let read = |span: &Span| -> String {
+) -> Cow<'s, str> {
+    let read = |span: &'s SpanRecord<'_>| -> Cow<'s, str> {
         let text = span
             .attr(messages_key)
             .map(|v| message_text(v, role))
             .unwrap_or_default();
         if text.is_empty() {
-            span.attr(legacy_key).map(py_str).unwrap_or_default()
+            span.attr(legacy_key)
+                .map(AttrValue::py_str)
+                .unwrap_or_default()
         } else {
             text
         }
@@ -140,36 +101,47 @@ fn find_text(
             return text;
         }
     }
-    let mut order: Box<dyn Iterator<Item = &Span>> = if reverse {
-        Box::new(spans.iter().rev())
-    } else {
-        Box::new(spans.iter())
+    let found = |span: &'s SpanRecord<'_>| {
+        let text = read(span);
+        (!py_strip(&text).is_empty()).then_some(text)
     };
-    order
-        .find_map(|span| {
-            let text = read(span);
-            (!py_strip(&text).is_empty()).then_some(text)
-        })
-        .unwrap_or_default()
+    let text = if reverse {
+        spans.iter().rev().find_map(found)
+    } else {
+        spans.iter().find_map(found)
+    };
+    text.unwrap_or_default()
 }
 
-/// The text of the messages with `role` in a messages attribute (a JSON string or a list).
-pub fn message_text(value: &Value, role: &str) -> String {
+/// The text of the messages with `role` in a messages attribute (a JSON string or a list). A string that
+/// is not JSON is the text itself.
+pub fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, str> {
     let parsed;
     let list = match value {
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(v) => {
-                parsed = v;
-                match &parsed {
-                    Value::Array(items) => items,
-                    _ => return String::new(),
-                }
+        AttrValue::Str(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(items)) => {
+                parsed = items;
+                &parsed
             }
-            Err(_) => return s.clone(),
+            Ok(_) => return Cow::Borrowed(""),
+            Err(_) => return Cow::Borrowed(s),
         },
-        Value::Array(items) => items,
-        _ => return String::new(),
+        AttrValue::Json(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(items)) => {
+                parsed = items;
+                &parsed
+            }
+            Ok(_) => return Cow::Borrowed(""),
+            Err(_) => return Cow::Borrowed(s),
+        },
+        AttrValue::Json(Value::Array(items)) => items,
+        AttrValue::Json(_) => return Cow::Borrowed(""),
     };
+    Cow::Owned(role_text(list, role))
+}
+
+/// The text parts (or plain contents) of the messages with `role`, joined by newlines.
+pub fn role_text(list: &[Value], role: &str) -> String {
     let mut pieces: Vec<String> = Vec::new();
     for message in list.iter().filter_map(Value::as_object) {
         if message.get("role").and_then(Value::as_str) != Some(role) {
@@ -194,36 +166,31 @@ pub fn message_text(value: &Value, role: &str) -> String {
 /// The list of messages in a messages attribute, when it holds one and it may hold a part of type
 /// `part_type`. A JSON string is only parsed when that type can occur in it: written literally, or
 /// through a `\\u` escape (the only JSON escape that can spell a letter).
-fn message_list<'v>(value: Option<&'v Value>, part_type: &str) -> Cow<'v, [Value]> {
-    match value {
-        Some(Value::String(s)) if s.contains(part_type) || s.contains("\\u") => {
-            match serde_json::from_str::<Value>(s) {
-                Ok(Value::Array(items)) => Cow::Owned(items),
-                _ => Cow::Borrowed(&[]),
-            }
-        }
-        Some(Value::Array(items)) => Cow::Borrowed(items),
-        _ => Cow::Borrowed(&[]),
+fn message_list<'v>(value: Option<&'v AttrValue<'_>>, part_type: &str) -> Cow<'v, [Value]> {
+    let text = match value {
+        Some(AttrValue::Str(s)) => s.as_ref(),
+        Some(AttrValue::Json(Value::String(s))) => s.as_str(),
+        Some(AttrValue::Json(Value::Array(items))) => return Cow::Borrowed(items),
+        _ => return Cow::Borrowed(&[]),
+    };
+    if !(text.contains(part_type) || text.contains("\\u")) {
+        return Cow::Borrowed(&[]);
     }
-}
-
-/// Returns true if and only if the span ran a tool (`execute_tool`, by operation or by span name).
-pub fn is_tool_span(span: &Span) -> bool {
-    match span.attr(attr::OPERATION_NAME) {
-        Some(op) => op.as_str() == Some(attr::OP_EXECUTE_TOOL),
-        None => span.name == attr::OP_EXECUTE_TOOL || span.name.starts_with("execute_tool "),
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => Cow::Owned(items),
+        _ => Cow::Borrowed(&[]),
     }
 }
 
 /// The tool a tool span ran. Spans named `execute_tool <tool>` without `gen_ai.tool.name` name the tool
 /// after the prefix, as the GenAI conventions intend.
-fn tool_span_name(span: &Span) -> String {
+fn tool_span_name<'s>(span: &'s SpanRecord<'_>) -> Cow<'s, str> {
     if let Some(name) = span.attr(attr::TOOL_NAME) {
-        return py_str(name);
+        return name.py_str();
     }
     match span.name.strip_prefix("execute_tool ") {
-        Some(tool) if !tool.trim().is_empty() => tool.to_string(),
-        _ => span.name.clone(),
+        Some(tool) if !tool.trim().is_empty() => Cow::Borrowed(tool),
+        _ => Cow::Borrowed(&span.name),
     }
 }
 
@@ -263,9 +230,13 @@ pub fn payload_text(v: &Value) -> String {
     }
 }
 
+/// A hash map with a fast, seeded hasher: keys come from the input, so they stay hard to collide.
+pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Tool steps: tool spans first, plus tool calls found only in chat messages, in time order.
-pub fn steps(spans: &[Span]) -> Vec<Step> {
-    let mut responses: HashMap<String, String> = HashMap::new();
+/// `unique_ids` says no two spans share an id.
+pub fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
+    let mut responses: FastMap<String, String> = FastMap::default();
     for span in spans {
         for message in message_list(span.attr(attr::INPUT_MESSAGES), "tool_call_response").iter() {
             let Some(parts) = message.get("parts").and_then(Value::as_array) else {
@@ -294,8 +265,8 @@ pub fn steps(spans: &[Span]) -> Vec<Step> {
             }
         }
     }
-    let mut calls: Vec<(String, Step)> = Vec::new();
-    for span in spans {
+    let mut calls: Vec<(String, Step<'s>)> = Vec::new();
+    for (position, span) in spans.iter().enumerate() {
         for message in message_list(span.attr(attr::OUTPUT_MESSAGES), "tool_call").iter() {
             let Some(parts) = message.get("parts").and_then(Value::as_array) else {
                 continue;
@@ -306,60 +277,82 @@ pub fn steps(spans: &[Span]) -> Vec<Step> {
                 }
                 let call_id = part.get("id").map(py_str).unwrap_or_default();
                 let step = Step {
-                    tool: part
-                        .get("name")
-                        .map_or_else(|| "unknown".to_string(), py_str),
-                    arguments: payload_text(part.get("arguments").unwrap_or(&Value::Null)),
-                    result: responses.get(&call_id).cloned().unwrap_or_default(),
-                    span_id: span.span_id.clone(),
+                    tool: Cow::Owned(
+                        part.get("name")
+                            .map_or_else(|| "unknown".to_string(), py_str),
+                    ),
+                    arguments: Cow::Owned(payload_text(
+                        part.get("arguments").unwrap_or(&Value::Null),
+                    )),
+                    result: Cow::Owned(responses.get(&call_id).cloned().unwrap_or_default()),
+                    span: position,
                 };
                 calls.push((call_id, step));
             }
         }
     }
-    let tool_spans: Vec<&Span> = spans.iter().filter(|s| is_tool_span(s)).collect();
+    let tool_spans: Vec<usize> = (0..spans.len())
+        .filter(|&p| is_tool_span(&spans[p]))
+        .collect();
     if tool_spans.is_empty() {
         return calls.into_iter().map(|(_, step)| step).collect();
     }
-    let text_attr = |span: &Span, key: &str| span.attr(key).map(py_str).unwrap_or_default();
-    let mut out: Vec<Step> = tool_spans
+    let text_attr = |span: &'s SpanRecord<'_>, key: &str| -> Cow<'s, str> {
+        span.attr(key).map(AttrValue::py_str).unwrap_or_default()
+    };
+    let mut out: Vec<Step<'s>> = tool_spans
         .iter()
-        .map(|span| Step {
-            tool: tool_span_name(span),
-            arguments: text_attr(span, attr::TOOL_CALL_ARGUMENTS),
-            result: text_attr(span, attr::TOOL_CALL_RESULT),
-            span_id: span.span_id.clone(),
+        .map(|&p| Step {
+            tool: tool_span_name(&spans[p]),
+            arguments: text_attr(&spans[p], attr::TOOL_CALL_ARGUMENTS),
+            result: text_attr(&spans[p], attr::TOOL_CALL_RESULT),
+            span: p,
         })
         .collect();
-    let executed: HashSet<String> = tool_spans
-        .iter()
-        .filter_map(|s| {
-            s.attr(attr::TOOL_CALL_ID)
-                .filter(|v| py_truthy(v))
-                .map(py_str)
-        })
-        .collect();
-    out.extend(
-        calls
-            .into_iter()
-            .filter(|(id, _)| !executed.contains(id))
-            .map(|(_, step)| step),
-    );
-    let starts: HashMap<&str, i64> = spans
-        .iter()
-        .map(|s| (s.span_id.as_str(), s.start_ns))
-        .collect();
-    out.sort_by_key(|step| starts.get(step.span_id.as_str()).copied().unwrap_or(0));
+    if !calls.is_empty() {
+        let executed: HashSet<Cow<'_, str>, foldhash::fast::RandomState> = tool_spans
+            .iter()
+            .filter_map(|&p| {
+                spans[p]
+                    .attr(attr::TOOL_CALL_ID)
+                    .filter(|v| v.truthy())
+                    .map(AttrValue::py_str)
+            })
+            .collect();
+        out.extend(
+            calls
+                .into_iter()
+                .filter(|(id, _)| !executed.contains(id.as_str()))
+                .map(|(_, step)| step),
+        );
+    }
+    // Steps follow the start of the last span with their span's id (0.4.1 indexes starts by id), which
+    // is the step's own span's start unless ids repeat.
+    if unique_ids {
+        let start_of = |step: &Step<'_>| spans[step.span].start_ns;
+        if !out.is_sorted_by_key(start_of) {
+            out.sort_by_key(start_of);
+        }
+    } else {
+        let mut start_by_id: FastMap<&str, i64> = FastMap::default();
+        for span in spans {
+            start_by_id.insert(&span.span_id, span.start_ns);
+        }
+        out.sort_by_key(|step| start_by_id[spans[step.span].span_id.as_ref()]);
+    }
     out
 }
 
-fn usage(spans: &[Span]) -> (Option<i64>, Option<i64>) {
+/// Summed `gen_ai.usage.*_tokens`, each `None` when no span recorded it.
+pub fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
     let sum = |key: &str| -> Option<i64> {
         spans
             .iter()
             .filter_map(|s| s.attr(key))
             .filter_map(|v| match v {
-                Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64)),
+                AttrValue::Json(Value::Number(n)) => {
+                    n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64))
+                }
                 _ => None,
             })
             .fold(None, |acc: Option<i64>, n| {
@@ -369,7 +362,8 @@ fn usage(spans: &[Span]) -> (Option<i64>, Option<i64>) {
     (sum(attr::INPUT_TOKENS), sum(attr::OUTPUT_TOKENS))
 }
 
-fn latency_ms(spans: &[Span], root: Option<usize>) -> Option<f64> {
+/// The root's duration, else the span of all known times, in milliseconds.
+pub fn latency_ms(spans: &[SpanRecord<'_>], root: Option<usize>) -> Option<f64> {
     if let Some(root) = root.map(|r| &spans[r])
         && root.start_ns != 0
         && root.end_ns != 0
@@ -382,12 +376,13 @@ fn latency_ms(spans: &[Span], root: Option<usize>) -> Option<f64> {
     (end >= start).then(|| (end - start) as f64 / 1e6)
 }
 
-fn cost(spans: &[Span]) -> Option<f64> {
+/// Summed `faultgate.cost_usd` (numbers and booleans), `None` when no span recorded it.
+pub fn cost(spans: &[SpanRecord<'_>]) -> Option<f64> {
     let mut total: Option<f64> = None;
     for v in spans.iter().filter_map(|s| s.attr(attr::COST_USD)) {
         let amount = match v {
-            Value::Number(n) => n.as_f64(),
-            Value::Bool(b) => Some(f64::from(u8::from(*b))),
+            AttrValue::Json(Value::Number(n)) => n.as_f64(),
+            AttrValue::Json(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
             _ => None,
         };
         if let Some(a) = amount {
@@ -401,20 +396,19 @@ fn cost(spans: &[Span]) -> Option<f64> {
 mod tests {
     use super::*;
 
-    fn chat_span(id: &str, start: i64, input: &str, output: &str) -> Span {
-        let mut attrs = serde_json::Map::new();
-        attrs.insert(attr::INPUT_MESSAGES.into(), Value::String(input.into()));
-        attrs.insert(attr::OUTPUT_MESSAGES.into(), Value::String(output.into()));
-        Span {
+    fn chat_span(id: &'static str, start: i64, input: &str, output: &str) -> SpanRecord<'static> {
+        let mut span = SpanRecord {
             span_id: id.into(),
-            parent_id: None,
             name: "chat".into(),
             start_ns: start,
             end_ns: start + 1,
-            attrs,
-            status_code: 0,
-            status_message: String::new(),
-        }
+            ..SpanRecord::default()
+        };
+        span.attrs
+            .insert(attr::INPUT_MESSAGES.into(), Value::String(input.into()));
+        span.attrs
+            .insert(attr::OUTPUT_MESSAGES.into(), Value::String(output.into()));
+        span
     }
 
     #[test]
@@ -426,7 +420,7 @@ mod tests {
             chat_span("a", 1, "[]", output),
             chat_span("b", 2, input, "[]"),
         ];
-        let steps = steps(&spans);
+        let steps = steps(&spans, true);
         assert_eq!(steps.len(), 1);
         assert_eq!(steps[0].tool, "search");
         assert_eq!(steps[0].arguments, r#"{"q": 1}"#);
@@ -441,6 +435,6 @@ mod tests {
             r#"[{"role": "user", "content": "hi"}]"#,
             r#"[{"role": "assistant", "parts": [{"type": "text", "content": "tool_call"}]}]"#,
         )];
-        assert!(steps(&spans).is_empty());
+        assert!(steps(&spans, true).is_empty());
     }
 }

@@ -4,6 +4,7 @@
 //! typed columns through the accessors here and walk a trace's rows through its offsets.
 
 pub mod derive;
+pub mod record;
 pub mod schema;
 pub mod signals;
 
@@ -19,12 +20,10 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeStringArray, ListArray,
     RecordBatch, UInt32Array,
 };
-use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::model::{RawTrace, attr};
-use crate::pyfmt::{py_str, py_truthy};
-use derive::{TraceFacts, derive, is_tool_span};
+use crate::pyfmt::py_str;
+use record::{AttrValue, SpanRecord, TraceRecord, attr, is_tool_span, root_position};
 use schema::*;
 
 /// Traces, spans and steps of a batch, with per-trace row offsets into spans and steps.
@@ -44,18 +43,16 @@ fn column<'a>(batch: &'a RecordBatch, name: &str) -> &'a ArrayRef {
 }
 
 impl TraceBatch {
-    /// Builds the tables; facts are derived in parallel, rows are appended in input order.
-    pub fn build(traces: &[RawTrace]) -> TraceBatch {
-        let facts: Vec<TraceFacts> = traces.par_iter().map(derive).collect();
-        let mut b = Builders::default();
-        let mut span_offsets = vec![0];
-        let mut step_offsets = vec![0];
-        for (trace, facts) in traces.iter().zip(&facts) {
-            b.append_trace(trace, facts);
-            span_offsets.push(span_offsets.last().copied().unwrap_or(0) + trace.spans.len());
-            step_offsets.push(step_offsets.last().copied().unwrap_or(0) + facts.steps.len());
+    /// Builds the tables of a few traces at once (tests and samples; readers stream through
+    /// [`TableBuilder`]).
+    pub fn build(traces: &[TraceRecord<'_>]) -> TraceBatch {
+        let mut builder = TableBuilder::new(TableOptions {
+            root_attributes: true,
+        });
+        for trace in traces {
+            builder.append(trace);
         }
-        b.finish(span_offsets, step_offsets)
+        builder.finish()
     }
 
     /// Number of traces.
@@ -162,12 +159,176 @@ impl TraceBatch {
 
 /// A handoff payload attribute as compact JSON: a string holding JSON is decoded first, since most
 /// exporters can only record strings.
-fn payload_json(value: &Value) -> String {
-    let decoded = match value {
-        Value::String(text) => serde_json::from_str::<Value>(text).ok(),
-        _ => None,
-    };
-    serde_json::to_string(decoded.as_ref().unwrap_or(value)).unwrap_or_default()
+fn payload_json(value: &AttrValue<'_>) -> String {
+    let decoded = value
+        .as_str()
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    match decoded {
+        Some(v) => serde_json::to_string(&v).unwrap_or_default(),
+        None => serde_json::to_string(value.to_json().as_ref()).unwrap_or_default(),
+    }
+}
+
+/// What the tables keep beyond what every check reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TableOptions {
+    /// Keep the root span's attributes as JSON (only the policy's identity rule reads them).
+    pub root_attributes: bool,
+}
+
+/// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
+/// reused from one batch to the next.
+pub struct TableBuilder {
+    options: TableOptions,
+    columns: Builders,
+    span_offsets: Vec<usize>,
+    step_offsets: Vec<usize>,
+    /// Bytes of text appended since the last batch (what bounds a batch besides its traces).
+    text_bytes: usize,
+}
+
+impl TableBuilder {
+    pub fn new(options: TableOptions) -> TableBuilder {
+        TableBuilder {
+            options,
+            columns: Builders::default(),
+            span_offsets: vec![0],
+            step_offsets: vec![0],
+            text_bytes: 0,
+        }
+    }
+
+    /// Empties the builder and sets what the next batches keep.
+    pub fn reset(&mut self, options: TableOptions) {
+        if !self.is_empty() {
+            self.finish();
+        }
+        self.options = options;
+    }
+
+    /// Traces appended since the last batch.
+    pub fn len(&self) -> usize {
+        self.span_offsets.len() - 1
+    }
+
+    /// Returns true if and only if no trace was appended since the last batch.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Approximate bytes of text held since the last batch.
+    pub fn text_bytes(&self) -> usize {
+        self.text_bytes
+    }
+
+    /// Derives one trace's facts and appends its rows.
+    pub fn append(&mut self, trace: &TraceRecord<'_>) {
+        let spans = &trace.spans;
+        let root = root_position(spans);
+        let prompt = derive::prompt(spans, root);
+        let answer = derive::answer(spans, root);
+        let termination = derive::termination(spans, root);
+        let scenario = derive::scenario_key(root.map(|r| &spans[r]), &prompt);
+        let first_position = FirstPositions::of(spans);
+        let steps = derive::steps(spans, first_position.ids_unique());
+        let (input_tokens, output_tokens) = derive::usage(spans);
+        let has_content = !prompt.is_empty()
+            || !answer.is_empty()
+            || steps
+                .iter()
+                .any(|s| !s.arguments.is_empty() || !s.result.is_empty());
+
+        let b = &mut self.columns;
+        b.trace_id.append_value(&trace.trace_id);
+        b.agent.append_value(&trace.agent);
+        b.scenario.append_value(&scenario);
+        b.prompt.append_value(&prompt);
+        b.answer.append_value(&answer);
+        b.termination.append_value(&termination);
+        b.root.append_option(root.map(|r| r as u32));
+        b.root_attributes.append_option(
+            root.filter(|_| self.options.root_attributes)
+                .map(|r| serde_json::to_string(&spans[r].attrs.to_map()).unwrap_or_default()),
+        );
+        b.input_tokens.append_option(input_tokens);
+        b.output_tokens.append_option(output_tokens);
+        b.latency_ms.append_option(derive::latency_ms(spans, root));
+        b.cost_usd.append_option(derive::cost(spans));
+        b.has_content.append_value(has_content);
+        self.text_bytes += prompt.len() + answer.len();
+
+        // Steps point at the first span with their span's id, and a span "backs" a step when any span
+        // with its id does (ids may repeat).
+        let mut backs = vec![false; spans.len()];
+        for step in &steps {
+            let position = first_position.get(step.span);
+            backs[position] = true;
+            b.tool.append_value(&step.tool);
+            b.arguments.append_value(&step.arguments);
+            b.result.append_value(&step.result);
+            b.step_span_id.append_value(&spans[step.span].span_id);
+            b.step_span.append_value(position as u32);
+            let (error, empty) = signals::result_signals(&step.result);
+            b.structural_error.append_option(error);
+            b.empty_result.append_value(empty);
+            self.text_bytes += step.arguments.len() + step.result.len();
+        }
+        for (i, span) in spans.iter().enumerate() {
+            let backs_step = backs[first_position.get(i)] || backs[i];
+            b.append_span(span, backs_step);
+            self.text_bytes += span.name.len() + span.span_id.len();
+        }
+        let last_span = self.span_offsets.last().copied().unwrap_or(0);
+        self.span_offsets.push(last_span + spans.len());
+        let last_step = self.step_offsets.last().copied().unwrap_or(0);
+        self.step_offsets.push(last_step + steps.len());
+    }
+
+    /// The tables of every trace appended since the last batch; the builder is then empty again.
+    pub fn finish(&mut self) -> TraceBatch {
+        self.text_bytes = 0;
+        let span_offsets = std::mem::replace(&mut self.span_offsets, vec![0]);
+        let step_offsets = std::mem::replace(&mut self.step_offsets, vec![0]);
+        self.columns.finish(span_offsets, step_offsets)
+    }
+}
+
+/// Maps a span position to the position of the first span with the same id. Ids are unique in almost
+/// every trace, so the map is kept only when they are not.
+struct FirstPositions<'s> {
+    spans: &'s [SpanRecord<'s>],
+    repeated: Option<derive::FastMap<&'s str, usize>>,
+}
+
+impl<'s> FirstPositions<'s> {
+    fn of(spans: &'s [SpanRecord<'s>]) -> FirstPositions<'s> {
+        let mut first: derive::FastMap<&str, usize> = derive::FastMap::default();
+        first.reserve(spans.len());
+        let mut repeats = false;
+        for (i, span) in spans.iter().enumerate() {
+            match first.entry(&span.span_id) {
+                std::collections::hash_map::Entry::Occupied(_) => repeats = true,
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(i);
+                }
+            }
+        }
+        FirstPositions {
+            spans,
+            repeated: repeats.then_some(first),
+        }
+    }
+
+    fn ids_unique(&self) -> bool {
+        self.repeated.is_none()
+    }
+
+    fn get(&self, position: usize) -> usize {
+        match &self.repeated {
+            Some(first) => first[self.spans[position].span_id.as_ref()],
+            None => position,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -220,53 +381,8 @@ struct Builders {
 }
 
 impl Builders {
-    fn append_trace(&mut self, trace: &RawTrace, facts: &TraceFacts) {
-        self.trace_id.append_value(&trace.trace_id);
-        self.agent.append_value(&trace.agent);
-        self.scenario.append_value(&facts.scenario);
-        self.prompt.append_value(&facts.prompt);
-        self.answer.append_value(&facts.answer);
-        self.termination.append_value(&facts.termination);
-        self.root.append_option(facts.root.map(|r| r as u32));
-        self.root_attributes.append_option(
-            facts
-                .root
-                .map(|r| serde_json::to_string(&trace.spans[r].attrs).unwrap_or_default()),
-        );
-        self.input_tokens.append_option(facts.input_tokens);
-        self.output_tokens.append_option(facts.output_tokens);
-        self.latency_ms.append_option(facts.latency_ms);
-        self.cost_usd.append_option(facts.cost_usd);
-        self.has_content.append_value(facts.has_content());
-
-        // First span with each id: steps point at it, and it is the span a step "backs".
-        let mut first_position: std::collections::HashMap<&str, usize> = Default::default();
-        for (i, span) in trace.spans.iter().enumerate() {
-            first_position.entry(span.span_id.as_str()).or_insert(i);
-        }
-        let mut backs = vec![false; trace.spans.len()];
-        for step in &facts.steps {
-            let position = first_position.get(step.span_id.as_str()).copied();
-            if let Some(p) = position {
-                backs[p] = true;
-            }
-            self.tool.append_value(&step.tool);
-            self.arguments.append_value(&step.arguments);
-            self.result.append_value(&step.result);
-            self.step_span_id.append_value(&step.span_id);
-            self.step_span.append_option(position.map(|p| p as u32));
-            let (error, empty) = signals::result_signals(&step.result);
-            self.structural_error.append_option(error);
-            self.empty_result.append_value(empty);
-        }
-        // A span "backs" a step when any span with its id does (ids may repeat).
-        for (i, span) in trace.spans.iter().enumerate() {
-            let backs_step = backs[first_position[span.span_id.as_str()]];
-            self.append_span(span, backs_step || backs[i]);
-        }
-    }
-
-    fn append_span(&mut self, span: &crate::model::Span, backs_step: bool) {
+    fn append_span(&mut self, span: &SpanRecord<'_>, backs_step: bool) {
+        let text = |key: &str| span.attr(key).map(AttrValue::py_str);
         self.span_id.append_value(&span.span_id);
         self.parent.append_option(span.parent_id.as_deref());
         self.name.append_value(&span.name);
@@ -276,62 +392,57 @@ impl Builders {
         self.status_message.append_value(&span.status_message);
         let error_type = span
             .attr(attr::ERROR_TYPE)
-            .filter(|v| py_truthy(v))
-            .map(py_str);
+            .filter(|v| v.truthy())
+            .map(AttrValue::py_str);
         self.span_error
             .append_option(signals::span_error(span.status_code, error_type.as_deref()));
         self.error_type.append_option(error_type);
         match span.attr(attr::FINISH_REASONS) {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => {
+            None | Some(AttrValue::Json(Value::Null)) => {}
+            Some(AttrValue::Json(Value::Array(items))) => {
                 for item in items {
                     self.finish_reasons.values().append_value(py_str(item));
                 }
             }
-            Some(other) => self.finish_reasons.values().append_value(py_str(other)),
+            Some(other) => self.finish_reasons.values().append_value(other.py_str()),
         }
         self.finish_reasons.append(true);
         self.is_tool.append_value(is_tool_span(span));
         self.has_operation
-            .append_value(span.attr(attr::OPERATION_NAME).is_some());
-        self.confirmed.append_value(
-            matches!(span.attr(attr::CONFIRMED), Some(Value::Bool(true)))
-                || matches!(span.attr_str(attr::CONFIRMED), Some("true" | "True")),
-        );
+            .append_value(span.attrs.contains_key(attr::OPERATION_NAME));
+        self.confirmed
+            .append_value(match span.attr(attr::CONFIRMED) {
+                Some(AttrValue::Json(Value::Bool(b))) => *b,
+                Some(v) => matches!(v.as_str(), Some("true" | "True")),
+                None => false,
+            });
         self.backs_step.append_value(backs_step);
         self.tool_attributes.append_value(
             [
                 attr::TOOL_NAME,
                 attr::TOOL_CALL_ARGUMENTS,
                 attr::TOOL_CALL_RESULT,
-                "tool.name",
+                attr::LEGACY_TOOL_NAME,
             ]
             .iter()
-            .any(|k| span.attrs.contains_key(*k)),
+            .any(|k| span.attrs.contains_key(k)),
         );
         self.openinference_kind
-            .append_value(span.attrs.contains_key("openinference.span.kind"));
-        self.agent_name
-            .append_option(span.attr(attr::AGENT_NAME).map(py_str));
-        self.operation
-            .append_option(span.attr(attr::OPERATION_NAME).map(py_str));
-        self.checkpoint
-            .append_option(span.attr(attr::CHECKPOINT).map(py_str));
-        self.confirmed_by
-            .append_option(span.attr(attr::CONFIRMED_BY).map(py_str));
-        let handoff = match (span.attr(attr::HANDOFF_FROM), span.attr(attr::HANDOFF_TO)) {
-            (Some(from), Some(to)) => Some((py_str(from), py_str(to))),
-            _ => None,
-        };
+            .append_value(span.attrs.contains_key(attr::OPENINFERENCE_KIND));
+        self.agent_name.append_option(text(attr::AGENT_NAME));
+        self.operation.append_option(text(attr::OPERATION_NAME));
+        self.checkpoint.append_option(text(attr::CHECKPOINT));
+        self.confirmed_by.append_option(text(attr::CONFIRMED_BY));
+        let handoff = text(attr::HANDOFF_FROM).zip(text(attr::HANDOFF_TO));
         self.handoff_from
-            .append_option(handoff.as_ref().map(|(from, _)| from.as_str()));
+            .append_option(handoff.as_ref().map(|(from, _)| from.as_ref()));
         self.handoff_to
-            .append_option(handoff.as_ref().map(|(_, to)| to.as_str()));
+            .append_option(handoff.as_ref().map(|(_, to)| to.as_ref()));
         self.handoff_payload
             .append_option(span.attr(attr::HANDOFF_PAYLOAD).map(payload_json));
     }
 
-    fn finish(mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
+    fn finish(&mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
         fn arc<A: Array + 'static>(a: A) -> ArrayRef {
             Arc::new(a)
         }
@@ -403,5 +514,56 @@ impl Builders {
             span_offsets,
             step_offsets,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use record::Attrs;
+
+    fn answering<'a>(trace_id: &'static str, answer: &'a str) -> TraceRecord<'a> {
+        let mut attrs = Attrs::default();
+        attrs.push(attr::COMPLETION, AttrValue::from(answer));
+        TraceRecord {
+            trace_id: trace_id.into(),
+            agent: "agent".into(),
+            spans: vec![SpanRecord {
+                span_id: "root".into(),
+                attrs,
+                ..SpanRecord::default()
+            }],
+            skipped_attributes: 0,
+        }
+    }
+
+    #[test]
+    fn a_column_holding_more_than_2_gib_of_text_is_built() {
+        // Two answers of 1.05 GiB each: past what 32-bit offsets can address.
+        let text = "a".repeat(1_100 << 20);
+        let mut builder = TableBuilder::new(TableOptions::default());
+        builder.append(&answering("t1", &text));
+        builder.append(&answering("t2", &text));
+        assert!(builder.text_bytes() > 2 << 30);
+        let batch = builder.finish();
+        let answers = batch.trace_str(TRACE_ANSWER);
+        assert_eq!(answers.value(0).len(), text.len());
+        assert_eq!(answers.value(1).len(), text.len());
+        assert!(answers.value(1).ends_with("aaaa"));
+        assert!(*answers.value_offsets().last().unwrap() > i64::from(i32::MAX));
+        assert_eq!(batch.trace_str(TRACE_ID).value(1), "t2");
+    }
+
+    #[test]
+    fn the_builder_starts_empty_after_each_batch() {
+        let mut builder = TableBuilder::new(TableOptions::default());
+        builder.append(&answering("t1", "yes"));
+        assert_eq!(builder.finish().len(), 1);
+        assert!(builder.is_empty());
+        builder.append(&answering("t2", "no"));
+        let batch = builder.finish();
+        assert_eq!(batch.len(), 1);
+        assert_eq!(batch.trace_str(TRACE_ANSWER).value(0), "no");
+        assert_eq!(batch.span_rows(0), 0..1);
     }
 }

@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use super::event::{Action, Checkpoint, Event, Handoff, PayloadField};
 use super::spec::Workflow;
 use crate::checks::TraceView;
-use crate::model::attr::OP_INVOKE_AGENT;
+use crate::table::record::attr::OP_INVOKE_AGENT;
 use crate::table::schema::{
     SPAN_AGENT_NAME, SPAN_CHECKPOINT, SPAN_CONFIRMED_BY, SPAN_HANDOFF_FROM, SPAN_HANDOFF_PAYLOAD,
     SPAN_HANDOFF_TO, SPAN_ID, SPAN_OPERATION, SPAN_PARENT, SPAN_START,
@@ -286,7 +286,9 @@ mod tests {
 
     use super::*;
     use crate::checks::testing::TraceSpec;
-    use crate::model::{Span, attr};
+    use crate::table::record::{SpanRecord, attr};
+
+    type Span = SpanRecord<'static>;
     use crate::table::TraceBatch;
     use crate::workflow::SpecConfig;
 
@@ -306,8 +308,8 @@ mod tests {
     fn agent_span(id: &str, parent: &str, name: &str, start: i64) -> impl FnOnce(&mut Span) {
         let (id, parent, name) = (id.to_string(), parent.to_string(), name.to_string());
         move |span: &mut Span| {
-            span.span_id = id;
-            span.parent_id = Some(parent);
+            span.span_id = id.into();
+            span.parent_id = Some(parent.into());
             span.start_ns = start;
             span.attrs
                 .insert(attr::OPERATION_NAME.into(), json!("invoke_agent"));

@@ -4,6 +4,14 @@
 //! `tool` spans are tool spans and `llm` spans chat spans. Partial-update rows (`_is_merge`) are merged
 //! into the span they update, the way Braintrust itself folds them, instead of becoming extra spans.
 
+use std::path::Path;
+
+use simd_json::tape::Value as TapeValue;
+
+use super::common::{first_record_accepted, read_records};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
@@ -12,8 +20,32 @@ use super::common::{
     MapError, error_status, group_in_order, ns, order_trace, required_str, root_attrs,
     set_finish_reason, set_tool_attrs, set_usage,
 };
-use crate::model::{RawTrace, Span, attr};
 use crate::pyfmt::{py_str, py_truthy};
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
+
+/// Braintrust log rows.
+pub struct Braintrust;
+
+impl Decoder for Braintrust {
+    fn format(&self) -> Format {
+        Format::Braintrust
+    }
+
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
+        first_record_accepted(doc, accepts)
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        _: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        read_records(path, docs, Format::Braintrust, accepts, |records, _| {
+            read(records)
+        })
+    }
+}
 
 /// Returns true if and only if the record has Braintrust's fields.
 pub fn accepts(record: &Map<String, Value>) -> bool {
@@ -62,7 +94,7 @@ fn merge_value(into: &mut Value, update: &Value) {
 }
 
 /// Maps the logged spans onto traces (trace id = root span id), after folding partial updates.
-pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<RawTrace>, MapError> {
+pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
     let folded = fold_merges(records);
     let mut spans = Vec::with_capacity(folded.len());
     for record in &folded {
@@ -74,7 +106,7 @@ pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<RawTrace>, MapError> 
         .collect())
 }
 
-fn read_record(record: &Map<String, Value>) -> Result<(String, Span), MapError> {
+fn read_record(record: &Map<String, Value>) -> Result<(String, SpanRecord<'static>), MapError> {
     let null = Value::Null;
     let get = |k: &str| record.get(k).unwrap_or(&null);
     let sid = match record.get("span_id").filter(|v| py_truthy(v)) {
@@ -137,15 +169,15 @@ fn read_record(record: &Map<String, Value>) -> Result<(String, Span), MapError> 
         _ => None,
     };
     let (status_code, status_message) = error_status(error);
-    let span = Span {
-        span_id: sid,
-        parent_id,
-        name,
+    let span = SpanRecord {
+        span_id: sid.into(),
+        parent_id: parent_id.map(Into::into),
+        name: name.into(),
         start_ns: ns(metrics.get("start").unwrap_or(&null))?,
         end_ns: ns(metrics.get("end").unwrap_or(&null))?,
-        attrs,
+        attrs: Attrs::from_map(attrs),
         status_code,
-        status_message,
+        status_message: status_message.into(),
     };
     Ok((rid, span))
 }
@@ -200,7 +232,7 @@ mod tests {
         let traces = read(&records(&doc)).unwrap();
         let tool = &traces[0].spans[1];
         assert_eq!(
-            (tool.status_code, tool.status_message.as_str()),
+            (tool.status_code, tool.status_message.as_ref()),
             (2, "boom")
         );
         assert_eq!(tool.attr_str(attr::TOOL_CALL_RESULT), Some("Error: boom"));

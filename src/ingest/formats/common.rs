@@ -4,11 +4,18 @@
 //! These follow faultgate 0.4.1's shared helpers (spec §8.3), so a vendor export yields the same steps,
 //! prompt and answer as the OTLP export of the same run.
 
+use std::path::Path;
+
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::model::{RawTrace, Span, attr};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{Document, OwnedTraces, Traces};
+use crate::ingest::json::{to_value, with_tape};
 use crate::pyfmt::{py_repr_str, py_str, py_truthy};
 use crate::pyjson::dumps_spaced;
+use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// A record that cannot be mapped.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -209,22 +216,22 @@ pub fn error_status(error: &Value) -> (i64, String) {
     }
 }
 
-fn has_messages(span: &Span) -> bool {
+fn has_messages(span: &SpanRecord<'_>) -> bool {
     [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES]
         .iter()
-        .any(|k| span.attr(k).is_some_and(py_truthy))
+        .any(|k| span.attr(k).is_some_and(|v| v.truthy()))
 }
 
 /// Orders a vendor trace's spans and picks its root (Z of spec §8.3): among parentless spans the root
 /// prefers `invoke_agent`, then spans with messages, then the earliest start, then the smallest id; the
 /// root comes first, the rest follow by start and id.
-pub fn order_trace(trace_id: String, mut spans: Vec<Span>) -> RawTrace {
+pub fn order_trace<'a>(trace_id: String, mut spans: Vec<SpanRecord<'a>>) -> TraceRecord<'a> {
     let root = spans
         .iter()
         .enumerate()
         .filter(|(_, s)| s.parent_id.is_none())
         .min_by(|(_, a), (_, b)| {
-            let key = |s: &Span| {
+            let key = |s: &SpanRecord<'_>| {
                 (
                     s.attr_str(attr::OPERATION_NAME) != Some(attr::OP_INVOKE_AGENT),
                     !has_messages(s),
@@ -243,17 +250,71 @@ pub fn order_trace(trace_id: String, mut spans: Vec<Span>) -> RawTrace {
     let agent = match &root_span {
         Some(r) => r
             .attr(attr::AGENT_NAME)
-            .filter(|v| py_truthy(v))
-            .map_or_else(|| r.name.clone(), py_str),
+            .filter(|v| v.truthy())
+            .map_or_else(|| r.name.to_string(), |v| v.py_str().into_owned()),
         None => "agent".to_string(),
     };
     if let Some(r) = root_span {
         spans.insert(0, r);
     }
-    RawTrace {
-        trace_id,
+    TraceRecord {
+        trace_id: trace_id.into(),
         agent,
         spans,
+        skipped_attributes: 0,
+    }
+}
+
+/// A vendor format's reading of a record list into traces.
+pub type MapRecords =
+    fn(&[&Map<String, Value>], &Path) -> Result<Vec<TraceRecord<'static>>, MapError>;
+
+/// Reads a vendor format's documents: each one's record list, checked against the format's fields and
+/// mapped into traces.
+pub fn read_records(
+    path: &Path,
+    docs: &[Document<'_>],
+    format: Format,
+    accepts: fn(&Map<String, Value>) -> bool,
+    map: MapRecords,
+) -> Result<Box<dyn Traces>, InputError> {
+    let invalid = |message: String| InputError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let values: Vec<Value> = docs
+        .par_iter()
+        .map(|doc| with_tape(doc.bytes, to_value).map_err(|f| doc.json_error(path, f)))
+        .collect::<Result<_, _>>()?;
+    let records: Vec<&Map<String, Value>> = values
+        .iter()
+        .flat_map(crate::ingest::detect::records)
+        .collect();
+    let name = format.name();
+    if !records.first().is_some_and(|r| accepts(r)) {
+        return Err(invalid(format!(
+            "not a valid {name} export: the records do not have its fields"
+        )));
+    }
+    let traces = map(&records, path).map_err(|e| match e {
+        MapError::MissingKey(_) => invalid(format!("not a valid {name} export: {e}")),
+        MapError::BadTime(_) => invalid(e.to_string()),
+    })?;
+    if traces.is_empty() {
+        return Err(invalid(format!("no {name} traces found")));
+    }
+    Ok(Box::new(OwnedTraces(traces)))
+}
+
+/// Returns true if and only if the document's first record has the fields `accepts` looks for.
+pub fn first_record_accepted(
+    doc: simd_json::tape::Value<'_, '_>,
+    accepts: fn(&Map<String, Value>) -> bool,
+) -> bool {
+    // A document without an object record is tried as an empty record, as 0.4.1 does.
+    match crate::ingest::detect::first_record_value(doc) {
+        Some(Value::Object(record)) => accepts(&record),
+        _ => accepts(&Map::new()),
     }
 }
 
@@ -549,14 +610,14 @@ mod tests {
 
     #[test]
     fn untimed_parentless_span_wins_root_choice() {
-        let span = |id: &str, start| Span {
+        let span = |id: &'static str, start| SpanRecord {
             span_id: id.into(),
             start_ns: start,
             name: id.into(),
-            ..Span::default()
+            ..SpanRecord::default()
         };
         let trace = order_trace("t".into(), vec![span("b", 5), span("a", 0), span("c", 1)]);
-        let ids: Vec<&str> = trace.spans.iter().map(|s| s.span_id.as_str()).collect();
+        let ids: Vec<&str> = trace.spans.iter().map(|s| s.span_id.as_ref()).collect();
         assert_eq!(ids, ["a", "c", "b"]);
         assert_eq!(trace.agent, "a");
     }

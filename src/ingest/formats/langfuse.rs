@@ -6,14 +6,22 @@
 //! Also owns the heuristic `precheck` uses to warn about tools recorded as SPAN observations, which no
 //! check reads.
 
+use std::path::Path;
+
+use simd_json::tape::Value as TapeValue;
+
+use super::common::{first_record_accepted, read_records};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use serde_json::{Map, Value};
 
 use super::common::{
     MapError, error_status, first, group_in_order, ns, order_trace, required_str, root_attrs,
     set_finish_reason, set_tool_attrs, set_usage, str_or, wrap_messages,
 };
-use crate::model::{RawTrace, Span, attr};
 use crate::pyfmt::{py_str, py_truthy};
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 const ROW_TYPES: [&str; 10] = [
     "SPAN",
@@ -39,13 +47,37 @@ pub fn is_row(record: &Map<String, Value>) -> bool {
     has_trace && typed && !record.contains_key("run_type")
 }
 
+/// Langfuse exports: traces with their observations, as one document or one row each.
+pub struct Langfuse;
+
+impl Decoder for Langfuse {
+    fn format(&self) -> Format {
+        Format::Langfuse
+    }
+
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
+        first_record_accepted(doc, accepts)
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        _: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        read_records(path, docs, Format::Langfuse, accepts, |records, _| {
+            read(records)
+        })
+    }
+}
+
 /// Returns true if and only if the record has Langfuse's fields (a trace object or an observation row).
 pub fn accepts(record: &Map<String, Value>) -> bool {
     record.contains_key("observations") || is_row(record)
 }
 
 /// Maps the records (trace objects or observation rows) onto traces.
-pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<RawTrace>, MapError> {
+pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
     let empty = Map::new();
     let mut traces = Vec::new();
     if records
@@ -89,7 +121,7 @@ fn read_trace(
     trace_id: String,
     trace: &Map<String, Value>,
     observations: &[&Map<String, Value>],
-) -> Result<RawTrace, MapError> {
+) -> Result<TraceRecord<'static>, MapError> {
     let root_id = format!("{trace_id}:root");
     let mut starts = Vec::with_capacity(observations.len());
     let mut ends = Vec::with_capacity(observations.len());
@@ -136,15 +168,20 @@ fn read_trace(
         .map_or_else(|| "agent".to_string(), py_str);
     let user = first(trace, &["userId", "user_id"]);
     let mut spans = Vec::with_capacity(observations.len() + 1);
-    spans.push(Span {
-        span_id: root_id.clone(),
+    spans.push(SpanRecord {
+        span_id: root_id.clone().into(),
         parent_id: None,
-        attrs: root_attrs(&name, prompt, answer, trace.get("metadata"), user),
-        name,
+        attrs: Attrs::from_map(root_attrs(
+            &name,
+            prompt,
+            answer,
+            trace.get("metadata"),
+            user,
+        )),
+        name: name.into(),
         start_ns: t0,
         end_ns: end,
-        status_code: 0,
-        status_message: String::new(),
+        ..SpanRecord::default()
     });
     for ((obs, start), end) in observations.iter().zip(starts).zip(ends) {
         spans.push(read_observation(obs, &root_id, start, end)?);
@@ -157,7 +194,7 @@ fn read_observation(
     root_id: &str,
     start: i64,
     end: i64,
-) -> Result<Span, MapError> {
+) -> Result<SpanRecord<'static>, MapError> {
     let null = Value::Null;
     let kind = kind(obs);
     let level = obs
@@ -225,15 +262,15 @@ fn read_observation(
     let parent = first(obs, &["parentObservationId", "parent_observation_id"])
         .map_or_else(|| root_id.to_string(), py_str);
     let (status_code, status_message) = error_status(&error);
-    Ok(Span {
-        span_id,
-        parent_id: Some(parent),
-        name: str_or(obs, "name", &kind.to_lowercase()),
+    Ok(SpanRecord {
+        span_id: span_id.into(),
+        parent_id: Some(parent.into()),
+        name: str_or(obs, "name", &kind.to_lowercase()).into(),
         start_ns: start,
         end_ns: end,
-        attrs,
+        attrs: Attrs::from_map(attrs),
         status_code,
-        status_message,
+        status_message: status_message.into(),
     })
 }
 
@@ -323,7 +360,12 @@ mod tests {
             "usage_details": {"input_tokens": 3, "output_tokens": 4}, "start_time": "2026-10-01T10:00:00Z"}]);
         let traces = read(&records(&doc)).unwrap();
         let gen_span = &traces[0].spans[1];
-        assert_eq!(gen_span.attr(attr::INPUT_TOKENS), Some(&json!(3)));
+        assert_eq!(
+            gen_span
+                .attr(attr::INPUT_TOKENS)
+                .map(|v| v.to_json().into_owned()),
+            Some(json!(3))
+        );
         assert_eq!(gen_span.attr_str(attr::OPERATION_NAME), Some("chat"));
         assert!(
             traces[0].spans[0]

@@ -3,14 +3,46 @@
 //! A parentless non-llm run is the agent root; `tool` runs are tool spans (their `error` prefixes the
 //! result); llm runs are chat spans with their finish reason; token counts and `total_cost` carry over.
 
+use std::path::Path;
+
+use simd_json::tape::Value as TapeValue;
+
+use super::common::{first_record_accepted, read_records};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use serde_json::{Map, Value};
 
 use super::common::{
     MapError, error_status, group_in_order, ns, order_trace, required_str, root_attrs,
     set_finish_reason, set_tool_attrs, set_usage, str_or,
 };
-use crate::model::{RawTrace, Span, attr};
 use crate::pyfmt::{py_str, py_truthy};
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
+
+/// LangSmith run payloads.
+pub struct Langsmith;
+
+impl Decoder for Langsmith {
+    fn format(&self) -> Format {
+        Format::Langsmith
+    }
+
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
+        first_record_accepted(doc, accepts)
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        _: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        read_records(path, docs, Format::Langsmith, accepts, |records, _| {
+            read(records)
+        })
+    }
+}
 
 /// Returns true if and only if the record has LangSmith's fields.
 pub fn accepts(record: &Map<String, Value>) -> bool {
@@ -18,7 +50,7 @@ pub fn accepts(record: &Map<String, Value>) -> bool {
 }
 
 /// Maps the runs onto traces, in first-appearance order of their trace ids.
-pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<RawTrace>, MapError> {
+pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
     let mut spans = Vec::with_capacity(records.len());
     for run in records {
         spans.push(read_run(run)?);
@@ -29,7 +61,7 @@ pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<RawTrace>, MapError> 
         .collect())
 }
 
-fn read_run(run: &Map<String, Value>) -> Result<(String, Span), MapError> {
+fn read_run(run: &Map<String, Value>) -> Result<(String, SpanRecord<'static>), MapError> {
     let null = Value::Null;
     let get = |k: &str| run.get(k).unwrap_or(&null);
     let run_id = required_str(run, "id")?;
@@ -87,15 +119,15 @@ fn read_run(run: &Map<String, Value>) -> Result<(String, Span), MapError> {
         );
     }
     let (status_code, status_message) = error_status(error);
-    let span = Span {
-        span_id: run_id,
-        parent_id,
-        name: str_or(run, "name", &run_type),
+    let span = SpanRecord {
+        span_id: run_id.into(),
+        parent_id: parent_id.map(Into::into),
+        name: str_or(run, "name", &run_type).into(),
         start_ns: ns(get("start_time"))?,
         end_ns: ns(get("end_time"))?,
-        attrs,
+        attrs: Attrs::from_map(attrs),
         status_code,
-        status_message,
+        status_message: status_message.into(),
     };
     Ok((trace_id, span))
 }
@@ -144,10 +176,14 @@ mod tests {
         assert_eq!(spans[0].span_id, "r");
         let llm = spans.iter().find(|s| s.span_id == "l").unwrap();
         assert_eq!(llm.name, "None");
-        assert_eq!(llm.attr(attr::FINISH_REASONS), Some(&json!(["length"])));
+        assert_eq!(
+            llm.attr(attr::FINISH_REASONS)
+                .map(|v| v.to_json().into_owned()),
+            Some(json!(["length"]))
+        );
         let tool = spans.iter().find(|s| s.span_id == "t").unwrap();
         assert_eq!(
-            (tool.status_code, tool.status_message.as_str()),
+            (tool.status_code, tool.status_message.as_ref()),
             (2, "boom")
         );
         assert_eq!(tool.attr_str(attr::TOOL_CALL_RESULT), Some("Error: boom"));

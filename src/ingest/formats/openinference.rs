@@ -9,23 +9,61 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use std::path::Path;
+
+use simd_json::tape::Value as TapeValue;
+
 use super::common::{order_trace, root_attrs, set_finish_reason, set_tool_attrs, set_usage};
-use crate::model::{RawTrace, Span, attr};
+use super::otlp::{is_export_document, read_documents};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use crate::pyfmt::{py_str, py_truthy};
 use crate::pyjson::dumps_spaced;
-use crate::table::derive::is_tool_span;
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr, is_tool_span};
 
 /// The attribute that marks an OpenInference span.
-pub const SPAN_KIND: &str = "openinference.span.kind";
+pub const SPAN_KIND: &str = attr::OPENINFERENCE_KIND;
 
-fn kind(span: &Span) -> String {
+/// OpenInference: OTLP exports whose spans carry `openinference.span.kind`.
+pub struct OpenInference;
+
+impl Decoder for OpenInference {
+    fn format(&self) -> Format {
+        Format::Openinference
+    }
+
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
+        if !is_export_document(doc) {
+            return false;
+        }
+        match doc.as_array() {
+            Some(items) => items
+                .iter()
+                .any(|e| crate::ingest::detect::has_attribute_key(e, SPAN_KIND)),
+            None => crate::ingest::detect::has_attribute_key(doc, SPAN_KIND),
+        }
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        _: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        // The mapping reads attributes no GenAI check names (`input.value`, `llm.*`), so all are kept.
+        read_documents(path, docs, true, Some(map_trace))
+    }
+}
+
+fn kind(span: &SpanRecord<'_>) -> String {
     span.attr(SPAN_KIND)
-        .map_or_else(|| "None".to_string(), py_str)
+        .map_or_else(|| "None".to_string(), |v| v.py_str().into_owned())
         .to_uppercase()
 }
 
 /// Maps one trace read by the OTLP reader.
-pub fn map_trace(trace: RawTrace) -> RawTrace {
+pub fn map_trace(trace: TraceRecord<'_>) -> TraceRecord<'_> {
     let has_tool_spans = trace
         .spans
         .iter()
@@ -35,73 +73,73 @@ pub fn map_trace(trace: RawTrace) -> RawTrace {
         .into_iter()
         .map(|span| map_span(span, has_tool_spans))
         .collect();
-    order_trace(trace.trace_id, spans)
+    order_trace(trace.trace_id.into_owned(), spans)
 }
 
-fn map_span(mut span: Span, has_tool_spans: bool) -> Span {
-    let null = Value::Null;
+fn map_span(mut span: SpanRecord<'_>, has_tool_spans: bool) -> SpanRecord<'_> {
     let kind = kind(&span);
+    let mut attrs = std::mem::take(&mut span.attrs).to_map();
+    let null = Value::Null;
     if span.parent_id.is_none() {
-        let metadata = match span.attr("metadata") {
+        let metadata = match attrs.get("metadata") {
             Some(Value::String(s)) => serde_json::from_str::<Value>(s).ok(),
             other => other.cloned(),
         };
-        let mut attrs = root_attrs(
+        let mut root = root_attrs(
             &span.name,
-            span.attr("input.value").unwrap_or(&null),
-            span.attr("output.value").unwrap_or(&null),
+            attrs.get("input.value").unwrap_or(&null),
+            attrs.get("output.value").unwrap_or(&null),
             metadata.as_ref(),
-            span.attr("user.id"),
+            attrs.get("user.id"),
         );
-        for (k, v) in std::mem::take(&mut span.attrs) {
-            attrs.insert(k, v);
+        for (k, v) in std::mem::take(&mut attrs) {
+            root.insert(k, v);
         }
-        span.attrs = attrs;
+        attrs = root;
     } else if kind == "TOOL" {
-        let name = span
-            .attr("tool.name")
-            .map_or_else(|| span.name.clone(), py_str);
-        let args = match span.attrs.get("tool.parameters") {
+        let name = attrs
+            .get("tool.name")
+            .map_or_else(|| span.name.to_string(), py_str);
+        let args = match attrs.get("tool.parameters") {
             Some(v) => v.clone(),
-            None => span.attr("input.value").cloned().unwrap_or(Value::Null),
+            None => attrs.get("input.value").cloned().unwrap_or(Value::Null),
         };
-        let result = span.attr("output.value").cloned().unwrap_or(Value::Null);
+        let result = attrs.get("output.value").cloned().unwrap_or(Value::Null);
         let error = if span.status_message.is_empty() {
             Value::Null
         } else {
-            Value::String(span.status_message.clone())
+            Value::String(span.status_message.to_string())
         };
-        set_tool_attrs(&mut span.attrs, &name, &args, &result, &error);
+        set_tool_attrs(&mut attrs, &name, &args, &result, &error);
     } else if kind == "AGENT" || kind == "CHAIN" {
-        span.attrs
-            .insert(attr::OPERATION_NAME.into(), attr::OP_INVOKE_AGENT.into());
+        attrs.insert(attr::OPERATION_NAME.into(), attr::OP_INVOKE_AGENT.into());
     } else if kind == "LLM" {
-        span.attrs
-            .insert(attr::OPERATION_NAME.into(), "chat".into());
+        attrs.insert(attr::OPERATION_NAME.into(), "chat".into());
     }
     if kind == "LLM" {
         for (direction, key) in [
             ("input", attr::INPUT_MESSAGES),
             ("output", attr::OUTPUT_MESSAGES),
         ] {
-            let messages = flattened_messages(&span.attrs, direction, has_tool_spans);
+            let messages = flattened_messages(&attrs, direction, has_tool_spans);
             if !messages.is_empty() {
-                span.attrs.insert(
+                attrs.insert(
                     key.into(),
                     Value::String(dumps_spaced(&Value::Array(messages))),
                 );
             }
         }
     }
-    let prompt_tokens = span.attr("llm.token_count.prompt").cloned();
-    let completion_tokens = span.attr("llm.token_count.completion").cloned();
+    let prompt_tokens = attrs.get("llm.token_count.prompt").cloned();
+    let completion_tokens = attrs.get("llm.token_count.completion").cloned();
     set_usage(
-        &mut span.attrs,
+        &mut attrs,
         prompt_tokens.as_ref(),
         completion_tokens.as_ref(),
     );
-    let finish = span.attr("llm.finish_reason").cloned();
-    set_finish_reason(&mut span.attrs, finish.as_ref());
+    let finish = attrs.get("llm.finish_reason").cloned();
+    set_finish_reason(&mut attrs, finish.as_ref());
+    span.attrs = Attrs::from_map(attrs);
     span
 }
 
@@ -183,22 +221,28 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn span(id: &str, parent: Option<&str>, start: i64, attrs: Value) -> Span {
-        Span {
+    fn span(
+        id: &'static str,
+        parent: Option<&'static str>,
+        start: i64,
+        attrs: Value,
+    ) -> SpanRecord<'static> {
+        SpanRecord {
             span_id: id.into(),
             parent_id: parent.map(Into::into),
             name: id.into(),
             start_ns: start,
-            attrs: attrs.as_object().unwrap().clone(),
-            ..Span::default()
+            attrs: Attrs::from_map(attrs.as_object().unwrap().clone()),
+            ..SpanRecord::default()
         }
     }
 
     #[test]
     fn flattened_llm_messages_become_steps() {
-        let trace = RawTrace {
+        let trace = TraceRecord {
             trace_id: "t".into(),
             agent: "agent".into(),
+            skipped_attributes: 0,
             spans: vec![
                 span("root", None, 1, json!({SPAN_KIND: "CHAIN"})),
                 span(
@@ -226,12 +270,13 @@ mod tests {
             ],
         };
         let mapped = map_trace(trace);
-        let facts = crate::table::derive::derive(&mapped);
-        assert_eq!(facts.prompt, "find x");
-        assert_eq!(facts.answer, "found x");
-        assert_eq!(facts.steps.len(), 1);
-        assert_eq!(facts.steps[0].tool, "search");
-        assert_eq!(facts.steps[0].arguments, dumps_spaced(&json!({"q": "x"})));
-        assert_eq!(facts.steps[0].result, dumps_spaced(&json!({"hits": 1})));
+        let root = crate::table::record::root_position(&mapped.spans);
+        let steps = crate::table::derive::steps(&mapped.spans, true);
+        assert_eq!(crate::table::derive::prompt(&mapped.spans, root), "find x");
+        assert_eq!(crate::table::derive::answer(&mapped.spans, root), "found x");
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].tool, "search");
+        assert_eq!(steps[0].arguments, dumps_spaced(&json!({"q": "x"})));
+        assert_eq!(steps[0].result, dumps_spaced(&json!({"hits": 1})));
     }
 }

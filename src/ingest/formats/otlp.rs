@@ -1,134 +1,345 @@
 //! OTLP/JSON exports with the OpenTelemetry GenAI conventions.
 //!
-//! Reads `resourceSpans[].scopeSpans[].spans[]` into [`Span`]s, decoding attribute values the way the
-//! OTLP JSON mapping defines them. Resource and scope attributes, kinds, events and links carry nothing the
-//! checks read, so they are skipped without being converted.
+//! Reads `resourceSpans[].scopeSpans[].spans[]` into [`SpanRecord`]s that borrow their strings from the
+//! parser's buffer, decoding attribute values the way the OTLP JSON mapping defines them. Only attributes a
+//! check reads are kept (all of them when asked, for the policy's identity rule); resource and scope
+//! attributes, kinds, events and links carry nothing the checks read, so they are never converted.
+//!
+//! Large exports take the fast path: the structural scan (`ingest::scan`) finds every span's bytes, and
+//! each trace's spans are parsed together, on their own, when the trace's turn comes. Documents the scan
+//! does not understand are parsed whole.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 use simd_json::prelude::*;
 use simd_json::tape::{Object, Value as TapeValue};
 
-use crate::ingest::json::{get, to_value};
-use crate::model::{RawTrace, Span, attr};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{
+    Decoder, Document, OwnedTraces, ReadOptions, Traces, check_span_count,
+};
+use crate::ingest::json::{get, to_value, with_tape};
+use crate::ingest::scan::SpanSlice;
+use crate::table::TableBuilder;
+use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
 
-/// Spans of one or more exports, in file order, before they are grouped into traces.
-#[derive(Default)]
-pub struct SpanCollector {
-    spans: Vec<(String, Span)>,
-}
+/// Plain OTLP/JSON.
+pub struct Otlp;
 
-impl SpanCollector {
-    /// Returns true if and only if the value looks like an OTLP export (an object with `resourceSpans`).
-    pub fn is_export(v: &TapeValue<'_, '_>) -> bool {
-        v.as_object()
-            .is_some_and(|o| get(&o, "resourceSpans").is_some())
+impl Decoder for Otlp {
+    fn format(&self) -> Format {
+        Format::Otlp
     }
 
-    /// Reads one export object. The error text says where in the export the problem is.
-    pub fn add_export(&mut self, export: TapeValue<'_, '_>) -> Result<(), String> {
-        let Some(export) = export.as_object() else {
-            return Err("expected an OTLP export object with resourceSpans".into());
-        };
-        let Some(resource_spans) = get(&export, "resourceSpans") else {
-            return Ok(());
-        };
-        if resource_spans.is_null() {
-            return Ok(());
-        }
-        let Some(resource_spans) = resource_spans.as_array() else {
-            return Err("resourceSpans is not a list".into());
-        };
-        for (r, resource) in resource_spans.iter().enumerate() {
-            let Some(resource) = resource.as_object() else {
-                return Err(format!("resourceSpans[{r}] is not an object"));
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
+        is_export_document(doc)
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        options: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        read_documents(path, docs, options.all_attributes(), None)
+    }
+}
+
+/// An export object, or a non-empty list of export objects.
+pub fn is_export_document(doc: TapeValue<'_, '_>) -> bool {
+    match doc.as_array() {
+        Some(items) => !items.is_empty() && items.iter().all(|i| is_export(&i)),
+        None => is_export(&doc),
+    }
+}
+
+/// Returns true if and only if the value looks like an OTLP export (an object with `resourceSpans`).
+pub fn is_export(v: &TapeValue<'_, '_>) -> bool {
+    v.as_object()
+        .is_some_and(|o| get(&o, "resourceSpans").is_some())
+}
+
+/// What a trace's records go through before they become rows (the OpenInference mapping).
+pub type MapTrace = fn(TraceRecord<'_>) -> TraceRecord<'_>;
+
+/// Reads whole documents: every span, grouped by trace, owned.
+pub fn read_documents(
+    path: &Path,
+    docs: &[Document<'_>],
+    all_attributes: bool,
+    map: Option<MapTrace>,
+) -> Result<Box<dyn Traces>, InputError> {
+    let mut spans: Vec<(String, SpanRecord<'static>)> = Vec::new();
+    let mut skipped = 0;
+    for doc in docs {
+        let read = with_tape(doc.bytes, |value| {
+            let mut add = |trace_id: &str, span: SpanRecord<'_>| {
+                spans.push((trace_id.to_string(), span.into_owned()));
             };
-            for (s, scope) in list(&resource, "scopeSpans", || format!("resourceSpans[{r}]"))?
-                .into_iter()
-                .enumerate()
-            {
-                let Some(scope) = scope.as_object() else {
-                    return Err(format!(
-                        "resourceSpans[{r}].scopeSpans[{s}] is not an object"
-                    ));
+            walk_document(value, all_attributes, &mut skipped, &mut add)
+        })
+        .map_err(|f| doc.json_error(path, f))?;
+        read.map_err(|message| doc.invalid(path, message))?;
+    }
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut traces: Vec<TraceRecord<'static>> = Vec::new();
+    for (trace_id, span) in spans {
+        let slot = *index.entry(trace_id.clone()).or_insert_with(|| {
+            traces.push(TraceRecord {
+                trace_id: Cow::Owned(trace_id),
+                ..TraceRecord::default()
+            });
+            traces.len() - 1
+        });
+        traces[slot].spans.push(span);
+    }
+    for trace in &mut traces {
+        order_otlp(trace);
+    }
+    traces.sort_by_key(|t| t.spans.first().map_or(0, |s| s.start_ns));
+    if let Some(map) = map {
+        traces = traces.into_iter().map(map).collect();
+    }
+    if let Some(first) = traces.first_mut() {
+        first.skipped_attributes = skipped;
+    }
+    Ok(Box::new(OwnedTraces(traces)))
+}
+
+/// An export object or a list of them (the Collector's file exporter and batch dumps write lists).
+fn walk_document<'i>(
+    doc: TapeValue<'_, 'i>,
+    all_attributes: bool,
+    skipped: &mut usize,
+    add: &mut dyn FnMut(&str, SpanRecord<'i>),
+) -> Result<(), String> {
+    if let Some(items) = doc.as_array() {
+        for (i, item) in items.iter().enumerate() {
+            if !is_export(&item) {
+                return Err(format!(
+                    "element {i} of the list is not an OTLP export (no resourceSpans)"
+                ));
+            }
+            walk_export(item, all_attributes, skipped, add)
+                .map_err(|e| format!("element {i}: {e}"))?;
+        }
+        return Ok(());
+    }
+    if !is_export(&doc) {
+        return Err(
+            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans)".into(),
+        );
+    }
+    walk_export(doc, all_attributes, skipped, add)
+}
+
+/// Reads one export object. The error text says where in the export the problem is.
+fn walk_export<'i>(
+    export: TapeValue<'_, 'i>,
+    all_attributes: bool,
+    skipped: &mut usize,
+    add: &mut dyn FnMut(&str, SpanRecord<'i>),
+) -> Result<(), String> {
+    let Some(export) = export.as_object() else {
+        return Err("expected an OTLP export object with resourceSpans".into());
+    };
+    let Some(resource_spans) = get(&export, "resourceSpans") else {
+        return Ok(());
+    };
+    if resource_spans.is_null() {
+        return Ok(());
+    }
+    let Some(resource_spans) = resource_spans.as_array() else {
+        return Err("resourceSpans is not a list".into());
+    };
+    for (r, resource) in resource_spans.iter().enumerate() {
+        let Some(resource) = resource.as_object() else {
+            return Err(format!("resourceSpans[{r}] is not an object"));
+        };
+        for (s, scope) in list(&resource, "scopeSpans", || format!("resourceSpans[{r}]"))?
+            .into_iter()
+            .enumerate()
+        {
+            let Some(scope) = scope.as_object() else {
+                return Err(format!(
+                    "resourceSpans[{r}].scopeSpans[{s}] is not an object"
+                ));
+            };
+            let at = || format!("resourceSpans[{r}].scopeSpans[{s}]");
+            for (i, span) in list(&scope, "spans", at)?.into_iter().enumerate() {
+                let where_ = || format!("resourceSpans[{r}].scopeSpans[{s}].spans[{i}]");
+                let Some(span) = span.as_object() else {
+                    return Err(format!("{} is not an object", where_()));
                 };
-                let at = || format!("resourceSpans[{r}].scopeSpans[{s}]");
-                for (i, span) in list(&scope, "spans", at)?.into_iter().enumerate() {
-                    let where_ = || format!("resourceSpans[{r}].scopeSpans[{s}].spans[{i}]");
-                    let Some(span) = span.as_object() else {
-                        return Err(format!("{} is not an object", where_()));
+                let (trace_id, span) = read_span(&span, all_attributes, skipped)
+                    .map_err(|e| format!("{}: {e}", where_()))?;
+                add(trace_id, span);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The traces of a scanned export: each trace's span slices, traces by their first start.
+pub struct ScannedTraces<'b> {
+    bytes: &'b [u8],
+    slices: Vec<SpanSlice>,
+    /// Per trace, the range of `members` holding its spans' slice numbers in file order.
+    traces: Vec<(usize, usize)>,
+    members: Vec<u32>,
+    all_attributes: bool,
+    map: Option<MapTrace>,
+}
+
+impl<'b> ScannedTraces<'b> {
+    pub fn new(
+        bytes: &'b [u8],
+        slices: Vec<SpanSlice>,
+        all_attributes: bool,
+        map: Option<MapTrace>,
+    ) -> ScannedTraces<'b> {
+        // Group by trace id in order of first appearance, then order traces by their first start (stable).
+        let mut index: HashMap<&[u8], u32, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(slices.len() / 8 + 1, Default::default());
+        let mut trace_of: Vec<u32> = Vec::with_capacity(slices.len());
+        let mut first_start: Vec<i64> = Vec::new();
+        let mut counts: Vec<usize> = Vec::new();
+        for slice in &slices {
+            let id = &bytes[slice.trace_id.0..slice.trace_id.1];
+            let t = *index.entry(id).or_insert_with(|| {
+                first_start.push(i64::MAX);
+                counts.push(0);
+                (first_start.len() - 1) as u32
+            }) as usize;
+            trace_of.push(t as u32);
+            first_start[t] = first_start[t].min(slice.start_ns);
+            counts[t] += 1;
+        }
+        drop(index);
+        let mut order: Vec<u32> = (0..first_start.len() as u32).collect();
+        order.sort_by_key(|&t| first_start[t as usize]);
+        // Lay each trace's members out contiguously, in sorted trace order.
+        let mut begin = vec![0usize; first_start.len()];
+        let mut traces = Vec::with_capacity(order.len());
+        let mut at = 0;
+        for &t in &order {
+            begin[t as usize] = at;
+            traces.push((at, at + counts[t as usize]));
+            at += counts[t as usize];
+        }
+        let mut members = vec![0u32; slices.len()];
+        for (i, &t) in trace_of.iter().enumerate() {
+            members[begin[t as usize]] = i as u32;
+            begin[t as usize] += 1;
+        }
+        ScannedTraces {
+            bytes,
+            slices,
+            traces,
+            members,
+            all_attributes,
+            map,
+        }
+    }
+}
+
+impl Traces for ScannedTraces<'_> {
+    fn len(&self) -> usize {
+        self.traces.len()
+    }
+
+    fn weight(&self, trace: usize) -> usize {
+        let (a, b) = self.traces[trace];
+        self.members[a..b]
+            .iter()
+            .map(|&m| {
+                let s = &self.slices[m as usize];
+                s.end - s.start
+            })
+            .sum()
+    }
+
+    fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
+        let (a, b) = self.traces[trace];
+        let members = &self.members[a..b];
+        check_span_count(path, members.len(), || {
+            let id = self.slices[members[0] as usize].trace_id;
+            String::from_utf8_lossy(&self.bytes[id.0..id.1]).into_owned()
+        })?;
+        // One parse for the whole trace: its span objects, wrapped as one JSON list.
+        thread_local! {
+            static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        TEXT.with(|cell| {
+            let mut text = cell.borrow_mut();
+            text.clear();
+            text.push(b'[');
+            for (k, &m) in members.iter().enumerate() {
+                if k > 0 {
+                    text.push(b',');
+                }
+                let s = &self.slices[m as usize];
+                text.extend_from_slice(&self.bytes[s.start..s.end]);
+            }
+            text.push(b']');
+            let outcome = with_tape(&text, |list| {
+                let mut record = TraceRecord::default();
+                let Some(items) = list.as_array() else {
+                    return Err((0, "a span is not an object".to_string()));
+                };
+                for (k, item) in items.iter().enumerate() {
+                    let start = self.slices[members[k] as usize].start;
+                    let Some(obj) = item.as_object() else {
+                        return Err((start, "a span is not an object".to_string()));
                     };
                     let (trace_id, span) =
-                        read_span(&span).map_err(|e| format!("{}: {e}", where_()))?;
-                    self.spans.push((trace_id, span));
+                        read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                            .map_err(|message| (start, message))?;
+                    record.trace_id = Cow::Borrowed(trace_id);
+                    record.spans.push(span);
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// Appends the spans another collector read (the next piece of the same file).
-    pub fn append(&mut self, other: SpanCollector) {
-        self.spans.extend(other.spans);
-    }
-
-    /// Number of spans read so far.
-    pub fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    /// Returns true if and only if no span was read.
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
-    /// Groups the spans into traces: spans by start time within a trace, traces by their first start
-    /// (both stable, so ties keep file order).
-    pub fn into_traces(self) -> Vec<RawTrace> {
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut traces: Vec<RawTrace> = Vec::new();
-        let mut last_agent: Vec<Option<String>> = Vec::new();
-        for (trace_id, span) in self.spans {
-            let slot = *index.entry(trace_id.clone()).or_insert_with(|| {
-                traces.push(RawTrace {
-                    trace_id,
-                    agent: String::new(),
-                    spans: Vec::new(),
-                });
-                last_agent.push(None);
-                traces.len() - 1
+                order_otlp(&mut record);
+                match self.map {
+                    Some(map) => out.append(&map(record)),
+                    None => out.append(&record),
+                }
+                Ok(())
             });
-            if let Some(name) = span.attr(attr::AGENT_NAME) {
-                last_agent[slot] = Some(crate::pyfmt::py_str(name));
+            match outcome {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err((start, message))) => Err(InputError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!("span at byte {start}: {message}"),
+                }),
+                // The spans parsed one by one in the scan's ranges; only a span's own bytes can fail.
+                Err(_) => Err(self.span_json_error(path, members)),
             }
-            traces[slot].spans.push(span);
-        }
-        for (trace, fallback) in traces.iter_mut().zip(last_agent) {
-            order_spans(trace, fallback);
-        }
-        traces.sort_by_key(|t| t.spans.first().map_or(0, |s| s.start_ns));
-        traces
+        })
     }
 }
 
-/// Puts a trace's spans in trace order (by start, ties in file order) and names its agent. `fallback` is
-/// the last `gen_ai.agent.name` seen in file order.
-pub fn order_spans(trace: &mut RawTrace, fallback: Option<String>) {
-    trace.spans.sort_by_key(|s| s.start_ns);
-    // The agent is the root's; a trace whose root names no agent falls back to the last span that does,
-    // so exports that put the name on a child still show it.
-    let root_agent = root_position(&trace.spans)
-        .and_then(|i| trace.spans[i].attr(attr::AGENT_NAME))
-        .map(crate::pyfmt::py_str);
-    trace.agent = root_agent.or(fallback).unwrap_or_else(|| "agent".into());
-}
-
-/// The root of a trace in trace order: the first `invoke_agent` span or span without a parent.
-pub fn root_position(spans: &[Span]) -> Option<usize> {
-    spans.iter().position(|s| {
-        s.parent_id.is_none() || s.attr_str(attr::OPERATION_NAME) == Some(attr::OP_INVOKE_AGENT)
-    })
+impl ScannedTraces<'_> {
+    /// The JSON error of the first span of `members` that does not parse, at its byte in the file.
+    fn span_json_error(&self, path: &Path, members: &[u32]) -> InputError {
+        for &m in members {
+            let s = &self.slices[m as usize];
+            if let Err(f) = with_tape(&self.bytes[s.start..s.end], |_| ()) {
+                return InputError::Json {
+                    path: path.to_path_buf(),
+                    offset: s.start + f.offset,
+                    message: f.message,
+                };
+            }
+        }
+        InputError::Invalid {
+            path: path.to_path_buf(),
+            message: "spans that do not parse together".into(),
+        }
+    }
 }
 
 fn list<'t, 'i>(
@@ -146,52 +357,95 @@ fn list<'t, 'i>(
     }
 }
 
-pub(crate) fn read_span(obj: &Object<'_, '_>) -> Result<(String, Span), String> {
-    let trace_id = required_id(obj, "traceId")?;
-    let span_id = required_id(obj, "spanId")?;
-    let parent_id = match get(obj, "parentSpanId") {
+/// Reads one span object in a single pass over its keys (a repeated key keeps its last value, as
+/// Python's `json` does). Attributes no check reads are counted in `skipped`, not kept, unless `all`.
+pub(crate) fn read_span<'i>(
+    obj: &Object<'_, 'i>,
+    all: bool,
+    skipped: &mut usize,
+) -> Result<(&'i str, SpanRecord<'i>), String> {
+    let mut trace_id = None;
+    let mut span_id = None;
+    let mut parent = None;
+    let mut name = None;
+    let mut start = None;
+    let mut end = None;
+    let mut status = None;
+    let mut attributes = None;
+    for (key, value) in obj.iter() {
+        match key {
+            "traceId" => trace_id = Some(value),
+            "spanId" => span_id = Some(value),
+            "parentSpanId" => parent = Some(value),
+            "name" => name = Some(value),
+            "startTimeUnixNano" => start = Some(value),
+            "endTimeUnixNano" => end = Some(value),
+            "status" => status = Some(value),
+            "attributes" => attributes = Some(value),
+            _ => {}
+        }
+    }
+    let trace_id = match trace_id.and_then(|v| v.into_string()) {
+        Some(id) => id,
+        None => return Err(required_id(trace_id, "traceId").err().unwrap_or_default()),
+    };
+    let span_id = required_id(span_id, "spanId")?;
+    let parent_id = match parent {
         None => None,
         Some(v) if v.is_null() => None,
-        Some(v) => match v.as_str() {
+        Some(v) => match v.into_string() {
             Some("") => None,
-            Some(s) => Some(s.to_owned()),
-            None => Some(crate::pyfmt::py_str(&to_value(v))),
+            Some(s) => Some(Cow::Borrowed(s)),
+            None => Some(Cow::Owned(crate::pyfmt::py_str(&to_value(v)))),
         },
     };
-    let name = match get(obj, "name") {
-        None => String::new(),
-        Some(v) => match v.as_str() {
-            Some(s) => s.to_owned(),
-            None => crate::pyfmt::py_str(&to_value(v)),
+    let name = match name {
+        None => Cow::Borrowed(""),
+        Some(v) => match v.into_string() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(crate::pyfmt::py_str(&to_value(v))),
         },
     };
-    let start_ns = timestamp(obj, "startTimeUnixNano")?;
-    let end_ns = timestamp(obj, "endTimeUnixNano")?;
-    let (status_code, status_message) = status(obj);
-    let mut attrs = Map::new();
-    if let Some(list) = get(obj, "attributes").and_then(|v| v.as_array()) {
+    let start_ns = timestamp(start, "startTimeUnixNano")?;
+    let end_ns = timestamp(end, "endTimeUnixNano")?;
+    let (status_code, status_message) = read_status(status);
+    let mut attrs = Attrs::default();
+    if let Some(list) = attributes.and_then(|v| v.as_array()) {
         for (i, kv) in list.iter().enumerate() {
             let Some(kv) = kv.as_object() else {
                 return Err(format!("attributes[{i}] is not an object"));
             };
-            let key = match get(&kv, "key") {
-                Some(k) => match k.as_str() {
-                    Some(s) => s.to_owned(),
-                    None => crate::pyfmt::py_str(&to_value(k)),
+            let mut key = None;
+            let mut value = None;
+            for (k, v) in kv.iter() {
+                match k {
+                    "key" => key = Some(v),
+                    "value" => value = Some(v),
+                    _ => {}
+                }
+            }
+            let key: Cow<'i, str> = match key {
+                Some(k) => match k.into_string() {
+                    Some(s) => Cow::Borrowed(s),
+                    None => Cow::Owned(crate::pyfmt::py_str(&to_value(k))),
                 },
                 None => return Err(format!("attributes[{i}] has no key")),
             };
-            let Some(value) = get(&kv, "value") else {
+            let Some(value) = value else {
                 return Err(format!("attribute {key:?} has no value"));
             };
+            if !all && !wanted(&key) {
+                *skipped += 1;
+                continue;
+            }
             let decoded = any_value(value).map_err(|e| format!("attribute {key:?}: {e}"))?;
-            attrs.insert(key, decoded);
+            attrs.push(key, decoded);
         }
     }
     normalize_content(&mut attrs);
     Ok((
         trace_id,
-        Span {
+        SpanRecord {
             span_id,
             parent_id,
             name,
@@ -204,11 +458,11 @@ pub(crate) fn read_span(obj: &Object<'_, '_>) -> Result<(String, Span), String> 
     ))
 }
 
-fn required_id(obj: &Object<'_, '_>, key: &str) -> Result<String, String> {
-    match get(obj, key) {
+fn required_id<'i>(value: Option<TapeValue<'_, 'i>>, key: &str) -> Result<Cow<'i, str>, String> {
+    match value {
         None => Err(format!("span has no {key}")),
-        Some(v) => match v.as_str() {
-            Some(s) => Ok(s.to_owned()),
+        Some(v) => match v.into_string() {
+            Some(s) => Ok(Cow::Borrowed(s)),
             None => Err(format!("{key} must be a string")),
         },
     }
@@ -216,8 +470,8 @@ fn required_id(obj: &Object<'_, '_>, key: &str) -> Result<String, String> {
 
 /// An integer the way Python's `int()` reads a JSON string or number: surrounding whitespace and a sign
 /// allowed, fractions of JSON numbers truncated.
-fn timestamp(obj: &Object<'_, '_>, key: &str) -> Result<i64, String> {
-    match get(obj, key) {
+fn timestamp(value: Option<TapeValue<'_, '_>>, key: &str) -> Result<i64, String> {
+    match value {
         None => Ok(0),
         Some(v) => int_literal(v).map_err(|text| format!("{key}: invalid integer {text}")),
     }
@@ -237,6 +491,11 @@ fn int_literal(v: TapeValue<'_, '_>) -> Result<i64, String> {
         return Err(f.to_string());
     }
     if let Some(s) = v.as_str() {
+        if s.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(n) = s.parse::<i64>()
+        {
+            return Ok(n);
+        }
         let digits: String = crate::pyfmt::py_strip(s)
             .chars()
             .filter(|c| *c != '_')
@@ -251,9 +510,9 @@ fn int_literal(v: TapeValue<'_, '_>) -> Result<i64, String> {
     Err(crate::pyfmt::py_repr(&to_value(v)))
 }
 
-fn status(obj: &Object<'_, '_>) -> (i64, String) {
-    let Some(status) = get(obj, "status").and_then(|v| v.as_object()) else {
-        return (0, String::new());
+fn read_status<'i>(status: Option<TapeValue<'_, 'i>>) -> (i64, Cow<'i, str>) {
+    let Some(status) = status.and_then(|v| v.as_object()) else {
+        return (0, Cow::Borrowed(""));
     };
     let code = match get(&status, "code") {
         None => 0,
@@ -275,17 +534,27 @@ fn status(obj: &Object<'_, '_>) -> (i64, String) {
         }
     };
     let message = match get(&status, "message") {
-        None => String::new(),
-        Some(v) => match v.as_str() {
-            Some(s) => s.to_owned(),
-            None => crate::pyfmt::py_str(&to_value(v)),
+        None => Cow::Borrowed(""),
+        Some(v) => match v.into_string() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(crate::pyfmt::py_str(&to_value(v))),
         },
     };
     (code, message)
 }
 
+/// Decodes an OTLP `AnyValue`, borrowing a string value from the parser's buffer.
+fn any_value<'i>(v: TapeValue<'_, 'i>) -> Result<AttrValue<'i>, String> {
+    if let Some(obj) = v.as_object()
+        && let Some(s) = get(&obj, "stringValue").and_then(|s| s.into_string())
+    {
+        return Ok(AttrValue::Str(Cow::Borrowed(s)));
+    }
+    any_json(v).map(AttrValue::Json)
+}
+
 /// Decodes an OTLP `AnyValue`: the first present kind wins; unknown kinds stay raw objects.
-fn any_value(v: TapeValue<'_, '_>) -> Result<Value, String> {
+fn any_json(v: TapeValue<'_, '_>) -> Result<Value, String> {
     let Some(obj) = v.as_object() else {
         return Ok(to_value(v));
     };
@@ -315,7 +584,7 @@ fn any_value(v: TapeValue<'_, '_>) -> Result<Value, String> {
             .and_then(|v| v.as_array())
         {
             for item in values.iter() {
-                items.push(any_value(item)?);
+                items.push(any_json(item)?);
             }
         }
         return Ok(Value::Array(items));
@@ -341,39 +610,52 @@ fn bool_value(v: TapeValue<'_, '_>) -> bool {
 /// a `kvlistValue` message list or argument object becomes plain JSON (0.4.1 keeps the raw OTLP
 /// wrapper and reads nothing from it), and a `tool_call_response` part that names its payload
 /// `response` (the semantic-convention schema's name) is read as its `result`.
-fn normalize_content(attrs: &mut Map<String, Value>) {
+fn normalize_content(attrs: &mut Attrs<'_>) {
     for key in [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES] {
-        let Some(value) = attrs.get_mut(key) else {
+        let Some(value) = attrs.get(key) else {
             continue;
         };
-        if contains_kvlist(value) {
-            *value = plain(value);
-        }
-        let mentions_response = match &*value {
-            Value::String(s) => s.contains("\"response\""),
-            Value::Array(_) => true,
-            _ => false,
+        let mut replacement = match value {
+            AttrValue::Json(v) if contains_kvlist(v) => Some(plain(v)),
+            _ => None,
         };
-        if !mentions_response {
-            continue;
-        }
-        let mut list = match &*value {
-            Value::String(s) => match serde_json::from_str::<Value>(s) {
-                Ok(list @ Value::Array(_)) => list,
-                _ => continue,
+        let mentions_response = match replacement.as_ref() {
+            Some(Value::String(s)) => s.contains("\"response\""),
+            Some(Value::Array(_)) => true,
+            Some(_) => false,
+            None => match value {
+                AttrValue::Json(Value::Array(_)) => true,
+                other => other.as_str().is_some_and(|s| s.contains("\"response\"")),
             },
-            other => other.clone(),
         };
-        if rename_responses(&mut list) {
-            *value = list;
+        if mentions_response {
+            let current = replacement
+                .clone()
+                .unwrap_or_else(|| value.to_json().into_owned());
+            let list = match current {
+                Value::String(s) => match serde_json::from_str::<Value>(&s) {
+                    Ok(list @ Value::Array(_)) => Some(list),
+                    _ => None,
+                },
+                other => Some(other),
+            };
+            if let Some(mut list) = list
+                && rename_responses(&mut list)
+            {
+                replacement = Some(list);
+            }
+        }
+        if let Some(new) = replacement {
+            attrs.insert(key.to_string(), AttrValue::Json(new));
         }
     }
     for key in [attr::TOOL_CALL_ARGUMENTS, attr::TOOL_CALL_RESULT] {
-        if let Some(value) = attrs.get_mut(key)
+        if let Some(AttrValue::Json(value)) = attrs.get(key)
             && value.is_object()
             && contains_kvlist(value)
         {
-            *value = Value::String(crate::pyjson::dumps_spaced(&plain(value)));
+            let text = crate::pyjson::dumps_spaced(&plain(value));
+            attrs.insert(key.to_string(), AttrValue::Str(Cow::Owned(text)));
         }
     }
 }
@@ -459,16 +741,15 @@ fn plain(v: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::json::with_tape;
+    use crate::table::TraceBatch;
+    use crate::table::schema::{STEP_ARGUMENTS, STEP_RESULT, TRACE_PROMPT};
     use serde_json::json;
 
-    fn read(doc: &Value) -> Vec<RawTrace> {
+    fn read(doc: &Value) -> TraceBatch {
         let text = doc.to_string();
-        let mut collector = SpanCollector::default();
-        with_tape(text.as_bytes(), |d| collector.add_export(d))
+        crate::ingest::read_bytes(Path::new("t.json"), text.as_bytes(), Format::Otlp)
             .unwrap()
-            .unwrap();
-        collector.into_traces()
+            .1
     }
 
     fn export(attributes: Value) -> Value {
@@ -481,13 +762,12 @@ mod tests {
         let input = json!([{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": {"hits": 0}}]}]);
         let output = json!([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "search",
             "arguments": {"q": "x"}}]}]);
-        let traces = read(&export(json!([
+        let batch = read(&export(json!([
             {"key": "gen_ai.input.messages", "value": {"stringValue": input.to_string()}},
             {"key": "gen_ai.output.messages", "value": {"stringValue": output.to_string()}}])));
-        let facts = crate::table::derive::derive(&traces[0]);
-        assert_eq!(facts.steps.len(), 1);
+        assert_eq!(batch.steps.num_rows(), 1);
         assert_eq!(
-            facts.steps[0].result,
+            batch.step_str(STEP_RESULT).value(0),
             crate::pyjson::dumps_spaced(&json!({"hits": 0}))
         );
     }
@@ -498,15 +778,35 @@ mod tests {
         let message = kv(json!([
             {"key": "role", "value": {"stringValue": "user"}},
             {"key": "content", "value": {"stringValue": "find x"}}]));
-        let traces = read(&export(json!([
+        let batch = read(&export(json!([
             {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
             {"key": "gen_ai.input.messages", "value": {"arrayValue": {"values": [message]}}},
             {"key": "gen_ai.tool.call.arguments", "value": kv(json!([{"key": "q", "value": {"intValue": "3"}}]))}])));
-        let facts = crate::table::derive::derive(&traces[0]);
-        assert_eq!(facts.prompt, "find x");
+        assert_eq!(batch.trace_str(TRACE_PROMPT).value(0), "find x");
         assert_eq!(
-            facts.steps[0].arguments,
+            batch.step_str(STEP_ARGUMENTS).value(0),
             crate::pyjson::dumps_spaced(&json!({"q": 3}))
         );
+    }
+
+    #[test]
+    fn unread_attributes_are_counted_not_kept() {
+        let text = export(json!([
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "http.url", "value": {"stringValue": "https://example.com"}},
+            {"key": "llm.vendor", "value": {"stringValue": "x"}}]))
+        .to_string();
+        let mut skipped = 0;
+        let kept = with_tape(text.as_bytes(), |doc| {
+            let mut kept = Vec::new();
+            walk_document(doc, false, &mut skipped, &mut |_, span| {
+                kept.push(span.attrs.len());
+            })
+            .map(|()| kept)
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(kept, [1]);
+        assert_eq!(skipped, 2);
     }
 }

@@ -6,12 +6,20 @@
 //! agent, and the final event's answer is the root's output. The final `task_success` is kept as the
 //! root attribute `faultgate.recorded_outcome` for display only; no check reads it.
 
+use std::path::Path;
+
+use simd_json::tape::Value as TapeValue;
+
+use super::common::{first_record_accepted, read_records};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use serde_json::{Map, Value};
 
 use super::common::{group_in_order, ns, order_trace, set_tool_attrs, wrap_messages};
-use crate::model::{RawTrace, Span, attr};
 use crate::pyfmt::{py_str, py_truthy};
 use crate::pyjson::dumps_spaced;
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// The root attribute holding the run's recorded `task_success`.
 pub const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
@@ -19,13 +27,37 @@ pub const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
 /// Fields every event has; the rest of an event is its payload.
 const ENVELOPE: [&str; 6] = ["seq", "ts", "agent", "event", "run_id", "trace_id"];
 
+/// JSON-lines agent trajectories: one event per line, one run per file or per `run_id`.
+pub struct Trajectory;
+
+impl Decoder for Trajectory {
+    fn format(&self) -> Format {
+        Format::Trajectory
+    }
+
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
+        first_record_accepted(doc, accepts)
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        _: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        read_records(path, docs, Format::Trajectory, accepts, |records, path| {
+            Ok(read(records, &trajectory_id(path)))
+        })
+    }
+}
+
 /// Returns true if and only if the record is a trajectory event (`seq` and `event`).
 pub fn accepts(record: &Map<String, Value>) -> bool {
     record.contains_key("seq") && record.contains_key("event")
 }
 
 /// Maps the events onto traces: one per `run_id` (or `trace_id`), else one named `default_id`.
-pub fn read(records: &[&Map<String, Value>], default_id: &str) -> Vec<RawTrace> {
+pub fn read(records: &[&Map<String, Value>], default_id: &str) -> Vec<TraceRecord<'static>> {
     let keyed = records.iter().map(|r| {
         let id = ["run_id", "trace_id"]
             .iter()
@@ -53,7 +85,7 @@ fn payload_of(event: &Map<String, Value>, skip: &[&str]) -> Value {
     Value::Object(rest)
 }
 
-fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> RawTrace {
+fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> TraceRecord<'static> {
     let null = Value::Null;
     let root_id = format!("{trace_id}:root");
     let first_agent = events
@@ -150,28 +182,35 @@ fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> RawTrace {
         if !agent.is_null() && !attrs.contains_key(attr::AGENT_NAME) {
             attrs.insert(attr::AGENT_NAME.into(), Value::String(py_str(&agent)));
         }
-        spans.push(Span {
-            span_id: format!("{trace_id}:{seq_key}"),
-            parent_id: Some(root_id.clone()),
-            name,
+        spans.push(SpanRecord {
+            span_id: format!("{trace_id}:{seq_key}").into(),
+            parent_id: Some(root_id.clone().into()),
+            name: name.into(),
             start_ns: at,
             end_ns: at,
-            attrs,
-            status_code: 0,
-            status_message: String::new(),
+            attrs: Attrs::from_map(attrs),
+            ..SpanRecord::default()
         });
     }
-    spans.push(Span {
-        span_id: root_id,
+    spans.push(SpanRecord {
+        span_id: root_id.into(),
         parent_id: None,
-        name: first_agent,
+        name: first_agent.into(),
         start_ns: times.iter().copied().filter(|&t| t != 0).min().unwrap_or(0),
         end_ns: times.iter().copied().max().unwrap_or(0),
-        attrs: root_attrs,
-        status_code: 0,
-        status_message: String::new(),
+        attrs: Attrs::from_map(root_attrs),
+        ..SpanRecord::default()
     });
     order_trace(trace_id, spans)
+}
+
+/// The trace id of a single-run trajectory file: its name up to the first dot.
+fn trajectory_id(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trajectory".into());
+    name.split('.').next().unwrap_or("trajectory").to_string()
 }
 
 #[cfg(test)]
@@ -201,15 +240,18 @@ mod tests {
         let trace = &traces[0];
         assert_eq!(trace.trace_id, "run");
         assert_eq!(trace.agent, "scanner");
-        assert_eq!(trace.spans[0].attr(RECORDED_OUTCOME), Some(&json!(true)));
-        let facts = crate::table::derive::derive(trace);
-        assert_eq!(facts.answer, "sent");
-        let tools: Vec<&str> = facts.steps.iter().map(|s| s.tool.as_str()).collect();
-        assert_eq!(tools, ["scan", "confirm_with_user", "send_report"]);
         assert_eq!(
-            facts.steps[0].arguments,
-            dumps_spaced(&json!({"table": "t"}))
+            trace.spans[0]
+                .attr(RECORDED_OUTCOME)
+                .map(|v| v.to_json().into_owned()),
+            Some(json!(true))
         );
+        let root = crate::table::record::root_position(&trace.spans);
+        assert_eq!(crate::table::derive::answer(&trace.spans, root), "sent");
+        let steps = crate::table::derive::steps(&trace.spans, true);
+        let tools: Vec<&str> = steps.iter().map(|s| s.tool.as_ref()).collect();
+        assert_eq!(tools, ["scan", "confirm_with_user", "send_report"]);
+        assert_eq!(steps[0].arguments, dumps_spaced(&json!({"table": "t"})));
         let checkpoint = trace
             .spans
             .iter()

@@ -1,0 +1,214 @@
+//! The one interface every trace format implements, and the driver that turns a file's traces into
+//! batches of tables in parallel.
+//!
+//! A [`Decoder`] recognises a document of its format and indexes a file's documents into [`Traces`]: a
+//! list of traces that can each be decoded on their own, in any order, straight into a
+//! [`TableBuilder`]. [`for_each_batch`] cuts that list into batches bounded by traces and by bytes,
+//! decodes the batches of a round in parallel (one builder per worker, reused across batches) and hands
+//! each batch's tables to the caller's function, whose results come back in trace order.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use simd_json::tape::Value as TapeValue;
+
+use super::Format;
+use super::json::ParseFailure;
+use crate::error::InputError;
+use crate::table::record::TraceRecord;
+use crate::table::{TableBuilder, TableOptions, TraceBatch};
+
+/// How a file is read.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    pub format: Format,
+    pub table: TableOptions,
+    /// Traces a batch holds at most.
+    pub batch_traces: usize,
+    /// Bytes of input a batch holds at most (a single larger trace makes a batch of its own).
+    pub batch_bytes: usize,
+}
+
+impl ReadOptions {
+    pub fn new(format: Format, table: TableOptions) -> ReadOptions {
+        ReadOptions {
+            format,
+            table,
+            batch_traces: 1024,
+            batch_bytes: 16 << 20,
+        }
+    }
+
+    /// Returns true if and only if decoders must keep every attribute, not just those checks read.
+    pub fn all_attributes(&self) -> bool {
+        self.table.root_attributes
+    }
+}
+
+/// One JSON document of a file: the whole file, or one of its JSON lines.
+pub struct Document<'b> {
+    pub bytes: &'b [u8],
+    /// Where the document starts in the file.
+    pub offset: usize,
+    /// The document is one line of a JSON-lines file (errors then say which).
+    pub is_line: bool,
+}
+
+impl Document<'_> {
+    pub fn json_error(&self, path: &Path, failure: ParseFailure) -> InputError {
+        InputError::Json {
+            path: path.to_path_buf(),
+            offset: self.offset + failure.offset,
+            message: failure.message,
+        }
+    }
+
+    pub fn invalid(&self, path: &Path, message: String) -> InputError {
+        let message = if self.is_line {
+            format!("line at byte {}: {message}", self.offset)
+        } else {
+            message
+        };
+        InputError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        }
+    }
+}
+
+/// A trace format.
+pub trait Decoder: Sync {
+    fn format(&self) -> Format;
+
+    /// Returns true if and only if the document (a file's first) is in this format.
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool;
+
+    /// Indexes the traces of a file's documents.
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        options: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError>;
+}
+
+/// The traces of one file, each decodable on its own.
+pub trait Traces: Sync {
+    fn len(&self) -> usize;
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// About how many bytes of input trace `trace` takes (what bounds a batch).
+    fn weight(&self, trace: usize) -> usize;
+
+    /// Decodes trace `trace` and appends its rows.
+    fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError>;
+}
+
+/// Traces a decoder has already mapped whole (vendor documents and exports the scan did not take).
+pub struct OwnedTraces(pub Vec<TraceRecord<'static>>);
+
+impl Traces for OwnedTraces {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn weight(&self, trace: usize) -> usize {
+        self.0[trace]
+            .spans
+            .iter()
+            .map(|s| 64 + s.name.len() + s.attrs.len() * 64)
+            .sum()
+    }
+
+    fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
+        let record = &self.0[trace];
+        check_span_count(path, record.spans.len(), || record.trace_id.to_string())?;
+        out.append(record);
+        Ok(())
+    }
+}
+
+/// Span positions within a trace are stored as 32-bit numbers; a trace with more spans is refused rather
+/// than misnumbered.
+pub fn check_span_count(
+    path: &Path,
+    spans: usize,
+    trace_id: impl FnOnce() -> String,
+) -> Result<(), InputError> {
+    if u32::try_from(spans).is_ok() {
+        return Ok(());
+    }
+    Err(InputError::Invalid {
+        path: path.to_path_buf(),
+        message: format!(
+            "trace {} has {spans} spans, more than one trace can hold",
+            trace_id()
+        ),
+    })
+}
+
+/// Consecutive trace ranges, each within the options' bounds.
+fn batch_ranges(traces: &dyn Traces, options: &ReadOptions) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0;
+    for t in 0..traces.len() {
+        let weight = traces.weight(t);
+        if t > start && (t - start >= options.batch_traces || bytes + weight > options.batch_bytes)
+        {
+            ranges.push(start..t);
+            start = t;
+            bytes = 0;
+        }
+        bytes += weight;
+    }
+    if start < traces.len() {
+        ranges.push(start..traces.len());
+    }
+    ranges
+}
+
+thread_local! {
+    /// Each worker's builder, kept between batches so its buffers are reused.
+    static BUILDER: std::cell::RefCell<Option<TableBuilder>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Decodes `traces` batch by batch, runs `each` on every batch's tables in parallel, and hands the results
+/// to `sink` in trace order. At most a round of batches (a few per worker) is alive at once.
+pub fn for_each_batch<R: Send>(
+    path: &Path,
+    traces: &dyn Traces,
+    options: &ReadOptions,
+    each: &(dyn Fn(TraceBatch) -> R + Sync),
+    sink: &mut dyn FnMut(R) -> Result<(), InputError>,
+) -> Result<(), InputError> {
+    let ranges = batch_ranges(traces, options);
+    let round = rayon::current_num_threads().max(1) * 4;
+    for group in ranges.chunks(round) {
+        let results: Vec<Result<R, InputError>> = group
+            .par_iter()
+            .map(|range| {
+                let batch = BUILDER.with(|cell| {
+                    let mut slot = cell.borrow_mut();
+                    let builder = slot.get_or_insert_with(|| TableBuilder::new(options.table));
+                    builder.reset(options.table);
+                    for t in range.clone() {
+                        if let Err(e) = traces.append(path, t, builder) {
+                            builder.finish();
+                            return Err(e);
+                        }
+                    }
+                    Ok(builder.finish())
+                })?;
+                Ok(each(batch))
+            })
+            .collect();
+        for result in results {
+            sink(result?)?;
+        }
+    }
+    Ok(())
+}

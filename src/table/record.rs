@@ -1,0 +1,329 @@
+//! What a format decoder hands the table builder: one trace's spans, borrowing from the parsed bytes.
+//!
+//! A decoder parses a piece of a file (one trace's span objects, or one vendor document) and describes each
+//! span as a [`SpanRecord`] whose strings point into the parser's buffer. Only the attributes some check can
+//! read are kept ([`wanted`]); the rest are counted. Records live only while their trace is appended to the
+//! Arrow builders, so nothing here outlives one trace.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use crate::pyfmt::{py_str, py_truthy};
+
+/// Attribute keys of the GenAI semantic conventions and of faultgate itself.
+pub mod attr {
+    pub const OPERATION_NAME: &str = "gen_ai.operation.name";
+    pub const AGENT_NAME: &str = "gen_ai.agent.name";
+    pub const AGENT_ID: &str = "gen_ai.agent.id";
+    pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
+    pub const OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+    pub const PROMPT: &str = "gen_ai.prompt";
+    pub const COMPLETION: &str = "gen_ai.completion";
+    pub const TOOL_NAME: &str = "gen_ai.tool.name";
+    pub const TOOL_CALL_ID: &str = "gen_ai.tool.call.id";
+    pub const TOOL_CALL_ARGUMENTS: &str = "gen_ai.tool.call.arguments";
+    pub const TOOL_CALL_RESULT: &str = "gen_ai.tool.call.result";
+    pub const INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
+    pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
+    pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+    pub const ERROR_TYPE: &str = "error.type";
+    pub const SCENARIO: &str = "faultgate.scenario";
+    pub const TERMINATION: &str = "faultgate.termination";
+    pub const COST_USD: &str = "faultgate.cost_usd";
+    pub const CONFIRMED: &str = "faultgate.confirmed";
+    pub const CHECKPOINT: &str = "faultgate.checkpoint";
+    pub const CONFIRMED_BY: &str = "faultgate.confirmed_by";
+    pub const HANDOFF_PAYLOAD: &str = "faultgate.handoff.payload";
+    /// OpenAI Agents SDK handoff spans name both ends.
+    pub const HANDOFF_FROM: &str = "from_agent";
+    pub const HANDOFF_TO: &str = "to_agent";
+    pub const ENDUSER_ID: &str = "enduser.id";
+    /// A tool name written by instrumentations that predate the GenAI conventions.
+    pub const LEGACY_TOOL_NAME: &str = "tool.name";
+    /// The attribute that marks an OpenInference span.
+    pub const OPENINFERENCE_KIND: &str = "openinference.span.kind";
+
+    pub const OP_INVOKE_AGENT: &str = "invoke_agent";
+    pub const OP_EXECUTE_TOOL: &str = "execute_tool";
+}
+
+/// Returns true if and only if some check or table column reads the attribute `key`. Decoders keep only
+/// these (unless asked for every attribute) and count the rest.
+pub fn wanted(key: &str) -> bool {
+    use attr::*;
+    matches!(
+        key,
+        OPERATION_NAME
+            | AGENT_NAME
+            | AGENT_ID
+            | INPUT_MESSAGES
+            | OUTPUT_MESSAGES
+            | PROMPT
+            | COMPLETION
+            | TOOL_NAME
+            | TOOL_CALL_ID
+            | TOOL_CALL_ARGUMENTS
+            | TOOL_CALL_RESULT
+            | INPUT_TOKENS
+            | OUTPUT_TOKENS
+            | FINISH_REASONS
+            | ERROR_TYPE
+            | SCENARIO
+            | TERMINATION
+            | COST_USD
+            | CONFIRMED
+            | CHECKPOINT
+            | CONFIRMED_BY
+            | HANDOFF_PAYLOAD
+            | HANDOFF_FROM
+            | HANDOFF_TO
+            | ENDUSER_ID
+            | LEGACY_TOOL_NAME
+            | OPENINFERENCE_KIND
+    )
+}
+
+/// An attribute value: a string borrowed from the parsed bytes, or any other JSON value (numbers and
+/// booleans are stored inline; containers are rare and small).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue<'a> {
+    Str(Cow<'a, str>),
+    Json(Value),
+}
+
+impl<'a> AttrValue<'a> {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            AttrValue::Str(s) => Some(s),
+            AttrValue::Json(Value::String(s)) => Some(s),
+            AttrValue::Json(_) => None,
+        }
+    }
+
+    /// Python `str()` of the value.
+    pub fn py_str(&self) -> Cow<'_, str> {
+        match self {
+            AttrValue::Str(s) => Cow::Borrowed(s),
+            AttrValue::Json(Value::String(s)) => Cow::Borrowed(s),
+            AttrValue::Json(v) => Cow::Owned(py_str(v)),
+        }
+    }
+
+    /// Python truthiness of the value.
+    pub fn truthy(&self) -> bool {
+        match self {
+            AttrValue::Str(s) => !s.is_empty(),
+            AttrValue::Json(v) => py_truthy(v),
+        }
+    }
+
+    /// The value as JSON (a string is copied).
+    pub fn to_json(&self) -> Cow<'_, Value> {
+        match self {
+            AttrValue::Str(s) => Cow::Owned(Value::String(s.to_string())),
+            AttrValue::Json(v) => Cow::Borrowed(v),
+        }
+    }
+
+    pub fn into_owned(self) -> AttrValue<'static> {
+        match self {
+            AttrValue::Str(s) => AttrValue::Str(Cow::Owned(s.into_owned())),
+            AttrValue::Json(v) => AttrValue::Json(v),
+        }
+    }
+
+    pub fn into_json(self) -> Value {
+        match self {
+            AttrValue::Str(s) => Value::String(s.into_owned()),
+            AttrValue::Json(v) => v,
+        }
+    }
+}
+
+impl From<Value> for AttrValue<'_> {
+    fn from(v: Value) -> Self {
+        match v {
+            Value::String(s) => AttrValue::Str(Cow::Owned(s)),
+            other => AttrValue::Json(other),
+        }
+    }
+}
+
+impl<'a> From<&'a str> for AttrValue<'a> {
+    fn from(s: &'a str) -> Self {
+        AttrValue::Str(Cow::Borrowed(s))
+    }
+}
+
+/// A span's kept attributes in file order. A repeated key keeps its first position and its last value, as
+/// Python's `json` does for repeated object keys.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Attrs<'a> {
+    entries: Vec<(Cow<'a, str>, AttrValue<'a>)>,
+}
+
+impl<'a> Attrs<'a> {
+    /// The value under `key` (the last one when the key repeats).
+    pub fn get(&self, key: &str) -> Option<&AttrValue<'a>> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(AttrValue::as_str)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, _)| k == key)
+    }
+
+    /// Appends an attribute as a decoder reads it (repeats are resolved on lookup).
+    pub fn push(&mut self, key: impl Into<Cow<'a, str>>, value: AttrValue<'a>) {
+        self.entries.push((key.into(), value));
+    }
+
+    /// Sets `key`, replacing its value in place when present.
+    pub fn insert(&mut self, key: String, value: impl Into<AttrValue<'a>>) {
+        let key = Cow::Owned(key);
+        let value = value.into();
+        match self.entries.iter_mut().rev().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.entries.push((key, value)),
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) {
+        self.entries.retain(|(k, _)| k != key);
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The attributes as a JSON object (first position, last value for repeated keys).
+    pub fn to_map(&self) -> Map<String, Value> {
+        let mut map = Map::with_capacity(self.entries.len());
+        for (k, v) in &self.entries {
+            map.insert(k.to_string(), v.to_json().into_owned());
+        }
+        map
+    }
+
+    pub fn into_owned(self) -> Attrs<'static> {
+        Attrs {
+            entries: self
+                .entries
+                .into_iter()
+                .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                .collect(),
+        }
+    }
+
+    /// The attributes of a JSON object, taken over.
+    pub fn from_map(map: Map<String, Value>) -> Attrs<'static> {
+        Attrs {
+            entries: map
+                .into_iter()
+                .map(|(k, v)| (Cow::Owned(k), AttrValue::from(v)))
+                .collect(),
+        }
+    }
+}
+
+/// One span as the table builder reads it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpanRecord<'a> {
+    pub span_id: Cow<'a, str>,
+    /// `None` for a root. An empty `parentSpanId` is read as a root too (many exporters write `""`).
+    pub parent_id: Option<Cow<'a, str>>,
+    pub name: Cow<'a, str>,
+    pub start_ns: i64,
+    /// 0 means unknown.
+    pub end_ns: i64,
+    pub attrs: Attrs<'a>,
+    /// OTLP status code: 0 unset, 1 ok, 2 error.
+    pub status_code: i64,
+    pub status_message: Cow<'a, str>,
+}
+
+impl<'a> SpanRecord<'a> {
+    pub fn attr(&self, key: &str) -> Option<&AttrValue<'a>> {
+        self.attrs.get(key)
+    }
+
+    pub fn attr_str(&self, key: &str) -> Option<&str> {
+        self.attrs.get_str(key)
+    }
+
+    pub fn into_owned(self) -> SpanRecord<'static> {
+        SpanRecord {
+            span_id: Cow::Owned(self.span_id.into_owned()),
+            parent_id: self.parent_id.map(|p| Cow::Owned(p.into_owned())),
+            name: Cow::Owned(self.name.into_owned()),
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            attrs: self.attrs.into_owned(),
+            status_code: self.status_code,
+            status_message: Cow::Owned(self.status_message.into_owned()),
+        }
+    }
+
+    /// Python `str()` of the attribute, when present.
+    pub fn attr_text(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.attrs.get(key).map(AttrValue::py_str)
+    }
+}
+
+/// One trace's spans in trace order (already sorted by the format's rule) and its agent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TraceRecord<'a> {
+    pub trace_id: Cow<'a, str>,
+    pub agent: String,
+    pub spans: Vec<SpanRecord<'a>>,
+    /// Attributes the decoder saw but did not keep (no check reads them).
+    pub skipped_attributes: usize,
+}
+
+/// Returns true if and only if the span ran a tool (`execute_tool`, by operation or by span name).
+pub fn is_tool_span(span: &SpanRecord<'_>) -> bool {
+    match span.attr(attr::OPERATION_NAME) {
+        Some(op) => op.as_str() == Some(attr::OP_EXECUTE_TOOL),
+        None => span.name == attr::OP_EXECUTE_TOOL || span.name.starts_with("execute_tool "),
+    }
+}
+
+/// The root of a trace in trace order: the first `invoke_agent` span or span without a parent.
+pub fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
+    spans.iter().position(|s| {
+        s.parent_id.is_none() || s.attr_str(attr::OPERATION_NAME) == Some(attr::OP_INVOKE_AGENT)
+    })
+}
+
+/// Puts an OTLP trace's spans in trace order (by start, ties in file order) and names its agent: the
+/// root's `gen_ai.agent.name`, else the last one seen in file order, else `agent`.
+pub fn order_otlp(trace: &mut TraceRecord<'_>) {
+    // The fallback is the last name in file order, so it is taken before sorting.
+    let fallback = trace
+        .spans
+        .iter()
+        .rev()
+        .find_map(|s| s.attr(attr::AGENT_NAME))
+        .map(|v| v.py_str().into_owned());
+    trace.spans.sort_by_key(|s| s.start_ns);
+    let root_agent = root_position(&trace.spans)
+        .and_then(|i| trace.spans[i].attr(attr::AGENT_NAME))
+        .map(|v| v.py_str().into_owned());
+    trace.agent = root_agent.or(fallback).unwrap_or_else(|| "agent".into());
+}
