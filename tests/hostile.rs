@@ -195,7 +195,8 @@ fn a_directory_symlink_loop_ends_and_each_file_is_read_once() {
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .find(|l| l.contains("traces failed"))
-            .map(|l| l.split(" \u{b7} ").next().unwrap().to_string())
+            // Everything but the elapsed time: the counts per check show a file read twice.
+            .map(|l| l.rsplit_once(" \u{b7} ").unwrap().0.to_string())
             .unwrap()
     };
     assert_eq!(summary(&looped), summary(&single));
@@ -258,4 +259,84 @@ fn a_single_valued_flag_given_twice_keeps_the_last() {
         &["precheck", "in.json", "--sample", "1", "--sample", "2"],
     );
     assert!(got.status.code() != Some(2), "{}", stderr(&got));
+}
+
+#[test]
+fn conform_and_calibrate_refuse_an_output_naming_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.json");
+    std::fs::copy(root().join("examples/workflow/spec.json"), &spec).unwrap();
+    std::fs::copy(
+        root().join("examples/workflow/conforms.jsonl"),
+        dir.path().join("t.jsonl"),
+    )
+    .unwrap();
+    let before = std::fs::read(&spec).unwrap();
+    let got = faultgate_in(
+        dir.path(),
+        &["conform", "spec.json", "t.jsonl", "--json", "./spec.json"],
+    );
+    assert_eq!(got.status.code(), Some(2), "{}", stderr(&got));
+    assert!(stderr(&got).contains("refusing to overwrite an input"));
+    assert_eq!(std::fs::read(&spec).unwrap(), before);
+
+    std::fs::copy(root().join(TRACES), dir.path().join("in.json")).unwrap();
+    std::fs::copy(
+        root().join("examples/labels.json"),
+        dir.path().join("labels.json"),
+    )
+    .unwrap();
+    let got = faultgate_in(
+        dir.path(),
+        &[
+            "calibrate",
+            "in.json",
+            "--labels",
+            "labels.json",
+            "--json",
+            "labels.json",
+        ],
+    );
+    assert_eq!(got.status.code(), Some(2), "{}", stderr(&got));
+    assert!(stderr(&got).contains("refusing to overwrite an input"));
+}
+
+#[test]
+fn repeated_single_valued_flags_keep_the_last_in_every_command() {
+    let dir = scratch();
+    std::fs::copy(root().join(CANDIDATE), dir.path().join("r.json")).unwrap();
+    let got = faultgate_in(
+        dir.path(),
+        &[
+            "baseline", "r.json", "r.json", "--out", "a.json", "--out", "b.json",
+        ],
+    );
+    assert_eq!(got.status.code(), Some(0), "{}", stderr(&got));
+    assert!(!dir.path().join("a.json").exists());
+    assert!(dir.path().join("b.json").exists());
+    std::fs::copy(
+        root().join("examples/workflow/spec.json"),
+        dir.path().join("spec.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("examples/workflow/conforms.jsonl"),
+        dir.path().join("t.jsonl"),
+    )
+    .unwrap();
+    let got = faultgate_in(
+        dir.path(),
+        &[
+            "conform",
+            "spec.json",
+            "t.jsonl",
+            "--json",
+            "c.json",
+            "--json",
+            "d.json",
+        ],
+    );
+    assert_eq!(got.status.code(), Some(0), "{}", stderr(&got));
+    assert!(!dir.path().join("c.json").exists());
+    assert!(dir.path().join("d.json").exists());
 }
