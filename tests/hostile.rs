@@ -340,3 +340,19 @@ fn repeated_single_valued_flags_keep_the_last_in_every_command() {
     assert!(!dir.path().join("c.json").exists());
     assert!(dir.path().join("d.json").exists());
 }
+
+/// Found by the `trace_bytes` fuzz target: times far apart overflowed the latency subtraction.
+#[test]
+fn extreme_span_times_do_not_overflow_the_latency() {
+    let got = faultgate_in(
+        &root(),
+        &["check", "tests/fixtures/hostile/latency_overflow.jsonl"],
+    );
+    assert!(
+        matches!(got.status.code(), Some(0..=2)),
+        "{:?} {}",
+        got.status,
+        stderr(&got)
+    );
+    assert!(!stderr(&got).contains("panicked"), "{}", stderr(&got));
+}
