@@ -17,11 +17,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use faultgate::checks::{ALL, CheckContext, CheckKind};
+use faultgate::checks::{ALL, CheckContext, CheckKind, Reasons};
 use faultgate::ingest::{self, Format, ReadOptions, for_each_batch, scan};
 use faultgate::pipeline::{RunSettings, run_batch};
 use faultgate::redact::Redaction;
-use faultgate::report::TraceResult;
+use faultgate::report::VerdictBatch;
 use faultgate::table::{TableOptions, TraceBatch};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -127,6 +127,7 @@ fn default_settings() -> RunSettings {
         redaction: Redaction::Builtin,
         format: Format::Auto,
         keep_raw_scenario: false,
+        reasons: Reasons::None,
     }
 }
 
@@ -164,11 +165,8 @@ fn row(stage: &str, t: Duration, export: &Export, bytes: bool, spans: bool) {
     );
 }
 
-fn failing(results: &[TraceResult]) -> usize {
-    results
-        .iter()
-        .filter(|r| r.verdicts.iter().any(|v| v.detected))
-        .count()
+fn failing(results: &VerdictBatch) -> usize {
+    results.rows().filter(|r| r.failed()).count()
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -256,11 +254,8 @@ fn load_templates(settings: &RunSettings) -> Templates {
 
 fn verdicts(batch: &TraceBatch, settings: &RunSettings) -> HashMap<String, bool> {
     run_batch(batch, settings)
-        .into_iter()
-        .map(|r| {
-            let failed = r.verdicts.iter().any(|v| v.detected);
-            (r.trace_id, failed)
-        })
+        .rows()
+        .map(|r| (r.trace_id().to_string(), r.failed()))
         .collect()
 }
 

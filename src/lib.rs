@@ -6,8 +6,10 @@
 //!    format describes each trace's spans as records borrowing from the parsed bytes.
 //! 2. [`table`] derives prompts, answers, scenario keys and tool steps from those records and appends
 //!    traces, spans and steps straight into Arrow record batches.
-//! 3. [`checks`] run per trace over those columns; [`pipeline`] drives them over files in parallel.
-//! 4. [`report`] turns verdicts into the terminal table, the JSON report and the other outputs.
+//! 3. [`checks`] run as passes over those typed columns, filling verdict columns; [`pipeline`] drives
+//!    them over files in parallel and collects each batch's verdicts as an Arrow record batch.
+//! 4. [`report`] turns the verdict batches into the terminal table, the JSON report and the other
+//!    outputs.
 //!
 //! The command line in `main.rs` is a thin layer over [`cli`].
 
@@ -18,6 +20,7 @@ pub mod error;
 pub mod gate;
 pub mod golden;
 pub mod ingest;
+pub mod judge;
 pub mod output;
 pub mod pipeline;
 pub mod policy;

@@ -2,22 +2,27 @@
 //!
 //! Files are processed a group at a time (in parallel within the group), and each file is read a batch
 //! of traces at a time (`ingest::read_file`, batches built and checked in parallel); a batch's tables
-//! are dropped as soon as its verdicts are taken, so memory holds the results, not the archive.
+//! are dropped as soon as its verdict batch is taken, so memory holds the verdicts, not the archive.
+//! Within a batch the checks run as column passes over parts of the batch, in parallel; a judge, when
+//! the run has one, is asked about the whole batch first ([`crate::judge::Judge::prefetch`]).
 
 use std::path::{Path, PathBuf};
 
+use arrow_array::{Array, Float64Array, Int64Array};
+use arrow_schema::SchemaRef;
 use rayon::prelude::*;
 
-use crate::checks::{Check, CheckContext, TraceView};
+use crate::checks::columns::opt;
+use crate::checks::{Check, CheckContext, Columns, Reasons, VerdictColumn};
 use crate::error::InputError;
 use crate::ingest::{self, Format, ReadOptions};
 use crate::redact::Redaction;
-use crate::report::{Measures, TraceResult};
-use crate::table::schema::{
-    TRACE_AGENT, TRACE_COST_USD, TRACE_HAS_CONTENT, TRACE_INPUT_TOKENS, TRACE_LATENCY_MS,
-    TRACE_OUTPUT_TOKENS,
-};
+use crate::report::Measures;
+use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
 use crate::table::{TableOptions, TraceBatch};
+
+/// Traces per check pass: a batch is cut into parts of this many traces, checked in parallel.
+const PART_TRACES: usize = 256;
 
 /// What a run needs besides its files.
 pub struct RunSettings {
@@ -27,9 +32,17 @@ pub struct RunSettings {
     pub format: Format,
     /// Keep each trace's raw scenario key in its result (for matching labels after the run).
     pub keep_raw_scenario: bool,
+    /// Which reasons to keep: those the run's outputs print.
+    pub reasons: Reasons,
 }
 
 impl RunSettings {
+    /// The schema of this run's verdict batches.
+    pub fn verdict_schema(&self) -> SchemaRef {
+        let names: Vec<&str> = self.checks.iter().map(|c| c.name()).collect();
+        verdicts::schema(&names)
+    }
+
     /// Returns true if and only if a selected check reads the root span's attributes (the policy's
     /// identity rule), so decoders must keep every attribute.
     pub fn needs_root_attributes(&self) -> bool {
@@ -40,7 +53,8 @@ impl RunSettings {
 /// The results of one file.
 pub struct FileResults {
     pub path: PathBuf,
-    pub results: Vec<TraceResult>,
+    /// One verdict batch per chunk of the file, in order.
+    pub batches: Vec<VerdictBatch>,
     /// Traces with no prompt, answer, arguments or results.
     pub without_content: usize,
 }
@@ -51,40 +65,53 @@ pub fn run_files(
     files: &[PathBuf],
     settings: &RunSettings,
 ) -> Vec<Result<FileResults, InputError>> {
-    // Groups bound how many files' tables are alive at once.
-    let group = rayon::current_num_threads().max(1) * 2;
+    let schema = settings.verdict_schema();
+    // Groups bound how many files' tables are alive at once. With a judge, files go one at a time: its
+    // calls already run in parallel, and a fixed order keeps `--judge-max-calls` deterministic.
+    let group = if settings.context.judge.is_some() {
+        1
+    } else {
+        rayon::current_num_threads().max(1) * 2
+    };
     let mut out = Vec::with_capacity(files.len());
     for chunk in files.chunks(group) {
         let part: Vec<Result<FileResults, InputError>> = chunk
             .par_iter()
-            .map(|path| run_file(path, settings))
+            .map(|path| run_file(path, settings, &schema))
             .collect();
         out.extend(part);
     }
     out
 }
 
-fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputError> {
-    let options = ReadOptions::new(
-        settings.format,
-        TableOptions {
-            root_attributes: settings.needs_root_attributes(),
-        },
-    );
-    let mut results = Vec::new();
+fn run_file(
+    path: &Path,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+) -> Result<FileResults, InputError> {
+    let options = ReadOptions {
+        // A judge clears its answers at each batch's prefetch, so batches take turns.
+        parallel_batches: settings.context.judge.is_none(),
+        ..ReadOptions::new(
+            settings.format,
+            TableOptions {
+                root_attributes: settings.needs_root_attributes(),
+            },
+        )
+    };
+    let mut batches = Vec::new();
     let mut without_content = 0;
-    // Each batch's tables live only while its checks run; what is kept is its verdicts.
+    // Each batch's tables live only while its checks run; what is kept is its verdict batch.
     let each = |batch: TraceBatch| {
-        let empty = batch
-            .trace_bool(TRACE_HAS_CONTENT)
-            .iter()
-            .filter(|v| *v == Some(false))
-            .count();
-        (empty, run_batch(&batch, settings))
+        let cols = Columns::new(&batch);
+        (
+            cols.has_content.false_count(),
+            check_batch(&cols, settings, schema),
+        )
     };
     let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, verdicts)| {
         without_content += empty;
-        results.extend(verdicts);
+        batches.push(verdicts);
         Ok(())
     })?;
     if total == 0 {
@@ -92,58 +119,198 @@ fn run_file(path: &Path, settings: &RunSettings) -> Result<FileResults, InputErr
     }
     Ok(FileResults {
         path: path.to_path_buf(),
-        results,
+        batches,
         without_content,
     })
 }
 
-/// Runs the active checks over every trace of a batch, in parallel, keeping trace order.
-pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> Vec<TraceResult> {
-    let tokens_in = batch.trace_i64(TRACE_INPUT_TOKENS);
-    let tokens_out = batch.trace_i64(TRACE_OUTPUT_TOKENS);
-    let latency = batch.trace_f64(TRACE_LATENCY_MS);
-    let cost = batch.trace_f64(TRACE_COST_USD);
-    let agents = batch.trace_str(TRACE_AGENT);
-    (0..batch.len())
+/// Runs the active checks over every trace of a batch, keeping trace order.
+pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> VerdictBatch {
+    check_batch(&Columns::new(batch), settings, &settings.verdict_schema())
+}
+
+/// Asks the run's judge, if any, about the whole batch; then cuts the batch into parts, runs every check as a pass over each part in parallel, and joins the
+/// parts' verdicts in order, so the result does not depend on the number of threads.
+fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+    if let Some(judge) = &settings.context.judge {
+        // The whole batch's judge calls overlap here, before any part is checked; the judged checks
+        // of every part then read their answers.
+        judge.prefetch(cols, &settings.checks);
+    }
+    let n = cols.len();
+    let parts: Vec<VerdictBatch> = (0..n.div_ceil(PART_TRACES))
         .into_par_iter()
-        .map(|t| {
-            let view = TraceView::new(batch, t);
-            let verdicts = settings
-                .checks
-                .iter()
-                .map(|check| {
-                    let mut v = check.run(&view, &settings.context);
-                    if let std::borrow::Cow::Owned(masked) = settings.redaction.mask(&v.reason) {
-                        v.reason = masked;
-                    }
-                    v
-                })
-                .collect();
-            use arrow_array::Array;
-            let tokens = match (tokens_in.is_valid(t), tokens_out.is_valid(t)) {
-                (false, false) => None,
-                (a, b) => Some(
-                    if a { tokens_in.value(t) as f64 } else { 0.0 }
-                        + if b { tokens_out.value(t) as f64 } else { 0.0 },
-                ),
-            };
-            TraceResult {
-                trace_id: view.trace_id().to_string(),
-                scenario: settings.redaction.scenario_key(view.scenario()),
-                raw_scenario: settings
-                    .keep_raw_scenario
-                    .then(|| view.scenario().to_string()),
-                verdicts,
-                measures: Measures {
-                    tokens,
-                    latency_ms: TraceBatch::opt_f64(latency, t),
-                    cost_usd: TraceBatch::opt_f64(cost, t),
-                },
-                agent: TraceBatch::opt_str(agents, t)
-                    .map(|a| settings.redaction.mask(a).into_owned())
-                    .unwrap_or_default(),
-                steps: view.step_count(),
-            }
+        .map(|i| {
+            let range = i * PART_TRACES..((i + 1) * PART_TRACES).min(n);
+            check_part(&cols.part(range), settings, schema)
         })
-        .collect()
+        .collect();
+    match parts.len() {
+        0 => check_part(cols, settings, schema),
+        1 => parts.into_iter().next().expect("one part"),
+        _ => {
+            let joined = arrow_select::concat::concat_batches(
+                schema,
+                parts.iter().map(VerdictBatch::record_batch),
+            )
+            .and_then(VerdictBatch::try_new);
+            joined.expect("parts of one verdict schema concatenate")
+        }
+    }
+}
+
+/// The verdict batch of one part: trace fields (scenario key and agent masked), then one column per
+/// check.
+fn check_part(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+    let redaction = settings.redaction;
+    let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
+    for t in cols.traces() {
+        let raw_scenario = cols.scenario.value(t);
+        let count = |a: &Int64Array| a.is_valid(t).then(|| a.value(t) as f64);
+        let tokens = match (count(cols.input_tokens), count(cols.output_tokens)) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        let measure = |a: &Float64Array| a.is_valid(t).then(|| a.value(t));
+        let agent = opt(cols.agent, t).map(|a| redaction.mask(a));
+        builder.push_trace(&TraceFields {
+            trace_id: cols.trace_id.value(t),
+            scenario: &redaction.scenario_key(raw_scenario),
+            raw_scenario: settings.keep_raw_scenario.then_some(raw_scenario),
+            agent: agent.as_deref(),
+            steps: cols.step_rows(t).len(),
+            measures: Measures {
+                tokens,
+                latency_ms: measure(cols.latency_ms),
+                cost_usd: measure(cols.cost_usd),
+            },
+        });
+    }
+    let columns: Vec<VerdictColumn> = settings
+        .checks
+        .iter()
+        .map(|check| {
+            let mut column = VerdictColumn::new(cols.len(), settings.reasons, redaction);
+            check.run(cols, &settings.context, &mut column);
+            column
+        })
+        .collect();
+    // A check that pushes other than one verdict per trace is a bug, not bad input.
+    builder
+        .finish(columns)
+        .expect("each check pushes one verdict per trace")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::checks::ALL;
+    use crate::checks::testing::TraceSpec;
+    use crate::table::record::TraceRecord;
+
+    fn settings(reasons: Reasons) -> RunSettings {
+        RunSettings {
+            checks: ALL
+                .iter()
+                .copied()
+                .filter(|c| c.default_enabled())
+                .collect(),
+            context: CheckContext::default(),
+            redaction: Redaction::Builtin,
+            format: Format::Auto,
+            keep_raw_scenario: true,
+            reasons,
+        }
+    }
+
+    /// Trace `i`: a few shapes in turn, some firing, one with a key and agent that need masking.
+    fn trace(i: usize) -> TraceRecord<'static> {
+        let spec = match i % 4 {
+            0 => TraceSpec::new().answer("ok"),
+            1 => (0..12).fold(TraceSpec::new(), |t, _| t.step("search", "{}", "[]")),
+            2 => TraceSpec::new()
+                .root_attr("faultgate.scenario", json!("mail ada@example.com"))
+                .step("fetch", "{}", "Error: down"),
+            _ => TraceSpec::new()
+                .root_attr("gen_ai.usage.input_tokens", json!(7))
+                .answer("not found"),
+        };
+        TraceRecord {
+            trace_id: format!("t{i}").into(),
+            agent: if i % 4 == 2 {
+                "ops bob@example.com".into()
+            } else {
+                String::new()
+            },
+            ..spec.build()
+        }
+    }
+
+    #[test]
+    fn a_batch_cut_into_parts_gives_each_trace_the_row_it_gets_alone() {
+        let n = 2 * PART_TRACES + 7;
+        let traces: Vec<TraceRecord<'static>> = (0..n).map(trace).collect();
+        let settings = settings(Reasons::All);
+        let whole = run_batch(&TraceBatch::build(&traces), &settings);
+        assert_eq!(whole.len(), n);
+        for (i, row) in whole.rows().enumerate() {
+            let alone = run_batch(&TraceBatch::build(&[trace(i)]), &settings);
+            let single = alone.row(0);
+            assert_eq!(row.trace_id(), format!("t{i}"));
+            assert_eq!(row.trace_id(), single.trace_id());
+            assert_eq!(row.scenario(), single.scenario());
+            assert_eq!(row.raw_scenario(), single.raw_scenario());
+            assert_eq!(row.agent(), single.agent());
+            assert_eq!(row.steps(), single.steps());
+            assert_eq!(row.measures(), single.measures());
+            assert_eq!(
+                row.verdicts().collect::<Vec<_>>(),
+                single.verdicts().collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn keys_agents_and_reasons_leave_masked_and_reasons_follow_the_setting() {
+        let traces: Vec<TraceRecord<'static>> = (0..4).map(trace).collect();
+        let batch = TraceBatch::build(&traces);
+        let all = run_batch(&batch, &settings(Reasons::All));
+        let masked = all.row(2);
+        assert_eq!(
+            masked.scenario(),
+            Redaction::Builtin.scenario_key("mail ada@example.com")
+        );
+        assert_ne!(masked.scenario(), "mail ada@example.com");
+        assert_eq!(masked.raw_scenario(), Some("mail ada@example.com"));
+        assert_eq!(
+            masked.agent(),
+            Some(Redaction::Builtin.mask("ops bob@example.com").as_ref())
+        );
+        assert_eq!(all.row(0).agent(), None);
+        for row in all.rows() {
+            assert!(row.verdicts().all(|v| v.reason.is_some()));
+        }
+        // Only fired reasons are kept by default, and nothing else changes.
+        let fired = run_batch(&batch, &settings(Reasons::Fired));
+        assert!(fired.rows().any(|r| r.failed()));
+        for (f, a) in fired.rows().zip(all.rows()) {
+            for (fv, av) in f.verdicts().zip(a.verdicts()) {
+                assert_eq!((fv.detected, fv.confidence), (av.detected, av.confidence));
+                assert_eq!(fv.reason, if av.detected { av.reason } else { None });
+            }
+        }
+        let none = run_batch(&batch, &settings(Reasons::None));
+        assert!(
+            none.rows()
+                .all(|r| r.verdicts().all(|v| v.reason.is_none()))
+        );
+        assert_eq!(
+            none.rows().map(|r| r.failed()).collect::<Vec<_>>(),
+            all.rows().map(|r| r.failed()).collect::<Vec<_>>()
+        );
+        assert_eq!(all.row(1).measures().tokens, None, "no tokens recorded");
+        assert_eq!(all.row(3).measures().tokens, Some(7.0));
+    }
 }

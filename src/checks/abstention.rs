@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use regex_automata::meta::Regex;
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::pyfmt::{py_repr_str, py_strip};
 
 /// The phrase shapes, tried together so the earliest match in the answer wins. [`PHRASES_ASCII`]
@@ -72,16 +72,20 @@ impl Check for Abstention {
         "Final answer explicitly says the information could not be found."
     }
 
-    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
-        let answer = py_strip(trace.answer());
-        if answer.is_empty() {
-            return Verdict::sure(false, "no answer");
-        }
-        match find(answer) {
-            Some(range) => {
-                Verdict::sure(true, format!("answer says {}", py_repr_str(&answer[range])))
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+        for t in cols.traces() {
+            let answer = py_strip(cols.answer.value(t));
+            if answer.is_empty() {
+                out.sure(false, "no answer");
+                continue;
             }
-            None => Verdict::sure(false, "answer does not abstain"),
+            match find(answer) {
+                Some(range) => out.sure(
+                    true,
+                    format_args!("answer says {}", py_repr_str(&answer[range])),
+                ),
+                None => out.sure(false, "answer does not abstain"),
+            }
         }
     }
 }

@@ -16,11 +16,12 @@
 
 use std::sync::LazyLock;
 
+use arrow_array::Array;
 use regex_automata::meta::Regex;
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use super::columns::opt;
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::pyfmt::{is_py_space, py_repr_str};
-use crate::table::schema::{SPAN_ERROR_TYPE, SPAN_NAME, SPAN_STATUS_MESSAGE};
 
 const CUTOFF_REASONS: [&str; 5] = [
     "length",
@@ -66,60 +67,99 @@ impl Check for ContextOverflow {
         "The run hit the context window or output token limit (finish reason or provider error)."
     }
 
-    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
-        for p in 0..trace.span_count() {
-            let name = trace.span_text(SPAN_NAME, p);
-            if let Some(reason) = trace
-                .finish_reasons(p)
-                .into_iter()
-                .find(|r| CUTOFF_REASONS.contains(&r.to_lowercase().as_str()))
-            {
-                return Verdict::sure(
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+        for t in cols.traces() {
+            match overflow(cols, t) {
+                Some(Hit::FinishReason { p, name, reason }) => out.sure(
                     true,
-                    format!(
+                    format_args!(
                         "span {} ({name}) stopped on finish reason {}: output cut at the token limit",
                         p + 1,
                         py_repr_str(reason)
                     ),
-                );
-            }
-            let sources = [
-                ("status", trace.span_text(SPAN_STATUS_MESSAGE, p)),
-                (
-                    "error.type",
-                    trace.span_opt_text(SPAN_ERROR_TYPE, p).unwrap_or(""),
                 ),
-            ];
-            for (label, text) in sources {
-                if let Some(hit) = overflow_phrase(text) {
-                    return Verdict::sure(
-                        true,
-                        format!("span {} ({name}) {label}: {}", p + 1, py_repr_str(hit)),
-                    );
-                }
-            }
-        }
-        for i in 0..trace.step_count() {
-            let result = trace.result(i);
-            let is_error = result.trim_start_matches(is_py_space).starts_with("Error")
-                || trace.structural_error(i).is_some();
-            if is_error && let Some(hit) = overflow_phrase(result) {
-                return Verdict::sure(
+                Some(Hit::Span { p, name, label, hit }) => out.sure(
                     true,
-                    format!(
-                        "step {} ({}) result: {}",
-                        i + 1,
-                        trace.tool(i),
-                        py_repr_str(hit)
-                    ),
-                );
+                    format_args!("span {} ({name}) {label}: {}", p + 1, py_repr_str(hit)),
+                ),
+                Some(Hit::Step { i, tool, hit }) => out.sure(
+                    true,
+                    format_args!("step {} ({tool}) result: {}", i + 1, py_repr_str(hit)),
+                ),
+                Some(Hit::Termination(hit)) => {
+                    out.sure(true, format_args!("run terminated: {}", py_repr_str(hit)))
+                }
+                None => out.sure(false, "no context overflow or token cutoff"),
             }
         }
-        if let Some(hit) = overflow_phrase(trace.termination()) {
-            return Verdict::sure(true, format!("run terminated: {}", py_repr_str(hit)));
-        }
-        Verdict::sure(false, "no context overflow or token cutoff")
     }
+}
+
+/// Where a trace first shows an overflow, in the order the sources are searched.
+enum Hit<'a> {
+    FinishReason {
+        p: usize,
+        name: &'a str,
+        reason: &'a str,
+    },
+    Span {
+        p: usize,
+        name: &'a str,
+        label: &'static str,
+        hit: &'a str,
+    },
+    Step {
+        i: usize,
+        tool: &'a str,
+        hit: &'a str,
+    },
+    Termination(&'a str),
+}
+
+/// The first overflow of trace `t`: spans in order (finish reasons, then status, then `error.type`),
+/// then error results of steps, then the termination reason.
+fn overflow<'a>(cols: &Columns<'a>, t: usize) -> Option<Hit<'a>> {
+    let spans = cols.span_rows(t);
+    let first_span = spans.start;
+    for row in spans {
+        let p = row - first_span;
+        let name = cols.name.value(row);
+        if let Some(reason) = cols
+            .finish_reasons(row)
+            .find(|r| CUTOFF_REASONS.contains(&r.to_lowercase().as_str()))
+        {
+            return Some(Hit::FinishReason { p, name, reason });
+        }
+        let sources = [
+            ("status", cols.status_message.value(row)),
+            ("error.type", opt(cols.error_type, row).unwrap_or("")),
+        ];
+        for (label, text) in sources {
+            if let Some(hit) = overflow_phrase(text) {
+                return Some(Hit::Span {
+                    p,
+                    name,
+                    label,
+                    hit,
+                });
+            }
+        }
+    }
+    let steps = cols.step_rows(t);
+    let first_step = steps.start;
+    for s in steps {
+        let result = cols.result.value(s);
+        let is_error = result.trim_start_matches(is_py_space).starts_with("Error")
+            || cols.structural_error.is_valid(s);
+        if is_error && let Some(hit) = overflow_phrase(result) {
+            return Some(Hit::Step {
+                i: s - first_step,
+                tool: cols.tool.value(s),
+                hit,
+            });
+        }
+    }
+    overflow_phrase(cols.termination.value(t)).map(Hit::Termination)
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! The checks: one file per failure mode, one static registry, one runner.
 //!
-//! A check reads one trace at a time through [`TraceView`], a window onto the batch's columns, and returns
-//! a [`Verdict`]. Checks never see the export format, and they compute on raw values; redaction happens
-//! when results leave the process.
+//! A check runs as a pass over a batch: it reads the typed [`Columns`] resolved once per batch, walks
+//! the traces of the pass with their span and step row ranges, and pushes one verdict per trace into a
+//! [`VerdictColumn`]. Checks never see the export format, and they compute on raw values; the column
+//! masks each reason it keeps, so redaction holds for everything leaving the process.
 
 pub mod abstention;
+pub mod columns;
 pub mod context_overflow;
 pub mod outcome;
 pub mod policy;
@@ -15,17 +17,18 @@ pub mod search_loop;
 pub mod testing;
 pub mod truncation;
 pub mod unrecovered_tool_error;
-pub mod view;
+pub mod verdict;
 pub mod workflow;
 pub mod wrong_answer;
 pub mod wrong_direction;
 
+pub use columns::Columns;
 pub use registry::{ALL, Check, CheckKind, find};
-pub use view::TraceView;
+pub use verdict::{Reason, Reasons, VerdictColumn};
 
 use crate::golden::{Golden, Outcomes};
 
-/// What one check concluded about one trace.
+/// What one check concluded about one trace, as a value (a judge's verdict, a test's expectation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub detected: bool,
@@ -52,26 +55,29 @@ pub struct CheckContext {
     pub policy: crate::policy::Policy,
     /// The workflow spec of `--workflow`; the `workflow` check needs it.
     pub workflow: Option<crate::workflow::Workflow>,
+    /// The run's judge, when a judged check runs.
+    pub judge: Option<std::sync::Arc<crate::judge::Judge>>,
 }
 
-/// The expected answer and the trimmed final answer a golden check grades, or the verdict it gives when
-/// there is nothing to grade (no expectation: confidence 0; no answer: not detected).
+/// A golden check's verdict when there is nothing to grade: (detected, confidence, reason).
+pub(crate) type Ungraded = (bool, f64, &'static str);
+
+/// The expected answer and the trimmed final answer of trace `t` that a golden check grades, or the
+/// verdict it gives when there is nothing to grade (no expectation: confidence 0; no answer: not
+/// detected).
 pub(crate) fn golden_and_answer<'a>(
-    trace: &TraceView<'a>,
+    cols: &Columns<'a>,
+    t: usize,
     cx: &'a CheckContext,
-) -> Result<(&'a str, &'a str), Verdict> {
+) -> Result<(&'a str, &'a str), Ungraded> {
     let expected = cx
         .golden
         .as_ref()
-        .and_then(|g| g.expected(trace.scenario(), trace.prompt()))
-        .ok_or_else(|| Verdict {
-            detected: false,
-            confidence: 0.0,
-            reason: "no golden answer for this scenario".into(),
-        })?;
-    let answer = crate::pyfmt::py_strip(trace.answer());
+        .and_then(|g| g.expected(cols.scenario.value(t), cols.prompt.value(t)))
+        .ok_or((false, 0.0, "no golden answer for this scenario"))?;
+    let answer = crate::pyfmt::py_strip(cols.answer.value(t));
     if answer.is_empty() {
-        return Err(Verdict::sure(false, "no answer to grade"));
+        return Err((false, 1.0, "no answer to grade"));
     }
     Ok((expected, answer))
 }

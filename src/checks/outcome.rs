@@ -11,7 +11,7 @@
 //! **Known limits.** The outcome is taken as given; a scenario missing from the file is not judged
 //! (confidence 0) and counts as clean.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
 pub struct Outcome;
 
@@ -32,19 +32,17 @@ impl Check for Outcome {
         false
     }
 
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        match cx
-            .outcomes
-            .as_ref()
-            .and_then(|o| o.lookup(trace.scenario(), trace.prompt()))
-        {
-            None => Verdict {
-                detected: false,
-                confidence: 0.0,
-                reason: "no outcome for this scenario".into(),
-            },
-            Some(true) => Verdict::sure(false, "outcome true in the outcomes file"),
-            Some(false) => Verdict::sure(true, "outcome false in the outcomes file"),
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+        for t in cols.traces() {
+            match cx
+                .outcomes
+                .as_ref()
+                .and_then(|o| o.lookup(cols.scenario.value(t), cols.prompt.value(t)))
+            {
+                None => out.push(false, 0.0, "no outcome for this scenario"),
+                Some(true) => out.sure(false, "outcome true in the outcomes file"),
+                Some(false) => out.sure(true, "outcome false in the outcomes file"),
+            }
         }
     }
 }
@@ -52,6 +50,7 @@ impl Check for Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::Verdict;
     use crate::checks::testing::TraceSpec;
     use crate::golden::Outcomes;
     use serde_json::json;

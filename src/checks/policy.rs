@@ -16,11 +16,12 @@
 //! span's attributes for identity. A tool whose calls are not recorded cannot be checked. The rule
 //! language itself is described in `crate::policy`.
 
+use arrow_array::Array;
 use serde_json::Map;
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use super::columns::opt;
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::policy::{PolicyRoot, PolicyRun, PolicyStep};
-use crate::table::schema::{SPAN_CONFIRMED, SPAN_END, SPAN_ERROR, SPAN_IS_TOOL};
 
 pub struct PolicyCheck;
 
@@ -37,46 +38,50 @@ impl Check for PolicyCheck {
         "A tool call broke the policy: unlisted tool, denied argument pattern, oversized argument, call budget, argument limit, identity mismatch, missing prerequisite, per-value budget, value not allowed, missing required argument, missing confirmation, or (with require_complete) an incomplete run."
     }
 
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        let steps: Vec<PolicyStep<'_>> = (0..trace.step_count())
-            .map(|i| {
-                let span = trace.step_span(i);
-                let structural_error = trace.structural_error(i).is_some();
-                let failed_tool_span = span.is_some_and(|p| {
-                    trace.span_flag(SPAN_IS_TOOL, p) && trace.span_opt_text(SPAN_ERROR, p).is_some()
-                });
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+        let empty = Map::new();
+        // One step list for the whole pass, refilled per trace.
+        let mut steps: Vec<PolicyStep<'_>> = Vec::new();
+        for t in cols.traces() {
+            let spans = cols.span_rows(t).start;
+            let rows = cols.step_rows(t);
+            let first = rows.start;
+            steps.clear();
+            steps.extend(rows.map(|s| {
+                let span = cols.step_span(s).map(|p| spans + p);
+                let structural_error = cols.structural_error.is_valid(s);
+                let failed_tool_span = span
+                    .is_some_and(|row| cols.is_tool.value(row) && cols.span_error.is_valid(row));
                 PolicyStep {
-                    index: i + 1,
-                    tool: trace.tool(i),
-                    arguments: trace.arguments(i),
-                    result: trace.result(i),
+                    index: s - first + 1,
+                    tool: cols.tool.value(s),
+                    arguments: cols.arguments.value(s),
+                    result: cols.result.value(s),
                     structural_error,
                     succeeded: !structural_error && !failed_tool_span,
-                    confirmed: span.is_some_and(|p| trace.span_flag(SPAN_CONFIRMED, p)),
+                    confirmed: span.is_some_and(|row| cols.confirmed.value(row)),
                 }
-            })
-            .collect();
-        // Only identity reads the root attributes, and decoding them is most of a trace's policy cost.
-        let attrs: Option<Map<String, serde_json::Value>> = if cx.policy.uses_identity() {
-            trace
-                .root()
-                .and_then(|_| trace.batch.root_attributes(trace.index))
-        } else {
-            None
-        };
-        let empty = Map::new();
-        let root = trace.root().map(|p| PolicyRoot {
-            attrs: attrs.as_ref().unwrap_or(&empty),
-            span_error: trace.span_opt_text(SPAN_ERROR, p),
-            end_ns: u64::try_from(trace.span_int(SPAN_END, p)).unwrap_or(0),
-        });
-        let run = PolicyRun {
-            steps: &steps,
-            root,
-            answer: trace.answer(),
-            termination: trace.termination(),
-        };
-        let (detected, reason) = cx.policy.evaluate(&run);
-        Verdict::sure(detected, reason)
+            }));
+            // Only identity reads the root attributes, and decoding them is most of a trace's policy
+            // cost.
+            let attrs: Option<Map<String, serde_json::Value>> = if cx.policy.uses_identity() {
+                cols.root(t).and_then(|_| cols.root_attributes(t))
+            } else {
+                None
+            };
+            let root = cols.root(t).map(|p| PolicyRoot {
+                attrs: attrs.as_ref().unwrap_or(&empty),
+                span_error: opt(cols.span_error, spans + p),
+                end_ns: u64::try_from(cols.end[spans + p]).unwrap_or(0),
+            });
+            let run = PolicyRun {
+                steps: &steps,
+                root,
+                answer: cols.answer.value(t),
+                termination: cols.termination.value(t),
+            };
+            let (detected, reason) = cx.policy.evaluate(&run);
+            out.sure(detected, reason);
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The one list of checks. A new check is a file in `checks/` and a line in [`ALL`].
 
-use super::{CheckContext, TraceView, Verdict};
+use super::{CheckContext, Columns, VerdictColumn};
 
 /// How a check reaches its verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ impl CheckKind {
     }
 }
 
-/// A failure mode faultgate can detect in one trace.
+/// A failure mode faultgate can detect in a trace.
 pub trait Check: Sync {
     /// The permanent name used on the command line and in reports.
     fn name(&self) -> &'static str;
@@ -36,7 +36,9 @@ pub trait Check: Sync {
     fn default_enabled(&self) -> bool {
         true
     }
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict;
+    /// Runs over every trace of `cols.traces()`, in order, pushing exactly one verdict per trace into
+    /// `out`.
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn);
 }
 
 /// Every check, in the order `faultgate checks` lists them and the default selection runs them.
@@ -61,7 +63,103 @@ pub fn find(name: &str) -> Option<&'static dyn Check> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::checks::testing::{TraceSpec, run_all};
+    use crate::checks::{Reasons, Verdict};
+    use crate::golden::{Golden, Outcomes};
+    use crate::workflow::{SpecConfig, Workflow};
+
+    /// Traces that make each check fire or pass in a different way, with and without spans and steps.
+    fn mixed_traces() -> Vec<TraceSpec> {
+        let sc = |key: &str| TraceSpec::new().root_attr("faultgate.scenario", json!(key));
+        let searching = (0..12).fold(sc("loop"), |t, i| {
+            t.step("search", &format!("{{\"q\": {i}}}"), "[]")
+        });
+        vec![
+            TraceSpec::new(),
+            searching,
+            sc("sc1")
+                .answer("The auditor is Alto.")
+                .prompt("who audits?"),
+            sc("sc2")
+                .step("fetch", "{}", r#"{"exit_code": 1}"#)
+                .step("read_file", r#"{"path": "../../etc/passwd"}"#, "x")
+                .answer("I could not find it"),
+            sc("sc1")
+                .step("search", "{}", "[]")
+                .step("search", "{ }", "[] ")
+                .step("search", "{}", "[]")
+                .chat_span(|s| {
+                    s.attrs
+                        .insert("gen_ai.response.finish_reasons".into(), json!(["length"]));
+                })
+                .answer("alto-5275"),
+            sc("sc3")
+                .span_with("send", "{}", "ok", |s| s.status_code = 2)
+                .termination("token limit reached"),
+            TraceSpec::new().root_status(2).step("confirm", "{}", "ok"),
+        ]
+    }
+
+    fn context() -> CheckContext {
+        let spec: SpecConfig = serde_json::from_value(json!({
+            "mandatory_checkpoints": [{"checkpoint_id": "confirm", "must_precede": "send"}]
+        }))
+        .expect("spec");
+        CheckContext {
+            golden: Some(Golden::from_value(json!({"sc1": "Alto-5275", "sc2": "x"})).unwrap()),
+            outcomes: Some(Outcomes::from_value(json!({"sc1": false, "sc2": true})).unwrap()),
+            workflow: Some(Workflow::compile(spec).expect("valid spec")),
+            ..CheckContext::default()
+        }
+    }
+
+    #[test]
+    fn a_pass_over_a_batch_gives_each_trace_the_verdict_it_gets_alone() {
+        let cx = context();
+        for check in ALL {
+            let alone: Vec<Verdict> = mixed_traces()
+                .into_iter()
+                .map(|t| run_all(vec![t], *check, &cx, Reasons::All).remove(0))
+                .collect();
+            let together = run_all(mixed_traces(), *check, &cx, Reasons::All);
+            assert_eq!(together, alone, "{}", check.name());
+            // Keeping only fired reasons changes nothing else.
+            let fired = run_all(mixed_traces(), *check, &cx, Reasons::Fired);
+            for (f, a) in fired.iter().zip(&alone) {
+                assert_eq!((f.detected, f.confidence), (a.detected, a.confidence));
+                let expected = if a.detected { a.reason.as_str() } else { "" };
+                assert_eq!(f.reason, expected, "{}", check.name());
+            }
+        }
+        // The traces do make the checks fire, so the comparison covers fired reasons too.
+        let fired: Vec<&str> = ALL
+            .iter()
+            .filter(|c| {
+                run_all(mixed_traces(), **c, &cx, Reasons::Fired)
+                    .iter()
+                    .any(|v| v.detected)
+            })
+            .map(|c| c.name())
+            .collect();
+        assert_eq!(
+            fired,
+            [
+                "search_loop",
+                "abstention",
+                "policy",
+                "repeated_call",
+                "unrecovered_tool_error",
+                "context_overflow",
+                "wrong_answer",
+                "truncation",
+                "outcome",
+                "workflow"
+            ]
+        );
+    }
 
     #[test]
     fn names_are_unique_and_described() {

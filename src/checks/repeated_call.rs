@@ -14,7 +14,10 @@
 //! `{"q": "a"}` and `{"q": "a "}` differ. Results must be equal after whitespace folding; a timestamp in
 //! the result hides the loop.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::pyfmt::py_strip;
 use crate::pyjson::dumps_sorted_compact;
 
@@ -54,57 +57,81 @@ impl Check for RepeatedCall {
         "Same tool and arguments called >=3 times with identical results."
     }
 
-    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
-        let n = trace.step_count();
-        if n < REPEATS {
-            return Verdict::sure(false, "fewer than 3 tool calls");
-        }
-        // A group needs three calls of one tool, so only the arguments of tools called that often are
-        // normalised (the costly part); leaving the others out changes no qualifying group or order.
-        let mut calls: std::collections::HashMap<&str, usize> = Default::default();
-        for i in 0..n {
-            *calls.entry(trace.tool(i)).or_default() += 1;
-        }
-        if calls.values().all(|&c| c < REPEATS) {
-            return Verdict::sure(false, "no repeated calls without progress");
-        }
-        // Groups in order of first occurrence, each with its members' step positions.
-        let mut groups: Vec<((&str, String), Vec<usize>)> = Vec::new();
-        let mut index: std::collections::HashMap<(&str, String), usize> = Default::default();
-        for i in 0..n {
-            if calls[trace.tool(i)] < REPEATS {
-                continue;
-            }
-            let key = (trace.tool(i), normalize_arguments(trace.arguments(i)));
-            let slot = *index.entry(key.clone()).or_insert_with(|| {
-                groups.push((key, Vec::new()));
-                groups.len() - 1
-            });
-            groups[slot].1.push(i);
-        }
-        for ((tool, args), members) in groups.iter().filter(|(_, m)| m.len() >= REPEATS) {
-            // Each member's result is folded once, not once per window it falls in.
-            let folded: Vec<String> = members
-                .iter()
-                .map(|&i| fold_whitespace(trace.result(i)))
-                .collect();
-            for (w, window) in members.windows(REPEATS).enumerate() {
-                if folded[w + 1..w + REPEATS].iter().all(|r| *r == folded[w]) {
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+        // Maps reused across the pass, so a trace costs no fresh table.
+        let mut calls: HashMap<&str, usize> = HashMap::new();
+        let mut index: HashMap<(&str, String), usize> = HashMap::new();
+        for t in cols.traces() {
+            calls.clear();
+            index.clear();
+            match repeated(cols, t, &mut calls, &mut index) {
+                Some((tool, args, window)) => out.sure(true, |r: &mut String| {
                     let shown: String = args.chars().take(60).collect();
-                    return Verdict::sure(
-                        true,
-                        format!(
-                            "Tool '{tool}' with arguments {shown} issued >= 3 times (steps {}, {}, {}) where all 3 responses are identical after whitespace normalization.",
-                            window[0] + 1,
-                            window[1] + 1,
-                            window[2] + 1
-                        ),
+                    let _ = write!(
+                        r,
+                        "Tool '{tool}' with arguments {shown} issued >= 3 times (steps {}, {}, {}) where all 3 responses are identical after whitespace normalization.",
+                        window[0] + 1,
+                        window[1] + 1,
+                        window[2] + 1
                     );
+                }),
+                None if cols.step_rows(t).len() < REPEATS => {
+                    out.sure(false, "fewer than 3 tool calls")
                 }
+                None => out.sure(false, "no repeated calls without progress"),
             }
         }
-        Verdict::sure(false, "no repeated calls without progress")
     }
+}
+
+/// The first window of three calls of one tool with the same normalised arguments and the same
+/// folded result, with the tool, its normalised arguments and the window's step positions.
+fn repeated<'a>(
+    cols: &Columns<'a>,
+    t: usize,
+    calls: &mut HashMap<&'a str, usize>,
+    index: &mut HashMap<(&'a str, String), usize>,
+) -> Option<(&'a str, String, [usize; REPEATS])> {
+    let rows = cols.step_rows(t);
+    let first = rows.start;
+    if rows.len() < REPEATS {
+        return None;
+    }
+    // A group needs three calls of one tool, so only the arguments of tools called that often are
+    // normalised (the costly part); leaving the others out changes no qualifying group or order.
+    for s in rows.clone() {
+        *calls.entry(cols.tool.value(s)).or_default() += 1;
+    }
+    if calls.values().all(|&c| c < REPEATS) {
+        return None;
+    }
+    // Groups in order of first occurrence, each with its members' step positions.
+    let mut groups: Vec<((&str, String), Vec<usize>)> = Vec::new();
+    for s in rows {
+        let tool = cols.tool.value(s);
+        if calls[tool] < REPEATS {
+            continue;
+        }
+        let key = (tool, normalize_arguments(cols.arguments.value(s)));
+        let slot = *index.entry(key.clone()).or_insert_with(|| {
+            groups.push((key, Vec::new()));
+            groups.len() - 1
+        });
+        groups[slot].1.push(s - first);
+    }
+    for ((tool, args), members) in groups.into_iter().filter(|(_, m)| m.len() >= REPEATS) {
+        // Each member's result is folded once, not once per window it falls in.
+        let folded: Vec<String> = members
+            .iter()
+            .map(|&i| fold_whitespace(cols.result.value(first + i)))
+            .collect();
+        for (w, window) in members.windows(REPEATS).enumerate() {
+            if folded[w + 1..w + REPEATS].iter().all(|r| *r == folded[w]) {
+                return Some((tool, args, [window[0], window[1], window[2]]));
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]

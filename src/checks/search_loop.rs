@@ -13,7 +13,9 @@
 //! object whose lists are all empty); a tool that reports "nothing found" in prose is not empty. A run
 //! without a termination reason counts as capped only from 12 steps on.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use std::fmt::Write;
+
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::pyfmt::{fmt_percent0, py_strip};
 
 /// Step count from which a run counts as capped even without a termination reason.
@@ -42,23 +44,30 @@ impl Check for SearchLoop {
         "Run ended with no answer at the step budget and most tool calls returned nothing."
     }
 
-    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
-        if !py_strip(trace.answer()).is_empty() {
-            return Verdict::sure(false, "answered");
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+        for t in cols.traces() {
+            if !py_strip(cols.answer.value(t)).is_empty() {
+                out.sure(false, "answered");
+                continue;
+            }
+            let rows = cols.step_rows(t);
+            let steps = rows.len();
+            if steps == 0 {
+                out.sure(false, "no tool calls");
+                continue;
+            }
+            let termination = cols.termination.value(t).to_lowercase();
+            let capped = steps >= STEP_CAP || CAP_WORDS.iter().any(|w| termination.contains(w));
+            let empty = rows.filter(|&s| cols.empty_result.value(s)).count() as f64 / steps as f64;
+            out.sure(capped && empty >= 0.5, |r: &mut String| {
+                let cap = if capped { " (cap)" } else { "" };
+                let _ = write!(
+                    r,
+                    "no answer, {steps} steps{cap}, {} empty results",
+                    fmt_percent0(empty)
+                );
+            });
         }
-        let steps = trace.step_count();
-        if steps == 0 {
-            return Verdict::sure(false, "no tool calls");
-        }
-        let termination = trace.termination().to_lowercase();
-        let capped = steps >= STEP_CAP || CAP_WORDS.iter().any(|w| termination.contains(w));
-        let empty = (0..steps).filter(|&i| trace.empty_result(i)).count() as f64 / steps as f64;
-        let reason = format!(
-            "no answer, {steps} steps{}, {} empty results",
-            if capped { " (cap)" } else { "" },
-            fmt_percent0(empty)
-        );
-        Verdict::sure(capped && empty >= 0.5, reason)
     }
 }
 

@@ -2,7 +2,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Check, CheckContext, TraceView, Verdict};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, BooleanArray, Float64Array};
+
+use super::{Check, CheckContext, Columns, Reasons, Verdict, VerdictColumn};
+use crate::redact::Redaction;
 use crate::table::TraceBatch;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
@@ -122,9 +126,48 @@ impl TraceSpec {
     }
 
     pub fn run_with(self, check: &dyn Check, cx: &CheckContext) -> Verdict {
-        let batch = TraceBatch::build(&[self.build()]);
-        check.run(&TraceView::new(&batch, 0), cx)
+        run_all(vec![self], check, cx, Reasons::All)
+            .pop()
+            .expect("one verdict per trace")
     }
+}
+
+/// Runs one check as a pass over one batch of these traces and reads its column back, one verdict
+/// per trace in order; a reason the column did not keep comes back empty.
+pub fn run_all(
+    specs: Vec<TraceSpec>,
+    check: &dyn Check,
+    cx: &CheckContext,
+    reasons: Reasons,
+) -> Vec<Verdict> {
+    let traces: Vec<TraceRecord<'static>> = specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, spec)| TraceRecord {
+            trace_id: format!("t{}", i + 1).into(),
+            ..spec.build()
+        })
+        .collect();
+    let batch = TraceBatch::build(&traces);
+    let cols = Columns::new(&batch);
+    let mut out = VerdictColumn::new(batch.len(), reasons, Redaction::Off);
+    check.run(&cols, cx, &mut out);
+    assert_eq!(out.len(), batch.len(), "one verdict per trace");
+    let [detected, confidence, reason] = out.finish();
+    let detected: &BooleanArray = detected.as_boolean();
+    let confidence: &Float64Array = confidence.as_primitive::<arrow_array::types::Float64Type>();
+    let reason = reason.as_string::<i64>();
+    (0..batch.len())
+        .map(|t| Verdict {
+            detected: detected.value(t),
+            confidence: confidence.value(t),
+            reason: if reason.is_valid(t) {
+                reason.value(t).to_string()
+            } else {
+                String::new()
+            },
+        })
+        .collect()
 }
 
 impl Default for TraceSpec {

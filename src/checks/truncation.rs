@@ -14,7 +14,7 @@
 
 use regex_automata::meta::Regex;
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict, golden_and_answer};
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn, golden_and_answer};
 use crate::pyfmt::py_repr_str;
 
 pub struct Truncation;
@@ -46,38 +46,46 @@ impl Check for Truncation {
         "Answer has the head of the expected token but not the whole token (needs --golden)."
     }
 
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        let (expected, answer) = match golden_and_answer(trace, cx) {
-            Ok(pair) => pair,
-            Err(verdict) => return verdict,
-        };
-        if answer.to_lowercase().contains(&expected.to_lowercase()) {
-            return Verdict::sure(false, "expected answer present in full");
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+        for t in cols.traces() {
+            let (expected, answer) = match golden_and_answer(cols, t, cx) {
+                Ok(pair) => pair,
+                Err((detected, confidence, reason)) => {
+                    out.push(detected, confidence, reason);
+                    continue;
+                }
+            };
+            if answer.to_lowercase().contains(&expected.to_lowercase()) {
+                out.sure(false, "expected answer present in full");
+                continue;
+            }
+            let head = expected
+                .split(['-', '_', '/', ' '])
+                .next()
+                .unwrap_or(expected);
+            if head.chars().count() >= 3
+                && head != expected
+                && whole_word(head).is_some_and(|re| re.is_match(answer))
+            {
+                out.sure(
+                    true,
+                    format_args!(
+                        "answer has {} but not {}",
+                        py_repr_str(head),
+                        py_repr_str(expected)
+                    ),
+                );
+            } else {
+                out.sure(false, "no truncated form of the expected answer");
+            }
         }
-        let head = expected
-            .split(['-', '_', '/', ' '])
-            .next()
-            .unwrap_or(expected);
-        if head.chars().count() >= 3
-            && head != expected
-            && whole_word(head).is_some_and(|re| re.is_match(answer))
-        {
-            return Verdict::sure(
-                true,
-                format!(
-                    "answer has {} but not {}",
-                    py_repr_str(head),
-                    py_repr_str(expected)
-                ),
-            );
-        }
-        Verdict::sure(false, "no truncated form of the expected answer")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::Verdict;
     use crate::checks::testing::TraceSpec;
     use crate::golden::Golden;
     use serde_json::json;

@@ -14,8 +14,12 @@
 //! record counts as recovery. A span error is recovered by any later clean span that backs a step, so a
 //! failed root that starts first never fires.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
-use crate::table::schema::{SPAN_BACKS_STEP, SPAN_ERROR};
+use std::collections::HashSet;
+
+use arrow_array::Array;
+
+use super::columns::opt;
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
 pub struct UnrecoveredToolError;
 
@@ -32,64 +36,77 @@ impl Check for UnrecoveredToolError {
         "A tool call produced a structural error and the tool was never used successfully afterwards."
     }
 
-    fn run(&self, trace: &TraceView<'_>, _cx: &CheckContext) -> Verdict {
-        let n = trace.step_count();
-        // A step is recovered when a later call of the same tool succeeds; walking backwards keeps the
-        // set of tools that succeed later, so the pass is linear.
-        let mut succeeds_later: std::collections::HashSet<&str> = Default::default();
-        let mut unrecovered = None;
-        for i in (0..n).rev() {
-            let tool = trace.tool(i);
-            match trace.structural_error(i) {
-                Some(desc) if !succeeds_later.contains(tool) => unrecovered = Some((i, tool, desc)),
-                Some(_) => {}
-                None => {
-                    succeeds_later.insert(tool);
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+        // Buffers reused across the pass.
+        let mut succeeds_later: HashSet<&str> = HashSet::new();
+        let mut clean_backer: Vec<bool> = Vec::new();
+        let mut dirty: Vec<bool> = Vec::new();
+        for t in cols.traces() {
+            let steps = cols.step_rows(t);
+            let first_step = steps.start;
+            // A step is recovered when a later call of the same tool succeeds; walking backwards keeps
+            // the set of tools that succeed later, so the pass is linear.
+            succeeds_later.clear();
+            let mut unrecovered = None;
+            for s in steps.clone().rev() {
+                let tool = cols.tool.value(s);
+                match opt(cols.structural_error, s) {
+                    Some(desc) if !succeeds_later.contains(tool) => {
+                        unrecovered = Some((s - first_step, tool, desc))
+                    }
+                    Some(_) => {}
+                    None => {
+                        succeeds_later.insert(tool);
+                    }
                 }
             }
-        }
-        if let Some((i, tool, desc)) = unrecovered {
-            return Verdict::sure(
-                true,
-                format!(
-                    "Tool '{tool}' failed at step {} ({desc}) and no subsequent call to '{tool}' succeeded.",
-                    i + 1
+            if let Some((i, tool, desc)) = unrecovered {
+                out.sure(
+                    true,
+                    format_args!(
+                        "Tool '{tool}' failed at step {} ({desc}) and no subsequent call to '{tool}' succeeded.",
+                        i + 1
+                    ),
+                );
+                continue;
+            }
+            let span_rows = cols.span_rows(t);
+            let first_span = span_rows.start;
+            let spans = span_rows.len();
+            // Spans whose steps are all clean: a span error before one of them is recovered.
+            dirty.clear();
+            dirty.resize(spans, false);
+            for s in steps {
+                if let Some(p) = cols.step_span(s)
+                    && cols.structural_error.is_valid(s)
+                {
+                    dirty[p] = true;
+                }
+            }
+            clean_backer.clear();
+            clean_backer.extend(span_rows.map(|row| {
+                cols.span_error.is_null(row)
+                    && cols.backs_step.value(row)
+                    && !dirty[row - first_span]
+            }));
+            let mut recovered_after = false;
+            let mut first_unrecovered = None;
+            for p in (0..spans).rev() {
+                if let Some(err) = opt(cols.span_error, first_span + p)
+                    && !recovered_after
+                {
+                    first_unrecovered = Some((p, err));
+                }
+                recovered_after |= clean_backer[p];
+            }
+            match first_unrecovered {
+                Some((p, err)) => out.sure(
+                    true,
+                    format_args!("Unrecovered span error at span {} of {spans}: {err}", p + 1),
                 ),
-            );
-        }
-        let spans = trace.span_count();
-        // Spans whose steps are all clean: a span error before one of them is recovered.
-        let mut clean_backer = vec![false; spans];
-        let mut dirty = vec![false; spans];
-        for i in 0..n {
-            if let Some(p) = trace.step_span(i)
-                && trace.structural_error(i).is_some()
-            {
-                dirty[p] = true;
+                None => out.sure(false, "no unrecovered tool errors"),
             }
         }
-        for p in 0..spans {
-            clean_backer[p] = trace.span_opt_text(SPAN_ERROR, p).is_none()
-                && trace.span_flag(SPAN_BACKS_STEP, p)
-                && !dirty[p];
-        }
-        let mut recovered_after = false;
-        let mut first_unrecovered = None;
-        for p in (0..spans).rev() {
-            if let Some(err) = trace.span_opt_text(SPAN_ERROR, p)
-                && !recovered_after
-            {
-                first_unrecovered = Some((p, err));
-            }
-            recovered_after |= clean_backer[p];
-        }
-        if let Some((p, err)) = first_unrecovered {
-            return Verdict::sure(
-                true,
-                format!("Unrecovered span error at span {} of {spans}: {err}", p + 1),
-            );
-        }
-        Verdict::sure(false, "no unrecovered tool errors")
     }
 }
 

@@ -18,7 +18,9 @@
 //! a JSON-lines trajectory of the same run. Warnings (an uncontracted handoff) are listed in the reason
 //! but do not fire the check.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict};
+use std::fmt::Write;
+
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::workflow::{Severity, from_table};
 
 pub struct WorkflowCheck;
@@ -43,31 +45,32 @@ impl Check for WorkflowCheck {
         false
     }
 
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
         let Some(workflow) = &cx.workflow else {
-            return Verdict {
-                detected: false,
-                confidence: 0.0,
-                reason: "no workflow spec".into(),
-            };
+            for _ in cols.traces() {
+                out.push(false, 0.0, "no workflow spec");
+            }
+            return;
         };
-        let events = from_table::trace_events(trace, workflow);
-        let findings = workflow.evaluate(&events);
-        let detected = findings.iter().any(|f| f.severity == Severity::Block);
-        // Blocking findings first (the headline), then warnings; notes stay out of the reason.
-        let mut listed: Vec<String> = Vec::new();
-        for severity in [Severity::Block, Severity::Warn] {
-            listed.extend(
-                findings
-                    .iter()
-                    .filter(|f| f.severity == severity)
-                    .map(|f| format!("{}: {}", f.code, f.message)),
-            );
+        for t in cols.traces() {
+            let events = from_table::trace_events(cols, t, workflow);
+            let findings = workflow.evaluate(&events);
+            let detected = findings.iter().any(|f| f.severity == Severity::Block);
+            out.sure(detected, |r: &mut String| {
+                // Blocking findings first (the headline), then warnings; notes stay out of the reason.
+                for severity in [Severity::Block, Severity::Warn] {
+                    for f in findings.iter().filter(|f| f.severity == severity) {
+                        if !r.is_empty() {
+                            r.push_str("; ");
+                        }
+                        let _ = write!(r, "{}: {}", f.code, f.message);
+                    }
+                }
+                if r.is_empty() {
+                    r.push_str(CONFORMS);
+                }
+            });
         }
-        if listed.is_empty() {
-            listed.push(CONFORMS.to_string());
-        }
-        Verdict::sure(detected, listed.join("; "))
     }
 }
 
@@ -76,6 +79,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::checks::Verdict;
     use crate::checks::testing::TraceSpec;
     use crate::workflow::{SpecConfig, Workflow};
 

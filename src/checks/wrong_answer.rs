@@ -12,7 +12,9 @@
 //! **Known limits.** Substring matching: `12` is found in `120`, and paraphrases are not found. Runs
 //! without an answer are left to search_loop and abstention.
 
-use super::{Check, CheckContext, CheckKind, TraceView, Verdict, golden_and_answer};
+use std::fmt::Write;
+
+use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn, golden_and_answer};
 use crate::pyfmt::py_repr_str;
 
 pub struct WrongAnswer;
@@ -30,26 +32,32 @@ impl Check for WrongAnswer {
         "Answered, but the expected answer is not in the final answer (needs --golden)."
     }
 
-    fn run(&self, trace: &TraceView<'_>, cx: &CheckContext) -> Verdict {
-        let (expected, answer) = match golden_and_answer(trace, cx) {
-            Ok(pair) => pair,
-            Err(verdict) => return verdict,
-        };
-        let found = answer.to_lowercase().contains(&expected.to_lowercase());
-        Verdict::sure(
-            !found,
-            format!(
-                "expected {} {} in answer",
-                py_repr_str(expected),
-                if found { "found" } else { "not found" }
-            ),
-        )
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+        for t in cols.traces() {
+            let (expected, answer) = match golden_and_answer(cols, t, cx) {
+                Ok(pair) => pair,
+                Err((detected, confidence, reason)) => {
+                    out.push(detected, confidence, reason);
+                    continue;
+                }
+            };
+            let found = answer.to_lowercase().contains(&expected.to_lowercase());
+            out.sure(!found, |r: &mut String| {
+                let _ = write!(
+                    r,
+                    "expected {} {} in answer",
+                    py_repr_str(expected),
+                    if found { "found" } else { "not found" }
+                );
+            });
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::CheckContext;
     use crate::checks::testing::TraceSpec;
     use crate::golden::Golden;
     use serde_json::json;

@@ -36,11 +36,11 @@ pub fn run(args: &CalibrateArgs) -> Result<i32, Fatal> {
     let report = run_paths(&args.traces, &resolved)?;
     let mut calibration = Calibration::new(labels);
     calibration.split(split);
-    for result in &report.results {
+    for result in report.rows() {
         // Labels name raw keys, as golden and outcomes files do; only written keys are masked.
-        let raw = result.raw_scenario.as_deref().unwrap_or(&result.scenario);
-        for (check, verdict) in report.checks.iter().zip(&result.verdicts) {
-            calibration.add_verdict(&result.trace_id, raw, check, verdict.detected);
+        let raw = result.raw_scenario().unwrap_or(result.scenario());
+        for (check, verdict) in report.checks.iter().zip(result.verdicts()) {
+            calibration.add_verdict(result.trace_id(), raw, check, verdict.detected);
         }
     }
     let mut scored = calibration.finish();

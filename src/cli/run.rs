@@ -19,7 +19,7 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
         redaction: resolved.redaction_name.to_string(),
-        results: Vec::new(),
+        batches: Vec::new(),
     };
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -33,7 +33,7 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                         display_path(&file.path)
                     ));
                 }
-                report.results.extend(file.results);
+                report.batches.extend(file.batches);
             }
             Err(e) => errors.push(e.to_string()),
         }
@@ -47,6 +47,17 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
     }
     for w in &warnings {
         writeln!(stderr, "{w}")?;
+    }
+    if let Some(judge) = &resolved.settings.context.judge {
+        // A judge that failed for good ends the run: its verdicts would be guesses.
+        let stats = judge.finish_run().map_err(Fatal)?;
+        for line in judge.stats_lines(&stats) {
+            writeln!(stderr, "{line}")?;
+        }
+        if let Some(path) = &resolved.judge_record {
+            crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
+                .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+        }
     }
     Ok(report)
 }

@@ -34,6 +34,24 @@ pub fn with_tape<T>(
     })
 }
 
+/// Parses `buffer` in place (simd-json rewrites it: the bytes are garbage afterwards) and hands the
+/// tape's root to `read`; `None` when the bytes are not JSON.
+pub fn with_tape_in_place<T>(
+    buffer: &mut [u8],
+    read: impl FnOnce(TapeValue<'_, '_>) -> T,
+) -> Option<T> {
+    thread_local! {
+        static BUFFERS: std::cell::RefCell<simd_json::Buffers> =
+            std::cell::RefCell::new(simd_json::Buffers::default());
+    }
+    BUFFERS.with(|cell| {
+        let mut buffers = cell.borrow_mut();
+        simd_json::to_tape_with_buffers(buffer, &mut buffers)
+            .ok()
+            .map(|tape| read(tape.as_value()))
+    })
+}
+
 /// A readable message for a document simd-json rejected, from serde_json's error (line and column),
 /// turned into a byte offset.
 fn describe_failure(bytes: &[u8]) -> ParseFailure {

@@ -4,7 +4,8 @@
 //!
 //! - `verdict.json`: `faultgate_version`, `created_utc` (`YYYY-MM-DDTHH:MM:SSZ`), `verdict`, `exit_code`,
 //!   `command` (the reproduce command), `inputs` (`role`, display `path`, `sha256` of the bytes, for the
-//!   traces, then band, policy, golden and outcomes when given), `judge`, `checks`, `redaction`,
+//!   traces, then band, policy, golden, outcomes, judge_checks and judge_replay when given), `judge`,
+//!   `checks`, `redaction`,
 //!   `traces`, `failed_traces` (a count), `fired`, `gate` (the gate object or null).
 //! - `failing_traces.json`: one object per failing trace in report order: `trace_id`, `scenario` (of its
 //!   first result), `checks` (`check` and redacted `reason` per detected result). No payloads.
@@ -162,13 +163,13 @@ pub fn failing_value(report: &Report) -> Value {
             let records = &by_id[id];
             let checks: Vec<Value> = records
                 .iter()
-                .flat_map(|r| report.checks.iter().zip(&r.verdicts))
+                .flat_map(|r| report.checks.iter().zip(r.verdicts()))
                 .filter(|(_, v)| v.detected)
-                .map(|(name, v)| json!({"check": name, "reason": v.reason}))
+                .map(|(name, v)| json!({"check": name, "reason": v.reason.unwrap_or_default()}))
                 .collect();
             json!({
                 "trace_id": id,
-                "scenario": records[0].scenario,
+                "scenario": records[0].scenario(),
                 "checks": checks,
             })
         })

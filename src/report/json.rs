@@ -20,26 +20,28 @@ fn float_or_null(v: Option<f64>) -> Value {
 /// The report object without the optional `outcome` and `gate` blocks.
 pub fn report_value(report: &Report) -> Map<String, Value> {
     let mut measures = Map::new();
-    for r in &report.results {
+    for r in report.rows() {
+        let m = r.measures();
         measures.insert(
-            r.trace_id.clone(),
+            r.trace_id().to_string(),
             json!({
-                "tokens": float_or_null(r.measures.tokens),
-                "latency_ms": float_or_null(r.measures.latency_ms),
-                "cost_usd": float_or_null(r.measures.cost_usd),
+                "tokens": float_or_null(m.tokens),
+                "latency_ms": float_or_null(m.latency_ms),
+                "cost_usd": float_or_null(m.cost_usd),
             }),
         );
     }
-    let mut results = Vec::with_capacity(report.results.len() * report.checks.len());
-    for r in &report.results {
-        for (check, v) in report.checks.iter().zip(&r.verdicts) {
+    let mut results = Vec::with_capacity(report.row_count() * report.checks.len());
+    for r in report.rows() {
+        for (check, v) in report.checks.iter().zip(r.verdicts()) {
             results.push(json!({
-                "trace_id": r.trace_id,
-                "scenario": r.scenario,
+                "trace_id": r.trace_id(),
+                "scenario": r.scenario(),
                 "check": check,
                 "detected": v.detected,
                 "confidence": round_half_even(v.confidence, 4),
-                "reason": v.reason,
+                // A run writing this report keeps every reason (`Reasons::All`).
+                "reason": v.reason.unwrap_or_default(),
             }));
         }
     }

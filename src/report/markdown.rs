@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::repro::PIP_INSTALL;
-use super::{OutcomeSummary, Report, TraceResult};
+use super::{OutcomeSummary, Report, Row};
 use crate::gate::band::BandFile;
 use crate::gate::{Gate, Verdict};
 use crate::pyfmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
@@ -44,6 +44,8 @@ pub struct Summary<'a> {
     pub gate: Option<GateContext<'a>>,
     /// The reproduce command ([`super::repro::command`]).
     pub command: &'a str,
+    /// pass^k over trials, when some scenario has several traces.
+    pub pass_k: Option<&'a crate::gate::passk::PassKTable>,
 }
 
 /// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
@@ -66,11 +68,98 @@ fn number(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
 }
 
+/// The paired gate's lines (`--gate paired` or `both`).
+fn paired_lines(gate: &Gate, paired: &crate::gate::decision::PairedGate) -> Vec<String> {
+    use crate::gate::stats::{ALPHA, POWER};
+    let s = &paired.stats;
+    let mut lines = vec![format!(
+        "**Paired gate:** {} \u{b7} {} regressed, {} improved, {} discordant of {} scenarios \u{b7} {} p={} (\u{3b1} {}) \u{b7} decided by {}: **{}**",
+        paired.verdict.as_str(),
+        paired.regressed.len(),
+        paired.improved.len(),
+        s.discordant,
+        s.n,
+        s.method.as_str(),
+        fmt_fixed(s.p_value, 3),
+        crate::pyfmt::float_repr(ALPHA),
+        gate.mode.as_str(),
+        gate.verdict.as_str()
+    )];
+    if paired.verdict == Verdict::Inconclusive {
+        lines.push(format!(
+            "Not enough evidence for the paired test: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
+            fmt_fixed(s.drop, 2),
+            s.required_n.unwrap_or(0),
+            crate::pyfmt::float_repr(ALPHA),
+            fmt_fixed(POWER, 2),
+            paired.additional_n.unwrap_or(0)
+        ));
+    }
+    let [c_lo, c_hi] = paired.intervals.candidate;
+    let [d_lo, d_hi] = paired.intervals.difference;
+    lines.push(format!(
+        "**95% interval** (scenario bootstrap): clean rate {} [{}, {}] \u{b7} change from baseline {} [{}, {}]",
+        fmt_fixed(s.candidate_rate, 2),
+        fmt_fixed(c_lo, 2),
+        fmt_fixed(c_hi, 2),
+        fmt_fixed(-s.drop, 2),
+        fmt_fixed(d_lo, 2),
+        fmt_fixed(d_hi, 2)
+    ));
+    if !paired.improved.is_empty() {
+        let shown: Vec<String> = paired
+            .improved
+            .iter()
+            .take(MAX_LISTED)
+            .map(|k| format!("`{}`", md_cell(&py_str(k))))
+            .collect();
+        let more = paired.improved.len().saturating_sub(MAX_LISTED);
+        lines.push(format!(
+            "**Improved** (clean in no baseline run, clean now): {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    lines
+}
+
+/// pass^k over trials: a line and a table, overall and per check.
+fn pass_k_lines(table: &crate::gate::passk::PassKTable) -> Vec<String> {
+    let ks: Vec<String> = table
+        .overall
+        .iter()
+        .map(|p| format!("pass^{}", p.k))
+        .collect();
+    let row = |name: &str, values: &[crate::gate::passk::PassK]| {
+        let cells: Vec<String> = values.iter().map(|p| fmt_fixed(p.value, 2)).collect();
+        format!("| {} | {} |", md_cell(name), cells.join(" | "))
+    };
+    let mut lines = vec![
+        String::new(),
+        format!(
+            "**Trials:** {} scenarios, up to {} traces each; pass^k is the chance that k traces of a scenario all pass.",
+            table.scenarios, table.max_trials
+        ),
+        String::new(),
+        format!("| check | {} |", ks.join(" | ")),
+        format!("|---|{}", "---|".repeat(ks.len())),
+        row("all checks", &table.overall),
+    ];
+    for (name, values) in &table.by_check {
+        lines.push(row(name, values));
+    }
+    lines
+}
+
 /// Results of each trace id, for traces whose results were split over several records.
-pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<&TraceResult>> {
-    let mut map: HashMap<&str, Vec<&TraceResult>> = HashMap::new();
-    for r in &report.results {
-        map.entry(r.trace_id.as_str()).or_default().push(r);
+pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<Row<'_>>> {
+    let mut map: HashMap<&str, Vec<Row<'_>>> = HashMap::new();
+    for r in report.rows() {
+        map.entry(r.trace_id()).or_default().push(r);
     }
     map
 }
@@ -95,7 +184,7 @@ pub fn render(summary: &Summary<'_>) -> String {
             fmt_fixed(gate.fail_threshold, 2),
             fmt_fixed(gate.stats.p_value, 3)
         ));
-        if gate.verdict == Verdict::Inconclusive {
+        if gate.band_verdict == Verdict::Inconclusive {
             lines.push(format!(
                 "Not enough evidence: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
                 fmt_fixed(gate.stats.drop, 2),
@@ -124,6 +213,9 @@ pub fn render(summary: &Summary<'_>) -> String {
             }
             lines.push(line);
         }
+        if let Some(paired) = &gate.paired {
+            lines.extend(paired_lines(gate, paired));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();
@@ -136,6 +228,9 @@ pub fn render(summary: &Summary<'_>) -> String {
         report.judge,
         report.redaction
     ));
+    if let Some(table) = summary.pass_k {
+        lines.extend(pass_k_lines(table));
+    }
     if let Some(o) = summary.outcome {
         let rate = if o.judged > 0 {
             format!(
@@ -178,8 +273,8 @@ pub fn render(summary: &Summary<'_>) -> String {
             "| trace | reason |".into(),
             "|---|---|".into(),
         ]);
-        'rows: for r in &report.results {
-            for (name, v) in report.checks.iter().zip(&r.verdicts) {
+        'rows: for r in report.rows() {
+            for (name, v) in report.checks.iter().zip(r.verdicts()) {
                 if name != "policy" || !v.detected {
                     continue;
                 }
@@ -188,8 +283,8 @@ pub fn render(summary: &Summary<'_>) -> String {
                 }
                 lines.push(format!(
                     "| `{}` | {} |",
-                    md_cell(head(&r.trace_id, 12)),
-                    md_cell(&v.reason)
+                    md_cell(head(r.trace_id(), 12)),
+                    md_cell(v.reason.unwrap_or_default())
                 ));
             }
         }
@@ -211,15 +306,15 @@ pub fn render(summary: &Summary<'_>) -> String {
         let by_id = results_by_id(report);
         for id in failed.iter().take(MAX_LISTED) {
             let records = &by_id[id];
-            let scenario = md_cell(&records[0].scenario);
+            let scenario = md_cell(records[0].scenario());
             for r in records {
-                for (name, v) in report.checks.iter().zip(&r.verdicts) {
+                for (name, v) in report.checks.iter().zip(r.verdicts()) {
                     if v.detected {
                         lines.push(format!(
                             "| {scenario} | `{}` | {} | {} |",
                             md_cell(head(id, 12)),
                             md_cell(name),
-                            md_cell(&v.reason)
+                            md_cell(v.reason.unwrap_or_default())
                         ));
                     }
                 }
@@ -369,46 +464,55 @@ fn chart(gate: &Gate, band: &BandFile) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::Verdict as CheckVerdict;
+    use crate::checks::{Reasons, VerdictColumn};
     use crate::gate::{RunSummary, evaluate};
-    use crate::report::TraceResult;
+    use crate::redact::Redaction;
+    use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
     use serde_json::json;
 
     /// A run over `s00`..`s29` where `search_loop` fires on the first `failing` traces and `policy` on
     /// the first `violations`.
     fn report(failing: usize, violations: usize) -> Report {
-        let results = (0..30)
-            .map(|i| TraceResult {
-                trace_id: format!("trace{i:02}-0123456789abcdef"),
-                scenario: format!("s{i:02}"),
-                agent: "agent".into(),
+        let checks = ["search_loop", "policy"];
+        let mut builder = VerdictBatchBuilder::new(schema(&checks), 30);
+        let column = || VerdictColumn::new(30, Reasons::All, Redaction::Off);
+        let (mut search_loop, mut policy) = (column(), column());
+        for i in 0..30 {
+            builder.push_trace(&TraceFields {
+                trace_id: &format!("trace{i:02}-0123456789abcdef"),
+                scenario: &format!("s{i:02}"),
+                agent: Some("agent"),
                 steps: 3,
-                verdicts: vec![
-                    CheckVerdict::sure(
-                        i < failing,
-                        if i < failing {
-                            "no answer, 12 steps (cap)"
-                        } else {
-                            ""
-                        },
-                    ),
-                    CheckVerdict::sure(
-                        i < violations,
-                        if i < violations {
-                            "tool 'rm' is not allowed | x"
-                        } else {
-                            ""
-                        },
-                    ),
-                ],
-                ..TraceResult::default()
-            })
-            .collect();
+                ..TraceFields::default()
+            });
+            let fails = i < failing;
+            search_loop.sure(
+                fails,
+                if fails {
+                    "no answer, 12 steps (cap)"
+                } else {
+                    ""
+                },
+            );
+            let violates = i < violations;
+            policy.sure(
+                violates,
+                if violates {
+                    "tool 'rm' is not allowed | x"
+                } else {
+                    ""
+                },
+            );
+        }
         Report {
             judge: "none".into(),
-            checks: vec!["search_loop".into(), "policy".into()],
+            checks: checks.iter().map(|c| c.to_string()).collect(),
             redaction: "builtin".into(),
-            results,
+            batches: vec![
+                builder
+                    .finish(vec![search_loop, policy])
+                    .expect("verdict batch"),
+            ],
         }
     }
 
@@ -434,6 +538,7 @@ mod tests {
                 band: &band,
             }),
             command: "faultgate check run.json --band band.json",
+            pass_k: None,
         });
         (gate, text)
     }
@@ -492,6 +597,7 @@ mod tests {
             outcome: None,
             gate: None,
             command: "faultgate check run.json",
+            pass_k: None,
         });
         assert!(plain.contains(block));
         assert!(!plain.contains("faultgate:chart"));
@@ -504,6 +610,7 @@ mod tests {
             outcome: None,
             gate: None,
             command: "faultgate check run.json",
+            pass_k: None,
         });
         assert!(text.contains("### Failing traces (first 20 of 25)"));
         assert_eq!(text.matches("| search_loop | no answer").count(), 20);

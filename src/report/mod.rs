@@ -1,7 +1,7 @@
-//! The report model: per-trace verdicts of one run, and the numbers every output derives from them.
+//! The report model: the verdict batches of one run, and the numbers every output derives from them.
 //!
-//! Renderers (terminal, JSON, and the others) read only this model. Reasons and scenario keys stored here
-//! are already redacted.
+//! Renderers (terminal, JSON, and the others) read only this model. Reasons, agents and scenario keys
+//! stored here are already redacted.
 
 pub mod audit;
 pub mod json;
@@ -9,10 +9,11 @@ pub mod markdown;
 pub mod parquet;
 pub mod repro;
 pub mod terminal;
+pub mod verdicts;
 
 use std::collections::HashMap;
 
-use crate::checks::Verdict;
+pub use verdicts::{Row, VerdictBatch, VerdictRef};
 
 /// The measures of one trace (`measures` in the JSON report).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -22,46 +23,33 @@ pub struct Measures {
     pub cost_usd: Option<f64>,
 }
 
-/// One trace's results, one verdict per active check in selection order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TraceResult {
-    pub trace_id: String,
-    /// The scenario key as written out (redacted when redaction is on).
-    pub scenario: String,
-    /// The agent name (masked like every text written out); empty when the trace names none.
-    pub agent: String,
-    /// Number of tool steps the trace took.
-    pub steps: usize,
-    pub verdicts: Vec<Verdict>,
-    pub measures: Measures,
-    /// The raw scenario key, kept only for runs that match it against user files after the run
-    /// (calibration labels); never written out.
-    pub raw_scenario: Option<String>,
-}
-
-impl TraceResult {
-    /// Returns true if and only if any check fired on this trace.
-    pub fn failed(&self) -> bool {
-        self.verdicts.iter().any(|v| v.detected)
-    }
-}
-
 /// All results of one run.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub judge: String,
     pub checks: Vec<String>,
     pub redaction: String,
-    pub results: Vec<TraceResult>,
+    /// The verdict batches, in run order: one row per trace, one verdict per active check in selection
+    /// order.
+    pub batches: Vec<VerdictBatch>,
 }
 
 impl Report {
+    /// Every trace's row, in run order.
+    pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
+        self.batches.iter().flat_map(VerdictBatch::rows)
+    }
+
+    /// Number of rows (traces, repeated ids counted each time).
+    pub fn row_count(&self) -> usize {
+        self.batches.iter().map(VerdictBatch::len).sum()
+    }
+
     /// Distinct trace ids, in first-result order.
     pub fn trace_ids(&self) -> Vec<&str> {
         let mut seen = std::collections::HashSet::new();
-        self.results
-            .iter()
-            .map(|r| r.trace_id.as_str())
+        self.rows()
+            .map(|r| r.trace_id())
             .filter(|id| seen.insert(*id))
             .collect()
     }
@@ -69,10 +57,9 @@ impl Report {
     /// Distinct ids of traces where any check fired, in report order.
     pub fn failed_traces(&self) -> Vec<&str> {
         let failed: std::collections::HashSet<&str> = self
-            .results
-            .iter()
+            .rows()
             .filter(|r| r.failed())
-            .map(|r| r.trace_id.as_str())
+            .map(|r| r.trace_id())
             .collect();
         self.trace_ids()
             .into_iter()
@@ -89,8 +76,8 @@ impl Report {
             }
         }
         let mut counts: HashMap<&str, usize> = names.iter().map(|n| (*n, 0)).collect();
-        for result in &self.results {
-            for (name, verdict) in self.checks.iter().zip(&result.verdicts) {
+        for row in self.rows() {
+            for (name, verdict) in self.checks.iter().zip(row.verdicts()) {
                 if verdict.detected {
                     *counts.entry(name.as_str()).or_default() += 1;
                 }
@@ -101,18 +88,13 @@ impl Report {
 
     /// Ids of traces where the named check fired, in report order.
     pub fn fired_on(&self, check: &str) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for result in &self.results {
-            let fired = self
-                .checks
-                .iter()
-                .zip(&result.verdicts)
-                .any(|(name, v)| name == check && v.detected);
-            if fired {
-                out.push(&result.trace_id);
-            }
-        }
-        out
+        let positions: Vec<usize> = (0..self.checks.len())
+            .filter(|&k| self.checks[k] == check)
+            .collect();
+        self.rows()
+            .filter(|row| positions.iter().any(|&k| row.verdict(k).detected))
+            .map(|row| row.trace_id())
+            .collect()
     }
 }
 
@@ -135,8 +117,8 @@ impl Report {
         }
         let (mut judged, mut total, mut true_count) = (0, 0, 0);
         let mut structural_failed: std::collections::HashSet<&str> = Default::default();
-        for r in &self.results {
-            for (name, v) in self.checks.iter().zip(&r.verdicts) {
+        for r in self.rows() {
+            for (name, v) in self.checks.iter().zip(r.verdicts()) {
                 if name == "outcome" {
                     total += 1;
                     if v.confidence > 0.0 {
@@ -146,7 +128,7 @@ impl Report {
                         }
                     }
                 } else if v.detected {
-                    structural_failed.insert(&r.trace_id);
+                    structural_failed.insert(r.trace_id());
                 }
             }
         }

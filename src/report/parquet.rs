@@ -12,7 +12,10 @@
 //!   rounded to 4 places as in the JSON report), `reason` (utf8, redacted).
 //! - `traces.parquet`, one row per trace: `trace_id`, `scenario`, `agent` (utf8, null when the trace
 //!   names none), `steps` (int64, tool steps), `tokens` (int64), `latency_ms` (float64), `cost_usd`
-//!   (float64), each measure null when not recorded, and `clean` (bool, no check fired).
+//!   (float64), each measure null when not recorded, and `clean` (bool, no check fired). With
+//!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
+//!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
+//!   C(passes, K) / C(trials, K) for K the run's largest trial count, null for fewer trials).
 //!
 //! `baseline --parquet DIR`:
 //! - `clean_matrix.parquet`, long format, one row per run and distinct scenario key of that run, in
@@ -90,22 +93,23 @@ pub fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         field("confidence", DataType::Float64, false),
         field("reason", DataType::Utf8, false),
     ]));
-    let rows = report.results.iter().flat_map(|r| {
+    let rows = report.rows().flat_map(|r| {
         report
             .checks
             .iter()
-            .zip(&r.verdicts)
+            .zip(r.verdicts())
             .map(move |(check, v)| (r, check, v))
     });
     let (mut ids, mut scenarios, mut checks, mut detected, mut confidence, mut reasons) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for (r, check, v) in rows {
-        ids.push(r.trace_id.as_str());
-        scenarios.push(r.scenario.as_str());
+        ids.push(r.trace_id());
+        scenarios.push(r.scenario());
         checks.push(check.as_str());
         detected.push(v.detected);
         confidence.push(round_half_even(v.confidence, 4));
-        reasons.push(v.reason.as_str());
+        // A run writing this table keeps every reason (`Reasons::All`).
+        reasons.push(v.reason.unwrap_or_default());
     }
     let columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from(ids)),
@@ -130,48 +134,64 @@ pub fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         field("cost_usd", DataType::Float64, true),
         field("clean", DataType::Boolean, false),
     ]));
-    let results = &report.results;
+    let rows = || report.rows();
     let columns: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(
-            results.iter().map(|r| r.trace_id.as_str()),
-        )),
-        Arc::new(StringArray::from_iter_values(
-            results.iter().map(|r| r.scenario.as_str()),
-        )),
-        Arc::new(StringArray::from_iter(
-            results
-                .iter()
-                .map(|r| (!r.agent.is_empty()).then_some(r.agent.as_str())),
-        )),
+        Arc::new(StringArray::from_iter_values(rows().map(|r| r.trace_id()))),
+        Arc::new(StringArray::from_iter_values(rows().map(|r| r.scenario()))),
+        Arc::new(StringArray::from_iter(rows().map(|r| r.agent()))),
         Arc::new(Int64Array::from_iter_values(
-            results
-                .iter()
-                .map(|r| i64::try_from(r.steps).unwrap_or(i64::MAX)),
+            rows().map(|r| i64::try_from(r.steps()).unwrap_or(i64::MAX)),
         )),
         Arc::new(Int64Array::from_iter(
-            results.iter().map(|r| r.measures.tokens.map(|t| t as i64)),
+            rows().map(|r| r.measures().tokens.map(|t| t as i64)),
         )),
         Arc::new(Float64Array::from_iter(
-            results.iter().map(|r| r.measures.latency_ms),
+            rows().map(|r| r.measures().latency_ms),
         )),
         Arc::new(Float64Array::from_iter(
-            results.iter().map(|r| r.measures.cost_usd),
+            rows().map(|r| r.measures().cost_usd),
         )),
-        Arc::new(BooleanArray::from_iter(
-            results.iter().map(|r| Some(!r.failed())),
-        )),
+        Arc::new(BooleanArray::from_iter(rows().map(|r| Some(!r.failed())))),
     ];
     RecordBatch::try_new(schema, columns)
 }
 
-/// Writes `verdicts.parquet` and `traces.parquet` into `dir`, creating it.
+/// `traces` with the trial columns appended, when some scenario key has several traces.
+fn with_trial_columns(traces: RecordBatch, report: &Report) -> Result<RecordBatch, ArrowError> {
+    let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
+    let Some(trials) = crate::gate::passk::trials_per_trace(keys.iter().copied()) else {
+        return Ok(traces);
+    };
+    let schema = traces.schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(field("scenario_trials", DataType::Int64, false));
+    fields.push(field("scenario_passes", DataType::Int64, false));
+    fields.push(field("scenario_pass_k", DataType::Float64, true));
+    let mut columns: Vec<ArrayRef> = traces.columns().to_vec();
+    columns.push(Arc::new(Int64Array::from_iter_values(
+        trials.iter().map(|(t, _)| i64::from(t.trials)),
+    )));
+    columns.push(Arc::new(Int64Array::from_iter_values(
+        trials.iter().map(|(t, _)| i64::from(t.passes)),
+    )));
+    columns.push(Arc::new(Float64Array::from_iter(
+        trials.iter().map(|(_, p)| *p),
+    )));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
+
+/// Writes `verdicts.parquet` and `traces.parquet` into `dir`, creating it; with `trials` (`--pass-k`),
+/// `traces.parquet` gets the trial columns when some scenario has several traces.
 ///
 /// # Errors
 ///
 /// A table that cannot be encoded or a file that cannot be written.
-pub fn write_check(dir: &Path, report: &Report) -> Result<(), ParquetOutputError> {
+pub fn write_check(dir: &Path, report: &Report, trials: bool) -> Result<(), ParquetOutputError> {
     let verdicts = verdicts_batch(report)?;
-    let traces = traces_batch(report)?;
+    let mut traces = traces_batch(report)?;
+    if trials {
+        traces = with_trial_columns(traces, report)?;
+    }
     let verdict_bytes = encode(verdicts.schema(), &[verdicts])?;
     let trace_bytes = encode(traces.schema(), &[traces])?;
     std::fs::create_dir_all(dir)?;

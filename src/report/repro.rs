@@ -20,7 +20,14 @@ use crate::pyfmt::shlex_quote;
 pub const PIP_INSTALL: &str = "pip install 'faultgate==0.4.1'";
 
 /// Long flags (without `--`) whose values are where a run writes; they never appear in the command.
-pub const OUTPUT_FLAGS: [&str; 4] = ["json", "markdown", "audit", "parquet"];
+pub const OUTPUT_FLAGS: [&str; 6] = [
+    "json",
+    "markdown",
+    "audit",
+    "parquet",
+    "judge-record",
+    "judge-cache",
+];
 
 /// The directory display paths are relative to: `$GITHUB_WORKSPACE` when set and non-empty, else the
 /// working directory, symlinks resolved.
@@ -89,6 +96,12 @@ pub fn command_under(raw_args: &[String], long_flags: &[&str], base: Option<&Pat
             } else {
                 path
             }
+        } else if let Some(file) = arg.strip_prefix("replay:").filter(|f| names_input(f)) {
+            // `--judge replay:FILE` names an input inside its value.
+            format!(
+                "replay:{}",
+                display_path_under(Path::new(file), base).unwrap_or_else(|| file.to_string())
+            )
         } else {
             arg.to_string()
         }
@@ -162,6 +175,31 @@ mod tests {
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         std::fs::write(dir.join("sub/t.json"), b"{}").unwrap();
         std::fs::canonicalize(dir).unwrap()
+    }
+
+    #[test]
+    fn judge_record_and_cache_are_dropped_and_a_replay_file_is_display_pathed() {
+        let base = temp_base("judge");
+        let t = base.join("sub/t.json");
+        let flags: Vec<&str> = FLAGS
+            .iter()
+            .copied()
+            .chain(["judge-record", "judge-cache", "no-judge-cache"])
+            .collect();
+        let raw = args(&[
+            "check",
+            t.to_str().unwrap(),
+            "--judge",
+            &format!("replay:{}", t.display()),
+            "--judge-record",
+            "/abs/out.jsonl",
+            "--judge-cache=/abs/cache",
+            "--no-judge-cache",
+        ]);
+        assert_eq!(
+            command_under(&raw, &flags, Some(&base)),
+            "faultgate check sub/t.json --judge replay:sub/t.json --no-judge-cache"
+        );
     }
 
     #[test]

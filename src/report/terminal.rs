@@ -43,9 +43,9 @@ pub fn table(report: &Report) -> String {
     out.push('\n');
     // Rows merge results of traces that share an id, in report order.
     let mut cells: std::collections::HashMap<&str, Vec<String>> = Default::default();
-    for result in &report.results {
-        let row = cells.entry(result.trace_id.as_str()).or_default();
-        for v in &result.verdicts {
+    for result in report.rows() {
+        let row = cells.entry(result.trace_id()).or_default();
+        for v in result.verdicts() {
             let mark = if v.detected { "FAIL" } else { "ok" };
             row.push(pad(
                 &format!("{}{}", pad(mark, 5), fmt_fixed(v.confidence, 2)),

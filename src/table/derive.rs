@@ -10,6 +10,9 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use serde_json::value::RawValue;
+
+use super::lazy;
 use super::record::{AttrValue, SpanRecord, attr, is_tool_span};
 use crate::pyfmt::{py_str, py_strip, py_truthy};
 use crate::pyjson::dumps_spaced;
@@ -116,70 +119,86 @@ fn find_text<'s>(
 /// The text of the messages with `role` in a messages attribute (a JSON string or a list). A string that
 /// is not JSON is the text itself.
 pub fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, str> {
-    let parsed;
-    let list = match value {
-        AttrValue::Str(s) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Array(items)) => {
-                parsed = items;
-                &parsed
-            }
-            Ok(_) => return Cow::Borrowed(""),
-            Err(_) => return Cow::Borrowed(s),
+    let text = match value {
+        AttrValue::Json(list @ Value::Array(_)) => {
+            let text = serde_json::to_string(list).unwrap_or_default();
+            return Cow::Owned(role_text(
+                &lazy::list_items(&text).unwrap_or_default(),
+                role,
+            ));
+        }
+        other => match other.as_str() {
+            Some(text) => text,
+            None => return Cow::Borrowed(""),
         },
-        AttrValue::Json(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Array(items)) => {
-                parsed = items;
-                &parsed
-            }
-            Ok(_) => return Cow::Borrowed(""),
-            Err(_) => return Cow::Borrowed(s),
-        },
-        AttrValue::Json(Value::Array(items)) => items,
-        AttrValue::Json(_) => return Cow::Borrowed(""),
     };
-    Cow::Owned(role_text(list, role))
+    match lazy::list_items(text) {
+        Some(items) => Cow::Owned(role_text(&items, role)),
+        None if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => Cow::Borrowed(""),
+        None => Cow::Borrowed(text),
+    }
 }
 
 /// The text parts (or plain contents) of the messages with `role`, joined by newlines.
-pub fn role_text(list: &[Value], role: &str) -> String {
+fn role_text(messages: &[&RawValue], role: &str) -> String {
     let mut pieces: Vec<String> = Vec::new();
-    for message in list.iter().filter_map(Value::as_object) {
-        if message.get("role").and_then(Value::as_str) != Some(role) {
+    for message in messages.iter().filter_map(|m| lazy::object(m)) {
+        if message.str("role").as_deref() != Some(role) {
             continue;
         }
-        let parts = message.get("parts").and_then(Value::as_array);
-        for part in parts.into_iter().flatten().filter_map(Value::as_object) {
-            if part.get("type").and_then(Value::as_str) == Some("text") {
-                let text = part.get("content").or_else(|| part.get("text"));
-                pieces.push(text.map(py_str).unwrap_or_default());
+        let parts = message.list("parts");
+        for part in parts.iter().flatten().filter_map(|p| lazy::object(p)) {
+            if part.str("type").as_deref() == Some("text") {
+                let text = part.raw("content").or_else(|| part.raw("text"));
+                pieces.push(text.map(|t| py_str(&lazy::decode(t))).unwrap_or_default());
             }
         }
         if let Some(content) = message.get("content")
-            && parts.is_none_or(Vec::is_empty)
+            && parts.is_none_or(|p| p.is_empty())
         {
-            pieces.push(py_str(content));
+            pieces.push(py_str(&content));
         }
     }
     pieces.join("\n")
 }
 
-/// The list of messages in a messages attribute, when it holds one and it may hold a part of type
-/// `part_type`. A JSON string is only parsed when that type can occur in it: written literally, or
+/// The messages of a messages attribute (each still raw), when it holds a list that may hold a part of
+/// type `part_type`. A JSON string is only parsed when that type can occur in it: written literally, or
 /// through a `\\u` escape (the only JSON escape that can spell a letter).
-fn message_list<'v>(value: Option<&'v AttrValue<'_>>, part_type: &str) -> Cow<'v, [Value]> {
+fn message_list<'v>(
+    value: Option<&'v AttrValue<'_>>,
+    part_type: &str,
+    owned: &'v mut String,
+) -> Vec<&'v RawValue> {
     let text = match value {
-        Some(AttrValue::Str(s)) => s.as_ref(),
-        Some(AttrValue::Json(Value::String(s))) => s.as_str(),
-        Some(AttrValue::Json(Value::Array(items))) => return Cow::Borrowed(items),
-        _ => return Cow::Borrowed(&[]),
+        Some(AttrValue::Json(list @ Value::Array(_))) => {
+            *owned = serde_json::to_string(list).unwrap_or_default();
+            owned.as_str()
+        }
+        Some(other) => match other.as_str() {
+            Some(text) if text.contains(part_type) || text.contains("\\u") => text,
+            _ => return Vec::new(),
+        },
+        None => return Vec::new(),
     };
-    if !(text.contains(part_type) || text.contains("\\u")) {
-        return Cow::Borrowed(&[]);
+    lazy::list_items(text).unwrap_or_default()
+}
+
+/// The parts of type `part_type` in a list of messages.
+fn parts_of<'v>(messages: &[&'v RawValue], part_type: &str) -> Vec<lazy::LazyObject<'v>> {
+    let mut out = Vec::new();
+    for message in messages.iter().filter_map(|m| lazy::object(m)) {
+        let Some(parts) = message.list("parts") else {
+            continue;
+        };
+        out.extend(
+            parts
+                .into_iter()
+                .filter_map(lazy::object)
+                .filter(|part| part.str("type").as_deref() == Some(part_type)),
+        );
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(items)) => Cow::Owned(items),
-        _ => Cow::Borrowed(&[]),
-    }
+    out
 }
 
 /// The tool a tool span ran. Spans named `execute_tool <tool>` without `gen_ai.tool.name` name the tool
@@ -237,58 +256,47 @@ pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// `unique_ids` says no two spans share an id.
 pub fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
     let mut responses: FastMap<String, String> = FastMap::default();
+    let mut owned = String::new();
     for span in spans {
-        for message in message_list(span.attr(attr::INPUT_MESSAGES), "tool_call_response").iter() {
-            let Some(parts) = message.get("parts").and_then(Value::as_array) else {
+        let messages = message_list(
+            span.attr(attr::INPUT_MESSAGES),
+            "tool_call_response",
+            &mut owned,
+        );
+        for part in parts_of(&messages, "tool_call_response") {
+            let Some(id) = part.get("id").filter(py_truthy) else {
                 continue;
             };
-            for part in parts.iter().filter_map(Value::as_object) {
-                if part.get("type").and_then(Value::as_str) != Some("tool_call_response") {
-                    continue;
-                }
-                let Some(id) = part.get("id").filter(|id| py_truthy(id)) else {
-                    continue;
-                };
-                let mut result = payload_text(part.get("result").unwrap_or(&Value::Null));
-                let is_error = part.get("is_error") == Some(&Value::Bool(true))
-                    || part.get("error").is_some_and(py_truthy)
-                    || matches!(
-                        py_str(part.get("status").unwrap_or(&Value::Null))
-                            .to_lowercase()
-                            .as_str(),
-                        "error" | "failed"
-                    );
-                if is_error && !result.starts_with("Error: ") {
-                    result.insert_str(0, "Error: ");
-                }
-                responses.insert(py_str(id), result);
+            let mut result = payload_text(&part.get("result").unwrap_or(Value::Null));
+            let is_error = part.get("is_error") == Some(Value::Bool(true))
+                || part.get("error").is_some_and(|e| py_truthy(&e))
+                || matches!(
+                    py_str(&part.get("status").unwrap_or(Value::Null))
+                        .to_lowercase()
+                        .as_str(),
+                    "error" | "failed"
+                );
+            if is_error && !result.starts_with("Error: ") {
+                result.insert_str(0, "Error: ");
             }
+            responses.insert(py_str(&id), result);
         }
     }
     let mut calls: Vec<(String, Step<'s>)> = Vec::new();
     for (position, span) in spans.iter().enumerate() {
-        for message in message_list(span.attr(attr::OUTPUT_MESSAGES), "tool_call").iter() {
-            let Some(parts) = message.get("parts").and_then(Value::as_array) else {
-                continue;
+        let messages = message_list(span.attr(attr::OUTPUT_MESSAGES), "tool_call", &mut owned);
+        for part in parts_of(&messages, "tool_call") {
+            let call_id = part.get("id").map(|id| py_str(&id)).unwrap_or_default();
+            let step = Step {
+                tool: Cow::Owned(
+                    part.get("name")
+                        .map_or_else(|| "unknown".to_string(), |n| py_str(&n)),
+                ),
+                arguments: Cow::Owned(payload_text(&part.get("arguments").unwrap_or(Value::Null))),
+                result: Cow::Owned(responses.get(&call_id).cloned().unwrap_or_default()),
+                span: position,
             };
-            for part in parts.iter().filter_map(Value::as_object) {
-                if part.get("type").and_then(Value::as_str) != Some("tool_call") {
-                    continue;
-                }
-                let call_id = part.get("id").map(py_str).unwrap_or_default();
-                let step = Step {
-                    tool: Cow::Owned(
-                        part.get("name")
-                            .map_or_else(|| "unknown".to_string(), py_str),
-                    ),
-                    arguments: Cow::Owned(payload_text(
-                        part.get("arguments").unwrap_or(&Value::Null),
-                    )),
-                    result: Cow::Owned(responses.get(&call_id).cloned().unwrap_or_default()),
-                    span: position,
-                };
-                calls.push((call_id, step));
-            }
+            calls.push((call_id, step));
         }
     }
     let tool_spans: Vec<usize> = (0..spans.len())

@@ -4,6 +4,7 @@
 //! typed columns through the accessors here and walk a trace's rows through its offsets.
 
 pub mod derive;
+pub mod lazy;
 pub mod record;
 pub mod schema;
 pub mod signals;
@@ -73,6 +74,16 @@ impl TraceBatch {
     /// Rows of trace `t` in the step table.
     pub fn step_rows(&self, t: usize) -> Range<usize> {
         self.step_offsets[t]..self.step_offsets[t + 1]
+    }
+
+    /// Span-table offsets: trace `t`'s spans are rows `span_offsets()[t]..span_offsets()[t + 1]`.
+    pub fn span_offsets(&self) -> &[usize] {
+        &self.span_offsets
+    }
+
+    /// Step-table offsets: trace `t`'s steps are rows `step_offsets()[t]..step_offsets()[t + 1]`.
+    pub fn step_offsets(&self) -> &[usize] {
+        &self.step_offsets
     }
 
     pub fn trace_str(&self, name: &str) -> &LargeStringArray {

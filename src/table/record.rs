@@ -181,6 +181,10 @@ impl<'a> Attrs<'a> {
         self.entries.iter().any(|(k, _)| k == key)
     }
 
+    pub fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+    }
+
     /// Appends an attribute as a decoder reads it (repeats are resolved on lookup).
     pub fn push(&mut self, key: impl Into<Cow<'a, str>>, value: AttrValue<'a>) {
         self.entries.push((key.into(), value));

@@ -27,12 +27,11 @@ use serde_json::{Map, Value};
 
 use super::event::{Action, Checkpoint, Event, Handoff, PayloadField};
 use super::spec::Workflow;
-use crate::checks::TraceView;
+use arrow_array::LargeStringArray;
+
+use crate::checks::Columns;
+use crate::checks::columns::opt;
 use crate::table::record::attr::OP_INVOKE_AGENT;
-use crate::table::schema::{
-    SPAN_AGENT_NAME, SPAN_CHECKPOINT, SPAN_CONFIRMED_BY, SPAN_HANDOFF_FROM, SPAN_HANDOFF_PAYLOAD,
-    SPAN_HANDOFF_TO, SPAN_ID, SPAN_OPERATION, SPAN_PARENT, SPAN_START,
-};
 
 /// The tool-name prefix of a handoff made as a tool call (`transfer_to_refunds`).
 pub const TRANSFER_PREFIX: &str = "transfer_to_";
@@ -52,17 +51,60 @@ struct Pending {
     source: Option<Source>,
 }
 
-/// The events of one trace, in recorded order, numbered from 1.
-pub fn trace_events(trace: &TraceView<'_>, workflow: &Workflow) -> Vec<Event> {
-    let spans = trace.span_count();
+/// Trace `t` of a check pass, addressed by span and step position within the trace.
+struct Trace<'c, 'a> {
+    cols: &'c Columns<'a>,
+    first_span: usize,
+    span_count: usize,
+    first_step: usize,
+    step_count: usize,
+}
+
+impl<'c, 'a> Trace<'c, 'a> {
+    fn new(cols: &'c Columns<'a>, t: usize) -> Self {
+        let (spans, steps) = (cols.span_rows(t), cols.step_rows(t));
+        Trace {
+            cols,
+            first_span: spans.start,
+            span_count: spans.len(),
+            first_step: steps.start,
+            step_count: steps.len(),
+        }
+    }
+
+    fn span_opt(&self, column: &'a LargeStringArray, p: usize) -> Option<&'a str> {
+        opt(column, self.first_span + p)
+    }
+
+    fn start(&self, p: usize) -> i64 {
+        self.cols.start[self.first_span + p]
+    }
+
+    fn step_span(&self, i: usize) -> Option<usize> {
+        self.cols.step_span(self.first_step + i)
+    }
+
+    fn tool(&self, i: usize) -> &'a str {
+        self.cols.tool.value(self.first_step + i)
+    }
+
+    fn arguments(&self, i: usize) -> &'a str {
+        self.cols.arguments.value(self.first_step + i)
+    }
+}
+
+/// The events of trace `t`, in recorded order, numbered from 1.
+pub fn trace_events(cols: &Columns<'_>, t: usize, workflow: &Workflow) -> Vec<Event> {
+    let trace = &Trace::new(cols, t);
+    let spans = trace.span_count;
     let (parents, agents) = owning_agents(trace);
-    let start = |p: usize| trace.span_int(SPAN_START, p);
+    let start = |p: usize| trace.start(p);
     let mut pending: Vec<Pending> = Vec::new();
     // (span position, checkpoint id) of checkpoint steps, so the same span's attribute is not counted
     // again.
     let mut step_checkpoints: Vec<(usize, &str)> = Vec::new();
 
-    for i in 0..trace.step_count() {
+    for i in 0..trace.step_count {
         let span = trace.step_span(i);
         let key = (span.map_or(0, start), span.unwrap_or(usize::MAX), 1, i);
         let agent = span.and_then(|p| agents[p]).unwrap_or_default().to_string();
@@ -70,7 +112,7 @@ pub fn trace_events(trace: &TraceView<'_>, workflow: &Workflow) -> Vec<Event> {
         let args = object_arguments(trace.arguments(i));
         if names_checkpoint(workflow, tool) {
             let confirmed_by = span
-                .and_then(|p| trace.span_opt_text(SPAN_CONFIRMED_BY, p))
+                .and_then(|p| trace.span_opt(trace.cols.confirmed_by, p))
                 .map(str::to_string)
                 .or_else(|| {
                     args.get("confirmed_by")
@@ -121,7 +163,7 @@ pub fn trace_events(trace: &TraceView<'_>, workflow: &Workflow) -> Vec<Event> {
     for p in 0..spans {
         let key = (start(p), p, 0, 0);
         let agent = || agents[p].unwrap_or_default().to_string();
-        if let Some(id) = trace.span_opt_text(SPAN_CHECKPOINT, p)
+        if let Some(id) = trace.span_opt(trace.cols.checkpoint, p)
             && !step_checkpoints.contains(&(p, id))
         {
             pending.push(Pending {
@@ -131,7 +173,7 @@ pub fn trace_events(trace: &TraceView<'_>, workflow: &Workflow) -> Vec<Event> {
                     agent: agent(),
                     checkpoint_id: id.to_string(),
                     confirmed_by: trace
-                        .span_opt_text(SPAN_CONFIRMED_BY, p)
+                        .span_opt(trace.cols.confirmed_by, p)
                         .map(str::to_string),
                 }),
                 source: None,
@@ -139,14 +181,14 @@ pub fn trace_events(trace: &TraceView<'_>, workflow: &Workflow) -> Vec<Event> {
         }
         let payload = || {
             trace
-                .span_opt_text(SPAN_HANDOFF_PAYLOAD, p)
+                .span_opt(trace.cols.handoff_payload, p)
                 .map(object_arguments)
                 .map(|args| payload_fields(&args))
                 .unwrap_or_default()
         };
         let handoff = match (
-            trace.span_opt_text(SPAN_HANDOFF_FROM, p),
-            trace.span_opt_text(SPAN_HANDOFF_TO, p),
+            trace.span_opt(trace.cols.handoff_from, p),
+            trace.span_opt(trace.cols.handoff_to, p),
         ) {
             (Some(from), Some(to)) => Some((from, to, Source::HandoffSpan)),
             _ => invoked_agent(trace, &parents, &agents, p)
@@ -204,16 +246,18 @@ fn names_checkpoint(workflow: &Workflow, tool: &str) -> bool {
 /// Each span's parent position, and the agent it belongs to: its own `gen_ai.agent.name`, else its
 /// nearest ancestor's.
 #[allow(clippy::type_complexity)]
-fn owning_agents<'a>(trace: &TraceView<'a>) -> (Vec<Option<usize>>, Vec<Option<&'a str>>) {
-    let n = trace.span_count();
+fn owning_agents<'a>(trace: &Trace<'_, 'a>) -> (Vec<Option<usize>>, Vec<Option<&'a str>>) {
+    let n = trace.span_count;
     let mut position: HashMap<&str, usize> = HashMap::with_capacity(n);
     for p in 0..n {
-        position.entry(trace.span_text(SPAN_ID, p)).or_insert(p);
+        position
+            .entry(trace.cols.span_id.value(trace.first_span + p))
+            .or_insert(p);
     }
     let parent: Vec<Option<usize>> = (0..n)
         .map(|p| {
             trace
-                .span_opt_text(SPAN_PARENT, p)
+                .span_opt(trace.cols.parent, p)
                 .and_then(|id| position.get(id).copied())
                 .filter(|&q| q != p)
         })
@@ -229,7 +273,7 @@ fn owning_agents<'a>(trace: &TraceView<'a>) -> (Vec<Option<usize>>, Vec<Option<&
                 break known;
             }
             if let Some(name) = trace
-                .span_opt_text(SPAN_AGENT_NAME, q)
+                .span_opt(trace.cols.agent_name, q)
                 .filter(|name| !name.is_empty())
             {
                 owner[q] = Some(Some(name));
@@ -251,16 +295,16 @@ fn owning_agents<'a>(trace: &TraceView<'a>) -> (Vec<Option<usize>>, Vec<Option<&
 /// (parent agent, invoked agent) when span `p` is an `invoke_agent` span of another agent than the one
 /// above it.
 fn invoked_agent<'a>(
-    trace: &TraceView<'a>,
+    trace: &Trace<'_, 'a>,
     parents: &[Option<usize>],
     agents: &[Option<&'a str>],
     p: usize,
 ) -> Option<(&'a str, &'a str)> {
-    if trace.span_opt_text(SPAN_OPERATION, p) != Some(OP_INVOKE_AGENT) {
+    if trace.span_opt(trace.cols.operation, p) != Some(OP_INVOKE_AGENT) {
         return None;
     }
     let to = trace
-        .span_opt_text(SPAN_AGENT_NAME, p)
+        .span_opt(trace.cols.agent_name, p)
         .filter(|n| !n.is_empty())?;
     let from = agents[parents[p]?]?;
     (from != to).then_some((from, to))
@@ -302,7 +346,7 @@ mod tests {
 
     fn events_of(spec: TraceSpec) -> Vec<Event> {
         let batch = TraceBatch::build(&[spec.build()]);
-        trace_events(&TraceView::new(&batch, 0), &workflow())
+        trace_events(&Columns::new(&batch), 0, &workflow())
     }
 
     fn agent_span(id: &str, parent: &str, name: &str, start: i64) -> impl FnOnce(&mut Span) {

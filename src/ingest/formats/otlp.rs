@@ -22,7 +22,7 @@ use crate::ingest::Format;
 use crate::ingest::decoder::{
     Decoder, Document, OwnedTraces, ReadOptions, Traces, check_span_count,
 };
-use crate::ingest::json::{get, to_value, with_tape};
+use crate::ingest::json::{get, to_value, with_tape, with_tape_in_place};
 use crate::ingest::scan::SpanSlice;
 use crate::table::TableBuilder;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
@@ -286,8 +286,9 @@ impl Traces for ScannedTraces<'_> {
                 text.extend_from_slice(&self.bytes[s.start..s.end]);
             }
             text.push(b']');
-            let outcome = with_tape(&text, |list| {
+            let outcome = with_tape_in_place(&mut text, |list| {
                 let mut record = TraceRecord::default();
+                record.spans.reserve_exact(members.len());
                 let Some(items) = list.as_array() else {
                     return Err((0, "a span is not an object".to_string()));
                 };
@@ -310,13 +311,13 @@ impl Traces for ScannedTraces<'_> {
                 Ok(())
             });
             match outcome {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err((start, message))) => Err(InputError::Invalid {
+                Some(Ok(())) => Ok(()),
+                Some(Err((start, message))) => Err(InputError::Invalid {
                     path: path.to_path_buf(),
                     message: format!("span at byte {start}: {message}"),
                 }),
-                // The spans parsed one by one in the scan's ranges; only a span's own bytes can fail.
-                Err(_) => Err(self.span_json_error(path, members)),
+                // Only a span's own bytes can fail: find which, in the file.
+                None => Err(self.span_json_error(path, members)),
             }
         })
     }
@@ -411,6 +412,7 @@ pub(crate) fn read_span<'i>(
     let (status_code, status_message) = read_status(status);
     let mut attrs = Attrs::default();
     if let Some(list) = attributes.and_then(|v| v.as_array()) {
+        attrs.reserve(list.len().min(16));
         for (i, kv) in list.iter().enumerate() {
             let Some(kv) = kv.as_object() else {
                 return Err(format!("attributes[{i}] is not an object"));

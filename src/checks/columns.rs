@@ -1,0 +1,232 @@
+//! The typed columns of one [`TraceBatch`], resolved once per batch, that every check pass reads.
+//!
+//! A check walks the traces of [`Columns::traces`] and reads a trace's spans and steps through the
+//! row ranges [`Columns::span_rows`] and [`Columns::step_rows`]: each cell read is an index into an
+//! array already cast to its type, never a column lookup by name.
+
+use std::ops::Range;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type, UInt32Type};
+use arrow_array::{
+    Array, BooleanArray, Float64Array, Int64Array, LargeStringArray, RecordBatch, UInt32Array,
+};
+use serde_json::{Map, Value};
+
+use crate::table::TraceBatch;
+use crate::table::schema::*;
+
+/// Typed references to every column of a batch, plus the trace range a pass covers.
+///
+/// Trace-level fields are indexed by trace `t`, span fields by span row, step fields by step row. Rows
+/// are absolute (batch-wide); a trace's span `p` (0-based position in the trace) is row
+/// `span_rows(t).start + p`.
+#[derive(Clone)]
+pub struct Columns<'a> {
+    traces: Range<usize>,
+    span_offsets: &'a [usize],
+    step_offsets: &'a [usize],
+
+    pub trace_id: &'a LargeStringArray,
+    pub agent: &'a LargeStringArray,
+    /// The raw scenario key (before redaction).
+    pub scenario: &'a LargeStringArray,
+    pub prompt: &'a LargeStringArray,
+    pub answer: &'a LargeStringArray,
+    pub termination: &'a LargeStringArray,
+    /// Position of the root within the trace's spans; null when the trace has none.
+    pub root: &'a UInt32Array,
+    pub root_attributes: &'a LargeStringArray,
+    pub input_tokens: &'a Int64Array,
+    pub output_tokens: &'a Int64Array,
+    pub latency_ms: &'a Float64Array,
+    pub cost_usd: &'a Float64Array,
+    pub has_content: &'a BooleanArray,
+
+    pub span_id: &'a LargeStringArray,
+    pub parent: &'a LargeStringArray,
+    pub name: &'a LargeStringArray,
+    pub start: &'a [i64],
+    pub end: &'a [i64],
+    pub status_code: &'a [i64],
+    pub status_message: &'a LargeStringArray,
+    pub error_type: &'a LargeStringArray,
+    pub span_error: &'a LargeStringArray,
+    finish_reason_offsets: &'a [i32],
+    finish_reason_values: &'a LargeStringArray,
+    pub is_tool: &'a BooleanArray,
+    pub has_operation: &'a BooleanArray,
+    pub confirmed: &'a BooleanArray,
+    pub backs_step: &'a BooleanArray,
+    pub tool_attributes: &'a BooleanArray,
+    pub openinference_kind: &'a BooleanArray,
+    pub agent_name: &'a LargeStringArray,
+    pub operation: &'a LargeStringArray,
+    pub checkpoint: &'a LargeStringArray,
+    pub confirmed_by: &'a LargeStringArray,
+    pub handoff_from: &'a LargeStringArray,
+    pub handoff_to: &'a LargeStringArray,
+    pub handoff_payload: &'a LargeStringArray,
+
+    pub tool: &'a LargeStringArray,
+    pub arguments: &'a LargeStringArray,
+    pub result: &'a LargeStringArray,
+    pub step_span_id: &'a LargeStringArray,
+    /// Position (within the trace's spans) of the span behind the step; null when unknown.
+    pub step_span: &'a UInt32Array,
+    pub structural_error: &'a LargeStringArray,
+    pub empty_result: &'a BooleanArray,
+}
+
+fn text(batch: &RecordBatch, index: usize) -> &LargeStringArray {
+    batch.column(index).as_string::<i64>()
+}
+
+fn flag(batch: &RecordBatch, index: usize) -> &BooleanArray {
+    batch.column(index).as_boolean()
+}
+
+fn ints(batch: &RecordBatch, index: usize) -> &[i64] {
+    batch.column(index).as_primitive::<Int64Type>().values()
+}
+
+impl<'a> Columns<'a> {
+    /// Resolves every column of `batch`; the pass covers all its traces.
+    pub fn new(batch: &'a TraceBatch) -> Columns<'a> {
+        let (t, sp, st) = (&batch.traces, &batch.spans, &batch.steps);
+        let finish_reasons = sp
+            .column(span_column_index(SPAN_FINISH_REASONS))
+            .as_list::<i32>();
+        Columns {
+            traces: 0..batch.len(),
+            span_offsets: batch.span_offsets(),
+            step_offsets: batch.step_offsets(),
+
+            trace_id: text(t, trace_column_index(TRACE_ID)),
+            agent: text(t, trace_column_index(TRACE_AGENT)),
+            scenario: text(t, trace_column_index(TRACE_SCENARIO)),
+            prompt: text(t, trace_column_index(TRACE_PROMPT)),
+            answer: text(t, trace_column_index(TRACE_ANSWER)),
+            termination: text(t, trace_column_index(TRACE_TERMINATION)),
+            root: t
+                .column(trace_column_index(TRACE_ROOT))
+                .as_primitive::<UInt32Type>(),
+            root_attributes: text(t, trace_column_index(TRACE_ROOT_ATTRIBUTES)),
+            input_tokens: t
+                .column(trace_column_index(TRACE_INPUT_TOKENS))
+                .as_primitive::<Int64Type>(),
+            output_tokens: t
+                .column(trace_column_index(TRACE_OUTPUT_TOKENS))
+                .as_primitive::<Int64Type>(),
+            latency_ms: t
+                .column(trace_column_index(TRACE_LATENCY_MS))
+                .as_primitive::<Float64Type>(),
+            cost_usd: t
+                .column(trace_column_index(TRACE_COST_USD))
+                .as_primitive::<Float64Type>(),
+            has_content: flag(t, trace_column_index(TRACE_HAS_CONTENT)),
+
+            span_id: text(sp, span_column_index(SPAN_ID)),
+            parent: text(sp, span_column_index(SPAN_PARENT)),
+            name: text(sp, span_column_index(SPAN_NAME)),
+            start: ints(sp, span_column_index(SPAN_START)),
+            end: ints(sp, span_column_index(SPAN_END)),
+            status_code: ints(sp, span_column_index(SPAN_STATUS_CODE)),
+            status_message: text(sp, span_column_index(SPAN_STATUS_MESSAGE)),
+            error_type: text(sp, span_column_index(SPAN_ERROR_TYPE)),
+            span_error: text(sp, span_column_index(SPAN_ERROR)),
+            finish_reason_offsets: finish_reasons.value_offsets(),
+            finish_reason_values: finish_reasons.values().as_string::<i64>(),
+            is_tool: flag(sp, span_column_index(SPAN_IS_TOOL)),
+            has_operation: flag(sp, span_column_index(SPAN_HAS_OPERATION)),
+            confirmed: flag(sp, span_column_index(SPAN_CONFIRMED)),
+            backs_step: flag(sp, span_column_index(SPAN_BACKS_STEP)),
+            tool_attributes: flag(sp, span_column_index(SPAN_TOOL_ATTRIBUTES)),
+            openinference_kind: flag(sp, span_column_index(SPAN_OPENINFERENCE_KIND)),
+            agent_name: text(sp, span_column_index(SPAN_AGENT_NAME)),
+            operation: text(sp, span_column_index(SPAN_OPERATION)),
+            checkpoint: text(sp, span_column_index(SPAN_CHECKPOINT)),
+            confirmed_by: text(sp, span_column_index(SPAN_CONFIRMED_BY)),
+            handoff_from: text(sp, span_column_index(SPAN_HANDOFF_FROM)),
+            handoff_to: text(sp, span_column_index(SPAN_HANDOFF_TO)),
+            handoff_payload: text(sp, span_column_index(SPAN_HANDOFF_PAYLOAD)),
+
+            tool: text(st, step_column_index(STEP_TOOL)),
+            arguments: text(st, step_column_index(STEP_ARGUMENTS)),
+            result: text(st, step_column_index(STEP_RESULT)),
+            step_span_id: text(st, step_column_index(STEP_SPAN_ID)),
+            step_span: st
+                .column(step_column_index(STEP_SPAN))
+                .as_primitive::<UInt32Type>(),
+            structural_error: text(st, step_column_index(STEP_STRUCTURAL_ERROR)),
+            empty_result: flag(st, step_column_index(STEP_EMPTY_RESULT)),
+        }
+    }
+
+    /// The same columns, with a pass covering only `traces` (a sub-range of this one's).
+    pub fn part(&self, traces: Range<usize>) -> Columns<'a> {
+        debug_assert!(traces.start >= self.traces.start && traces.end <= self.traces.end);
+        Columns {
+            traces,
+            ..self.clone()
+        }
+    }
+
+    /// The traces this pass covers, in batch order; a check pushes one verdict for each.
+    pub fn traces(&self) -> Range<usize> {
+        self.traces.clone()
+    }
+
+    /// Number of traces this pass covers.
+    pub fn len(&self) -> usize {
+        self.traces.len()
+    }
+
+    /// Returns true if and only if the pass covers no trace.
+    pub fn is_empty(&self) -> bool {
+        self.traces.is_empty()
+    }
+
+    /// Span rows of trace `t`, in trace order.
+    pub fn span_rows(&self, t: usize) -> Range<usize> {
+        self.span_offsets[t]..self.span_offsets[t + 1]
+    }
+
+    /// Step rows of trace `t`; step `i` (0-based) of the trace is row `step_rows(t).start + i`.
+    pub fn step_rows(&self, t: usize) -> Range<usize> {
+        self.step_offsets[t]..self.step_offsets[t + 1]
+    }
+
+    /// Position (within its trace's spans) of trace `t`'s root span.
+    pub fn root(&self, t: usize) -> Option<usize> {
+        self.root.is_valid(t).then(|| self.root.value(t) as usize)
+    }
+
+    /// Position (within its trace's spans) of the span behind step row `s`.
+    pub fn step_span(&self, s: usize) -> Option<usize> {
+        self.step_span
+            .is_valid(s)
+            .then(|| self.step_span.value(s) as usize)
+    }
+
+    /// The `gen_ai.response.finish_reasons` of span row `row`, each as Python `str()`.
+    pub fn finish_reasons(&self, row: usize) -> impl Iterator<Item = &'a str> + use<'a> {
+        let values = self.finish_reason_values;
+        let range =
+            self.finish_reason_offsets[row] as usize..self.finish_reason_offsets[row + 1] as usize;
+        range.map(move |i| values.value(i))
+    }
+
+    /// The decoded attributes of trace `t`'s root span.
+    pub fn root_attributes(&self, t: usize) -> Option<Map<String, Value>> {
+        match serde_json::from_str(opt(self.root_attributes, t)?) {
+            Ok(Value::Object(map)) => Some(map),
+            _ => None,
+        }
+    }
+}
+
+/// A string cell that may be null.
+pub fn opt(array: &LargeStringArray, row: usize) -> Option<&str> {
+    array.is_valid(row).then(|| array.value(row))
+}

@@ -1,0 +1,472 @@
+//! The verdicts of a batch of traces as one Arrow record batch: one row per trace, in input order.
+//!
+//! ## Columns
+//!
+//! `trace_id`, `scenario` (the written key, redacted when redaction is on), `raw_scenario` (the raw key,
+//! null unless the run keeps it for matching labels; never written out), `agent` (masked; null when the
+//! trace names none), `steps` (tool steps), `tokens`, `latency_ms`, `cost_usd` (null when not
+//! recorded), then for each active check in selection order `<check>.detected`, `<check>.confidence`
+//! and `<check>.reason` (masked; null where the run did not keep it, see
+//! [`crate::checks::Reasons`]). A check selected twice gets `<check>#2.…` for its second columns.
+//!
+//! Every batch of a run has the same schema, and a run's result is its batches in order: concatenated
+//! they are the run's verdict table. A batch copies the few texts it keeps (ids, keys, agents and
+//! reasons), so it holds no reference into the traces' tables and memory follows the verdicts.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::builder::{Float64Builder, LargeStringBuilder, UInt64Builder};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float64Array, LargeStringArray, RecordBatch, UInt64Array,
+};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+
+use super::Measures;
+use crate::checks::VerdictColumn;
+
+/// Columns before the first check's.
+const TRACE_COLUMNS: usize = 8;
+
+/// The schema of the verdict batches of a run with these active checks, in selection order.
+pub fn schema(checks: &[&str]) -> SchemaRef {
+    let text = |name: &str, nullable| Field::new(name, DataType::LargeUtf8, nullable);
+    let float = |name: &str| Field::new(name, DataType::Float64, true);
+    let mut fields = vec![
+        text("trace_id", false),
+        text("scenario", false),
+        text("raw_scenario", true),
+        text("agent", true),
+        Field::new("steps", DataType::UInt64, false),
+        float("tokens"),
+        float("latency_ms"),
+        float("cost_usd"),
+    ];
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for name in checks {
+        let n = seen.entry(name).or_default();
+        *n += 1;
+        let prefix = if *n == 1 {
+            name.to_string()
+        } else {
+            format!("{name}#{n}")
+        };
+        fields.push(Field::new(
+            format!("{prefix}.detected"),
+            DataType::Boolean,
+            false,
+        ));
+        fields.push(Field::new(
+            format!("{prefix}.confidence"),
+            DataType::Float64,
+            false,
+        ));
+        fields.push(text(&format!("{prefix}.reason"), true));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// The per-trace fields of one row, already masked as they will be written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceFields<'a> {
+    pub trace_id: &'a str,
+    /// The written scenario key.
+    pub scenario: &'a str,
+    pub raw_scenario: Option<&'a str>,
+    /// The masked agent name; `None` or empty when the trace names none.
+    pub agent: Option<&'a str>,
+    pub steps: usize,
+    pub measures: Measures,
+}
+
+/// Builds one verdict batch: the trace fields row by row, then one [`VerdictColumn`] per check.
+pub struct VerdictBatchBuilder {
+    schema: SchemaRef,
+    trace_id: LargeStringBuilder,
+    scenario: LargeStringBuilder,
+    raw_scenario: LargeStringBuilder,
+    agent: LargeStringBuilder,
+    steps: UInt64Builder,
+    tokens: Float64Builder,
+    latency_ms: Float64Builder,
+    cost_usd: Float64Builder,
+}
+
+impl VerdictBatchBuilder {
+    /// A builder for batches of `schema` ([`schema`]) with room for `capacity` traces.
+    pub fn new(schema: SchemaRef, capacity: usize) -> Self {
+        let text = || LargeStringBuilder::with_capacity(capacity, 0);
+        VerdictBatchBuilder {
+            schema,
+            trace_id: text(),
+            scenario: text(),
+            raw_scenario: text(),
+            agent: text(),
+            steps: UInt64Builder::with_capacity(capacity),
+            tokens: Float64Builder::with_capacity(capacity),
+            latency_ms: Float64Builder::with_capacity(capacity),
+            cost_usd: Float64Builder::with_capacity(capacity),
+        }
+    }
+
+    /// Appends the next trace's fields.
+    pub fn push_trace(&mut self, trace: &TraceFields<'_>) {
+        self.trace_id.append_value(trace.trace_id);
+        self.scenario.append_value(trace.scenario);
+        self.raw_scenario.append_option(trace.raw_scenario);
+        self.agent
+            .append_option(trace.agent.filter(|a| !a.is_empty()));
+        self.steps
+            .append_value(u64::try_from(trace.steps).unwrap_or(u64::MAX));
+        self.tokens.append_option(trace.measures.tokens);
+        self.latency_ms.append_option(trace.measures.latency_ms);
+        self.cost_usd.append_option(trace.measures.cost_usd);
+    }
+
+    /// The batch, with the checks' columns in selection order.
+    ///
+    /// # Errors
+    ///
+    /// Columns that do not match the schema: a check column of another length than the traces, or
+    /// another number of checks than the schema names.
+    pub fn finish(mut self, checks: Vec<VerdictColumn>) -> Result<VerdictBatch, ArrowError> {
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(self.trace_id.finish()),
+            Arc::new(self.scenario.finish()),
+            Arc::new(self.raw_scenario.finish()),
+            Arc::new(self.agent.finish()),
+            Arc::new(self.steps.finish()),
+            Arc::new(self.tokens.finish()),
+            Arc::new(self.latency_ms.finish()),
+            Arc::new(self.cost_usd.finish()),
+        ];
+        for check in checks {
+            columns.extend(check.finish());
+        }
+        VerdictBatch::try_new(RecordBatch::try_new(self.schema, columns)?)
+    }
+}
+
+/// A verdict record batch with its columns resolved to their types.
+#[derive(Debug, Clone)]
+pub struct VerdictBatch {
+    batch: RecordBatch,
+    trace_id: LargeStringArray,
+    scenario: LargeStringArray,
+    raw_scenario: LargeStringArray,
+    agent: LargeStringArray,
+    steps: UInt64Array,
+    tokens: Float64Array,
+    latency_ms: Float64Array,
+    cost_usd: Float64Array,
+    detected: Vec<BooleanArray>,
+    confidence: Vec<Float64Array>,
+    reason: Vec<LargeStringArray>,
+}
+
+fn typed<T: Array + Clone + 'static>(batch: &RecordBatch, i: usize) -> Result<T, ArrowError> {
+    batch
+        .column(i)
+        .as_any()
+        .downcast_ref::<T>()
+        .cloned()
+        .ok_or_else(|| {
+            ArrowError::SchemaError(format!(
+                "verdict column {} has type {}",
+                batch.schema().field(i).name(),
+                batch.column(i).data_type()
+            ))
+        })
+}
+
+impl VerdictBatch {
+    /// Reads a record batch of the verdict schema ([`schema`]).
+    ///
+    /// # Errors
+    ///
+    /// A batch whose columns are not those of a verdict schema.
+    pub fn try_new(batch: RecordBatch) -> Result<VerdictBatch, ArrowError> {
+        let width = batch.num_columns();
+        if width < TRACE_COLUMNS || !(width - TRACE_COLUMNS).is_multiple_of(3) {
+            return Err(ArrowError::SchemaError(format!(
+                "a verdict batch has 8 + 3 per check columns, not {width}"
+            )));
+        }
+        let checks = (width - TRACE_COLUMNS) / 3;
+        let mut detected = Vec::with_capacity(checks);
+        let mut confidence = Vec::with_capacity(checks);
+        let mut reason = Vec::with_capacity(checks);
+        for k in 0..checks {
+            let at = TRACE_COLUMNS + 3 * k;
+            detected.push(typed::<BooleanArray>(&batch, at)?);
+            confidence.push(typed::<Float64Array>(&batch, at + 1)?);
+            reason.push(typed::<LargeStringArray>(&batch, at + 2)?);
+        }
+        Ok(VerdictBatch {
+            trace_id: typed(&batch, 0)?,
+            scenario: typed(&batch, 1)?,
+            raw_scenario: typed(&batch, 2)?,
+            agent: typed(&batch, 3)?,
+            steps: typed(&batch, 4)?,
+            tokens: typed(&batch, 5)?,
+            latency_ms: typed(&batch, 6)?,
+            cost_usd: typed(&batch, 7)?,
+            detected,
+            confidence,
+            reason,
+            batch,
+        })
+    }
+
+    /// The record batch itself.
+    pub fn record_batch(&self) -> &RecordBatch {
+        &self.batch
+    }
+
+    /// Number of traces.
+    pub fn len(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// Returns true if and only if the batch holds no trace.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of checks.
+    pub fn checks(&self) -> usize {
+        self.detected.len()
+    }
+
+    /// Row `row` of the batch.
+    pub fn row(&self, row: usize) -> Row<'_> {
+        Row { batch: self, row }
+    }
+
+    /// Every row, in order.
+    pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
+        (0..self.len()).map(|row| self.row(row))
+    }
+}
+
+/// One check's verdict on one trace, read from a verdict batch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VerdictRef<'a> {
+    pub detected: bool,
+    pub confidence: f64,
+    /// `None` where the run did not keep the reason (a verdict that did not fire, when no output
+    /// prints those).
+    pub reason: Option<&'a str>,
+}
+
+/// One trace's row of a verdict batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    batch: &'a VerdictBatch,
+    row: usize,
+}
+
+fn opt_f64(array: &Float64Array, row: usize) -> Option<f64> {
+    array.is_valid(row).then(|| array.value(row))
+}
+
+impl<'a> Row<'a> {
+    pub fn trace_id(&self) -> &'a str {
+        self.batch.trace_id.value(self.row)
+    }
+
+    /// The scenario key as written out (redacted when redaction is on).
+    pub fn scenario(&self) -> &'a str {
+        self.batch.scenario.value(self.row)
+    }
+
+    /// The raw scenario key, kept only for runs that match it against user files after the run
+    /// (calibration labels); never written out.
+    pub fn raw_scenario(&self) -> Option<&'a str> {
+        let column = &self.batch.raw_scenario;
+        column.is_valid(self.row).then(|| column.value(self.row))
+    }
+
+    /// The masked agent name; `None` when the trace names none.
+    pub fn agent(&self) -> Option<&'a str> {
+        let column = &self.batch.agent;
+        column.is_valid(self.row).then(|| column.value(self.row))
+    }
+
+    /// Number of tool steps the trace took.
+    pub fn steps(&self) -> u64 {
+        self.batch.steps.value(self.row)
+    }
+
+    pub fn measures(&self) -> Measures {
+        Measures {
+            tokens: opt_f64(&self.batch.tokens, self.row),
+            latency_ms: opt_f64(&self.batch.latency_ms, self.row),
+            cost_usd: opt_f64(&self.batch.cost_usd, self.row),
+        }
+    }
+
+    /// The verdict of the `k`-th active check.
+    pub fn verdict(&self, k: usize) -> VerdictRef<'a> {
+        let b = self.batch;
+        let reason = &b.reason[k];
+        VerdictRef {
+            detected: b.detected[k].value(self.row),
+            confidence: b.confidence[k].value(self.row),
+            reason: reason.is_valid(self.row).then(|| reason.value(self.row)),
+        }
+    }
+
+    /// The verdicts of the active checks, in selection order.
+    pub fn verdicts(&self) -> impl Iterator<Item = VerdictRef<'a>> + use<'a> {
+        let row = *self;
+        (0..self.batch.checks()).map(move |k| row.verdict(k))
+    }
+
+    /// Returns true if and only if any check fired on this trace.
+    pub fn failed(&self) -> bool {
+        self.batch.detected.iter().any(|d| d.value(self.row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Reasons, VerdictColumn};
+    use crate::redact::Redaction;
+    use crate::report::Report;
+
+    const CHECKS: [&str; 3] = ["abstention", "policy", "abstention"];
+
+    /// A batch of traces `from..to`: policy fires on even ones, the first abstention on every third.
+    fn batch(from: usize, to: usize) -> VerdictBatch {
+        let mut builder = VerdictBatchBuilder::new(schema(&CHECKS), to - from);
+        let column = || VerdictColumn::new(to - from, Reasons::Fired, Redaction::Off);
+        let mut columns = [column(), column(), column()];
+        for i in from..to {
+            builder.push_trace(&TraceFields {
+                trace_id: &format!("t{i}"),
+                scenario: &format!("s{}", i % 3),
+                agent: Some(if i % 2 == 0 { "a" } else { "" }),
+                steps: i,
+                measures: Measures {
+                    tokens: Some(i as f64),
+                    ..Measures::default()
+                },
+                ..TraceFields::default()
+            });
+            columns[0].sure(i % 3 == 0, format_args!("abstains {i}"));
+            columns[1].push(i % 2 == 0, 0.5, "denied");
+            columns[2].push(false, 0.0, "never");
+        }
+        builder.finish(columns.into()).expect("verdict batch")
+    }
+
+    fn report(batches: Vec<VerdictBatch>) -> Report {
+        Report {
+            judge: "none".into(),
+            checks: CHECKS.iter().map(|c| c.to_string()).collect(),
+            redaction: "off".into(),
+            batches,
+        }
+    }
+
+    #[test]
+    fn a_repeated_check_gets_its_own_columns() {
+        let names: Vec<String> = schema(&CHECKS)
+            .fields()
+            .iter()
+            .skip(TRACE_COLUMNS)
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "abstention.detected",
+                "abstention.confidence",
+                "abstention.reason",
+                "policy.detected",
+                "policy.confidence",
+                "policy.reason",
+                "abstention#2.detected",
+                "abstention#2.confidence",
+                "abstention#2.reason"
+            ]
+        );
+    }
+
+    #[test]
+    fn rows_read_back_what_was_pushed() {
+        let b = batch(0, 4);
+        assert_eq!((b.len(), b.checks()), (4, 3));
+        let row = b.row(2);
+        assert_eq!((row.trace_id(), row.scenario()), ("t2", "s2"));
+        assert_eq!(
+            (row.agent(), row.raw_scenario(), row.steps()),
+            (Some("a"), None, 2)
+        );
+        assert_eq!(b.row(1).agent(), None, "an empty agent is null");
+        assert_eq!(row.measures().tokens, Some(2.0));
+        assert_eq!(
+            row.verdicts().collect::<Vec<_>>(),
+            [
+                VerdictRef {
+                    detected: false,
+                    confidence: 1.0,
+                    reason: None
+                },
+                VerdictRef {
+                    detected: true,
+                    confidence: 0.5,
+                    reason: Some("denied")
+                },
+                VerdictRef {
+                    detected: false,
+                    confidence: 0.0,
+                    reason: None
+                },
+            ]
+        );
+        assert!(row.failed());
+        assert!(!b.row(1).failed());
+        assert_eq!(b.row(3).verdict(0).reason, Some("abstains 3"));
+    }
+
+    #[test]
+    fn batches_in_order_are_their_concatenation() {
+        let parts = vec![batch(0, 3), batch(3, 5), batch(5, 9)];
+        let joined = arrow_select::concat::concat_batches(
+            &schema(&CHECKS),
+            parts.iter().map(VerdictBatch::record_batch),
+        )
+        .and_then(VerdictBatch::try_new)
+        .expect("same schema");
+        let (split, whole) = (report(parts), report(vec![joined]));
+        assert_eq!(split.row_count(), 9);
+        assert_eq!(
+            crate::report::json::report_value(&split),
+            crate::report::json::report_value(&whole)
+        );
+        assert_eq!(split.fired(), vec![("abstention", 3), ("policy", 5)]);
+        assert_eq!(split.fired_on("policy"), ["t0", "t2", "t4", "t6", "t8"]);
+        assert_eq!(
+            crate::report::parquet::traces_batch(&split).unwrap(),
+            crate::report::parquet::traces_batch(&whole).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_batch_of_another_shape_is_refused() {
+        let b = batch(0, 2);
+        let narrow = b
+            .record_batch()
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8])
+            .unwrap();
+        assert!(VerdictBatch::try_new(narrow).is_err());
+        let swapped = b
+            .record_batch()
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 9, 8, 10])
+            .unwrap();
+        assert!(VerdictBatch::try_new(swapped).is_err());
+    }
+}
