@@ -21,6 +21,7 @@ pub mod gate;
 pub mod golden;
 pub mod ingest;
 pub mod judge;
+pub mod output;
 pub mod pipeline;
 pub mod policy;
 pub mod precheck;

@@ -111,10 +111,22 @@ impl FromStr for Redaction {
     }
 }
 
-/// Masks PII and secrets with the nine builtin patterns of §18.3, in order. Text with nothing to
-/// mask (including the empty string) comes back borrowed.
+/// Masks PII and secrets with the nine builtin patterns of §18.3, in order, widened where 0.4.1
+/// leaks (see "Beyond 0.4.1" below), plus two passes of our own: values of `aws_secret_access_key`
+/// first, and phone numbers written without separators last. Text with nothing to mask (including the
+/// empty string) comes back borrowed.
+///
+/// Beyond 0.4.1 (over-masking is the safe side):
+/// - a value glued to an underscore or a letter on its left is masked: `jwt_eyJ…`, `key_sk-…`,
+///   `xAIza…`, `card_5500…`, `ssn_123-45-6789`, `phone_415-555-0177` (the `sk-`/`pk-`/`rk-` keys take an
+///   underscore only, so words like `risk-…` stay);
+/// - a Google API key (`AIza`) body may be 30 to 64 chars, not exactly 35;
+/// - 10 to 15 digits with no separator (`4155550123`, `+14155550123`) are a phone number when no
+///   letter or digit touches them;
+/// - the value of `aws_secret_access_key` / `secret_access_key` (`=` or `:`, quoted or not).
 pub fn mask_builtin(text: &str) -> Cow<'_, str> {
-    const PASSES: [Matcher; 9] = [
+    const PASSES: [Matcher; 11] = [
+        aws_secret_at,
         jwt_at,
         bearer_token_at,
         api_key_at,
@@ -124,6 +136,7 @@ pub fn mask_builtin(text: &str) -> Cow<'_, str> {
         ipv4_at,
         ipv6_at,
         phone_at,
+        bare_phone_at,
     ];
     let mut current = Cow::Borrowed(text);
     for pass in PASSES {
@@ -290,7 +303,8 @@ fn is_alnum_byte(b: u8) -> bool {
 // 1. JSON Web Tokens.
 
 fn jwt_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
-    if !text[at..].starts_with("eyJ") || preceded_by(text, at, is_word_or(&['.', '-'])) {
+    // No left boundary: `jwt_eyJ…` or `tokeneyJ…` is still a token (0.4.1 needs a non-word char).
+    if !text[at..].starts_with("eyJ") {
         return None;
     }
     // The first two segments must be whole runs ending in `.`; the last has no right boundary,
@@ -362,7 +376,20 @@ fn bearer_token_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize
 
 fn api_key_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
     let first = *text.as_bytes().get(at)?;
-    if !b"sprAgxySh".contains(&first) || preceded_by(text, at, is_word_or(&['-'])) {
+    if !b"sprAgxySh".contains(&first) {
+        return None;
+    }
+    // 0.4.1 wants no word char or `-` before a key; a key glued to `key_` or a letter leaked. Only the
+    // `sk-` family keeps a boundary against letters, so prose like `risk-assessment-…` stays.
+    let bytes = text.as_bytes();
+    let dash_family =
+        bytes.len() >= at + 3 && b"spr".contains(&first) && &bytes[at + 1..at + 3] == b"k-";
+    let boundary_ok = if dash_family {
+        !preceded_by(text, at, |c| c.is_alphanumeric() || c == '-')
+    } else {
+        !preceded_by(text, at, |c| c == '-')
+    };
+    if !boundary_ok {
         return None;
     }
     let end = api_key_end(text, at)?;
@@ -414,7 +441,8 @@ fn api_key_end(text: &str, at: usize) -> Option<usize> {
         return body(5, 10, 255, alnum_dash);
     }
     if rest.starts_with("AIza") {
-        return body(4, 35, 35, is_token_byte);
+        // 0.4.1 takes exactly 35; keys cut or padded by a tool still leak nothing here.
+        return body(4, 30, 64, is_token_byte);
     }
     if rest.starts_with("ya29.") {
         return body(5, 20, 2048, is_token_byte);
@@ -535,7 +563,8 @@ fn domain_end(bytes: &[u8], from: usize) -> Option<usize> {
 // 5. US social security numbers.
 
 fn ssn_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
-    if !followed_by(text, at, is_digit) || preceded_by(text, at, is_word) {
+    // Only a digit may not touch the number's left (0.4.1: no word char), so `ssn_123-45-6789` masks.
+    if !followed_by(text, at, is_digit) || preceded_by(text, at, is_digit) {
         return None;
     }
     let mut fields: [Vec<char>; 3] = Default::default();
@@ -601,7 +630,8 @@ fn digit_group(text: &str, from: usize) -> DigitGroup {
 }
 
 fn card_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
-    if !followed_by(text, at, is_digit) || preceded_by(text, at, is_word_or(&['.'])) {
+    // A digit or `.` may not touch the left (0.4.1: no word char), so `card_5500…` masks.
+    if !followed_by(text, at, is_digit) || preceded_by(text, at, |c| is_digit(c) || c == '.') {
         return None;
     }
     let first = digit_group(text, at);
@@ -778,7 +808,8 @@ fn phone_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
         return None;
     }
     let prev = char_before(text, at);
-    if prev.is_some_and(is_word_or(&['.', '+', '-'])) {
+    // A letter or `_` may touch the left (0.4.1: no word char), so `phone_415-555-0177` masks.
+    if prev.is_some_and(|c| is_digit(c) || matches!(c, '.' | '+' | '-')) {
         return None;
     }
     let digit_then_separator =
@@ -802,6 +833,79 @@ fn phone_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
         });
     }
     Some(end)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. Phone numbers without separators (not in 0.4.1).
+
+/// `\+?` and 10–15 digits, with no letter or digit on either side (an underscore may touch them).
+/// Hex ids (`0123456789abcdef`) are glued to letters and stay.
+fn bare_phone_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    let plus = text.as_bytes().get(at) == Some(&b'+');
+    let from = at + usize::from(plus);
+    if !followed_by(text, from, is_digit)
+        || preceded_by(text, at, |c| c.is_alphanumeric() || (plus && c == '+'))
+    {
+        return None;
+    }
+    let digits = run(text, from, 15, is_digit);
+    if !(10..=15).contains(&digits.len) {
+        // Skip the whole run: no later start inside it can match either.
+        return Some(digits.end);
+    }
+    if followed_by(text, digits.end, char::is_alphanumeric) {
+        return Some(digits.end);
+    }
+    edits.push(Edit {
+        start: at,
+        end: digits.end,
+        tag: PHONE,
+    });
+    Some(digits.end)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 0. AWS secret access keys by name (not in 0.4.1).
+
+/// The value after `secret_access_key` (any case, `aws_` prefix or not), `=` or `:`, optional quotes
+/// and spaces: 16–256 chars of `[A-Za-z0-9/+=]`. The key name stays; only the value is masked.
+fn aws_secret_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    const NAME: &[u8] = b"secret_access_key";
+    let bytes = text.as_bytes();
+    if !bytes
+        .get(at..at + NAME.len())
+        .is_some_and(|b| b.eq_ignore_ascii_case(NAME))
+    {
+        return None;
+    }
+    let mut pos = at + NAME.len();
+    let skip = |pos: &mut usize, what: &[u8], most: usize| {
+        let mut n = 0;
+        while n < most && bytes.get(*pos).is_some_and(|b| what.contains(b)) {
+            *pos += 1;
+            n += 1;
+        }
+        n
+    };
+    skip(&mut pos, b"\"'", 1);
+    skip(&mut pos, b" \t", 8);
+    if skip(&mut pos, b":=", 1) == 0 {
+        return None;
+    }
+    skip(&mut pos, b" \t", 8);
+    skip(&mut pos, b"\"'", 1);
+    let value = ascii_run(text, pos, 256, |b| {
+        b.is_ascii_alphanumeric() || matches!(b, b'/' | b'+' | b'=')
+    });
+    if !(16..=256).contains(&value.len) {
+        return None;
+    }
+    edits.push(Edit {
+        start: pos,
+        end: value.end,
+        tag: SECRET,
+    });
+    Some(value.end)
 }
 
 #[cfg(test)]
@@ -832,7 +936,7 @@ mod tests {
             ("020 7946 0958", "<PHONE>"),
             ("415.555.0132", "<PHONE>"),
             ("555-123-4567", "<PHONE>"),
-            ("4155550132", "4155550132"),
+            ("4155550132", "<PHONE>"),
             ("555-0132", "555-0132"),
             ("id 123456789", "id 123456789"),
             ("000-12-3456", "000-12-3456"),
@@ -961,10 +1065,11 @@ mod tests {
             ("\u{661}\u{662}\u{663}-45-6789", "<US_SSN>"),
             ("1.2.3.\u{664}", "<IP_ADDRESS>"),
             ("\u{ff14}111 1111 1111 1111", "<CREDIT_CARD>"),
-            // A combining mark is not a word char; a letter or a Roman numeral is.
+            // A combining mark is not a word char; a letter or a Roman numeral is. On the right that
+            // still keeps the number (0.4.1's boundary); on the left it no longer does.
             ("4111 1111 1111 1111\u{300}", "<CREDIT_CARD>\u{300}"),
             ("4111 1111 1111 1111\u{e9}", "4111 1111 1111 1111\u{e9}"),
-            ("\u{2160}4111 1111 1111 1111", "\u{2160}4111 1111 1111 1111"),
+            ("\u{2160}4111 1111 1111 1111", "\u{2160}<CREDIT_CARD>"),
             // IGNORECASE lets the Kelvin sign into a bearer token, but not into an email TLD.
             ("Bearer \u{212a}bcdefghijklmnopq", "Bearer <SECRET>"),
             ("a@b.co\u{212a}", "<EMAIL>\u{212a}"),
@@ -1069,5 +1174,141 @@ mod tests {
         let presidio = "presidio".parse::<Redaction>().unwrap_err().to_string();
         assert!(presidio.contains("faultgate[pii]"), "{presidio}");
         assert_eq!(Redaction::Off.mask("a@b.com"), "a@b.com");
+    }
+
+    #[test]
+    fn issue_gaps_are_masked() {
+        let rows = [
+            ("key_sk-abcdefghijklmnop1234", "key_<SECRET>"),
+            ("card_5500000000000004", "card_<CREDIT_CARD>"),
+            ("phone_415-555-0177", "phone_<PHONE>"),
+            ("ssn_123-45-6789", "ssn_<US_SSN>"),
+            (
+                "jwt_eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghij",
+                "jwt_<SECRET>",
+            ),
+            ("call 4155550123 now", "call <PHONE> now"),
+            ("call +14155550123", "call <PHONE>"),
+            ("tel_4155550123", "tel_<PHONE>"),
+            (
+                "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "aws_secret_access_key=<SECRET>",
+            ),
+            (
+                r#"{"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#,
+                r#"{"AWS_SECRET_ACCESS_KEY": "<SECRET>"}"#,
+            ),
+            (
+                "gkey AIzaSyA0123456789abcdefghijklmnopqrstuvwx",
+                "gkey <SECRET>",
+            ),
+            (
+                "gkey=xAIzaSyA0123456789abcdefghijklmnopqrstuv",
+                "gkey=x<SECRET>",
+            ),
+        ];
+        for (input, expected) in rows {
+            assert_eq!(masked(input), expected, "input {input:?}");
+        }
+        // Still left alone: hex ids, prose after `sk`, version strings, short numbers.
+        for text in [
+            "span 0123456789abcdef",
+            "risk-assessment-the-quarterly-report",
+            "v1.2.3.4",
+            "order 123456789",
+        ] {
+            assert_eq!(masked(text), text);
+        }
+    }
+
+    mod property {
+        use super::super::mask_builtin;
+        use proptest::prelude::*;
+
+        fn luhn_complete(body: &[u8]) -> String {
+            // The check digit that makes `body` + digit pass Luhn.
+            let sum: u32 = body
+                .iter()
+                .rev()
+                .enumerate()
+                .map(|(i, &d)| {
+                    let d = u32::from(d);
+                    if i % 2 == 0 {
+                        if d * 2 > 9 { d * 2 - 9 } else { d * 2 }
+                    } else {
+                        d
+                    }
+                })
+                .sum();
+            let check = (10 - sum % 10) % 10;
+            body.iter()
+                .map(|d| char::from(b'0' + d))
+                .chain(std::iter::once(char::from_digit(check, 10).unwrap()))
+                .collect()
+        }
+
+        /// A secret of one kind the masker claims, and the left glue it must survive.
+        fn secret() -> impl Strategy<Value = (String, &'static [&'static str])> {
+            const ANY: &[&str] = &["", " ", "_", "x", "key_", "=", ":", "\"", "(", "id"];
+            const NO_LETTER: &[&str] = &["", " ", "_", "key_", "=", ":", "\"", "("];
+            let token = "[A-Za-z0-9_-]{8,40}";
+            let alnum = |n: std::ops::RangeInclusive<usize>| {
+                proptest::collection::vec(
+                    proptest::char::ranges(vec!['a'..='z', 'A'..='Z', '0'..='9'].into()),
+                    n,
+                )
+                .prop_map(|v| v.into_iter().collect::<String>())
+            };
+            prop_oneof![
+                (token, token, token).prop_map(|(a, b, c)| (format!("eyJ{a}.{b}.{c}"), ANY)),
+                "[A-Za-z0-9_]{16,60}".prop_map(|t| (format!("sk-{t}"), NO_LETTER)),
+                "[A-Z0-9]{16}".prop_map(|t| (format!("AKIA{t}"), ANY)),
+                "[A-Za-z0-9_-]{30,64}".prop_map(|t| (format!("AIza{t}"), ANY)),
+                alnum(30..=60).prop_map(|t| (format!("ghp_{t}"), ANY)),
+                (
+                    prop::sample::select(vec![4u8, 5]),
+                    proptest::collection::vec(0u8..10, 14)
+                )
+                    .prop_map(|(first, rest)| {
+                        let mut body = vec![first];
+                        body.extend(rest);
+                        (luhn_complete(&body), ANY)
+                    }),
+                (100u32..900, 10u32..100, 1000u32..10000)
+                    .prop_filter("valid ssn", |(a, _, _)| *a != 666)
+                    .prop_map(|(a, g, s)| (format!("{a}-{g}-{s}"), ANY)),
+                (
+                    200u32..1000,
+                    100u32..1000,
+                    1000u32..10000,
+                    prop::sample::select(vec!["-", ".", " "])
+                )
+                    .prop_map(|(a, e, n, sep)| (format!("{a}{sep}{e}{sep}{n}"), ANY)),
+                (2_000_000_000u64..9_999_999_999).prop_map(|n| (n.to_string(), NO_LETTER)),
+                ("[a-z][a-z0-9.]{0,10}[a-z]", "[a-z]{1,10}", "[a-z]{2,6}")
+                    .prop_map(|(l, d, t)| (format!("{l}@{d}.{t}"), NO_LETTER)),
+                "[A-Za-z0-9/+]{40}".prop_map(|v| (format!("aws_secret_access_key={v}"), ANY)),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// Whatever text surrounds it, a secret the masker claims never comes out whole.
+            #[test]
+            fn masked_text_never_holds_a_claimed_secret(
+                (secret, glue) in secret(),
+                glue_pick in any::<prop::sample::Index>(),
+                before in "[a-z ,.;]{0,20}",
+                after in prop::sample::select(vec!["", " ", ",", ";", "\"", ")", "\n", " and more"]),
+            ) {
+                let glue = glue[glue_pick.index(glue.len())];
+                let text = format!("{before} {glue}{secret}{after}");
+                let out = mask_builtin(&text);
+                // The claimed value: for the AWS form, the value after `=`.
+                let value = secret.rsplit('=').next().unwrap_or(&secret);
+                prop_assert!(!out.contains(value), "{text:?} -> {out:?}");
+            }
+        }
     }
 }

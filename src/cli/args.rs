@@ -11,7 +11,9 @@ use crate::ingest::Format;
     name = "faultgate",
     version,
     about = "A release gate for AI agents over recorded traces",
-    infer_long_args = true
+    infer_long_args = true,
+    // As argparse: a single-valued flag given twice keeps the last value (repeatable ones append).
+    args_override_self = true
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -15,6 +15,21 @@ use crate::report::{parquet, repro, write_atomic};
 pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
     let resolved = resolve(&args.run)?;
     print_notes(&resolved)?;
+    super::run::refuse_overwriting_inputs(
+        &[("--out", Some(&args.out))],
+        &[(
+            "--parquet",
+            args.parquet.as_ref(),
+            &[parquet::MATRIX_FILE, parquet::RUNS_FILE],
+        )],
+        &args.traces,
+        &[
+            args.run.policy.as_ref(),
+            args.run.golden.as_ref(),
+            args.run.outcomes.as_ref(),
+            args.run.workflow.as_ref(),
+        ],
+    )?;
     let mut builder = if args.pass_k {
         band::BandBuilder::with_trials()
     } else {

@@ -16,6 +16,22 @@ pub fn run(args: &CalibrateArgs) -> Result<i32, Fatal> {
     resolved.settings.keep_raw_scenario = true;
     let labels = read_labels(&args.labels).map_err(crate::error::InputError::from)?;
     let split = args.split.as_deref().map(SplitFilter::parse).transpose()?;
+    super::run::refuse_overwriting_inputs(
+        &[("--json", args.json.as_ref())],
+        &[(
+            "--parquet",
+            args.parquet.as_ref(),
+            &[parquet::CHECKS_FILE, parquet::VERDICTS_FILE],
+        )],
+        &args.traces,
+        &[
+            Some(&args.labels),
+            args.run.policy.as_ref(),
+            args.run.golden.as_ref(),
+            args.run.outcomes.as_ref(),
+            args.run.workflow.as_ref(),
+        ],
+    )?;
     print_notes(&resolved)?;
     let report = run_paths(&args.traces, &resolved)?;
     let mut calibration = Calibration::new(labels);

@@ -47,6 +47,32 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
             json_path.display()
         )));
     }
+    super::run::refuse_overwriting_inputs(
+        &[
+            ("--json", args.json.as_ref()),
+            ("--markdown", args.markdown.as_ref()),
+        ],
+        &[
+            (
+                "--audit",
+                args.audit.as_ref(),
+                &["verdict.json", "failing_traces.json", "repro.sh"],
+            ),
+            (
+                "--parquet",
+                args.parquet.as_ref(),
+                &[parquet::VERDICTS_FILE, parquet::TRACES_FILE],
+            ),
+        ],
+        &args.traces,
+        &[
+            args.band.as_ref(),
+            args.run.policy.as_ref(),
+            args.run.golden.as_ref(),
+            args.run.outcomes.as_ref(),
+            args.run.workflow.as_ref(),
+        ],
+    )?;
     let started = Instant::now();
     let report = run_paths(&args.traces, &resolved)?;
     let elapsed = started.elapsed().as_secs_f64();

@@ -70,3 +70,31 @@ pub fn print_notes(resolved: &Resolved) -> Result<(), Fatal> {
     }
     Ok(())
 }
+
+/// Refuses, before any work, an output that is one of the run's inputs (by device and inode, so a
+/// symlink or a `./` spelling is caught). `outputs` are files; `dirs` are output directories with the
+/// file names written into them.
+pub fn refuse_overwriting_inputs(
+    files: &[(&str, Option<&PathBuf>)],
+    dirs: &[(&str, Option<&PathBuf>, &[&str])],
+    traces: &[PathBuf],
+    others: &[Option<&PathBuf>],
+) -> Result<(), Fatal> {
+    let mut outputs: Vec<(&str, PathBuf)> = files
+        .iter()
+        .filter_map(|(flag, path)| path.map(|p| (*flag, p.clone())))
+        .collect();
+    for (flag, dir, names) in dirs {
+        if let Some(dir) = dir {
+            outputs.extend(names.iter().map(|name| (*flag, dir.join(name))));
+        }
+    }
+    if outputs.iter().all(|(_, p)| std::fs::metadata(p).is_err()) {
+        return Ok(());
+    }
+    let mut inputs = crate::ingest::expand_paths(traces)?;
+    inputs.extend(others.iter().flatten().map(|p| (*p).clone()));
+    let outputs: Vec<(&str, &std::path::Path)> =
+        outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    crate::output::refuse_inputs(&outputs, &inputs).map_err(Fatal)
+}

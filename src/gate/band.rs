@@ -425,14 +425,40 @@ impl BandFile {
             .ok_or_else(|| missing("clean_rate.max"))?
             .clone();
         let hi = number(&max).ok_or_else(|| bad("clean_rate.max", "a number"))?;
+        // Ranges and consistency: a band outside them (a hand edit, a corrupted file) would turn a FAIL
+        // into a PASS, so it is refused rather than read as written.
+        if !(runs_number.is_finite() && runs_number >= 1.0 && runs_number.fract() == 0.0) {
+            return Err(bad("runs", "a whole number of runs, 1 or more"));
+        }
+        if !(0.0..=1.0).contains(&lo) {
+            return Err(bad("clean_rate.min", "a rate from 0 to 1"));
+        }
+        if !(0.0..=1.0).contains(&hi) {
+            return Err(bad("clean_rate.max", "a rate from 0 to 1"));
+        }
+        if lo > hi {
+            return Err(bad("clean_rate.min", "at most clean_rate.max"));
+        }
         let per_run = match clean_rate.get("per_run") {
+            // Bands written before per-run rates existed.
             None | Some(Value::Null) => vec![lo, hi],
-            Some(Value::Array(items)) if items.is_empty() => vec![lo, hi],
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(number)
-                .collect::<Option<Vec<f64>>>()
-                .ok_or_else(|| bad("clean_rate.per_run", "a list of numbers"))?,
+            Some(Value::Array(items)) => {
+                let rates = items
+                    .iter()
+                    .map(number)
+                    .collect::<Option<Vec<f64>>>()
+                    .ok_or_else(|| bad("clean_rate.per_run", "a list of numbers"))?;
+                if rates.len() as f64 != runs_number {
+                    return Err(bad(
+                        "clean_rate.per_run",
+                        "one rate per run (as many as \"runs\")",
+                    ));
+                }
+                if rates.iter().any(|r| !(0.0..=1.0).contains(r)) {
+                    return Err(bad("clean_rate.per_run", "a list of rates from 0 to 1"));
+                }
+                rates
+            }
             Some(_) => return Err(bad("clean_rate.per_run", "a list of numbers")),
         };
         let clean_in_all_runs = match band
@@ -822,5 +848,57 @@ mod tests {
             err(band),
             "gate/band.json: the band's \"clean_rate.min\" must be a number"
         );
+    }
+
+    #[test]
+    fn band_fields_out_of_range_or_inconsistent_name_the_field() {
+        let path = Path::new("band.json");
+        let cases: [(&str, Value, &str); 10] = [
+            ("/clean_rate/min", json!(-1), "clean_rate.min"),
+            ("/clean_rate/min", json!(1.5), "clean_rate.min"),
+            ("/clean_rate/max", json!(2), "clean_rate.max"),
+            ("/clean_rate/max", json!(f64::NAN), "clean_rate.max"),
+            ("/runs", json!(0), "runs"),
+            ("/runs", json!(-1), "runs"),
+            ("/runs", json!(2.5), "runs"),
+            ("/clean_rate/per_run", json!([]), "clean_rate.per_run"),
+            (
+                "/clean_rate/per_run",
+                json!([1, 1, 1]),
+                "clean_rate.per_run",
+            ),
+            (
+                "/clean_rate/per_run",
+                json!([1, -0.5]),
+                "clean_rate.per_run",
+            ),
+        ];
+        for (pointer, value, key) in cases {
+            let mut band = minimal_band();
+            let (parent, key_name) = pointer.rsplit_once('/').expect("pointer");
+            band.pointer_mut(parent)
+                .and_then(Value::as_object_mut)
+                .expect("parent")
+                .insert(key_name.to_string(), value.clone());
+            let err = BandFile::from_value(path, &band)
+                .expect_err(&format!("{pointer} = {value} must be refused"))
+                .to_string();
+            assert!(
+                err.starts_with(&format!("band.json: the band's \"{key}\" must be")),
+                "{err}"
+            );
+        }
+        let mut band = minimal_band();
+        band["clean_rate"] = json!({"min": 0.9, "max": 0.5});
+        let err = BandFile::from_value(path, &band)
+            .expect_err("min > max")
+            .to_string();
+        assert!(
+            err.contains("\"clean_rate.min\" must be at most clean_rate.max"),
+            "{err}"
+        );
+        let mut band = minimal_band();
+        band["clean_rate"] = json!({"min": 0.5, "max": 1, "per_run": [0.5, 1]});
+        assert!(BandFile::from_value(path, &band).is_ok());
     }
 }

@@ -1,7 +1,14 @@
 //! From command-line paths to input files: files as given, directories walked recursively in sorted
 //! order (hidden entries skipped), and glob patterns (`*`, `?`, `[…]` per path component) expanded over
 //! directory listings in sorted order.
+//!
+//! Directory walks follow symlinks (a linked run folder is common) with `walkdir`, which detects a link
+//! back to an ancestor; such a loop is not descended again. A file reached twice during walks (a
+//! self-symlink, a link to a sibling) is read once, compared by device and inode. A directory that holds
+//! no visible file is an error: a gate that read nothing must not pass.
 
+use std::collections::HashSet;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::InputError;
@@ -9,7 +16,7 @@ use crate::error::InputError;
 /// The files behind the given paths. A path that does not exist and is not a pattern matching something
 /// is an error.
 pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
-    let mut files = Vec::new();
+    let mut files = Files::default();
     for path in paths {
         if std::fs::metadata(path).is_err() && is_pattern(path) {
             let matches = glob(path)?;
@@ -23,18 +30,54 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
             add_path(path, &mut files)?;
         }
     }
-    Ok(files)
+    Ok(files.list)
 }
 
-fn add_path(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
+/// The files found so far, and the identities of those found by walking.
+#[derive(Default)]
+struct Files {
+    list: Vec<PathBuf>,
+    walked: HashSet<(u64, u64)>,
+}
+
+fn add_path(path: &Path, files: &mut Files) -> Result<(), InputError> {
     let meta = std::fs::metadata(path).map_err(|_| InputError::NotFound(path.to_path_buf()))?;
     if meta.is_dir() {
-        walk(path, files)
+        let before = files.list.len();
+        walk(path, files)?;
+        if files.list.len() == before {
+            return Err(InputError::Usage(format!(
+                "no trace files in {} (hidden files and folders are skipped)",
+                crate::error::display_path(path)
+            )));
+        }
+        Ok(())
     } else if meta.is_file() {
-        files.push(path.to_path_buf());
+        // Named on the command line: read as often as named, as 0.4.1 does.
+        files.list.push(path.to_path_buf());
         Ok(())
     } else {
-        Err(InputError::NotFound(path.to_path_buf()))
+        Err(not_regular(path, &meta))
+    }
+}
+
+/// The error for an input that exists but is not a regular file or directory.
+pub fn not_regular(path: &Path, meta: &std::fs::Metadata) -> InputError {
+    let kind = meta.file_type();
+    let what = if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    };
+    InputError::Invalid {
+        path: path.to_path_buf(),
+        message: format!("not a regular file ({what}); give a trace file or a directory"),
     }
 }
 
@@ -55,18 +98,39 @@ fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     Ok(entries)
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    for entry in sorted_entries(dir)? {
-        if entry
-            .file_name()
-            .is_some_and(|n| is_hidden(&n.to_string_lossy()))
-        {
+fn walk(dir: &Path, files: &mut Files) -> Result<(), InputError> {
+    let walker = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !is_hidden(&e.file_name().to_string_lossy()));
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            // A link back to an ancestor: its files are walked already.
+            Err(e) if e.loop_ancestor().is_some() => continue,
+            // A dangling link inside a folder is skipped, as before.
+            Err(e)
+                if e.depth() > 0
+                    && e.io_error()
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound) =>
+            {
+                continue;
+            }
+            Err(e) => {
+                let path = e.path().unwrap_or(dir).to_path_buf();
+                return Err(InputError::Read {
+                    path,
+                    source: e.into(),
+                });
+            }
+        };
+        if !entry.file_type().is_file() {
             continue;
         }
-        if entry.is_dir() {
-            walk(&entry, files)?;
-        } else if entry.is_file() {
-            files.push(entry);
+        let Ok(meta) = entry.metadata() else { continue };
+        if files.walked.insert((meta.dev(), meta.ino())) {
+            files.list.push(entry.into_path());
         }
     }
     Ok(())

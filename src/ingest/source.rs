@@ -24,7 +24,14 @@ impl Source {
     /// Opens `path`, mapping it when it is large enough.
     pub fn open(path: &Path) -> std::io::Result<Source> {
         let file = File::open(path)?;
-        let len = file.metadata()?.len();
+        let meta = file.metadata()?;
+        // A FIFO or device has no length to read to: /dev/zero never ends and a FIFO may never open.
+        if !meta.is_file() {
+            return Err(std::io::Error::other(
+                "not a regular file (a FIFO, device or socket)",
+            ));
+        }
+        let len = meta.len();
         if len >= MMAP_THRESHOLD {
             // SAFETY: the mapping is read-only and private to this process. If another process truncates
             // the file while we read it, the kernel raises SIGBUS; trace archives are inputs that are not

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::pyre;
 use super::{
-    AllowedValues, ArgPath, Bound, CallCap, Confirmation, DenyPattern, Identity, Limit, Policy,
+    AllowedValues, ArgPath, Bound, CallCap, Confirmation, DenyPatterns, Identity, Limit, Policy,
     PolicyError, Predicate, PredicateOp, RequiredArgs, Requirement,
 };
 use crate::pyfmt::{py_repr, py_repr_str, py_str};
@@ -78,11 +78,12 @@ pub(crate) fn compile(document: &Value) -> Result<Policy> {
     let max_calls = bound(doc, "max_calls")?;
     let max_arg_chars = bound(doc, "max_arg_chars")?;
     let deny_patterns = match doc.get("deny_patterns") {
-        None => DEFAULT_DENY_PATTERNS
-            .iter()
-            .enumerate()
-            .map(|(i, p)| deny_pattern(i, p))
-            .collect::<Result<_>>()?,
+        None => deny_set(
+            DEFAULT_DENY_PATTERNS
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
+        )?,
         Some(v) => deny_patterns(v)?,
     };
 
@@ -517,28 +518,21 @@ fn confirmation(value: &Value) -> Result<Confirmation> {
     })
 }
 
-/// `allow` as 0.4.1 builds its set: list elements, a string's characters, an object's keys. Only
-/// strings can equal a tool name, so other hashable elements are dropped.
+/// `allow`: a list of tool names. 0.4.1 also takes a string (its characters) or an object (its keys),
+/// which flags every call; here those are refused as the type errors they are.
 fn allow(value: &Value) -> Result<HashSet<String>> {
-    let wrong = || invalid("allow must be a list of tool names");
     match value {
-        Value::Array(items) => {
-            if items.iter().any(|v| v.is_array() || v.is_object()) {
-                return Err(wrong());
-            }
-            Ok(items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect())
-        }
-        Value::String(s) => Ok(s.chars().map(String::from).collect()),
-        Value::Object(map) => Ok(map.keys().cloned().collect()),
-        _ => Err(wrong()),
+        Value::Array(items) if items.iter().all(Value::is_string) => Ok(items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()),
+        _ => Err(invalid("allow must be a list of tool names")),
     }
 }
 
-/// `max_calls` / `max_arg_chars`: a number or boolean compared as is (`true` acts as 1); `null` is off.
+/// `max_calls` / `max_arg_chars`: a number compared as is; `null` (or `NaN`, read as null) is off.
+/// 0.4.1 also compares a boolean (`true` as 1); here that is a type error.
 fn bound(doc: &Map<String, Value>, key: &str) -> Result<Option<Bound>> {
     match doc.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -546,68 +540,104 @@ fn bound(doc: &Map<String, Value>, key: &str) -> Result<Option<Bound>> {
             value: n.as_f64().unwrap_or(f64::NAN),
             text: py_str(v),
         })),
-        Some(v @ Value::Bool(b)) => Ok(Some(Bound {
-            value: f64::from(u8::from(*b)),
-            text: py_str(v),
-        })),
         Some(_) => Err(invalid(format!("{key} must be a number"))),
     }
 }
 
-/// `deny_patterns` replaces the built-in list: list elements, a string's characters, an object's keys.
-fn deny_patterns(value: &Value) -> Result<Vec<DenyPattern>> {
-    let sources: Vec<Value> = match value {
-        Value::Array(items) => items.clone(),
-        Value::String(s) => s.chars().map(|c| Value::String(c.to_string())).collect(),
-        Value::Object(map) => map.keys().map(|k| Value::String(k.clone())).collect(),
-        _ => {
-            return Err(invalid(
-                "deny_patterns must be a list of regular expressions",
-            ));
-        }
+/// `deny_patterns` replaces the built-in list: a list of strings. (0.4.1 also iterates a string's
+/// characters or an object's keys; those are refused as type errors.)
+fn deny_patterns(value: &Value) -> Result<DenyPatterns> {
+    let Value::Array(items) = value else {
+        return Err(invalid(
+            "deny_patterns must be a list of regular expressions",
+        ));
     };
-    sources
+    let sources = items
         .iter()
         .enumerate()
         .map(|(i, source)| match source {
-            Value::String(s) => deny_pattern(i, s),
+            Value::String(s) => Ok(s.clone()),
             _ => Err(invalid(format!("deny_patterns[{i}] must be a string"))),
         })
-        .collect()
+        .collect::<Result<Vec<String>>>()?;
+    deny_set(sources)
 }
 
-/// Compiles one denied pattern, written in Python `re` syntax (translated by [`pyre`]) and searched
-/// case-insensitively with Unicode classes like Python's `re`.
-fn deny_pattern(index: usize, source: &str) -> Result<DenyPattern> {
-    let bad = |detail: &str| {
-        let detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
-        invalid(format!(
-            "deny_patterns[{index}] {} is not a valid regular expression: {detail}",
-            py_repr_str(source)
-        ))
-    };
-    let rust = pyre::translate(source).map_err(|e| {
-        if e.ends_with("not supported") {
-            // Valid Python, but beyond what the Rust engine runs: say so rather than call it invalid.
-            invalid(format!(
-                "deny_patterns[{index}] {} cannot be run: {e}",
-                py_repr_str(source)
-            ))
-        } else {
-            bad(&e)
-        }
-    })?;
+/// The size limit of the denied patterns' automaton (its NFA, and each lazy DFA's cache). Python
+/// compiles each pattern on its own; a list large enough to pass this is refused, not compiled for
+/// minutes in gigabytes.
+pub(crate) const DENY_AUTOMATON_LIMIT: usize = 32 << 20;
+
+/// Compiles the denied patterns, written in Python `re` syntax (translated by [`pyre`]) and searched
+/// case-insensitively with Unicode classes like Python's `re`, as one automaton.
+fn deny_set(sources: Vec<String>) -> Result<DenyPatterns> {
+    let mut translated = Vec::with_capacity(sources.len());
+    for (index, source) in sources.iter().enumerate() {
+        let rust = pyre::translate(source).map_err(|e| {
+            if e.ends_with("not supported") {
+                // Valid Python, but beyond what the Rust engine runs: say so rather than call it invalid.
+                invalid(format!(
+                    "deny_patterns[{index}] {} cannot be run: {e}",
+                    py_repr_str(source)
+                ))
+            } else {
+                bad_pattern(index, source, &e)
+            }
+        })?;
+        translated.push(rust);
+    }
+    if translated.is_empty() {
+        return Ok(DenyPatterns {
+            sources,
+            regex: None,
+        });
+    }
     let regex = Regex::builder()
         .syntax(syntax::Config::new().case_insensitive(true))
-        .build(&rust)
+        .configure(
+            Regex::config()
+                .match_kind(regex_automata::MatchKind::All)
+                // Literal extraction over thousands of case-folded patterns is quadratic; the automaton
+                // alone is fast enough for argument text.
+                .auto_prefilter(false)
+                .nfa_size_limit(Some(DENY_AUTOMATON_LIMIT))
+                .onepass_size_limit(Some(DENY_AUTOMATON_LIMIT))
+                .dfa_size_limit(Some(DENY_AUTOMATON_LIMIT))
+                .hybrid_cache_capacity(DENY_AUTOMATON_LIMIT),
+        )
+        .build_many(&translated)
         .map_err(|e| {
-            // The build error's own text is only "error parsing pattern 0"; the reason is its source.
-            let detail =
-                std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
-            bad(detail.lines().last().unwrap_or_default())
+            if let Some(pattern) = e.pattern() {
+                let index = pattern.as_usize();
+                // The build error's own text is only "error parsing pattern N"; the reason is its source.
+                let detail =
+                    std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+                bad_pattern(
+                    index,
+                    &sources[index],
+                    detail.lines().last().unwrap_or_default(),
+                )
+            } else {
+                PolicyError::TooLarge {
+                    path: "policy".into(),
+                    detail: format!(
+                        "the {} deny_patterns compile past the {} MiB automaton limit ({e}); use fewer or simpler patterns",
+                        sources.len(),
+                        DENY_AUTOMATON_LIMIT >> 20
+                    ),
+                }
+            }
         })?;
-    Ok(DenyPattern {
-        source: source.to_string(),
-        regex,
+    Ok(DenyPatterns {
+        sources,
+        regex: Some(regex),
     })
+}
+
+fn bad_pattern(index: usize, source: &str, detail: &str) -> PolicyError {
+    let detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
+    invalid(format!(
+        "deny_patterns[{index}] {} is not a valid regular expression: {detail}",
+        py_repr_str(source)
+    ))
 }

@@ -148,14 +148,10 @@ fn check_step(
             py_repr_str(tool)
         ));
     }
-    if let Some(p) = policy
-        .deny_patterns
-        .iter()
-        .find(|p| p.regex.is_match(step.arguments))
-    {
+    if let Some(source) = policy.deny_patterns.first_match(step.arguments) {
         out.push(format!(
             "step {i}: argument matches denied pattern {}",
-            py_repr_str(&p.source)
+            py_repr_str(source)
         ));
     }
     if let Some(max) = &policy.max_arg_chars {
@@ -173,7 +169,14 @@ fn check_step(
             Ok(Some(raw)) => match read_number(raw) {
                 None => out.push(format!(
                     "step {i}: {tool}.{arg} {} is not a number",
-                    py_repr(raw)
+                    // A non-finite literal reads as null; Python quotes it as the float it is.
+                    match raw {
+                        Value::Null => {
+                            crate::policy::read::non_finite_arg(step.arguments, &limit.arg.parts)
+                                .map_or_else(|| py_repr(raw), str::to_string)
+                        }
+                        _ => py_repr(raw),
+                    }
                 )),
                 Some(n) => {
                     if let Some(max) = limit.max.filter(|max| n > *max) {

@@ -70,6 +70,13 @@ pub enum PolicyError {
     /// The document is JSON but not a valid policy; the text names the key path.
     #[error("policy: {0}")]
     Invalid(String),
+    /// The denied patterns together exceed the automaton's size limit.
+    #[error("policy {path}: {detail}")]
+    TooLarge { path: String, detail: String },
+}
+
+fn shown_for_error(path: &Path) -> String {
+    crate::error::display_path(path)
 }
 
 /// A dotted argument path (`refund.amount`), kept with its source text for messages.
@@ -100,10 +107,30 @@ pub(crate) struct Bound {
     pub(crate) text: String,
 }
 
+/// The denied patterns, compiled together as one multi-pattern automaton: 100k patterns cost one
+/// automaton under a size limit, not 100k regexes.
 #[derive(Debug, Clone)]
-pub(crate) struct DenyPattern {
-    pub(crate) source: String,
-    pub(crate) regex: Regex,
+pub(crate) struct DenyPatterns {
+    /// Each pattern as written, in file order (pattern id = index).
+    pub(crate) sources: Vec<String>,
+    /// `None` when the list is empty.
+    pub(crate) regex: Option<Regex>,
+}
+
+impl DenyPatterns {
+    /// The source of the first pattern, in file order, that matches anywhere in `text`.
+    pub(crate) fn first_match(&self, text: &str) -> Option<&str> {
+        let regex = self.regex.as_ref()?;
+        let input = regex_automata::Input::new(text);
+        // The common case, no match, stops at the first pass; only a hit pays for the overlapping scan.
+        if !regex.is_match(input.clone()) {
+            return None;
+        }
+        let mut hits = regex_automata::PatternSet::new(regex.pattern_len());
+        regex.which_overlapping_matches(&input, &mut hits);
+        let first = hits.iter().next()?;
+        self.sources.get(first.as_usize()).map(String::as_str)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -193,7 +220,7 @@ pub struct Policy {
     pub(crate) allow: Option<HashSet<String>>,
     pub(crate) max_calls: Option<Bound>,
     pub(crate) max_arg_chars: Option<Bound>,
-    pub(crate) deny_patterns: Vec<DenyPattern>,
+    pub(crate) deny_patterns: DenyPatterns,
     pub(crate) limits: Vec<Limit>,
     pub(crate) identity: Option<Identity>,
     pub(crate) requires: Vec<Requirement>,
@@ -225,7 +252,13 @@ impl Policy {
             path: shown,
             message,
         })?;
-        compile::compile(&document)
+        compile::compile(&document).map_err(|e| match e {
+            PolicyError::TooLarge { detail, .. } => PolicyError::TooLarge {
+                path: shown_for_error(path),
+                detail,
+            },
+            other => other,
+        })
     }
 
     /// Parses and validates a policy document given as JSON text; a parse error names `policy`.

@@ -29,6 +29,12 @@ pub(crate) fn parse_document(text: &str) -> Result<Value, String> {
 /// The text with `NaN`, `Infinity` and `-Infinity` outside strings replaced by `null`, or `None` when
 /// it has none of them.
 fn replace_non_finite(text: &str) -> Option<String> {
+    replace_non_finite_with(text, |_| "null")
+}
+
+/// The text with each non-finite literal outside strings replaced by `with(literal)`, or `None` when it
+/// has none.
+fn replace_non_finite_with(text: &str, with: impl Fn(&str) -> &'static str) -> Option<String> {
     const LITERALS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
     let mut out = String::with_capacity(text.len());
     let mut in_string = false;
@@ -47,7 +53,7 @@ fn replace_non_finite(text: &str) -> Option<String> {
         } else if c == '"' {
             in_string = true;
         } else if let Some(lit) = LITERALS.iter().find(|lit| rest.starts_with(**lit)) {
-            out.push_str("null");
+            out.push_str(with(lit));
             rest = &rest[lit.len()..];
             replaced = true;
             continue;
@@ -56,6 +62,47 @@ fn replace_non_finite(text: &str) -> Option<String> {
         rest = &rest[c.len_utf8()..];
     }
     replaced.then_some(out)
+}
+
+/// Strings that stand for non-finite literals while arguments are re-read for a reason's text; the
+/// NUL bytes keep them apart from any text an agent sends in practice.
+const NON_FINITE_MARKS: [(&str, &str, &str); 3] = [
+    ("-Infinity", "\"\\u0000-inf\\u0000\"", "-inf"),
+    ("Infinity", "\"\\u0000inf\\u0000\"", "inf"),
+    ("NaN", "\"\\u0000nan\\u0000\"", "nan"),
+];
+
+/// Python's repr of the non-finite number at `parts` in the raw arguments (`nan`, `inf`, `-inf`), or
+/// `None` when the value there is not a non-finite literal. Arguments read such literals as null (see
+/// [`parse_lenient`]); a reason that quotes the value needs what Python printed.
+pub(crate) fn non_finite_arg(raw: &str, parts: &[String]) -> Option<&'static str> {
+    let mark = |lit: &str| {
+        NON_FINITE_MARKS
+            .iter()
+            .find(|(l, _, _)| *l == lit)
+            .map_or("null", |(_, m, _)| m)
+    };
+    let decode = |text: &str| -> Option<Value> {
+        match serde_json::from_str(text) {
+            Ok(v) => Some(v),
+            Err(_) => serde_json::from_str(&replace_non_finite_with(text, mark)?).ok(),
+        }
+    };
+    let map = match decode(raw)? {
+        Value::Object(map) => map,
+        Value::String(inner) => match decode(&inner)? {
+            Value::Object(map) => map,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Value::String(found) = arg_at(&map, parts)? else {
+        return None;
+    };
+    NON_FINITE_MARKS
+        .iter()
+        .find(|(_, m, _)| serde_json::from_str::<String>(m).is_ok_and(|m| m == *found))
+        .map(|(_, _, repr)| *repr)
 }
 
 /// A step's arguments as the policy reads them.
@@ -227,6 +274,20 @@ mod tests {
             Some(json!({"a": null, "b": "NaN", "c": null}))
         );
         assert!(parse_lenient("{bad").is_err());
+    }
+
+    #[test]
+    fn non_finite_arguments_keep_their_python_repr_for_reasons() {
+        let raw = r#"{"amount": NaN, "up": Infinity, "down": -Infinity, "s": "NaN", "n": null}"#;
+        assert_eq!(non_finite_arg(raw, &parts("amount")), Some("nan"));
+        assert_eq!(non_finite_arg(raw, &parts("up")), Some("inf"));
+        assert_eq!(non_finite_arg(raw, &parts("down")), Some("-inf"));
+        assert_eq!(non_finite_arg(raw, &parts("s")), None);
+        assert_eq!(non_finite_arg(raw, &parts("n")), None);
+        assert_eq!(
+            non_finite_arg(r#""{\"a\": {\"b\": NaN}}""#, &parts("a.b")),
+            Some("nan")
+        );
     }
 
     #[test]

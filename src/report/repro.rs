@@ -7,7 +7,9 @@
 //! so abbreviated output flags (`--jso x`) and `--golden=/abs/path` reach the PR comment, absolute path
 //! included. Here every spelling clap accepts for an output flag is dropped (`--jso`, `--mark=x`,
 //! `--parquet`, ...), and inputs given as `--flag=path` are display-pathed too, so no absolute path
-//! leaks. The reproduce block keeps 0.4.1's shape (`pip install 'faultgate==0.4.1'`, then the
+//! leaks. An input whose display path starts with `-` keeps a `./` before it, so it can never be read
+//! back as a flag (0.4.1 drops the `./` of `./--json=x`, and running its repro.sh writes `x`). The
+//! reproduce block keeps 0.4.1's shape (`pip install 'faultgate==0.4.1'`, then the
 //! command), because that is what users paste and 0.4.1 gives the same verdicts on it.
 
 use std::path::{Path, PathBuf};
@@ -87,7 +89,13 @@ fn names_input(arg: &str) -> bool {
 pub fn command_under(raw_args: &[String], long_flags: &[&str], base: Option<&Path>) -> String {
     let shown = |arg: &str| -> String {
         if names_input(arg) {
-            display_path_under(Path::new(arg), base).unwrap_or_else(|| arg.to_string())
+            let path = display_path_under(Path::new(arg), base).unwrap_or_else(|| arg.to_string());
+            // A path that starts with `-` would read as a flag (`./--json=x` as `--json=x`).
+            if path.starts_with('-') {
+                format!("./{path}")
+            } else {
+                path
+            }
         } else if let Some(file) = arg.strip_prefix("replay:").filter(|f| names_input(f)) {
             // `--judge replay:FILE` names an input inside its value.
             format!(

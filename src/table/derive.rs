@@ -377,11 +377,12 @@ pub fn latency_ms(spans: &[SpanRecord<'_>], root: Option<usize>) -> Option<f64> 
         && root.end_ns != 0
         && root.end_ns >= root.start_ns
     {
-        return Some((root.end_ns - root.start_ns) as f64 / 1e6);
+        // In i128: hostile times (a negative start, an end near i64::MAX) overflow an i64 difference.
+        return Some((i128::from(root.end_ns) - i128::from(root.start_ns)) as f64 / 1e6);
     }
     let end = spans.iter().map(|s| s.end_ns).filter(|&e| e != 0).max()?;
     let start = spans.iter().map(|s| s.start_ns).filter(|&s| s != 0).min()?;
-    (end >= start).then(|| (end - start) as f64 / 1e6)
+    (end >= start).then(|| (i128::from(end) - i128::from(start)) as f64 / 1e6)
 }
 
 /// Summed `faultgate.cost_usd` (numbers and booleans), `None` when no span recorded it.

@@ -67,6 +67,10 @@ pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<i32, WorkflowEr
     }
     if let Some(path) = json {
         check_output_path(path)?;
+        let inputs: Vec<PathBuf> = std::iter::once(spec_path.clone())
+            .chain(trajectories.iter().cloned())
+            .collect();
+        crate::output::refuse_inputs(&[("--json", path)], &inputs).map_err(WorkflowError::Usage)?;
     }
     let workflow = Workflow::load(spec_path)?;
     let files: Vec<FileReport> = trajectories
@@ -141,20 +145,10 @@ fn check_output_path(path: &Path) -> Result<(), WorkflowError> {
     Ok(())
 }
 
-/// Writes beside the target, then renames over it.
+/// Writes through [`crate::output::write_atomic`]: never over a non-regular file, never via a guessable
+/// temp name.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WorkflowError> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(WorkflowError::Output)?;
-    }
-    let mut temp_name = path.file_name().unwrap_or_default().to_os_string();
-    temp_name.push(format!(".tmp-{}", std::process::id()));
-    let temp = path.with_file_name(temp_name);
-    let written = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(WorkflowError::Output(e));
-    }
-    Ok(())
+    crate::output::write_atomic(path, bytes).map_err(WorkflowError::Output)
 }
 
 #[cfg(test)]
