@@ -95,6 +95,12 @@ pub struct CheckArgs {
     /// Write verdicts.parquet and traces.parquet into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+    /// Write JUnit XML here: a test suite per check, a test case per trace, and the gate.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

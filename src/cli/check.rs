@@ -11,7 +11,7 @@ use super::selection::resolve;
 use crate::checks::Reasons;
 use crate::gate::{RunSummary, band::BandFile, verdict};
 use crate::pyfmt::fmt_fixed;
-use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomic};
+use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL).
@@ -21,7 +21,11 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     // and the audit folder those of verdicts that fired; the terminal table and the gate none.
     resolved.settings.reasons = if args.json.is_some() || args.parquet.is_some() {
         Reasons::All
-    } else if args.markdown.is_some() || args.audit.is_some() {
+    } else if args.markdown.is_some()
+        || args.audit.is_some()
+        || args.junit.is_some()
+        || args.html.is_some()
+    {
         Reasons::Fired
     } else {
         Reasons::None
@@ -99,11 +103,12 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }
-    let command = (args.markdown.is_some() || args.audit.is_some()).then(|| {
-        let flags = check_long_flags();
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        repro::command(raw_args, &flags)
-    });
+    let command =
+        (args.markdown.is_some() || args.audit.is_some() || args.html.is_some()).then(|| {
+            let flags = check_long_flags();
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            repro::command(raw_args, &flags)
+        });
     let command = command.as_deref().unwrap_or_default();
     if let Some(path) = &args.markdown {
         let text = markdown::render(&markdown::Summary {
@@ -133,6 +138,22 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         )
         .map_err(|e| write_err(&e))?;
         writeln!(out, "audit written to {}", dir.display())?;
+    }
+    if let Some(path) = &args.junit {
+        let xml =
+            junit::render(&report, gate.as_ref().map(|(g, _)| g)).map_err(|e| write_err(&e))?;
+        write_atomic(path, xml.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "junit written to {}", path.display())?;
+    }
+    if let Some(path) = &args.html {
+        let page = html::render(&html::Page {
+            report: &report,
+            outcome: outcome.as_ref(),
+            gate: gate.as_ref().zip(band.as_ref()).map(|((g, _), b)| (g, b)),
+            command,
+        });
+        write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "html written to {}", path.display())?;
     }
     if let Some(dir) = &args.parquet {
         parquet::write_check(dir, &report).map_err(|e| write_err(&e))?;
