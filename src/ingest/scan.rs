@@ -2,17 +2,25 @@
 //! when it starts, without parsing anything else.
 //!
 //! Parsing a large export as one document is slow (one thread, a tape several times the file) and holds
-//! the whole archive in memory. The scan instead walks the bytes once, tracking only strings, brackets and
-//! the keys on the path `resourceSpans[].scopeSpans[].spans[]`, and records each span's byte range with its
-//! `traceId` and `startTimeUnixNano`. Spans are then grouped into traces and parsed a chunk of traces at a
-//! time, in parallel, each span on its own.
+//! the whole archive in memory. The scan instead tracks only strings, brackets and the keys on the path
+//! `resourceSpans[].scopeSpans[].spans[]`, and records each span's byte range with its `traceId` and
+//! `startTimeUnixNano`. Spans are then grouped into traces and parsed a chunk of traces at a time, in
+//! parallel, each span on its own.
 //!
 //! The scan accepts one export, a JSON list of exports, or several exports one after another (JSON lines).
 //! It checks the bracket and string structure, not the full grammar: anything it does not understand makes
 //! it give up (`None`), and the caller falls back to parsing the whole document, which reports errors with
 //! their position. Bytes outside span objects (resource and scope attributes) are never parsed.
+//!
+//! The rules are those of one serial state machine (`walk`), but the bytes are read in parallel blocks
+//! (the stage-1 split of `PERF.md`): a first pass finds each block's string state and bracket depth, each
+//! block's worker then reads the runs of span objects that start in it with 64-byte bit masks, and the
+//! serial walk reads only what lies between the runs, taking a run wherever it meets its first span. The
+//! workers stop at anything the walk would read differently, so the result is the walk's alone.
 
 use memchr::memchr2;
+use rayon::prelude::*;
+use wide::u8x16;
 
 /// One span object of an export.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +72,539 @@ enum Capture {
 /// Locates every span of an OTLP export (or list or sequence of exports). `None` when the bytes are not
 /// such an export or their structure is broken; the caller then parses the document whole.
 pub fn locate_spans(bytes: &[u8]) -> Option<Vec<SpanSlice>> {
+    locate_spans_in_blocks(bytes, BLOCK)
+}
+
+/// Bytes per block of the parallel passes: large enough that a block's work dwarfs its scheduling and its
+/// boundary handling, small enough to spread a file over the threads and to stay in cache.
+const BLOCK: usize = 1 << 20;
+
+/// The scan with blocks of `block` bytes (tests use tiny blocks so that boundaries fall everywhere).
+fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<Vec<SpanSlice>> {
+    let block = block.max(1);
+    let starts = block_starts(bytes, block);
+    let span_depth = span_depth(bytes);
+    let runs: Vec<Run> = starts
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(b, &start)| {
+            let from = b * block;
+            let to = (from + block).min(bytes.len());
+            runs_in_block(bytes, from, to, start, span_depth)
+        })
+        .collect();
+    walk(bytes, runs)
+}
+
+/// Consecutive span objects, `start..end`, read by one block's worker. A run starts at a span object's
+/// `{` and ends right after a span object's `}`; between its spans there are only whitespace and commas.
+///
+/// The worker assumes that its first `{` opens an element of a `spans` array. The serial walk uses a run
+/// only when it meets a span object at exactly `start`, which confirms that assumption. From there the
+/// worker follows the same rules as the walk, so the walk would have recorded the same spans and, after
+/// the last one, be in the same state as at `start`: inside the same `spans` array, nothing to capture.
+/// Where the worker meets anything the walk would treat otherwise (or reject), the run ends before that
+/// span and the walk reads on by itself, so a run never changes the result, only how fast it is found.
+#[derive(Debug)]
+struct Run {
+    start: usize,
+    end: usize,
+    spans: Vec<SpanSlice>,
+}
+
+/// The string state and bracket depth at a block's first byte, as the bitmask passes see them. They
+/// only steer where the workers start; a wrong guess costs speed, not correctness.
+#[derive(Clone, Copy, Debug)]
+struct BlockStart {
+    in_string: bool,
+    depth: i64,
+}
+
+/// Stage 1: every block in parallel counts its unescaped quotes and its net bracket depth under both
+/// guesses for its first byte (outside or inside a string); a prefix pass then fixes each block's real
+/// start state.
+fn block_starts(bytes: &[u8], block: usize) -> Vec<BlockStart> {
+    let summaries: Vec<BlockSummary> = (0..bytes.len().div_ceil(block))
+        .into_par_iter()
+        .map(|b| {
+            let from = b * block;
+            summarize(bytes, from, (from + block).min(bytes.len()))
+        })
+        .collect();
+    let mut state = BlockStart {
+        in_string: false,
+        depth: 0,
+    };
+    summaries
+        .iter()
+        .map(|s| {
+            let here = state;
+            state.depth += if state.in_string {
+                s.depth_if_inside
+            } else {
+                s.depth_if_outside
+            };
+            state.in_string ^= s.odd_quotes;
+            here
+        })
+        .collect()
+}
+
+struct BlockSummary {
+    odd_quotes: bool,
+    depth_if_outside: i64,
+    depth_if_inside: i64,
+}
+
+fn summarize(bytes: &[u8], from: usize, to: usize) -> BlockSummary {
+    let mut escape = escaped_at(bytes, from);
+    let mut in_string = 0u64;
+    let (mut opens_out, mut closes_out, mut opens, mut closes) = (0i64, 0i64, 0i64, 0i64);
+    let mut at = from;
+    while at < to {
+        let m = Masks::load(bytes, at, to);
+        let quotes = m.quote & !escapes(m.backslash, &mut escape);
+        let inside = prefix_xor(quotes) ^ in_string;
+        in_string = ((inside as i64) >> 63) as u64;
+        opens += i64::from(m.open.count_ones());
+        closes += i64::from(m.close.count_ones());
+        opens_out += i64::from((m.open & !inside).count_ones());
+        closes_out += i64::from((m.close & !inside).count_ones());
+        at += 64;
+    }
+    BlockSummary {
+        // Every string opened in the block flips the last bit of the in-string mask.
+        odd_quotes: in_string != 0,
+        depth_if_outside: opens_out - closes_out,
+        // Starting inside a string inverts the mask for every byte that is not a quote.
+        depth_if_inside: (opens - opens_out) - (closes - closes_out),
+    }
+}
+
+/// Whether the byte at `at` is escaped: an odd run of backslashes ends just before it.
+fn escaped_at(bytes: &[u8], at: usize) -> bool {
+    bytes[..at]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count()
+        % 2
+        == 1
+}
+
+/// The bracket depth just before a span object's `{`: 6 in one export
+/// (`{ resourceSpans [ { scopeSpans [ { spans [`), 7 in a list of exports.
+fn span_depth(bytes: &[u8]) -> i64 {
+    match bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+    {
+        Some(b'[') => 7,
+        _ => 6,
+    }
+}
+
+/// The worker of one block: the runs of span objects that start in `from..to`. After a run that ends
+/// where its `spans` array does, it looks for the next span object; after a span it cannot read, it looks
+/// on from inside that span.
+fn runs_in_block(
+    bytes: &[u8],
+    from: usize,
+    to: usize,
+    start: BlockStart,
+    span_depth: i64,
+) -> Vec<Run> {
+    let mut runs = Vec::new();
+    let (mut at, mut state) = (from, start);
+    while let Some(first) = first_span_start(bytes, at, to, state, span_depth) {
+        let (run, stop) = read_run(bytes, first, to);
+        runs.extend(run);
+        (at, state) = match stop {
+            Stop::BlockEnd => break,
+            Stop::After(end) => (
+                end,
+                BlockStart {
+                    in_string: false,
+                    depth: span_depth,
+                },
+            ),
+            Stop::Inside(span) => (
+                span + 1,
+                BlockStart {
+                    in_string: false,
+                    depth: span_depth + 1,
+                },
+            ),
+        };
+    }
+    runs
+}
+
+/// Why a run ended.
+enum Stop {
+    /// The next span object starts past the block.
+    BlockEnd,
+    /// Something other than another span object follows the run's last span, which ends here.
+    After(usize),
+    /// The span object starting here could not be read.
+    Inside(usize),
+}
+
+/// Reads span objects from the `{` at `first` for as long as they follow each other, start before `to`
+/// and can be read.
+fn read_run(bytes: &[u8], first: usize, to: usize) -> (Option<Run>, Stop) {
+    let mut tokens = Tokens::new(bytes, first);
+    // The first token is the `{` at `first`.
+    tokens.next();
     let mut spans = Vec::new();
+    let mut at = first;
+    let stop = loop {
+        let Some(span) = read_span(&mut tokens, bytes, at) else {
+            break Stop::Inside(at);
+        };
+        let end = span.end;
+        spans.push(span);
+        match tokens.next() {
+            Some(t) if bytes[t] == b',' => {}
+            _ => break Stop::After(end),
+        }
+        match tokens.next() {
+            Some(t) if bytes[t] == b'{' => {
+                if t >= to {
+                    break Stop::BlockEnd;
+                }
+                at = t;
+            }
+            _ => break Stop::After(end),
+        }
+    };
+    let run = spans.last().map(|last| last.end).map(|end| Run {
+        start: first,
+        end,
+        spans,
+    });
+    (run, stop)
+}
+
+/// The first `{` in `from..to` that, by the block's start state, opens an element of an array at the
+/// depth of `spans` arrays. In OTLP only `spans` arrays sit at that depth; the walk confirms it anyway.
+fn first_span_start(
+    bytes: &[u8],
+    from: usize,
+    to: usize,
+    start: BlockStart,
+    span_depth: i64,
+) -> Option<usize> {
+    let mut escape = escaped_at(bytes, from);
+    let mut in_string = if start.in_string { !0 } else { 0 };
+    let mut depth = start.depth;
+    let mut at = from;
+    while at < to {
+        let m = Masks::load(bytes, at, to);
+        let quotes = m.quote & !escapes(m.backslash, &mut escape);
+        let inside = prefix_xor(quotes) ^ in_string;
+        in_string = ((inside as i64) >> 63) as u64;
+        let mut brackets = (m.open | m.close) & !inside;
+        while brackets != 0 {
+            let i = at + brackets.trailing_zeros() as usize;
+            brackets &= brackets - 1;
+            if bytes[i] == b'{' || bytes[i] == b'[' {
+                if depth == span_depth && bytes[i] == b'{' && after_separator(bytes, i) {
+                    return Some(i);
+                }
+                depth += 1;
+            } else {
+                depth -= 1;
+            }
+        }
+        at += 64;
+    }
+    None
+}
+
+/// Whether the last byte before `at` that is not whitespace is `[` or `,`: the `{` is an array element,
+/// not an object's value.
+fn after_separator(bytes: &[u8], at: usize) -> bool {
+    matches!(
+        bytes[..at]
+            .iter()
+            .rev()
+            .find(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t')),
+        Some(b'[' | b',')
+    )
+}
+
+/// Reads one span object whose `{` at `start` was the last token taken, with the walk's rules for the
+/// inside of a span (every container in it has the role `Other`). `None` wherever the walk would do
+/// something else or give up, and for nesting deeper than 64.
+fn read_span(tokens: &mut Tokens, bytes: &[u8], start: usize) -> Option<SpanSlice> {
+    // Bit d set: the container at depth d (the span itself at 0) is an object.
+    let mut objects: u64 = 1;
+    let mut depth = 0u32;
+    let mut expect_key = true;
+    let mut after_key = false;
+    let mut capture = Capture::None;
+    let mut trace_id: Option<(usize, usize)> = None;
+    let mut start_ns: i64 = 0;
+    loop {
+        let t = tokens.next()?;
+        let b = bytes[t];
+        if after_key {
+            // The walk reads the colon with the key; nothing but whitespace may come between.
+            if b != b':' {
+                return None;
+            }
+            after_key = false;
+            continue;
+        }
+        let in_object = objects >> depth & 1 == 1;
+        match b {
+            b'"' => {
+                if in_object && expect_key {
+                    expect_key = false;
+                    after_key = true;
+                    // A key without backslashes ends at the first quote after its text.
+                    let rest = &bytes[t + 1..];
+                    capture = if depth > 0 {
+                        Capture::None
+                    } else if rest.starts_with(b"traceId\"") {
+                        Capture::TraceId
+                    } else if rest.starts_with(b"startTimeUnixNano\"") {
+                        Capture::StartTime
+                    } else {
+                        Capture::None
+                    };
+                } else {
+                    match capture {
+                        Capture::TraceId => {
+                            let end = string_end(bytes, t + 1)?;
+                            if bytes[t + 1..end].contains(&b'\\') {
+                                return None;
+                            }
+                            trace_id = Some((t + 1, end));
+                        }
+                        Capture::StartTime => {
+                            start_ns = parse_int(&bytes[t + 1..string_end(bytes, t + 1)?])?;
+                        }
+                        Capture::None => {}
+                    }
+                    capture = Capture::None;
+                }
+            }
+            b'{' | b'[' => {
+                if (in_object && expect_key) || depth == 63 {
+                    return None;
+                }
+                depth += 1;
+                let is_object = b == b'{';
+                objects = (objects & !(1 << depth)) | (u64::from(is_object) << depth);
+                expect_key = is_object;
+                capture = Capture::None;
+            }
+            b'}' | b']' => {
+                if in_object != (b == b'}') {
+                    return None;
+                }
+                if depth == 0 {
+                    // Something still to capture would carry over into the walk's state.
+                    if capture != Capture::None {
+                        return None;
+                    }
+                    return Some(SpanSlice {
+                        start,
+                        end: t + 1,
+                        trace_id: trace_id?,
+                        start_ns,
+                    });
+                }
+                depth -= 1;
+                // A container opens only where no key is expected, and nothing changes that until it
+                // closes.
+                expect_key = false;
+            }
+            b',' => {
+                if in_object {
+                    expect_key = true;
+                }
+                capture = Capture::None;
+            }
+            b':' => return None,
+            _ => {
+                if capture == Capture::StartTime {
+                    let end = t + bytes[t..]
+                        .iter()
+                        .position(|b| {
+                            matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+                        })
+                        .unwrap_or(bytes.len() - t);
+                    start_ns = parse_number(&bytes[t..end])?;
+                }
+                capture = Capture::None;
+            }
+        }
+    }
+}
+
+/// The walk's tokens from a position where it starts a token, outside any string: structural bytes,
+/// opening quotes and the first byte of each bare value, found 64 bytes at a time with bit masks.
+///
+/// The masks agree with the walk's byte-by-byte reading as long as bare values are ordinary: the walk
+/// runs a bare value on to the next `,` `}` `]` or whitespace, so a quote, `{`, `[` or `:` right after
+/// one (or a backslash outside strings) would be swallowed by it. The tokens end before the first such
+/// byte.
+struct Tokens<'a> {
+    bytes: &'a [u8],
+    /// Position of bit 0 of `pending`.
+    base: usize,
+    pending: u64,
+    next_base: usize,
+    in_string: u64,
+    escape: bool,
+    /// The byte before `next_base` belongs to a bare value.
+    in_bare: bool,
+    stopped: bool,
+}
+
+impl<'a> Tokens<'a> {
+    fn new(bytes: &'a [u8], at: usize) -> Self {
+        Tokens {
+            bytes,
+            base: at,
+            pending: 0,
+            next_base: at,
+            in_string: 0,
+            escape: false,
+            in_bare: false,
+            stopped: false,
+        }
+    }
+
+    fn next(&mut self) -> Option<usize> {
+        while self.pending == 0 {
+            if self.stopped || self.next_base >= self.bytes.len() {
+                return None;
+            }
+            self.load();
+        }
+        let i = self.pending.trailing_zeros() as usize;
+        self.pending &= self.pending - 1;
+        Some(self.base + i)
+    }
+
+    fn load(&mut self) {
+        let at = self.next_base;
+        let m = Masks::load(self.bytes, at, self.bytes.len());
+        let quotes = m.quote & !escapes(m.backslash, &mut self.escape);
+        let inside = prefix_xor(quotes) ^ self.in_string;
+        self.in_string = ((inside as i64) >> 63) as u64;
+        let structural = m.open | m.close | m.comma | m.colon;
+        let bare = !inside & !(m.space | structural | m.quote | m.backslash);
+        let after_bare = (bare << 1) | u64::from(self.in_bare);
+        self.in_bare = bare >> 63 == 1;
+        let odd = (m.backslash & !inside) | (after_bare & (m.quote | m.open | m.colon));
+        let mut tokens = (structural & !inside) | (quotes & inside) | (bare & !after_bare);
+        if odd != 0 {
+            tokens &= (1u64 << odd.trailing_zeros()) - 1;
+            self.stopped = true;
+        }
+        self.pending = tokens;
+        self.base = at;
+        self.next_base = at + 64;
+    }
+}
+
+/// Bit masks of 64 bytes (bit i: byte `at + i`); bytes at or past `to` read as spaces.
+struct Masks {
+    quote: u64,
+    backslash: u64,
+    /// `{` or `[`.
+    open: u64,
+    /// `}` or `]`.
+    close: u64,
+    comma: u64,
+    colon: u64,
+    /// Space, tab, newline, carriage return.
+    space: u64,
+}
+
+impl Masks {
+    #[inline(always)]
+    fn load(bytes: &[u8], at: usize, to: usize) -> Masks {
+        let mut padded = [b' '; 64];
+        let chunk: &[u8; 64] = match bytes.get(at..at + 64) {
+            Some(chunk) if at + 64 <= to => chunk.try_into().expect("64 bytes"),
+            _ => {
+                let n = to - at;
+                padded[..n].copy_from_slice(&bytes[at..to]);
+                &padded
+            }
+        };
+        let mut m = Masks {
+            quote: 0,
+            backslash: 0,
+            open: 0,
+            close: 0,
+            comma: 0,
+            colon: 0,
+            space: 0,
+        };
+        for k in 0..4 {
+            let v = u8x16::new(chunk[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+            let is = |c: u8| v.simd_eq(u8x16::splat(c));
+            // `{` and `[` (and `}` and `]`) differ only in bit 5.
+            let folded = v | u8x16::splat(0x20);
+            let bits = |x: u8x16| u64::from(x.to_bitmask()) << (16 * k);
+            m.quote |= bits(is(b'"'));
+            m.backslash |= bits(is(b'\\'));
+            m.open |= bits(folded.simd_eq(u8x16::splat(b'{')));
+            m.close |= bits(folded.simd_eq(u8x16::splat(b'}')));
+            m.comma |= bits(is(b','));
+            m.colon |= bits(is(b':'));
+            m.space |= bits(is(b' ') | is(b'\n') | is(b'\r') | is(b'\t'));
+        }
+        m
+    }
+}
+
+/// The bytes escaped by a backslash (the byte after an unescaped backslash). `carry`: the first byte is
+/// escaped; on return, the next chunk's first byte is. Backslashes are rare, so a loop over them is
+/// cheap.
+fn escapes(backslashes: u64, carry: &mut bool) -> u64 {
+    let mut escaped = u64::from(*carry);
+    *carry = false;
+    let mut rest = backslashes;
+    while rest != 0 {
+        let i = rest.trailing_zeros();
+        rest &= rest - 1;
+        if escaped >> i & 1 == 0 {
+            if i == 63 {
+                *carry = true;
+            } else {
+                escaped |= 1 << (i + 1);
+            }
+        }
+    }
+    escaped
+}
+
+/// Bit i set when an odd number of bits at or below i are set: with quote bits, the bytes from an
+/// opening quote up to (not including) its closing quote.
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+/// The serial walk over everything outside the runs: the exact state machine of the whole scan. Where a
+/// span object starts at the start of a run, the run's spans are taken as they are and the walk resumes
+/// at the run's end, in the state it had at the span's start (see `Run`).
+fn walk(bytes: &[u8], mut runs: Vec<Run>) -> Option<Vec<SpanSlice>> {
+    let mut spans = Vec::with_capacity(runs.iter().map(|r| r.spans.len()).sum());
+    let mut next_run = 0;
     let mut stack: Vec<Frame> = Vec::with_capacity(32);
     let mut capture = Capture::None;
     let mut trace_id: Option<(usize, usize)> = None;
@@ -152,6 +692,17 @@ pub fn locate_spans(bytes: &[u8]) -> Option<Vec<SpanSlice>> {
                     saw_export = true;
                 }
                 if role == Role::Span {
+                    while next_run < runs.len() && runs[next_run].start < i {
+                        next_run += 1;
+                    }
+                    if let Some(run) = runs.get_mut(next_run)
+                        && run.start == i
+                    {
+                        spans.append(&mut run.spans);
+                        i = run.end;
+                        capture = Capture::None;
+                        continue;
+                    }
                     trace_id = None;
                     start_ns = 0;
                 }
@@ -324,5 +875,571 @@ mod tests {
         ] {
             assert_eq!(locate_spans(bad), None, "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    /// The serial byte-by-byte scan the parallel one replaced, kept word for word as the reference.
+    fn serial_reference(bytes: &[u8]) -> Option<Vec<SpanSlice>> {
+        let mut spans = Vec::new();
+        let mut stack: Vec<Frame> = Vec::with_capacity(32);
+        let mut capture = Capture::None;
+        let mut trace_id: Option<(usize, usize)> = None;
+        let mut start_ns: i64 = 0;
+        let mut saw_export = false;
+        let mut i = 0;
+        let n = bytes.len();
+        while i < n {
+            let b = bytes[i];
+            match b {
+                b' ' | b'\n' | b'\r' | b'\t' => {
+                    i += 1;
+                }
+                b'"' => {
+                    let content_start = i + 1;
+                    let end = string_end(bytes, content_start)?;
+                    i = end + 1;
+                    let frame = stack.last_mut()?;
+                    if frame.is_object && frame.expect_key {
+                        frame.expect_key = false;
+                        let key = &bytes[content_start..end];
+                        frame.child = child_role(frame.role, key);
+                        frame.has_resource_spans |= frame.child == Role::ResourceSpans;
+                        capture = if frame.role == Role::Span {
+                            match key {
+                                b"traceId" => Capture::TraceId,
+                                b"startTimeUnixNano" => Capture::StartTime,
+                                _ => Capture::None,
+                            }
+                        } else {
+                            Capture::None
+                        };
+                        // The key must be followed by a colon.
+                        i = skip_ws(bytes, i);
+                        if bytes.get(i) != Some(&b':') {
+                            return None;
+                        }
+                        i += 1;
+                    } else {
+                        match capture {
+                            Capture::TraceId => {
+                                if bytes[content_start..end].contains(&b'\\') {
+                                    return None;
+                                }
+                                trace_id = Some((content_start, end));
+                            }
+                            Capture::StartTime => start_ns = parse_int(&bytes[content_start..end])?,
+                            Capture::None => {}
+                        }
+                        capture = Capture::None;
+                    }
+                }
+                b'{' | b'[' => {
+                    let role = match stack.last() {
+                        None => {
+                            if b == b'[' {
+                                Role::ExportList
+                            } else {
+                                Role::Export
+                            }
+                        }
+                        Some(parent) => parent.child,
+                    };
+                    // A value where a key was expected is broken structure.
+                    if let Some(parent) = stack.last()
+                        && parent.is_object
+                        && parent.expect_key
+                    {
+                        return None;
+                    }
+                    let is_object = b == b'{';
+                    let role = match (role, is_object) {
+                        (
+                            Role::ResourceSpans | Role::ScopeSpans | Role::Spans | Role::ExportList,
+                            true,
+                        ) => {
+                            return None;
+                        }
+                        (Role::Export | Role::Resource | Role::Scope | Role::Span, false) => {
+                            return None;
+                        }
+                        (r, _) => r,
+                    };
+                    if role == Role::Export {
+                        saw_export = true;
+                    }
+                    if role == Role::Span {
+                        trace_id = None;
+                        start_ns = 0;
+                    }
+                    stack.push(Frame {
+                        role,
+                        is_object,
+                        expect_key: is_object,
+                        child: element_role(role),
+                        start: i,
+                        has_resource_spans: false,
+                    });
+                    capture = Capture::None;
+                    i += 1;
+                }
+                b'}' | b']' => {
+                    let frame = stack.pop()?;
+                    if frame.is_object != (b == b'}')
+                        || (frame.role == Role::Export && !frame.has_resource_spans)
+                    {
+                        return None;
+                    }
+                    if frame.role == Role::Span {
+                        spans.push(SpanSlice {
+                            start: frame.start,
+                            end: i + 1,
+                            trace_id: trace_id?,
+                            start_ns,
+                        });
+                    }
+                    i += 1;
+                }
+                b',' => {
+                    if let Some(frame) = stack.last_mut()
+                        && frame.is_object
+                    {
+                        frame.expect_key = true;
+                    }
+                    capture = Capture::None;
+                    i += 1;
+                }
+                b':' => return None,
+                _ => {
+                    // A number, true, false or null: up to the next delimiter.
+                    let begin = i;
+                    while i < n
+                        && !matches!(bytes[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+                    {
+                        i += 1;
+                    }
+                    if stack.is_empty() {
+                        return None;
+                    }
+                    if capture == Capture::StartTime {
+                        start_ns = parse_number(&bytes[begin..i])?;
+                    }
+                    capture = Capture::None;
+                }
+            }
+        }
+        (stack.is_empty() && saw_export).then_some(spans)
+    }
+    /// A small deterministic generator (xorshift), so the documents are the same on every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn chance(&mut self, percent: u64) -> bool {
+            self.below(100) < percent
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len() as u64) as usize]
+        }
+    }
+
+    /// String contents (already JSON-escaped) that look like structure to a careless scanner.
+    const TRICKY: &[&str] = &[
+        "plain",
+        r#"\"}]}]}"#,
+        r#",{\"traceId\":\"fake\","#,
+        r#"\\\\\\\""#,
+        r#"\\"#,
+        r#"ends with a backslash \\"#,
+        r#"\"spans\": [{"#,
+        "é€😀 multi-byte",
+        r#"\u00e9\ud83d\ude00"#,
+        "{[",
+        "]}",
+        r#"a:b,c"#,
+        "",
+    ];
+
+    /// Whitespace and layout of a generated document.
+    struct Layout {
+        pretty: bool,
+        depth: usize,
+    }
+
+    impl Layout {
+        fn nl(&self, out: &mut String) {
+            if self.pretty {
+                out.push('\n');
+                for _ in 0..self.depth {
+                    out.push(' ');
+                }
+            }
+        }
+        fn sep(&self) -> &'static str {
+            if self.pretty { ": " } else { ":" }
+        }
+    }
+
+    fn string(rng: &mut Rng) -> String {
+        let mut s = String::from("\"");
+        for _ in 0..rng.below(3) {
+            s.push_str(rng.pick(TRICKY));
+        }
+        s.push('"');
+        s
+    }
+
+    /// An attribute value: strings, numbers, booleans, nested arrays and key-value lists.
+    fn any_value(rng: &mut Rng, l: &mut Layout, out: &mut String, nest: u32) {
+        let sep = l.sep();
+        match rng.below(if nest > 2 { 4 } else { 6 }) {
+            0 => out.push_str(&format!("{{\"stringValue\"{sep}{}}}", string(rng))),
+            1 => out.push_str(&format!("{{\"intValue\"{sep}\"{}\"}}", rng.below(1000))),
+            2 => out.push_str(&format!("{{\"doubleValue\"{sep}{}.5e-3}}", rng.below(100))),
+            3 => out.push_str(&format!("{{\"boolValue\"{sep}{}}}", rng.chance(50))),
+            4 => {
+                out.push_str(&format!("{{\"arrayValue\"{sep}{{\"values\"{sep}["));
+                for k in 0..rng.below(3) {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    any_value(rng, l, out, nest + 1);
+                }
+                out.push_str("]}}");
+            }
+            _ => {
+                out.push_str(&format!("{{\"kvlistValue\"{sep}{{\"values\"{sep}"));
+                attributes(rng, l, out, nest + 1);
+                out.push_str("}}");
+            }
+        }
+    }
+
+    fn attributes(rng: &mut Rng, l: &mut Layout, out: &mut String, nest: u32) {
+        let sep = l.sep();
+        out.push('[');
+        l.depth += 1;
+        for k in 0..rng.below(4) {
+            if k > 0 {
+                out.push(',');
+            }
+            l.nl(out);
+            out.push_str(&format!("{{\"key\"{sep}{},", string(rng)));
+            l.nl(out);
+            out.push_str(&format!("\"value\"{sep}"));
+            any_value(rng, l, out, nest);
+            out.push('}');
+        }
+        l.depth -= 1;
+        l.nl(out);
+        out.push(']');
+    }
+
+    fn span(rng: &mut Rng, l: &mut Layout, out: &mut String) {
+        let sep = l.sep();
+        let mut fields: Vec<String> = vec![
+            format!("\"traceId\"{sep}\"{:032x}\"", rng.below(5)),
+            format!("\"spanId\"{sep}\"{:016x}\"", rng.next()),
+            format!("\"name\"{sep}{}", string(rng)),
+            format!("\"kind\"{sep}{}", rng.below(5)),
+            format!("\"endTimeUnixNano\"{sep}\"{}\"", rng.below(1 << 40)),
+        ];
+        match rng.below(4) {
+            0 => fields.push(format!(
+                "\"startTimeUnixNano\"{sep}\"{}\"",
+                rng.below(1 << 60)
+            )),
+            1 => fields.push(format!("\"startTimeUnixNano\"{sep}{}", rng.below(1 << 50))),
+            2 => fields.push(format!(
+                "\"startTimeUnixNano\"{sep}{}.75",
+                rng.below(1 << 30)
+            )),
+            _ => {}
+        }
+        let mut attrs = String::new();
+        attributes(rng, l, &mut attrs, 0);
+        fields.push(format!("\"attributes\"{sep}{attrs}"));
+        if rng.chance(40) {
+            let mut links = String::from("[");
+            for k in 0..rng.below(3) {
+                if k > 0 {
+                    links.push(',');
+                }
+                links.push_str(&format!(
+                    "{{\"traceId\"{sep}\"{:032x}\",\"spanId\"{sep}\"{:016x}\",\"attributes\"{sep}[]}}",
+                    rng.next(),
+                    rng.next()
+                ));
+            }
+            links.push(']');
+            fields.push(format!("\"links\"{sep}{links}"));
+        }
+        fields.push(format!(
+            "\"status\"{sep}{{\"code\"{sep}{}, \"message\"{sep}{}}}",
+            rng.below(3),
+            string(rng)
+        ));
+        if rng.chance(20) {
+            // The same keys one level down belong to another object, not to the span.
+            fields.push(format!(
+                "\"parent\"{sep}{{\"traceId\"{sep}\"p{}\",\"startTimeUnixNano\"{sep}\"{}\"}}",
+                rng.below(9),
+                rng.below(9)
+            ));
+        }
+        // Shuffle the field order.
+        for k in (1..fields.len()).rev() {
+            fields.swap(k, rng.below(k as u64 + 1) as usize);
+        }
+        out.push('{');
+        l.depth += 1;
+        for (k, f) in fields.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            l.nl(out);
+            out.push_str(f);
+        }
+        l.depth -= 1;
+        l.nl(out);
+        out.push('}');
+    }
+
+    /// `open` + items + `]`, each item written by `item`.
+    fn list(
+        rng: &mut Rng,
+        l: &mut Layout,
+        out: &mut String,
+        count: u64,
+        item: fn(&mut Rng, &mut Layout, &mut String),
+    ) {
+        out.push('[');
+        l.depth += 1;
+        for k in 0..count {
+            if k > 0 {
+                out.push(',');
+            }
+            l.nl(out);
+            item(rng, l, out);
+        }
+        l.depth -= 1;
+        l.nl(out);
+        out.push(']');
+    }
+
+    fn scope_spans(rng: &mut Rng, l: &mut Layout, out: &mut String) {
+        let sep = l.sep();
+        out.push_str(&format!(
+            "{{\"scope\"{sep}{{\"name\"{sep}{}}},",
+            string(rng)
+        ));
+        l.nl(out);
+        out.push_str(&format!("\"spans\"{sep}"));
+        let n = [0, 1, 2, 5][rng.below(4) as usize];
+        list(rng, l, out, n, span);
+        out.push('}');
+    }
+
+    fn resource_spans(rng: &mut Rng, l: &mut Layout, out: &mut String) {
+        let sep = l.sep();
+        out.push_str(&format!("{{\"resource\"{sep}{{\"attributes\"{sep}"));
+        attributes(rng, l, out, 0);
+        out.push_str("},");
+        l.nl(out);
+        out.push_str(&format!("\"scopeSpans\"{sep}"));
+        let n = rng.below(4);
+        list(rng, l, out, n, scope_spans);
+        out.push('}');
+    }
+
+    fn export(rng: &mut Rng, l: &mut Layout, out: &mut String) {
+        let sep = l.sep();
+        out.push('{');
+        l.depth += 1;
+        l.nl(out);
+        out.push_str(&format!("\"resourceSpans\"{sep}"));
+        let n = rng.below(4);
+        list(rng, l, out, n, resource_spans);
+        l.depth -= 1;
+        l.nl(out);
+        out.push('}');
+    }
+
+    /// One export, a list of exports, or exports one per line; pretty or compact.
+    fn document(rng: &mut Rng) -> String {
+        let mut l = Layout {
+            pretty: rng.chance(50),
+            depth: 0,
+        };
+        let mut out = String::new();
+        match rng.below(3) {
+            0 => export(rng, &mut l, &mut out),
+            1 => {
+                let n = 1 + rng.below(3);
+                list(rng, &mut l, &mut out, n, export);
+            }
+            _ => {
+                l.pretty = false;
+                for _ in 0..1 + rng.below(3) {
+                    export(rng, &mut l, &mut out);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
+    /// A document with one random edit: a byte dropped, a structural byte inserted, or the end cut off.
+    fn broken(rng: &mut Rng, doc: &str) -> Vec<u8> {
+        let mut bytes = doc.as_bytes().to_vec();
+        let at = rng.below(bytes.len() as u64) as usize;
+        match rng.below(6) {
+            // Balanced pieces keep the brackets matched, so only the finer rules can catch them.
+            4 | 5 => {
+                let piece = [
+                    "{}",
+                    "[]",
+                    "\"x\"",
+                    "1",
+                    "\"k\":",
+                    ",",
+                    ":",
+                    "x\"",
+                    "1{}",
+                    "\\\"",
+                    "\"k\" 1",
+                    "{\"a\"}",
+                    "[\"a\":1]",
+                    "\"traceId\":",
+                    ",\"traceId\":\"t\\\"\"",
+                    "tru\"e\"",
+                ];
+                let piece = piece[rng.below(piece.len() as u64) as usize].as_bytes();
+                bytes.splice(at..at, piece.iter().copied());
+            }
+            0 => {
+                bytes.remove(at);
+            }
+            1 => bytes.insert(at, b"\"{}[],:\\ 1x"[rng.below(11) as usize]),
+            2 => bytes.truncate(at),
+            _ => bytes[at] = b"\"{}[],:\\ 1x"[rng.below(11) as usize],
+        }
+        bytes
+    }
+
+    /// The parallel scan, and how many of its spans came from the workers' runs.
+    fn parallel(bytes: &[u8], block: usize) -> (Option<Vec<SpanSlice>>, usize) {
+        let starts = block_starts(bytes, block);
+        let depth = span_depth(bytes);
+        let from_runs = starts
+            .iter()
+            .enumerate()
+            .flat_map(|(b, &s)| {
+                runs_in_block(
+                    bytes,
+                    b * block,
+                    ((b + 1) * block).min(bytes.len()),
+                    s,
+                    depth,
+                )
+            })
+            .map(|r| r.spans.len())
+            .sum();
+        (locate_spans_in_blocks(bytes, block), from_runs)
+    }
+
+    #[test]
+    fn parallel_scan_matches_the_serial_scan_on_generated_exports() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut spans = 0;
+        for n in 0..300 {
+            let doc = document(&mut rng);
+            let expected = serial_reference(doc.as_bytes());
+            let expected = expected.expect("a generated export scans");
+            spans += expected.len();
+            // Blocks of one byte put a boundary everywhere, but are slow; a few documents suffice.
+            let tiny: &[usize] = if n % 20 == 0 { &[1, 2] } else { &[] };
+            for &block in tiny.iter().chain(&[7, 13, 64, 100, 4096]) {
+                let (found, from_runs) = parallel(doc.as_bytes(), block);
+                assert_eq!(found.as_ref(), Some(&expected), "block {block}:\n{doc}");
+                // The workers, not the serial walk, found the spans.
+                assert_eq!(from_runs, expected.len(), "block {block}:\n{doc}");
+            }
+        }
+        assert!(spans > 1000, "{spans} spans");
+    }
+
+    #[test]
+    fn parallel_scan_matches_the_serial_scan_on_edge_cases() {
+        let wrap = |spans: &str| {
+            format!(r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{spans}]}}]}}]}}"#)
+        };
+        let cases = [
+            // A key left without a value at the end of a span still captures what follows the array.
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"a","startTimeUnixNano":}] "x"}]}]}"#.to_string(),
+            r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"a","name":}] "x"}]}]}"#.to_string(),
+            wrap(r#"{"traceId":"a"},{"traceId":"b"}"#),
+            wrap(r#"{"traceId":"a"}{"traceId":"b"}"#),
+            wrap(r#"{"traceId":"a"},,{"traceId":"b"}"#),
+            wrap(r#"{"traceId":"a",}"#),
+            wrap(r#"{"traceId":"a" "startTimeUnixNano":"1"}"#),
+            wrap(r#"{"traceId":"a", 1 "startTimeUnixNano":"2"}"#),
+            wrap(r#"{"traceId":"a", 1 {}}"#),
+            wrap(r#"{"traceId":"a","x":1"y"}"#),
+            wrap(r#"{"traceId":"a","x":tru{e}"#),
+            wrap(r#"{"traceId":"a","x":\"}"#),
+            wrap(r#"{"traceId":"a","startTimeUnixNano":1e3}"#),
+            wrap(r#"{"traceId":"a","startTimeUnixNano":-1.5}"#),
+            wrap(r#"{"traceId":"a","startTimeUnixNano":null}"#),
+            wrap(r#"{"traceId":"a\u0041"}"#),
+            wrap(r#"{"traceId":5,"traceId":"b"}"#),
+            wrap(r#"{"traceId":"a","traceId":"b"}"#),
+            wrap(r#"{"traceId":"a","x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#),
+            wrap(r#"{"traceId":"a","x":{"traceId":"b","startTimeUnixNano":"9"}}"#),
+            wrap(r#"{"traceId":"a","x":[1:2]}"#),
+            wrap(r#"{"traceId":"a","x":[}"#),
+            wrap(r#"{"traceId":"a"}]}, {"spans": [{"traceId":"b"}"#),
+            "[".to_string() + &wrap(r#"{"traceId":"a"}"#) + "," + &wrap(r#"{"traceId":"b"}"#) + "]",
+            wrap(r#"{"traceId":"a"}"#) + "\n[" + &wrap(r#"{"traceId":"b"}"#) + "]\n",
+            wrap(r#"{"traceId":"a"}"#) + " 1",
+            wrap(r#"{"traceId":"a", "x": "unterminated}"#),
+        ];
+        for case in &cases {
+            let expected = serial_reference(case.as_bytes());
+            for block in [1, 2, 3, 5, 8, 64, 4096] {
+                assert_eq!(
+                    locate_spans_in_blocks(case.as_bytes(), block),
+                    expected,
+                    "block {block}: {case}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_scan_matches_the_serial_scan_on_broken_exports() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rejected = 0;
+        for _ in 0..3000 {
+            let doc = document(&mut rng);
+            let bad = broken(&mut rng, &doc);
+            let expected = serial_reference(&bad);
+            rejected += usize::from(expected.is_none());
+            for block in [7, 64, 4096] {
+                assert_eq!(
+                    locate_spans_in_blocks(&bad, block),
+                    expected,
+                    "block {block}:\n{}",
+                    String::from_utf8_lossy(&bad)
+                );
+            }
+        }
+        assert!(rejected > 1500, "{rejected} rejected");
     }
 }
