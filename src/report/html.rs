@@ -72,7 +72,7 @@ pub fn render(page: &Page<'_>) -> String {
     let fired = {
         let mut fired = report.fired();
         // By fired count, most first; ties keep selection order (the sort is stable).
-        fired.sort_by(|a, b| b.1.cmp(&a.1));
+        fired.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
         fired
     };
     let filters: Vec<&str> = fired
