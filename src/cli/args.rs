@@ -34,6 +34,13 @@ pub enum Command {
     Checks,
     /// List the judge specs.
     Judges,
+    /// Print a shell completion script (e.g. `faultgate completions bash > /etc/bash_completion.d/faultgate`).
+    Completions {
+        #[arg(value_enum)]
+        shell: super::shell::CompletionShell,
+    },
+    /// Print the man page (roff), e.g. `faultgate man > faultgate.1`.
+    Man,
 }
 
 /// `--redact` modes.
