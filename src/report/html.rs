@@ -57,10 +57,10 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5
 td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.9em;word-break:break-all}
 .reason{background:#fff1e5;border-left:3px solid #cf222e;padding:.15rem .4rem;overflow-wrap:anywhere}
 .scroll{overflow-x:auto}svg{max-width:100%;height:auto}
-.filter{display:flex;flex-wrap:wrap;gap:.3rem;margin:.4rem 0}.filter input{position:absolute;opacity:0}
+.filter{display:flex;flex-wrap:wrap;gap:.3rem;margin:.4rem 0}input[name=filter]{position:absolute;opacity:0}
 .filter label{border:1px solid #888;border-radius:1rem;padding:.1rem .6rem;cursor:pointer}
 .muted{color:#666}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
-@media (max-width:40rem){thead{display:none}tr{display:block;border-bottom:1px solid #ccc;padding:.3rem 0}td{display:block;border:0;padding:.1rem .3rem}}
+@media (max-width:40rem){#failing thead{display:none}#failing tr{display:block;border-bottom:1px solid #ccc;padding:.3rem 0}#failing td{display:block;border:0;padding:.1rem .3rem}#failing td.n{text-align:left}#failing td.n::after{content:' tool steps';color:#666}}
 ";
 
 /// Renders the page; the text ends with a newline.
