@@ -108,6 +108,9 @@ pub struct CheckArgs {
     /// Write a self-contained HTML report here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: crate::report::colour::ColorChoice,
 }
 
 #[derive(Args, Debug, Clone)]

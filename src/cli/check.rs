@@ -45,7 +45,12 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let elapsed = started.elapsed().as_secs_f64();
 
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", terminal::table(&report))?;
+    let table = terminal::table(&report);
+    if crate::report::colour::enabled(args.color) {
+        write!(out, "{}", crate::report::colour::colour_table(&table))?;
+    } else {
+        write!(out, "{table}")?;
+    }
     writeln!(out)?;
     writeln!(
         out,

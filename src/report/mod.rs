@@ -4,6 +4,7 @@
 //! stored here are already redacted.
 
 pub mod audit;
+pub mod colour;
 pub mod html;
 pub mod json;
 pub mod junit;

@@ -30,8 +30,11 @@ pub const PIP_INSTALL: &str = concat!(
     "'"
 );
 
-/// Long flags (without `--`) whose values are where a run writes; they never appear in the command.
-pub const OUTPUT_FLAGS: [&str; 6] = ["json", "markdown", "audit", "parquet", "junit", "html"];
+/// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`); they
+/// never appear in the command.
+pub const OUTPUT_FLAGS: [&str; 7] = [
+    "json", "markdown", "audit", "parquet", "junit", "html", "color",
+];
 
 /// The directory display paths are relative to: `$GITHUB_WORKSPACE` when set and non-empty, else the
 /// working directory, symlinks resolved.
