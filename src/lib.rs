@@ -20,6 +20,7 @@ pub mod error;
 pub mod gate;
 pub mod golden;
 pub mod ingest;
+pub mod judge;
 pub mod pipeline;
 pub mod policy;
 pub mod precheck;

@@ -3,7 +3,8 @@
 //! Files are processed a group at a time (in parallel within the group), and each file is read a batch
 //! of traces at a time (`ingest::read_file`, batches built and checked in parallel); a batch's tables
 //! are dropped as soon as its verdict batch is taken, so memory holds the verdicts, not the archive.
-//! Within a batch the checks run as column passes over parts of the batch, in parallel.
+//! Within a batch the checks run as column passes over parts of the batch, in parallel; a judge, when
+//! the run has one, is asked about the whole batch first ([`crate::judge::Judge::prefetch`]).
 
 use std::path::{Path, PathBuf};
 
@@ -65,8 +66,13 @@ pub fn run_files(
     settings: &RunSettings,
 ) -> Vec<Result<FileResults, InputError>> {
     let schema = settings.verdict_schema();
-    // Groups bound how many files' tables are alive at once.
-    let group = rayon::current_num_threads().max(1) * 2;
+    // Groups bound how many files' tables are alive at once. With a judge, files go one at a time: its
+    // calls already run in parallel, and a fixed order keeps `--judge-max-calls` deterministic.
+    let group = if settings.context.judge.is_some() {
+        1
+    } else {
+        rayon::current_num_threads().max(1) * 2
+    };
     let mut out = Vec::with_capacity(files.len());
     for chunk in files.chunks(group) {
         let part: Vec<Result<FileResults, InputError>> = chunk
@@ -83,12 +89,16 @@ fn run_file(
     settings: &RunSettings,
     schema: &SchemaRef,
 ) -> Result<FileResults, InputError> {
-    let options = ReadOptions::new(
-        settings.format,
-        TableOptions {
-            root_attributes: settings.needs_root_attributes(),
-        },
-    );
+    let options = ReadOptions {
+        // A judge clears its answers at each batch's prefetch, so batches take turns.
+        parallel_batches: settings.context.judge.is_none(),
+        ..ReadOptions::new(
+            settings.format,
+            TableOptions {
+                root_attributes: settings.needs_root_attributes(),
+            },
+        )
+    };
     let mut batches = Vec::new();
     let mut without_content = 0;
     // Each batch's tables live only while its checks run; what is kept is its verdict batch.
@@ -119,9 +129,14 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> VerdictBatch {
     check_batch(&Columns::new(batch), settings, &settings.verdict_schema())
 }
 
-/// Cuts the batch into parts, runs every check as a pass over each part in parallel, and joins the
+/// Asks the run's judge, if any, about the whole batch; then cuts the batch into parts, runs every check as a pass over each part in parallel, and joins the
 /// parts' verdicts in order, so the result does not depend on the number of threads.
 fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+    if let Some(judge) = &settings.context.judge {
+        // The whole batch's judge calls overlap here, before any part is checked; the judged checks
+        // of every part then read their answers.
+        judge.prefetch(cols, &settings.checks);
+    }
     let n = cols.len();
     let parts: Vec<VerdictBatch> = (0..n.div_ceil(PART_TRACES))
         .into_par_iter()

@@ -55,6 +55,8 @@ pub struct CheckContext {
     pub policy: crate::policy::Policy,
     /// The workflow spec of `--workflow`; the `workflow` check needs it.
     pub workflow: Option<crate::workflow::Workflow>,
+    /// The run's judge, when a judged check runs.
+    pub judge: Option<std::sync::Arc<crate::judge::Judge>>,
 }
 
 /// A golden check's verdict when there is nothing to grade: (detected, confidence, reason).

@@ -1,14 +1,14 @@
 //! # wrong_direction
 //!
 //! **What it detects.** A multi-hop task where the agent walked the dependency chain backwards. This
-//! failure mode needs a judge model reading the trace; faultgate runs offline and ships no judge, so the
-//! check is listed for compatibility and is skipped unless a judge is configured.
+//! failure mode needs a judge model reading the trace (`--judge`, see `crate::judge`); without one the
+//! check is skipped with 0.4.1's note.
 //!
 //! **Why it matters.** Reverse-direction search finds plausible but wrong entities on chained questions.
 //!
 //! **Example.** Asked for the auditor of the partner of X, the agent first searches for auditors.
 //!
-//! **Known limits.** No judge backend is bundled: `--judge` is refused with a message.
+//! **Known limits.** Only as good as the judge: measure its κ on labelled traces with `calibrate`.
 
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
@@ -27,9 +27,7 @@ impl Check for WrongDirection {
         "Agent searched the dependency chain backwards on a multi-hop task."
     }
 
-    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
-        for _ in cols.traces() {
-            out.push(false, 0.0, "no judge configured");
-        }
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+        crate::judge::judged_column(cols, cx, self.name(), out);
     }
 }

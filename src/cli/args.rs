@@ -51,12 +51,57 @@ pub enum RedactArg {
     Off,
 }
 
+/// `--gate` tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GateArg {
+    Band,
+    Paired,
+    Both,
+}
+
+impl From<GateArg> for crate::gate::GateMode {
+    fn from(arg: GateArg) -> Self {
+        match arg {
+            GateArg::Band => Self::Band,
+            GateArg::Paired => Self::Paired,
+            GateArg::Both => Self::Both,
+        }
+    }
+}
+
 /// Flags shared by every command that runs checks.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Judge for judge checks: laya or litellm:<model>.
+    /// Judge for judged checks: litellm:<model>, openai:<model> (with --judge-url) or replay:FILE.
     #[arg(long)]
     pub judge: Option<String>,
+    /// Server of a litellm: or openai: judge (an OpenAI-compatible base URL such as http://host:8000/v1).
+    #[arg(long, value_name = "URL")]
+    pub judge_url: Option<String>,
+    /// Judge calls in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub judge_concurrency: u64,
+    /// Seconds one judge request may take before it is retried.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_seconds)]
+    pub judge_timeout: f64,
+    /// Retries of a judge call after a rate limit, server error or network failure.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub judge_retries: u32,
+    /// Most judge calls one run may make; judged verdicts past it are skipped (not detected).
+    #[arg(long, value_name = "N")]
+    pub judge_max_calls: Option<usize>,
+    /// Folder of the judge reply cache (default: faultgate/judge under the user's cache directory).
+    #[arg(long, value_name = "DIR")]
+    pub judge_cache: Option<PathBuf>,
+    /// Neither read nor write the judge reply cache.
+    #[arg(long)]
+    pub no_judge_cache: bool,
+    /// Custom judged checks: a JSON list of {name, question, budget?}.
+    #[arg(long, value_name = "FILE")]
+    pub judge_checks: Option<PathBuf>,
+    /// Write the run's judged verdicts here, one JSON line each, for --judge replay:FILE.
+    #[arg(long, value_name = "FILE")]
+    pub judge_record: Option<PathBuf>,
     /// Checks to run, comma-separated (repeatable); default: all default checks.
     #[arg(long = "check", value_name = "NAMES")]
     pub check: Vec<String>,
@@ -99,6 +144,17 @@ pub struct CheckArgs {
     /// Gate against this band (from `faultgate baseline`).
     #[arg(long)]
     pub band: Option<PathBuf>,
+    /// Which test decides the gate: band (0.4.1's), paired (per-scenario, needs a band from
+    /// `baseline --per-scenario`) or both (fails when either fails).
+    #[arg(long, value_enum, default_value = "band", value_name = "TEST")]
+    pub gate: GateArg,
+    /// What the band gate compares: clean (the clean rate) or pass^k (needs a band built from runs with
+    /// several traces per scenario).
+    #[arg(long, value_parser = ["clean", "pass^k"], default_value = "clean", value_name = "METRIC")]
+    pub metric: String,
+    /// Report pass^1 … pass^k when a scenario has several traces (trials), in every output.
+    #[arg(long)]
+    pub pass_k: bool,
     /// Write verdicts.parquet and traces.parquet into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
@@ -123,6 +179,13 @@ pub struct BaselineArgs {
     /// Where to write the band.
     #[arg(long, default_value = "band.json")]
     pub out: PathBuf,
+    /// Also write each scenario's count of clean runs into the band, for `check --gate paired`.
+    #[arg(long)]
+    pub per_scenario: bool,
+    /// Also write each run's pass^1 … pass^k into the band when a scenario has several traces, for
+    /// `check --metric pass^k`.
+    #[arg(long)]
+    pub pass_k: bool,
     /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
@@ -163,4 +226,14 @@ pub struct PrecheckArgs {
     /// Policy file whose keys to list and whose result / latest rules to check against the traces.
     #[arg(long)]
     pub policy: Option<PathBuf>,
+}
+
+/// A positive, finite number of seconds.
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(s),
+        _ => Err(format!(
+            "expected a positive number of seconds, got '{text}'"
+        )),
+    }
 }

@@ -15,7 +15,11 @@ use crate::report::{parquet, repro, write_atomic};
 pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
     let resolved = resolve(&args.run)?;
     print_notes(&resolved)?;
-    let mut builder = band::BandBuilder::new();
+    let mut builder = if args.pass_k {
+        band::BandBuilder::with_trials()
+    } else {
+        band::BandBuilder::new()
+    };
     // Per-run clean flags are kept only when their tables are asked for.
     let mut tables = args
         .parquet
@@ -52,7 +56,7 @@ pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
     if let Some(note) = band::few_runs_note(band.runs) {
         writeln!(std::io::stderr(), "{note}")?;
     }
-    let text = crate::pyjson::to_pretty(&band.to_json());
+    let text = crate::pyjson::to_pretty(&band.to_json_with(args.per_scenario, args.pass_k));
     write_atomic(&args.out, text.as_bytes())
         .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
     writeln!(

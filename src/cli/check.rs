@@ -9,7 +9,9 @@ use super::args::CheckArgs;
 use super::run::{print_notes, run_paths};
 use super::selection::resolve;
 use crate::checks::Reasons;
-use crate::gate::{RunSummary, band::BandFile, verdict};
+use crate::gate::{
+    GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
+};
 use crate::pyfmt::fmt_fixed;
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
@@ -18,20 +20,29 @@ use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal
 pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let mut resolved = resolve(&args.run)?;
     // The JSON report and verdicts.parquet print the reason of every verdict, fired or not; Markdown
-    // and the audit folder those of verdicts that fired; the terminal table and the gate none.
-    resolved.settings.reasons = if args.json.is_some() || args.parquet.is_some() {
-        Reasons::All
-    } else if args.markdown.is_some()
-        || args.audit.is_some()
-        || args.junit.is_some()
-        || args.html.is_some()
-    {
-        Reasons::Fired
-    } else {
-        Reasons::None
-    };
+    // and the audit folder those of verdicts that fired (JUnit and HTML too); the terminal table and
+    // the gate none. A replay file (`--judge-record`) keeps every judged verdict's reason.
+    resolved.settings.reasons =
+        if args.json.is_some() || args.parquet.is_some() || resolved.judge_record.is_some() {
+            Reasons::All
+        } else if args.markdown.is_some()
+            || args.audit.is_some()
+            || args.junit.is_some()
+            || args.html.is_some()
+        {
+            Reasons::Fired
+        } else {
+            Reasons::None
+        };
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
+    let mode = GateMode::from(args.gate);
+    let clean_runs = match (&band, &args.band) {
+        (Some(band), Some(path)) if mode != GateMode::Band => {
+            Some(band.require_clean_runs(path)?.to_vec())
+        }
+        _ => None,
+    };
     if let Some(json_path) = &args.json
         && json_path.as_os_str().to_string_lossy().ends_with('/')
     {
@@ -77,11 +88,26 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
             fmt_fixed(o.structural_clean_rate, 2)
         )?;
     }
+    // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
+    let pass_k = (args.pass_k || args.metric == "pass^k")
+        .then(|| pass_k_of_report(&report))
+        .flatten();
+    if let Some(table) = &pass_k {
+        writeln!(out, "{}", table.line())?;
+    }
     let mut exit = i32::from(!report.failed_traces().is_empty());
-    let gate = band.as_ref().map(|band| {
-        let gate = verdict::evaluate(band, &RunSummary::from_report(&report));
-        (gate, band.runs_text())
+    let band_gate_for_metric =
+        |band: &BandFile, summary: &RunSummary| match (args.metric.as_str(), &args.band) {
+            ("pass^k", Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
+            _ => Ok(None),
+        };
+    let gate = band.as_ref().map(|band| -> Result<_, Fatal> {
+        let summary = RunSummary::from_report(&report);
+        let band_gate = band_gate_for_metric(band, &summary)?;
+        let gate = evaluate_mode(band, &summary, mode, clean_runs.as_deref(), band_gate);
+        Ok((gate, band.runs_text()))
     });
+    let gate = gate.transpose()?;
     if let Some((gate, runs_text)) = &gate {
         let (warnings, lines) = gate.terminal_lines(runs_text);
         let mut stderr = std::io::stderr().lock();
@@ -98,8 +124,15 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
     if let Some(path) = &args.json {
         let mut value = json::report_value(&report);
+        // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's bytes.
+        if let Some(judge) = &resolved.settings.context.judge {
+            value.insert("judge_usage".into(), judge.usage_json());
+        }
         if let Some(o) = &outcome {
             value.insert("outcome".into(), json::outcome_value(o));
+        }
+        if let Some(table) = &pass_k {
+            value.insert("pass_k".into(), table.to_json());
         }
         if let Some((gate, _)) = &gate {
             value.insert("gate".into(), gate.to_json());
@@ -123,6 +156,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
                 .as_ref()
                 .zip(gate.as_ref())
                 .map(|(band, (gate, _))| markdown::GateContext { gate, band }),
+            pass_k: pass_k.as_ref(),
             command,
         });
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
@@ -161,7 +195,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         writeln!(out, "html written to {}", path.display())?;
     }
     if let Some(dir) = &args.parquet {
-        parquet::write_check(dir, &report).map_err(|e| write_err(&e))?;
+        parquet::write_check(dir, &report, pass_k.is_some()).map_err(|e| write_err(&e))?;
         writeln!(out, "parquet written to {}", dir.display())?;
     }
     Ok(exit)
@@ -196,6 +230,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
         ("policy", &args.run.policy),
         ("golden", &args.run.golden),
         ("outcomes", &args.run.outcomes),
+        ("judge_checks", &args.run.judge_checks),
     ] {
         if let Some(path) = path {
             inputs.push(audit::Input {
@@ -203,6 +238,19 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
                 path: path.clone(),
             });
         }
+    }
+    // Saved verdicts decide judged results, so the audit fingerprints them like any other input.
+    if let Some(file) = args
+        .run
+        .judge
+        .as_deref()
+        .and_then(|j| j.strip_prefix("replay:"))
+        && !file.is_empty()
+    {
+        inputs.push(audit::Input {
+            role: "judge_replay",
+            path: file.into(),
+        });
     }
     Ok(inputs)
 }

@@ -83,15 +83,9 @@ fn list_checks() -> Result<i32, Fatal> {
 
 fn list_judges() -> Result<i32, Fatal> {
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{:<16} local decision model (not bundled with this build)",
-        "laya"
-    )?;
-    writeln!(
-        out,
-        "{:<16} any API model via litellm (not bundled with this build)",
-        "litellm:<model>"
-    )?;
+    let env = |name: &str| std::env::var(name).ok();
+    for line in crate::judge::listing(&env) {
+        writeln!(out, "{line}")?;
+    }
     Ok(0)
 }

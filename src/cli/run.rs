@@ -48,6 +48,17 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
     for w in &warnings {
         writeln!(stderr, "{w}")?;
     }
+    if let Some(judge) = &resolved.settings.context.judge {
+        // A judge that failed for good ends the run: its verdicts would be guesses.
+        let stats = judge.finish_run().map_err(Fatal)?;
+        for line in judge.stats_lines(&stats) {
+            writeln!(stderr, "{line}")?;
+        }
+        if let Some(path) = &resolved.judge_record {
+            crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
+                .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+        }
+    }
     Ok(report)
 }
 

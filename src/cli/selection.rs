@@ -3,8 +3,13 @@
 
 use super::Fatal;
 use super::args::{RedactArg, RunArgs};
-use crate::checks::{ALL, Check, CheckContext, CheckKind, find};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::checks::{ALL, Check, CheckContext, CheckKind};
 use crate::golden::{Golden, Outcomes};
+use crate::judge::custom::{CustomCheck, JudgedSpec};
+use crate::judge::{Judge, JudgeOptions, JudgeSpec};
 use crate::pipeline::RunSettings;
 use crate::redact::{Redaction, RedactionError};
 
@@ -16,6 +21,8 @@ pub struct Resolved {
     pub redaction_name: &'static str,
     /// `note: … skipped …` lines for stderr.
     pub notes: Vec<String>,
+    /// `--judge-record`: where to write the judged verdicts.
+    pub judge_record: Option<std::path::PathBuf>,
 }
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
@@ -37,9 +44,18 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         .map(crate::workflow::Workflow::load)
         .transpose()?;
 
+    let custom = args
+        .judge_checks
+        .as_deref()
+        .map(crate::judge::custom::load)
+        .transpose()?
+        .unwrap_or_default();
+    let registry = registry_with(&custom);
+
     let joined = args.check.join(",");
     let selected: Vec<&'static dyn Check> = if joined.is_empty() {
-        ALL.iter()
+        registry
+            .iter()
             .copied()
             .filter(|c| {
                 c.default_enabled()
@@ -52,28 +68,22 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             .split(',')
             .map(|name| {
                 let name = crate::pyfmt::py_strip(name);
-                find(name).ok_or_else(|| {
-                    let available: Vec<&str> = ALL.iter().map(|c| c.name()).collect();
-                    Fatal(format!(
-                        "unknown check '{name}'; available: {}",
-                        available.join(", ")
-                    ))
-                })
+                registry
+                    .iter()
+                    .copied()
+                    .find(|c| c.name() == name)
+                    .ok_or_else(|| {
+                        let available: Vec<&str> = registry.iter().map(|c| c.name()).collect();
+                        Fatal(format!(
+                            "unknown check '{name}'; available: {}",
+                            available.join(", ")
+                        ))
+                    })
             })
             .collect::<Result<_, _>>()?
     };
 
-    if let Some(judge) = &args.judge {
-        let valid = judge == "laya"
-            || judge
-                .strip_prefix("litellm:")
-                .is_some_and(|m| !m.is_empty());
-        if !valid {
-            return Err(Fatal(format!(
-                "unknown judge '{judge}'; use 'laya' or 'litellm:<model>'"
-            )));
-        }
-    }
+    let judge_spec = args.judge.as_deref().map(JudgeSpec::parse).transpose()?;
     let bound = |c: &&'static dyn Check| match c.kind() {
         CheckKind::Rule => true,
         CheckKind::Golden => golden.is_some(),
@@ -132,17 +142,28 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             "note: {name} skipped — it needs --golden golden.json (expected answers)"
         ));
     }
-    if let Some(judge) = &args.judge
-        && active.iter().any(|c| c.kind() == CheckKind::Judge)
-    {
-        return Err(Fatal(format!(
-            "the {judge} judge is not available: this build bundles no judge model; run the judge checks with faultgate 0.4.1 or drop --judge"
-        )));
-    }
     let redaction = match args.redact {
         RedactArg::Builtin => Redaction::Builtin,
         RedactArg::Off => Redaction::Off,
         RedactArg::Presidio => return Err(Fatal(RedactionError::PresidioUnsupported.to_string())),
+    };
+    // The judge is built only when a judged check runs: a judge named for a run without one still
+    // names the report, as in 0.4.1, and `laya` is refused only where it would have to answer.
+    let judge = match &judge_spec {
+        Some(spec) if active.iter().any(|c| c.kind() == CheckKind::Judge) => {
+            let mut checks = crate::judge::builtin_checks();
+            checks.extend(custom);
+            let options = judge_options(args)?;
+            let env = |name: &str| std::env::var(name).ok();
+            Some(Arc::new(Judge::new(
+                spec, checks, redaction, options, &env,
+            )?))
+        }
+        _ => None,
+    };
+    let judge_name = match &judge {
+        Some(j) => j.name().to_string(),
+        None => args.judge.clone().unwrap_or_else(|| "none".into()),
     };
     Ok(Resolved {
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
@@ -153,15 +174,58 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
                 outcomes,
                 policy,
                 workflow,
+                judge,
             },
             redaction,
             format: args.format,
             keep_raw_scenario: false,
-            // `baseline` and `calibrate` print no reason; `check` asks for those its outputs print.
-            reasons: crate::checks::Reasons::None,
+            // `baseline` and `calibrate` print no reason; `check` asks for those its outputs print. A
+            // replay file (`--judge-record`) holds every judged verdict's reason.
+            reasons: if args.judge_record.is_some() {
+                crate::checks::Reasons::All
+            } else {
+                crate::checks::Reasons::None
+            },
         },
-        judge: args.judge.clone().unwrap_or_else(|| "none".into()),
+        judge: judge_name,
+        judge_record: args.judge_record.clone(),
         redaction_name: redaction.name(),
         notes,
+    })
+}
+
+/// Every check a run can select: the built-in ones, with the custom judged checks right after the
+/// built-in judged check (before `outcome` and `workflow`, which join the default set last).
+fn registry_with(custom: &[JudgedSpec]) -> Vec<&'static dyn Check> {
+    let mut registry: Vec<&'static dyn Check> = ALL.to_vec();
+    let at = registry
+        .iter()
+        .rposition(|c| c.kind() == CheckKind::Judge)
+        .map_or(registry.len(), |i| i + 1);
+    for (i, spec) in custom.iter().enumerate() {
+        registry.insert(at + i, CustomCheck::leak(spec));
+    }
+    registry
+}
+
+/// The judge flags as call settings.
+fn judge_options(args: &RunArgs) -> Result<JudgeOptions, Fatal> {
+    let defaults = JudgeOptions::default();
+    let cache_dir = if args.no_judge_cache {
+        None
+    } else {
+        args.judge_cache.clone().or(defaults.cache_dir)
+    };
+    Ok(JudgeOptions {
+        url: args.judge_url.clone(),
+        concurrency: usize::try_from(args.judge_concurrency).unwrap_or(usize::MAX),
+        policy: crate::judge::client::CallPolicy {
+            timeout: Duration::from_secs_f64(args.judge_timeout),
+            retries: args.judge_retries,
+            backoff: defaults.policy.backoff,
+        },
+        max_calls: args.judge_max_calls,
+        cache_dir,
+        record: args.judge_record.is_some(),
     })
 }

@@ -1,8 +1,9 @@
 //! Baseline bands: building one from checked runs, writing band.json, and reading a band file back.
 //!
 //! [`BandBuilder`] takes one run at a time and keeps only a clean bitmap per run over the first run's
-//! scenario keys (a key missing from the first run can never be shared), plus running usage sums, so
-//! a band over a hundred runs of ten thousand scenarios never holds more than one run's traces.
+//! scenario keys (a key missing from the first run can never be shared), plus running usage sums (and,
+//! for pass^k, each run's trial counts per key), so a band over a hundred runs of ten thousand
+//! scenarios never holds more than one run's traces.
 //! [`BandFile`] is the lenient reader the gate evaluates against; [`super::verdict`] consumes it.
 
 use std::collections::HashMap;
@@ -10,6 +11,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::passk::{Trials, pass_hat_k};
 use super::{GateError, MEASURES, RunSummary, ScenarioTally};
 use crate::error::display_path;
 use crate::pyfmt::{fmt_fixed, py_truthy};
@@ -17,6 +19,14 @@ use crate::pyfmt::{fmt_fixed, py_truthy};
 /// The band's decision rule, written verbatim into band.json.
 pub const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
 the baseline mean is significant (one-sided, alpha 0.05); else INCONCLUSIVE with the n needed for power 0.8";
+
+/// The band.json key of the per-scenario clean-run counts (in `scenarios` order), written by
+/// `baseline --per-scenario` for the paired gate.
+pub const SCENARIO_CLEAN_RUNS: &str = "scenario_clean_runs";
+
+/// The band.json key of pass^k per run, written when a baseline run has several traces for a key:
+/// `{"k": K, "per_run": [[pass^1, …, pass^K] per run]}`.
+pub const PASS_K: &str = "pass_k";
 
 /// Builds a band from baseline runs added one at a time.
 #[derive(Debug, Default)]
@@ -34,6 +44,12 @@ pub struct BandBuilder {
     clean_per_run: Vec<Bitmap>,
     usage_total: [f64; 3],
     usage_count: [u64; 3],
+    /// Keep `trials_per_run` (only for `baseline --pass-k`: 8 bytes per key and run, against 1 bit).
+    track_trials: bool,
+    /// Per run, (traces, clean traces) per id, for pass^k over trials.
+    trials_per_run: Vec<Vec<Trials>>,
+    /// Some key of some run had several traces.
+    has_trials: bool,
 }
 
 /// What adding a run tells the caller, for the per-run baseline line and warnings.
@@ -51,6 +67,14 @@ impl BandBuilder {
     /// An empty builder.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty builder that also keeps each run's trials per scenario, for the band's pass^k.
+    pub fn with_trials() -> Self {
+        Self {
+            track_trials: true,
+            ..Self::default()
+        }
     }
 
     /// Reduces one run to clean flags per scenario and usage sums, and forgets its traces.
@@ -76,6 +100,22 @@ impl BandBuilder {
                     clean.set(id);
                 }
             }
+        }
+        if self.track_trials {
+            let mut trials = vec![
+                Trials {
+                    trials: 0,
+                    passes: 0
+                };
+                self.keys.len()
+            ];
+            for (key, t) in tally.all_trials() {
+                if let Some(&id) = self.ids.get(key) {
+                    trials[id] = t;
+                    self.has_trials |= t.trials > 1;
+                }
+            }
+            self.trials_per_run.push(trials);
         }
         self.shared.and_assign(&present);
         self.clean_per_run.push(clean);
@@ -121,11 +161,44 @@ impl BandBuilder {
             .iter()
             .map(|clean| shared.iter().filter(|&&id| clean.get(id)).count() as f64 / n)
             .collect();
+        let clean_runs = shared
+            .iter()
+            .map(|&id| {
+                self.clean_per_run
+                    .iter()
+                    .filter(|clean| clean.get(id))
+                    .count() as u32
+            })
+            .collect();
         let clean_in_all_runs = shared
             .iter()
             .filter(|&&id| self.clean_per_run.iter().all(|clean| clean.get(id)))
             .map(|&id| self.keys[id].clone())
             .collect();
+        let pass_k = self.has_trials.then(|| {
+            // K: the fewest trials any shared scenario has in any run, so every run's pass^k covers
+            // every shared scenario.
+            let k = self
+                .trials_per_run
+                .iter()
+                .flat_map(|run| shared.iter().map(|&id| run[id].trials))
+                .min()
+                .unwrap_or(1)
+                .max(1);
+            let per_run = self
+                .trials_per_run
+                .iter()
+                .map(|run| {
+                    let scenarios: Vec<Trials> = shared.iter().map(|&id| run[id]).collect();
+                    pass_hat_k(&scenarios)
+                        .into_iter()
+                        .take(k as usize)
+                        .map(|p| p.value)
+                        .collect()
+                })
+                .collect();
+            BandPassK { k, per_run }
+        });
         let usage = std::array::from_fn(|m| {
             (self.usage_count[m] > 0).then(|| self.usage_total[m] / self.usage_count[m] as f64)
         });
@@ -140,10 +213,21 @@ impl BandBuilder {
             runs: self.runs,
             scenarios,
             per_run,
+            clean_runs,
             clean_in_all_runs,
             usage,
+            pass_k,
         })
     }
+}
+
+/// pass^1 … pass^k of each baseline run over the shared scenarios.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandPassK {
+    /// The largest k every shared scenario has trials for in every run.
+    pub k: u32,
+    /// Per run, pass^1 … pass^k.
+    pub per_run: Vec<Vec<f64>>,
 }
 
 /// A band built from baseline runs.
@@ -159,10 +243,14 @@ pub struct Band {
     pub scenarios: Vec<String>,
     /// Per run, the share of `scenarios` clean in that run.
     pub per_run: Vec<f64>,
+    /// Per scenario of `scenarios`, the runs in which it was clean.
+    pub clean_runs: Vec<u32>,
     /// Scenarios clean in every run, sorted.
     pub clean_in_all_runs: Vec<String>,
     /// Per measure of [`MEASURES`], the mean over all traces of all runs that recorded it.
     pub usage: [Option<f64>; 3],
+    /// pass^k per run, when some run had several traces for a key.
+    pub pass_k: Option<BandPassK>,
 }
 
 impl Band {
@@ -186,6 +274,13 @@ impl Band {
 
     /// band.json, keys in 0.4.1's order; write it with [`crate::pyjson::to_pretty`].
     pub fn to_json(&self) -> Value {
+        self.to_json_with(false, false)
+    }
+
+    /// band.json with optional keys after 0.4.1's (which 0.4.1 ignores): with `per_scenario`,
+    /// [`SCENARIO_CLEAN_RUNS`], each scenario's count of clean runs, which the paired gate needs; with
+    /// `pass_k` and runs that had trials, [`PASS_K`], which `--metric pass^k` needs.
+    pub fn to_json_with(&self, per_scenario: bool, pass_k: bool) -> Value {
         let mut clean_rate = Map::new();
         clean_rate.insert("min".into(), Value::from(self.min()));
         clean_rate.insert("max".into(), Value::from(self.max()));
@@ -208,6 +303,18 @@ impl Band {
         );
         band.insert("usage".into(), Value::Object(usage));
         band.insert("rule".into(), Value::from(RULE));
+        if let Some(pass_k) = self.pass_k.as_ref().filter(|_| pass_k) {
+            let mut table = Map::new();
+            table.insert("k".into(), Value::from(pass_k.k));
+            table.insert("per_run".into(), Value::from(pass_k.per_run.clone()));
+            band.insert(PASS_K.into(), Value::Object(table));
+        }
+        if per_scenario {
+            band.insert(
+                SCENARIO_CLEAN_RUNS.into(),
+                Value::from(self.clean_runs.clone()),
+            );
+        }
         Value::Object(band)
     }
 
@@ -256,6 +363,10 @@ pub struct BandFile {
     pub(crate) per_run: Vec<f64>,
     pub(crate) clean_in_all_runs: Vec<Value>,
     pub(crate) usage: Vec<(String, Value)>,
+    /// [`SCENARIO_CLEAN_RUNS`] when the band has it.
+    pub(crate) clean_runs: Option<Vec<u32>>,
+    /// [`PASS_K`] when the band has it.
+    pub(crate) pass_k: Option<BandPassK>,
 }
 
 impl BandFile {
@@ -339,6 +450,37 @@ impl BandFile {
                 .collect(),
             Some(_) => return Err(bad("usage", "an object")),
         };
+        let clean_runs = match band.get(SCENARIO_CLEAN_RUNS) {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) => {
+                let counts = items
+                    .iter()
+                    .map(|v| v.as_u64().and_then(|c| u32::try_from(c).ok()))
+                    .collect::<Option<Vec<u32>>>()
+                    .filter(|c| c.len() == scenarios.len())
+                    .filter(|c| c.iter().all(|&k| f64::from(k) <= runs_number))
+                    .ok_or_else(|| {
+                        bad(
+                            SCENARIO_CLEAN_RUNS,
+                            "a list of clean-run counts, one per scenario, none above runs",
+                        )
+                    })?;
+                Some(counts)
+            }
+            Some(_) => {
+                return Err(bad(
+                    SCENARIO_CLEAN_RUNS,
+                    "a list of clean-run counts, one per scenario, none above runs",
+                ));
+            }
+        };
+        let pass_k = match band.get(PASS_K) {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                read_pass_k(value)
+                    .ok_or_else(|| bad(PASS_K, "{\"k\": k, \"per_run\": [k values per run]}"))?,
+            ),
+        };
         Ok(Self {
             judge,
             checks,
@@ -352,13 +494,49 @@ impl BandFile {
             per_run,
             clean_in_all_runs,
             usage,
+            clean_runs,
+            pass_k,
         })
+    }
+
+    /// The band's per-scenario clean-run counts, which the paired gate needs.
+    ///
+    /// # Errors
+    ///
+    /// The band was written without them (by 0.4.1, or without `baseline --per-scenario`).
+    pub fn require_clean_runs(&self, path: &Path) -> Result<&[u32], GateError> {
+        self.clean_runs
+            .as_deref()
+            .ok_or_else(|| GateError::NoPerScenario {
+                path: display_path(path),
+            })
     }
 
     /// The band's `runs` in Python str-notation, as the gate line prints it.
     pub fn runs_text(&self) -> String {
         crate::pyfmt::py_str(&self.runs)
     }
+}
+
+/// A band's `pass_k` object: k ≥ 1 and a non-empty list of runs with k numbers each.
+fn read_pass_k(value: &Value) -> Option<BandPassK> {
+    let k = u32::try_from(value.get("k")?.as_u64()?)
+        .ok()
+        .filter(|&k| k >= 1)?;
+    let per_run = value
+        .get("per_run")?
+        .as_array()?
+        .iter()
+        .map(|run| {
+            run.as_array()?
+                .iter()
+                .map(number)
+                .collect::<Option<Vec<f64>>>()
+                .filter(|values| values.len() == k as usize)
+        })
+        .collect::<Option<Vec<Vec<f64>>>>()
+        .filter(|runs| !runs.is_empty())?;
+    Some(BandPassK { k, per_run })
 }
 
 /// A JSON number as a double; booleans and everything else are not numbers here.

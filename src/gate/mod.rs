@@ -2,7 +2,10 @@
 //!
 //! This module owns everything after the checks have run: reducing each baseline run to per-scenario
 //! clean flags and usage ([`band`]), reading a band file back, the statistics of a candidate against a
-//! band ([`stats`]), and the verdict with its JSON object and terminal lines ([`verdict`]).
+//! band ([`stats`]), and the verdict with its JSON object and terminal lines ([`verdict`]). Beside
+//! 0.4.1's gate, and only when asked for: the paired per-scenario test ([`paired`]), scenario bootstrap
+//! intervals ([`bootstrap`]), pass^k over trials ([`passk`]), and the layer that wires them onto the
+//! verdict ([`decision`]). The statistics are pure functions of per-scenario counts.
 //!
 //! It sees runs only as [`RunSummary`] values built by the report layer; it never reads traces, and the
 //! CLI decides where lines are printed and files written.
@@ -12,15 +15,20 @@
 //! with its key is clean, and a warning names the repeated keys.
 
 pub mod band;
+pub mod bootstrap;
+pub mod decision;
 pub mod erf;
 #[cfg(test)]
 mod fixtures;
+pub mod paired;
+pub mod passk;
 pub mod stats;
 pub mod verdict;
 
 use std::collections::HashMap;
 
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
+pub use decision::{GateMode, evaluate_mode, evaluate_pass_k};
 pub use verdict::{Gate, UsageDelta, Verdict, evaluate};
 
 /// The check whose firing is a hard block besides `policy`.
@@ -72,6 +80,14 @@ pub enum GateError {
     MissingKey { path: String, key: &'static str },
     #[error("{path}: the band's \"{key}\" is empty")]
     EmptyKey { path: String, key: &'static str },
+    #[error(
+        "{path}: the band has no per-scenario data, which --gate paired and both need; rebuild it with `faultgate baseline --per-scenario`"
+    )]
+    NoPerScenario { path: String },
+    #[error(
+        "{path}: the band has no pass^k, which --metric pass^k needs; rebuild it with `faultgate baseline --pass-k` from runs with several traces per scenario"
+    )]
+    NoPassK { path: String },
     #[error("{path}: the band's \"{key}\" must be {expected}")]
     BadValue {
         path: String,
@@ -93,6 +109,7 @@ struct TallyEntry<'a> {
     all_clean: bool,
     last_clean: bool,
     traces: usize,
+    clean_traces: usize,
 }
 
 impl<'a> ScenarioTally<'a> {
@@ -106,6 +123,7 @@ impl<'a> ScenarioTally<'a> {
                     entry.all_clean &= *clean;
                     entry.last_clean = *clean;
                     entry.traces += 1;
+                    entry.clean_traces += usize::from(*clean);
                 }
                 None => {
                     index.insert(key.as_str(), entries.len());
@@ -114,6 +132,7 @@ impl<'a> ScenarioTally<'a> {
                         all_clean: *clean,
                         last_clean: *clean,
                         traces: 1,
+                        clean_traces: usize::from(*clean),
                     });
                 }
             }
@@ -136,6 +155,33 @@ impl<'a> ScenarioTally<'a> {
     /// Distinct keys with their clean flag (every trace clean), in first-seen order.
     pub(crate) fn clean_flags(&self) -> impl Iterator<Item = (&'a str, bool)> + '_ {
         self.entries.iter().map(|e| (e.key, e.all_clean))
+    }
+
+    /// Traces and clean traces of a key (zero trials when absent): the scenario's trials for pass^k.
+    pub(crate) fn trials(&self, key: &str) -> passk::Trials {
+        self.index.get(key).map_or(
+            passk::Trials {
+                trials: 0,
+                passes: 0,
+            },
+            |&i| passk::Trials {
+                trials: self.entries[i].traces as u32,
+                passes: self.entries[i].clean_traces as u32,
+            },
+        )
+    }
+
+    /// Distinct keys with their trials, in first-seen order.
+    pub(crate) fn all_trials(&self) -> impl Iterator<Item = (&'a str, passk::Trials)> + '_ {
+        self.entries.iter().map(|e| {
+            (
+                e.key,
+                passk::Trials {
+                    trials: e.traces as u32,
+                    passes: e.clean_traces as u32,
+                },
+            )
+        })
     }
 
     /// Keys carried by more than one trace, in first-seen order.
@@ -237,6 +283,23 @@ impl RunSummary {
             usage,
         }
     }
+}
+
+/// The pass^k table of a run's report, when some scenario key has several traces (trials).
+///
+/// The one place that reads per-trace verdicts for pass^k; everything else is in [`passk`].
+pub fn pass_k_of_report(report: &crate::report::Report) -> Option<passk::PassKTable> {
+    let fired: Vec<Vec<bool>> = report
+        .rows()
+        .map(|r| r.verdicts().map(|v| v.detected).collect())
+        .collect();
+    passk::pass_k_table(
+        &report.checks,
+        report
+            .rows()
+            .zip(&fired)
+            .map(|(r, f)| (r.scenario(), f.as_slice())),
+    )
 }
 
 /// A map that keeps each key's first position and its last value, like a Python dict.

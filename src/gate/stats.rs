@@ -138,7 +138,7 @@ fn decode(v: f64) -> (i64, i32) {
 }
 
 /// Nearest double (ties to even) to `num / den · 2^scale`, for a result in the normal range.
-fn ratio_to_f64(num: &BigUint, den: &BigUint, scale: i64) -> f64 {
+pub(crate) fn ratio_to_f64(num: &BigUint, den: &BigUint, scale: i64) -> f64 {
     if num.bits() == 0 {
         return 0.0;
     }

@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::band::BandFile;
+use super::decision::{GateMode, PairedGate};
 use super::stats::{ALPHA, GateStats, POWER, test_drop};
 use super::{MEASURES, RunSummary, ScenarioTally, pooled_mean, repeated_keys_warning};
 use crate::pyfmt::{float_repr, fmt_fixed, py_repr, py_str, py_truthy, round_half_even};
@@ -75,6 +76,14 @@ pub struct Gate {
     /// check did not run; then the gate object has no `workflow_violations` key, as in 0.4.1.
     pub workflow_violations: Option<Vec<String>>,
     pub warnings: Vec<String>,
+    /// Which test decides `verdict` ([`GateMode::Band`] unless `--gate paired` or `both`).
+    pub mode: GateMode,
+    /// The band gate's own verdict; equals `verdict` in [`GateMode::Band`].
+    pub band_verdict: Verdict,
+    /// The paired gate and intervals, outside [`GateMode::Band`].
+    pub paired: Option<PairedGate>,
+    /// `pass^k` when `--metric pass^k` put pass^k in place of the clean rate.
+    pub metric: Option<String>,
     /// Band `clean_rate.min` and `max` as numbers, for the terminal line.
     lo: f64,
     hi: f64,
@@ -84,9 +93,17 @@ pub struct Gate {
 pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
     let tally = ScenarioTally::new(&candidate.scenario_clean);
     let is_clean = |key: &Value| key.as_str().is_some_and(|k| tally.is_clean(k));
-    let n = band.scenarios.len();
     let clean = band.scenarios.iter().filter(|s| is_clean(s)).count();
-    let rate = clean as f64 / n as f64;
+    let rate = clean as f64 / band.scenarios.len() as f64;
+    evaluate_rate(band, candidate, rate)
+}
+
+/// Judges a candidate whose rate on the band's metric is `rate` (the clean rate, or pass^k when the
+/// band's rates have been swapped for pass^k by [`super::decision`]).
+pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) -> Gate {
+    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let is_clean = |key: &Value| key.as_str().is_some_and(|k| tally.is_clean(k));
+    let n = band.scenarios.len();
     let missing: Vec<Value> = band
         .scenarios
         .iter()
@@ -164,6 +181,10 @@ pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
         policy_violations: candidate.policy_violations.clone(),
         workflow_violations: candidate.workflow_violations.clone(),
         warnings,
+        mode: GateMode::Band,
+        band_verdict: verdict,
+        paired: None,
+        metric: None,
         lo: band.lo,
         hi: band.hi,
     }
@@ -229,6 +250,20 @@ impl Gate {
             );
         }
         gate.insert("warnings".into(), Value::from(self.warnings.clone()));
+        if let Some(metric) = &self.metric {
+            // Added after 0.4.1's keys, and only with --metric pass^k.
+            gate.insert("metric".into(), Value::from(metric.clone()));
+        }
+        if let Some(paired) = &self.paired {
+            // Added after 0.4.1's keys, and only outside the default mode.
+            gate.insert("decided_by".into(), Value::from(self.mode.as_str()));
+            gate.insert(
+                "band_verdict".into(),
+                Value::from(self.band_verdict.as_str()),
+            );
+            gate.insert("paired".into(), paired.to_json());
+            gate.insert("intervals".into(), paired.intervals_json());
+        }
         Value::Object(gate)
     }
 
@@ -241,9 +276,16 @@ impl Gate {
             .iter()
             .map(|w| format!("warning: {w}"))
             .collect();
+        // Outside the default mode the band line names its own verdict and a last line the decision.
+        let prefix = if self.paired.is_some() {
+            "band gate"
+        } else {
+            "gate"
+        };
         let mut stdout = vec![format!(
-            "gate: {} \u{b7} clean rate {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
-            self.verdict.as_str(),
+            "{prefix}: {} \u{b7} {} {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
+            self.band_verdict.as_str(),
+            self.metric.as_deref().unwrap_or("clean rate"),
             fmt_fixed(self.clean_rate, 2),
             fmt_fixed(self.lo, 2),
             fmt_fixed(self.hi, 2),
@@ -251,7 +293,7 @@ impl Gate {
             fmt_fixed(self.fail_threshold, 2),
             fmt_fixed(self.stats.p_value, 3)
         )];
-        if self.verdict == Verdict::Inconclusive {
+        if self.band_verdict == Verdict::Inconclusive {
             stdout.push(format!(
                 "inconclusive: a drop of {} needs {} scenarios to tell from noise (alpha {}, power {}) \u{b7} run {} more",
                 fmt_fixed(self.stats.drop, 2),
@@ -279,6 +321,14 @@ impl Gate {
                 "regressions (clean in every baseline, not now): {}",
                 keys.join(", ")
             ));
+        }
+        if let Some(paired) = &self.paired {
+            stdout.extend(paired.lines());
+            let by = match self.mode {
+                GateMode::Both => "band and paired",
+                _ => "paired",
+            };
+            stdout.push(format!("gate: {} (decided by {by})", self.verdict.as_str()));
         }
         (stderr, stdout)
     }

@@ -27,6 +27,9 @@ pub struct ReadOptions {
     pub batch_traces: usize,
     /// Bytes of input a batch holds at most (a single larger trace makes a batch of its own).
     pub batch_bytes: usize,
+    /// Build and check several batches at once. Off when the per-batch work must not overlap (a
+    /// judge's calls for one batch already run in parallel, and its memo holds one batch).
+    pub parallel_batches: bool,
 }
 
 impl ReadOptions {
@@ -36,6 +39,7 @@ impl ReadOptions {
             table,
             batch_traces: 1024,
             batch_bytes: 16 << 20,
+            parallel_batches: true,
         }
     }
 
@@ -186,7 +190,11 @@ pub fn for_each_batch<R: Send>(
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
 ) -> Result<(), InputError> {
     let ranges = batch_ranges(traces, options);
-    let round = rayon::current_num_threads().max(1) * 4;
+    let round = if options.parallel_batches {
+        rayon::current_num_threads().max(1) * 4
+    } else {
+        1
+    };
     for group in ranges.chunks(round) {
         let results: Vec<Result<R, InputError>> = group
             .par_iter()

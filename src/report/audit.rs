@@ -3,8 +3,9 @@
 //! ## Files
 //!
 //! - `verdict.json`: `faultgate_version`, `created_utc` (`YYYY-MM-DDTHH:MM:SSZ`), `verdict`, `exit_code`,
-//!   `command` (the reproduce command), `install` (the pip line that installs this version), `inputs` (`role`, display `path`, `sha256` of the bytes, for the
-//!   traces, then band, policy, golden and outcomes when given), `judge`, `checks`, `redaction`,
+//!   `command` (the reproduce command), `install` (the pip line that installs this version), `inputs`
+//!   (`role`, display `path`, `sha256` of the bytes, for the traces, then band, policy, golden,
+//!   outcomes, judge_checks and judge_replay when given), `judge`, `checks`, `redaction`,
 //!   `traces`, `failed_traces` (a count), `fired`, `gate` (the gate object or null).
 //! - `failing_traces.json`: one object per failing trace in report order: `trace_id`, `scenario` (of its
 //!   first result), `checks` (`check` and redacted `reason` per detected result). No payloads.

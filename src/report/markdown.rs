@@ -44,6 +44,8 @@ pub struct Summary<'a> {
     pub gate: Option<GateContext<'a>>,
     /// The reproduce command ([`super::repro::command`]).
     pub command: &'a str,
+    /// pass^k over trials, when some scenario has several traces.
+    pub pass_k: Option<&'a crate::gate::passk::PassKTable>,
 }
 
 /// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
@@ -64,6 +66,93 @@ fn head(id: &str, n: usize) -> &str {
 
 fn number(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// The paired gate's lines (`--gate paired` or `both`).
+fn paired_lines(gate: &Gate, paired: &crate::gate::decision::PairedGate) -> Vec<String> {
+    use crate::gate::stats::{ALPHA, POWER};
+    let s = &paired.stats;
+    let mut lines = vec![format!(
+        "**Paired gate:** {} \u{b7} {} regressed, {} improved, {} discordant of {} scenarios \u{b7} {} p={} (\u{3b1} {}) \u{b7} decided by {}: **{}**",
+        paired.verdict.as_str(),
+        paired.regressed.len(),
+        paired.improved.len(),
+        s.discordant,
+        s.n,
+        s.method.as_str(),
+        fmt_fixed(s.p_value, 3),
+        crate::pyfmt::float_repr(ALPHA),
+        gate.mode.as_str(),
+        gate.verdict.as_str()
+    )];
+    if paired.verdict == Verdict::Inconclusive {
+        lines.push(format!(
+            "Not enough evidence for the paired test: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
+            fmt_fixed(s.drop, 2),
+            s.required_n.unwrap_or(0),
+            crate::pyfmt::float_repr(ALPHA),
+            fmt_fixed(POWER, 2),
+            paired.additional_n.unwrap_or(0)
+        ));
+    }
+    let [c_lo, c_hi] = paired.intervals.candidate;
+    let [d_lo, d_hi] = paired.intervals.difference;
+    lines.push(format!(
+        "**95% interval** (scenario bootstrap): clean rate {} [{}, {}] \u{b7} change from baseline {} [{}, {}]",
+        fmt_fixed(s.candidate_rate, 2),
+        fmt_fixed(c_lo, 2),
+        fmt_fixed(c_hi, 2),
+        fmt_fixed(-s.drop, 2),
+        fmt_fixed(d_lo, 2),
+        fmt_fixed(d_hi, 2)
+    ));
+    if !paired.improved.is_empty() {
+        let shown: Vec<String> = paired
+            .improved
+            .iter()
+            .take(MAX_LISTED)
+            .map(|k| format!("`{}`", md_cell(&py_str(k))))
+            .collect();
+        let more = paired.improved.len().saturating_sub(MAX_LISTED);
+        lines.push(format!(
+            "**Improved** (clean in no baseline run, clean now): {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    lines
+}
+
+/// pass^k over trials: a line and a table, overall and per check.
+fn pass_k_lines(table: &crate::gate::passk::PassKTable) -> Vec<String> {
+    let ks: Vec<String> = table
+        .overall
+        .iter()
+        .map(|p| format!("pass^{}", p.k))
+        .collect();
+    let row = |name: &str, values: &[crate::gate::passk::PassK]| {
+        let cells: Vec<String> = values.iter().map(|p| fmt_fixed(p.value, 2)).collect();
+        format!("| {} | {} |", md_cell(name), cells.join(" | "))
+    };
+    let mut lines = vec![
+        String::new(),
+        format!(
+            "**Trials:** {} scenarios, up to {} traces each; pass^k is the chance that k traces of a scenario all pass.",
+            table.scenarios, table.max_trials
+        ),
+        String::new(),
+        format!("| check | {} |", ks.join(" | ")),
+        format!("|---|{}", "---|".repeat(ks.len())),
+        row("all checks", &table.overall),
+    ];
+    for (name, values) in &table.by_check {
+        lines.push(row(name, values));
+    }
+    lines
 }
 
 /// Results of each trace id, for traces whose results were split over several records.
@@ -95,7 +184,7 @@ pub fn render(summary: &Summary<'_>) -> String {
             fmt_fixed(gate.fail_threshold, 2),
             fmt_fixed(gate.stats.p_value, 3)
         ));
-        if gate.verdict == Verdict::Inconclusive {
+        if gate.band_verdict == Verdict::Inconclusive {
             lines.push(format!(
                 "Not enough evidence: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
                 fmt_fixed(gate.stats.drop, 2),
@@ -124,6 +213,9 @@ pub fn render(summary: &Summary<'_>) -> String {
             }
             lines.push(line);
         }
+        if let Some(paired) = &gate.paired {
+            lines.extend(paired_lines(gate, paired));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();
@@ -136,6 +228,9 @@ pub fn render(summary: &Summary<'_>) -> String {
         report.judge,
         report.redaction
     ));
+    if let Some(table) = summary.pass_k {
+        lines.extend(pass_k_lines(table));
+    }
     if let Some(o) = summary.outcome {
         let rate = if o.judged > 0 {
             format!(
@@ -443,6 +538,7 @@ mod tests {
                 band: &band,
             }),
             command: "faultgate check run.json --band band.json",
+            pass_k: None,
         });
         (gate, text)
     }
@@ -501,6 +597,7 @@ mod tests {
             outcome: None,
             gate: None,
             command: "faultgate check run.json",
+            pass_k: None,
         });
         assert!(plain.contains(block));
         assert!(!plain.contains("faultgate:chart"));
@@ -513,6 +610,7 @@ mod tests {
             outcome: None,
             gate: None,
             command: "faultgate check run.json",
+            pass_k: None,
         });
         assert!(text.contains("### Failing traces (first 20 of 25)"));
         assert_eq!(text.matches("| search_loop | no answer").count(), 20);

@@ -12,7 +12,10 @@
 //!   rounded to 4 places as in the JSON report), `reason` (utf8, redacted).
 //! - `traces.parquet`, one row per trace: `trace_id`, `scenario`, `agent` (utf8, null when the trace
 //!   names none), `steps` (int64, tool steps), `tokens` (int64), `latency_ms` (float64), `cost_usd`
-//!   (float64), each measure null when not recorded, and `clean` (bool, no check fired).
+//!   (float64), each measure null when not recorded, and `clean` (bool, no check fired). With
+//!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
+//!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
+//!   C(passes, K) / C(trials, K) for K the run's largest trial count, null for fewer trials).
 //!
 //! `baseline --parquet DIR`:
 //! - `clean_matrix.parquet`, long format, one row per run and distinct scenario key of that run, in
@@ -153,14 +156,42 @@ pub fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
     RecordBatch::try_new(schema, columns)
 }
 
-/// Writes `verdicts.parquet` and `traces.parquet` into `dir`, creating it.
+/// `traces` with the trial columns appended, when some scenario key has several traces.
+fn with_trial_columns(traces: RecordBatch, report: &Report) -> Result<RecordBatch, ArrowError> {
+    let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
+    let Some(trials) = crate::gate::passk::trials_per_trace(keys.iter().copied()) else {
+        return Ok(traces);
+    };
+    let schema = traces.schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(field("scenario_trials", DataType::Int64, false));
+    fields.push(field("scenario_passes", DataType::Int64, false));
+    fields.push(field("scenario_pass_k", DataType::Float64, true));
+    let mut columns: Vec<ArrayRef> = traces.columns().to_vec();
+    columns.push(Arc::new(Int64Array::from_iter_values(
+        trials.iter().map(|(t, _)| i64::from(t.trials)),
+    )));
+    columns.push(Arc::new(Int64Array::from_iter_values(
+        trials.iter().map(|(t, _)| i64::from(t.passes)),
+    )));
+    columns.push(Arc::new(Float64Array::from_iter(
+        trials.iter().map(|(_, p)| *p),
+    )));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
+
+/// Writes `verdicts.parquet` and `traces.parquet` into `dir`, creating it; with `trials` (`--pass-k`),
+/// `traces.parquet` gets the trial columns when some scenario has several traces.
 ///
 /// # Errors
 ///
 /// A table that cannot be encoded or a file that cannot be written.
-pub fn write_check(dir: &Path, report: &Report) -> Result<(), ParquetOutputError> {
+pub fn write_check(dir: &Path, report: &Report, trials: bool) -> Result<(), ParquetOutputError> {
     let verdicts = verdicts_batch(report)?;
-    let traces = traces_batch(report)?;
+    let mut traces = traces_batch(report)?;
+    if trials {
+        traces = with_trial_columns(traces, report)?;
+    }
     let verdict_bytes = encode(verdicts.schema(), &[verdicts])?;
     let trace_bytes = encode(traces.schema(), &[traces])?;
     std::fs::create_dir_all(dir)?;

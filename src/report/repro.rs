@@ -32,8 +32,16 @@ pub const PIP_INSTALL: &str = concat!(
 
 /// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`); they
 /// never appear in the command.
-pub const OUTPUT_FLAGS: [&str; 7] = [
-    "json", "markdown", "audit", "parquet", "junit", "html", "color",
+pub const OUTPUT_FLAGS: [&str; 9] = [
+    "json",
+    "markdown",
+    "audit",
+    "parquet",
+    "judge-record",
+    "judge-cache",
+    "junit",
+    "html",
+    "color",
 ];
 
 /// The directory display paths are relative to: `$GITHUB_WORKSPACE` when set and non-empty, else the
@@ -97,6 +105,12 @@ pub fn command_under(raw_args: &[String], long_flags: &[&str], base: Option<&Pat
     let shown = |arg: &str| -> String {
         if names_input(arg) {
             display_path_under(Path::new(arg), base).unwrap_or_else(|| arg.to_string())
+        } else if let Some(file) = arg.strip_prefix("replay:").filter(|f| names_input(f)) {
+            // `--judge replay:FILE` names an input inside its value.
+            format!(
+                "replay:{}",
+                display_path_under(Path::new(file), base).unwrap_or_else(|| file.to_string())
+            )
         } else {
             arg.to_string()
         }
@@ -170,6 +184,31 @@ mod tests {
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         std::fs::write(dir.join("sub/t.json"), b"{}").unwrap();
         std::fs::canonicalize(dir).unwrap()
+    }
+
+    #[test]
+    fn judge_record_and_cache_are_dropped_and_a_replay_file_is_display_pathed() {
+        let base = temp_base("judge");
+        let t = base.join("sub/t.json");
+        let flags: Vec<&str> = FLAGS
+            .iter()
+            .copied()
+            .chain(["judge-record", "judge-cache", "no-judge-cache"])
+            .collect();
+        let raw = args(&[
+            "check",
+            t.to_str().unwrap(),
+            "--judge",
+            &format!("replay:{}", t.display()),
+            "--judge-record",
+            "/abs/out.jsonl",
+            "--judge-cache=/abs/cache",
+            "--no-judge-cache",
+        ]);
+        assert_eq!(
+            command_under(&raw, &flags, Some(&base)),
+            "faultgate check sub/t.json --judge replay:sub/t.json --no-judge-cache"
+        );
     }
 
     #[test]
