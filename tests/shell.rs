@@ -20,7 +20,7 @@ fn stdout(args: &[&str]) -> String {
 fn bash_completion_loads_and_completes_subcommands_and_flags() {
     let script = stdout(&["completions", "bash"]);
     // Source it in a real bash and ask the completion function for `faultgate che` and
-    // `faultgate check --ju`.
+    // `faultgate check --jun`.
     let path =
         std::env::temp_dir().join(format!("faultgate-completion-{}.bash", std::process::id()));
     std::fs::write(&path, &script).unwrap();
@@ -28,7 +28,7 @@ fn bash_completion_loads_and_completes_subcommands_and_flags() {
 source "$1"
 complete -p faultgate >/dev/null || exit 3
 COMP_WORDS=(faultgate che); COMP_CWORD=1; _faultgate faultgate che faultgate; echo "sub: ${COMPREPLY[*]}"
-COMP_WORDS=(faultgate check --ju); COMP_CWORD=2; _faultgate faultgate --ju check; echo "flag: ${COMPREPLY[*]}"
+COMP_WORDS=(faultgate check --jun); COMP_CWORD=2; _faultgate faultgate --jun check; echo "flag: ${COMPREPLY[*]}"
 "#;
     let out = Command::new("bash")
         .args(["--noprofile", "--norc", "-c", probe, "probe"])
@@ -39,7 +39,7 @@ COMP_WORDS=(faultgate check --ju); COMP_CWORD=2; _faultgate faultgate --ju check
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("sub: check checks"), "{text}");
-    assert!(text.contains("flag: --judge --junit\n"), "{text}");
+    assert!(text.contains("flag: --junit\n"), "{text}");
 }
 
 #[test]
