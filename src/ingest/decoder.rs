@@ -220,3 +220,88 @@ pub fn for_each_batch<R: Send>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::schema::{STEP_RESULT, TRACE_ID, TRACE_PROMPT};
+
+    /// Trace ids, prompts and step results of every batch, in the order the sink received them.
+    fn read_in_batches(bytes: &[u8], options: &ReadOptions, threads: usize) -> Vec<String> {
+        let path = Path::new("candidate.json");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        pool.install(|| {
+            let opened = crate::ingest::open(path, bytes, options).expect("the example opens");
+            let mut rows = Vec::new();
+            let each = |batch: TraceBatch| {
+                let mut rows = Vec::new();
+                for t in 0..batch.len() {
+                    rows.push(batch.trace_str(TRACE_ID).value(t).to_string());
+                    rows.push(batch.trace_str(TRACE_PROMPT).value(t).to_string());
+                    for s in batch.step_rows(t) {
+                        rows.push(batch.step_str(STEP_RESULT).value(s).to_string());
+                    }
+                }
+                rows
+            };
+            for_each_batch(path, opened.traces.as_ref(), options, &each, &mut |part| {
+                rows.extend(part);
+                Ok(())
+            })
+            .expect("the example decodes");
+            rows
+        })
+    }
+
+    #[test]
+    fn batches_come_back_in_trace_order_whatever_their_size_and_the_thread_count() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/gate/candidate_gpt.json");
+        let bytes = std::fs::read(file).expect("the example reads");
+        let whole = ReadOptions::new(Format::Auto, TableOptions::default());
+        let want = read_in_batches(&bytes, &whole, 1);
+        assert!(want.len() > 60, "30 traces with their steps");
+        for (traces, bytes_bound) in [(1, usize::MAX), (7, usize::MAX), (1024, 20_000)] {
+            for threads in [1, 2, 4] {
+                let options = ReadOptions {
+                    batch_traces: traces,
+                    batch_bytes: bytes_bound,
+                    ..whole
+                };
+                assert_eq!(
+                    read_in_batches(&bytes, &options, threads),
+                    want,
+                    "batches of {traces} traces / {bytes_bound} bytes on {threads} threads"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn batch_ranges_respect_both_bounds_and_keep_a_large_trace_whole() {
+        struct Sized(Vec<usize>);
+        impl Traces for Sized {
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn weight(&self, trace: usize) -> usize {
+                self.0[trace]
+            }
+            fn append(&self, _: &Path, _: usize, _: &mut TableBuilder) -> Result<(), InputError> {
+                Ok(())
+            }
+        }
+        let options = ReadOptions {
+            batch_traces: 3,
+            batch_bytes: 100,
+            ..ReadOptions::new(Format::Auto, TableOptions::default())
+        };
+        let traces = Sized(vec![10, 10, 10, 10, 500, 60, 50, 1]);
+        assert_eq!(
+            batch_ranges(&traces, &options),
+            [0..3, 3..4, 4..5, 5..6, 6..8]
+        );
+    }
+}
