@@ -174,7 +174,8 @@ fn markdown_has_the_gate_chart_usage_and_a_path_free_repro() {
     ));
     assert!(md.contains("| latency / run | 16.5 s | 21.9 s | +32.9% |"));
     assert!(md.ends_with(&format!(
-        "### Reproduce locally\n\n```sh\npip install 'faultgate==0.4.1'\n{REPRO}\n```\n"
+        "### Reproduce locally\n\n```sh\npip install 'faultgate-rs=={}'\n{REPRO}\n```\n",
+        env!("CARGO_PKG_VERSION")
     )));
     assert!(!md.contains(env!("CARGO_MANIFEST_DIR")));
     assert!(!md.contains(&*std::env::temp_dir().to_string_lossy()));
@@ -191,6 +192,10 @@ fn audit_records_inputs_with_digests_and_the_verdict() {
     assert_eq!(verdict["verdict"], "FAIL");
     assert_eq!(verdict["exit_code"], 1);
     assert_eq!(verdict["command"], REPRO);
+    assert_eq!(
+        verdict["install"],
+        format!("pip install 'faultgate-rs=={}'", env!("CARGO_PKG_VERSION"))
+    );
     let inputs = verdict["inputs"].as_array().unwrap();
     let roles: Vec<(&str, &str)> = inputs
         .iter()
@@ -221,7 +226,8 @@ fn audit_records_inputs_with_digests_and_the_verdict() {
     assert_eq!(
         script,
         format!(
-            "#!/bin/sh\n# faultgate 0.4.1 \u{b7} verdict FAIL \u{b7} exit 1\npip install 'faultgate==0.4.1'\n{REPRO}\n"
+            "#!/bin/sh\n# faultgate-rs {v} \u{b7} verdict FAIL \u{b7} exit 1\npip install 'faultgate-rs=={v}'\n{REPRO}\n",
+            v = env!("CARGO_PKG_VERSION")
         )
     );
 }

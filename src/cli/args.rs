@@ -36,6 +36,13 @@ pub enum Command {
     Checks,
     /// List the judge specs.
     Judges,
+    /// Print a shell completion script (e.g. `faultgate completions bash > /etc/bash_completion.d/faultgate`).
+    Completions {
+        #[arg(value_enum)]
+        shell: super::shell::CompletionShell,
+    },
+    /// Print the man page (roff), e.g. `faultgate man > faultgate.1`.
+    Man,
 }
 
 /// `--redact` modes.
@@ -153,6 +160,15 @@ pub struct CheckArgs {
     /// Write verdicts.parquet and traces.parquet into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+    /// Write JUnit XML here: a test suite per check, a test case per trace, and the gate.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write a self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: crate::report::colour::ColorChoice,
 }
 
 #[derive(Args, Debug, Clone)]

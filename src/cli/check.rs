@@ -13,19 +13,23 @@ use crate::gate::{
     GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
 };
 use crate::pyfmt::fmt_fixed;
-use crate::report::{audit, json, markdown, parquet, repro, terminal, write_atomic};
+use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL).
 pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let mut resolved = resolve(&args.run)?;
     // The JSON report and verdicts.parquet print the reason of every verdict, fired or not; Markdown
-    // and the audit folder those of verdicts that fired; the terminal table and the gate none. A
-    // replay file (`--judge-record`) keeps every judged verdict's reason.
+    // and the audit folder those of verdicts that fired (JUnit and HTML too); the terminal table and
+    // the gate none. A replay file (`--judge-record`) keeps every judged verdict's reason.
     resolved.settings.reasons =
         if args.json.is_some() || args.parquet.is_some() || resolved.judge_record.is_some() {
             Reasons::All
-        } else if args.markdown.is_some() || args.audit.is_some() {
+        } else if args.markdown.is_some()
+            || args.audit.is_some()
+            || args.junit.is_some()
+            || args.html.is_some()
+        {
             Reasons::Fired
         } else {
             Reasons::None
@@ -78,7 +82,12 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     let elapsed = started.elapsed().as_secs_f64();
 
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", terminal::table(&report))?;
+    let table = terminal::table(&report);
+    if crate::report::colour::enabled(args.color) {
+        write!(out, "{}", crate::report::colour::colour_table(&table))?;
+    } else {
+        write!(out, "{table}")?;
+    }
     writeln!(out)?;
     writeln!(
         out,
@@ -158,11 +167,12 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }
-    let command = (args.markdown.is_some() || args.audit.is_some()).then(|| {
-        let flags = check_long_flags();
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        repro::command(raw_args, &flags)
-    });
+    let command =
+        (args.markdown.is_some() || args.audit.is_some() || args.html.is_some()).then(|| {
+            let flags = check_long_flags();
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            repro::command(raw_args, &flags)
+        });
     let command = command.as_deref().unwrap_or_default();
     if let Some(path) = &args.markdown {
         let text = markdown::render(&markdown::Summary {
@@ -193,6 +203,22 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         )
         .map_err(|e| write_err(&e))?;
         writeln!(out, "audit written to {}", dir.display())?;
+    }
+    if let Some(path) = &args.junit {
+        let xml =
+            junit::render(&report, gate.as_ref().map(|(g, _)| g)).map_err(|e| write_err(&e))?;
+        write_atomic(path, xml.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "junit written to {}", path.display())?;
+    }
+    if let Some(path) = &args.html {
+        let page = html::render(&html::Page {
+            report: &report,
+            outcome: outcome.as_ref(),
+            gate: gate.as_ref().zip(band.as_ref()).map(|((g, _), b)| (g, b)),
+            command,
+        });
+        write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "html written to {}", path.display())?;
     }
     if let Some(dir) = &args.parquet {
         parquet::write_check(dir, &report, pass_k.is_some()).map_err(|e| write_err(&e))?;

@@ -10,6 +10,7 @@ pub mod check;
 pub mod precheck;
 pub mod run;
 pub mod selection;
+pub mod shell;
 
 use std::io::Write;
 
@@ -52,6 +53,8 @@ pub fn main() -> i32 {
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Checks => list_checks(),
         Command::Judges => list_judges(),
+        Command::Completions { shell } => shell::completions(shell),
+        Command::Man => shell::man(),
     };
     match outcome {
         Ok(code) => code,

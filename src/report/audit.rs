@@ -3,16 +3,17 @@
 //! ## Files
 //!
 //! - `verdict.json`: `faultgate_version`, `created_utc` (`YYYY-MM-DDTHH:MM:SSZ`), `verdict`, `exit_code`,
-//!   `command` (the reproduce command), `inputs` (`role`, display `path`, `sha256` of the bytes, for the
-//!   traces, then band, policy, golden, outcomes, judge_checks and judge_replay when given), `judge`,
-//!   `checks`, `redaction`,
+//!   `command` (the reproduce command), `install` (the pip line that installs this version), `inputs`
+//!   (`role`, display `path`, `sha256` of the bytes, for the traces, then band, policy, golden,
+//!   outcomes, judge_checks and judge_replay when given), `judge`, `checks`, `redaction`,
 //!   `traces`, `failed_traces` (a count), `fired`, `gate` (the gate object or null).
 //! - `failing_traces.json`: one object per failing trace in report order: `trace_id`, `scenario` (of its
 //!   first result), `checks` (`check` and redacted `reason` per detected result). No payloads.
-//! - `repro.sh`: the install line and the reproduce command.
+//! - `repro.sh`: the install line and the reproduce command; its header names this tool and version.
 //!
 //! Differences from faultgate 0.4.1: `faultgate_version` is this crate's version, not `0.4.1`; every
-//! trace file of a multi-file or directory run is listed with role `traces`; and `created_utc` honours
+//! trace file of a multi-file or directory run is listed with role `traces`; `install` is new and
+//! `repro.sh` installs and names this tool (`faultgate-rs`) instead of 0.4.1; and `created_utc` honours
 //! `SOURCE_DATE_EPOCH` so reproducible builds can pin it. Each file is written atomically.
 
 use std::io::Read;
@@ -23,7 +24,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::markdown::{overall_verdict, results_by_id};
-use super::repro::{PIP_INSTALL, display_path};
+use super::repro::{PIP_INSTALL, TOOL, display_path};
 use super::{Report, write_atomic};
 use crate::gate::Gate;
 
@@ -139,6 +140,7 @@ pub fn verdict_value(audit: &Audit<'_>) -> std::io::Result<Value> {
     );
     out.insert("exit_code".into(), Value::from(audit.exit_code));
     out.insert("command".into(), Value::from(audit.command));
+    out.insert("install".into(), Value::from(PIP_INSTALL));
     out.insert("inputs".into(), Value::Array(inputs));
     out.insert("judge".into(), Value::from(report.judge.clone()));
     out.insert("checks".into(), Value::from(report.checks.clone()));
@@ -180,7 +182,7 @@ pub fn failing_value(report: &Report) -> Value {
 /// repro.sh: a shell script that installs faultgate and reruns the command.
 pub fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
     format!(
-        "#!/bin/sh\n# faultgate 0.4.1 \u{b7} verdict {verdict} \u{b7} exit {exit_code}\n{PIP_INSTALL}\n{command}\n"
+        "#!/bin/sh\n# {TOOL} \u{b7} verdict {verdict} \u{b7} exit {exit_code}\n{PIP_INSTALL}\n{command}\n"
     )
 }
 
@@ -217,9 +219,12 @@ mod tests {
 
     #[test]
     fn repro_script_has_the_reference_shape() {
+        let v = env!("CARGO_PKG_VERSION");
         assert_eq!(
             repro_script("FAIL", 1, "faultgate check t.json"),
-            "#!/bin/sh\n# faultgate 0.4.1 \u{b7} verdict FAIL \u{b7} exit 1\npip install 'faultgate==0.4.1'\nfaultgate check t.json\n"
+            format!(
+                "#!/bin/sh\n# faultgate-rs {v} \u{b7} verdict FAIL \u{b7} exit 1\npip install 'faultgate-rs=={v}'\nfaultgate check t.json\n"
+            )
         );
     }
 }

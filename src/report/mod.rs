@@ -4,7 +4,10 @@
 //! stored here are already redacted.
 
 pub mod audit;
+pub mod colour;
+pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod parquet;
 pub mod repro;

@@ -9,24 +9,41 @@
 //! `--parquet`, ...), and inputs given as `--flag=path` are display-pathed too, so no absolute path
 //! leaks. An input whose display path starts with `-` keeps a `./` before it, so it can never be read
 //! back as a flag (0.4.1 drops the `./` of `./--json=x`, and running its repro.sh writes `x`). The
-//! reproduce block keeps 0.4.1's shape (`pip install 'faultgate==0.4.1'`, then the
-//! command), because that is what users paste and 0.4.1 gives the same verdicts on it.
+//! reproduce block keeps 0.4.1's shape (an install line, then the command), but the install line
+//! installs this tool's wheel ([`DIST_NAME`], pinned to this version) where 0.4.1 printed
+//! `pip install 'faultgate==0.4.1'`: the command is meant to reproduce this run, so it names the binary
+//! that made it.
 
 use std::path::{Path, PathBuf};
 
 use crate::pyfmt::shlex_quote;
 
-/// The install line printed above the command, as 0.4.1 prints it.
-pub const PIP_INSTALL: &str = "pip install 'faultgate==0.4.1'";
+/// The Python distribution that ships the `faultgate` binary as a wheel. `faultgate` itself is taken on
+/// PyPI by the Python implementation (0.4.1), whose import package would clash with it.
+pub const DIST_NAME: &str = "faultgate-rs";
 
-/// Long flags (without `--`) whose values are where a run writes; they never appear in the command.
-pub const OUTPUT_FLAGS: [&str; 6] = [
+/// This tool and version as the audit names it: the distribution and its version.
+pub const TOOL: &str = concat!("faultgate-rs ", env!("CARGO_PKG_VERSION"));
+
+/// The install line printed above the command: this version's wheel.
+pub const PIP_INSTALL: &str = concat!(
+    "pip install 'faultgate-rs==",
+    env!("CARGO_PKG_VERSION"),
+    "'"
+);
+
+/// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`); they
+/// never appear in the command.
+pub const OUTPUT_FLAGS: [&str; 9] = [
     "json",
     "markdown",
     "audit",
     "parquet",
     "judge-record",
     "judge-cache",
+    "junit",
+    "html",
+    "color",
 ];
 
 /// The directory display paths are relative to: `$GITHUB_WORKSPACE` when set and non-empty, else the
@@ -269,6 +286,15 @@ mod tests {
             cmd,
             "faultgate check 'no such.json' --format=otlp --check a,b -- --json"
         );
+    }
+
+    #[test]
+    fn install_line_pins_this_wheel() {
+        assert_eq!(
+            PIP_INSTALL,
+            format!("pip install '{DIST_NAME}=={}'", env!("CARGO_PKG_VERSION"))
+        );
+        assert!(TOOL.starts_with(DIST_NAME));
     }
 
     #[test]

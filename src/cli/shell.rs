@@ -1,0 +1,52 @@
+//! `faultgate completions SHELL` and `faultgate man`: shell completion scripts and the man page, both
+//! generated from the clap definitions so they cannot drift from the flags.
+//!
+//! clap_complete and clap_mangen are the clap project's own generators; writing either format by hand
+//! would duplicate every flag.
+
+use std::io::Write;
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+use super::Fatal;
+use super::args::Cli;
+
+/// Shells `completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
+}
+
+impl From<CompletionShell> for Shell {
+    fn from(shell: CompletionShell) -> Self {
+        match shell {
+            CompletionShell::Bash => Shell::Bash,
+            CompletionShell::Zsh => Shell::Zsh,
+            CompletionShell::Fish => Shell::Fish,
+            CompletionShell::Powershell => Shell::PowerShell,
+            CompletionShell::Elvish => Shell::Elvish,
+        }
+    }
+}
+
+/// Writes the completion script for `shell` to stdout.
+pub fn completions(shell: CompletionShell) -> Result<i32, Fatal> {
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(Shell::from(shell), &mut cmd, "faultgate", &mut buf);
+    std::io::stdout().lock().write_all(&buf)?;
+    Ok(0)
+}
+
+/// Writes the man page (roff, section 1) to stdout.
+pub fn man() -> Result<i32, Fatal> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
+    std::io::stdout().lock().write_all(&buf)?;
+    Ok(0)
+}

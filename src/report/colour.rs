@@ -1,0 +1,123 @@
+//! Colour for the terminal table of `check`: FAIL cells red, ok cells dim.
+//!
+//! Colour is added to the finished table text, so the uncoloured bytes are exactly the table's (and
+//! 0.4.1's): piped output, `--color never` and `NO_COLOR` print the table unchanged. Only the verdict
+//! word of each cell is wrapped in SGR escapes; the trace-id column is never touched, so an id that
+//! happens to read `FAIL` stays plain.
+
+use std::io::IsTerminal;
+
+/// `--color`: when to colour the terminal table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// When stdout is a terminal and `NO_COLOR` is unset or empty.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+const RED: &str = "\x1b[31m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+/// Width of a cell and of the gap after it, in characters (see [`super::terminal::table`]).
+const CELL: usize = 16;
+const GAP: usize = 2;
+
+/// Whether to colour, from the choice, the `NO_COLOR` value and whether stdout is a terminal.
+pub fn enabled_with(choice: ColorChoice, no_color: Option<&str>, stdout_is_terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stdout_is_terminal && no_color.is_none_or(str::is_empty),
+    }
+}
+
+/// [`enabled_with`] for this process.
+pub fn enabled(choice: ColorChoice) -> bool {
+    let no_color = std::env::var("NO_COLOR").ok();
+    enabled_with(choice, no_color.as_deref(), std::io::stdout().is_terminal())
+}
+
+/// Colours the verdict words of a table from [`super::terminal::table`]: the header and rule lines
+/// are kept, and in each row the cells after the trace-id column.
+pub fn colour_table(table: &str) -> String {
+    let mut out = String::with_capacity(table.len() + table.len() / 4);
+    let Some(first) = table.lines().next() else {
+        return String::new();
+    };
+    // Cells start where the header's first check name does: after `trace`, its padding and the gap.
+    let start_col = first
+        .char_indices()
+        .skip("trace".len())
+        .find(|(_, c)| *c != ' ')
+        .map_or(first.chars().count(), |(i, _)| first[..i].chars().count());
+    for (n, line) in table.split_inclusive('\n').enumerate() {
+        if n < 2 {
+            out.push_str(line);
+            continue;
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let start = start_col.min(chars.len());
+        out.extend(&chars[..start]);
+        let mut at = start;
+        while at < chars.len() {
+            let end = (at + CELL).min(chars.len());
+            let cell: String = chars[at..end].iter().collect();
+            if let Some(rest) = cell.strip_prefix("FAIL") {
+                out.push_str(&format!("{RED}FAIL{RESET}{rest}"));
+            } else if let Some(rest) = cell.strip_prefix("ok") {
+                out.push_str(&format!("{DIM}ok{RESET}{rest}"));
+            } else {
+                out.push_str(&cell);
+            }
+            let gap_end = (end + GAP).min(chars.len());
+            out.extend(&chars[end..gap_end]);
+            at = gap_end;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: &str = "trace         search_loop       abstention      \n\
+                         ------------------------------------------------\n\
+                         FAIL1         FAIL 1.00         ok   1.00       \n\
+                         okid          ok   0.50         FAIL 0.90       \n";
+
+    fn strip(text: &str) -> String {
+        text.replace(RED, "").replace(DIM, "").replace(RESET, "")
+    }
+
+    #[test]
+    fn only_verdict_words_are_coloured_and_stripping_restores_the_bytes() {
+        let coloured = colour_table(TABLE);
+        assert_eq!(strip(&coloured), TABLE);
+        let rows: Vec<&str> = coloured.lines().collect();
+        assert_eq!(rows[0], TABLE.lines().next().unwrap());
+        assert!(
+            rows[2].starts_with(
+                "FAIL1         \x1b[31mFAIL\x1b[0m 1.00         \x1b[2mok\x1b[0m   1.00"
+            )
+        );
+        assert!(
+            rows[3].starts_with(
+                "okid          \x1b[2mok\x1b[0m   0.50         \x1b[31mFAIL\x1b[0m 0.90"
+            )
+        );
+    }
+
+    #[test]
+    fn choice_no_color_and_terminal_decide() {
+        use ColorChoice::*;
+        assert!(enabled_with(Always, Some("1"), false));
+        assert!(!enabled_with(Never, None, true));
+        assert!(enabled_with(Auto, None, true));
+        assert!(enabled_with(Auto, Some(""), true));
+        assert!(!enabled_with(Auto, Some("1"), true));
+        assert!(!enabled_with(Auto, None, false));
+    }
+}

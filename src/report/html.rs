@@ -1,0 +1,320 @@
+//! The `--html FILE` report: one self-contained page to look at a run.
+//!
+//! It shows the verdict and the gate line; with a band, an inline SVG chart of the baseline runs'
+//! clean rates, the band, the fail threshold and this run; the checks by fired count; and the failing
+//! traces (scenario, trace id, tool steps, check and its redacted reason), which a row of radio buttons
+//! filters by check with CSS alone, so the filter works without JavaScript.
+//!
+//! The page makes no request: styles are inline, the chart is inline SVG, there are no scripts, links
+//! to other hosts, fonts or images, and a Content-Security-Policy of `default-src 'none'` forbids any
+//! that a future edit might add. Every text comes from the report, whose reasons, scenario keys and
+//! agents are already redacted, and is HTML-escaped. The viewport meta and a wrapping layout keep it
+//! readable on a phone. The bytes depend only on the verdicts.
+
+use std::fmt::Write as _;
+
+use super::markdown::{overall_verdict, results_by_id};
+use super::{OutcomeSummary, Report};
+use crate::gate::Gate;
+use crate::gate::band::BandFile;
+use crate::pyfmt::fmt_fixed;
+
+/// Failing (trace, check) rows listed before the table is cut; a page stays small enough to open.
+pub const MAX_ROWS: usize = 2000;
+
+/// Everything the page shows.
+pub struct Page<'a> {
+    pub report: &'a Report,
+    pub outcome: Option<&'a OutcomeSummary>,
+    pub gate: Option<(&'a Gate, &'a BandFile)>,
+    /// The reproduce command ([`super::repro::command`]).
+    pub command: &'a str,
+}
+
+/// Escapes text for HTML element content and double-quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters other than tab and newline cannot appear in an HTML document.
+            c if c.is_control() && c != '\t' && c != '\n' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "\
+body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;padding:1rem;max-width:72rem;color:#1b1b1b;background:#fff}
+h1{font-size:1.5rem;margin:.2rem 0}h2{font-size:1.15rem;margin:1.6rem 0 .5rem}
+.v{padding:.05rem .5rem;border-radius:.3rem;color:#fff}.v-PASS{background:#1a7f37}.v-FAIL{background:#cf222e}.v-INCONCLUSIVE{background:#9a6700}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #ddd;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.9em;word-break:break-all}
+.reason{background:#fff1e5;border-left:3px solid #cf222e;padding:.15rem .4rem;overflow-wrap:anywhere}
+.scroll{overflow-x:auto}svg{max-width:100%;height:auto}
+.filter{display:flex;flex-wrap:wrap;gap:.3rem;margin:.4rem 0}input[name=filter]{position:absolute;opacity:0}
+.filter label{border:1px solid #888;border-radius:1rem;padding:.1rem .6rem;cursor:pointer}
+.muted{color:#666}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
+@media (max-width:40rem){#failing thead{display:none}#failing tr{display:block;border-bottom:1px solid #ccc;padding:.3rem 0}#failing td{display:block;border:0;padding:.1rem .3rem}#failing td.n{text-align:left}#failing td.n::after{content:' tool steps';color:#666}}
+";
+
+/// Renders the page; the text ends with a newline.
+pub fn render(page: &Page<'_>) -> String {
+    let report = page.report;
+    let gate = page.gate.map(|(g, _)| g);
+    let verdict = overall_verdict(report, gate);
+    let mut h = String::new();
+    let fired = {
+        let mut fired = report.fired();
+        // By fired count, most first; ties keep selection order (the sort is stable).
+        fired.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+        fired
+    };
+    let filters: Vec<&str> = fired
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, _)| *name)
+        .collect();
+
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = writeln!(h, "<title>faultgate: {verdict}</title>");
+    h.push_str("<style>\n");
+    h.push_str(STYLE);
+    for (i, _) in filters.iter().enumerate() {
+        // Checking filter i hides the failing rows of every other check, and marks its own label.
+        let _ = writeln!(
+            h,
+            "#f{i}:checked~.scroll tr.row:not(.c{i}){{display:none}}#f{i}:checked~.filter label[for=f{i}]{{background:#1b1b1b;color:#fff}}"
+        );
+    }
+    h.push_str(
+        "#fall:checked~.filter label[for=fall]{background:#1b1b1b;color:#fff}\n</style>\n</head>\n<body>\n",
+    );
+
+    let _ = writeln!(
+        h,
+        "<header>\n<h1>faultgate: <span class=\"v v-{verdict}\" id=\"verdict\">{verdict}</span></h1>"
+    );
+    if let Some(g) = gate {
+        let _ = writeln!(
+            h,
+            "<p id=\"gate\">{}</p>",
+            escape(&super::junit::gate_line(report, Some(g)))
+        );
+    }
+    let _ = writeln!(
+        h,
+        "<p>{}/{} traces failed \u{b7} judge {} \u{b7} redaction {}</p>",
+        report.failed_traces().len(),
+        report.trace_ids().len(),
+        escape(&report.judge),
+        escape(&report.redaction)
+    );
+    if let Some(o) = page.outcome {
+        let _ = writeln!(
+            h,
+            "<p>Outcome: {}/{} true \u{b7} {} without an outcome \u{b7} structural clean rate {}</p>",
+            o.true_count,
+            o.judged,
+            o.missing,
+            fmt_fixed(o.structural_clean_rate, 2)
+        );
+    }
+    h.push_str("</header>\n");
+
+    if let Some((g, band)) = page.gate {
+        h.push_str("<section>\n<h2>Band</h2>\n");
+        h.push_str(&chart(g, band));
+        h.push_str("</section>\n");
+    }
+
+    h.push_str("<section>\n<h2>Checks</h2>\n<table id=\"checks\">\n<thead><tr><th>check</th><th>fired</th></tr></thead>\n<tbody>\n");
+    for (name, n) in &fired {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=\"n\">{n}</td></tr>",
+            escape(name)
+        );
+    }
+    h.push_str("</tbody>\n</table>\n</section>\n");
+
+    h.push_str("<section>\n<h2>Failing traces</h2>\n");
+    let failed = report.failed_traces();
+    if failed.is_empty() {
+        h.push_str("<p>No check fired.</p>\n");
+    } else {
+        h.push_str("<input type=\"radio\" name=\"filter\" id=\"fall\" checked>\n");
+        for (i, _) in filters.iter().enumerate() {
+            let _ = writeln!(h, "<input type=\"radio\" name=\"filter\" id=\"f{i}\">");
+        }
+        h.push_str("<div class=\"filter\">Filter: <label for=\"fall\">all</label>");
+        for (i, name) in filters.iter().enumerate() {
+            let _ = write!(h, " <label for=\"f{i}\">{}</label>", escape(name));
+        }
+        h.push_str("</div>\n<div class=\"scroll\">\n<table id=\"failing\">\n<thead><tr><th>scenario</th><th>trace</th><th>steps</th><th>check</th><th>reason</th></tr></thead>\n<tbody>\n");
+        let by_id = results_by_id(report);
+        let mut rows = 0;
+        let mut total = 0;
+        for id in &failed {
+            for r in &by_id[id] {
+                for (name, v) in report.checks.iter().zip(r.verdicts()) {
+                    if !v.detected {
+                        continue;
+                    }
+                    total += 1;
+                    if rows >= MAX_ROWS {
+                        continue;
+                    }
+                    rows += 1;
+                    let class = filters
+                        .iter()
+                        .position(|f| f == name)
+                        .map_or_else(String::new, |i| format!(" c{i}"));
+                    let _ = writeln!(
+                        h,
+                        "<tr class=\"row{class}\"><td>{}</td><td><code>{}</code></td><td class=\"n\">{}</td><td>{}</td><td><div class=\"reason\">{}</div></td></tr>",
+                        escape(r.scenario()),
+                        escape(id),
+                        r.steps(),
+                        escape(name),
+                        escape(v.reason.unwrap_or_default())
+                    );
+                }
+            }
+        }
+        h.push_str("</tbody>\n</table>\n</div>\n");
+        if total > rows {
+            let _ = writeln!(
+                h,
+                "<p class=\"muted\">First {rows} of {total} failing rows.</p>"
+            );
+        }
+    }
+    h.push_str("</section>\n");
+
+    if !page.command.is_empty() {
+        let _ = writeln!(
+            h,
+            "<section>\n<h2>Reproduce locally</h2>\n<pre>{}\n{}</pre>\n</section>",
+            escape(super::repro::PIP_INSTALL),
+            escape(page.command)
+        );
+    }
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+/// The band chart: one dot per baseline run, the band as a bar with the fail threshold, and this run,
+/// on a 0..1 clean-rate axis.
+fn chart(gate: &Gate, band: &BandFile) -> String {
+    const LEFT: f64 = 110.0;
+    const WIDTH: f64 = 300.0;
+    let x = |rate: f64| {
+        let r = if rate.is_nan() {
+            0.0
+        } else {
+            rate.clamp(0.0, 1.0)
+        };
+        LEFT + r * WIDTH
+    };
+    let f = |v: f64| fmt_fixed(v, 1);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<svg id=\"band-chart\" viewBox=\"0 0 430 120\" width=\"430\" height=\"120\" role=\"img\" aria-label=\"clean rate {} against band [{}, {}]\">",
+        fmt_fixed(gate.clean_rate, 2),
+        fmt_fixed(band.lo, 2),
+        fmt_fixed(band.hi, 2)
+    );
+    s.push_str("<g font-size=\"12\" fill=\"#1b1b1b\"><text x=\"0\" y=\"24\">baseline runs</text><text x=\"0\" y=\"54\">band</text><text x=\"0\" y=\"84\">this run</text></g>\n");
+    let _ = writeln!(
+        s,
+        "<line x1=\"{}\" y1=\"100\" x2=\"{}\" y2=\"100\" stroke=\"#888\"/>",
+        f(x(0.0)),
+        f(x(1.0))
+    );
+    for (rate, label) in [(0.0, "0"), (0.5, "0.5"), (1.0, "1")] {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"114\" font-size=\"11\" text-anchor=\"middle\" fill=\"#666\">{label}</text>",
+            f(x(rate))
+        );
+    }
+    for rate in &band.per_run {
+        let _ = writeln!(
+            s,
+            "<circle class=\"run\" cx=\"{}\" cy=\"20\" r=\"4\" fill=\"#57606a\"><title>{}</title></circle>",
+            f(x(*rate)),
+            fmt_fixed(*rate, 2)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<rect class=\"band\" x=\"{}\" y=\"42\" width=\"{}\" height=\"16\" fill=\"#54aeff\"/>",
+        f(x(band.lo)),
+        f((x(band.hi) - x(band.lo)).max(1.0))
+    );
+    if gate.fail_threshold >= 0.0 {
+        let _ = writeln!(
+            s,
+            "<line class=\"threshold\" x1=\"{0}\" y1=\"36\" x2=\"{0}\" y2=\"64\" stroke=\"#cf222e\" stroke-width=\"2\"><title>fail below {1}</title></line>",
+            f(x(gate.fail_threshold)),
+            fmt_fixed(gate.fail_threshold, 2)
+        );
+    }
+    let colour = match gate.verdict.as_str() {
+        "PASS" => "#1a7f37",
+        "FAIL" => "#cf222e",
+        _ => "#9a6700",
+    };
+    let _ = writeln!(
+        s,
+        "<rect class=\"candidate\" x=\"{}\" y=\"74\" width=\"{}\" height=\"14\" fill=\"{colour}\"/>",
+        f(x(0.0)),
+        f(x(gate.clean_rate) - x(0.0))
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"85\" font-size=\"11\" fill=\"#1b1b1b\">{} {}</text>",
+        f((x(gate.clean_rate) + 4.0).min(x(1.0) - 60.0)),
+        fmt_fixed(gate.clean_rate, 2),
+        gate.verdict.as_str()
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_markup_quotes_and_controls() {
+        assert_eq!(
+            escape("<a href=\"x\">'&'</a>\u{7}"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn an_empty_report_renders_a_page_without_failing_rows() {
+        let report = Report::default();
+        let page = render(&Page {
+            report: &report,
+            outcome: None,
+            gate: None,
+            command: "",
+        });
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("<span class=\"v v-PASS\" id=\"verdict\">PASS</span>"));
+        assert!(page.contains("No check fired."));
+        assert!(!page.contains("<tr class=\"row"));
+    }
+}

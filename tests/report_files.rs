@@ -1,0 +1,268 @@
+//! `--junit` and `--html` end to end through the binary: the JUnit XML validates against the schema
+//! (with `xmllint` from libxml2-utils, which `.ci/run` installs) and carries a suite per check, a case
+//! per trace and the gate; the HTML page loads nothing from anywhere; both are redacted.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CANDIDATE: &str = "examples/gate/candidate_gpt.json";
+const RUN2: &str = "examples/gate/baseline_glm_run2.json";
+const BAND: &str = "examples/gate/band.json";
+const GOLDEN: &str = "examples/gate/golden.json";
+const PII: &str = "tests/fixtures/compat/pii.json";
+const PII_GOLDEN: &str = "tests/fixtures/compat/golden/pii.json";
+const SCHEMA: &str = "tests/fixtures/junit/junit.xsd";
+/// Raw values in the pii fixture that the builtin redaction masks, and that reach reasons unmasked with
+/// `--redact off`.
+const SECRETS: [&str; 4] = [
+    "4111 1111 1111 1111",
+    "ops@example.com",
+    "sk-proj-abcdefghijklmnopqrstuvwx",
+    "123-45-6789",
+];
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "faultgate-report-files-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn faultgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_faultgate"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("GITHUB_WORKSPACE")
+        .output()
+        .expect("run faultgate")
+}
+
+fn text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Validates `xml` against the JUnit schema with xmllint; panics with its output when it does not.
+fn assert_valid_junit(xml: &Path) {
+    let run = Command::new("xmllint")
+        .args(["--noout", "--schema", SCHEMA, s(xml)])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("xmllint is needed for this test (Debian: apt-get install libxml2-utils)");
+    assert!(
+        run.status.success(),
+        "{} does not validate:\n{}",
+        xml.display(),
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// The `<testsuite ...>` opening tags of a document, in order.
+fn suites(xml: &str) -> Vec<&str> {
+    xml.match_indices("<testsuite ")
+        .map(|(at, _)| {
+            let end = xml[at..].find('>').unwrap();
+            &xml[at..at + end]
+        })
+        .collect()
+}
+
+#[test]
+fn schema_rejects_a_malformed_report() {
+    // The schema check must be able to fail: a count that is not a number and a case without a name.
+    let dir = out_dir("bad-xml");
+    let bad = dir.join("bad.xml");
+    std::fs::write(
+        &bad,
+        "<testsuites tests=\"x\" failures=\"0\" errors=\"0\"><testsuite name=\"a\" tests=\"1\" failures=\"0\" errors=\"0\"><testcase/></testsuite></testsuites>",
+    )
+    .unwrap();
+    let run = Command::new("xmllint")
+        .args(["--noout", "--schema", SCHEMA, s(&bad)])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("xmllint");
+    assert!(!run.status.success());
+}
+
+#[test]
+fn junit_has_a_suite_per_check_a_case_per_trace_and_the_gate() {
+    let dir = out_dir("junit-fail");
+    let xml_path = dir.join("junit.xml");
+    let run = faultgate(&[
+        "check",
+        CANDIDATE,
+        "--band",
+        BAND,
+        "--golden",
+        GOLDEN,
+        "--junit",
+        s(&xml_path),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_valid_junit(&xml_path);
+    let xml = text(&xml_path);
+    let suites = suites(&xml);
+    let names: Vec<&str> = suites
+        .iter()
+        .map(|t| t.split('"').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "search_loop",
+            "abstention",
+            "policy",
+            "repeated_call",
+            "unrecovered_tool_error",
+            "context_overflow",
+            "wrong_answer",
+            "truncation",
+            "gate"
+        ]
+    );
+    for tag in &suites[..8] {
+        assert!(tag.contains(" tests=\"30\" "), "{tag}");
+    }
+    // Same counts as the audit's `fired` (tests/outputs.rs): search_loop fired on 18 traces.
+    assert!(suites[0].contains(" failures=\"18\""), "{}", suites[0]);
+    assert!(xml.contains(
+        "<testcase name=\"51c15300072be9563b8dcdae613d3f7f\" classname=\"r-0221\">\n            <failure message=\"no answer, 24 steps (cap), 62% empty results\" type=\"search_loop\"/>"
+    ));
+    assert!(suites[8].contains(" tests=\"1\" ") && suites[8].contains(" failures=\"1\""));
+    assert!(xml.contains(
+        "<failure message=\"gate FAIL: clean rate 0.30 vs band [0.80, 0.87], fail below 0.70, p=0.000, 0 policy violation(s), 15 regression(s)\" type=\"gate\"/>"
+    ));
+    // Deterministic: a second run writes the same bytes.
+    let again = dir.join("again.xml");
+    faultgate(&[
+        "check",
+        CANDIDATE,
+        "--band",
+        BAND,
+        "--golden",
+        GOLDEN,
+        "--junit",
+        s(&again),
+    ]);
+    assert_eq!(xml, text(&again));
+}
+
+#[test]
+fn junit_gate_case_passes_when_the_gate_passes() {
+    let dir = out_dir("junit-pass");
+    let xml_path = dir.join("junit.xml");
+    let run = faultgate(&["check", RUN2, "--band", BAND, "--junit", s(&xml_path)]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_valid_junit(&xml_path);
+    let xml = text(&xml_path);
+    let gate = *suites(&xml).last().unwrap();
+    assert!(gate.contains("name=\"gate\"") && gate.contains(" failures=\"0\""));
+    assert!(xml.contains("<system-out>gate PASS: clean rate 0.93 vs band [0.80, 0.87]"));
+    // Two traces still fired search_loop: they are failures of that suite, not of the gate.
+    assert!(suites(&xml)[0].contains(" failures=\"2\""));
+}
+
+#[test]
+fn junit_and_html_are_redacted() {
+    let dir = out_dir("redacted");
+    let (xml, page) = (dir.join("r.xml"), dir.join("r.html"));
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        let mut a: Vec<String> = ["check", PII, "--golden", PII_GOLDEN]
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        a.extend(extra.iter().map(|x| x.to_string()));
+        a.extend([
+            "--junit".into(),
+            s(&xml).into(),
+            "--html".into(),
+            s(&page).into(),
+        ]);
+        a
+    };
+    let run = |a: Vec<String>| faultgate(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(run(args(&["--redact", "off"])).status.code(), Some(1));
+    // Without redaction the raw values reach the reasons, so the fixture does exercise them ...
+    let (raw_xml, raw_page) = (text(&xml), text(&page));
+    for secret in SECRETS {
+        assert!(raw_xml.contains(secret), "{secret} not in unredacted XML");
+        assert!(raw_page.contains(secret), "{secret} not in unredacted HTML");
+    }
+    // ... and with the default redaction none of them is written.
+    assert_eq!(run(args(&[])).status.code(), Some(1));
+    assert_valid_junit(&xml);
+    let (xml, page) = (text(&xml), text(&page));
+    for secret in SECRETS {
+        assert!(!xml.contains(secret), "{secret} in JUnit XML");
+        assert!(!page.contains(secret), "{secret} in HTML");
+    }
+    assert!(xml.contains("card &lt;CREDIT_CARD&gt; declined"));
+    assert!(page.contains("card &lt;CREDIT_CARD&gt; declined"));
+}
+
+/// Attribute and CSS forms through which a page would load something.
+const LOADERS: [&str; 9] = [
+    "src=", "href=", "url(", "@import", "<script", "<link", "<iframe", "<object", "srcset",
+];
+
+#[test]
+fn html_is_self_contained_and_shows_the_run() {
+    let dir = out_dir("html");
+    let page_path = dir.join("report.html");
+    let run = faultgate(&[
+        "check",
+        CANDIDATE,
+        "--band",
+        BAND,
+        "--golden",
+        GOLDEN,
+        "--html",
+        s(&page_path),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let page = text(&page_path);
+    assert!(!page.contains("http://") && !page.contains("https://"));
+    for loader in LOADERS {
+        assert!(!page.contains(loader), "the page contains {loader}");
+    }
+    assert!(page.contains("content=\"default-src 'none'; style-src 'unsafe-inline'\""));
+    assert!(page.contains("<span class=\"v v-FAIL\" id=\"verdict\">FAIL</span>"));
+    assert!(page.contains("21/30 traces failed"));
+    // The chart: two baseline runs, the band, this run.
+    assert_eq!(page.matches("<circle class=\"run\"").count(), 2);
+    assert!(page.contains("<rect class=\"band\"") && page.contains("<rect class=\"candidate\""));
+    // Checks by fired count, most first.
+    let checks = &page[page.find("<table id=\"checks\">").unwrap()..];
+    let first = checks.find("<tr><td>").unwrap();
+    assert!(checks[first..].starts_with(
+        "<tr><td>search_loop</td><td class=\"n\">18</td></tr>\n<tr><td>wrong_answer</td><td class=\"n\">3</td></tr>\n<tr><td>truncation</td><td class=\"n\">3</td></tr>\n<tr><td>abstention</td><td class=\"n\">0</td></tr>"
+    ), "{}", &checks[..400]);
+    // One filter per check that fired, and each failing row is tagged with its check's filter.
+    assert!(page.contains("<label for=\"f0\">search_loop</label> <label for=\"f1\">wrong_answer</label> <label for=\"f2\">truncation</label></div>"));
+    assert!(page.contains("#f0:checked~.scroll tr.row:not(.c0){display:none}"));
+    assert!(page.contains(
+        "<tr class=\"row c0\"><td>r-0221</td><td><code>51c15300072be9563b8dcdae613d3f7f</code></td><td class=\"n\">24</td><td>search_loop</td><td><div class=\"reason\">no answer, 24 steps (cap), 62% empty results</div></td>"
+    ));
+    assert!(!page.contains(env!("CARGO_MANIFEST_DIR")));
+}
+
+#[test]
+fn unwritable_outputs_exit_2() {
+    let dir = out_dir("unwritable");
+    let blocker = dir.join("file");
+    std::fs::write(&blocker, b"x").unwrap();
+    for flag in ["--junit", "--html"] {
+        let target = blocker.join("out");
+        let run = faultgate(&["check", CANDIDATE, flag, s(&target)]);
+        assert_eq!(run.status.code(), Some(2), "{flag}: {run:?}");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains("cannot write output"), "{stderr}");
+    }
+}
