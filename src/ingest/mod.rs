@@ -58,10 +58,10 @@ impl Format {
 pub static DECODERS: &[&dyn Decoder] = &[
     &openinference::OpenInference,
     &otlp::Otlp,
-    &langfuse::Langfuse,
-    &langsmith::Langsmith,
-    &braintrust::Braintrust,
-    &trajectory::Trajectory,
+    &langfuse::LANGFUSE,
+    &langsmith::LANGSMITH,
+    &braintrust::BRAINTRUST,
+    &trajectory::TRAJECTORY,
 ];
 
 /// The decoder of a format other than `auto`.

@@ -4,14 +4,8 @@
 //! `tool` spans are tool spans and `llm` spans chat spans. Partial-update rows (`_is_merge`) are merged
 //! into the span they update, the way Braintrust itself folds them, instead of becoming extra spans.
 
-use std::path::Path;
-
-use simd_json::tape::Value as TapeValue;
-
-use super::common::{first_record_accepted, read_records};
-use crate::error::InputError;
+use super::common::RecordFormat;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
@@ -24,28 +18,11 @@ use crate::pyfmt::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// Braintrust log rows.
-pub struct Braintrust;
-
-impl Decoder for Braintrust {
-    fn format(&self) -> Format {
-        Format::Braintrust
-    }
-
-    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
-        first_record_accepted(doc, accepts)
-    }
-
-    fn read(
-        &self,
-        path: &Path,
-        docs: &[Document<'_>],
-        _: &ReadOptions,
-    ) -> Result<Box<dyn Traces>, InputError> {
-        read_records(path, docs, Format::Braintrust, accepts, |records, _| {
-            read(records)
-        })
-    }
-}
+pub static BRAINTRUST: RecordFormat = RecordFormat {
+    format: Format::Braintrust,
+    accepts,
+    map: |records, _| read(records),
+};
 
 /// Returns true if and only if the record has Braintrust's fields.
 pub fn accepts(record: &Map<String, Value>) -> bool {

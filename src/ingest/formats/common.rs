@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::error::InputError;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Document, OwnedTraces, Traces};
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
 use crate::ingest::json::{to_value, with_tape};
 use crate::pyfmt::{py_repr_str, py_str, py_truthy};
 use crate::pyjson::dumps_spaced;
@@ -269,9 +269,36 @@ pub fn order_trace<'a>(trace_id: String, mut spans: Vec<SpanRecord<'a>>) -> Trac
 pub type MapRecords =
     fn(&[&Map<String, Value>], &Path) -> Result<Vec<TraceRecord<'static>>, MapError>;
 
+/// A vendor format whose documents hold a list of records: recognised by its first record's fields and
+/// read by mapping the records into traces.
+pub struct RecordFormat {
+    pub format: Format,
+    pub accepts: fn(&Map<String, Value>) -> bool,
+    pub map: MapRecords,
+}
+
+impl Decoder for RecordFormat {
+    fn format(&self) -> Format {
+        self.format
+    }
+
+    fn detect(&self, doc: simd_json::tape::Value<'_, '_>) -> bool {
+        first_record_accepted(doc, self.accepts)
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        _: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        read_records(path, docs, self.format, self.accepts, self.map)
+    }
+}
+
 /// Reads a vendor format's documents: each one's record list, checked against the format's fields and
 /// mapped into traces.
-pub fn read_records(
+fn read_records(
     path: &Path,
     docs: &[Document<'_>],
     format: Format,
@@ -307,7 +334,7 @@ pub fn read_records(
 }
 
 /// Returns true if and only if the document's first record has the fields `accepts` looks for.
-pub fn first_record_accepted(
+fn first_record_accepted(
     doc: simd_json::tape::Value<'_, '_>,
     accepts: fn(&Map<String, Value>) -> bool,
 ) -> bool {

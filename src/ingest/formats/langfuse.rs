@@ -6,14 +6,8 @@
 //! Also owns the heuristic `precheck` uses to warn about tools recorded as SPAN observations, which no
 //! check reads.
 
-use std::path::Path;
-
-use simd_json::tape::Value as TapeValue;
-
-use super::common::{first_record_accepted, read_records};
-use crate::error::InputError;
+use super::common::RecordFormat;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -48,28 +42,11 @@ pub fn is_row(record: &Map<String, Value>) -> bool {
 }
 
 /// Langfuse exports: traces with their observations, as one document or one row each.
-pub struct Langfuse;
-
-impl Decoder for Langfuse {
-    fn format(&self) -> Format {
-        Format::Langfuse
-    }
-
-    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
-        first_record_accepted(doc, accepts)
-    }
-
-    fn read(
-        &self,
-        path: &Path,
-        docs: &[Document<'_>],
-        _: &ReadOptions,
-    ) -> Result<Box<dyn Traces>, InputError> {
-        read_records(path, docs, Format::Langfuse, accepts, |records, _| {
-            read(records)
-        })
-    }
-}
+pub static LANGFUSE: RecordFormat = RecordFormat {
+    format: Format::Langfuse,
+    accepts,
+    map: |records, _| read(records),
+};
 
 /// Returns true if and only if the record has Langfuse's fields (a trace object or an observation row).
 pub fn accepts(record: &Map<String, Value>) -> bool {

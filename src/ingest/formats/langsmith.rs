@@ -3,14 +3,8 @@
 //! A parentless non-llm run is the agent root; `tool` runs are tool spans (their `error` prefixes the
 //! result); llm runs are chat spans with their finish reason; token counts and `total_cost` carry over.
 
-use std::path::Path;
-
-use simd_json::tape::Value as TapeValue;
-
-use super::common::{first_record_accepted, read_records};
-use crate::error::InputError;
+use super::common::RecordFormat;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -21,28 +15,11 @@ use crate::pyfmt::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// LangSmith run payloads.
-pub struct Langsmith;
-
-impl Decoder for Langsmith {
-    fn format(&self) -> Format {
-        Format::Langsmith
-    }
-
-    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
-        first_record_accepted(doc, accepts)
-    }
-
-    fn read(
-        &self,
-        path: &Path,
-        docs: &[Document<'_>],
-        _: &ReadOptions,
-    ) -> Result<Box<dyn Traces>, InputError> {
-        read_records(path, docs, Format::Langsmith, accepts, |records, _| {
-            read(records)
-        })
-    }
-}
+pub static LANGSMITH: RecordFormat = RecordFormat {
+    format: Format::Langsmith,
+    accepts,
+    map: |records, _| read(records),
+};
 
 /// Returns true if and only if the record has LangSmith's fields.
 pub fn accepts(record: &Map<String, Value>) -> bool {

@@ -8,12 +8,8 @@
 
 use std::path::Path;
 
-use simd_json::tape::Value as TapeValue;
-
-use super::common::{first_record_accepted, read_records};
-use crate::error::InputError;
+use super::common::RecordFormat;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use serde_json::{Map, Value};
 
 use super::common::{group_in_order, ns, order_trace, set_tool_attrs, wrap_messages};
@@ -28,28 +24,11 @@ pub const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
 const ENVELOPE: [&str; 6] = ["seq", "ts", "agent", "event", "run_id", "trace_id"];
 
 /// JSON-lines agent trajectories: one event per line, one run per file or per `run_id`.
-pub struct Trajectory;
-
-impl Decoder for Trajectory {
-    fn format(&self) -> Format {
-        Format::Trajectory
-    }
-
-    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
-        first_record_accepted(doc, accepts)
-    }
-
-    fn read(
-        &self,
-        path: &Path,
-        docs: &[Document<'_>],
-        _: &ReadOptions,
-    ) -> Result<Box<dyn Traces>, InputError> {
-        read_records(path, docs, Format::Trajectory, accepts, |records, path| {
-            Ok(read(records, &trajectory_id(path)))
-        })
-    }
-}
+pub static TRAJECTORY: RecordFormat = RecordFormat {
+    format: Format::Trajectory,
+    accepts,
+    map: |records, path| Ok(read(records, &trajectory_id(path))),
+};
 
 /// Returns true if and only if the record is a trajectory event (`seq` and `event`).
 pub fn accepts(record: &Map<String, Value>) -> bool {
