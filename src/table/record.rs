@@ -132,13 +132,6 @@ impl<'a> AttrValue<'a> {
             AttrValue::Json(v) => AttrValue::Json(v),
         }
     }
-
-    pub fn into_json(self) -> Value {
-        match self {
-            AttrValue::Str(s) => Value::String(s.into_owned()),
-            AttrValue::Json(v) => v,
-        }
-    }
 }
 
 impl From<Value> for AttrValue<'_> {
@@ -282,11 +275,6 @@ impl<'a> SpanRecord<'a> {
             status_code: self.status_code,
             status_message: Cow::Owned(self.status_message.into_owned()),
         }
-    }
-
-    /// Python `str()` of the attribute, when present.
-    pub fn attr_text(&self, key: &str) -> Option<Cow<'_, str>> {
-        self.attrs.get(key).map(AttrValue::py_str)
     }
 }
 
