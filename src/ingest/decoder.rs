@@ -181,7 +181,7 @@ thread_local! {
 }
 
 /// Decodes `traces` batch by batch, runs `each` on every batch's tables in parallel, and hands the results
-/// to `sink` in trace order. At most a round of batches (a few per worker) is alive at once.
+/// to `sink` in trace order. At most a round of batches (two per worker) is alive at once.
 pub fn for_each_batch<R: Send>(
     path: &Path,
     traces: &dyn Traces,

@@ -1,4 +1,4 @@
-//! One reader per export format, each mapping its records onto [`crate::model::Span`]s.
+//! One decoder per export format, each describing its traces as [`crate::table::record::SpanRecord`]s.
 
 pub mod braintrust;
 pub mod common;
