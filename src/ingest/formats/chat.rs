@@ -232,18 +232,34 @@ pub fn child_span(
     }
 }
 
+/// One tool call and its result, as a format recorded them.
+pub struct ToolStep<'v> {
+    /// The agent that made the call (`None`: the root's).
+    pub agent: Option<&'v str>,
+    pub name: &'v str,
+    pub arguments: &'v Value,
+    pub result: &'v Value,
+    /// Truthy when the tool failed (the result then reads `Error: <error> <result>`).
+    pub error: &'v Value,
+    /// `""` when the format gives the call no id.
+    pub call_id: &'v str,
+}
+
 /// The `execute_tool` span of a call and its result.
 pub fn tool_span(
     trace_id: &str,
     key: usize,
     suffix: &str,
-    agent: Option<&str>,
-    name: &str,
-    arguments: &Value,
-    result: &Value,
-    error: &Value,
-    call_id: &str,
+    step: ToolStep<'_>,
 ) -> SpanRecord<'static> {
+    let ToolStep {
+        agent,
+        name,
+        arguments,
+        result,
+        error,
+        call_id,
+    } = step;
     let mut attrs = Map::new();
     set_tool_attrs(&mut attrs, name, arguments, result, error);
     if !call_id.is_empty() {
@@ -279,12 +295,14 @@ pub fn tool_spans(
                 trace_id,
                 i,
                 &format!(".{j:03}"),
-                who.as_deref(),
-                &call.name,
-                &call.arguments,
-                response.map_or(&null, |r| &r.content),
-                response.map_or(&null, |r| &r.error),
-                &call.id,
+                ToolStep {
+                    agent: who.as_deref(),
+                    name: &call.name,
+                    arguments: &call.arguments,
+                    result: response.map_or(&null, |r| &r.content),
+                    error: response.map_or(&null, |r| &r.error),
+                    call_id: &call.id,
+                },
             );
             span.start_ns = times[i];
             span.end_ns = response.map_or(0, |r| r.at).max(times[i]);
@@ -372,7 +390,8 @@ mod tests {
             {"role": "assistant", "tool_calls": [{"id": "c3", "name": "orphan", "arguments": {}}]}
         ]);
         let spans = tool_spans("t", &maps(&messages), |_| None);
-        let read: Vec<(Option<&str>, Option<&str>, Option<&str>, i64)> = spans
+        type Read<'s> = (Option<&'s str>, Option<&'s str>, Option<&'s str>, i64);
+        let read: Vec<Read<'_>> = spans
             .iter()
             .map(|s| {
                 (

@@ -22,8 +22,8 @@ use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
 use super::chat::{
-    DocumentFormat, calls, child_span, content_text, file_stem, objects, responses, root_span,
-    tape_first, tape_get, tape_has, tool_span, trace,
+    DocumentFormat, ToolStep, calls, child_span, content_text, file_stem, objects, responses,
+    root_span, tape_first, tape_get, tape_has, tool_span, trace,
 };
 use super::common::wrap_messages;
 use super::trajectory::RECORDED_OUTCOME;
@@ -190,12 +190,14 @@ fn read_log(
                 &id,
                 i,
                 &format!(".c{j:03}"),
-                Some(&agent),
-                &call.name,
-                &call.arguments,
-                response.map_or(&null, |r| &r.content),
-                response.map_or(&null, |r| &r.error),
-                &call.id,
+                ToolStep {
+                    agent: Some(&agent),
+                    name: &call.name,
+                    arguments: &call.arguments,
+                    result: response.map_or(&null, |r| &r.content),
+                    error: response.map_or(&null, |r| &r.error),
+                    call_id: &call.id,
+                },
             ));
         }
         let remark = remark(turn);
@@ -212,12 +214,14 @@ fn read_log(
                 &id,
                 i,
                 ".c999",
-                Some(&agent),
-                EXECUTE_CODE,
-                &code,
-                &output,
-                &error,
-                "",
+                ToolStep {
+                    agent: Some(&agent),
+                    name: EXECUTE_CODE,
+                    arguments: &code,
+                    result: &output,
+                    error: &error,
+                    call_id: "",
+                },
             ));
         } else if remark == "termination condition" || text.contains(FINAL_ANSWER) {
             if remark == "termination condition" {

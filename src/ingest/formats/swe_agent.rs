@@ -22,8 +22,8 @@ use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
 use super::chat::{
-    DocumentFormat, calls, content_text, file_stem, message_times, objects, role, root_span,
-    tape_first, tape_get, tape_has, tool_span, tool_spans, trace,
+    DocumentFormat, ToolStep, calls, content_text, file_stem, message_times, objects, role,
+    root_span, tape_first, tape_get, tape_has, tool_span, tool_spans, trace,
 };
 use super::common::set_usage;
 use crate::ingest::Format;
@@ -170,12 +170,14 @@ fn swe_agent(traj: &Map<String, Value>, id: String) -> TraceRecord<'static> {
                 &id,
                 i,
                 "",
-                None,
-                &tool,
-                &Value::String(action.to_string()),
-                result,
-                &null,
-                "",
+                ToolStep {
+                    agent: None,
+                    name: &tool,
+                    arguments: &Value::String(action.to_string()),
+                    result,
+                    error: &null,
+                    call_id: "",
+                },
             ))
         })
         .collect();
@@ -244,12 +246,14 @@ fn mini(
                 &id,
                 i,
                 &format!(".{j:03}"),
-                None,
-                "bash",
-                &serde_json::json!({ "command": command }),
-                &result,
-                &null,
-                "",
+                ToolStep {
+                    agent: None,
+                    name: "bash",
+                    arguments: &serde_json::json!({ "command": command }),
+                    result: &result,
+                    error: &null,
+                    call_id: "",
+                },
             );
             span.start_ns = times[i];
             span.end_ns = times.get(i + 1).copied().unwrap_or(0).max(times[i]);
