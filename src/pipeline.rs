@@ -34,6 +34,8 @@ pub struct RunSettings {
     pub keep_raw_scenario: bool,
     /// Which reasons to keep: those the run's outputs print.
     pub reasons: Reasons,
+    /// Where reading reports its progress (a progress bar), if anywhere. It never changes a result.
+    pub progress: Option<std::sync::Arc<dyn ingest::ReadProgress>>,
 }
 
 impl RunSettings {
@@ -92,6 +94,7 @@ fn run_file(
     let options = ReadOptions {
         // A judge clears its answers at each batch's prefetch, so batches take turns.
         parallel_batches: settings.context.judge.is_none(),
+        progress: settings.progress.clone(),
         ..ReadOptions::new(
             settings.format,
             TableOptions {
@@ -222,6 +225,7 @@ mod tests {
             format: Format::Auto,
             keep_raw_scenario: true,
             reasons,
+            progress: None,
         }
     }
 

@@ -14,7 +14,13 @@ use crate::report::Report;
 /// files were tried.
 pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
     let files = crate::ingest::expand_paths(paths)?;
+    if let Some(bar) = &resolved.progress {
+        bar.start(&files);
+    }
     let outcomes = crate::pipeline::run_files(&files, &resolved.settings);
+    if let Some(bar) = &resolved.progress {
+        bar.clear();
+    }
     let mut report = Report {
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
