@@ -189,6 +189,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             } else {
                 crate::checks::Reasons::None
             },
+            failing_steps: 0,
             progress: progress
                 .clone()
                 .map(|bar| bar as Arc<dyn crate::ingest::ReadProgress>),
