@@ -646,3 +646,30 @@ fn cut_and_odd_inputs_are_an_error_or_traces_never_a_panic() {
             .unwrap();
     assert_eq!((format, batch.len()), (Format::MultiAgent, 1));
 }
+
+#[test]
+fn json_lines_of_multi_agent_records_give_one_trace_each() {
+    let dir = scratch("jsonl");
+    let lines: Vec<String> = ["who_and_when_ag2.json", "who_and_when_magentic_one.json"]
+        .iter()
+        .map(|f| {
+            let v: Value = serde_json::from_slice(
+                &std::fs::read(fixture(&format!("multi_agent/{f}"))).unwrap(),
+            )
+            .unwrap();
+            v.to_string()
+        })
+        .collect();
+    let path = dir.join("who_and_when.jsonl");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let (format, batch) = read_path(&path, Format::Auto).unwrap();
+    assert_eq!(format, Format::MultiAgent);
+    let t = traces(&batch);
+    let read: Vec<(&str, &str, &str)> = t
+        .iter()
+        .map(|t| (t.id.as_str(), t.agent.as_str(), t.answer.as_str()))
+        .collect();
+    assert_eq!(read[0].0, "who_and_when-1");
+    assert_eq!(read[0].1, "Excel_Expert");
+    assert_eq!(read[1], ("who_and_when-2", "Orchestrator", "1080000000"));
+}

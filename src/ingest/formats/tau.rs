@@ -213,4 +213,24 @@ mod tests {
         assert!(!detects(r#"{"simulations": [{"id": 1}], "info": {}}"#));
         assert!(!detects(r#"[{"role": "user", "content": "hi"}]"#));
     }
+
+    #[test]
+    fn a_run_that_raised_is_a_root_error_and_trials_stay_apart() {
+        // run.py's record for a task whose run raised, and a resumed run repeating a task and trial.
+        let doc = serde_json::json!([
+            {"task_id": 3, "reward": 0.0, "info": {"error": "RateLimitError", "traceback": "..."}, "traj": [], "trial": 0},
+            {"task_id": 3, "reward": 1.0, "info": {}, "traj": [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "done"}], "trial": 0}
+        ]);
+        let traces = read(&[doc]).unwrap();
+        let ids: Vec<&str> = traces.iter().map(|t| t.trace_id.as_ref()).collect();
+        assert_eq!(ids, ["task-3-trial-0", "task-3-trial-0-2"]);
+        let root = &traces[0].spans[0];
+        assert_eq!(
+            (root.status_code, root.status_message.as_ref()),
+            (2, "RateLimitError")
+        );
+        assert_eq!(root.attr_str(attr::SCENARIO), Some("task-3"));
+        assert_eq!(traces[1].spans[0].status_code, 0);
+    }
 }
