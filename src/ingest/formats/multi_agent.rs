@@ -204,13 +204,13 @@ fn read_log(
         if let Some(status) = text.strip_prefix("exitcode:") {
             let code = last_code_block(&last_text).map_or(Value::Null, Value::String);
             let failed = !status.trim_start().starts_with('0');
-            let error = if failed {
-                Value::String(status.lines().next().unwrap_or("").trim().into())
+            // A failed run's output is the error's text: `Error: exitcode: 1 (execution failed) ...`.
+            let output = Value::String(if failed {
+                format!("Error: {text}")
             } else {
-                Value::Null
-            };
-            let output = Value::String(text.clone());
-            spans.push(tool_span(
+                text.clone()
+            });
+            let mut span = tool_span(
                 &id,
                 i,
                 ".c999",
@@ -219,10 +219,15 @@ fn read_log(
                     name: EXECUTE_CODE,
                     arguments: &code,
                     result: &output,
-                    error: &error,
+                    error: &null,
                     call_id: "",
                 },
-            ));
+            );
+            if failed {
+                span.status_code = 2;
+                span.status_message = text.lines().next().unwrap_or("").trim().to_string().into();
+            }
+            spans.push(span);
         } else if remark == "termination condition" || text.contains(FINAL_ANSWER) {
             if remark == "termination condition" {
                 termination = text.lines().next().map(|l| l.trim().to_string());
@@ -308,6 +313,58 @@ mod tests {
         ));
         assert!(!detects(r#"{"history": [{"seq": 1}]}"#));
         assert!(!detects(r#"{"history": "text"}"#));
+    }
+
+    #[test]
+    fn failed_code_runs_and_function_calls_are_tool_steps_and_speaker_changes_handoffs() {
+        let record = json!({"chat_history": [
+            {"content": "Plot it:\n```python\nimport missing\n```", "name": "Coder", "role": "assistant"},
+            {"content": "exitcode: 1 (execution failed)\nCode output: ModuleNotFoundError", "name": "Executor", "role": "user"},
+            {"content": null, "name": "Coder", "role": "assistant", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"x\"}"}}]},
+            {"content": "3 hits", "role": "tool", "tool_responses": [{"tool_call_id": "c1", "role": "tool", "content": "3 hits"}]},
+            {"content": "Done: 3 hits.\nTERMINATE", "name": "Coder", "role": "assistant"}
+        ]});
+        let trace = read_log(
+            record.as_object().unwrap(),
+            &objects(record.get("chat_history")),
+            "t".into(),
+        );
+        let steps = crate::table::derive::steps(&trace.spans, true);
+        let read: Vec<(&str, &str, &str)> = steps
+            .iter()
+            .map(|s| (s.tool.as_ref(), s.arguments.as_ref(), s.result.as_ref()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (
+                    EXECUTE_CODE,
+                    "import missing",
+                    "Error: exitcode: 1 (execution failed)\nCode output: ModuleNotFoundError"
+                ),
+                ("search", "{\"q\": \"x\"}", "3 hits"),
+            ]
+        );
+        let handoffs: Vec<(Option<&str>, Option<&str>)> = trace
+            .spans
+            .iter()
+            .filter(|s| s.attr(attr::HANDOFF_TO).is_some())
+            .map(|s| (s.attr_str(attr::HANDOFF_FROM), s.attr_str(attr::HANDOFF_TO)))
+            .collect();
+        assert_eq!(
+            handoffs,
+            [
+                (Some("Coder"), Some("Executor")),
+                (Some("Executor"), Some("Coder"))
+            ]
+        );
+        let root = crate::table::record::root_position(&trace.spans);
+        assert_eq!(
+            crate::table::derive::answer(&trace.spans, root),
+            "Done: 3 hits."
+        );
+        assert_eq!(trace.agent, "Coder");
     }
 
     #[test]
