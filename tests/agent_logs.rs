@@ -133,7 +133,14 @@ fn tau_bench_results_give_one_trace_per_trial_with_the_reward_as_outcome() {
     assert_eq!(format, Format::TauBench);
     let t = traces(&batch);
     let ids: Vec<&str> = t.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(ids, ["task-1-trial-0", "task-1-trial-1", "task-0-trial-0"]);
+    assert_eq!(
+        ids,
+        [
+            "task-1#0@tau_bench_airline",
+            "task-1#1@tau_bench_airline",
+            "task-0#0@tau_bench_airline"
+        ]
+    );
     let scenarios: Vec<&str> = t.iter().map(|t| t.scenario.as_str()).collect();
     assert_eq!(scenarios, ["task-1", "task-1", "task-0"]);
     let outcomes: Vec<Option<&Value>> = t.iter().map(Trace::outcome).collect();
@@ -197,11 +204,11 @@ fn tau2_results_read_termination_usage_times_and_tool_errors() {
     let (done, capped) = (&t[0], &t[1]);
     assert_eq!(
         (done.id.as_str(), done.scenario.as_str()),
-        ("task-7-trial-0", "task-7")
+        ("task-7#0@tau2_airline", "task-7")
     );
     assert_eq!(
         (capped.id.as_str(), capped.scenario.as_str()),
-        ("task-7-trial-1", "task-7")
+        ("task-7#1@tau2_airline", "task-7")
     );
     assert_eq!(done.termination, "user_stop");
     assert_eq!(capped.termination, "max_steps");
@@ -273,7 +280,7 @@ fn tau2_results_read_termination_usage_times_and_tool_errors() {
     assert_eq!(fired.len(), 1, "{fired:?}");
     assert_eq!(
         (fired[0].0.as_str(), fired[0].1.as_str()),
-        ("task-7-trial-1", "unrecovered_tool_error")
+        ("task-7#1@tau2_airline", "unrecovered_tool_error")
     );
 }
 
@@ -415,6 +422,8 @@ fn ag2_turns_are_agent_steps_and_code_execution_is_a_tool_step() {
     assert_eq!(format, Format::MultiAgent);
     let t = &traces(&batch)[0];
     assert_eq!(t.agent, "Excel_Expert");
+    // Who&When names its files 1.json, 2.json... in both subsets, so the question id is the trace id.
+    assert_eq!(t.id, "4d51c4bf-4b0e-4f3d-897b-3f6687a7d9f2");
     assert_eq!(t.scenario, "4d51c4bf-4b0e-4f3d-897b-3f6687a7d9f2");
     assert_eq!(t.outcome(), Some(&json!(false)));
     assert!(
@@ -669,7 +678,14 @@ fn json_lines_of_multi_agent_records_give_one_trace_each() {
         .iter()
         .map(|t| (t.id.as_str(), t.agent.as_str(), t.answer.as_str()))
         .collect();
-    assert_eq!(read[0].0, "who_and_when-1");
+    assert_eq!(read[0].0, "4d51c4bf-4b0e-4f3d-897b-3f6687a7d9f2");
     assert_eq!(read[0].1, "Excel_Expert");
-    assert_eq!(read[1], ("who_and_when-2", "Orchestrator", "1080000000"));
+    assert_eq!(
+        read[1],
+        (
+            "e6bc98089608217e45b6956a46518fe3cce64a799b3ac43c6974c449ae14c408",
+            "Orchestrator",
+            "1080000000"
+        )
+    );
 }

@@ -12,8 +12,9 @@
 //! The prompt is the record's `question`, else the first user turn; the answer is what follows
 //! Magentic-One's `FINAL ANSWER:`, else the last agent turn's text (without AG2's closing `TERMINATE`;
 //! orchestration remarks such as `(thought)` and `(-> WebSurfer)` are not answers). The first line of a
-//! `(termination condition)` turn is the termination. The scenario key is `question_ID`; `is_correct` (the
-//! Hand-Crafted set spells it `is_corrected`) is kept on the root as the recorded outcome.
+//! `(termination condition)` turn is the termination. The scenario key and the trace id are `question_ID`
+//! (the trace id else the file's name); `is_correct` (the Hand-Crafted set spells it `is_corrected`) is
+//! kept on the root as the recorded outcome.
 
 use std::path::Path;
 
@@ -75,15 +76,23 @@ fn read(docs: &[Value], path: &Path) -> Result<Vec<TraceRecord<'static>>, String
         })
         .collect();
     let stem = file_stem(path);
+    let mut seen = std::collections::HashSet::new();
     records
         .iter()
         .enumerate()
         .map(|(i, record)| {
-            let id = if records.len() > 1 {
-                format!("{stem}-{}", i + 1)
-            } else {
-                stem.clone()
+            // Who&When names its files 1.json, 2.json... in each subset: the question id tells runs apart.
+            let base = match record.get("question_ID").filter(|v| py_truthy(v)) {
+                Some(question) => py_str(question),
+                None if records.len() > 1 => format!("{stem}-{}", i + 1),
+                None => stem.clone(),
             };
+            let mut id = base.clone();
+            let mut n = 1;
+            while !seen.insert(id.clone()) {
+                n += 1;
+                id = format!("{base}-{n}");
+            }
             let turns = TURN_KEYS
                 .iter()
                 .find_map(|k| record.get(*k).filter(|v| v.is_array()))

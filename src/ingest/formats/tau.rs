@@ -7,7 +7,7 @@
 //!   `SimulationRun` (`task_id`, `trial`, `termination_reason`, `reward_info`, `messages`, times and
 //!   costs); a single simulation file (the `dir` storage format) or a list of simulations reads the same.
 //!
-//! Each simulation is one trace. The scenario key is `task-<task_id>`: every trial of a task is the same
+//! Each simulation is one trace, `task-<task_id>#<trial>@<file name>`. The scenario key is `task-<task_id>`: every trial of a task is the same
 //! scenario, so a results file can feed `baseline`. The reward is the recorded outcome (success when it
 //! is 1, as tau-bench's pass^k counts it), kept on the root for display as trajectories keep
 //! `task_success`; tau2's termination reason is the termination.
@@ -19,8 +19,8 @@ use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
 use super::chat::{
-    DocumentFormat, content_text, objects, role, root_span, tape_first, tape_get, tape_has,
-    tool_spans, trace,
+    DocumentFormat, content_text, file_stem, objects, role, root_span, tape_first, tape_get,
+    tape_has, tool_spans, trace,
 };
 use super::common::{ns, set_usage};
 use super::trajectory::RECORDED_OUTCOME;
@@ -35,7 +35,7 @@ pub const REWARD: &str = "faultgate.reward";
 pub static TAU: DocumentFormat = DocumentFormat {
     format: Format::TauBench,
     detect,
-    map: |docs, _| read(docs),
+    map: |docs, path| read(docs, &file_stem(path)),
 };
 
 /// The agent name of every tau trace (results files do not name the agent).
@@ -61,9 +61,12 @@ fn detect(doc: TapeValue<'_, '_>) -> bool {
 }
 
 /// The traces of every document's results.
-pub fn read(docs: &[Value]) -> Result<Vec<TraceRecord<'static>>, String> {
+pub fn read(docs: &[Value], stem: &str) -> Result<Vec<TraceRecord<'static>>, String> {
     let mut out = Vec::new();
-    let mut ids = HashSet::new();
+    let mut ids = Ids {
+        stem: stem.to_string(),
+        seen: HashSet::new(),
+    };
     for doc in docs {
         let records: Vec<&Map<String, Value>> = match doc {
             Value::Array(_) => objects(Some(doc)),
@@ -87,18 +90,27 @@ pub fn read(docs: &[Value]) -> Result<Vec<TraceRecord<'static>>, String> {
     Ok(out)
 }
 
-/// `task-<id>-trial-<n>`, made unique within the file (a resumed run can repeat a pair).
-fn trace_id(record: &Map<String, Value>, ids: &mut HashSet<String>) -> String {
-    let task = record.get("task_id").map(py_str).unwrap_or_default();
-    let trial = record.get("trial").map_or_else(|| "0".to_string(), py_str);
-    let base = format!("task-{task}-trial-{trial}");
-    let mut id = base.clone();
-    let mut n = 1;
-    while !ids.insert(id.clone()) {
-        n += 1;
-        id = format!("{base}-{n}");
+/// Trace ids already given in a file, and the file's name (part of every id, so that the same task and
+/// trial in two results files of one run stay two traces).
+struct Ids {
+    stem: String,
+    seen: HashSet<String>,
+}
+
+impl Ids {
+    /// `task-<id>#<trial>@<file>`, made unique within the file (a resumed run can repeat a pair).
+    fn next(&mut self, record: &Map<String, Value>) -> String {
+        let task = record.get("task_id").map(py_str).unwrap_or_default();
+        let trial = record.get("trial").map_or_else(|| "0".to_string(), py_str);
+        let base = format!("task-{task}#{trial}@{}", self.stem);
+        let mut id = base.clone();
+        let mut n = 1;
+        while !self.seen.insert(id.clone()) {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        id
     }
-    id
 }
 
 /// The root attributes every tau trace has: scenario and outcome.
@@ -131,8 +143,8 @@ fn prompt_and_answer(messages: &[&Map<String, Value>]) -> (String, String) {
     (prompt, answer)
 }
 
-fn tau_bench(record: &Map<String, Value>, ids: &mut HashSet<String>) -> TraceRecord<'static> {
-    let id = trace_id(record, ids);
+fn tau_bench(record: &Map<String, Value>, ids: &mut Ids) -> TraceRecord<'static> {
+    let id = ids.next(record);
     let messages = objects(record.get("traj"));
     let (prompt, answer) = prompt_and_answer(&messages);
     let attrs = outcome_attrs(record, record.get("reward"));
@@ -150,11 +162,8 @@ fn tau_bench(record: &Map<String, Value>, ids: &mut HashSet<String>) -> TraceRec
     trace(id, root, spans)
 }
 
-fn tau2(
-    record: &Map<String, Value>,
-    ids: &mut HashSet<String>,
-) -> Result<TraceRecord<'static>, String> {
-    let id = trace_id(record, ids);
+fn tau2(record: &Map<String, Value>, ids: &mut Ids) -> Result<TraceRecord<'static>, String> {
+    let id = ids.next(record);
     let messages = objects(record.get("messages"));
     let (prompt, answer) = prompt_and_answer(&messages);
     let reward = record.get("reward_info").and_then(|r| r.get("reward"));
@@ -222,9 +231,9 @@ mod tests {
             {"task_id": 3, "reward": 1.0, "info": {}, "traj": [{"role": "user", "content": "hi"},
                 {"role": "assistant", "content": "done"}], "trial": 0}
         ]);
-        let traces = read(&[doc]).unwrap();
+        let traces = read(&[doc], "results").unwrap();
         let ids: Vec<&str> = traces.iter().map(|t| t.trace_id.as_ref()).collect();
-        assert_eq!(ids, ["task-3-trial-0", "task-3-trial-0-2"]);
+        assert_eq!(ids, ["task-3#0@results", "task-3#0@results-2"]);
         let root = &traces[0].spans[0];
         assert_eq!(
             (root.status_code, root.status_message.as_ref()),
