@@ -269,6 +269,20 @@ fn tau2_results_read_termination_usage_times_and_tool_errors() {
     );
     assert_eq!(capped.answer, "", "the run ended on a tool call");
 
+    // One simulation per file (tau2's `dir` storage) reads the same.
+    let results: Value =
+        serde_json::from_slice(&std::fs::read(fixture("tau/tau2_airline.json")).unwrap()).unwrap();
+    let single = scratch("tau2-single").join("3c2a9e0e.json");
+    std::fs::write(&single, results["simulations"][1].to_string()).unwrap();
+    let (format, batch) = read_path(&single, Format::Auto).unwrap();
+    assert_eq!(format, Format::TauBench);
+    let alone = &traces(&batch)[0];
+    assert_eq!(
+        (alone.id.as_str(), alone.termination.as_str()),
+        ("task-7#1@3c2a9e0e", "max_steps")
+    );
+    assert_eq!(alone.steps, capped.steps);
+
     let (run, report) = check_json("tau2", &["tests/fixtures/formats/tau/tau2_airline.json"]);
     assert_eq!(
         run.status.code(),
