@@ -96,7 +96,9 @@ fn read(docs: &[Value], path: &Path) -> Result<Vec<TraceRecord<'static>>, String
             let turns = TURN_KEYS
                 .iter()
                 .find_map(|k| record.get(*k).filter(|v| v.is_array()))
-                .ok_or_else(|| "a record has no `history` list".to_string())?;
+                .ok_or_else(|| {
+                    "expected records with a `history` or `chat_history` list of turns".to_string()
+                })?;
             Ok(read_log(record, &objects(Some(turns)), id))
         })
         .collect()

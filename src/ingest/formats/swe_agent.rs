@@ -84,7 +84,11 @@ fn read(docs: &[Value], path: &Path) -> Result<Vec<TraceRecord<'static>>, String
                 mini(&objects(obj.get("messages")), Some(obj), id)
             }
             Value::Array(_) => mini(&objects(Some(doc)), None, id),
-            _ => return Err("expected a `.traj` object or a message list".into()),
+            _ => return Err(
+                "expected a SWE-agent `.traj` object (`trajectory`, `info`), a mini-swe-agent run \
+                     (`messages`) or a message list"
+                    .into(),
+            ),
         };
         out.push(trace);
     }

@@ -82,7 +82,9 @@ pub fn read(docs: &[Value], stem: &str) -> Result<Vec<TraceRecord<'static>>, Str
             } else if record.contains_key("termination_reason") {
                 tau2(record, &mut ids)?
             } else {
-                return Err("a record has neither `traj` nor `termination_reason`".into());
+                return Err("expected tau-bench records (`task_id`, `traj`) or tau2 simulations (`task_id`, \
+                     `termination_reason`)"
+                    .into());
             };
             out.push(trace);
         }
