@@ -84,6 +84,13 @@ pub fn open<'b>(
     bytes: &'b [u8],
     options: &ReadOptions,
 ) -> Result<Opened<'b>, InputError> {
+    if let Some(offset) = json::first_invalid_utf8(bytes) {
+        return Err(InputError::Json {
+            path: path.to_path_buf(),
+            offset,
+            message: "invalid UTF-8".to_string(),
+        });
+    }
     let format = options.format;
     if matches!(format, Format::Auto | Format::Otlp | Format::Openinference)
         && let Some(slices) = scan::locate_spans(bytes)
