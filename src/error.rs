@@ -24,10 +24,40 @@ pub enum InputError {
     },
     #[error("{}: {message}", display_path(.path))]
     Invalid { path: PathBuf, message: String },
+    /// A JSON document that no trace format recognises (or that a forced format does not fit).
+    #[error("{}: {message}", display_path(.path))]
+    Unrecognised { path: PathBuf, message: String },
     #[error("no traces found in {}", display_path(.0))]
     NoTraces(PathBuf),
     #[error("{0}")]
     Usage(String),
+}
+
+impl InputError {
+    /// Returns true if and only if the file is not a trace file at all (not JSON, no trace format, no
+    /// traces), as opposed to a trace file that cannot be read: a directory walk skips such files.
+    pub fn is_not_traces(&self) -> bool {
+        matches!(
+            self,
+            InputError::Json { .. } | InputError::Unrecognised { .. } | InputError::NoTraces(_)
+        )
+    }
+}
+
+impl InputError {
+    /// The file and, briefly, why it holds no traces (for the note on skipped files).
+    pub fn short_reason(&self) -> String {
+        match self {
+            InputError::Json { path, offset, .. } => {
+                format!("{} (not JSON at byte {offset})", display_path(path))
+            }
+            InputError::Unrecognised { path, .. } => {
+                format!("{} (no trace format)", display_path(path))
+            }
+            InputError::NoTraces(path) => format!("{} (no traces)", display_path(path)),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// A path the way Python's `pathlib` prints it: no leading `./`, no doubled or trailing slashes.

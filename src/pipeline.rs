@@ -57,6 +57,50 @@ pub struct FileResults {
     pub batches: Vec<VerdictBatch>,
     /// Traces with no prompt, answer, arguments or results.
     pub without_content: usize,
+    /// Traces that show tool activity but yield no tool step.
+    pub unread_tools: UnreadTools,
+}
+
+/// Traces that show tool activity but from which no tool step was read: how many, and the first one
+/// with what shows it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct UnreadTools {
+    pub traces: usize,
+    pub first: Option<(String, String)>,
+}
+
+impl UnreadTools {
+    /// Counts the batch's traces whose evidence column is set.
+    pub fn of_batch(batch: &TraceBatch) -> UnreadTools {
+        let evidence = batch.trace_str(crate::table::schema::TRACE_TOOL_EVIDENCE);
+        let ids = batch.trace_str(crate::table::schema::TRACE_ID);
+        let mut found = UnreadTools::default();
+        for t in 0..evidence.len() {
+            if evidence.is_valid(t) {
+                found.traces += 1;
+                if found.first.is_none() {
+                    found.first = Some((ids.value(t).to_string(), evidence.value(t).to_string()));
+                }
+            }
+        }
+        found
+    }
+
+    pub fn add(&mut self, other: UnreadTools) {
+        self.traces += other.traces;
+        if self.first.is_none() {
+            self.first = other.first;
+        }
+    }
+
+    /// The warning for a file, masked as everything that leaves the process.
+    pub fn warning(&self, file: &str, redaction: Redaction) -> Option<String> {
+        let (id, evidence) = self.first.as_ref()?;
+        Some(redaction.mask(&format!(
+            "{} trace(s) in {file} show tool activity but no tool step was read from them (trace {id}: {evidence}); no check saw their tools",
+            self.traces
+        )).into_owned())
+    }
 }
 
 /// Runs the checks over every trace of every file, in file order. Each file is read and checked
@@ -101,16 +145,19 @@ fn run_file(
     };
     let mut batches = Vec::new();
     let mut without_content = 0;
+    let mut unread_tools = UnreadTools::default();
     // Each batch's tables live only while its checks run; what is kept is its verdict batch.
     let each = |batch: TraceBatch| {
         let cols = Columns::new(&batch);
         (
             cols.has_content.false_count(),
+            UnreadTools::of_batch(&batch),
             check_batch(&cols, settings, schema),
         )
     };
-    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, verdicts)| {
+    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, unread, verdicts)| {
         without_content += empty;
+        unread_tools.add(unread);
         batches.push(verdicts);
         Ok(())
     })?;
@@ -121,6 +168,7 @@ fn run_file(
         path: path.to_path_buf(),
         batches,
         without_content,
+        unread_tools,
     })
 }
 

@@ -11,19 +11,28 @@ use crate::report::Report;
 
 /// Reads every file behind `paths` and runs the checks. Per-file no-content warnings go to stderr; if any
 /// file cannot be read, every file error is printed and the last one is returned (exit 2), after all
-/// files were tried.
+/// files were tried. A file found by walking a folder that is not a trace file at all (not JSON, or no
+/// trace format) is skipped with an input warning instead. Input warnings go to stderr and into the
+/// report; with `--strict-input` they end the run (exit 2).
 pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
-    let files = crate::ingest::expand_paths(paths)?;
-    let outcomes = crate::pipeline::run_files(&files, &resolved.settings);
+    let inputs = crate::ingest::expand_inputs(paths)?;
+    let mut stderr = std::io::stderr().lock();
+    if let Some(note) = inputs.skipped_note() {
+        writeln!(stderr, "{note}")?;
+    }
+    let outcomes = crate::pipeline::run_files(&inputs.files, &resolved.settings);
     let mut report = Report {
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
         redaction: resolved.redaction_name.to_string(),
         batches: Vec::new(),
+        input_warnings: Vec::new(),
     };
+    let redaction = resolved.settings.redaction;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    for outcome in outcomes {
+    let mut not_traces = Vec::new();
+    for (outcome, walked) in outcomes.into_iter().zip(&inputs.walked) {
         match outcome {
             Ok(file) => {
                 if file.without_content > 0 {
@@ -33,12 +42,23 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                         display_path(&file.path)
                     ));
                 }
+                let shown = display_path(&file.path);
+                report
+                    .input_warnings
+                    .extend(file.unread_tools.warning(&shown, redaction));
                 report.batches.extend(file.batches);
             }
+            Err(e) if *walked && e.is_not_traces() => not_traces.push(e.short_reason()),
             Err(e) => errors.push(e.to_string()),
         }
     }
-    let mut stderr = std::io::stderr().lock();
+    if !not_traces.is_empty() {
+        report.input_warnings.push(format!(
+            "skipped {} file(s) in the folders given that hold no traces: {}",
+            not_traces.len(),
+            not_traces.join("; ")
+        ));
+    }
     if let Some((last, rest)) = errors.split_last() {
         for e in rest {
             writeln!(stderr, "faultgate: {e}")?;
@@ -47,6 +67,26 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
     }
     for w in &warnings {
         writeln!(stderr, "{w}")?;
+    }
+    for w in &report.input_warnings {
+        writeln!(stderr, "warning: {w}")?;
+    }
+    if report.batches.is_empty() {
+        // Every file found was skipped: a gate that read nothing must not pass.
+        return Err(Fatal(format!(
+            "no traces found in {}",
+            paths
+                .iter()
+                .map(|p| display_path(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if resolved.strict_input && !report.input_warnings.is_empty() {
+        return Err(Fatal(format!(
+            "--strict-input: {} input warning(s); the run is refused",
+            report.input_warnings.len()
+        )));
     }
     if let Some(judge) = &resolved.settings.context.judge {
         // A judge that failed for good ends the run: its verdicts would be guesses.

@@ -23,6 +23,8 @@ pub struct Resolved {
     pub notes: Vec<String>,
     /// `--judge-record`: where to write the judged verdicts.
     pub judge_record: Option<std::path::PathBuf>,
+    /// `--strict-input`: an input warning ends the run (exit 2).
+    pub strict_input: bool,
 }
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
@@ -166,6 +168,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         None => args.judge.clone().unwrap_or_else(|| "none".into()),
     };
     Ok(Resolved {
+        strict_input: args.strict_input,
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {
             checks: active,

@@ -17,6 +17,83 @@ use super::record::{AttrValue, SpanRecord, attr, is_tool_span};
 use crate::pyfmt::{py_str, py_strip, py_truthy};
 use crate::pyjson::dumps_spaced;
 
+/// What shows that a trace used tools, for a trace from which no tool step was read (a release gate must
+/// not pass what it did not read): a span typed or named like a tool, a finish reason asking for tools,
+/// tool calls or tool results in a span's messages. `None` when nothing does. Only called for traces
+/// without steps, so traces whose tools are read pay nothing.
+pub fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
+    const MESSAGE_SIGNS: [&str; 7] = [
+        "\"tool_calls\"",
+        "\"tool_call\"",
+        "\"tool_call_response\"",
+        "\"function_call\"",
+        "\"tool_use\"",
+        "\"tool_result\"",
+        "\"role\": \"tool\"",
+    ];
+    for span in spans {
+        let name = &span.name;
+        if is_tool_span(span) {
+            return Some(format!("span '{name}' is a tool execution"));
+        }
+        if let Some(kind) = span.attr(attr::OPENINFERENCE_KIND)
+            && kind.py_str().eq_ignore_ascii_case("tool")
+        {
+            return Some(format!("span '{name}' is an OpenInference TOOL span"));
+        }
+        for key in [attr::TOOL_NAME, attr::LEGACY_TOOL_NAME, attr::TOOL_CALL_ARGUMENTS] {
+            if span.attr(key).is_some_and(AttrValue::truthy) {
+                return Some(format!("span '{name}' carries {key}"));
+            }
+        }
+        if tool_like_name(name) {
+            return Some(format!("span '{name}' is named like a tool"));
+        }
+        if let Some(reasons) = span.attr(attr::FINISH_REASONS) {
+            let text = reasons.to_json().to_string();
+            for reason in ["tool_calls", "tool_use", "function_call"] {
+                if text.contains(reason) {
+                    return Some(format!("span '{name}' finished with {reason}"));
+                }
+            }
+        }
+        for key in [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES] {
+            let Some(value) = span.attr(key) else {
+                continue;
+            };
+            let text = match value.as_str() {
+                Some(text) => Cow::Borrowed(text),
+                None => Cow::Owned(crate::pyjson::dumps_spaced(&value.to_json())),
+            };
+            // Spacing differs between writers: `"role":"tool"` is read as `"role": "tool"`.
+            let spaced;
+            let text = if text.contains("\":\"") {
+                spaced = text.replace("\":\"", "\": \"");
+                spaced.as_str()
+            } else {
+                text.as_ref()
+            };
+            if let Some(sign) = MESSAGE_SIGNS.iter().find(|s| text.contains(*s)) {
+                return Some(format!("the messages of span '{name}' hold {sign}"));
+            }
+        }
+    }
+    None
+}
+
+/// A span name that reads like a tool call (`search_tool`, `execute_tool …`, `call_weather`,
+/// `function: lookup`), as agent frameworks name the spans of their tool executions.
+pub fn tool_like_name(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    let calls_model = ["llm", "model", "chat", "agent"]
+        .iter()
+        .any(|w| lower.contains(w));
+    lower.contains("tool")
+        || lower.contains("function")
+        || ((lower.starts_with("call_") || lower.starts_with("call ")) && !calls_model)
+        || lower.starts_with("execute_")
+}
+
 /// One tool call, as the checks see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step<'s> {

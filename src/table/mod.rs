@@ -266,6 +266,12 @@ impl TableBuilder {
         b.latency_ms.append_option(derive::latency_ms(spans, root));
         b.cost_usd.append_option(derive::cost(spans));
         b.has_content.append_value(has_content);
+        // Evidence is looked for only where no step was read, so the common trace pays nothing.
+        let evidence = steps
+            .is_empty()
+            .then(|| derive::tool_evidence(spans))
+            .flatten();
+        b.tool_evidence.append_option(evidence);
         self.text_bytes += prompt.len() + answer.len();
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
@@ -357,6 +363,7 @@ struct Builders {
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
     has_content: BooleanBuilder,
+    tool_evidence: LargeStringBuilder,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -473,6 +480,7 @@ impl Builders {
                 arc(self.latency_ms.finish()),
                 arc(self.cost_usd.finish()),
                 arc(self.has_content.finish()),
+                arc(self.tool_evidence.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

@@ -130,9 +130,10 @@ fn walk_document<'i>(
         return Ok(());
     }
     if !is_export(&doc) {
-        return Err(
-            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans)".into(),
-        );
+        return Err(format!(
+            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans; found {})",
+            crate::ingest::detect::found_keys(&to_value(doc))
+        ));
     }
     walk_export(doc, all_attributes, skipped, add)
 }
