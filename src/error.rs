@@ -22,6 +22,13 @@ pub enum InputError {
         offset: usize,
         message: String,
     },
+    /// A file whose first byte already is not JSON (prose, a licence): no trace file at all.
+    #[error("cannot parse {}: {message} (byte {offset})", display_path(.path))]
+    NotJson {
+        path: PathBuf,
+        offset: usize,
+        message: String,
+    },
     #[error("{}: {message}", display_path(.path))]
     Invalid { path: PathBuf, message: String },
     /// A JSON document that no trace format recognises (or that a forced format does not fit).
@@ -34,12 +41,13 @@ pub enum InputError {
 }
 
 impl InputError {
-    /// Returns true if and only if the file is not a trace file at all (not JSON, no trace format, no
-    /// traces), as opposed to a trace file that cannot be read: a directory walk skips such files.
+    /// Returns true if and only if the file is not a trace file at all (no JSON from its first byte,
+    /// JSON of no trace format, no traces), as opposed to a broken trace file (JSON that breaks off
+    /// later), which a gate must not skip: a directory walk skips the former only.
     pub fn is_not_traces(&self) -> bool {
         matches!(
             self,
-            InputError::Json { .. } | InputError::Unrecognised { .. } | InputError::NoTraces(_)
+            InputError::NotJson { .. } | InputError::Unrecognised { .. } | InputError::NoTraces(_)
         )
     }
 }
@@ -48,9 +56,7 @@ impl InputError {
     /// The file and, briefly, why it holds no traces (for the note on skipped files).
     pub fn short_reason(&self) -> String {
         match self {
-            InputError::Json { path, offset, .. } => {
-                format!("{} (not JSON at byte {offset})", display_path(path))
-            }
+            InputError::NotJson { path, .. } => format!("{} (not JSON)", display_path(path)),
             InputError::Unrecognised { path, .. } => {
                 format!("{} (no trace format)", display_path(path))
             }

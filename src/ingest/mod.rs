@@ -154,6 +154,14 @@ pub fn open<'b>(
         Ok(chosen) => (chosen.map_err(invalid)?, vec![whole]),
         Err(failure) => {
             let Some(lines) = json_lines(bytes) else {
+                let first = bytes.iter().position(|b| !b.is_ascii_whitespace());
+                if first.is_some_and(|i| i == failure.offset && !matches!(bytes[i], b'{' | b'[')) {
+                    return Err(InputError::NotJson {
+                        path: path.to_path_buf(),
+                        offset: failure.offset,
+                        message: failure.message,
+                    });
+                }
                 return Err(whole.json_error(path, failure));
             };
             let chosen = with_tape(lines[0].bytes, |doc| choose(format, doc))
