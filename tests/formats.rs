@@ -163,7 +163,11 @@ fn lists_of_export_batches_read_like_one_export() {
 fn langfuse_span_observations_that_are_tool_executions_are_steps() {
     let (_, traces) = read(&fixture("langfuse_span_tools.json"));
     let tools: Vec<String> = facts(&traces, 0).steps.into_iter().map(|s| s.0).collect();
-    assert_eq!(tools, ["lookup_order", "tool:issue_refund"], "the chat node `plan` is no tool");
+    assert_eq!(
+        tools,
+        ["lookup_order", "tool:issue_refund"],
+        "the chat node `plan` is no tool"
+    );
 }
 
 #[test]

@@ -20,7 +20,11 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
     if let Some(note) = inputs.skipped_note() {
         writeln!(stderr, "{note}")?;
     }
-    let outcomes = crate::pipeline::run_files(&inputs.files, &resolved.settings);
+    let mut outcomes = crate::pipeline::run_files(&inputs.files, &resolved.settings);
+    // One trace id is one trace across the run's files (see `identity`).
+    let shared =
+        crate::pipeline::merge_shared_traces(&inputs.files, &mut outcomes, &resolved.settings)
+            .map_err(|e| Fatal(e.to_string()))?;
     let mut report = Report {
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
@@ -52,6 +56,13 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
             Err(e) => errors.push(e.to_string()),
         }
     }
+    report.input_warnings.extend(shared.warnings);
+    report.input_warnings.extend(
+        shared
+            .unread_tools
+            .warning("the traces merged across files", redaction),
+    );
+    report.batches.extend(shared.verdicts);
     if !not_traces.is_empty() {
         report.input_warnings.push(format!(
             "skipped {} file(s) in the folders given that hold no traces: {}",

@@ -89,7 +89,11 @@ pub fn found_keys(doc: &Value) -> String {
     match doc {
         Value::Object(obj) => match records(doc).first() {
             Some(first) if !std::ptr::eq(*first, obj) => {
-                format!("records with {} (under keys {})", describe(first), describe(obj))
+                format!(
+                    "records with {} (under keys {})",
+                    describe(first),
+                    describe(obj)
+                )
             }
             _ => describe(obj),
         },

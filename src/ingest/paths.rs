@@ -347,10 +347,25 @@ mod tests {
 
     #[test]
     fn trace_file_names() {
-        for name in ["a.json", "a.JSONL", "a.ndjson", "run.traj", "a.json.gz", "a.jsonl.zst"] {
+        for name in [
+            "a.json",
+            "a.JSONL",
+            "a.ndjson",
+            "run.traj",
+            "a.json.gz",
+            "a.jsonl.zst",
+        ] {
             assert!(is_trace_name(name), "{name}");
         }
-        for name in ["README.md", "LICENSE", "SOURCE.txt", "a.gz", ".json", "a.json.bak", "a.py"] {
+        for name in [
+            "README.md",
+            "LICENSE",
+            "SOURCE.txt",
+            "a.gz",
+            ".json",
+            "a.json.bak",
+            "a.py",
+        ] {
             assert!(!is_trace_name(name), "{name}");
         }
     }

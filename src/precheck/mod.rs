@@ -295,12 +295,12 @@ fn precheck_batch(
     // Only traces that show tool activity are warned about: a trace without tools passes its tool
     // checks rightly.
     let unread = crate::pipeline::UnreadTools::of_batch(batch);
-    if let Some((id, evidence)) = &unread.first {
+    if let Some((id, evidence)) = unread.first() {
         issues.push(Issue::warning(
             None,
             format!(
                 "{} of the checked traces show tool activity but yield no tool step (trace {}: {evidence}): {TOOLS_NOT_READ}",
-                unread.traces,
+                unread.traces.len(),
                 id.chars().take(12).collect::<String>()
             ),
         ));

@@ -41,7 +41,11 @@ pub fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
         {
             return Some(format!("span '{name}' is an OpenInference TOOL span"));
         }
-        for key in [attr::TOOL_NAME, attr::LEGACY_TOOL_NAME, attr::TOOL_CALL_ARGUMENTS] {
+        for key in [
+            attr::TOOL_NAME,
+            attr::LEGACY_TOOL_NAME,
+            attr::TOOL_CALL_ARGUMENTS,
+        ] {
             if span.attr(key).is_some_and(AttrValue::truthy) {
                 return Some(format!("span '{name}' carries {key}"));
             }

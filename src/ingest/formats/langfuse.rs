@@ -466,14 +466,26 @@ mod tests {
             .collect();
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].attr_str(attr::TOOL_NAME), Some("lookup_order"));
-        assert_eq!(calls[0].attr_str(attr::TOOL_CALL_ARGUMENTS), Some("{\"order_id\": \"o-7\"}"));
-        assert_eq!(calls[0].attr_str(attr::TOOL_CALL_RESULT), Some("{\"total\": 120}"));
+        assert_eq!(
+            calls[0].attr_str(attr::TOOL_CALL_ARGUMENTS),
+            Some("{\"order_id\": \"o-7\"}")
+        );
+        assert_eq!(
+            calls[0].attr_str(attr::TOOL_CALL_RESULT),
+            Some("{\"total\": 120}")
+        );
         // A trace that records its tools as observations is read from them alone.
         let mut with_tool = doc.clone();
-        with_tool[0]["observations"].as_array_mut().unwrap().push(
-            json!({"id": "x", "type": "TOOL", "name": "lookup_order", "startTime": 2}));
+        with_tool[0]["observations"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": "x", "type": "TOOL", "name": "lookup_order", "startTime": 2}));
         let traces = read(&records(&with_tool)).unwrap();
-        let tools = traces[0].spans.iter().filter(|s| crate::table::record::is_tool_span(s)).count();
+        let tools = traces[0]
+            .spans
+            .iter()
+            .filter(|s| crate::table::record::is_tool_span(s))
+            .count();
         assert_eq!(tools, 1);
     }
 }
