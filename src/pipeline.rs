@@ -158,6 +158,9 @@ pub fn merge_shared_traces(
     results: &mut [Result<FileResults, InputError>],
     settings: &RunSettings,
 ) -> Result<SharedTraces, InputError> {
+    if files.len() < 2 {
+        return Ok(SharedTraces::default());
+    }
     let ids_per_file: Vec<Vec<&str>> = results
         .iter()
         .map(|r| match r {
