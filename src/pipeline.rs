@@ -18,6 +18,7 @@ use crate::error::InputError;
 use crate::ingest::{self, Format, ReadOptions};
 use crate::redact::Redaction;
 use crate::report::Measures;
+use crate::report::steps::{self, TraceSteps};
 use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
 use crate::table::{TableOptions, TraceBatch};
 
@@ -34,6 +35,10 @@ pub struct RunSettings {
     pub keep_raw_scenario: bool,
     /// Which reasons to keep: those the run's outputs print.
     pub reasons: Reasons,
+    /// Keep the steps of up to this many failing traces (for the HTML report); 0 keeps none.
+    pub failing_steps: usize,
+    /// Where reading reports its progress (a progress bar), if anywhere. It never changes a result.
+    pub progress: Option<std::sync::Arc<dyn ingest::ReadProgress>>,
 }
 
 impl RunSettings {
@@ -59,6 +64,8 @@ pub struct FileResults {
     pub without_content: usize,
     /// Traces that show tool activity but yield no tool step.
     pub unread_tools: UnreadTools,
+    /// The steps of the file's first failing traces, up to `settings.failing_steps`.
+    pub failing_steps: Vec<TraceSteps>,
 }
 
 /// Traces that show tool activity but from which no tool step was read: each one's id and what shows
@@ -131,6 +138,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
     ReadOptions {
         // A judge clears its answers at each batch's prefetch, so batches take turns.
         parallel_batches: settings.context.judge.is_none(),
+        progress: settings.progress.clone(),
         ..ReadOptions::new(
             settings.format,
             TableOptions {
@@ -146,6 +154,8 @@ pub struct SharedTraces {
     /// The merged traces' verdicts (none when no id is shared).
     pub verdicts: Option<VerdictBatch>,
     pub unread_tools: UnreadTools,
+    /// The steps of the merged traces that failed, when an output shows them.
+    pub failing_steps: Vec<TraceSteps>,
     /// Duplicate spans dropped, trace ids reused by different traces.
     pub warnings: Vec<String>,
 }
@@ -209,7 +219,10 @@ pub fn merge_shared_traces(
     }
     let batch = builder.finish();
     let schema = settings.verdict_schema();
-    let verdicts = check_batch(&Columns::new(&batch), settings, &schema);
+    let cols = Columns::new(&batch);
+    let verdicts = check_batch(&cols, settings, &schema);
+    let failing_steps =
+        steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
     for &i in &holders {
         if let Ok(file) = &mut results[i] {
             file.batches = file
@@ -220,11 +233,13 @@ pub fn merge_shared_traces(
             file.unread_tools
                 .traces
                 .retain(|(id, _)| !shared.contains(id));
+            file.failing_steps.retain(|t| !shared.contains(&t.trace_id));
         }
     }
     Ok(SharedTraces {
         verdicts: Some(verdicts),
         unread_tools: UnreadTools::of_batch(&batch),
+        failing_steps,
         warnings: merged.warnings(),
     })
 }
@@ -259,19 +274,31 @@ fn run_file(
     let mut batches = Vec::new();
     let mut without_content = 0;
     let mut unread_tools = UnreadTools::default();
-    // Each batch's tables live only while its checks run; what is kept is its verdict batch.
+    let mut failing_steps = Vec::new();
+    // Each batch's tables live only while its checks run; what is kept is its verdict batch (and the
+    // steps of failing traces, when an output shows them).
     let each = |batch: TraceBatch| {
         let cols = Columns::new(&batch);
+        let verdicts = check_batch(&cols, settings, schema);
+        let steps = steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
         (
             cols.has_content.false_count(),
             UnreadTools::of_batch(&batch),
-            check_batch(&cols, settings, schema),
+            verdicts,
+            steps,
         )
     };
-    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, unread, verdicts)| {
+    let (_, total) = ingest::read_file(path, &options, &each, &mut |(
+        empty,
+        unread,
+        verdicts,
+        steps,
+    )| {
         without_content += empty;
         unread_tools.add(unread);
         batches.push(verdicts);
+        let room = settings.failing_steps.saturating_sub(failing_steps.len());
+        failing_steps.extend(steps.into_iter().take(room));
         Ok(())
     })?;
     if total == 0 {
@@ -282,6 +309,7 @@ fn run_file(
         batches,
         without_content,
         unread_tools,
+        failing_steps,
     })
 }
 
@@ -383,6 +411,8 @@ mod tests {
             format: Format::Auto,
             keep_raw_scenario: true,
             reasons,
+            failing_steps: 0,
+            progress: None,
         }
     }
 

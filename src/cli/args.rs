@@ -130,6 +130,9 @@ pub struct RunArgs {
     /// a trace file.
     #[arg(long)]
     pub strict_input: bool,
+    /// No progress bar (it is shown on long runs only when stderr is a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -16,21 +16,29 @@ use crate::report::Report;
 /// report; with `--strict-input` they end the run (exit 2).
 pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
     let inputs = crate::ingest::expand_inputs(paths)?;
-    let mut stderr = std::io::stderr().lock();
     if let Some(note) = inputs.skipped_note() {
-        writeln!(stderr, "{note}")?;
+        writeln!(std::io::stderr(), "{note}")?;
     }
-    let mut outcomes = crate::pipeline::run_files(&inputs.files, &resolved.settings);
+    let files = &inputs.files;
+    if let Some(bar) = &resolved.progress {
+        bar.start(files);
+    }
+    let mut outcomes = crate::pipeline::run_files(files, &resolved.settings);
     // One trace id is one trace across the run's files (see `identity`).
-    let shared =
-        crate::pipeline::merge_shared_traces(&inputs.files, &mut outcomes, &resolved.settings)
-            .map_err(|e| Fatal(e.to_string()))?;
+    let shared = crate::pipeline::merge_shared_traces(files, &mut outcomes, &resolved.settings)
+        .map_err(|e| Fatal(e.to_string()));
+    if let Some(bar) = &resolved.progress {
+        bar.clear();
+    }
+    let shared = shared?;
+    let mut stderr = std::io::stderr().lock();
     let mut report = Report {
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
         redaction: resolved.redaction_name.to_string(),
         batches: Vec::new(),
         input_warnings: Vec::new(),
+        failing_steps: Vec::new(),
     };
     let redaction = resolved.settings.redaction;
     let mut errors = Vec::new();
@@ -51,6 +59,13 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                     .input_warnings
                     .extend(file.unread_tools.warning(&shown, redaction));
                 report.batches.extend(file.batches);
+                let room = resolved
+                    .settings
+                    .failing_steps
+                    .saturating_sub(report.failing_steps.len());
+                report
+                    .failing_steps
+                    .extend(file.failing_steps.into_iter().take(room));
             }
             Err(e) if *walked && e.is_not_traces() => not_traces.push(e.short_reason()),
             Err(e) => errors.push(e.to_string()),
@@ -63,6 +78,13 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
             .warning("the traces merged across files", redaction),
     );
     report.batches.extend(shared.verdicts);
+    let room = resolved
+        .settings
+        .failing_steps
+        .saturating_sub(report.failing_steps.len());
+    report
+        .failing_steps
+        .extend(shared.failing_steps.into_iter().take(room));
     if !not_traces.is_empty() {
         report.input_warnings.push(format!(
             "skipped {} file(s) in the folders given that hold no traces: {}",

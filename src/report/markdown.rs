@@ -522,6 +522,7 @@ mod tests {
                     .expect("verdict batch"),
             ],
             input_warnings: Vec::new(),
+            failing_steps: Vec::new(),
         }
     }
 

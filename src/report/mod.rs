@@ -11,6 +11,7 @@ pub mod junit;
 pub mod markdown;
 pub mod parquet;
 pub mod repro;
+pub mod steps;
 pub mod terminal;
 pub mod verdicts;
 
@@ -38,6 +39,8 @@ pub struct Report {
     /// What the run could not read as it should (tools shown but not read, duplicate or clashing spans,
     /// skipped files): on stderr, in the JSON report's `input_warnings` and in the Markdown.
     pub input_warnings: Vec<String>,
+    /// The steps of the first failing traces, kept only for outputs that show them (`--html`).
+    pub failing_steps: Vec<steps::TraceSteps>,
 }
 
 impl Report {

@@ -369,6 +369,7 @@ mod tests {
             redaction: "off".into(),
             batches,
             input_warnings: Vec::new(),
+            failing_steps: Vec::new(),
         }
     }
 
