@@ -214,10 +214,15 @@ fn read_failure(path: &Path, format: Format, error: &InputError) -> Precheck {
             ),
         ),
         InputError::Json { message, .. } | InputError::NotJson { message, .. } => {
-            // Python's wording and position when the text is UTF-8 and Python rejects it too.
-            let python = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|text| json_error::python_json_error(&text));
+            // Python's wording and position when the text is UTF-8 and Python rejects it too, or
+            // Python's decoding error when it is not.
+            let python =
+                std::fs::read(path)
+                    .ok()
+                    .and_then(|bytes| match String::from_utf8(bytes) {
+                        Ok(text) => json_error::python_json_error(&text),
+                        Err(e) => json_error::python_utf8_error(e.as_bytes()),
+                    });
             let message = python.as_deref().unwrap_or(message);
             Precheck::failed("unknown".into(), format!("cannot parse {shown}: {message}"))
         }
