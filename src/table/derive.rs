@@ -501,6 +501,84 @@ mod tests {
         span
     }
 
+    fn named(name: &'static str, attrs: &[(&str, Value)]) -> SpanRecord<'static> {
+        let mut span = SpanRecord {
+            span_id: "s".into(),
+            name: name.into(),
+            ..SpanRecord::default()
+        };
+        for (k, v) in attrs {
+            span.attrs.insert((*k).into(), v.clone());
+        }
+        span
+    }
+
+    #[test]
+    fn tool_activity_is_seen_in_each_of_its_forms() {
+        let cases: Vec<(SpanRecord<'static>, &str)> = vec![
+            (
+                named("x", &[(attr::OPERATION_NAME, "execute_tool".into())]),
+                "span 'x' is a tool execution",
+            ),
+            (
+                named("lookup", &[(attr::OPENINFERENCE_KIND, "TOOL".into())]),
+                "span 'lookup' is an OpenInference TOOL span",
+            ),
+            (
+                named("x", &[(attr::LEGACY_TOOL_NAME, "search".into())]),
+                "span 'x' carries tool.name",
+            ),
+            (
+                named("search_tool", &[]),
+                "span 'search_tool' is named like a tool",
+            ),
+            (
+                named("call_weather", &[]),
+                "span 'call_weather' is named like a tool",
+            ),
+            (
+                named(
+                    "chat",
+                    &[(attr::FINISH_REASONS, serde_json::json!(["tool_calls"]))],
+                ),
+                "span 'chat' finished with tool_calls",
+            ),
+            (
+                chat_span(
+                    "c",
+                    1,
+                    "[]",
+                    r#"[{"role":"assistant","tool_calls":[{"id":"1"}]}]"#,
+                ),
+                "the messages of span 'chat' hold \"tool_calls\"",
+            ),
+            (
+                chat_span("c", 1, r#"[{"role":"tool","content":"42"}]"#, "[]"),
+                "the messages of span 'chat' hold \"role\": \"tool\"",
+            ),
+        ];
+        for (span, want) in cases {
+            assert_eq!(tool_evidence(&[span]).as_deref(), Some(want));
+        }
+        // No tool activity at all: nothing to warn about.
+        for span in [
+            named("plan", &[]),
+            named("call_llm", &[]),
+            named(
+                "chat",
+                &[(attr::FINISH_REASONS, serde_json::json!(["stop"]))],
+            ),
+            chat_span(
+                "c",
+                1,
+                r#"[{"role":"user","content":"hi"}]"#,
+                r#"[{"role":"assistant","content":"hello"}]"#,
+            ),
+        ] {
+            assert_eq!(tool_evidence(&[span]), None);
+        }
+    }
+
     #[test]
     fn tool_calls_spelled_with_escapes_are_still_read() {
         // `\u0074ool_call` spells `tool_call`; the substring shortcut must not hide it.
