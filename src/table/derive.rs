@@ -55,7 +55,8 @@ pub fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
         }
         if let Some(reasons) = span.attr(attr::FINISH_REASONS) {
             let text = reasons.to_json().to_string();
-            for reason in ["tool_calls", "tool_use", "function_call"] {
+            // `tool-calls` is the Vercel AI SDK's spelling.
+            for reason in ["tool_calls", "tool-calls", "tool_use", "function_call"] {
                 if text.contains(reason) {
                     return Some(format!("span '{name}' finished with {reason}"));
                 }
