@@ -366,8 +366,18 @@ fn tool_like_name(name: &str) -> bool {
 /// An input object of named arguments (not a chat payload) with a recorded output.
 fn argument_shaped(obs: &Map<String, Value>) -> bool {
     const CHAT_KEYS: [&str; 6] = ["messages", "input", "prompt", "query", "question", "role"];
-    let Some(input) = obs.get("input").and_then(Value::as_object) else {
-        return false;
+    // OpenTelemetry-fed exports hold the arguments as JSON text (`input.value`).
+    let parsed;
+    let input = match obs.get("input") {
+        Some(Value::Object(input)) => input,
+        Some(Value::String(text)) if text.trim_start().starts_with('{') => {
+            parsed = serde_json::from_str::<Map<String, Value>>(text).ok();
+            match &parsed {
+                Some(input) => input,
+                None => return false,
+            }
+        }
+        _ => return false,
     };
     let output_recorded = obs.get("output").is_some_and(|o| !o.is_null());
     !input.is_empty()
@@ -435,7 +445,9 @@ mod tests {
             {"id": "b", "type": "SPAN", "name": "lookup_order", "input": {"order_id": "o-7"}, "output": {"total": 1}},
             {"id": "c", "type": "SPAN", "name": "agent_step", "input": {"messages": []}, "output": "hi"},
             {"id": "d", "type": "SPAN", "name": "tools", "input": {"messages": [{"role": "user"}]}, "output": "x"},
-            {"id": "e", "type": "TOOL", "name": "real_tool"}]}]);
+            {"id": "e", "type": "TOOL", "name": "real_tool"},
+            {"id": "f", "type": "SPAN", "name": "get_stock_price", "input": "{\"symbol\": \"TSLA\"}", "output": "250.1"},
+            {"id": "g", "type": "SPAN", "name": "summarise", "input": "{not json", "output": "x"}]}]);
         let traces = read(&records(&doc)).unwrap();
         let mut tools: Vec<&str> = traces[0]
             .spans
@@ -444,7 +456,7 @@ mod tests {
             .map(|s| s.span_id.as_ref())
             .collect();
         tools.sort_unstable();
-        assert_eq!(tools, ["a", "b", "e"]);
+        assert_eq!(tools, ["a", "b", "e", "f"]);
     }
 
     #[test]
