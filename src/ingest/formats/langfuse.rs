@@ -259,19 +259,26 @@ fn read_observation(
     })
 }
 
-/// Tool spans for the OpenAI-style tool calls of a trace's generations (`tool_calls` in an output
-/// message, as the OpenAI and LangChain integrations record them), each with the content of the `tool`
-/// message that answers its id in any generation's input.
+/// Tool spans for the tool calls of a trace's generations: OpenAI-style `tool_calls` of an output
+/// message (as the OpenAI and LangChain integrations record them) or Anthropic `tool_use` content
+/// blocks, each with the result that answers its id in any generation's input (a `tool` message, or a
+/// `tool_result` block).
 fn generation_tool_calls(
     generations: &[(i64, &Map<String, Value>)],
 ) -> Result<Vec<SpanRecord<'static>>, MapError> {
-    let mut results: std::collections::HashMap<String, Value> = Default::default();
+    let null = Value::Null;
+    let mut results: std::collections::HashMap<String, (&Value, bool)> = Default::default();
     for (_, generation) in generations {
         for message in messages_of(generation.get("input")) {
             let is_tool = message.get("role").is_some_and(|r| py_str(r) == "tool");
             if let (true, Some(id)) = (is_tool, message.get("tool_call_id")) {
-                let content = message.get("content").cloned().unwrap_or(Value::Null);
-                results.insert(py_str(id), content);
+                results.insert(py_str(id), (message.get("content").unwrap_or(&null), false));
+            }
+            for block in content_blocks(message, "tool_result") {
+                if let Some(id) = block.get("tool_use_id") {
+                    let failed = block.get("is_error") == Some(&Value::Bool(true));
+                    results.insert(py_str(id), (block.get("content").unwrap_or(&null), failed));
+                }
             }
         }
     }
@@ -280,33 +287,19 @@ fn generation_tool_calls(
         let gen_id = required_str(generation, "id")?;
         let end = end_of(generation)?;
         for message in messages_of(generation.get("output")) {
-            let Some(Value::Array(calls)) = message.get("tool_calls") else {
-                continue;
-            };
-            for (k, call) in calls.iter().filter_map(Value::as_object).enumerate() {
-                let function = call.get("function").and_then(Value::as_object);
-                let name = function
-                    .and_then(|f| f.get("name"))
-                    .or_else(|| call.get("name"))
-                    .filter(|n| py_truthy(n))
-                    .map_or_else(|| "unknown".to_string(), py_str);
-                let null = Value::Null;
-                let args = function
-                    .and_then(|f| f.get("arguments"))
-                    .or_else(|| call.get("args"))
-                    .or_else(|| call.get("arguments"))
-                    .unwrap_or(&null);
-                let id = call.get("id").map(py_str).unwrap_or_default();
-                let result = results.get(&id).unwrap_or(&null);
+            for (name, args, id) in calls_of(message) {
+                let (result, failed) = results.get(&id).copied().unwrap_or((&null, false));
+                let error = if failed { result.clone() } else { Value::Null };
+                let result = if failed { &null } else { result };
                 let mut attrs = Map::new();
-                set_tool_attrs(&mut attrs, &name, args, result, &Value::Null);
+                set_tool_attrs(&mut attrs, &name, args, result, &error);
                 if !id.is_empty() {
                     attrs.insert(attr::TOOL_CALL_ID.into(), Value::String(id.clone()));
                 }
                 // The call runs after the generation that asked for it ends.
                 let at = if end != 0 { end } else { *start };
                 spans.push(SpanRecord {
-                    span_id: format!("{gen_id}:call:{k}").into(),
+                    span_id: format!("{gen_id}:call:{}", spans.len()).into(),
                     parent_id: Some(gen_id.clone().into()),
                     name: name.into(),
                     start_ns: at,
@@ -318,6 +311,50 @@ fn generation_tool_calls(
         }
     }
     Ok(spans)
+}
+
+/// The tool calls of an output message: name, arguments and call id of each `tool_calls` entry or
+/// `tool_use` block.
+fn calls_of(message: &Map<String, Value>) -> Vec<(String, &Value, String)> {
+    const NULL: &Value = &Value::Null;
+    let mut calls = Vec::new();
+    if let Some(Value::Array(items)) = message.get("tool_calls") {
+        for call in items.iter().filter_map(Value::as_object) {
+            let function = call.get("function").and_then(Value::as_object);
+            let name = function
+                .and_then(|f| f.get("name"))
+                .or_else(|| call.get("name"))
+                .filter(|n| py_truthy(n))
+                .map_or_else(|| "unknown".to_string(), py_str);
+            let args = function
+                .and_then(|f| f.get("arguments"))
+                .or_else(|| call.get("args"))
+                .or_else(|| call.get("arguments"))
+                .unwrap_or(NULL);
+            calls.push((name, args, call.get("id").map(py_str).unwrap_or_default()));
+        }
+    }
+    for block in content_blocks(message, "tool_use") {
+        let name = block
+            .get("name")
+            .filter(|n| py_truthy(n))
+            .map_or_else(|| "unknown".to_string(), py_str);
+        let args = block.get("input").unwrap_or(NULL);
+        calls.push((name, args, block.get("id").map(py_str).unwrap_or_default()));
+    }
+    calls
+}
+
+/// The content blocks of a message with the given `type`.
+fn content_blocks<'m>(message: &'m Map<String, Value>, kind: &str) -> Vec<&'m Map<String, Value>> {
+    match message.get("content") {
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some(kind))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The message objects of a generation's input or output: a message, a list of them, a `messages`
@@ -485,6 +522,30 @@ mod tests {
         assert_eq!(
             calls[0].attr_str(attr::TOOL_CALL_RESULT),
             Some("{\"total\": 120}")
+        );
+        // Anthropic content blocks, a failed result read as an error.
+        let doc_blocks = json!([{"id": "t", "observations": [
+            {"id": "g1", "type": "GENERATION", "startTime": 1, "endTime": 2, "input": "refund o-7",
+             "output": {"role": "assistant", "content": [{"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "tu_1", "name": "lookup_order", "input": {"order_id": "o-7"}}]}},
+            {"id": "g2", "type": "GENERATION", "startTime": 3, "endTime": 4,
+             "input": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1",
+                "content": "not found", "is_error": true}]}],
+             "output": "Sorry."}]}]);
+        let traces = read(&records(&doc_blocks)).unwrap();
+        let call = traces[0]
+            .spans
+            .iter()
+            .find(|s| crate::table::record::is_tool_span(s))
+            .unwrap();
+        assert_eq!(call.attr_str(attr::TOOL_NAME), Some("lookup_order"));
+        assert_eq!(
+            call.attr_str(attr::TOOL_CALL_ARGUMENTS),
+            Some("{\"order_id\": \"o-7\"}")
+        );
+        assert_eq!(
+            call.attr_str(attr::TOOL_CALL_RESULT),
+            Some("Error: not found")
         );
         // A trace that records its tools as observations is read from them alone.
         let mut with_tool = doc.clone();
