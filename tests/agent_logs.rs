@@ -551,9 +551,9 @@ fn the_new_formats_are_selectable_and_a_wrong_one_is_refused_in_one_line() {
         errors,
         [
             "faultgate: tests/fixtures/formats/multi_agent/who_and_when_ag2.json: not a valid swe-agent \
-             file: expected a SWE-agent `.traj` object (`trajectory`, `info`), a mini-swe-agent run \
-             (`messages`) or a message list (found an object with keys `is_correct`, `question`, \
-             `question_ID`, `level`, `ground_truth`, `history`, `mistake_agent`, `mistake_step`, ...)"
+             export: the records do not have its fields (expected a SWE-agent `.traj` object \
+             (`trajectory`, `info`), a mini-swe-agent run (`messages`) or a message list; found keys \
+             is_correct, question, question_ID, level, ground_truth, history, mistake_agent, mistake_step, …)"
         ],
         "{stderr}"
     );

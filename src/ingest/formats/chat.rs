@@ -27,7 +27,7 @@ pub struct DocumentFormat {
     pub format: Format,
     /// Returns true if and only if a file's first document is of this format.
     pub detect: fn(TapeValue<'_, '_>) -> bool,
-    /// The traces of a file's documents; an error is a one-line reason the file is not of this format.
+    /// The traces of a file's documents; an error says what the format expected (`expected ...`).
     pub map: fn(&[Value], &Path) -> Result<Vec<TraceRecord<'static>>, String>,
 }
 
@@ -56,37 +56,18 @@ impl Decoder for DocumentFormat {
             message,
         };
         let traces = (self.map)(&values, path).map_err(|e| {
-            let found = values.first().map_or_else(|| "nothing".to_string(), shape);
-            invalid(format!("not a valid {name} file: {e} (found {found})"))
+            // Worded as the record formats word it: what was expected, and what the file holds.
+            let found = values
+                .first()
+                .map_or_else(|| "nothing".into(), crate::ingest::detect::found_keys);
+            invalid(format!(
+                "not a valid {name} export: the records do not have its fields ({e}; found {found})"
+            ))
         })?;
         if traces.is_empty() {
             return Err(invalid(format!("no {name} traces found")));
         }
         Ok(Box::new(OwnedTraces(traces)))
-    }
-}
-
-/// What a document is, for a refusal: an object's first keys, or a list's first item's.
-fn shape(doc: &Value) -> String {
-    let keys = |obj: &Map<String, Value>| {
-        let mut names: Vec<String> = obj.keys().take(8).map(|k| format!("`{k}`")).collect();
-        if obj.len() > 8 {
-            names.push("...".into());
-        }
-        if names.is_empty() {
-            "no keys".to_string()
-        } else {
-            format!("keys {}", names.join(", "))
-        }
-    };
-    match doc {
-        Value::Object(obj) => format!("an object with {}", keys(obj)),
-        Value::Array(items) => match items.first() {
-            Some(Value::Object(obj)) => format!("a list of objects with {}", keys(obj)),
-            Some(_) => "a list of non-objects".to_string(),
-            None => "an empty list".to_string(),
-        },
-        _ => "a JSON scalar".to_string(),
     }
 }
 
