@@ -22,6 +22,7 @@ pub mod golden;
 pub mod ingest;
 pub mod judge;
 pub mod output;
+pub mod partial;
 pub mod pipeline;
 pub mod policy;
 pub mod precheck;

@@ -5,22 +5,103 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::Fatal;
+use super::args::RunArgs;
 use super::selection::Resolved;
 use crate::error::display_path;
-use crate::report::Report;
+use crate::partial::{FileEntry, Manifest, OtherInput, Partial, RunEntry, Setting, Usage};
+use crate::report::{Report, VerdictBatch, repro};
 
-/// Reads every file behind `paths` and runs the checks. Per-file no-content warnings go to stderr; if any
-/// file cannot be read, every file error is printed and the last one is returned (exit 2), after all
-/// files were tried.
-pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
-    let files = crate::ingest::expand_paths(paths)?;
-    let outcomes = crate::pipeline::run_files(&files, &resolved.settings);
-    let mut report = Report {
-        judge: resolved.judge.clone(),
-        checks: resolved.check_names.clone(),
-        redaction: resolved.redaction_name.to_string(),
-        batches: Vec::new(),
-    };
+/// One input file of a run: its place in the whole input list, its run (a `baseline` argument) and
+/// its size.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    pub index: usize,
+    pub run: usize,
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+/// Every input file of a run, in input order, and the runs they belong to.
+pub struct Inputs {
+    pub files: Vec<InputFile>,
+    pub runs: Vec<RunEntry>,
+    /// SHA-256 of the list (runs, paths and sizes): every shard of one run computes the same.
+    pub digest: String,
+}
+
+impl Inputs {
+    /// Lists the files behind `paths`: one run over all of them, or (`per_arg`, for `baseline`) one
+    /// run per argument.
+    pub fn list(paths: &[PathBuf], per_arg: bool) -> Result<Inputs, Fatal> {
+        let groups: Vec<Vec<PathBuf>> = if per_arg {
+            paths
+                .iter()
+                .map(|p| crate::ingest::expand_paths(std::slice::from_ref(p)))
+                .collect::<Result<_, _>>()?
+        } else {
+            vec![crate::ingest::expand_paths(paths)?]
+        };
+        let runs = if per_arg {
+            paths
+                .iter()
+                .map(|p| RunEntry {
+                    arg: p.to_string_lossy().into_owned(),
+                    shown: repro::display_path(p).unwrap_or_else(|| display_path(p)),
+                })
+                .collect()
+        } else {
+            vec![RunEntry {
+                arg: String::new(),
+                shown: String::new(),
+            }]
+        };
+        let mut files = Vec::new();
+        let mut listing = String::new();
+        for (run, group) in groups.into_iter().enumerate() {
+            for path in group {
+                let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+                listing.push_str(&format!("{run}\t{bytes}\t{}\n", path.to_string_lossy()));
+                files.push(InputFile {
+                    index: files.len(),
+                    run,
+                    path,
+                    bytes,
+                });
+            }
+        }
+        Ok(Inputs {
+            files,
+            runs,
+            digest: crate::partial::sha256_hex(listing.as_bytes()),
+        })
+    }
+
+    /// The files of shard `k` of `n` ([`crate::partial::shard_plan`]), or all of them.
+    pub fn share(&self, shard: Option<(usize, usize)>) -> Vec<InputFile> {
+        let Some((k, n)) = shard else {
+            return self.files.clone();
+        };
+        let sizes: Vec<u64> = self.files.iter().map(|f| f.bytes).collect();
+        let plan = crate::partial::shard_plan(&sizes, n);
+        plan[k - 1].iter().map(|&i| self.files[i].clone()).collect()
+    }
+}
+
+/// What running the checks over some input files produced: one verdict batch per file.
+pub struct Produced {
+    pub files: Vec<InputFile>,
+    pub batches: Vec<VerdictBatch>,
+    /// Tokens the judge used, when the run has one.
+    pub judge_usage: Option<Usage>,
+}
+
+/// Reads every file and runs the checks. Per-file no-content warnings go to stderr; if any file cannot
+/// be read, every file error is printed and the last one is returned (exit 2), after all files were
+/// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]).
+pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, Fatal> {
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let outcomes = crate::pipeline::run_files(&paths, &resolved.settings);
+    let mut batches = Vec::with_capacity(files.len());
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for outcome in outcomes {
@@ -33,7 +114,12 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                         display_path(&file.path)
                     ));
                 }
-                report.batches.extend(file.batches);
+                let mut batch = one_batch(&resolved.settings, file.batches);
+                if resolved.settings.keep_raw_scenario {
+                    batch = crate::partial::digest_raw_keys(&batch)
+                        .map_err(|e| Fatal(format!("verdict table: {e}")))?;
+                }
+                batches.push(batch);
             }
             Err(e) => errors.push(e.to_string()),
         }
@@ -48,6 +134,7 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
     for w in &warnings {
         writeln!(stderr, "{w}")?;
     }
+    let mut judge_usage = None;
     if let Some(judge) = &resolved.settings.context.judge {
         // A judge that failed for good ends the run: its verdicts would be guesses.
         let stats = judge.finish_run().map_err(Fatal)?;
@@ -55,11 +142,183 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
             writeln!(stderr, "{line}")?;
         }
         if let Some(path) = &resolved.judge_record {
+            let report = resolved.report(batches.clone());
             crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
                 .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
         }
+        let usage = judge.usage_json();
+        let count = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        judge_usage = Some(Usage {
+            prompt_tokens: count("prompt_tokens").unwrap_or(0),
+            completion_tokens: count("completion_tokens").unwrap_or(0),
+        });
     }
-    Ok(report)
+    Ok(Produced {
+        files,
+        batches,
+        judge_usage,
+    })
+}
+
+/// A file's verdict batches as one batch (a partial holds one per file).
+fn one_batch(
+    settings: &crate::pipeline::RunSettings,
+    mut batches: Vec<VerdictBatch>,
+) -> VerdictBatch {
+    if batches.len() == 1 {
+        return batches.pop().expect("one batch");
+    }
+    arrow_select::concat::concat_batches(
+        &settings.verdict_schema(),
+        batches.iter().map(VerdictBatch::record_batch),
+    )
+    .and_then(VerdictBatch::try_new)
+    .expect("batches of one verdict schema concatenate")
+}
+
+/// Reads `paths` as one run and returns its report.
+pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
+    let inputs = Inputs::list(paths, false)?;
+    let produced = produce(inputs.files, resolved)?;
+    Ok(resolved.report(produced.batches))
+}
+
+/// The settings that decide a run's verdicts, as a partial records them.
+pub fn settings_of(
+    command: &str,
+    args: &RunArgs,
+    resolved: &Resolved,
+    inputs: &Inputs,
+    extra: &[(&str, String)],
+) -> Result<Vec<Setting>, Fatal> {
+    let digest = |path: &Option<PathBuf>| -> Result<String, Fatal> {
+        match path {
+            Some(p) => crate::report::audit::sha256_file(p)
+                .map_err(|e| Fatal(format!("cannot read {}: {e}", display_path(p)))),
+            None => Ok("none".to_string()),
+        }
+    };
+    let replay = args
+        .judge
+        .as_deref()
+        .and_then(|j| j.strip_prefix("replay:"))
+        .filter(|f| !f.is_empty())
+        .map(PathBuf::from);
+    let mut settings = vec![
+        ("tool version", env!("CARGO_PKG_VERSION").to_string()),
+        ("command", command.to_string()),
+        ("input list", inputs.digest.clone()),
+        ("checks", resolved.check_names.join(",")),
+        ("judge", resolved.judge.clone()),
+        ("redaction", resolved.redaction_name.to_string()),
+        ("format", format!("{:?}", args.format).to_lowercase()),
+        ("policy", digest(&args.policy)?),
+        ("golden", digest(&args.golden)?),
+        ("outcomes", digest(&args.outcomes)?),
+        ("workflow", digest(&args.workflow)?),
+        ("judge checks", digest(&args.judge_checks)?),
+        ("judge replay", digest(&replay)?),
+        (
+            "judge max calls",
+            args.judge_max_calls
+                .map_or_else(|| "none".to_string(), |n| n.to_string()),
+        ),
+    ];
+    settings.extend(extra.iter().map(|(n, v)| (*n, v.clone())));
+    Ok(settings
+        .into_iter()
+        .map(|(name, value)| Setting {
+            name: name.to_string(),
+            value,
+        })
+        .collect())
+}
+
+/// Writes what a run produced as a partial into `dir`, with the input files' digests.
+pub fn write_partial(
+    dir: &std::path::Path,
+    manifest: Manifest,
+    produced: Produced,
+    shard: usize,
+) -> Result<i32, Fatal> {
+    use rayon::prelude::*;
+    let digests: Vec<Result<String, Fatal>> = produced
+        .files
+        .par_iter()
+        .map(|f| {
+            crate::report::audit::sha256_file(&f.path)
+                .map_err(|e| Fatal(format!("cannot read {}: {e}", display_path(&f.path))))
+        })
+        .collect();
+    let mut manifest = manifest;
+    manifest.judge_usage = produced.judge_usage;
+    for ((file, batch), sha) in produced.files.iter().zip(&produced.batches).zip(digests) {
+        manifest.files.push(FileEntry {
+            index: file.index,
+            run: file.run,
+            shard,
+            path: repro::display_path(&file.path).unwrap_or_else(|| display_path(&file.path)),
+            bytes: file.bytes,
+            sha256: sha?,
+            rows: batch.len(),
+        });
+    }
+    let rows: usize = produced.batches.iter().map(VerdictBatch::len).sum();
+    let files = manifest.files.len();
+    let total = manifest.inputs_total;
+    let partial = Partial {
+        manifest,
+        batches: produced.batches,
+    };
+    partial.write(dir)?;
+    writeln!(
+        std::io::stdout(),
+        "partial written to {}: {rows} trace(s) from {files} of {total} input file(s)",
+        dir.display()
+    )?;
+    Ok(0)
+}
+
+/// A manifest with no file yet.
+pub fn manifest(
+    command: &str,
+    settings: Vec<Setting>,
+    resolved: &Resolved,
+    inputs: &Inputs,
+    other_inputs: Vec<OtherInput>,
+    repro: String,
+) -> Manifest {
+    Manifest {
+        format: crate::partial::FORMAT.to_string(),
+        command: command.to_string(),
+        settings,
+        checks: resolved.check_names.clone(),
+        judge: resolved.judge.clone(),
+        redaction: resolved.redaction_name.to_string(),
+        inputs_total: inputs.files.len(),
+        runs: inputs.runs.clone(),
+        files: Vec::new(),
+        other_inputs,
+        repro,
+        judge_usage: None,
+    }
+}
+
+/// Refuses, with a usage error, output flags given together with `--partial` (a partial is written
+/// instead of the outputs; `faultgate merge` writes them).
+pub fn refuse_outputs_with_partial(
+    partial: Option<&PathBuf>,
+    outputs: &[(&str, bool)],
+) -> Result<(), Fatal> {
+    if partial.is_none() {
+        return Ok(());
+    }
+    match outputs.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(Fatal(format!(
+            "{flag} cannot be used with --partial: a partial is written instead of the outputs; give {flag} to faultgate merge"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Prints the notes of a resolved run to stderr.

@@ -25,6 +25,18 @@ pub struct Resolved {
     pub judge_record: Option<std::path::PathBuf>,
 }
 
+impl Resolved {
+    /// The report of these verdict batches, named by this run's judge, checks and redaction.
+    pub fn report(&self, batches: Vec<crate::report::VerdictBatch>) -> crate::report::Report {
+        crate::report::Report {
+            judge: self.judge.clone(),
+            checks: self.check_names.clone(),
+            redaction: self.redaction_name.to_string(),
+            batches,
+        }
+    }
+}
+
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
 /// redaction. The workflow spec (not in 0.4.1) is read right after the outcomes.
 pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
