@@ -3,6 +3,8 @@
 //! A run's result is its verdict table (one row per trace, in input-file order; [`crate::report::verdicts`])
 //! plus what names the run. A partial is exactly that, on disk:
 //!
+//! - `steps.json`: for each file, the tool steps of its first failing traces (redacted and cut, as the
+//!   HTML report shows them; [`crate::report::steps`]), within the run's bound;
 //! - `verdicts.arrow`: the verdict table as an Arrow IPC file, one record batch per input file, in the
 //!   files' order;
 //! - `manifest.json` ([`Manifest`]): the command, the settings that decide verdicts (checks, judge,
@@ -29,12 +31,15 @@ use arrow_schema::{ArrowError, SchemaRef};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::report::steps::{MAX_TRACES, TraceSteps};
 use crate::report::verdicts::{self, VerdictBatch};
 
 /// The manifest's file name inside a partial directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
 /// The verdict table's file name inside a partial directory.
 pub const VERDICTS_FILE: &str = "verdicts.arrow";
+/// The failing traces' steps file name inside a partial directory.
+pub const STEPS_FILE: &str = "steps.json";
 /// The manifest's `format`; a partial of another format is refused.
 pub const FORMAT: &str = "faultgate-partial/1";
 
@@ -149,11 +154,12 @@ pub struct Manifest {
     pub judge_usage: Option<Usage>,
 }
 
-/// A partial: its manifest and its verdict table, one batch per file.
+/// A partial: its manifest and its verdict table, one batch per file, and each file's failing steps.
 #[derive(Debug, Clone)]
 pub struct Partial {
     pub manifest: Manifest,
     pub batches: Vec<VerdictBatch>,
+    pub steps: Vec<Vec<TraceSteps>>,
 }
 
 /// Lowercase hex SHA-256 of some bytes.
@@ -190,6 +196,26 @@ impl Partial {
         verdicts::schema(&names)
     }
 
+    /// The failing traces' steps a run over these files keeps: the first [`MAX_TRACES`], in order.
+    pub fn failing_steps(&self) -> Vec<TraceSteps> {
+        self.steps
+            .iter()
+            .flatten()
+            .take(MAX_TRACES)
+            .cloned()
+            .collect()
+    }
+
+    /// Cuts each file's steps to what is left of the run's bound after the files before it, so a
+    /// partial holds the same steps whatever partials it was merged from.
+    fn bound_steps(&mut self) {
+        let mut kept = 0;
+        for steps in &mut self.steps {
+            steps.truncate(MAX_TRACES.saturating_sub(kept));
+            kept += steps.len();
+        }
+    }
+
     /// The batches of the files of run `run`, in input order.
     pub fn run_batches(&self, run: usize) -> Vec<VerdictBatch> {
         self.manifest
@@ -224,6 +250,9 @@ impl Partial {
         let bytes = writer.into_inner().map_err(|e| fail(e.to_string()))?;
         crate::output::write_atomic(&dir.join(VERDICTS_FILE), &bytes)
             .map_err(|e| fail(e.to_string()))?;
+        let steps = serde_json::to_string(&self.steps).map_err(|e| fail(e.to_string()))?;
+        crate::output::write_atomic(&dir.join(STEPS_FILE), steps.as_bytes())
+            .map_err(|e| fail(e.to_string()))?;
         let mut text =
             serde_json::to_string_pretty(&self.manifest).map_err(|e| fail(e.to_string()))?;
         text.push('\n');
@@ -256,9 +285,14 @@ impl Partial {
             .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
         let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
             .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        let steps =
+            std::fs::read(dir.join(STEPS_FILE)).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
+        let steps: Vec<Vec<TraceSteps>> =
+            serde_json::from_slice(&steps).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
         let mut partial = Partial {
             manifest,
             batches: Vec::new(),
+            steps,
         };
         let schema = partial.schema();
         if reader.schema() != schema {
@@ -274,6 +308,7 @@ impl Partial {
         }
         let files = &partial.manifest.files;
         let shape_ok = partial.batches.len() == files.len()
+            && partial.steps.len() == files.len()
             && files
                 .iter()
                 .zip(&partial.batches)
@@ -356,7 +391,7 @@ pub fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, PartialError> {
             });
         }
     }
-    let mut files: Vec<(FileEntry, VerdictBatch, &PathBuf)> = Vec::new();
+    let mut files: Vec<(FileEntry, VerdictBatch, Vec<TraceSteps>, &PathBuf)> = Vec::new();
     let mut usage: Option<Usage> = None;
     for (path, part) in &parts {
         if let Some(u) = part.manifest.judge_usage {
@@ -364,25 +399,41 @@ pub fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, PartialError> {
             total.prompt_tokens += u.prompt_tokens;
             total.completion_tokens += u.completion_tokens;
         }
-        for (file, batch) in part.manifest.files.iter().zip(&part.batches) {
-            files.push((file.clone(), batch.clone(), path));
+        for ((file, batch), steps) in part
+            .manifest
+            .files
+            .iter()
+            .zip(&part.batches)
+            .zip(&part.steps)
+        {
+            files.push((file.clone(), batch.clone(), steps.clone(), path));
         }
     }
-    files.sort_by_key(|(f, _, _)| f.index);
+    files.sort_by_key(|(f, _, _, _)| f.index);
     for pair in files.windows(2) {
         if pair[0].0.index == pair[1].0.index {
             return Err(PartialError::SameFile {
                 file: pair[0].0.path.clone(),
-                first: pair[0].2.clone(),
-                second: pair[1].2.clone(),
+                first: pair[0].3.clone(),
+                second: pair[1].3.clone(),
             });
         }
     }
     let mut manifest = base;
     manifest.judge_usage = usage;
-    manifest.files = files.iter().map(|(f, _, _)| f.clone()).collect();
-    let batches = files.into_iter().map(|(_, b, _)| b).collect();
-    let partial = Partial { manifest, batches };
+    manifest.files = files.iter().map(|(f, _, _, _)| f.clone()).collect();
+    let mut batches = Vec::with_capacity(files.len());
+    let mut steps = Vec::with_capacity(files.len());
+    for (_, b, s, _) in files {
+        batches.push(b);
+        steps.push(s);
+    }
+    let mut partial = Partial {
+        manifest,
+        batches,
+        steps,
+    };
+    partial.bound_steps();
     let split_ids = split_trace_ids(&partial);
     Ok(Merged { partial, split_ids })
 }

@@ -163,7 +163,7 @@ pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
         // A run may be a directory or archive of many files; it is read, then reduced, alone.
         let files = share.iter().filter(|f| f.run == r).cloned().collect();
         let produced = produce(files, &resolved)?;
-        runs.add_run(run, resolved.report(produced.batches), started)?;
+        runs.add_run(run, produced.report(&resolved), started)?;
     }
     runs.finish(&outs)
 }

@@ -88,7 +88,7 @@ pub fn run(args: &CalibrateArgs) -> Result<i32, Fatal> {
         parquet: args.parquet.clone(),
     };
     finish(
-        &resolved.report(produced.batches),
+        &produced.report(&resolved),
         labels,
         split,
         resolved.settings.redaction,

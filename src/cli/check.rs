@@ -145,6 +145,10 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     } else {
         outs.reasons()
     };
+    // A partial keeps the failing traces' steps too, so the merge can write the HTML report.
+    if args.html.is_some() || args.run.partial.is_some() {
+        resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
+    }
     print_notes(&resolved)?;
     let gating = prepare(&outs)?;
     super::run::refuse_overwriting_inputs(
@@ -195,12 +199,13 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     } else {
         Vec::new()
     };
+    let judge_usage = produced.judge_usage;
     finish(
         &outs,
         &gating,
         Finish {
-            report: resolved.report(produced.batches),
-            judge_usage: produced.judge_usage,
+            report: produced.report(&resolved),
+            judge_usage,
             command,
             audit_inputs,
             started,

@@ -104,6 +104,7 @@ fn report_of(partial: &Partial, batches: Vec<crate::report::VerdictBatch>) -> Re
         checks: partial.manifest.checks.clone(),
         redaction: partial.manifest.redaction.clone(),
         batches,
+        failing_steps: Vec::new(),
     }
 }
 
@@ -162,7 +163,14 @@ fn merge_check(
         &outs,
         &gating,
         Finish {
-            report: report_of(partial, partial.batches.clone()),
+            report: Report {
+                failing_steps: if args.html.is_some() {
+                    partial.failing_steps()
+                } else {
+                    Vec::new()
+                },
+                ..report_of(partial, partial.batches.clone())
+            },
             judge_usage: partial.manifest.judge_usage,
             command,
             audit_inputs,

@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod check;
 pub mod merge;
 pub mod precheck;
+pub mod progress;
 pub mod run;
 pub mod selection;
 pub mod shell;

@@ -9,6 +9,7 @@ use super::args::RunArgs;
 use super::selection::Resolved;
 use crate::error::display_path;
 use crate::partial::{FileEntry, Manifest, OtherInput, Partial, RunEntry, Setting, Usage};
+use crate::report::steps::TraceSteps;
 use crate::report::{Report, VerdictBatch, repro};
 
 /// One input file of a run: its place in the whole input list, its run (a `baseline` argument) and
@@ -91,6 +92,8 @@ impl Inputs {
 pub struct Produced {
     pub files: Vec<InputFile>,
     pub batches: Vec<VerdictBatch>,
+    /// The steps kept of each file's failing traces (for the HTML report).
+    pub failing_steps: Vec<Vec<TraceSteps>>,
     /// Tokens the judge used, when the run has one.
     pub judge_usage: Option<Usage>,
 }
@@ -100,8 +103,18 @@ pub struct Produced {
 /// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]).
 pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, Fatal> {
     let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    if let Some(bar) = &resolved.progress {
+        bar.start(&paths);
+    }
     let outcomes = crate::pipeline::run_files(&paths, &resolved.settings);
+    if let Some(bar) = &resolved.progress {
+        bar.clear();
+    }
     let mut batches = Vec::with_capacity(files.len());
+    // The steps of the run's first failing traces, per file: a file keeps what is left of the run's
+    // room, so a share keeps every step a run over all of it could show.
+    let mut failing_steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
+    let mut kept = 0;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for outcome in outcomes {
@@ -120,6 +133,10 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
                         .map_err(|e| Fatal(format!("verdict table: {e}")))?;
                 }
                 batches.push(batch);
+                let room = resolved.settings.failing_steps.saturating_sub(kept);
+                let steps: Vec<TraceSteps> = file.failing_steps.into_iter().take(room).collect();
+                kept += steps.len();
+                failing_steps.push(steps);
             }
             Err(e) => errors.push(e.to_string()),
         }
@@ -142,7 +159,7 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
             writeln!(stderr, "{line}")?;
         }
         if let Some(path) = &resolved.judge_record {
-            let report = resolved.report(batches.clone());
+            let report = resolved.report(batches.clone(), Vec::new());
             crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
                 .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
         }
@@ -156,8 +173,19 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
     Ok(Produced {
         files,
         batches,
+        failing_steps,
         judge_usage,
     })
+}
+
+impl Produced {
+    /// The report of what was produced.
+    pub fn report(self, resolved: &Resolved) -> Report {
+        resolved.report(
+            self.batches,
+            self.failing_steps.into_iter().flatten().collect(),
+        )
+    }
 }
 
 /// A file's verdict batches as one batch (a partial holds one per file).
@@ -180,7 +208,7 @@ fn one_batch(
 pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
     let inputs = Inputs::list(paths, false)?;
     let produced = produce(inputs.files, resolved)?;
-    Ok(resolved.report(produced.batches))
+    Ok(produced.report(resolved))
 }
 
 /// The settings that decide a run's verdicts, as a partial records them.
@@ -269,6 +297,7 @@ pub fn write_partial(
     let partial = Partial {
         manifest,
         batches: produced.batches,
+        steps: produced.failing_steps,
     };
     partial.write(dir)?;
     writeln!(

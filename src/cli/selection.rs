@@ -23,16 +23,23 @@ pub struct Resolved {
     pub notes: Vec<String>,
     /// `--judge-record`: where to write the judged verdicts.
     pub judge_record: Option<std::path::PathBuf>,
+    /// The progress bar, when one may be shown (also `settings.progress`).
+    pub progress: Option<Arc<super::progress::Bar>>,
 }
 
 impl Resolved {
     /// The report of these verdict batches, named by this run's judge, checks and redaction.
-    pub fn report(&self, batches: Vec<crate::report::VerdictBatch>) -> crate::report::Report {
+    pub fn report(
+        &self,
+        batches: Vec<crate::report::VerdictBatch>,
+        failing_steps: Vec<crate::report::steps::TraceSteps>,
+    ) -> crate::report::Report {
         crate::report::Report {
             judge: self.judge.clone(),
             checks: self.check_names.clone(),
             redaction: self.redaction_name.to_string(),
             batches,
+            failing_steps,
         }
     }
 }
@@ -177,6 +184,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         Some(j) => j.name().to_string(),
         None => args.judge.clone().unwrap_or_else(|| "none".into()),
     };
+    let progress = super::progress::Bar::for_stderr(args.quiet).map(Arc::new);
     Ok(Resolved {
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {
@@ -198,11 +206,16 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             } else {
                 crate::checks::Reasons::None
             },
+            failing_steps: 0,
+            progress: progress
+                .clone()
+                .map(|bar| bar as Arc<dyn crate::ingest::ReadProgress>),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone(),
         redaction_name: redaction.name(),
         notes,
+        progress,
     })
 }
 
