@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use arrow_array::Array;
 use std::process::{Command, Output};
 
 const BAND: &str = "examples/gate/band.json";
