@@ -144,6 +144,20 @@ fn check_with_a_band_merged_from_shards_writes_the_bytes_of_one_run() {
     two.extend(outputs(&dir.join("levels")));
     assert_eq!(faultgate(&two).status.code(), one.status.code());
 
+    // The merged partials themselves do not depend on the grouping either.
+    let all = dir.join("p123");
+    let grouped = dir.join("p31-2");
+    for (list, to) in [
+        (vec![&parts[0], &parts[1], &parts[2]], &all),
+        (vec![&level, &parts[1]], &grouped),
+    ] {
+        let mut a: Vec<&Path> = list.iter().map(|p| p.as_path()).collect();
+        a.push(Path::new("--partial"));
+        a.push(to);
+        assert_eq!(faultgate(&args(&["merge"], &a)).status.code(), Some(0));
+    }
+    assert_same_outputs(&all, &grouped);
+
     assert_same_outputs(&dir.join("single"), &dir.join("flat"));
     assert_same_outputs(&dir.join("single"), &dir.join("levels"));
     let markdown = std::fs::read_to_string(dir.join("flat/r.md")).unwrap();
