@@ -560,6 +560,161 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::{Reasons, VerdictColumn};
+    use crate::redact::Redaction;
+    use crate::report::steps::StepView;
+    use crate::report::verdicts::{TraceFields, VerdictBatchBuilder};
+
+    /// A one-check batch of the given trace ids; every other one fails.
+    fn batch(ids: &[&str]) -> VerdictBatch {
+        let mut builder = VerdictBatchBuilder::new(verdicts::schema(&["policy"]), ids.len());
+        let mut column = VerdictColumn::new(ids.len(), Reasons::All, Redaction::Off);
+        for (i, id) in ids.iter().enumerate() {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: id,
+                ..TraceFields::default()
+            });
+            column.sure(i % 2 == 0, "denied");
+        }
+        builder.finish(vec![column]).expect("verdict batch")
+    }
+
+    fn steps(id: &str, n: usize) -> Vec<TraceSteps> {
+        let view = StepView {
+            tool: "t".into(),
+            arguments: String::new(),
+            result: String::new(),
+            error: false,
+        };
+        (0..n)
+            .map(|i| TraceSteps {
+                trace_id: format!("{id}{i}"),
+                steps: vec![view.clone()],
+                more: 0,
+            })
+            .collect()
+    }
+
+    /// A partial of shard `shard` holding the files `(index, ids, failing steps)` of a 4-file run.
+    fn partial(shard: usize, files: &[(usize, &[&str], usize)]) -> (PathBuf, Partial) {
+        let manifest = Manifest {
+            format: FORMAT.into(),
+            command: "check".into(),
+            settings: vec![Setting {
+                name: "policy".into(),
+                value: "none".into(),
+            }],
+            checks: vec!["policy".into()],
+            judge: "none".into(),
+            redaction: "off".into(),
+            inputs_total: 4,
+            runs: Vec::new(),
+            files: files
+                .iter()
+                .map(|(index, ids, _)| FileEntry {
+                    index: *index,
+                    run: 0,
+                    shard,
+                    path: format!("f{index}.json"),
+                    bytes: 1,
+                    sha256: String::new(),
+                    rows: ids.len(),
+                })
+                .collect(),
+            other_inputs: Vec::new(),
+            repro: "faultgate check in".into(),
+            judge_usage: Some(Usage {
+                prompt_tokens: 1,
+                completion_tokens: 2,
+            }),
+        };
+        let part = Partial {
+            manifest,
+            batches: files.iter().map(|(_, ids, _)| batch(ids)).collect(),
+            steps: files
+                .iter()
+                .map(|(index, _, n)| steps(&format!("f{index}-"), *n))
+                .collect(),
+        };
+        (PathBuf::from(format!("p{shard}")), part)
+    }
+
+    fn ids(p: &Partial) -> Vec<String> {
+        p.batches
+            .iter()
+            .flat_map(|b| {
+                b.rows()
+                    .map(|r| r.trace_id().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merging_puts_files_in_input_order_whatever_the_grouping() {
+        let a = || partial(1, &[(0, &["a", "b"], 150), (3, &["g"], 150)]);
+        let b = || partial(2, &[(1, &["c", "d"], 30), (2, &["e", "f"], 10)]);
+        let flat = merge(vec![b(), a()]).unwrap();
+        assert_eq!(ids(&flat.partial), ["a", "b", "c", "d", "e", "f", "g"]);
+        assert!(flat.split_ids.is_empty());
+        flat.partial.require_complete().unwrap();
+        assert_eq!(
+            flat.partial.manifest.judge_usage,
+            Some(Usage {
+                prompt_tokens: 2,
+                completion_tokens: 4
+            })
+        );
+        // The run keeps the first MAX_TRACES failing traces' steps, in input order.
+        let kept: Vec<usize> = flat.partial.steps.iter().map(Vec::len).collect();
+        assert_eq!(kept, [150, 30, 10, 10]);
+        assert_eq!(flat.partial.failing_steps().len(), MAX_TRACES);
+        // One partial alone is merged too, and a merge of it with the other gives the same partial.
+        let once = merge(vec![a()]).unwrap().partial;
+        let twice = merge(vec![(PathBuf::from("m"), once), b()])
+            .unwrap()
+            .partial;
+        assert_eq!(twice.manifest, flat.partial.manifest);
+        assert_eq!(twice.steps, flat.partial.steps);
+        assert_eq!(ids(&twice), ids(&flat.partial));
+    }
+
+    #[test]
+    fn partials_that_do_not_belong_together_are_refused() {
+        let (path, mut other) = partial(2, &[(1, &["c"], 0)]);
+        other.manifest.settings[0].value = "abc".into();
+        let err = merge(vec![partial(1, &[(0, &["a"], 0)]), (path, other)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "partials differ in policy: p1 has none, p2 has abc"
+        );
+        let err = merge(vec![
+            partial(1, &[(0, &["a"], 0)]),
+            partial(2, &[(0, &["a"], 0)]),
+        ])
+        .unwrap_err();
+        assert!(matches!(err, PartialError::SameFile { .. }), "{err}");
+        let part = merge(vec![partial(1, &[(0, &["a"], 0), (2, &["b"], 0)])])
+            .unwrap()
+            .partial;
+        assert_eq!(
+            part.require_complete().unwrap_err().to_string(),
+            "the partials cover 2 of the run's 4 input files; missing: input files #2, #4"
+        );
+        assert!(matches!(merge(Vec::new()), Err(PartialError::Empty)));
+    }
+
+    #[test]
+    fn trace_ids_read_by_two_shards_are_counted_once_each() {
+        let merged = merge(vec![
+            partial(1, &[(0, &["a", "b", "a"], 0)]),
+            partial(2, &[(1, &["b", "c"], 0), (2, &["a"], 0)]),
+            partial(3, &[(3, &["c", "d"], 0)]),
+        ])
+        .unwrap();
+        assert_eq!(merged.split_ids, ["b", "a", "c"], "in first-split order");
+    }
 
     #[test]
     fn shards_cover_every_file_once_balanced_by_bytes() {
