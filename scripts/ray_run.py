@@ -201,7 +201,11 @@ def main() -> int:
         print(f"  shard {k}/{opts.shards}: {len(share)} file(s), "
               f"{human(sum(files[i][1] for i in share))}", flush=True)
 
-    import ray
+    try:
+        import ray
+    except ImportError:
+        print("ray_run: Ray is not installed (pip install ray)", file=sys.stderr)
+        return 2
 
     runtime_env = {"pip": [opts.pip]} if opts.pip else None
     ray.init(address=opts.address, runtime_env=runtime_env, log_to_driver=False,
