@@ -1,4 +1,4 @@
-//! Masking of PII and secrets in text written out by the tool (spec §18).
+//! Masking of PII and secrets in text written out by the tool (docs/compatibility.md §18).
 //!
 //! This module owns the `--redact` modes and the builtin masker: nine patterns applied one after
 //! another, each over the whole text left to right without overlaps, exactly as 0.4.1's Python

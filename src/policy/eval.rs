@@ -1,4 +1,5 @@
-//! Evaluation of a compiled [`Policy`] over one run (spec §11.4 and §11.5): pure and infallible.
+//! Evaluation of a compiled [`Policy`] over one run (docs/compatibility.md §11.4 and §11.5): pure and
+//! infallible.
 //!
 //! One pass over the steps, in order. Each step's arguments are parsed once and its result JSON at
 //! most once (only when a result predicate reads it). Requirements that depend on earlier steps keep
@@ -224,7 +225,7 @@ fn check_step(
             Ok(v) => v,
             Err(()) => {
                 // 0.4.1 only speaks up for a tool-less identity when the argument's name shows in
-                // the raw text, a substring test (spec §20.1 item 15).
+                // the raw text, a substring test (docs/compatibility.md §20.1 item 15).
                 if identity.tools.is_some() || step.arguments.contains(identity.arg.last_part()) {
                     out.push(not_object(i, tool, arg));
                 }

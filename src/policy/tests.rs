@@ -73,7 +73,8 @@ impl Run {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                // Enough of §10.4 for these tests: an `Error:` prefix is a structural error.
+                // Enough of docs/compatibility.md §10.4 for these tests: an `Error:` prefix is a
+                // structural error.
                 let structural_error = s.result.trim().starts_with("Error:");
                 PolicyStep {
                     index: i + 1,
