@@ -64,8 +64,10 @@ fn citations(file: &str, text: &str) -> Vec<Citation> {
             let Some((section, rest)) = section_at(after) else {
                 panic!("{file}:{}: a section sign without a number", i + 1);
             };
+            // `item 15`, or the first of `items 1-2`.
             let item = rest
                 .strip_prefix(" item ")
+                .or_else(|| rest.strip_prefix(" items "))
                 .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
                 .and_then(|d| d.parse().ok());
             out.push(Citation {
@@ -170,7 +172,7 @@ fn every_section_the_code_cites_is_in_the_compatibility_doc() {
 #[test]
 fn citations_parse_numbers_and_items() {
     let text = format!(
-        "see {s}11.4 and {s}11.5.\nper {s}20.1 item 15, and {s}18.3.1's window",
+        "see {s}11.4 and {s}11.5.\nper {s}20.1 item 15, {s}20.1 items 1-2 and {s}18.3.1's window",
         s = SECTION
     );
     let found: Vec<(String, Option<u32>)> = citations("x", &text)
@@ -183,6 +185,7 @@ fn citations_parse_numbers_and_items() {
             ("11.4".to_string(), None),
             ("11.5".to_string(), None),
             ("20.1".to_string(), Some(15)),
+            ("20.1".to_string(), Some(1)),
             ("18.3.1".to_string(), None),
         ]
     );
