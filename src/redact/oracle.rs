@@ -175,7 +175,7 @@ fn luhn(digits: &str) -> bool {
             }
         })
         .sum();
-    total % 10 == 0
+    total.is_multiple_of(10)
 }
 
 /// 0.4.1's `_card`: every Luhn-valid window of 13 to 19 digits made of whole digit groups, longest
