@@ -19,6 +19,7 @@ pub mod cli;
 pub mod error;
 pub mod gate;
 pub mod golden;
+pub mod identity;
 pub mod ingest;
 pub mod judge;
 pub mod output;

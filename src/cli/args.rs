@@ -125,6 +125,11 @@ pub struct RunArgs {
     /// Masking of PII and secrets in everything written out.
     #[arg(long, value_enum, default_value = "builtin")]
     pub redact: RedactArg,
+    /// Refuse the run (exit 2) when the input raises a warning: a trace that shows tool activity but
+    /// yields no tool step, a span that repeats or clashes across files, a file in a folder that is not
+    /// a trace file.
+    #[arg(long)]
+    pub strict_input: bool,
     /// No progress bar (it is shown on long runs only when stderr is a terminal).
     #[arg(long, short)]
     pub quiet: bool,

@@ -11,26 +11,40 @@ use crate::report::Report;
 
 /// Reads every file behind `paths` and runs the checks. Per-file no-content warnings go to stderr; if any
 /// file cannot be read, every file error is printed and the last one is returned (exit 2), after all
-/// files were tried.
+/// files were tried. A file found by walking a folder that is not a trace file at all (not JSON, or no
+/// trace format) is skipped with an input warning instead. Input warnings go to stderr and into the
+/// report; with `--strict-input` they end the run (exit 2).
 pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
-    let files = crate::ingest::expand_paths(paths)?;
-    if let Some(bar) = &resolved.progress {
-        bar.start(&files);
+    let inputs = crate::ingest::expand_inputs(paths)?;
+    if let Some(note) = inputs.skipped_note() {
+        writeln!(std::io::stderr(), "{note}")?;
     }
-    let outcomes = crate::pipeline::run_files(&files, &resolved.settings);
+    let files = &inputs.files;
+    if let Some(bar) = &resolved.progress {
+        bar.start(files);
+    }
+    let mut outcomes = crate::pipeline::run_files(files, &resolved.settings);
+    // One trace id is one trace across the run's files (see `identity`).
+    let shared = crate::pipeline::merge_shared_traces(files, &mut outcomes, &resolved.settings)
+        .map_err(|e| Fatal(e.to_string()));
     if let Some(bar) = &resolved.progress {
         bar.clear();
     }
+    let shared = shared?;
+    let mut stderr = std::io::stderr().lock();
     let mut report = Report {
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
         redaction: resolved.redaction_name.to_string(),
         batches: Vec::new(),
+        input_warnings: Vec::new(),
         failing_steps: Vec::new(),
     };
+    let redaction = resolved.settings.redaction;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    for outcome in outcomes {
+    let mut not_traces = Vec::new();
+    for (outcome, walked) in outcomes.into_iter().zip(&inputs.walked) {
         match outcome {
             Ok(file) => {
                 if file.without_content > 0 {
@@ -40,6 +54,10 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                         display_path(&file.path)
                     ));
                 }
+                let shown = display_path(&file.path);
+                report
+                    .input_warnings
+                    .extend(file.unread_tools.warning(&shown, redaction));
                 report.batches.extend(file.batches);
                 let room = resolved
                     .settings
@@ -49,10 +67,31 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                     .failing_steps
                     .extend(file.failing_steps.into_iter().take(room));
             }
+            Err(e) if *walked && e.is_not_traces() => not_traces.push(e.short_reason()),
             Err(e) => errors.push(e.to_string()),
         }
     }
-    let mut stderr = std::io::stderr().lock();
+    report.input_warnings.extend(shared.warnings);
+    report.input_warnings.extend(
+        shared
+            .unread_tools
+            .warning("the traces merged across files", redaction),
+    );
+    report.batches.extend(shared.verdicts);
+    let room = resolved
+        .settings
+        .failing_steps
+        .saturating_sub(report.failing_steps.len());
+    report
+        .failing_steps
+        .extend(shared.failing_steps.into_iter().take(room));
+    if !not_traces.is_empty() {
+        report.input_warnings.push(format!(
+            "skipped {} file(s) in the folders given that hold no traces: {}",
+            not_traces.len(),
+            not_traces.join("; ")
+        ));
+    }
     if let Some((last, rest)) = errors.split_last() {
         for e in rest {
             writeln!(stderr, "faultgate: {e}")?;
@@ -61,6 +100,26 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
     }
     for w in &warnings {
         writeln!(stderr, "{w}")?;
+    }
+    for w in &report.input_warnings {
+        writeln!(stderr, "warning: {w}")?;
+    }
+    if report.batches.is_empty() {
+        // Every file found was skipped: a gate that read nothing must not pass.
+        return Err(Fatal(format!(
+            "no traces found in {}",
+            paths
+                .iter()
+                .map(|p| display_path(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if resolved.strict_input && !report.input_warnings.is_empty() {
+        return Err(Fatal(format!(
+            "--strict-input: {} input warning(s); the run is refused",
+            report.input_warnings.len()
+        )));
     }
     if let Some(judge) = &resolved.settings.context.judge {
         // A judge that failed for good ends the run: its verdicts would be guesses.

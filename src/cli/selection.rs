@@ -23,6 +23,8 @@ pub struct Resolved {
     pub notes: Vec<String>,
     /// `--judge-record`: where to write the judged verdicts.
     pub judge_record: Option<std::path::PathBuf>,
+    /// `--strict-input`: an input warning ends the run (exit 2).
+    pub strict_input: bool,
     /// The progress bar, when one may be shown (also `settings.progress`).
     pub progress: Option<Arc<super::progress::Bar>>,
 }
@@ -169,6 +171,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
     };
     let progress = super::progress::Bar::for_stderr(args.quiet).map(Arc::new);
     Ok(Resolved {
+        strict_input: args.strict_input,
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {
             checks: active,

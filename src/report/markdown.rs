@@ -249,6 +249,14 @@ pub fn render(summary: &Summary<'_>) -> String {
             fmt_fixed(o.structural_clean_rate, 2)
         ));
     }
+    if !report.input_warnings.is_empty() {
+        lines.push(String::new());
+        lines.push("**Input warnings:**".into());
+        lines.push(String::new());
+        for w in &report.input_warnings {
+            lines.push(format!("- {}", md_cell(w)));
+        }
+    }
     lines.push(String::new());
     lines.push("| check | fired |".into());
     lines.push("|---|---|".into());
@@ -513,6 +521,7 @@ mod tests {
                     .finish(vec![search_loop, policy])
                     .expect("verdict batch"),
             ],
+            input_warnings: Vec::new(),
             failing_steps: Vec::new(),
         }
     }

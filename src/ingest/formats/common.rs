@@ -320,8 +320,12 @@ fn read_records(
         .collect();
     let name = format.name();
     if !records.first().is_some_and(|r| accepts(r)) {
+        let found = values
+            .first()
+            .map_or_else(|| "nothing".into(), crate::ingest::detect::found_keys);
         return Err(invalid(format!(
-            "not a valid {name} export: the records do not have its fields"
+            "not a valid {name} export: the records do not have its fields (expected {}; found {found})",
+            expected_fields(format)
         )));
     }
     let traces = map(&records, path).map_err(|e| match e {
@@ -332,6 +336,19 @@ fn read_records(
         return Err(invalid(format!("no {name} traces found")));
     }
     Ok(Box::new(OwnedTraces(traces)))
+}
+
+/// The fields a record format recognises its records by, for the refusal of a forced format.
+fn expected_fields(format: Format) -> &'static str {
+    match format {
+        Format::Langfuse => {
+            "trace objects with `observations`, or observation rows with `traceId` and a `type` such as SPAN, GENERATION or TOOL"
+        }
+        Format::Langsmith => "runs with `run_type`",
+        Format::Braintrust => "rows with `span_attributes` or `root_span_id`",
+        Format::Trajectory => "events with `seq` and `event`",
+        _ => "the format's record fields",
+    }
 }
 
 /// Returns true if and only if the document's first record has the fields `accepts` looks for.
