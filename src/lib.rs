@@ -23,6 +23,7 @@ pub mod identity;
 pub mod ingest;
 pub mod judge;
 pub mod output;
+pub mod partial;
 pub mod pipeline;
 pub mod policy;
 pub mod precheck;

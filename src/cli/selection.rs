@@ -29,6 +29,25 @@ pub struct Resolved {
     pub progress: Option<Arc<super::progress::Bar>>,
 }
 
+impl Resolved {
+    /// The report of these verdict batches, named by this run's judge, checks and redaction.
+    pub fn report(
+        &self,
+        batches: Vec<crate::report::VerdictBatch>,
+        failing_steps: Vec<crate::report::steps::TraceSteps>,
+        input_warnings: Vec<String>,
+    ) -> crate::report::Report {
+        crate::report::Report {
+            judge: self.judge.clone(),
+            checks: self.check_names.clone(),
+            redaction: self.redaction_name.to_string(),
+            batches,
+            input_warnings,
+            failing_steps,
+        }
+    }
+}
+
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
 /// redaction. The workflow spec (not in 0.4.1) is read right after the outcomes.
 pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {

@@ -1,4 +1,5 @@
-//! Which format a document is (`--format auto`, spec §8.1), and the record list vendor formats read.
+//! Which format a document is (`--format auto`, docs/compatibility.md §8.1), and the record list vendor
+//! formats read.
 //!
 //! OTLP documents are recognised on the simd-json tape, without building values; the record list of a
 //! vendor document is found on its `serde_json::Value`.

@@ -5,8 +5,8 @@
 //! backwards timestamps, tool calls without a name) and warnings about data the checks will not see
 //! (no root, dangling parents, no prompt or answer, tool spans read by name only or not read at all).
 //! Per-trace issues come from the span and step tables ([`TraceBatch`]), so they see exactly the steps,
-//! roots and prompts the checks see. Rows and messages follow faultgate 0.4.1 (spec §5), plus one
-//! warning it lacks: an export from which no tool step is read at all.
+//! roots and prompts the checks see. Rows and messages follow faultgate 0.4.1 (docs/compatibility.md §5),
+//! plus one warning it lacks: an export from which no tool step is read at all.
 //!
 //! Reading problems are issues too, not failures: precheck exists to say what is wrong with a file.
 

@@ -1,5 +1,5 @@
-//! Every §5.2 row, the policy warning and the tools-not-read warning, each firing and not firing, on
-//! traces built span by span.
+//! Every row of docs/compatibility.md §5.2, the policy warning and the tools-not-read warning, each
+//! firing and not firing, on traces built span by span.
 
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //!
 //! ## Format
 //!
-//! Line for line as faultgate 0.4.1 writes it (behaviour spec §16), with one addition: when a band is
+//! Line for line as faultgate 0.4.1 writes it (docs/compatibility.md §16), with one addition: when a band is
 //! given, a small Unicode chart of the baseline's per-run clean rates, the band and this run follows the
 //! gate lines, fenced by `<!-- faultgate:chart -->` and `<!-- /faultgate:chart -->` so tools can strip
 //! it. The chart's lines do not count toward the 200-line cap of the policy table, so the rest of the
@@ -526,7 +526,7 @@ mod tests {
         }
     }
 
-    /// An all-clean two-run band over `s00`..`s29` (the spec's worked numbers).
+    /// An all-clean two-run band over `s00`..`s29` (the worked numbers of docs/compatibility.md §15.3).
     fn band() -> BandFile {
         let keys: Vec<String> = (0..30).map(|i| format!("s{i:02}")).collect();
         let value = json!({
