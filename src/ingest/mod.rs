@@ -21,7 +21,10 @@ use std::path::Path;
 use crate::error::InputError;
 use crate::table::{TableOptions, TraceBatch};
 use decoder::Document;
-use formats::{braintrust, langfuse, langsmith, openinference, otlp, trajectory};
+use formats::{
+    any_agent, braintrust, langfuse, langsmith, langsmith_sdk, openinference, openinference_spans,
+    otlp, otlp_proto, trajectory,
+};
 use json::with_tape;
 
 pub use decoder::{Decoder, ReadOptions, Traces, for_each_batch};
@@ -37,6 +40,10 @@ pub enum Format {
     Langsmith,
     Braintrust,
     Trajectory,
+    OtlpProto,
+    AnyAgent,
+    LangsmithSdk,
+    OpeninferenceSpans,
 }
 
 impl Format {
@@ -49,12 +56,18 @@ impl Format {
             Format::Langsmith => "langsmith",
             Format::Braintrust => "braintrust",
             Format::Trajectory => "trajectory",
+            Format::OtlpProto => "otlp-proto",
+            Format::AnyAgent => "any-agent",
+            Format::LangsmithSdk => "langsmith-sdk",
+            Format::OpeninferenceSpans => "openinference-spans",
         }
     }
 }
 
-/// Every format, in the order `--format auto` tries them (0.4.1's: an OTLP export is OpenInference when
-/// a span carries `openinference.span.kind`).
+/// Every format, in the order `--format auto` tries them: 0.4.1's first, in 0.4.1's order (an OTLP
+/// export is OpenInference when a span carries `openinference.span.kind`), then formats 0.4.1 refused,
+/// whose detection never matches a document 0.4.1 reads. OTLP protobuf is binary: it is never detected on
+/// a JSON document, only by its file name or when the bytes are not JSON (see [`open`]).
 pub static DECODERS: &[&dyn Decoder] = &[
     &openinference::OpenInference,
     &otlp::Otlp,
@@ -62,6 +75,10 @@ pub static DECODERS: &[&dyn Decoder] = &[
     &langsmith::LANGSMITH,
     &braintrust::BRAINTRUST,
     &trajectory::TRAJECTORY,
+    &any_agent::AnyAgent,
+    &langsmith_sdk::LangsmithSdk,
+    &openinference_spans::OpenInferenceSpans,
+    &otlp_proto::OtlpProto,
 ];
 
 /// The decoder of a format other than `auto`.
@@ -85,6 +102,14 @@ pub fn open<'b>(
     options: &ReadOptions,
 ) -> Result<Opened<'b>, InputError> {
     let format = options.format;
+    if format == Format::OtlpProto || (format == Format::Auto && otlp_proto::named(path)) {
+        return otlp_proto::open(path, bytes, options);
+    }
+    if format == Format::Auto
+        && let Some(opened) = otlp_proto::sniff(bytes, options)
+    {
+        return Ok(opened);
+    }
     if matches!(format, Format::Auto | Format::Otlp | Format::Openinference)
         && let Some(slices) = scan::locate_spans(bytes)
     {
