@@ -187,6 +187,20 @@ fn any_agent_genai_flavour_reads_end_to_end() {
     assert_eq!(facts[0].trace_id, "9707d5fd6d4a546d47757044c6127e04");
     let tools: Vec<&str> = facts[0].steps.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(tools, ["get_current_time", "write_file", "final_answer"]);
+    assert!(
+        facts[0].prompt.starts_with("Find what year it is"),
+        "{}",
+        facts[0].prompt
+    );
+    assert!(
+        facts[0].answer.contains("Write the year to a file."),
+        "{}",
+        facts[0].answer
+    );
+    assert_eq!(
+        facts[0].tokens,
+        (Some(328 + 414 + 449 + 178), Some(16 + 14 + 43 + 83))
+    );
 }
 
 #[test]
