@@ -22,7 +22,7 @@ use crate::ingest::Format;
 use crate::ingest::decoder::{
     Decoder, Document, OwnedTraces, ReadOptions, Traces, check_span_count,
 };
-use crate::ingest::json::{get, to_value, with_tape, with_tape_in_place};
+use crate::ingest::json::{get, to_value, with_tape, with_tape_rebuilt};
 use crate::ingest::scan::SpanSlice;
 use crate::table::TableBuilder;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
@@ -141,9 +141,10 @@ fn walk_document<'i>(
         return Ok(());
     }
     if !is_export(&doc) {
-        return Err(
-            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans)".into(),
-        );
+        return Err(format!(
+            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans; found {})",
+            crate::ingest::detect::found_keys(&to_value(doc))
+        ));
     }
     walk_export(doc, all_attributes, skipped, add)
 }
@@ -285,9 +286,7 @@ impl Traces for ScannedTraces<'_> {
         thread_local! {
             static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        TEXT.with(|cell| {
-            let mut text = cell.borrow_mut();
-            text.clear();
+        let fill = |text: &mut Vec<u8>| {
             text.push(b'[');
             for (k, &m) in members.iter().enumerate() {
                 if k > 0 {
@@ -297,7 +296,10 @@ impl Traces for ScannedTraces<'_> {
                 text.extend_from_slice(&self.bytes[s.start..s.end]);
             }
             text.push(b']');
-            let outcome = with_tape_in_place(&mut text, |list| {
+        };
+        TEXT.with(|cell| {
+            let mut text = cell.borrow_mut();
+            let outcome = with_tape_rebuilt(&mut text, fill, |list| {
                 let mut record = TraceRecord::default();
                 record.spans.reserve_exact(members.len());
                 let Some(items) = list.as_array() else {
