@@ -176,10 +176,8 @@ fn any_agent_openinference_flavour_reads_its_tool_spans() {
     assert!(results.iter().all(|r| r["detected"] == json!(false)));
 }
 
-/// The GenAI flavour's trace ids are integers past 64 bits, which the JSON reader refuses until it reads
-/// numbers of any size; the mapping itself is tested in `any_agent`'s unit tests.
+/// The GenAI flavour's trace ids are integers past 64 bits: read exactly, as OTLP hex.
 #[test]
-#[ignore = "needs JSON integers beyond 64 bits (the core JSON reading change)"]
 fn any_agent_genai_flavour_reads_end_to_end() {
     let (format, batch) = read("tests/fixtures/any_agent/tinyagent.json");
     assert_eq!(format, Format::AnyAgent);
