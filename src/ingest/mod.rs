@@ -21,7 +21,10 @@ use std::path::Path;
 use crate::error::InputError;
 use crate::table::{TableOptions, TraceBatch};
 use decoder::Document;
-use formats::{braintrust, langfuse, langsmith, openinference, otlp, trajectory};
+use formats::{
+    any_agent, braintrust, langfuse, langsmith, langsmith_sdk, openinference, openinference_spans,
+    otlp, otlp_proto, trajectory,
+};
 use formats::{multi_agent, swe_agent, tau};
 use json::with_tape;
 
@@ -41,6 +44,10 @@ pub enum Format {
     TauBench,
     SweAgent,
     MultiAgent,
+    OtlpProto,
+    AnyAgent,
+    LangsmithSdk,
+    OpeninferenceSpans,
 }
 
 impl Format {
@@ -56,12 +63,18 @@ impl Format {
             Format::TauBench => "tau-bench",
             Format::SweAgent => "swe-agent",
             Format::MultiAgent => "multi-agent",
+            Format::OtlpProto => "otlp-proto",
+            Format::AnyAgent => "any-agent",
+            Format::LangsmithSdk => "langsmith-sdk",
+            Format::OpeninferenceSpans => "openinference-spans",
         }
     }
 }
 
-/// Every format, in the order `--format auto` tries them (0.4.1's: an OTLP export is OpenInference when
-/// a span carries `openinference.span.kind`).
+/// Every format, in the order `--format auto` tries them: 0.4.1's first, in 0.4.1's order (an OTLP
+/// export is OpenInference when a span carries `openinference.span.kind`), then formats 0.4.1 refused,
+/// whose detection never matches a document 0.4.1 reads. OTLP protobuf is binary: it is never detected on
+/// a JSON document, only by its file name or when the bytes are not JSON (see [`open`]).
 pub static DECODERS: &[&dyn Decoder] = &[
     &openinference::OpenInference,
     &otlp::Otlp,
@@ -73,6 +86,10 @@ pub static DECODERS: &[&dyn Decoder] = &[
     &tau::TAU,
     &swe_agent::SWE_AGENT,
     &multi_agent::MULTI_AGENT,
+    &any_agent::AnyAgent,
+    &langsmith_sdk::LangsmithSdk,
+    &openinference_spans::OpenInferenceSpans,
+    &otlp_proto::OtlpProto,
 ];
 
 /// The decoder of a format other than `auto`.
@@ -124,6 +141,16 @@ pub fn open<'b>(
     bytes: &'b [u8],
     options: &ReadOptions,
 ) -> Result<Opened<'b>, InputError> {
+    // Protobuf is binary: it is taken before text is required to be UTF-8.
+    let format = options.format;
+    if format == Format::OtlpProto || (format == Format::Auto && otlp_proto::named(path)) {
+        return otlp_proto::open(path, bytes, options);
+    }
+    if format == Format::Auto
+        && let Some(opened) = otlp_proto::sniff(bytes, options)
+    {
+        return Ok(opened);
+    }
     if let Some(offset) = json::first_invalid_utf8(bytes) {
         return Err(InputError::Json {
             path: path.to_path_buf(),
@@ -131,7 +158,6 @@ pub fn open<'b>(
             message: "invalid UTF-8".to_string(),
         });
     }
-    let format = options.format;
     if matches!(format, Format::Auto | Format::Otlp | Format::Openinference)
         && let Some(slices) = scan::locate_spans(bytes)
     {

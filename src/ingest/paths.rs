@@ -51,9 +51,17 @@ impl Inputs {
 
 /// The names of trace files a directory walk reads; a file named on the command line is read whatever
 /// its name.
-const TRACE_SUFFIXES: [&str; 4] = [".json", ".jsonl", ".ndjson", ".traj"];
+const TRACE_SUFFIXES: [&str; 7] = [
+    ".json",
+    ".jsonl",
+    ".ndjson",
+    ".traj",
+    ".pb",
+    ".binpb",
+    ".protobuf",
+];
 const COMPRESSED_SUFFIXES: [&str; 2] = [".gz", ".zst"];
-const TRACE_SUFFIXES_TEXT: &str = ".json, .jsonl, .ndjson or .traj, optionally .gz or .zst";
+const TRACE_SUFFIXES_TEXT: &str = ".json, .jsonl, .ndjson, .traj or OTLP protobuf's .pb, .binpb or .protobuf, optionally .gz or .zst";
 
 /// Returns true if and only if a walked file's name is that of a trace file (case-insensitive).
 pub fn is_trace_name(name: &str) -> bool {

@@ -85,6 +85,17 @@ pub fn read_documents(
         .map_err(|f| doc.json_error(path, f))?;
         read.map_err(|message| doc.invalid(path, message))?;
     }
+    Ok(Box::new(OwnedTraces(group_spans(spans, skipped, map))))
+}
+
+/// Groups spans (each with its trace id, in file order) into traces the way OTLP exports are grouped:
+/// traces in order of their first start, each trace's spans by start. Other span-based formats use it so
+/// the same spans give the same traces whatever their encoding.
+pub fn group_spans(
+    spans: Vec<(String, SpanRecord<'static>)>,
+    skipped: usize,
+    map: Option<MapTrace>,
+) -> Vec<TraceRecord<'static>> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut traces: Vec<TraceRecord<'static>> = Vec::new();
     for (trace_id, span) in spans {
@@ -107,7 +118,7 @@ pub fn read_documents(
     if let Some(first) = traces.first_mut() {
         first.skipped_attributes = skipped;
     }
-    Ok(Box::new(OwnedTraces(traces)))
+    traces
 }
 
 /// An export object or a list of them (the Collector's file exporter and batch dumps write lists).
@@ -614,7 +625,7 @@ fn bool_value(v: TapeValue<'_, '_>) -> bool {
 /// a `kvlistValue` message list or argument object becomes plain JSON (0.4.1 keeps the raw OTLP
 /// wrapper and reads nothing from it), and a `tool_call_response` part that names its payload
 /// `response` (the semantic-convention schema's name) is read as its `result`.
-fn normalize_content(attrs: &mut Attrs<'_>) {
+pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
     for key in [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES] {
         let Some(value) = attrs.get(key) else {
             continue;

@@ -1,0 +1,298 @@
+//! LangSmith runs as the SDK sends them: batch-ingest bodies `{"post": [runs], "patch": [run updates]}`
+//! (one per document, or one per JSON line), each update merged into the run of the same `id` (later
+//! fields win; an update without its run is a run of its own).
+//!
+//! Runs are grouped into traces by `trace_id` (else their own id) and mapped as the LangSmith export
+//! format maps them, with what the SDK's OpenAI wrapper records: an llm run's prompt is the last user
+//! message of `inputs.messages` and its answer `outputs.choices[0].message.content`; tokens come from
+//! `outputs.usage_metadata` (or `extra.metadata.usage_metadata`, `outputs.usage`, or the run's
+//! `prompt_tokens`/`completion_tokens`); the finish reason from `outputs.choices[0].finish_reason`. The
+//! parentless run is the agent root (an llm run too, when the trace is a single call). `tool` runs are
+//! tool steps; without them, the `tool_calls` of llm runs' output messages are the steps, with results
+//! from `tool` role messages of later inputs.
+//!
+//! Left unread: `events` (streaming tokens), `serialized`, `tags`, `attachments`, `dotted_order`, and
+//! feedback.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use simd_json::prelude::*;
+use simd_json::tape::Value as TapeValue;
+
+use super::common::{
+    error_status, group_in_order, ns, order_trace, payload, root_attrs, set_finish_reason,
+    set_tool_attrs, set_usage, str_or, text,
+};
+use super::openinference_spans::{invalid, parse_documents};
+use crate::error::InputError;
+use crate::ingest::Format;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::json::get;
+use crate::pyfmt::{py_str, py_truthy};
+use crate::pyjson::dumps_spaced;
+use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
+
+/// LangSmith SDK batch-ingest bodies.
+pub struct LangsmithSdk;
+
+impl Decoder for LangsmithSdk {
+    fn format(&self) -> Format {
+        Format::LangsmithSdk
+    }
+
+    fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
+        let Some(obj) = doc.as_object() else {
+            return false;
+        };
+        let runs = |key: &str| get(&obj, key).and_then(|v| v.as_array().map(|a| a.iter().next()));
+        let first = match (runs("post"), runs("patch")) {
+            (Some(Some(run)), _) | (None | Some(None), Some(Some(run))) => run,
+            _ => return false,
+        };
+        first.as_object().is_some_and(|run| {
+            get(&run, "id").is_some()
+                && ["run_type", "trace_id", "dotted_order"]
+                    .iter()
+                    .any(|k| get(&run, k).is_some())
+        })
+    }
+
+    fn read(
+        &self,
+        path: &Path,
+        docs: &[Document<'_>],
+        _: &ReadOptions,
+    ) -> Result<Box<dyn Traces>, InputError> {
+        let values = parse_documents(path, docs)?;
+        let runs = merge_runs(&values).map_err(|m| invalid(path, m))?;
+        let traces = read_runs(&runs).map_err(|m| invalid(path, m))?;
+        if traces.is_empty() {
+            return Err(invalid(path, "no LangSmith runs found".into()));
+        }
+        Ok(Box::new(OwnedTraces(traces)))
+    }
+}
+
+/// The runs of every batch, in order of first appearance, with their updates merged in.
+fn merge_runs(batches: &[Value]) -> Result<Vec<Map<String, Value>>, String> {
+    let mut runs: Vec<Map<String, Value>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (b, batch) in batches.iter().enumerate() {
+        let Some(batch) = batch.as_object() else {
+            return Err(format!("batch {b} is not an object"));
+        };
+        for key in ["post", "patch"] {
+            let Some(items) = batch.get(key) else {
+                continue;
+            };
+            let Some(items) = items.as_array() else {
+                return Err(format!("batch {b}: {key} is not a list"));
+            };
+            for (i, run) in items.iter().enumerate() {
+                let Some(run) = run.as_object() else {
+                    return Err(format!("batch {b}: {key}[{i}] is not an object"));
+                };
+                let Some(id) = run.get("id").filter(|v| py_truthy(v)).map(py_str) else {
+                    return Err(format!("batch {b}: {key}[{i}] has no id"));
+                };
+                match index.get(&id) {
+                    Some(&at) => {
+                        for (k, v) in run {
+                            // An update's empty fields do not erase what the run was created with.
+                            if !v.is_null() || !runs[at].contains_key(k) {
+                                runs[at].insert(k.clone(), v.clone());
+                            }
+                        }
+                    }
+                    None => {
+                        index.insert(id, runs.len());
+                        runs.push(run.clone());
+                    }
+                }
+            }
+        }
+    }
+    Ok(runs)
+}
+
+fn read_runs(runs: &[Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, String> {
+    let mut spans = Vec::with_capacity(runs.len());
+    for run in runs {
+        let trace_id = run
+            .get("trace_id")
+            .filter(|v| py_truthy(v))
+            .or_else(|| run.get("id"))
+            .map(py_str)
+            .unwrap_or_default();
+        spans.push((trace_id, run));
+    }
+    let mut traces = Vec::new();
+    for (trace_id, runs) in group_in_order(spans) {
+        let has_tool_runs = runs
+            .iter()
+            .any(|r| r.get("run_type").and_then(Value::as_str) == Some("tool"));
+        let mut spans = Vec::with_capacity(runs.len());
+        for run in runs {
+            spans.push(read_run(run, has_tool_runs).map_err(|e| e.to_string())?);
+        }
+        traces.push(order_trace(trace_id, spans));
+    }
+    Ok(traces)
+}
+
+fn read_run(
+    run: &Map<String, Value>,
+    has_tool_runs: bool,
+) -> Result<SpanRecord<'static>, super::common::MapError> {
+    let null = Value::Null;
+    let get = |k: &str| run.get(k).unwrap_or(&null);
+    let run_id = py_str(get("id"));
+    let run_type = str_or(run, "run_type", "chain");
+    let error = get("error");
+    let parent_id = run
+        .get("parent_run_id")
+        .filter(|v| py_truthy(v))
+        .map(py_str);
+    let inputs = get("inputs");
+    let outputs = get("outputs");
+    let metadata = run
+        .get("extra")
+        .and_then(Value::as_object)
+        .and_then(|e| e.get("metadata"));
+    let choice = outputs
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .filter(|c| c.is_object());
+    let mut attrs = Map::new();
+    if parent_id.is_none() {
+        let answer = choice
+            .and_then(|c| c.get("message"))
+            .and_then(|m| m.get("content"))
+            .filter(|c| c.is_string())
+            .unwrap_or(outputs);
+        attrs = root_attrs(
+            &str_or(run, "name", "agent"),
+            inputs,
+            answer,
+            metadata,
+            None,
+        );
+    } else if run_type == "tool" {
+        set_tool_attrs(
+            &mut attrs,
+            &str_or(run, "name", "tool"),
+            inputs,
+            outputs,
+            error,
+        );
+    } else {
+        let op = if run_type == "llm" {
+            "chat"
+        } else {
+            run_type.as_str()
+        };
+        attrs.insert(attr::OPERATION_NAME.into(), Value::String(op.into()));
+    }
+    if run_type == "llm" {
+        let input = messages(inputs.get("messages"), has_tool_runs);
+        if !input.is_empty() && parent_id.is_some() {
+            attrs.insert(
+                attr::INPUT_MESSAGES.into(),
+                Value::String(dumps_spaced(&Value::Array(input))),
+            );
+        }
+        let output: Vec<Value> = outputs
+            .get("choices")
+            .and_then(Value::as_array)
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| c.get("message").cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let output = messages(Some(&Value::Array(output)), has_tool_runs);
+        // A parentless llm run's answer text is the same either way; its tool calls are only here.
+        if !output.is_empty() {
+            attrs.insert(
+                attr::OUTPUT_MESSAGES.into(),
+                Value::String(dumps_spaced(&Value::Array(output))),
+            );
+        }
+        set_finish_reason(&mut attrs, choice.and_then(|c| c.get("finish_reason")));
+    }
+    let usage = outputs
+        .get("usage_metadata")
+        .or_else(|| metadata.and_then(|m| m.get("usage_metadata")))
+        .filter(|u| u.is_object());
+    let openai_usage = outputs.get("usage").filter(|u| u.is_object());
+    let tokens = |keys: [&str; 3]| {
+        usage
+            .and_then(|u| u.get(keys[0]))
+            .or_else(|| openai_usage.and_then(|u| u.get(keys[1])))
+            .or_else(|| run.get(keys[2]))
+    };
+    set_usage(
+        &mut attrs,
+        tokens(["input_tokens", "prompt_tokens", "prompt_tokens"]),
+        tokens(["output_tokens", "completion_tokens", "completion_tokens"]),
+    );
+    let (status_code, status_message) = error_status(error);
+    Ok(SpanRecord {
+        span_id: run_id.into(),
+        parent_id: parent_id.map(Into::into),
+        name: str_or(run, "name", &run_type).into(),
+        start_ns: ns(get("start_time"))?,
+        end_ns: ns(get("end_time"))?,
+        attrs: Attrs::from_map(attrs),
+        status_code,
+        status_message: status_message.into(),
+    })
+}
+
+/// OpenAI chat messages as GenAI messages: text content as text parts, `tool_calls` as tool-call parts,
+/// `tool` messages as tool-call responses. When the trace has tool runs, only text is kept (the runs are
+/// the steps).
+fn messages(list: Option<&Value>, text_only: bool) -> Vec<Value> {
+    let Some(items) = list.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for m in items.iter().filter_map(Value::as_object) {
+        let role = m
+            .get("role")
+            .map_or_else(|| "assistant".to_string(), py_str);
+        let content = m.get("content").unwrap_or(&Value::Null);
+        let mut parts = Vec::new();
+        let call_id = m.get("tool_call_id").filter(|v| py_truthy(v));
+        match (role.as_str(), call_id) {
+            ("tool", Some(id)) if !text_only => parts.push(serde_json::json!({
+                "type": "tool_call_response", "id": py_str(id), "result": payload(content),
+            })),
+            _ => {
+                let body = text(content, &role);
+                if !body.is_empty() {
+                    parts.push(serde_json::json!({"type": "text", "content": body}));
+                }
+            }
+        }
+        if !text_only {
+            for call in m
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let function = call.get("function");
+                parts.push(serde_json::json!({
+                    "type": "tool_call",
+                    "id": call.get("id").map(py_str).unwrap_or_default(),
+                    "name": function.and_then(|f| f.get("name")).map_or_else(|| "unknown".into(), py_str),
+                    "arguments": function.and_then(|f| f.get("arguments")).cloned().unwrap_or(Value::Null),
+                }));
+            }
+        }
+        out.push(serde_json::json!({"role": role, "parts": parts}));
+    }
+    out
+}
