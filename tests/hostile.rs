@@ -356,3 +356,51 @@ fn extreme_span_times_do_not_overflow_the_latency() {
     );
     assert!(!stderr(&got).contains("panicked"), "{}", stderr(&got));
 }
+
+/// A gzip file of `members` copies of one gzip member holding `member` (a gzip reader reads every
+/// member): 640 members of 16 MiB make a 10 GiB bomb of about 10 MB, built from one 16 MiB compression.
+fn gzip_bomb(prefix: &[u8], member: &[u8], members: usize) -> Vec<u8> {
+    use std::io::Write;
+    let pack = |data: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(data).unwrap();
+        gz.finish().unwrap()
+    };
+    let mut bomb = pack(prefix);
+    let one = pack(member);
+    for _ in 0..members {
+        bomb.extend_from_slice(&one);
+    }
+    bomb
+}
+
+#[test]
+fn gzip_bombs_exit_2_early_within_a_2_gib_address_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = gzip_bomb(b"", &vec![0u8; 16 << 20], 640);
+    let spaces = gzip_bomb(b"{\"resourceSpans\": [", &vec![b' '; 16 << 20], 640);
+    assert!(zeros.len() < 16 << 20, "{}", zeros.len());
+    std::fs::write(dir.path().join("zeros.json.gz"), &zeros).unwrap();
+    std::fs::write(dir.path().join("spaces.json.gz"), &spaces).unwrap();
+    for bomb in ["zeros.json.gz", "spaces.json.gz"] {
+        // RLIMIT_AS of 2 GiB: a reader that buffers the bomb fails to allocate and aborts instead of
+        // exiting 2. Few threads and malloc arenas keep the address space the runtime reserves small.
+        let got = Command::new("prlimit")
+            .arg("--as=2147483648")
+            .arg(env!("CARGO_BIN_EXE_faultgate"))
+            .args(["check", bomb])
+            .current_dir(dir.path())
+            .env("RAYON_NUM_THREADS", "2")
+            .env("MALLOC_ARENA_MAX", "2")
+            .output()
+            .expect("run faultgate under prlimit");
+        let err = stderr(&got);
+        assert_eq!(got.status.code(), Some(2), "{bomb}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{bomb}: decompresses to more than 200 times its size"
+            )),
+            "{bomb}: {err}"
+        );
+    }
+}
