@@ -23,12 +23,8 @@ pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
             &[parquet::MATRIX_FILE, parquet::RUNS_FILE],
         )],
         &args.traces,
-        &[
-            args.run.policy.as_ref(),
-            args.run.golden.as_ref(),
-            args.run.outcomes.as_ref(),
-            args.run.workflow.as_ref(),
-        ],
+        &args.run,
+        &[],
     )?;
     let mut builder = if args.pass_k {
         band::BandBuilder::with_trials()

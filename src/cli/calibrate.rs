@@ -24,13 +24,8 @@ pub fn run(args: &CalibrateArgs) -> Result<i32, Fatal> {
             &[parquet::CHECKS_FILE, parquet::VERDICTS_FILE],
         )],
         &args.traces,
-        &[
-            Some(&args.labels),
-            args.run.policy.as_ref(),
-            args.run.golden.as_ref(),
-            args.run.outcomes.as_ref(),
-            args.run.workflow.as_ref(),
-        ],
+        &args.run,
+        &[Some(&args.labels)],
     )?;
     print_notes(&resolved)?;
     let report = run_paths(&args.traces, &resolved)?;
