@@ -13,42 +13,56 @@ pub struct ParseFailure {
     pub message: String,
 }
 
-/// Parses `bytes` (copied: simd-json rewrites its input) and hands the tape's root to `read`.
+/// Bytes of padding simd-json needs after a document it parses in place.
+pub const PADDING: usize = simd_json::INPUT_PADDING;
+
+/// Parses `bytes` (copied once: simd-json rewrites its input) and hands the tape's root to `read`.
 pub fn with_tape<T>(
     bytes: &[u8],
     read: impl FnOnce(TapeValue<'_, '_>) -> T,
 ) -> Result<T, ParseFailure> {
     thread_local! {
-        static SCRATCH: std::cell::RefCell<(Vec<u8>, simd_json::Buffers)> =
-            std::cell::RefCell::new((Vec::new(), simd_json::Buffers::default()));
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     SCRATCH.with(|cell| {
-        let mut guard = cell.borrow_mut();
-        let (scratch, buffers) = &mut *guard;
+        let mut scratch = cell.borrow_mut();
         scratch.clear();
+        // The copy carries simd-json's padding, so simd-json does not copy the document again.
+        scratch.reserve_exact(bytes.len() + PADDING);
         scratch.extend_from_slice(bytes);
-        match simd_json::to_tape_with_buffers(scratch, buffers) {
-            Ok(tape) => Ok(read(tape.as_value())),
-            Err(_) => Err(describe_failure(bytes)),
+        scratch.resize(bytes.len() + PADDING, b' ');
+        let outcome = with_buffers(bytes.len(), |buffers| {
+            let mut tape = simd_json::Tape::null();
+            simd_json::fill_tape_padded(&mut scratch, bytes.len(), buffers, &mut tape)
+                .ok()
+                .map(|()| read(tape.as_value()))
+        });
+        // A one-off huge document does not keep its copy for the thread's lifetime.
+        if scratch.capacity() > KEEP_SCRATCH {
+            *scratch = Vec::new();
         }
+        outcome.ok_or_else(|| describe_failure(bytes))
     })
 }
 
-/// Parses `buffer` in place (simd-json rewrites it: the bytes are garbage afterwards) and hands the
-/// tape's root to `read`; `None` when the bytes are not JSON.
-pub fn with_tape_in_place<T>(
-    buffer: &mut [u8],
-    read: impl FnOnce(TapeValue<'_, '_>) -> T,
-) -> Option<T> {
+/// Scratch buffers larger than this are released after use.
+const KEEP_SCRATCH: usize = 64 << 20;
+
+/// Runs `f` with this thread's simd-json buffers (structural index, string buffer, stack) for parsing
+/// documents of up to `len` bytes.
+pub fn with_buffers<T>(len: usize, f: impl FnOnce(&mut simd_json::Buffers) -> T) -> T {
     thread_local! {
         static BUFFERS: std::cell::RefCell<simd_json::Buffers> =
             std::cell::RefCell::new(simd_json::Buffers::default());
     }
     BUFFERS.with(|cell| {
         let mut buffers = cell.borrow_mut();
-        simd_json::to_tape_with_buffers(buffer, &mut buffers)
-            .ok()
-            .map(|tape| read(tape.as_value()))
+        let out = f(&mut buffers);
+        // Released after a huge document, as the scratch copy is.
+        if len > KEEP_SCRATCH {
+            *buffers = simd_json::Buffers::default();
+        }
+        out
     })
 }
 

@@ -22,7 +22,7 @@ use crate::ingest::Format;
 use crate::ingest::decoder::{
     Decoder, Document, OwnedTraces, ReadOptions, Traces, check_span_count,
 };
-use crate::ingest::json::{get, to_value, with_tape, with_tape_in_place};
+use crate::ingest::json::{PADDING, get, to_value, with_buffers, with_tape};
 use crate::ingest::scan::SpanSlice;
 use crate::table::TableBuilder;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
@@ -270,60 +270,108 @@ impl Traces for ScannedTraces<'_> {
             let id = self.slices[members[0] as usize].trace_id;
             String::from_utf8_lossy(&self.bytes[id.0..id.1]).into_owned()
         })?;
-        // One parse for the whole trace: its span objects, wrapped as one JSON list.
+        // Each span is parsed on its own, in place in one buffer that holds the trace's spans back to
+        // back, each followed by simd-json's padding: the records borrow their strings from the buffer,
+        // and only one span's tape and structural index are alive at a time (a trace parsed as one list
+        // kept a tape node per JSON value of the whole trace, about twice the trace's size again).
         thread_local! {
             static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         TEXT.with(|cell| {
             let mut text = cell.borrow_mut();
             text.clear();
-            text.push(b'[');
-            for (k, &m) in members.iter().enumerate() {
-                if k > 0 {
-                    text.push(b',');
-                }
+            let size: usize = members
+                .iter()
+                .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start + PADDING)
+                .sum();
+            text.reserve_exact(size);
+            for &m in members {
                 let s = &self.slices[m as usize];
                 text.extend_from_slice(&self.bytes[s.start..s.end]);
+                let padded = text.len() + PADDING;
+                text.resize(padded, b' ');
             }
-            text.push(b']');
-            let outcome = with_tape_in_place(&mut text, |list| {
-                let mut record = TraceRecord::default();
-                record.spans.reserve_exact(members.len());
-                let Some(items) = list.as_array() else {
-                    return Err((0, "a span is not an object".to_string()));
-                };
-                for (k, item) in items.iter().enumerate() {
-                    let start = self.slices[members[k] as usize].start;
-                    let Some(obj) = item.as_object() else {
-                        return Err((start, "a span is not an object".to_string()));
-                    };
-                    let (trace_id, span) =
-                        read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
-                            .map_err(|message| (start, message))?;
-                    record.trace_id = Cow::Borrowed(trace_id);
-                    record.spans.push(span);
-                }
-                order_otlp(&mut record);
-                match self.map {
-                    Some(map) => out.append(&map(record)),
-                    None => out.append(&record),
-                }
-                Ok(())
-            });
-            match outcome {
-                Some(Ok(())) => Ok(()),
-                Some(Err((start, message))) => Err(InputError::Invalid {
-                    path: path.to_path_buf(),
-                    message: format!("span at byte {start}: {message}"),
-                }),
-                // Only a span's own bytes can fail: find which, in the file.
-                None => Err(self.span_json_error(path, members)),
+            let outcome = self.read_spans(&mut text, members, out);
+            // A one-off huge trace does not keep its copy for the thread's lifetime.
+            if text.capacity() > KEEP_TEXT {
+                *text = Vec::new();
             }
+            outcome.map_err(|failure| match failure {
+                // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
+                // first), so a later span's JSON error comes before this span's content error.
+                SpanFailure::Invalid(start, message) => match self.span_json_error(path, members) {
+                    json @ InputError::Json { .. } => json,
+                    _ => InputError::Invalid {
+                        path: path.to_path_buf(),
+                        message: format!("span at byte {start}: {message}"),
+                    },
+                },
+                // Only a span's own bytes can fail: find where, in the file.
+                SpanFailure::Json(m) => self.span_json_error(path, &[m]),
+            })
         })
     }
 }
 
+/// Trace buffers larger than this are released after use.
+const KEEP_TEXT: usize = 64 << 20;
+
+/// Why a trace's spans could not be read.
+enum SpanFailure {
+    /// A span at this byte of the file is not a valid OTLP span.
+    Invalid(usize, String),
+    /// This slice's bytes are not JSON.
+    Json(u32),
+}
+
 impl ScannedTraces<'_> {
+    /// Parses the spans packed in `text` (each followed by [`PADDING`] bytes) one at a time and appends
+    /// their trace to `out`.
+    fn read_spans(
+        &self,
+        text: &mut [u8],
+        members: &[u32],
+        out: &mut TableBuilder,
+    ) -> Result<(), SpanFailure> {
+        let mut record = TraceRecord::default();
+        record.spans.reserve_exact(members.len());
+        let largest = members
+            .iter()
+            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start)
+            .max()
+            .unwrap_or(0);
+        with_buffers(largest, |buffers| {
+            let mut tape = simd_json::Tape::null();
+            let mut rest = text;
+            for &m in members {
+                let slice = &self.slices[m as usize];
+                let len = slice.end - slice.start;
+                let (here, tail) = std::mem::take(&mut rest).split_at_mut(len + PADDING);
+                rest = tail;
+                simd_json::fill_tape_padded(here, len, buffers, &mut tape)
+                    .map_err(|_| SpanFailure::Json(m))?;
+                let Some(obj) = tape.as_value().as_object() else {
+                    return Err(SpanFailure::Invalid(
+                        slice.start,
+                        "a span is not an object".to_string(),
+                    ));
+                };
+                let (trace_id, span) =
+                    read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                        .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
+                record.trace_id = Cow::Borrowed(trace_id);
+                record.spans.push(span);
+            }
+            Ok(())
+        })?;
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => out.append(&record),
+        }
+        Ok(())
+    }
+
     /// The JSON error of the first span of `members` that does not parse, at its byte in the file.
     fn span_json_error(&self, path: &Path, members: &[u32]) -> InputError {
         for &m in members {
