@@ -97,7 +97,7 @@ impl Deref for Decompressed<'_> {
 
 /// A decoder over the compressed bytes that can tell how much of them it has consumed.
 enum Stream<'a> {
-    Gzip(flate2::bufread::MultiGzDecoder<&'a [u8]>),
+    Gzip(Box<flate2::bufread::MultiGzDecoder<&'a [u8]>>),
     Zstd(zstd::stream::read::Decoder<'static, &'a [u8]>),
 }
 
@@ -141,7 +141,7 @@ pub fn decompress_with<'a>(
     };
     let stream = match Compression::of(bytes) {
         Compression::None => return Ok(Decompressed::Borrowed(bytes)),
-        Compression::Gzip => Stream::Gzip(flate2::bufread::MultiGzDecoder::new(bytes)),
+        Compression::Gzip => Stream::Gzip(Box::new(flate2::bufread::MultiGzDecoder::new(bytes))),
         Compression::Zstd => Stream::Zstd(
             zstd::stream::read::Decoder::with_buffer(bytes)
                 .map_err(|e| invalid(format!("cannot decompress: {e}")))?,
