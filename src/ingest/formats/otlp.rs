@@ -193,6 +193,8 @@ pub struct ScannedTraces<'b> {
     members: Vec<u32>,
     all_attributes: bool,
     map: Option<MapTrace>,
+    /// Traces of more bytes than this are read span by span into owned records.
+    huge: usize,
 }
 
 impl<'b> ScannedTraces<'b> {
@@ -243,6 +245,7 @@ impl<'b> ScannedTraces<'b> {
             members,
             all_attributes,
             map,
+            huge: KEEP_TEXT,
         }
     }
 }
@@ -277,25 +280,27 @@ impl Traces for ScannedTraces<'_> {
         thread_local! {
             static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        let size: usize = members
+            .iter()
+            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start + PADDING)
+            .sum();
         TEXT.with(|cell| {
             let mut text = cell.borrow_mut();
             text.clear();
-            let size: usize = members
-                .iter()
-                .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start + PADDING)
-                .sum();
-            text.reserve_exact(size);
-            for &m in members {
-                let s = &self.slices[m as usize];
-                text.extend_from_slice(&self.bytes[s.start..s.end]);
-                let padded = text.len() + PADDING;
-                text.resize(padded, b' ');
-            }
-            let outcome = self.read_spans(&mut text, members, out);
-            // A one-off huge trace does not keep its copy for the thread's lifetime.
-            if text.capacity() > KEEP_TEXT {
-                *text = Vec::new();
-            }
+            let outcome = if size > self.huge {
+                // A huge trace is not copied whole: each span is parsed in a buffer of its own and its
+                // record keeps copies of the few strings the tables read, a fraction of the span's bytes.
+                self.read_spans_owned(members, out)
+            } else {
+                text.reserve_exact(size);
+                for &m in members {
+                    let s = &self.slices[m as usize];
+                    text.extend_from_slice(&self.bytes[s.start..s.end]);
+                    let padded = text.len() + PADDING;
+                    text.resize(padded, b' ');
+                }
+                self.read_spans(&mut text, members, out)
+            };
             outcome.map_err(|failure| match failure {
                 // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
                 // first), so a later span's JSON error comes before this span's content error.
@@ -313,7 +318,7 @@ impl Traces for ScannedTraces<'_> {
     }
 }
 
-/// Trace buffers larger than this are released after use.
+/// Traces larger than this are read span by span into owned records instead of from one copy.
 const KEEP_TEXT: usize = 64 << 20;
 
 /// Why a trace's spans could not be read.
@@ -364,6 +369,54 @@ impl ScannedTraces<'_> {
             }
             Ok(())
         })?;
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => out.append(&record),
+        }
+        Ok(())
+    }
+
+    /// Parses each span of a huge trace in a buffer of its own, keeps owned copies of what its record
+    /// holds, and appends the trace to `out`.
+    fn read_spans_owned(&self, members: &[u32], out: &mut TableBuilder) -> Result<(), SpanFailure> {
+        let mut record: TraceRecord<'static> = TraceRecord::default();
+        record.spans.reserve_exact(members.len());
+        let mut text: Vec<u8> = Vec::new();
+        // One tape allocation for every span, handed from span to span (each parse has its own lifetime).
+        let mut tape: Option<simd_json::Tape<'static>> = None;
+        for &m in members {
+            let slice = &self.slices[m as usize];
+            let len = slice.end - slice.start;
+            text.clear();
+            text.extend_from_slice(&self.bytes[slice.start..slice.end]);
+            text.resize(len + PADDING, b' ');
+            let span = with_buffers(len, |buffers| {
+                let mut scratch = tape.take().unwrap_or_else(simd_json::Tape::null).reset();
+                let read = simd_json::fill_tape_padded(&mut text, len, buffers, &mut scratch)
+                    .map_err(|_| SpanFailure::Json(m))
+                    .and_then(|()| {
+                        let Some(obj) = scratch.as_value().as_object() else {
+                            return Err(SpanFailure::Invalid(
+                                slice.start,
+                                "a span is not an object".to_string(),
+                            ));
+                        };
+                        let (trace_id, span) =
+                            read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                                .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
+                        if record.trace_id.is_empty() {
+                            record.trace_id = Cow::Owned(trace_id.to_string());
+                        }
+                        Ok(span)
+                    });
+                tape = Some(scratch.reset());
+                read
+            })?;
+            // Copied once the parser's buffers are released (a huge span's are), not while they live.
+            record.spans.push(span.into_owned());
+        }
+        drop(text);
         order_otlp(&mut record);
         match self.map {
             Some(map) => out.append(&map(record)),
@@ -805,6 +858,28 @@ mod tests {
     fn export(attributes: Value) -> Value {
         json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat",
             "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
+    }
+
+    #[test]
+    fn huge_trace_records_read_as_the_borrowed_ones() {
+        let bytes = std::fs::read("examples/traces.json").unwrap();
+        let batch = |huge: usize| {
+            let slices = crate::ingest::scan::locate_spans(&bytes).unwrap();
+            let mut traces = ScannedTraces::new(&bytes, slices, true, None);
+            traces.huge = huge;
+            let mut builder = TableBuilder::new(crate::table::TableOptions {
+                root_attributes: true,
+            });
+            for t in 0..traces.len() {
+                traces.append(Path::new("t.json"), t, &mut builder).unwrap();
+            }
+            builder.finish()
+        };
+        let (borrowed, owned) = (batch(KEEP_TEXT), batch(0));
+        assert!(borrowed.spans.num_rows() > 30);
+        assert_eq!(borrowed.traces, owned.traces);
+        assert_eq!(borrowed.spans, owned.spans);
+        assert_eq!(borrowed.steps, owned.steps);
     }
 
     #[test]
