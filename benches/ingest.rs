@@ -128,6 +128,8 @@ fn default_settings() -> RunSettings {
         format: Format::Auto,
         keep_raw_scenario: false,
         reasons: Reasons::None,
+        failing_steps: 0,
+        progress: None,
     }
 }
 

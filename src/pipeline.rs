@@ -18,6 +18,7 @@ use crate::error::InputError;
 use crate::ingest::{self, Format, ReadOptions};
 use crate::redact::Redaction;
 use crate::report::Measures;
+use crate::report::steps::{self, TraceSteps};
 use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
 use crate::table::{TableOptions, TraceBatch};
 
@@ -34,6 +35,10 @@ pub struct RunSettings {
     pub keep_raw_scenario: bool,
     /// Which reasons to keep: those the run's outputs print.
     pub reasons: Reasons,
+    /// Keep the steps of up to this many failing traces (for the HTML report); 0 keeps none.
+    pub failing_steps: usize,
+    /// Where reading reports its progress (a progress bar), if anywhere. It never changes a result.
+    pub progress: Option<std::sync::Arc<dyn ingest::ReadProgress>>,
 }
 
 impl RunSettings {
@@ -57,6 +62,8 @@ pub struct FileResults {
     pub batches: Vec<VerdictBatch>,
     /// Traces with no prompt, answer, arguments or results.
     pub without_content: usize,
+    /// The steps of the file's first failing traces, up to `settings.failing_steps`.
+    pub failing_steps: Vec<TraceSteps>,
 }
 
 /// Runs the checks over every trace of every file, in file order. Each file is read and checked
@@ -92,6 +99,7 @@ fn run_file(
     let options = ReadOptions {
         // A judge clears its answers at each batch's prefetch, so batches take turns.
         parallel_batches: settings.context.judge.is_none(),
+        progress: settings.progress.clone(),
         ..ReadOptions::new(
             settings.format,
             TableOptions {
@@ -101,17 +109,20 @@ fn run_file(
     };
     let mut batches = Vec::new();
     let mut without_content = 0;
-    // Each batch's tables live only while its checks run; what is kept is its verdict batch.
+    let mut failing_steps = Vec::new();
+    // Each batch's tables live only while its checks run; what is kept is its verdict batch (and the
+    // steps of failing traces, when an output shows them).
     let each = |batch: TraceBatch| {
         let cols = Columns::new(&batch);
-        (
-            cols.has_content.false_count(),
-            check_batch(&cols, settings, schema),
-        )
+        let verdicts = check_batch(&cols, settings, schema);
+        let steps = steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
+        (cols.has_content.false_count(), verdicts, steps)
     };
-    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, verdicts)| {
+    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, verdicts, steps)| {
         without_content += empty;
         batches.push(verdicts);
+        let room = settings.failing_steps.saturating_sub(failing_steps.len());
+        failing_steps.extend(steps.into_iter().take(room));
         Ok(())
     })?;
     if total == 0 {
@@ -121,6 +132,7 @@ fn run_file(
         path: path.to_path_buf(),
         batches,
         without_content,
+        failing_steps,
     })
 }
 
@@ -222,6 +234,8 @@ mod tests {
             format: Format::Auto,
             keep_raw_scenario: true,
             reasons,
+            failing_steps: 0,
+            progress: None,
         }
     }
 

@@ -229,8 +229,16 @@ fn html_is_self_contained_and_shows_the_run() {
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     let page = text(&page_path);
     assert!(!page.contains("http://") && !page.contains("https://"));
+    // Links inside the page (to a trace's steps) load nothing; any other href would.
+    let in_page = page.matches("href=\"#t").count();
+    assert!(in_page > 0);
     for loader in LOADERS {
-        assert!(!page.contains(loader), "the page contains {loader}");
+        let allowed = if loader == "href=" { in_page } else { 0 };
+        assert_eq!(
+            page.matches(loader).count(),
+            allowed,
+            "the page contains {loader}"
+        );
     }
     assert!(page.contains("content=\"default-src 'none'; style-src 'unsafe-inline'\""));
     assert!(page.contains("<span class=\"v v-FAIL\" id=\"verdict\">FAIL</span>"));
@@ -248,8 +256,18 @@ fn html_is_self_contained_and_shows_the_run() {
     assert!(page.contains("<label for=\"f0\">search_loop</label> <label for=\"f1\">wrong_answer</label> <label for=\"f2\">truncation</label></div>"));
     assert!(page.contains("#f0:checked~.scroll tr.row:not(.c0){display:none}"));
     assert!(page.contains(
-        "<tr class=\"row c0\"><td>r-0221</td><td><code>51c15300072be9563b8dcdae613d3f7f</code></td><td class=\"n\">24</td><td>search_loop</td><td><div class=\"reason\">no answer, 24 steps (cap), 62% empty results</div></td>"
+        "<tr class=\"row c0\"><td>r-0221</td><td><a href=\"#t1\"><code>51c15300072be9563b8dcdae613d3f7f</code></a></td><td class=\"n\">24</td><td>search_loop</td><td><div class=\"reason\">no answer, 24 steps (cap), 62% empty results</div></td>"
     ));
+    // Each failing trace's steps (tool, arguments and result) sit behind the link of its rows.
+    assert!(page.contains("<h2>Steps of failing traces</h2>\n<details class=\"trace\" id=\"t0\">"));
+    assert_eq!(page.matches("<details class=\"trace\"").count(), 21);
+    let linked = &page[page.find("<details class=\"trace\" id=\"t1\">").unwrap()..];
+    let linked = &linked[..linked.find("</details>").unwrap()];
+    assert!(linked.contains(
+        "<summary><code>51c15300072be9563b8dcdae613d3f7f</code> \u{b7} search_loop \u{b7} 24 steps</summary>"
+    ), "{linked}");
+    assert_eq!(linked.matches("<tr class=").count(), 24);
+    assert!(linked.contains("<td class=\"n\">1</td><td>"), "{linked}");
     assert!(!page.contains(env!("CARGO_MANIFEST_DIR")));
 }
 
@@ -265,4 +283,27 @@ fn unwritable_outputs_exit_2() {
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(stderr.contains("cannot write output"), "{stderr}");
     }
+}
+
+#[test]
+fn html_marks_the_step_a_reason_names() {
+    let dir = out_dir("html_steps");
+    let (policy, page_path) = (dir.join("policy.json"), dir.join("report.html"));
+    std::fs::write(&policy, br#"{"allow": ["search"]}"#).unwrap();
+    let run = faultgate(&[
+        "check",
+        "examples/traces.json",
+        "--check",
+        "policy",
+        "--policy",
+        s(&policy),
+        "--html",
+        s(&page_path),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let page = text(&page_path);
+    assert!(page.contains("step 10: tool &#39;lookup&#39; not in allowlist"));
+    // Only the lookup call, step 10 of the one trace that made it, is marked.
+    assert_eq!(page.matches("<tr class=\"hit\">").count(), 1);
+    assert!(page.contains("<tr class=\"hit\"><td class=\"n\">10</td><td>lookup</td>"));
 }

@@ -125,6 +125,9 @@ pub struct RunArgs {
     /// Masking of PII and secrets in everything written out.
     #[arg(long, value_enum, default_value = "builtin")]
     pub redact: RedactArg,
+    /// No progress bar (it is shown on long runs only when stderr is a terminal).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 impl RunArgs {

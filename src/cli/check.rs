@@ -34,6 +34,9 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         } else {
             Reasons::None
         };
+    if args.html.is_some() {
+        resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
+    }
     print_notes(&resolved)?;
     let band = args.band.as_deref().map(read_band).transpose()?;
     let mode = GateMode::from(args.gate);

@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod calibrate;
 pub mod check;
 pub mod precheck;
+pub mod progress;
 pub mod run;
 pub mod selection;
 pub mod shell;

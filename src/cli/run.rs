@@ -15,12 +15,19 @@ use crate::report::Report;
 /// files were tried.
 pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
     let files = crate::ingest::expand_paths(paths)?;
+    if let Some(bar) = &resolved.progress {
+        bar.start(&files);
+    }
     let outcomes = crate::pipeline::run_files(&files, &resolved.settings);
+    if let Some(bar) = &resolved.progress {
+        bar.clear();
+    }
     let mut report = Report {
         judge: resolved.judge.clone(),
         checks: resolved.check_names.clone(),
         redaction: resolved.redaction_name.to_string(),
         batches: Vec::new(),
+        failing_steps: Vec::new(),
     };
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -35,6 +42,13 @@ pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal
                     ));
                 }
                 report.batches.extend(file.batches);
+                let room = resolved
+                    .settings
+                    .failing_steps
+                    .saturating_sub(report.failing_steps.len());
+                report
+                    .failing_steps
+                    .extend(file.failing_steps.into_iter().take(room));
             }
             Err(e) => errors.push(e.to_string()),
         }

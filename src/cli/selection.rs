@@ -23,6 +23,8 @@ pub struct Resolved {
     pub notes: Vec<String>,
     /// `--judge-record`: where to write the judged verdicts.
     pub judge_record: Option<std::path::PathBuf>,
+    /// The progress bar, when one may be shown (also `settings.progress`).
+    pub progress: Option<Arc<super::progress::Bar>>,
 }
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
@@ -165,6 +167,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         Some(j) => j.name().to_string(),
         None => args.judge.clone().unwrap_or_else(|| "none".into()),
     };
+    let progress = super::progress::Bar::for_stderr(args.quiet).map(Arc::new);
     Ok(Resolved {
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {
@@ -186,11 +189,16 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
             } else {
                 crate::checks::Reasons::None
             },
+            failing_steps: 0,
+            progress: progress
+                .clone()
+                .map(|bar| bar as Arc<dyn crate::ingest::ReadProgress>),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone(),
         redaction_name: redaction.name(),
         notes,
+        progress,
     })
 }
 

@@ -18,8 +18,16 @@ use crate::error::InputError;
 use crate::table::record::TraceRecord;
 use crate::table::{TableBuilder, TableOptions, TraceBatch};
 
+/// Told how far a read has got, for a progress display. Calls come from worker threads, in any order.
+pub trait ReadProgress: Send + Sync {
+    /// A batch of `traces` traces, standing for `bytes` bytes of the file as stored, was handled.
+    fn advance(&self, traces: usize, bytes: u64);
+    /// A file is finished (read whole or refused); `bytes` is the part of its size not yet reported.
+    fn file_done(&self, bytes: u64);
+}
+
 /// How a file is read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct ReadOptions {
     pub format: Format,
     pub table: TableOptions,
@@ -30,6 +38,8 @@ pub struct ReadOptions {
     /// Build and check several batches at once. Off when the per-batch work must not overlap (a
     /// judge's calls for one batch already run in parallel, and its memo holds one batch).
     pub parallel_batches: bool,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<std::sync::Arc<dyn ReadProgress>>,
 }
 
 impl ReadOptions {
@@ -40,6 +50,7 @@ impl ReadOptions {
             batch_traces: 1024,
             batch_bytes: 8 << 20,
             parallel_batches: true,
+            progress: None,
         }
     }
 
@@ -268,7 +279,7 @@ mod tests {
                 let options = ReadOptions {
                     batch_traces: traces,
                     batch_bytes: bytes_bound,
-                    ..whole
+                    ..whole.clone()
                 };
                 assert_eq!(
                     read_in_batches(&bytes, &options, threads),

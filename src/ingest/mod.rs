@@ -24,7 +24,7 @@ use decoder::Document;
 use formats::{braintrust, langfuse, langsmith, openinference, otlp, trajectory};
 use json::with_tape;
 
-pub use decoder::{Decoder, ReadOptions, Traces, for_each_batch};
+pub use decoder::{Decoder, ReadOptions, ReadProgress, Traces, for_each_batch};
 pub use paths::expand_paths;
 
 /// The trace formats `--format` accepts.
@@ -157,14 +157,53 @@ pub fn read_file<R: Send>(
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
 ) -> Result<(Format, usize), InputError> {
+    let Some(progress) = options.progress.as_deref() else {
+        return read_file_with(path, options, each, sink, None);
+    };
+    let stored = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let reported = std::sync::atomic::AtomicU64::new(0);
+    let result = read_file_with(
+        path,
+        options,
+        each,
+        sink,
+        Some((progress, stored, &reported)),
+    );
+    progress.file_done(stored.saturating_sub(reported.into_inner()));
+    result
+}
+
+/// [`read_file`], telling `progress` (with the file's stored size and the bytes reported so far) of
+/// each batch: a batch stands for its share of the file's traces.
+fn read_file_with<R: Send>(
+    path: &Path,
+    options: &ReadOptions,
+    each: &(dyn Fn(TraceBatch) -> R + Sync),
+    sink: &mut dyn FnMut(R) -> Result<(), InputError>,
+    progress: Option<(&dyn ReadProgress, u64, &std::sync::atomic::AtomicU64)>,
+) -> Result<(Format, usize), InputError> {
     let bytes = source::Source::open(path).map_err(|source| InputError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let data = archive::decompress(path, &bytes, archive::Limits::default())?;
     let opened = open(path, &data, options)?;
-    for_each_batch(path, opened.traces.as_ref(), options, each, sink)?;
-    Ok((opened.format, opened.traces.len()))
+    let total = opened.traces.len();
+    match progress {
+        None => for_each_batch(path, opened.traces.as_ref(), options, each, sink)?,
+        Some((progress, stored, reported)) => {
+            let counted = |batch: TraceBatch| {
+                let traces = batch.len();
+                let result = each(batch);
+                let share = (u128::from(stored) * traces as u128 / total.max(1) as u128) as u64;
+                reported.fetch_add(share, std::sync::atomic::Ordering::Relaxed);
+                progress.advance(traces, share);
+                result
+            };
+            for_each_batch(path, opened.traces.as_ref(), options, &counted, sink)?
+        }
+    }
+    Ok((opened.format, total))
 }
 
 /// Reads every trace of a file (decompressing gzip and zstd files) into one batch (tests and small

@@ -3,7 +3,9 @@
 //! It shows the verdict and the gate line; with a band, an inline SVG chart of the baseline runs'
 //! clean rates, the band, the fail threshold and this run; the checks by fired count; and the failing
 //! traces (scenario, trace id, tool steps, check and its redacted reason), which a row of radio buttons
-//! filters by check with CSS alone, so the filter works without JavaScript.
+//! filters by check with CSS alone, so the filter works without JavaScript. Below them, the steps of
+//! each failing trace the run kept ([`super::steps`]), in `<details>` blocks the rows link to, with
+//! the steps a reason names marked.
 //!
 //! The page makes no request: styles are inline, the chart is inline SVG, there are no scripts, links
 //! to other hosts, fonts or images, and a Content-Security-Policy of `default-src 'none'` forbids any
@@ -59,9 +61,73 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.9em;word
 .scroll{overflow-x:auto}svg{max-width:100%;height:auto}
 .filter{display:flex;flex-wrap:wrap;gap:.3rem;margin:.4rem 0}input[name=filter]{position:absolute;opacity:0}
 .filter label{border:1px solid #888;border-radius:1rem;padding:.1rem .6rem;cursor:pointer}
-.muted{color:#666}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
+.muted{color:#666}details.trace{border:1px solid #ddd;border-radius:.3rem;padding:.3rem .6rem;margin:.4rem 0}details.trace summary{cursor:pointer}tr.hit td{background:#fff1e5}tr.hit td:first-child{border-left:3px solid #cf222e}tr.err td:nth-child(4){color:#cf222e}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
 @media (max-width:40rem){#failing thead{display:none}#failing tr{display:block;border-bottom:1px solid #ccc;padding:.3rem 0}#failing td{display:block;border:0;padding:.1rem .3rem}#failing td.n{text-align:left}#failing td.n::after{content:' tool steps';color:#666}}
 ";
+
+/// The steps of each failing trace that kept them, as a `<details>` block (open and close without
+/// JavaScript), with the steps a reason names marked.
+fn trace_steps(report: &Report) -> String {
+    let mut h = String::from("<section>\n<h2>Steps of failing traces</h2>\n");
+    let by_id = results_by_id(report);
+    let mut seen = std::collections::HashSet::new();
+    for (i, trace) in report.failing_steps.iter().enumerate() {
+        if !seen.insert(trace.trace_id.as_str()) {
+            continue;
+        }
+        let mut named = std::collections::HashSet::new();
+        let mut fired = Vec::new();
+        for r in by_id.get(trace.trace_id.as_str()).into_iter().flatten() {
+            for (name, v) in report.checks.iter().zip(r.verdicts()) {
+                if v.detected {
+                    fired.push(name.as_str());
+                    named.extend(super::steps::steps_named(v.reason.unwrap_or_default()));
+                }
+            }
+        }
+        let _ = writeln!(
+            h,
+            "<details class=\"trace\" id=\"t{i}\"><summary><code>{}</code> \u{b7} {} \u{b7} {} steps</summary>",
+            escape(&trace.trace_id),
+            escape(&fired.join(", ")),
+            trace.steps.len() + trace.more
+        );
+        if trace.steps.is_empty() {
+            h.push_str("<p class=\"muted\">No tool step.</p>\n");
+        } else {
+            h.push_str("<div class=\"scroll\"><table class=\"steps\">\n<thead><tr><th>#</th><th>tool</th><th>arguments</th><th>result</th></tr></thead>\n<tbody>\n");
+            for (k, step) in trace.steps.iter().enumerate() {
+                let mut classes = Vec::new();
+                if named.contains(&(k + 1)) {
+                    classes.push("hit");
+                }
+                if step.error {
+                    classes.push("err");
+                }
+                let _ = writeln!(
+                    h,
+                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                    classes.join(" "),
+                    k + 1,
+                    escape(&step.tool),
+                    escape(&step.arguments),
+                    escape(&step.result)
+                );
+            }
+            h.push_str("</tbody>\n</table></div>\n");
+            if trace.more > 0 {
+                let _ = writeln!(
+                    h,
+                    "<p class=\"muted\">{} more steps not shown.</p>",
+                    trace.more
+                );
+            }
+        }
+        h.push_str("</details>\n");
+    }
+    h.push_str("</section>\n");
+    h
+}
 
 /// Renders the page; the text ends with a newline.
 pub fn render(page: &Page<'_>) -> String {
@@ -160,6 +226,13 @@ pub fn render(page: &Page<'_>) -> String {
         }
         h.push_str("</div>\n<div class=\"scroll\">\n<table id=\"failing\">\n<thead><tr><th>scenario</th><th>trace</th><th>steps</th><th>check</th><th>reason</th></tr></thead>\n<tbody>\n");
         let by_id = results_by_id(report);
+        // Each trace whose steps were kept gets an anchor (the first one of an id shown twice).
+        let mut anchors: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+        for (i, t) in report.failing_steps.iter().enumerate() {
+            anchors
+                .entry(t.trace_id.as_str())
+                .or_insert_with(|| format!("t{i}"));
+        }
         let mut rows = 0;
         let mut total = 0;
         for id in &failed {
@@ -177,11 +250,16 @@ pub fn render(page: &Page<'_>) -> String {
                         .iter()
                         .position(|f| f == name)
                         .map_or_else(String::new, |i| format!(" c{i}"));
+                    let trace = match anchors.get(id) {
+                        Some(anchor) => {
+                            format!("<a href=\"#{anchor}\"><code>{}</code></a>", escape(id))
+                        }
+                        None => format!("<code>{}</code>", escape(id)),
+                    };
                     let _ = writeln!(
                         h,
-                        "<tr class=\"row{class}\"><td>{}</td><td><code>{}</code></td><td class=\"n\">{}</td><td>{}</td><td><div class=\"reason\">{}</div></td></tr>",
+                        "<tr class=\"row{class}\"><td>{}</td><td>{trace}</td><td class=\"n\">{}</td><td>{}</td><td><div class=\"reason\">{}</div></td></tr>",
                         escape(r.scenario()),
-                        escape(id),
                         r.steps(),
                         escape(name),
                         escape(v.reason.unwrap_or_default())
@@ -198,6 +276,9 @@ pub fn render(page: &Page<'_>) -> String {
         }
     }
     h.push_str("</section>\n");
+    if !report.failing_steps.is_empty() {
+        h.push_str(&trace_steps(report));
+    }
 
     if !page.command.is_empty() {
         let _ = writeln!(

@@ -513,6 +513,7 @@ mod tests {
                     .finish(vec![search_loop, policy])
                     .expect("verdict batch"),
             ],
+            failing_steps: Vec::new(),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod junit;
 pub mod markdown;
 pub mod parquet;
 pub mod repro;
+pub mod steps;
 pub mod terminal;
 pub mod verdicts;
 
@@ -35,6 +36,8 @@ pub struct Report {
     /// The verdict batches, in run order: one row per trace, one verdict per active check in selection
     /// order.
     pub batches: Vec<VerdictBatch>,
+    /// The steps of the first failing traces, kept only for outputs that show them (`--html`).
+    pub failing_steps: Vec<steps::TraceSteps>,
 }
 
 impl Report {

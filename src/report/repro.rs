@@ -46,6 +46,10 @@ pub const OUTPUT_FLAGS: [&str; 9] = [
     "color",
 ];
 
+/// Long switches (without `--`) that only change how a run shows itself; they never appear in the
+/// command either.
+pub const DISPLAY_SWITCHES: [&str; 1] = ["quiet"];
+
 /// The directory display paths are relative to: `$GITHUB_WORKSPACE` when set and non-empty, else the
 /// working directory, symlinks resolved.
 pub fn base_dir() -> Option<PathBuf> {
@@ -136,6 +140,9 @@ pub fn command_under(raw_args: &[String], long_flags: &[&str], base: Option<&Pat
             kept.push(arg.clone());
             continue;
         }
+        if arg == "-q" {
+            continue;
+        }
         let Some(option) = arg.strip_prefix("--") else {
             kept.push(if arg.starts_with('-') {
                 arg.clone()
@@ -149,6 +156,9 @@ pub fn command_under(raw_args: &[String], long_flags: &[&str], base: Option<&Pat
             None => (option, None),
         };
         let flag = resolve_flag(name, long_flags);
+        if value.is_none() && flag.is_some_and(|f| DISPLAY_SWITCHES.contains(&f)) {
+            continue;
+        }
         if flag.is_some_and(|f| OUTPUT_FLAGS.contains(&f)) {
             if value.is_none() {
                 args.next();
@@ -179,7 +189,7 @@ mod tests {
 
     const FLAGS: &[&str] = &[
         "judge", "check", "policy", "golden", "outcomes", "format", "redact", "json", "markdown",
-        "audit", "band", "parquet", "help",
+        "audit", "band", "parquet", "help", "quiet",
     ];
 
     fn args(items: &[&str]) -> Vec<String> {
@@ -235,8 +245,10 @@ mod tests {
                 "--parquet",
                 "pq",
                 "--parq=pq2",
+                "-q",
                 "--check",
                 "search_loop",
+                "--quiet",
             ]),
             FLAGS,
             None,
