@@ -176,6 +176,19 @@ mod tests {
     }
 
     #[test]
+    fn whitespace_only_fails_at_its_end_as_a_parse_would() {
+        let err = with_tape(b"  \n \t\r\n  ", to_value).unwrap_err();
+        assert_eq!(err.offset, 8);
+        assert!(
+            err.message.starts_with("EOF while parsing a value"),
+            "{}",
+            err.message
+        );
+        // Whitespace around a document is still read.
+        assert_eq!(with_tape(b"  1  ", to_value).unwrap(), serde_json::json!(1));
+    }
+
+    #[test]
     fn failure_names_the_byte() {
         let err = with_tape(b"{\n \"a\": 1,\n \"b\" 2}", to_value).unwrap_err();
         assert_eq!(err.offset, 16);
