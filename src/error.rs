@@ -22,12 +22,48 @@ pub enum InputError {
         offset: usize,
         message: String,
     },
+    /// A file whose first byte already is not JSON (prose, a licence): no trace file at all.
+    #[error("cannot parse {}: {message} (byte {offset})", display_path(.path))]
+    NotJson {
+        path: PathBuf,
+        offset: usize,
+        message: String,
+    },
     #[error("{}: {message}", display_path(.path))]
     Invalid { path: PathBuf, message: String },
+    /// A JSON document that no trace format recognises (or that a forced format does not fit).
+    #[error("{}: {message}", display_path(.path))]
+    Unrecognised { path: PathBuf, message: String },
     #[error("no traces found in {}", display_path(.0))]
     NoTraces(PathBuf),
     #[error("{0}")]
     Usage(String),
+}
+
+impl InputError {
+    /// Returns true if and only if the file is not a trace file at all (no JSON from its first byte,
+    /// JSON of no trace format, no traces), as opposed to a broken trace file (JSON that breaks off
+    /// later), which a gate must not skip: a directory walk skips the former only.
+    pub fn is_not_traces(&self) -> bool {
+        matches!(
+            self,
+            InputError::NotJson { .. } | InputError::Unrecognised { .. } | InputError::NoTraces(_)
+        )
+    }
+}
+
+impl InputError {
+    /// The file and, briefly, why it holds no traces (for the note on skipped files).
+    pub fn short_reason(&self) -> String {
+        match self {
+            InputError::NotJson { path, .. } => format!("{} (not JSON)", display_path(path)),
+            InputError::Unrecognised { path, .. } => {
+                format!("{} (no trace format)", display_path(path))
+            }
+            InputError::NoTraces(path) => format!("{} (no traces)", display_path(path)),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// A path the way Python's `pathlib` prints it: no leading `./`, no doubled or trailing slashes.

@@ -62,8 +62,50 @@ pub struct FileResults {
     pub batches: Vec<VerdictBatch>,
     /// Traces with no prompt, answer, arguments or results.
     pub without_content: usize,
+    /// Traces that show tool activity but yield no tool step.
+    pub unread_tools: UnreadTools,
     /// The steps of the file's first failing traces, up to `settings.failing_steps`.
     pub failing_steps: Vec<TraceSteps>,
+}
+
+/// Traces that show tool activity but from which no tool step was read: each one's id and what shows
+/// it (few in practice: only traces without steps are looked at).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct UnreadTools {
+    pub traces: Vec<(String, String)>,
+}
+
+impl UnreadTools {
+    /// The batch's traces whose evidence column is set.
+    pub fn of_batch(batch: &TraceBatch) -> UnreadTools {
+        let evidence = batch.trace_str(crate::table::schema::TRACE_TOOL_EVIDENCE);
+        let ids = batch.trace_str(crate::table::schema::TRACE_ID);
+        let traces = (0..evidence.len())
+            .filter(|&t| evidence.is_valid(t))
+            .map(|t| (ids.value(t).to_string(), evidence.value(t).to_string()))
+            .collect();
+        UnreadTools { traces }
+    }
+
+    pub fn add(&mut self, other: UnreadTools) {
+        self.traces.extend(other.traces);
+    }
+
+    /// The first trace and what shows its tools.
+    pub fn first(&self) -> Option<&(String, String)> {
+        self.traces.first()
+    }
+
+    /// The warning for a file; the evidence (span names) is masked as everything that leaves the
+    /// process.
+    pub fn warning(&self, file: &str, redaction: Redaction) -> Option<String> {
+        let (id, evidence) = self.first()?;
+        Some(format!(
+            "{} trace(s) in {file} show tool activity but no tool step was read from them (trace {id}: {}); no check saw their tools",
+            self.traces.len(),
+            redaction.mask(evidence)
+        ))
+    }
 }
 
 /// Runs the checks over every trace of every file, in file order. Each file is read and checked
@@ -91,12 +133,9 @@ pub fn run_files(
     out
 }
 
-fn run_file(
-    path: &Path,
-    settings: &RunSettings,
-    schema: &SchemaRef,
-) -> Result<FileResults, InputError> {
-    let options = ReadOptions {
+/// How a run reads its files.
+fn read_options(settings: &RunSettings) -> ReadOptions {
+    ReadOptions {
         // A judge clears its answers at each batch's prefetch, so batches take turns.
         parallel_batches: settings.context.judge.is_none(),
         progress: settings.progress.clone(),
@@ -106,9 +145,135 @@ fn run_file(
                 root_attributes: settings.needs_root_attributes(),
             },
         )
-    };
+    }
+}
+
+/// Traces whose id more than one file of the run holds, merged by the rule of [`crate::identity`].
+#[derive(Default)]
+pub struct SharedTraces {
+    /// The merged traces' verdicts (none when no id is shared).
+    pub verdicts: Option<VerdictBatch>,
+    pub unread_tools: UnreadTools,
+    /// The steps of the merged traces that failed, when an output shows them.
+    pub failing_steps: Vec<TraceSteps>,
+    /// Duplicate spans dropped, trace ids reused by different traces.
+    pub warnings: Vec<String>,
+}
+
+/// Applies the trace-identity rule to a run's results: the rows of trace ids that several files hold
+/// are taken out of each file's results, and those traces are read again from just those files,
+/// merged, and checked once. Returns nothing when no id is shared (no file is read again).
+pub fn merge_shared_traces(
+    files: &[PathBuf],
+    results: &mut [Result<FileResults, InputError>],
+    settings: &RunSettings,
+) -> Result<SharedTraces, InputError> {
+    if files.len() < 2 {
+        return Ok(SharedTraces::default());
+    }
+    let ids_per_file: Vec<Vec<&str>> = results
+        .iter()
+        .map(|r| match r {
+            Ok(file) => file
+                .batches
+                .iter()
+                .flat_map(|b| b.rows().map(|row| row.trace_id()))
+                .collect(),
+            Err(_) => Vec::new(),
+        })
+        .collect();
+    let shared: std::collections::HashSet<String> = crate::identity::shared_ids(&ids_per_file)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    if shared.is_empty() {
+        return Ok(SharedTraces::default());
+    }
+    let holders: Vec<usize> = ids_per_file
+        .iter()
+        .enumerate()
+        .filter(|(_, ids)| ids.iter().any(|id| shared.contains(*id)))
+        .map(|(i, _)| i)
+        .collect();
+    drop(ids_per_file);
+    let options = read_options(settings);
+    let mut parts = Vec::new();
+    for &i in &holders {
+        let path = &files[i];
+        let bytes = ingest::source::Source::open(path).map_err(|source| InputError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let data = ingest::archive::decompress(path, &bytes, ingest::archive::Limits::default())?;
+        let opened = ingest::open(path, &data, &options)?;
+        let mut builder = crate::table::TableBuilder::capturing(shared.clone());
+        for t in 0..opened.traces.len() {
+            opened.traces.append(path, t, &mut builder)?;
+        }
+        parts.extend(builder.captured().into_iter().map(|trace| (i, trace)));
+    }
+    let merged = crate::identity::merge(parts, files);
+    let mut builder = crate::table::TableBuilder::new(options.table);
+    for trace in &merged.traces {
+        builder.append(trace);
+    }
+    let batch = builder.finish();
+    let schema = settings.verdict_schema();
+    let cols = Columns::new(&batch);
+    let verdicts = check_batch(&cols, settings, &schema);
+    let failing_steps =
+        steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
+    for &i in &holders {
+        if let Ok(file) = &mut results[i] {
+            file.batches = file
+                .batches
+                .drain(..)
+                .filter_map(|b| without_traces(b, &shared))
+                .collect();
+            file.unread_tools
+                .traces
+                .retain(|(id, _)| !shared.contains(id));
+            file.failing_steps.retain(|t| !shared.contains(&t.trace_id));
+        }
+    }
+    Ok(SharedTraces {
+        verdicts: Some(verdicts),
+        unread_tools: UnreadTools::of_batch(&batch),
+        failing_steps,
+        warnings: merged.warnings(),
+    })
+}
+
+/// The batch without the rows of the given trace ids (`None` when no row is left).
+fn without_traces(
+    batch: VerdictBatch,
+    ids: &std::collections::HashSet<String>,
+) -> Option<VerdictBatch> {
+    let keep: arrow_array::BooleanArray = batch
+        .rows()
+        .map(|row| Some(!ids.contains(row.trace_id())))
+        .collect();
+    if keep.true_count() == batch.len() {
+        return Some(batch);
+    }
+    if keep.true_count() == 0 {
+        return None;
+    }
+    let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
+        .and_then(VerdictBatch::try_new);
+    // Filtering rows of a valid verdict batch keeps it valid.
+    Some(kept.expect("a filtered verdict batch"))
+}
+
+fn run_file(
+    path: &Path,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+) -> Result<FileResults, InputError> {
+    let options = read_options(settings);
     let mut batches = Vec::new();
     let mut without_content = 0;
+    let mut unread_tools = UnreadTools::default();
     let mut failing_steps = Vec::new();
     // Each batch's tables live only while its checks run; what is kept is its verdict batch (and the
     // steps of failing traces, when an output shows them).
@@ -116,10 +281,21 @@ fn run_file(
         let cols = Columns::new(&batch);
         let verdicts = check_batch(&cols, settings, schema);
         let steps = steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
-        (cols.has_content.false_count(), verdicts, steps)
+        (
+            cols.has_content.false_count(),
+            UnreadTools::of_batch(&batch),
+            verdicts,
+            steps,
+        )
     };
-    let (_, total) = ingest::read_file(path, &options, &each, &mut |(empty, verdicts, steps)| {
+    let (_, total) = ingest::read_file(path, &options, &each, &mut |(
+        empty,
+        unread,
+        verdicts,
+        steps,
+    )| {
         without_content += empty;
+        unread_tools.add(unread);
         batches.push(verdicts);
         let room = settings.failing_steps.saturating_sub(failing_steps.len());
         failing_steps.extend(steps.into_iter().take(room));
@@ -132,6 +308,7 @@ fn run_file(
         path: path.to_path_buf(),
         batches,
         without_content,
+        unread_tools,
         failing_steps,
     })
 }

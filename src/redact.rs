@@ -1,4 +1,4 @@
-//! Masking of PII and secrets in text written out by the tool (spec §18).
+//! Masking of PII and secrets in text written out by the tool (docs/compatibility.md §18).
 //!
 //! This module owns the `--redact` modes and the builtin masker: nine patterns applied one after
 //! another, each over the whole text left to right without overlaps, exactly as 0.4.1's Python
@@ -907,6 +907,10 @@ fn aws_secret_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> 
     });
     Some(value.end)
 }
+
+/// The scanners against 0.4.1's own regular expressions.
+#[cfg(test)]
+mod oracle;
 
 #[cfg(test)]
 mod tests {

@@ -160,17 +160,24 @@ fn lists_of_export_batches_read_like_one_export() {
 }
 
 #[test]
-fn langfuse_span_observations_that_look_like_tools_are_named() {
-    let path = fixture("langfuse_span_tools.json");
-    let (_, traces) = read(&path);
-    assert!(
-        facts(&traces, 0).steps.is_empty(),
-        "SPAN observations are not tool steps"
+fn langfuse_span_observations_that_are_tool_executions_are_steps() {
+    let (_, traces) = read(&fixture("langfuse_span_tools.json"));
+    let tools: Vec<String> = facts(&traces, 0).steps.into_iter().map(|s| s.0).collect();
+    assert_eq!(
+        tools,
+        ["lookup_order", "tool:issue_refund"],
+        "the chat node `plan` is no tool"
     );
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let records = faultgate::ingest::detect::records(&doc);
-    let names = faultgate::ingest::formats::langfuse::suspected_tool_observations(&records);
-    assert_eq!(names, ["lookup_order", "tool:issue_refund"]);
+}
+
+#[test]
+fn langfuse_generation_tool_calls_pair_with_their_results() {
+    let (format, traces) = read(&fixture("langfuse_generation_tool_calls.json"));
+    assert_eq!(format, Format::Langfuse);
+    let facts = facts(&traces, 0);
+    let tools: Vec<&str> = facts.steps.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(tools, ["get_weather", "get_weather"]);
+    assert_eq!(facts.steps[1].2, serde_json::json!("Rain, 11 C"));
 }
 
 #[test]

@@ -257,7 +257,7 @@ fn an_export_whose_tools_are_not_read_is_warned() {
     assert_eq!(
         out,
         "\
-warning  -             no tool step is read from the 2 span(s) of the checked traces: this export's tools are not read; every structural check will pass
+warning  -             1 of the checked traces show tool activity but yield no tool step (trace aaaaaaaaaaaa: span 'call lookup' is named like a tool): this export's tools are not read; every structural check will pass
 precheck: OK · format otlp · checked 1 of 1 traces · 0 tool steps read · 0 error(s), 1 warning(s)
 "
     );

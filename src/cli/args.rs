@@ -32,6 +32,8 @@ pub enum Command {
     Conform(crate::workflow::cli::ConformArgs),
     /// Measure each check against human labels: TPR, TNR, precision, Cohen's kappa.
     Calibrate(CalibrateArgs),
+    /// Merge partial results (from --partial) and write the outputs of one run over all their inputs.
+    Merge(MergeArgs),
     /// List the checks.
     Checks,
     /// List the judge specs.
@@ -125,9 +127,77 @@ pub struct RunArgs {
     /// Masking of PII and secrets in everything written out.
     #[arg(long, value_enum, default_value = "builtin")]
     pub redact: RedactArg,
+    /// Refuse the run (exit 2) when the input raises a warning: a trace that shows tool activity but
+    /// yields no tool step, a span that repeats or clashes across files, a file in a folder that is not
+    /// a trace file.
+    #[arg(long)]
+    pub strict_input: bool,
     /// No progress bar (it is shown on long runs only when stderr is a terminal).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Write this run's partial result into DIR, for `faultgate merge`, instead of its outputs.
+    #[arg(long, value_name = "DIR")]
+    pub partial: Option<PathBuf>,
+    /// Read only shard K of N of the input files (a share balanced by bytes), e.g. 3/8.
+    #[arg(long, value_name = "K/N", value_parser = shard_arg)]
+    pub shard: Option<(usize, usize)>,
+}
+
+/// `--shard K/N`.
+fn shard_arg(text: &str) -> Result<(usize, usize), String> {
+    crate::partial::parse_shard(text)
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// Partial result directories (written by check, baseline or calibrate with --partial).
+    #[arg(required = true, value_name = "PARTIAL")]
+    pub partials: Vec<PathBuf>,
+    /// Write the merged partial into DIR instead of the outputs (to merge in levels).
+    #[arg(long, value_name = "DIR")]
+    pub partial: Option<PathBuf>,
+    /// check, calibrate: write the JSON report here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// check: write a Markdown summary here.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// check: write an audit folder here.
+    #[arg(long)]
+    pub audit: Option<PathBuf>,
+    /// check: gate against this band.
+    #[arg(long)]
+    pub band: Option<PathBuf>,
+    /// check: which test decides the gate (band, paired or both).
+    #[arg(long, value_enum, value_name = "TEST")]
+    pub gate: Option<GateArg>,
+    /// check: what the band gate compares (clean or pass^k).
+    #[arg(long, value_parser = ["clean", "pass^k"], value_name = "METRIC")]
+    pub metric: Option<String>,
+    /// check: report pass^1 … pass^k; baseline: write each run's pass^k into the band.
+    #[arg(long)]
+    pub pass_k: bool,
+    /// check, baseline, calibrate: write the Parquet tables into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
+    /// check: write JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// check: write a self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// check: colour the table (auto, always or never).
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: crate::report::colour::ColorChoice,
+    /// baseline: where to write the band (default band.json).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// baseline: also write each scenario's count of clean runs into the band.
+    #[arg(long)]
+    pub per_scenario: bool,
+    /// calibrate: the label file the partials were made with.
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
 }
 
 impl RunArgs {

@@ -6,80 +6,160 @@ use std::time::Instant;
 
 use super::Fatal;
 use super::args::BaselineArgs;
-use super::run::{print_notes, run_paths};
+use super::run::{
+    Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
+};
 use super::selection::resolve;
 use crate::gate::{RunSummary, band, repeated_keys_warning};
-use crate::report::{parquet, repro, write_atomic};
+use crate::partial::RunEntry;
+use crate::report::{Report, parquet, write_atomic};
 
-/// Runs `baseline`; returns 0 once the band is written.
-pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
-    let resolved = resolve(&args.run)?;
-    print_notes(&resolved)?;
-    super::run::refuse_overwriting_inputs(
-        &[("--out", Some(&args.out))],
-        &[(
-            "--parquet",
-            args.parquet.as_ref(),
-            &[parquet::MATRIX_FILE, parquet::RUNS_FILE],
-        )],
-        &args.traces,
-        &args.run,
-        &[],
-    )?;
-    let mut builder = if args.pass_k {
-        band::BandBuilder::with_trials()
-    } else {
-        band::BandBuilder::new()
-    };
-    // Per-run clean flags are kept only when their tables are asked for.
-    let mut tables = args
-        .parquet
-        .as_ref()
-        .map(|_| parquet::BaselineTables::new());
-    for run_path in &args.traces {
-        let started = Instant::now();
-        // A run may be a directory or archive of many files; it is reduced to its summary at once.
-        let report = run_paths(std::slice::from_ref::<PathBuf>(run_path), &resolved)?;
+/// The output flags of `baseline`, which `merge` takes too.
+#[derive(Debug, Clone)]
+pub struct BaselineOutputs {
+    pub out: PathBuf,
+    pub per_scenario: bool,
+    pub pass_k: bool,
+    pub parquet: Option<PathBuf>,
+}
+
+/// The band being built, one run at a time: by a baseline over its runs, or by a merge over the runs
+/// of its partials, with the same code.
+pub struct BandRuns {
+    builder: band::BandBuilder,
+    /// Per-run clean flags, kept only when their tables are asked for.
+    tables: Option<parquet::BaselineTables>,
+}
+
+impl BandRuns {
+    pub fn new(outs: &BaselineOutputs) -> BandRuns {
+        BandRuns {
+            builder: if outs.pass_k {
+                band::BandBuilder::with_trials()
+            } else {
+                band::BandBuilder::new()
+            },
+            tables: outs
+                .parquet
+                .as_ref()
+                .map(|_| parquet::BaselineTables::new()),
+        }
+    }
+
+    /// Adds one run's report, reduced to its summary at once, and prints its line.
+    pub fn add_run(
+        &mut self,
+        run: &RunEntry,
+        report: Report,
+        started: Instant,
+    ) -> Result<(), Fatal> {
         let summary = RunSummary::from_report(&report);
         drop(report);
-        let digest = builder.add_run(&summary);
-        if let Some(tables) = &mut tables {
-            let shown = repro::display_path(run_path)
-                .unwrap_or_else(|| crate::error::display_path(run_path));
-            tables.add_run(shown, &summary);
+        let digest = self.builder.add_run(&summary);
+        if let Some(tables) = &mut self.tables {
+            tables.add_run(run.shown.clone(), &summary);
         }
         drop(summary);
-        let shown = run_path.to_string_lossy();
         writeln!(
             std::io::stdout(),
             "{}",
-            band::run_line(&shown, &digest, started.elapsed().as_secs_f64())
+            band::run_line(&run.arg, &digest, started.elapsed().as_secs_f64())
         )?;
         if !digest.repeated_keys.is_empty() {
             writeln!(
                 std::io::stderr(),
-                "warning: {shown}: {}",
+                "warning: {}: {}",
+                run.arg,
                 repeated_keys_warning(&digest.repeated_keys)
             )?;
         }
+        Ok(())
     }
-    let band = builder.finish()?;
-    if let Some(note) = band::few_runs_note(band.runs) {
-        writeln!(std::io::stderr(), "{note}")?;
-    }
-    let text = crate::pyjson::to_pretty(&band.to_json_with(args.per_scenario, args.pass_k));
-    write_atomic(&args.out, text.as_bytes())
-        .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
-    writeln!(
-        std::io::stdout(),
-        "{}",
-        band.summary_line(&args.out.to_string_lossy())
-    )?;
-    if let (Some(dir), Some(tables)) = (&args.parquet, &tables) {
-        tables
-            .write(dir, &band)
+
+    /// Writes the band (and the tables); returns 0.
+    pub fn finish(self, outs: &BaselineOutputs) -> Result<i32, Fatal> {
+        let band = self.builder.finish()?;
+        if let Some(note) = band::few_runs_note(band.runs) {
+            writeln!(std::io::stderr(), "{note}")?;
+        }
+        let text = crate::pyjson::to_pretty(&band.to_json_with(outs.per_scenario, outs.pass_k));
+        write_atomic(&outs.out, text.as_bytes())
             .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
-        writeln!(std::io::stdout(), "parquet written to {}", dir.display())?;
+        writeln!(
+            std::io::stdout(),
+            "{}",
+            band.summary_line(&outs.out.to_string_lossy())
+        )?;
+        if let (Some(dir), Some(tables)) = (&outs.parquet, &self.tables) {
+            tables
+                .write(dir, &band)
+                .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+            writeln!(std::io::stdout(), "parquet written to {}", dir.display())?;
+        }
+        Ok(0)
     }
-    Ok(0)
+}
+
+/// Runs `baseline`; returns 0 once the band (or the partial) is written.
+pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
+    let resolved = resolve(&args.run)?;
+    refuse_outputs_with_partial(
+        args.run.partial.as_ref(),
+        &[
+            ("--parquet", args.parquet.is_some()),
+            ("--per-scenario", args.per_scenario),
+            ("--pass-k", args.pass_k),
+            ("--judge-record", resolved.judge_record.is_some()),
+        ],
+    )?;
+    print_notes(&resolved)?;
+    let out = args.run.partial.is_none().then_some(&args.out);
+    super::run::refuse_overwriting_inputs(
+        &[("--out", out)],
+        &[
+            (
+                "--parquet",
+                args.parquet.as_ref(),
+                &[parquet::MATRIX_FILE, parquet::RUNS_FILE],
+            ),
+            (
+                "--partial",
+                args.run.partial.as_ref(),
+                &[crate::partial::MANIFEST_FILE, crate::partial::VERDICTS_FILE],
+            ),
+        ],
+        &args.traces,
+        &args.run,
+        &[],
+    )?;
+    let inputs = Inputs::list(&args.traces, true)?;
+    if let Some(dir) = &args.run.partial {
+        let produced = produce(inputs.share(args.run.shard), &resolved)?;
+        let settings = settings_of("baseline", &args.run, &resolved, &inputs, &[])?;
+        let manifest = manifest(
+            "baseline",
+            settings,
+            &resolved,
+            &inputs,
+            Vec::new(),
+            String::new(),
+        );
+        return write_partial(dir, manifest, produced, args.run.shard.map_or(0, |s| s.0));
+    }
+    let outs = BaselineOutputs {
+        out: args.out.clone(),
+        per_scenario: args.per_scenario,
+        pass_k: args.pass_k,
+        parquet: args.parquet.clone(),
+    };
+    let mut runs = BandRuns::new(&outs);
+    let share = inputs.share(args.run.shard);
+    for (r, run) in inputs.runs.iter().enumerate() {
+        let started = Instant::now();
+        // A run may be a directory or archive of many files; it is read, then reduced, alone.
+        let files = share.iter().filter(|f| f.run == r).cloned().collect();
+        let produced = produce(files, &resolved)?;
+        runs.add_run(run, produced.report(&resolved), started)?;
+    }
+    runs.finish(&outs)
 }

@@ -2,51 +2,108 @@
 //! reports.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::Fatal;
-use super::args::CheckArgs;
-use super::run::{print_notes, run_paths};
+use super::args::{CheckArgs, GateArg};
+use super::run::{
+    Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
+};
 use super::selection::resolve;
 use crate::checks::Reasons;
 use crate::gate::{
     GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
 };
+use crate::partial::{OtherInput, Usage};
 use crate::pyfmt::fmt_fixed;
+use crate::report::Report;
+use crate::report::colour::ColorChoice;
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
-/// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
-/// FAIL).
-pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
-    let mut resolved = resolve(&args.run)?;
-    // The JSON report and verdicts.parquet print the reason of every verdict, fired or not; Markdown
-    // and the audit folder those of verdicts that fired (JUnit and HTML too); the terminal table and
-    // the gate none. A replay file (`--judge-record`) keeps every judged verdict's reason.
-    resolved.settings.reasons =
-        if args.json.is_some() || args.parquet.is_some() || resolved.judge_record.is_some() {
+/// The output flags of `check`, which `merge` takes too.
+#[derive(Debug, Clone)]
+pub struct CheckOutputs {
+    pub json: Option<PathBuf>,
+    pub markdown: Option<PathBuf>,
+    pub audit: Option<PathBuf>,
+    pub band: Option<PathBuf>,
+    pub gate: GateArg,
+    pub metric: String,
+    pub pass_k: bool,
+    pub parquet: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub color: ColorChoice,
+}
+
+impl CheckOutputs {
+    fn of(args: &CheckArgs) -> CheckOutputs {
+        CheckOutputs {
+            json: args.json.clone(),
+            markdown: args.markdown.clone(),
+            audit: args.audit.clone(),
+            band: args.band.clone(),
+            gate: args.gate,
+            metric: args.metric.clone(),
+            pass_k: args.pass_k,
+            parquet: args.parquet.clone(),
+            junit: args.junit.clone(),
+            html: args.html.clone(),
+            color: args.color,
+        }
+    }
+
+    /// The reasons these outputs print. The JSON report and verdicts.parquet print the reason of every
+    /// verdict, fired or not; Markdown and the audit folder those of verdicts that fired (JUnit and
+    /// HTML too); the terminal table and the gate none.
+    fn reasons(&self) -> Reasons {
+        if self.json.is_some() || self.parquet.is_some() {
             Reasons::All
-        } else if args.markdown.is_some()
-            || args.audit.is_some()
-            || args.junit.is_some()
-            || args.html.is_some()
+        } else if self.markdown.is_some()
+            || self.audit.is_some()
+            || self.junit.is_some()
+            || self.html.is_some()
         {
             Reasons::Fired
         } else {
             Reasons::None
-        };
-    if args.html.is_some() {
-        resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
+        }
     }
-    print_notes(&resolved)?;
-    let band = args.band.as_deref().map(read_band).transpose()?;
-    let mode = GateMode::from(args.gate);
-    let clean_runs = match (&band, &args.band) {
+
+    /// The flags given, by name, for refusing them where they do not apply.
+    pub fn given(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--json", self.json.is_some()),
+            ("--markdown", self.markdown.is_some()),
+            ("--audit", self.audit.is_some()),
+            ("--band", self.band.is_some()),
+            ("--parquet", self.parquet.is_some()),
+            ("--junit", self.junit.is_some()),
+            ("--html", self.html.is_some()),
+            ("--pass-k", self.pass_k),
+        ]
+    }
+}
+
+/// The band and gate settings, read before any work so a bad band fails fast.
+pub struct Gating {
+    band: Option<BandFile>,
+    mode: GateMode,
+    clean_runs: Option<Vec<u32>>,
+}
+
+/// Reads the band and checks the output flags that can be checked before the run.
+pub fn prepare(outs: &CheckOutputs) -> Result<Gating, Fatal> {
+    let band = outs.band.as_deref().map(read_band).transpose()?;
+    let mode = GateMode::from(outs.gate);
+    let clean_runs = match (&band, &outs.band) {
         (Some(band), Some(path)) if mode != GateMode::Band => {
             Some(band.require_clean_runs(path)?.to_vec())
         }
         _ => None,
     };
-    if let Some(json_path) = &args.json
+    if let Some(json_path) = &outs.json
         && json_path.as_os_str().to_string_lossy().ends_with('/')
     {
         return Err(Fatal(format!(
@@ -54,6 +111,46 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
             json_path.display()
         )));
     }
+    Ok(Gating {
+        band,
+        mode,
+        clean_runs,
+    })
+}
+
+/// What finishing a check needs besides the output flags: the run's report and what named it.
+pub struct Finish {
+    pub report: Report,
+    pub judge_usage: Option<Usage>,
+    /// The reproduce command.
+    pub command: String,
+    /// The audit's inputs (computed only when an audit is written).
+    pub audit_inputs: Vec<audit::Input>,
+    pub started: Instant,
+}
+
+/// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
+/// FAIL). The run produces its verdict table in memory, as a partial would hold it, and [`finish`]
+/// writes the outputs from it, the same code `faultgate merge` ends with.
+pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
+    let mut resolved = resolve(&args.run)?;
+    let outs = CheckOutputs::of(args);
+    let mut given = outs.given();
+    given.push(("--judge-record", resolved.judge_record.is_some()));
+    refuse_outputs_with_partial(args.run.partial.as_ref(), &given)?;
+    // A partial keeps every reason, so the merge can write any output. A replay file
+    // (`--judge-record`) keeps every judged verdict's reason.
+    resolved.settings.reasons = if args.run.partial.is_some() || resolved.judge_record.is_some() {
+        Reasons::All
+    } else {
+        outs.reasons()
+    };
+    // A partial keeps the failing traces' steps too, so the merge can write the HTML report.
+    if args.html.is_some() || args.run.partial.is_some() {
+        resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
+    }
+    print_notes(&resolved)?;
+    let gating = prepare(&outs)?;
     super::run::refuse_overwriting_inputs(
         &[
             ("--json", args.json.as_ref()),
@@ -70,18 +167,70 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
                 args.parquet.as_ref(),
                 &[parquet::VERDICTS_FILE, parquet::TRACES_FILE],
             ),
+            (
+                "--partial",
+                args.run.partial.as_ref(),
+                &[crate::partial::MANIFEST_FILE, crate::partial::VERDICTS_FILE],
+            ),
         ],
         &args.traces,
         &args.run,
         &[args.band.as_ref()],
     )?;
     let started = Instant::now();
-    let report = run_paths(&args.traces, &resolved)?;
-    let elapsed = started.elapsed().as_secs_f64();
+    let inputs = Inputs::list(&args.traces, false)?;
+    let produced = produce(inputs.share(args.run.shard), &resolved)?;
+    let flags = check_long_flags();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let command = repro::command(raw_args, &flags);
+    if let Some(dir) = &args.run.partial {
+        let settings = settings_of("check", &args.run, &resolved, &inputs, &[])?;
+        let others = other_inputs(args)?;
+        let manifest = manifest("check", settings, &resolved, &inputs, others, command);
+        return write_partial(dir, manifest, produced, args.run.shard.map_or(0, |s| s.0));
+    }
+    let audit_inputs = if args.audit.is_some() {
+        audit_inputs(args)?
+    } else {
+        Vec::new()
+    };
+    let judge_usage = produced.judge_usage;
+    finish(
+        &outs,
+        &gating,
+        Finish {
+            report: produced.report(&resolved),
+            judge_usage,
+            command,
+            audit_inputs,
+            started,
+        },
+    )
+}
 
+/// The judge's token counts as the JSON report prints them.
+fn usage_value(usage: Usage) -> serde_json::Value {
+    serde_json::json!({
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+    })
+}
+
+/// Prints the table and the gate, and writes every output asked for; returns the exit code.
+pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, Fatal> {
+    let Finish {
+        report,
+        judge_usage,
+        command,
+        audit_inputs,
+        started,
+    } = run;
+    let band = &gating.band;
+    let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     let table = terminal::table(&report);
-    if crate::report::colour::enabled(args.color) {
+    if crate::report::colour::enabled(outs.color) {
         write!(out, "{}", crate::report::colour::colour_table(&table))?;
     } else {
         write!(out, "{table}")?;
@@ -113,7 +262,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         )?;
     }
     // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
-    let pass_k = (args.pass_k || args.metric == "pass^k")
+    let pass_k = (outs.pass_k || outs.metric == "pass^k")
         .then(|| pass_k_of_report(&report))
         .flatten();
     if let Some(table) = &pass_k {
@@ -121,14 +270,20 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     }
     let mut exit = i32::from(!report.failed_traces().is_empty());
     let band_gate_for_metric =
-        |band: &BandFile, summary: &RunSummary| match (args.metric.as_str(), &args.band) {
+        |band: &BandFile, summary: &RunSummary| match (outs.metric.as_str(), &outs.band) {
             ("pass^k", Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
             _ => Ok(None),
         };
     let gate = band.as_ref().map(|band| -> Result<_, Fatal> {
         let summary = RunSummary::from_report(&report);
         let band_gate = band_gate_for_metric(band, &summary)?;
-        let gate = evaluate_mode(band, &summary, mode, clean_runs.as_deref(), band_gate);
+        let gate = evaluate_mode(
+            band,
+            &summary,
+            gating.mode,
+            gating.clean_runs.as_deref(),
+            band_gate,
+        );
         Ok((gate, band.runs_text()))
     });
     let gate = gate.transpose()?;
@@ -146,11 +301,11 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
     }
 
     let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
-    if let Some(path) = &args.json {
+    if let Some(path) = &outs.json {
         let mut value = json::report_value(&report);
         // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's bytes.
-        if let Some(judge) = &resolved.settings.context.judge {
-            value.insert("judge_usage".into(), judge.usage_json());
+        if let Some(usage) = judge_usage {
+            value.insert("judge_usage".into(), usage_value(usage));
         }
         if let Some(o) = &outcome {
             value.insert("outcome".into(), json::outcome_value(o));
@@ -165,14 +320,8 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }
-    let command =
-        (args.markdown.is_some() || args.audit.is_some() || args.html.is_some()).then(|| {
-            let flags = check_long_flags();
-            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-            repro::command(raw_args, &flags)
-        });
-    let command = command.as_deref().unwrap_or_default();
-    if let Some(path) = &args.markdown {
+    let command = command.as_str();
+    if let Some(path) = &outs.markdown {
         let text = markdown::render(&markdown::Summary {
             report: &report,
             outcome: outcome.as_ref(),
@@ -186,8 +335,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "markdown written to {}", path.display())?;
     }
-    if let Some(dir) = &args.audit {
-        let inputs = audit_inputs(args)?;
+    if let Some(dir) = &outs.audit {
         audit::write(
             dir,
             &audit::Audit {
@@ -195,20 +343,20 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
                 gate: gate.as_ref().map(|(g, _)| g),
                 exit_code: exit,
                 command,
-                inputs: &inputs,
+                inputs: &audit_inputs,
                 created_utc: audit::utc_now(),
             },
         )
         .map_err(|e| write_err(&e))?;
         writeln!(out, "audit written to {}", dir.display())?;
     }
-    if let Some(path) = &args.junit {
+    if let Some(path) = &outs.junit {
         let xml =
             junit::render(&report, gate.as_ref().map(|(g, _)| g)).map_err(|e| write_err(&e))?;
         write_atomic(path, xml.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "junit written to {}", path.display())?;
     }
-    if let Some(path) = &args.html {
+    if let Some(path) = &outs.html {
         let page = html::render(&html::Page {
             report: &report,
             outcome: outcome.as_ref(),
@@ -218,7 +366,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "html written to {}", path.display())?;
     }
-    if let Some(dir) = &args.parquet {
+    if let Some(dir) = &outs.parquet {
         parquet::write_check(dir, &report, pass_k.is_some()).map_err(|e| write_err(&e))?;
         writeln!(out, "parquet written to {}", dir.display())?;
     }
@@ -226,7 +374,7 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
 }
 
 /// The long flags of `check`, to resolve abbreviations in the reproduce command as clap did.
-fn check_long_flags() -> Vec<String> {
+pub fn check_long_flags() -> Vec<String> {
     use clap::CommandFactory;
     let cli = super::args::Cli::command();
     cli.find_subcommand("check")
@@ -247,6 +395,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
         .map(|path| audit::Input {
             role: "traces",
             path,
+            recorded: None,
         })
         .collect();
     for (role, path) in [
@@ -260,6 +409,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
             inputs.push(audit::Input {
                 role,
                 path: path.clone(),
+                recorded: None,
             });
         }
     }
@@ -274,9 +424,34 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
         inputs.push(audit::Input {
             role: "judge_replay",
             path: file.into(),
+            recorded: None,
         });
     }
     Ok(inputs)
+}
+
+/// The inputs besides the traces, recorded in a partial for the merged run's audit: policy, golden,
+/// outcomes, judge_checks and judge_replay when given (the band is the merge's own).
+fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, Fatal> {
+    let mut others = Vec::new();
+    for input in audit_inputs(args)? {
+        if input.role == "traces" || input.role == "band" {
+            continue;
+        }
+        let sha256 = audit::sha256_file(&input.path).map_err(|e| {
+            Fatal(format!(
+                "cannot read {}: {e}",
+                crate::error::display_path(&input.path)
+            ))
+        })?;
+        others.push(OtherInput {
+            role: input.role.to_string(),
+            path: repro::display_path(&input.path)
+                .unwrap_or_else(|| crate::error::display_path(&input.path)),
+            sha256,
+        });
+    }
+    Ok(others)
 }
 
 /// Reads a band file; a file that is not JSON or not a usable band is exit 2.

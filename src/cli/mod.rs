@@ -7,6 +7,7 @@ pub mod args;
 pub mod baseline;
 pub mod calibrate;
 pub mod check;
+pub mod merge;
 pub mod precheck;
 pub mod progress;
 pub mod run;
@@ -52,6 +53,7 @@ pub fn main() -> i32 {
             crate::workflow::cli::run(&args, &mut std::io::stdout().lock()).map_err(Fatal::from)
         }
         Command::Calibrate(args) => calibrate::run(&args),
+        Command::Merge(args) => merge::run(&args, &raw_args),
         Command::Checks => list_checks(),
         Command::Judges => list_judges(),
         Command::Completions { shell } => shell::completions(shell),

@@ -46,7 +46,11 @@ fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Fatal> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            files.extend(crate::ingest::expand_paths(std::slice::from_ref(path))?);
+            let inputs = crate::ingest::expand_inputs(std::slice::from_ref(path))?;
+            if let Some(note) = inputs.skipped_note() {
+                writeln!(std::io::stderr(), "{note}")?;
+            }
+            files.extend(inputs.files);
         } else {
             files.push(path.clone());
         }

@@ -23,8 +23,29 @@ pub struct Resolved {
     pub notes: Vec<String>,
     /// `--judge-record`: where to write the judged verdicts.
     pub judge_record: Option<std::path::PathBuf>,
+    /// `--strict-input`: an input warning ends the run (exit 2).
+    pub strict_input: bool,
     /// The progress bar, when one may be shown (also `settings.progress`).
     pub progress: Option<Arc<super::progress::Bar>>,
+}
+
+impl Resolved {
+    /// The report of these verdict batches, named by this run's judge, checks and redaction.
+    pub fn report(
+        &self,
+        batches: Vec<crate::report::VerdictBatch>,
+        failing_steps: Vec<crate::report::steps::TraceSteps>,
+        input_warnings: Vec<String>,
+    ) -> crate::report::Report {
+        crate::report::Report {
+            judge: self.judge.clone(),
+            checks: self.check_names.clone(),
+            redaction: self.redaction_name.to_string(),
+            batches,
+            input_warnings,
+            failing_steps,
+        }
+    }
 }
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
@@ -169,6 +190,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
     };
     let progress = super::progress::Bar::for_stderr(args.quiet).map(Arc::new);
     Ok(Resolved {
+        strict_input: args.strict_input,
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {
             checks: active,

@@ -181,7 +181,7 @@ fn scale_by_power_of_two(mut x: f64, mut exp: i64) -> f64 {
 mod tests {
     use super::*;
 
-    /// Worked numbers of the behaviour spec: an all-clean 2-run band over 30 scenarios.
+    /// The worked numbers of docs/compatibility.md §15.3: an all-clean 2-run band over 30 scenarios.
     #[test]
     fn worked_numbers_of_an_all_clean_band() {
         let per_run = [1.0, 1.0];

@@ -364,7 +364,7 @@ mod tests {
         }
     }
 
-    /// An all-clean two-run band over `s00`..`s29`, as in the spec's worked numbers.
+    /// An all-clean two-run band over `s00`..`s29`, as in docs/compatibility.md §15.3.
     fn all_clean_band() -> BandFile {
         let keys: Vec<String> = (0..30).map(|i| format!("s{i:02}")).collect();
         let value = json!({

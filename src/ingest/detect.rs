@@ -1,4 +1,5 @@
-//! Which format a document is (`--format auto`, spec §8.1), and the record list vendor formats read.
+//! Which format a document is (`--format auto`, docs/compatibility.md §8.1), and the record list vendor
+//! formats read.
 //!
 //! OTLP documents are recognised on the simd-json tape, without building values; the record list of a
 //! vendor document is found on its `serde_json::Value`.
@@ -72,6 +73,40 @@ fn first_record<'t, 'i>(doc: TapeValue<'t, 'i>) -> Option<TapeValue<'t, 'i>> {
         }
     }
     Some(doc)
+}
+
+/// What a document holds, for refusals: `keys a, b, c` of an object (or of a list's first object).
+pub fn found_keys(doc: &Value) -> String {
+    let describe = |obj: &Map<String, Value>| -> String {
+        if obj.is_empty() {
+            return "an empty object".into();
+        }
+        let mut keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
+        if obj.len() > keys.len() {
+            keys.push("…");
+        }
+        format!("keys {}", keys.join(", "))
+    };
+    match doc {
+        Value::Object(obj) => match records(doc).first() {
+            Some(first) if !std::ptr::eq(*first, obj) => {
+                format!(
+                    "records with {} (under keys {})",
+                    describe(first),
+                    describe(obj)
+                )
+            }
+            _ => describe(obj),
+        },
+        Value::Array(items) => match items.iter().find_map(Value::as_object) {
+            Some(first) => format!("a list whose first object has {}", describe(first)),
+            None => format!("a list of {} item(s) with no object", items.len()),
+        },
+        Value::String(_) => "a string".into(),
+        Value::Number(_) => "a number".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Null => "null".into(),
+    }
 }
 
 /// The object records of a document: a list, an object's first list under a known key, or the object

@@ -6,6 +6,34 @@ use simd_json::StaticNode;
 use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
+/// The offset of the first byte that is not UTF-8, if any. Python reads a trace file as UTF-8 text first,
+/// so 0.4.1 refuses such a file whatever part of it holds the byte (the OTLP scan never parses bytes
+/// outside spans). Large inputs are checked in parallel blocks, each starting at a character boundary.
+pub fn first_invalid_utf8(bytes: &[u8]) -> Option<usize> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 4 << 20;
+    let mut starts = vec![0];
+    let mut at = BLOCK;
+    while at < bytes.len() {
+        // A block starts at a byte that is not a continuation (at most 3 steps on valid input).
+        let mut s = at;
+        while s < bytes.len() && s < at + 3 && bytes[s] & 0xC0 == 0x80 {
+            s += 1;
+        }
+        starts.push(s);
+        at = s + BLOCK;
+    }
+    starts.push(bytes.len());
+    starts
+        .par_windows(2)
+        .filter_map(|w| {
+            std::str::from_utf8(&bytes[w[0]..w[1]])
+                .err()
+                .map(|e| w[0] + e.valid_up_to())
+        })
+        .min()
+}
+
 /// Where and why a document failed to parse.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParseFailure {
@@ -38,18 +66,173 @@ pub fn with_tape<T>(
         scratch.reserve_exact(bytes.len() + PADDING);
         scratch.extend_from_slice(bytes);
         scratch.resize(bytes.len() + PADDING, b' ');
-        let outcome = with_buffers(bytes.len(), |buffers| {
-            let mut tape = simd_json::Tape::null();
-            simd_json::fill_tape_padded(&mut scratch, bytes.len(), buffers, &mut tape)
-                .ok()
-                .map(|()| read(tape.as_value()))
-        });
+        let mut read = Some(read);
+        let mut attempt = |scratch: &mut Vec<u8>, doc: &[u8]| {
+            scratch.clear();
+            scratch.extend_from_slice(doc);
+            scratch.resize(doc.len() + PADDING, b' ');
+            with_buffers(doc.len(), |buffers| {
+                let mut tape = simd_json::Tape::null();
+                simd_json::fill_tape_padded(scratch, doc.len(), buffers, &mut tape)
+                    .ok()
+                    .map(|()| (read.take().expect("read once"))(tape.as_value()))
+            })
+        };
+        // simd-json refuses some JSON Python reads (see `repair`): retry this document alone,
+        // rewritten, so the common case pays nothing.
+        let outcome = match attempt(&mut scratch, bytes) {
+            Some(value) => Some(value),
+            None => repair(bytes).and_then(|fixed| attempt(&mut scratch, &fixed)),
+        };
         // A one-off huge document does not keep its copy for the thread's lifetime.
         if scratch.capacity() > KEEP_SCRATCH {
             *scratch = Vec::new();
         }
         outcome.ok_or_else(|| describe_failure(bytes))
     })
+}
+
+/// Rewrites what Python's `json` reads but simd-json refuses, so the document parses with the values
+/// 0.4.1 reads: a number that does not fit 64 bits (an integer of any size, `1e999`) and the literals
+/// `NaN`, `Infinity` and `-Infinity` become strings of their literal text (ids then read as text, and
+/// the readers of numbers parse the text: `1e999` is infinity as in Python), and a lone UTF-16
+/// surrogate escape (`\ud800`) becomes U+FFFD (a Rust string cannot hold it). `None` when there is
+/// nothing to rewrite (the document is invalid for another reason).
+pub fn repair(bytes: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    let mut changed = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'"' {
+            let end = repair_string(bytes, i, &mut out, &mut changed)?;
+            i = end;
+        } else if b == b'-' || b.is_ascii_digit() || b == b'N' || b == b'I' {
+            let start = i;
+            i += 1;
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'.' | b'+' | b'-'))
+            {
+                i += 1;
+            }
+            let token = &bytes[start..i];
+            if number_fits(token) {
+                out.extend_from_slice(token);
+            } else if is_python_number(token) {
+                out.push(b'"');
+                out.extend_from_slice(token);
+                out.push(b'"');
+                changed = true;
+            } else {
+                return None;
+            }
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    changed.then_some(out)
+}
+
+/// Copies the string starting at `bytes[start]` (a quote), replacing lone surrogate escapes; returns
+/// the index after its closing quote.
+fn repair_string(
+    bytes: &[u8],
+    start: usize,
+    out: &mut Vec<u8>,
+    changed: &mut bool,
+) -> Option<usize> {
+    out.push(b'"');
+    let mut i = start + 1;
+    loop {
+        let b = *bytes.get(i)?;
+        match b {
+            b'"' => {
+                out.push(b'"');
+                return Some(i + 1);
+            }
+            b'\\' => {
+                let kind = *bytes.get(i + 1)?;
+                if kind != b'u' {
+                    out.extend_from_slice(&bytes[i..i + 2]);
+                    i += 2;
+                    continue;
+                }
+                let unit = hex4(bytes.get(i + 2..i + 6)?)?;
+                let pair = (0xD800..0xDC00).contains(&unit)
+                    && bytes.get(i + 6..i + 8) == Some(b"\\u")
+                    && bytes
+                        .get(i + 8..i + 12)
+                        .and_then(hex4)
+                        .is_some_and(|low| (0xDC00..0xE000).contains(&low));
+                if pair {
+                    out.extend_from_slice(&bytes[i..i + 12]);
+                    i += 12;
+                } else if (0xD800..0xE000).contains(&unit) {
+                    out.extend_from_slice(b"\\ufffd");
+                    *changed = true;
+                    i += 6;
+                } else {
+                    out.extend_from_slice(&bytes[i..i + 6]);
+                    i += 6;
+                }
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+}
+
+/// Returns true if and only if simd-json reads the number token as it is: an integer within 64 bits,
+/// or a finite float.
+fn number_fits(token: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(token) else {
+        return false;
+    };
+    if token.iter().all(|b| b.is_ascii_digit() || *b == b'-') {
+        return text.parse::<i64>().is_ok() || text.parse::<u64>().is_ok();
+    }
+    text.parse::<f64>().is_ok_and(f64::is_finite) && !text.contains(['N', 'I', 'n', 'i'])
+}
+
+/// Returns true if and only if Python's `json` reads the token as a number: JSON's number grammar
+/// (any size), or `NaN`, `Infinity`, `-Infinity`.
+fn is_python_number(token: &[u8]) -> bool {
+    if matches!(token, b"NaN" | b"Infinity" | b"-Infinity") {
+        return true;
+    }
+    let digits = |s: &[u8]| -> usize { s.iter().take_while(|b| b.is_ascii_digit()).count() };
+    let mut i = usize::from(token.first() == Some(&b'-'));
+    let int = digits(&token[i..]);
+    if int == 0 || (int > 1 && token[i] == b'0') {
+        return false;
+    }
+    i += int;
+    if token.get(i) == Some(&b'.') {
+        let frac = digits(&token[i + 1..]);
+        if frac == 0 {
+            return false;
+        }
+        i += 1 + frac;
+    }
+    if matches!(token.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(token.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp = digits(&token[i..]);
+        if exp == 0 {
+            return false;
+        }
+        i += exp;
+    }
+    i == token.len()
 }
 
 /// Scratch buffers larger than this are released after use.
@@ -193,5 +376,129 @@ mod tests {
         let err = with_tape(b"{\n \"a\": 1,\n \"b\" 2}", to_value).unwrap_err();
         assert_eq!(err.offset, 16);
         assert_eq!(err.message, "expected `:` at line 3 column 6");
+    }
+
+    /// Each is JSON Python's `json` reads and simd-json refuses; each must now read, with ids as text.
+    #[test]
+    fn reads_what_python_reads() {
+        let cases = [
+            (
+                r#"{"a": 18446744073709551616}"#,
+                r#"{"a":"18446744073709551616"}"#,
+            ),
+            (
+                r#"{"id": -123456789012345678901234567890123456789012345678901234567890}"#,
+                r#"{"id":"-123456789012345678901234567890123456789012345678901234567890"}"#,
+            ),
+            (r#"[1e999, -1E+999, 2.5]"#, r#"["1e999","-1E+999",2.5]"#),
+            (
+                r#"[NaN, Infinity, -Infinity]"#,
+                r#"["NaN","Infinity","-Infinity"]"#,
+            ),
+            (
+                r#"{"s": "a\ud800b", "k": "\udc00"}"#,
+                r#"{"s":"a�b","k":"�"}"#,
+            ),
+            (
+                r#"{"pair": "\ud83d\ude00", "x": 1e999}"#,
+                r#"{"pair":"😀","x":"1e999"}"#,
+            ),
+            (
+                r#"{"doubleValue": 0, "big": 9223372036854775808}"#,
+                r#"{"doubleValue":0,"big":9223372036854775808}"#,
+            ),
+        ];
+        for (text, want) in cases {
+            let v =
+                with_tape(text.as_bytes(), to_value).unwrap_or_else(|f| panic!("{text}: {f:?}"));
+            assert_eq!(serde_json::to_string(&v).unwrap(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn repair_leaves_invalid_json_invalid_and_strings_alone() {
+        for text in [
+            r#"{"a": 01}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": -}"#,
+            r#"{"a": nan}"#,
+            r#"{"a": 1e}"#,
+        ] {
+            assert!(with_tape(text.as_bytes(), to_value).is_err(), "{text}");
+        }
+        // Numbers and escapes inside strings are text, never rewritten.
+        assert_eq!(repair(br#"{"a": "1e999 \\ud800 NaN"}"#), None);
+    }
+
+    #[test]
+    fn the_first_invalid_utf8_byte_is_named_across_blocks() {
+        assert_eq!(first_invalid_utf8("plain é ✓".as_bytes()), None);
+        assert_eq!(first_invalid_utf8(b"{\"k\xff\": 1}"), Some(3));
+        let mut big = "é".repeat(3 << 20).into_bytes();
+        assert_eq!(
+            first_invalid_utf8(&big),
+            None,
+            "blocks split between a character's bytes"
+        );
+        big[5 << 20] = 0xff;
+        assert_eq!(first_invalid_utf8(&big), Some(5 << 20));
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// JSON-ish text from tokens that stress the rewrite: numbers of every size, Python's
+        /// literals, escapes (lone and paired surrogates), brackets and separators in any order.
+        fn jsonish() -> impl Strategy<Value = String> {
+            let token = prop::sample::select(vec![
+                "{",
+                "}",
+                "[",
+                "]",
+                ",",
+                ":",
+                " ",
+                "\"k\"",
+                "\"\\ud800\"",
+                "\"\\ud83d\\ude00\"",
+                "\"\\u00e9\"",
+                "\"\\\"\"",
+                "1",
+                "-0",
+                "1.5e3",
+                "1e999",
+                "-1E+999",
+                "18446744073709551616",
+                "123456789012345678901234567890",
+                "NaN",
+                "Infinity",
+                "-Infinity",
+                "true",
+                "null",
+                "01",
+                "1.",
+                "\"",
+                "\\",
+            ]);
+            prop::collection::vec(token, 0..24).prop_map(|t| t.concat())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(3000))]
+
+            /// Whatever the text, reading it never panics, and the rewrite never turns text serde
+            /// refuses for a reason other than those it rewrites into a document.
+            #[test]
+            fn reading_never_panics_and_accepts_what_serde_accepts(text in jsonish()) {
+                let read = with_tape(text.as_bytes(), to_value);
+                // serde_json accepts everything simd-json does bar big numbers (as floats):
+                // what serde reads without them, we read too.
+                let plain = !text.contains("e999") && !text.contains("E+999") && !text.contains("ud800");
+                if plain && serde_json::from_str::<serde_json::Value>(&text).is_ok() {
+                    prop_assert!(read.is_ok(), "{text:?}: {read:?}");
+                }
+            }
+        }
     }
 }

@@ -25,7 +25,7 @@ use formats::{braintrust, langfuse, langsmith, openinference, otlp, trajectory};
 use json::with_tape;
 
 pub use decoder::{Decoder, ReadOptions, ReadProgress, Traces, for_each_batch};
-pub use paths::expand_paths;
+pub use paths::{Inputs, expand_inputs, expand_paths};
 
 /// The trace formats `--format` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -69,8 +69,37 @@ pub fn decoder(format: Format) -> Option<&'static dyn Decoder> {
     DECODERS.iter().copied().find(|d| d.format() == format)
 }
 
-const UNRECOGNISED: &str = "unrecognised trace format; expected OTLP/JSON, OpenInference, Langfuse, LangSmith or \
-                            Braintrust (pass --format to force one)";
+/// The refusal of a document no format recognises: every format `--format` accepts, by its name there.
+fn unrecognised() -> String {
+    // 0.4.1's names for its formats; a format added since is named as `--format` names it.
+    let names: Vec<&str> = DECODERS
+        .iter()
+        .map(|d| match d.format() {
+            Format::Otlp => "OTLP/JSON",
+            Format::Openinference => "OpenInference",
+            Format::Langfuse => "Langfuse",
+            Format::Langsmith => "LangSmith",
+            Format::Braintrust => "Braintrust",
+            other => other.name(),
+        })
+        .collect();
+    let mut names: Vec<&str> = names.into_iter().fold(Vec::new(), |mut seen, n| {
+        if !seen.contains(&n) {
+            seen.push(n);
+        }
+        seen
+    });
+    // 0.4.1 lists OTLP/JSON first, though OpenInference is tried first.
+    if let Some(i) = names.iter().position(|n| *n == "OTLP/JSON") {
+        let otlp = names.remove(i);
+        names.insert(0, otlp);
+    }
+    let (last, rest) = names.split_last().expect("formats exist");
+    format!(
+        "unrecognised trace format; expected {} or {last} (pass --format to force one)",
+        rest.join(", ")
+    )
+}
 
 /// A file's contents, framed and indexed by its format's decoder.
 pub struct Opened<'b> {
@@ -84,6 +113,13 @@ pub fn open<'b>(
     bytes: &'b [u8],
     options: &ReadOptions,
 ) -> Result<Opened<'b>, InputError> {
+    if let Some(offset) = json::first_invalid_utf8(bytes) {
+        return Err(InputError::Json {
+            path: path.to_path_buf(),
+            offset,
+            message: "invalid UTF-8".to_string(),
+        });
+    }
     let format = options.format;
     if matches!(format, Format::Auto | Format::Otlp | Format::Openinference)
         && let Some(slices) = scan::locate_spans(bytes)
@@ -105,7 +141,7 @@ pub fn open<'b>(
             traces: Box::new(traces),
         });
     }
-    let invalid = |message: String| InputError::Invalid {
+    let invalid = |message: String| InputError::Unrecognised {
         path: path.to_path_buf(),
         message,
     };
@@ -118,6 +154,14 @@ pub fn open<'b>(
         Ok(chosen) => (chosen.map_err(invalid)?, vec![whole]),
         Err(failure) => {
             let Some(lines) = json_lines(bytes) else {
+                let first = bytes.iter().position(|b| !b.is_ascii_whitespace());
+                if first.is_some_and(|i| i == failure.offset && !matches!(bytes[i], b'{' | b'[')) {
+                    return Err(InputError::NotJson {
+                        path: path.to_path_buf(),
+                        offset: failure.offset,
+                        message: failure.message,
+                    });
+                }
                 return Err(whole.json_error(path, failure));
             };
             let chosen = with_tape(lines[0].bytes, |doc| choose(format, doc))
@@ -143,8 +187,8 @@ fn choose(
             .iter()
             .copied()
             .find(|d| d.detect(doc))
-            .ok_or_else(|| UNRECOGNISED.to_string()),
-        forced => decoder(forced).ok_or_else(|| UNRECOGNISED.to_string()),
+            .ok_or_else(unrecognised),
+        forced => decoder(forced).ok_or_else(unrecognised),
     }
 }
 

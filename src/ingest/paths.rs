@@ -16,6 +16,59 @@ use crate::error::InputError;
 /// The files behind the given paths. A path that does not exist and is not a pattern matching something
 /// is an error.
 pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    expand_inputs(paths).map(|inputs| inputs.files)
+}
+
+/// The input files of a run, and what the directory walks left out.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub files: Vec<PathBuf>,
+    /// For each file: found by walking a directory (not named, nor matched by a pattern).
+    pub walked: Vec<bool>,
+    /// Files inside walked directories whose names are not those of trace files.
+    pub skipped: Vec<PathBuf>,
+}
+
+impl Inputs {
+    /// The one note naming the files the walks skipped, if any.
+    pub fn skipped_note(&self) -> Option<String> {
+        if self.skipped.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|p| crate::error::display_path(p).to_string())
+            .collect();
+        Some(format!(
+            "note: skipped {} file(s) in the folders given that are not trace files ({}): {}",
+            names.len(),
+            TRACE_SUFFIXES_TEXT,
+            names.join(", ")
+        ))
+    }
+}
+
+/// The names of trace files a directory walk reads; a file named on the command line is read whatever
+/// its name.
+const TRACE_SUFFIXES: [&str; 4] = [".json", ".jsonl", ".ndjson", ".traj"];
+const COMPRESSED_SUFFIXES: [&str; 2] = [".gz", ".zst"];
+const TRACE_SUFFIXES_TEXT: &str = ".json, .jsonl, .ndjson or .traj, optionally .gz or .zst";
+
+/// Returns true if and only if a walked file's name is that of a trace file (case-insensitive).
+pub fn is_trace_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let base = COMPRESSED_SUFFIXES
+        .iter()
+        .find_map(|c| name.strip_suffix(c))
+        .unwrap_or(&name);
+    TRACE_SUFFIXES
+        .iter()
+        .any(|s| base.len() > s.len() && base.ends_with(s))
+}
+
+/// The input files behind the given paths, with what the directory walks skipped.
+pub fn expand_inputs(paths: &[PathBuf]) -> Result<Inputs, InputError> {
     let mut files = Files::default();
     for path in paths {
         if std::fs::metadata(path).is_err() && is_pattern(path) {
@@ -30,13 +83,19 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
             add_path(path, &mut files)?;
         }
     }
-    Ok(files.list)
+    Ok(Inputs {
+        files: files.list,
+        walked: files.from_walk,
+        skipped: files.skipped,
+    })
 }
 
 /// The files found so far, and the identities of those found by walking.
 #[derive(Default)]
 struct Files {
     list: Vec<PathBuf>,
+    from_walk: Vec<bool>,
+    skipped: Vec<PathBuf>,
     walked: HashSet<(u64, u64)>,
 }
 
@@ -44,17 +103,25 @@ fn add_path(path: &Path, files: &mut Files) -> Result<(), InputError> {
     let meta = std::fs::metadata(path).map_err(|_| InputError::NotFound(path.to_path_buf()))?;
     if meta.is_dir() {
         let before = files.list.len();
+        let skipped_before = files.skipped.len();
         walk(path, files)?;
         if files.list.len() == before {
+            let skipped = files.skipped.len() - skipped_before;
+            let others = if skipped > 0 {
+                format!(", nor {skipped} file(s) of other names")
+            } else {
+                String::new()
+            };
             return Err(InputError::Usage(format!(
-                "no trace files in {} (hidden files and folders are skipped)",
+                "no trace files in {} ({TRACE_SUFFIXES_TEXT}; hidden files and folders are skipped{others})",
                 crate::error::display_path(path)
             )));
         }
         Ok(())
     } else if meta.is_file() {
-        // Named on the command line: read as often as named, as 0.4.1 does.
+        // Named on the command line: read as often as named, as 0.4.1 does, whatever its name.
         files.list.push(path.to_path_buf());
+        files.from_walk.push(false);
         Ok(())
     } else {
         Err(not_regular(path, &meta))
@@ -118,8 +185,13 @@ fn walk(dir: &Path, files: &mut Files) -> Result<(), InputError> {
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };
+        if !is_trace_name(&entry.file_name().to_string_lossy()) {
+            files.skipped.push(entry.into_path());
+            continue;
+        }
         if files.walked.insert((meta.dev(), meta.ino())) {
             files.list.push(entry.into_path());
+            files.from_walk.push(true);
         }
     }
     Ok(())
@@ -263,6 +335,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn trace_file_names() {
+        for name in [
+            "a.json",
+            "a.JSONL",
+            "a.ndjson",
+            "run.traj",
+            "a.json.gz",
+            "a.jsonl.zst",
+        ] {
+            assert!(is_trace_name(name), "{name}");
+        }
+        for name in [
+            "README.md",
+            "LICENSE",
+            "SOURCE.txt",
+            "a.gz",
+            ".json",
+            "a.json.bak",
+            "a.py",
+        ] {
+            assert!(!is_trace_name(name), "{name}");
+        }
+    }
+
+    #[test]
     fn shell_patterns() {
         assert!(matches("*.json", "a.json"));
         assert!(matches("*.json*", "a.json.gz"));
@@ -295,6 +392,19 @@ mod tests {
             .map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
             .collect();
         assert_eq!(rel, ["a.json", "b.json", "b/sub/x.json"]);
+        // A walk reads trace files only; a file named or matched is read whatever its name.
+        std::fs::write(dir.join("b/README.md"), "# notes").unwrap();
+        std::fs::write(dir.join("b/sub/run.jsonl.ZST"), "").unwrap();
+        let inputs = expand_inputs(&[dir.join("b"), dir.join("c.txt")]).unwrap();
+        let rel: Vec<String> = inputs
+            .files
+            .iter()
+            .map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(rel, ["b/sub/run.jsonl.ZST", "b/sub/x.json", "c.txt"]);
+        assert_eq!(inputs.walked, [true, true, false]);
+        assert_eq!(inputs.skipped, [dir.join("b/README.md")]);
+        assert!(inputs.skipped_note().unwrap().contains("README.md"));
         assert!(matches!(
             expand_paths(&[dir.join("*.nope")]),
             Err(InputError::NotFound(_))

@@ -5,7 +5,7 @@
 //! A JSON list (or an object with a `checks` list) of `{"name": …, "question": …, "budget": …}`. The
 //! name is the check's name on the command line and in reports (letters, digits, `_` and `-`, not a
 //! built-in name); the question goes into the judge's system prompt exactly as `wrong_direction`'s does;
-//! the optional budget (a positive integer) cuts the render as spec §7.8 describes.
+//! the optional budget (a positive integer) cuts the render as docs/compatibility.md §7.8 describes.
 
 use std::path::Path;
 

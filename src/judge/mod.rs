@@ -1,9 +1,9 @@
 //! Judges: a model (or a file of saved verdicts) that answers a judged check's question about a trace.
 //!
-//! The contract is 0.4.1's (spec §13, §7.8): one chat completion per trace and judged check, at
-//! temperature 0 with at most 512 tokens, the system message built from the check's question and the
-//! user message the trace render (masked when redaction is on, since it leaves the process). The reply
-//! is read as JSON `{detected, confidence, reason}` ([`parse`]).
+//! The contract is 0.4.1's (docs/compatibility.md §13, §7.8): one chat completion per trace and judged
+//! check, at temperature 0 with at most 512 tokens, the system message built from the check's question
+//! and the user message the trace render (masked when redaction is on, since it leaves the process). The
+//! reply is read as JSON `{detected, confidence, reason}` ([`parse`]).
 //!
 //! A run asks the judge in two steps so that calls can overlap: before a batch's checks run,
 //! [`Judge::prefetch`] collects every request of the batch, answers what it can from the disk cache, and

@@ -1,4 +1,4 @@
-//! The judge prompt and the reading of its reply (spec §13).
+//! The judge prompt and the reading of its reply (docs/compatibility.md §13).
 //!
 //! Two departures from 0.4.1, both listed in the README: a `"confidence": null` reads as 0.0 (0.4.1
 //! crashed), and the string `"false"` for `detected` reads as false (0.4.1 took any non-empty string as

@@ -1,5 +1,5 @@
-//! The trace render a judge reads (spec §7.8): a header, then one line per tool step, cut to a character
-//! budget when the judge has one.
+//! The trace render a judge reads (docs/compatibility.md §7.8): a header, then one line per tool step,
+//! cut to a character budget when the judge has one.
 
 use crate::checks::Columns;
 use crate::checks::columns::opt;

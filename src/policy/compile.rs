@@ -1,4 +1,4 @@
-//! Validation of a policy document into a [`Policy`] (spec §11.1), done once per file.
+//! Validation of a policy document into a [`Policy`] (docs/compatibility.md §11.1), done once per file.
 //!
 //! Messages are 0.4.1's, prefixed `policy: ` by [`PolicyError::Invalid`]. Two things differ on purpose:
 //! - Where 0.4.1 checks the keys of one object in Python's hash-randomised order, we check them in the
@@ -170,7 +170,7 @@ fn list_of<T>(
     }
 }
 
-/// How a key inside an object entry must look (spec §11.1, the type table).
+/// How a key inside an object entry must look (docs/compatibility.md §11.1, the type table).
 #[derive(Clone, Copy)]
 enum Shape {
     /// `max` of `max_calls_per_arg`: an integer, not a boolean, at least 1.

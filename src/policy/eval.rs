@@ -1,4 +1,5 @@
-//! Evaluation of a compiled [`Policy`] over one run (spec §11.4 and §11.5): pure and infallible.
+//! Evaluation of a compiled [`Policy`] over one run (docs/compatibility.md §11.4 and §11.5): pure and
+//! infallible.
 //!
 //! One pass over the steps, in order. Each step's arguments are parsed once and its result JSON at
 //! most once (only when a result predicate reads it). Requirements that depend on earlier steps keep
@@ -28,6 +29,20 @@ static ERROR_TERMINATION: LazyLock<Option<Regex>> = LazyLock::new(|| {
         .ok()
 });
 
+#[cfg(test)]
+thread_local! {
+    /// How many times evaluation read a step's arguments or result JSON, or judged a prerequisite
+    /// step. Tests read it to tell a linear pass from one that rescans earlier steps per call, as
+    /// 0.4.1 does; per thread, because tests run in parallel and an evaluation stays on its thread.
+    pub(super) static STEP_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one step read in test builds; compiles to nothing otherwise.
+fn count_step_read() {
+    #[cfg(test)]
+    STEP_READS.with(|n| n.set(n.get() + 1));
+}
+
 /// A step with its arguments parsed once and its result JSON parsed on first use.
 struct ReadStep<'r, 'a> {
     step: &'r PolicyStep<'a>,
@@ -38,6 +53,7 @@ struct ReadStep<'r, 'a> {
 impl ReadStep<'_, '_> {
     /// The argument at `path`: `Err(())` when the arguments are unreadable, `Ok(None)` when absent.
     fn arg(&self, path: &ArgPath) -> Result<Option<&Value>, ()> {
+        count_step_read();
         match &self.args {
             Args::Object(map) => Ok(arg_at(map, &path.parts)),
             Args::Unreadable => Err(()),
@@ -50,6 +66,7 @@ impl ReadStep<'_, '_> {
     }
 
     fn result_json(&self) -> Option<&Value> {
+        count_step_read();
         self.result_json
             .get_or_init(|| parse_result(self.step.result))
             .as_ref()
@@ -208,7 +225,7 @@ fn check_step(
             Ok(v) => v,
             Err(()) => {
                 // 0.4.1 only speaks up for a tool-less identity when the argument's name shows in
-                // the raw text, a substring test (spec §20.1 item 15).
+                // the raw text, a substring test (docs/compatibility.md §20.1 item 15).
                 if identity.tools.is_some() || step.arguments.contains(identity.arg.last_part()) {
                     out.push(not_object(i, tool, arg));
                 }
@@ -414,6 +431,7 @@ fn describe_predicate(p: &Predicate) -> String {
 
 /// Why a prerequisite step does not meet a stateful requirement, `None` when it does.
 fn unmet(q: &Requirement, e: &ReadStep) -> Option<String> {
+    count_step_read();
     if q.success && !e.step.succeeded {
         return Some("failed".to_string());
     }

@@ -177,7 +177,7 @@ pub(crate) struct Requirement {
 
 impl Requirement {
     /// Returns true if and only if the requirement looks at the prerequisite's outcome or recency,
-    /// which 0.4.1 evaluates with the stateful rules (spec §11.5).
+    /// which 0.4.1 evaluates with the stateful rules (docs/compatibility.md §11.5).
     pub(crate) fn is_stateful(&self) -> bool {
         self.success || !self.result.is_empty() || self.latest || !self.invalidated_by.is_empty()
     }

@@ -1,5 +1,6 @@
-//! Translation of Python `re` patterns (what policy files are written in, spec §11.2) into the syntax
-//! of the Rust regex engine, so a denied pattern matches the same arguments as in faultgate 0.4.1.
+//! Translation of Python `re` patterns (what policy files are written in, docs/compatibility.md §11.2)
+//! into the syntax of the Rust regex engine, so a denied pattern matches the same arguments as in
+//! faultgate 0.4.1.
 //!
 //! The two dialects agree on most text but not all of it, and a silent disagreement changes a verdict:
 //! - Python reads `{` as a literal unless it forms a quantifier (`{x`, `{}`), and `{,n}` as `{0,n}`;

@@ -1,5 +1,5 @@
 //! How the policy reads JSON: the policy document, a step's arguments and result, dotted paths, numbers
-//! and Python-style value comparison (spec §11.3).
+//! and Python-style value comparison (docs/compatibility.md §11.3).
 //!
 //! 0.4.1 reads with Python's `json` module, which accepts `NaN`, `Infinity` and `-Infinity`; serde_json
 //! does not, so a document that fails strict parsing is retried with those literals read as `null`.

@@ -73,7 +73,8 @@ impl Run {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                // Enough of §10.4 for these tests: an `Error:` prefix is a structural error.
+                // Enough of docs/compatibility.md §10.4 for these tests: an `Error:` prefix is a
+                // structural error.
                 let structural_error = s.result.trim().starts_with("Error:");
                 PolicyStep {
                     index: i + 1,
@@ -1258,11 +1259,12 @@ fn all_stateful_parts_in_one_condition() {
     );
 }
 
-#[test]
-fn stateful_requires_stay_linear_on_long_runs() {
-    let p = Policy::from_json_text(include_str!("../../examples/policy_retail.json")).unwrap();
+/// A retail run of `orders` order updates, each after its own `get_order_details`: the
+/// `policy_retail.json` requirements bind every update to an earlier lookup of the same order, with a
+/// result predicate, so a pass that rescans earlier steps per call does work quadratic in `orders`.
+fn retail_run(orders: usize) -> Run {
     let mut steps = vec![st("find_user_id_by_email", "{}", r##"{"user_id": "u"}"##)];
-    for k in 0..3000 {
+    for k in 0..orders {
         let id = format!("#W{k}");
         steps.push(st(
             "get_order_details",
@@ -1275,7 +1277,30 @@ fn stateful_requires_stay_linear_on_long_runs() {
             "ok",
         ));
     }
-    assert_eq!(reason(&p, &run(steps)), "6001 calls within policy");
+    run(steps)
+}
+
+/// Step reads (argument and result reads, prerequisite judgements) of one evaluation.
+fn step_reads(p: &Policy, r: &Run) -> (u64, String) {
+    eval::STEP_READS.with(|n| n.set(0));
+    let reason = reason(p, r);
+    (eval::STEP_READS.with(std::cell::Cell::get), reason)
+}
+
+#[test]
+fn stateful_requires_stay_linear_on_long_runs() {
+    let p = Policy::from_json_text(include_str!("../../examples/policy_retail.json")).unwrap();
+    let (small, small_reason) = step_reads(&p, &retail_run(300));
+    let (large, large_reason) = step_reads(&p, &retail_run(3000));
+    assert_eq!(small_reason, "601 calls within policy");
+    assert_eq!(large_reason, "6001 calls within policy");
+    // Every step is read at least once, so the counter sees the work; ten times the steps must cost
+    // about ten times the reads (a rescan of earlier steps would cost about a hundred times).
+    assert!(small >= 601, "{small} reads for 601 steps");
+    assert!(
+        large <= small * 11,
+        "10x the steps took {large} step reads against {small}: not linear"
+    );
 }
 
 // ---------------------------------------------------------------- per-value budget, values, required args

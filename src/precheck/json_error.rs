@@ -8,6 +8,30 @@
 
 /// Python's error message for `text`, or `None` when Python would accept it (for instance `NaN`, which
 /// Python reads and our reader does not).
+/// Python's `UnicodeDecodeError` text for bytes that are not UTF-8, as 0.4.1 prints it when it reads a
+/// trace file as text: `'utf-8' codec can't decode byte 0xff in position 64: invalid start byte`.
+pub fn python_utf8_error(bytes: &[u8]) -> Option<String> {
+    let err = std::str::from_utf8(bytes).err()?;
+    let at = err.valid_up_to();
+    let byte = bytes[at];
+    Some(match err.error_len() {
+        None if bytes.len() - at > 1 => format!(
+            "'utf-8' codec can't decode bytes in position {at}-{}: unexpected end of data",
+            bytes.len() - 1
+        ),
+        None => format!(
+            "'utf-8' codec can't decode byte {byte:#04x} in position {at}: unexpected end of data"
+        ),
+        // A lead byte no character starts with, or a continuation byte without a lead.
+        Some(1) if !(0xc2..=0xf4).contains(&byte) => format!(
+            "'utf-8' codec can't decode byte {byte:#04x} in position {at}: invalid start byte"
+        ),
+        Some(_) => format!(
+            "'utf-8' codec can't decode byte {byte:#04x} in position {at}: invalid continuation byte"
+        ),
+    })
+}
+
 pub fn python_json_error(text: &str) -> Option<String> {
     let chars: Vec<char> = text.chars().collect();
     if chars.first() == Some(&'\u{feff}') {
@@ -212,7 +236,41 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::python_json_error;
+    use super::{python_json_error, python_utf8_error};
+
+    /// Each observed with Python 3.11's `bytes.decode("utf-8")` (0.4.1's `read_text`).
+    #[test]
+    fn utf8_errors_match_python() {
+        let cases: [(&[u8], &str); 5] = [
+            (
+                b"{\"a\xff\": 1}",
+                "can't decode byte 0xff in position 3: invalid start byte",
+            ),
+            (
+                b"{\"a\x80\": 1}",
+                "can't decode byte 0x80 in position 3: invalid start byte",
+            ),
+            (
+                b"{\"a\xe2\x28\": 1}",
+                "can't decode byte 0xe2 in position 3: invalid continuation byte",
+            ),
+            (
+                b"{\"a\xed\xa0\x80\": 1}",
+                "can't decode byte 0xed in position 3: invalid continuation byte",
+            ),
+            (
+                b"{}\xe2\x82",
+                "can't decode bytes in position 2-3: unexpected end of data",
+            ),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(
+                python_utf8_error(bytes),
+                Some(format!("'utf-8' codec {want}"))
+            );
+        }
+        assert_eq!(python_utf8_error(b"{}"), None);
+    }
 
     /// Each observed with Python 3.11's `json.loads`.
     #[test]

@@ -5,8 +5,8 @@
 //! backwards timestamps, tool calls without a name) and warnings about data the checks will not see
 //! (no root, dangling parents, no prompt or answer, tool spans read by name only or not read at all).
 //! Per-trace issues come from the span and step tables ([`TraceBatch`]), so they see exactly the steps,
-//! roots and prompts the checks see. Rows and messages follow faultgate 0.4.1 (spec §5), plus one
-//! warning it lacks: an export from which no tool step is read at all.
+//! roots and prompts the checks see. Rows and messages follow faultgate 0.4.1 (docs/compatibility.md §5),
+//! plus one warning it lacks: an export from which no tool step is read at all.
 //!
 //! Reading problems are issues too, not failures: precheck exists to say what is wrong with a file.
 
@@ -161,11 +161,7 @@ impl Precheck {
 pub fn precheck_file(path: &Path, options: &Options) -> Precheck {
     match sample_file(path, options) {
         Ok((detected, total, batch)) => {
-            let mut found = precheck_batch(&batch, total, format_name(detected, &batch), options);
-            if detected == Format::Langfuse {
-                found.issues.extend(langfuse_tool_spans(path));
-            }
-            found
+            precheck_batch(&batch, total, format_name(detected, &batch), options)
         }
         Err(error) => read_failure(path, options.format, &error),
     }
@@ -217,18 +213,25 @@ fn read_failure(path: &Path, format: Format, error: &InputError) -> Precheck {
                 crate::pyfmt::py_repr_str(&shown)
             ),
         ),
-        InputError::Json { message, .. } => {
-            // Python's wording and position when the text is UTF-8 and Python rejects it too.
-            let python = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|text| json_error::python_json_error(&text));
+        InputError::Json { message, .. } | InputError::NotJson { message, .. } => {
+            // Python's wording and position when the text is UTF-8 and Python rejects it too, or
+            // Python's decoding error when it is not.
+            let python =
+                std::fs::read(path)
+                    .ok()
+                    .and_then(|bytes| match String::from_utf8(bytes) {
+                        Ok(text) => json_error::python_json_error(&text),
+                        Err(e) => json_error::python_utf8_error(e.as_bytes()),
+                    });
             let message = python.as_deref().unwrap_or(message);
             Precheck::failed("unknown".into(), format!("cannot parse {shown}: {message}"))
         }
-        InputError::Invalid { message, .. } => Precheck::failed(
-            format.name().into(),
-            format!("cannot load as {}: {message}", format.name()),
-        ),
+        InputError::Invalid { message, .. } | InputError::Unrecognised { message, .. } => {
+            Precheck::failed(
+                format.name().into(),
+                format!("cannot load as {}: {message}", format.name()),
+            )
+        }
         other => Precheck::failed(
             format.name().into(),
             format!("cannot load as {}: {other}", format.name()),
@@ -294,12 +297,16 @@ fn precheck_batch(
     if options.needs_json_results && !any_json_result(batch) {
         issues.push(Issue::warning(None, NO_JSON_RESULTS.into()));
     }
-    let spans = batch.spans.num_rows();
-    if steps == 0 && spans > 0 {
+    // Only traces that show tool activity are warned about: a trace without tools passes its tool
+    // checks rightly.
+    let unread = crate::pipeline::UnreadTools::of_batch(batch);
+    if let Some((id, evidence)) = unread.first() {
         issues.push(Issue::warning(
             None,
             format!(
-                "no tool step is read from the {spans} span(s) of the checked traces: {TOOLS_NOT_READ}"
+                "{} of the checked traces show tool activity but yield no tool step (trace {}: {evidence}): {TOOLS_NOT_READ}",
+                unread.traces.len(),
+                id.chars().take(12).collect::<String>()
             ),
         ));
     }
@@ -516,23 +523,3 @@ pub fn trace_issues(batch: &TraceBatch, t: usize, openinference: bool) -> Vec<Is
 
 #[cfg(test)]
 mod tests;
-
-/// Langfuse SPAN observations that look like tool calls: their steps are not read, so warn.
-fn langfuse_tool_spans(path: &Path) -> Option<Issue> {
-    let bytes = std::fs::read(path).ok()?;
-    let doc: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    let records = crate::ingest::detect::records(&doc);
-    let names = crate::ingest::formats::langfuse::suspected_tool_observations(&records);
-    if names.is_empty() {
-        return None;
-    }
-    let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
-    Some(Issue::warning(
-        None,
-        format!(
-            "{} SPAN observation(s) look like tool calls but are not read as tool steps ({}); export them as TOOL observations",
-            names.len(),
-            shown.join(", ")
-        ),
-    ))
-}

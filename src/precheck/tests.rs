@@ -1,5 +1,5 @@
-//! Every §5.2 row, the policy warning and the tools-not-read warning, each firing and not firing, on
-//! traces built span by span.
+//! Every row of docs/compatibility.md §5.2, the policy warning and the tools-not-read warning, each
+//! firing and not firing, on traces built span by span.
 
 use serde_json::{Value, json};
 
@@ -427,11 +427,21 @@ fn an_export_whose_tools_are_not_read_is_warned() {
         messages(&p),
         vec![(
             Level::Warning,
-            "no tool step is read from the 3 span(s) of the checked traces: this export's tools are not read; every structural check will pass"
+            "1 of the checked traces show tool activity but yield no tool step (trace aaaaaaaaaaaa: span 'tool call' is named like a tool): this export's tools are not read; every structural check will pass"
         )]
     );
     assert_eq!(p.issues[0].trace, None);
     assert_eq!(p.exit_code(), 0);
+
+    // Spans that show no tool activity at all are not warned about: such a trace has no tools to read.
+    let mut plain = clean();
+    for s in &mut plain[1..] {
+        s.attrs.clear();
+        s.name = "plan".into();
+    }
+    let p = run(plain);
+    assert_eq!(p.steps, 0);
+    assert_eq!(messages(&p), vec![]);
 
     // One trace with steps among the checked ones is enough.
     let mut quiet = clean();

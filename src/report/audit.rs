@@ -34,6 +34,9 @@ pub struct Input {
     /// `traces`, `band`, `policy`, `golden` or `outcomes`.
     pub role: &'static str,
     pub path: PathBuf,
+    /// The display path and SHA-256 a partial recorded when it read the file (`faultgate merge`);
+    /// `None` reads the file now.
+    pub recorded: Option<(String, String)>,
 }
 
 /// Everything the audit folder records.
@@ -112,6 +115,10 @@ pub fn verdict_value(audit: &Audit<'_>) -> std::io::Result<Value> {
     let report = audit.report;
     let mut inputs = Vec::with_capacity(audit.inputs.len());
     for input in audit.inputs {
+        if let Some((shown, sha256)) = &input.recorded {
+            inputs.push(json!({"role": input.role, "path": shown, "sha256": sha256}));
+            continue;
+        }
         let shown = display_path(&input.path).unwrap_or_else(|| {
             input
                 .path

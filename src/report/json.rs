@@ -67,6 +67,13 @@ pub fn report_value(report: &Report) -> Map<String, Value> {
     out.insert("fired".into(), Value::Object(fired));
     out.insert("measures".into(), Value::Object(measures));
     out.insert("results".into(), Value::Array(results));
+    // Absent when there is nothing to say, so a clean run's report keeps 0.4.1's keys exactly.
+    if !report.input_warnings.is_empty() {
+        out.insert(
+            "input_warnings".into(),
+            Value::from(report.input_warnings.clone()),
+        );
+    }
     out
 }
 

@@ -3,7 +3,7 @@
 //!
 //! ## Format
 //!
-//! Line for line as faultgate 0.4.1 writes it (behaviour spec §16), with one addition: when a band is
+//! Line for line as faultgate 0.4.1 writes it (docs/compatibility.md §16), with one addition: when a band is
 //! given, a small Unicode chart of the baseline's per-run clean rates, the band and this run follows the
 //! gate lines, fenced by `<!-- faultgate:chart -->` and `<!-- /faultgate:chart -->` so tools can strip
 //! it. The chart's lines do not count toward the 200-line cap of the policy table, so the rest of the
@@ -248,6 +248,14 @@ pub fn render(summary: &Summary<'_>) -> String {
             o.missing,
             fmt_fixed(o.structural_clean_rate, 2)
         ));
+    }
+    if !report.input_warnings.is_empty() {
+        lines.push(String::new());
+        lines.push("**Input warnings:**".into());
+        lines.push(String::new());
+        for w in &report.input_warnings {
+            lines.push(format!("- {}", md_cell(w)));
+        }
     }
     lines.push(String::new());
     lines.push("| check | fired |".into());
@@ -513,11 +521,12 @@ mod tests {
                     .finish(vec![search_loop, policy])
                     .expect("verdict batch"),
             ],
+            input_warnings: Vec::new(),
             failing_steps: Vec::new(),
         }
     }
 
-    /// An all-clean two-run band over `s00`..`s29` (the spec's worked numbers).
+    /// An all-clean two-run band over `s00`..`s29` (the worked numbers of docs/compatibility.md §15.3).
     fn band() -> BandFile {
         let keys: Vec<String> = (0..30).map(|i| format!("s{i:02}")).collect();
         let value = json!({

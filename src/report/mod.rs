@@ -36,6 +36,9 @@ pub struct Report {
     /// The verdict batches, in run order: one row per trace, one verdict per active check in selection
     /// order.
     pub batches: Vec<VerdictBatch>,
+    /// What the run could not read as it should (tools shown but not read, duplicate or clashing spans,
+    /// skipped files): on stderr, in the JSON report's `input_warnings` and in the Markdown.
+    pub input_warnings: Vec<String>,
     /// The steps of the first failing traces, kept only for outputs that show them (`--html`).
     pub failing_steps: Vec<steps::TraceSteps>,
 }

@@ -34,7 +34,7 @@ pub const PIP_INSTALL: &str = concat!(
 
 /// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`); they
 /// never appear in the command.
-pub const OUTPUT_FLAGS: [&str; 9] = [
+pub const OUTPUT_FLAGS: [&str; 11] = [
     "json",
     "markdown",
     "audit",
@@ -44,6 +44,9 @@ pub const OUTPUT_FLAGS: [&str; 9] = [
     "junit",
     "html",
     "color",
+    // A share of a run (`--shard`, `--partial`) is reproduced by the run over all of it.
+    "partial",
+    "shard",
 ];
 
 /// Long switches (without `--`) that only change how a run shows itself; they never appear in the

@@ -18,7 +18,7 @@ pub const MAX_STEPS: usize = 100;
 pub const MAX_CHARS: usize = 400;
 
 /// One tool step as shown: its tool, arguments and result, redacted and cut.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StepView {
     pub tool: String,
     pub arguments: String,
@@ -27,8 +27,8 @@ pub struct StepView {
     pub error: bool,
 }
 
-/// The steps of one failing trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The steps of one failing trace (a partial keeps them as JSON, for a merged HTML report).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TraceSteps {
     pub trace_id: String,
     pub steps: Vec<StepView>,

@@ -368,6 +368,7 @@ mod tests {
             checks: CHECKS.iter().map(|c| c.to_string()).collect(),
             redaction: "off".into(),
             batches,
+            input_warnings: Vec::new(),
             failing_steps: Vec::new(),
         }
     }

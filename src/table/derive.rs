@@ -17,6 +17,88 @@ use super::record::{AttrValue, SpanRecord, attr, is_tool_span};
 use crate::pyfmt::{py_str, py_strip, py_truthy};
 use crate::pyjson::dumps_spaced;
 
+/// What shows that a trace used tools, for a trace from which no tool step was read (a release gate must
+/// not pass what it did not read): a span typed or named like a tool, a finish reason asking for tools,
+/// tool calls or tool results in a span's messages. `None` when nothing does. Only called for traces
+/// without steps, so traces whose tools are read pay nothing.
+pub fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
+    const MESSAGE_SIGNS: [&str; 7] = [
+        "\"tool_calls\"",
+        "\"tool_call\"",
+        "\"tool_call_response\"",
+        "\"function_call\"",
+        "\"tool_use\"",
+        "\"tool_result\"",
+        "\"role\": \"tool\"",
+    ];
+    for span in spans {
+        let name = &span.name;
+        if is_tool_span(span) {
+            return Some(format!("span '{name}' is a tool execution"));
+        }
+        if let Some(kind) = span.attr(attr::OPENINFERENCE_KIND)
+            && kind.py_str().eq_ignore_ascii_case("tool")
+        {
+            return Some(format!("span '{name}' is an OpenInference TOOL span"));
+        }
+        for key in [
+            attr::TOOL_NAME,
+            attr::LEGACY_TOOL_NAME,
+            attr::TOOL_CALL_ARGUMENTS,
+        ] {
+            if span.attr(key).is_some_and(AttrValue::truthy) {
+                return Some(format!("span '{name}' carries {key}"));
+            }
+        }
+        if tool_like_name(name) {
+            return Some(format!("span '{name}' is named like a tool"));
+        }
+        if let Some(reasons) = span.attr(attr::FINISH_REASONS) {
+            let text = reasons.to_json().to_string();
+            // `tool-calls` is the Vercel AI SDK's spelling.
+            for reason in ["tool_calls", "tool-calls", "tool_use", "function_call"] {
+                if text.contains(reason) {
+                    return Some(format!("span '{name}' finished with {reason}"));
+                }
+            }
+        }
+        for key in [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES] {
+            let Some(value) = span.attr(key) else {
+                continue;
+            };
+            let text = match value.as_str() {
+                Some(text) => Cow::Borrowed(text),
+                None => Cow::Owned(crate::pyjson::dumps_spaced(&value.to_json())),
+            };
+            // Spacing differs between writers: `"role":"tool"` is read as `"role": "tool"`.
+            let spaced;
+            let text = if text.contains("\":\"") {
+                spaced = text.replace("\":\"", "\": \"");
+                spaced.as_str()
+            } else {
+                text.as_ref()
+            };
+            if let Some(sign) = MESSAGE_SIGNS.iter().find(|s| text.contains(*s)) {
+                return Some(format!("the messages of span '{name}' hold {sign}"));
+            }
+        }
+    }
+    None
+}
+
+/// A span name that reads like a tool call (`search_tool`, `execute_tool …`, `call_weather`,
+/// `function: lookup`), as agent frameworks name the spans of their tool executions.
+pub fn tool_like_name(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    let calls_model = ["llm", "model", "chat", "agent"]
+        .iter()
+        .any(|w| lower.contains(w));
+    lower.contains("tool")
+        || lower.contains("function")
+        || ((lower.starts_with("call_") || lower.starts_with("call ")) && !calls_model)
+        || lower.starts_with("execute_")
+}
+
 /// One tool call, as the checks see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step<'s> {
@@ -435,6 +517,84 @@ mod tests {
         span.attrs
             .insert(attr::OUTPUT_MESSAGES.into(), Value::String(output.into()));
         span
+    }
+
+    fn named(name: &'static str, attrs: &[(&str, Value)]) -> SpanRecord<'static> {
+        let mut span = SpanRecord {
+            span_id: "s".into(),
+            name: name.into(),
+            ..SpanRecord::default()
+        };
+        for (k, v) in attrs {
+            span.attrs.insert((*k).into(), v.clone());
+        }
+        span
+    }
+
+    #[test]
+    fn tool_activity_is_seen_in_each_of_its_forms() {
+        let cases: Vec<(SpanRecord<'static>, &str)> = vec![
+            (
+                named("x", &[(attr::OPERATION_NAME, "execute_tool".into())]),
+                "span 'x' is a tool execution",
+            ),
+            (
+                named("lookup", &[(attr::OPENINFERENCE_KIND, "TOOL".into())]),
+                "span 'lookup' is an OpenInference TOOL span",
+            ),
+            (
+                named("x", &[(attr::LEGACY_TOOL_NAME, "search".into())]),
+                "span 'x' carries tool.name",
+            ),
+            (
+                named("search_tool", &[]),
+                "span 'search_tool' is named like a tool",
+            ),
+            (
+                named("call_weather", &[]),
+                "span 'call_weather' is named like a tool",
+            ),
+            (
+                named(
+                    "chat",
+                    &[(attr::FINISH_REASONS, serde_json::json!(["tool_calls"]))],
+                ),
+                "span 'chat' finished with tool_calls",
+            ),
+            (
+                chat_span(
+                    "c",
+                    1,
+                    "[]",
+                    r#"[{"role":"assistant","tool_calls":[{"id":"1"}]}]"#,
+                ),
+                "the messages of span 'chat' hold \"tool_calls\"",
+            ),
+            (
+                chat_span("c", 1, r#"[{"role":"tool","content":"42"}]"#, "[]"),
+                "the messages of span 'chat' hold \"role\": \"tool\"",
+            ),
+        ];
+        for (span, want) in cases {
+            assert_eq!(tool_evidence(&[span]).as_deref(), Some(want));
+        }
+        // No tool activity at all: nothing to warn about.
+        for span in [
+            named("plan", &[]),
+            named("call_llm", &[]),
+            named(
+                "chat",
+                &[(attr::FINISH_REASONS, serde_json::json!(["stop"]))],
+            ),
+            chat_span(
+                "c",
+                1,
+                r#"[{"role":"user","content":"hi"}]"#,
+                r#"[{"role":"assistant","content":"hello"}]"#,
+            ),
+        ] {
+            assert_eq!(tool_evidence(&[span]), None);
+        }
     }
 
     #[test]

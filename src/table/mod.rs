@@ -196,6 +196,16 @@ pub struct TableBuilder {
     step_offsets: Vec<usize>,
     /// Bytes of text appended since the last batch (what bounds a batch besides its traces).
     text_bytes: usize,
+    /// When set, traces with these ids are kept whole instead of becoming rows (and others are
+    /// dropped): how traces that span several files are gathered for merging.
+    capture: Option<Capture>,
+}
+
+/// The traces a capturing builder keeps, by id.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub ids: std::collections::HashSet<String>,
+    pub records: Vec<TraceRecord<'static>>,
 }
 
 impl TableBuilder {
@@ -206,7 +216,25 @@ impl TableBuilder {
             span_offsets: vec![0],
             step_offsets: vec![0],
             text_bytes: 0,
+            capture: None,
         }
+    }
+
+    /// A builder that keeps the traces with the given ids whole (every decoder hands its traces to
+    /// [`TableBuilder::append`], so this works for every format) and builds no rows.
+    pub fn capturing(ids: std::collections::HashSet<String>) -> TableBuilder {
+        TableBuilder {
+            capture: Some(Capture {
+                ids,
+                records: Vec::new(),
+            }),
+            ..TableBuilder::new(TableOptions::default())
+        }
+    }
+
+    /// The traces a capturing builder kept, in the order they were appended.
+    pub fn captured(self) -> Vec<TraceRecord<'static>> {
+        self.capture.map(|c| c.records).unwrap_or_default()
     }
 
     /// Empties the builder and sets what the next batches keep.
@@ -234,6 +262,22 @@ impl TableBuilder {
 
     /// Derives one trace's facts and appends its rows.
     pub fn append(&mut self, trace: &TraceRecord<'_>) {
+        if let Some(capture) = &mut self.capture {
+            if capture.ids.contains(trace.trace_id.as_ref()) {
+                capture.records.push(TraceRecord {
+                    trace_id: trace.trace_id.to_string().into(),
+                    agent: trace.agent.clone(),
+                    spans: trace
+                        .spans
+                        .iter()
+                        .cloned()
+                        .map(SpanRecord::into_owned)
+                        .collect(),
+                    skipped_attributes: trace.skipped_attributes,
+                });
+            }
+            return;
+        }
         let spans = &trace.spans;
         let root = root_position(spans);
         let prompt = derive::prompt(spans, root);
@@ -266,6 +310,12 @@ impl TableBuilder {
         b.latency_ms.append_option(derive::latency_ms(spans, root));
         b.cost_usd.append_option(derive::cost(spans));
         b.has_content.append_value(has_content);
+        // Evidence is looked for only where no step was read, so the common trace pays nothing.
+        let evidence = steps
+            .is_empty()
+            .then(|| derive::tool_evidence(spans))
+            .flatten();
+        b.tool_evidence.append_option(evidence);
         self.text_bytes += prompt.len() + answer.len();
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
@@ -357,6 +407,7 @@ struct Builders {
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
     has_content: BooleanBuilder,
+    tool_evidence: LargeStringBuilder,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -473,6 +524,7 @@ impl Builders {
                 arc(self.latency_ms.finish()),
                 arc(self.cost_usd.finish()),
                 arc(self.has_content.finish()),
+                arc(self.tool_evidence.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

@@ -26,6 +26,7 @@ pub const TRACE_OUTPUT_TOKENS: &str = "output_tokens";
 pub const TRACE_LATENCY_MS: &str = "latency_ms";
 pub const TRACE_COST_USD: &str = "cost_usd";
 pub const TRACE_HAS_CONTENT: &str = "has_content";
+pub const TRACE_TOOL_EVIDENCE: &str = "unread_tool_evidence";
 
 pub const SPAN_ID: &str = "span_id";
 pub const SPAN_PARENT: &str = "parent_id";
@@ -85,6 +86,9 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_LATENCY_MS, DataType::Float64),
         nullable(TRACE_COST_USD, DataType::Float64),
         Field::new(TRACE_HAS_CONTENT, DataType::Boolean, false),
+        // For a trace no tool step is read from: what shows it used tools anyway
+        // (`derive::tool_evidence`); else null.
+        nullable(TRACE_TOOL_EVIDENCE, DataType::LargeUtf8),
     ]))
 });
 
@@ -159,6 +163,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_LATENCY_MS => 10,
         TRACE_COST_USD => 11,
         TRACE_HAS_CONTENT => 12,
+        TRACE_TOOL_EVIDENCE => 13,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

@@ -1,8 +1,8 @@
 //! Mapping helpers shared by the vendor formats: payload text, message wrappers, timestamps, the root and
 //! tool attribute sets, and the ordering and root choice every non-OTLP format applies to its spans.
 //!
-//! These follow faultgate 0.4.1's shared helpers (spec §8.3), so a vendor export yields the same steps,
-//! prompt and answer as the OTLP export of the same run.
+//! These follow faultgate 0.4.1's shared helpers (docs/compatibility.md §8.3), so a vendor export yields
+//! the same steps, prompt and answer as the OTLP export of the same run.
 
 use std::path::Path;
 
@@ -46,7 +46,7 @@ pub fn required_str(obj: &Map<String, Value>, key: &str) -> Result<String, MapEr
         .ok_or_else(|| MapError::MissingKey(key.to_string()))
 }
 
-/// Prompt or answer text of a payload (t(v, role) of spec §8.3).
+/// Prompt or answer text of a payload (t(v, role) of docs/compatibility.md §8.3).
 pub fn text(v: &Value, role: &str) -> String {
     match v {
         Value::Null => String::new(),
@@ -119,7 +119,7 @@ pub fn payload(v: &Value) -> String {
     }
 }
 
-/// The root span's attributes (R of spec §8.3).
+/// The root span's attributes (R of docs/compatibility.md §8.3).
 pub fn root_attrs(
     name: &str,
     prompt: &Value,
@@ -155,7 +155,8 @@ pub fn root_attrs(
     attrs
 }
 
-/// Sets a tool call's attributes (A of spec §8.3). An error prefixes the result with `Error: `.
+/// Sets a tool call's attributes (A of docs/compatibility.md §8.3). An error prefixes the result with
+/// `Error: `.
 pub fn set_tool_attrs(
     attrs: &mut Map<String, Value>,
     name: &str,
@@ -222,9 +223,9 @@ fn has_messages(span: &SpanRecord<'_>) -> bool {
         .any(|k| span.attr(k).is_some_and(|v| v.truthy()))
 }
 
-/// Orders a vendor trace's spans and picks its root (Z of spec §8.3): among parentless spans the root
-/// prefers `invoke_agent`, then spans with messages, then the earliest start, then the smallest id; the
-/// root comes first, the rest follow by start and id.
+/// Orders a vendor trace's spans and picks its root (Z of docs/compatibility.md §8.3): among parentless
+/// spans the root prefers `invoke_agent`, then spans with messages, then the earliest start, then the
+/// smallest id; the root comes first, the rest follow by start and id.
 pub fn order_trace<'a>(trace_id: String, mut spans: Vec<SpanRecord<'a>>) -> TraceRecord<'a> {
     let root = spans
         .iter()
@@ -319,8 +320,12 @@ fn read_records(
         .collect();
     let name = format.name();
     if !records.first().is_some_and(|r| accepts(r)) {
+        let found = values
+            .first()
+            .map_or_else(|| "nothing".into(), crate::ingest::detect::found_keys);
         return Err(invalid(format!(
-            "not a valid {name} export: the records do not have its fields"
+            "not a valid {name} export: the records do not have its fields (expected {}; found {found})",
+            expected_fields(format)
         )));
     }
     let traces = map(&records, path).map_err(|e| match e {
@@ -331,6 +336,19 @@ fn read_records(
         return Err(invalid(format!("no {name} traces found")));
     }
     Ok(Box::new(OwnedTraces(traces)))
+}
+
+/// The fields a record format recognises its records by, for the refusal of a forced format.
+fn expected_fields(format: Format) -> &'static str {
+    match format {
+        Format::Langfuse => {
+            "trace objects with `observations`, or observation rows with `traceId` and a `type` such as SPAN, GENERATION or TOOL"
+        }
+        Format::Langsmith => "runs with `run_type`",
+        Format::Braintrust => "rows with `span_attributes` or `root_span_id`",
+        Format::Trajectory => "events with `seq` and `event`",
+        _ => "the format's record fields",
+    }
 }
 
 /// Returns true if and only if the document's first record has the fields `accepts` looks for.
@@ -361,8 +379,9 @@ pub fn group_in_order<T>(items: impl IntoIterator<Item = (String, T)>) -> Vec<(S
     groups
 }
 
-/// A timestamp in nanoseconds since the epoch (ns(v) of spec §8.3): numbers by magnitude (ns, µs, ms or
-/// seconds), numeric strings likewise, other text as ISO-8601; null and `""` are 0 (unknown).
+/// A timestamp in nanoseconds since the epoch (ns(v) of docs/compatibility.md §8.3): numbers by magnitude
+/// (ns, µs, ms or seconds), numeric strings likewise, other text as ISO-8601; null and `""` are 0
+/// (unknown).
 pub fn ns(v: &Value) -> Result<i64, MapError> {
     match v {
         Value::Null => Ok(0),

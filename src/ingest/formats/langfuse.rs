@@ -3,8 +3,13 @@
 //!
 //! TOOL observations become tool spans; GENERATION observations become chat spans with their usage,
 //! cost and finish reason; a level-ERROR observation carries its status message as the span error.
-//! Also owns the heuristic `precheck` uses to warn about tools recorded as SPAN observations, which no
-//! check reads.
+//!
+//! Several agent frameworks (agno, beeai, koog, LangGraph through the callback handler) record their
+//! tool executions as SPAN observations, which 0.4.1 reads as nothing. A SPAN observation that reads
+//! like a tool execution (a tool-like name, or an argument object in and an output out, and no chat
+//! payload) is read as a tool span. A trace with no tool observation at all is read from its
+//! generations instead: each OpenAI-style `tool_calls` entry of a generation's output becomes a tool
+//! span, with the result of the `tool` message that answers its id in a later generation's input.
 
 use super::common::RecordFormat;
 use crate::ingest::Format;
@@ -163,6 +168,9 @@ fn read_trace(
     for ((obs, start), end) in observations.iter().zip(starts).zip(ends) {
         spans.push(read_observation(obs, &root_id, start, end)?);
     }
+    if !spans.iter().any(crate::table::record::is_tool_span) {
+        spans.extend(generation_tool_calls(&generations)?);
+    }
     Ok(order_trace(trace_id, spans))
 }
 
@@ -189,7 +197,7 @@ fn read_observation(
         Value::Null
     };
     let mut attrs = Map::new();
-    if kind == "TOOL" {
+    if kind == "TOOL" || (kind == "SPAN" && is_tool_execution(obs)) {
         let name = str_or(obs, "name", "tool");
         let input = obs.get("input").unwrap_or(&null);
         let output = obs.get("output").unwrap_or(&null);
@@ -251,47 +259,162 @@ fn read_observation(
     })
 }
 
-/// Names of SPAN-type observations that look like tool calls no check will read: the name reads like a
-/// tool (`tool`, `function`, `call_…`, `…_tool`), or the input is an argument object and an output was
-/// recorded. Several agent frameworks record their tools this way; 0.4.1 reads none of them.
-pub fn suspected_tool_observations(records: &[&Map<String, Value>]) -> Vec<String> {
-    let mut observations: Vec<&Map<String, Value>> = Vec::new();
-    for record in records {
-        match record.get("observations") {
-            Some(Value::Array(items)) => {
-                observations.extend(items.iter().filter_map(Value::as_object))
+/// Tool spans for the tool calls of a trace's generations: OpenAI-style `tool_calls` of an output
+/// message (as the OpenAI and LangChain integrations record them) or Anthropic `tool_use` content
+/// blocks, each with the result that answers its id in any generation's input (a `tool` message, or a
+/// `tool_result` block).
+fn generation_tool_calls(
+    generations: &[(i64, &Map<String, Value>)],
+) -> Result<Vec<SpanRecord<'static>>, MapError> {
+    let null = Value::Null;
+    let mut results: std::collections::HashMap<String, (&Value, bool)> = Default::default();
+    for (_, generation) in generations {
+        for message in messages_of(generation.get("input")) {
+            let is_tool = message.get("role").is_some_and(|r| py_str(r) == "tool");
+            if let (true, Some(id)) = (is_tool, message.get("tool_call_id")) {
+                results.insert(py_str(id), (message.get("content").unwrap_or(&null), false));
             }
-            _ if is_row(record) => observations.push(record),
-            _ => {}
+            for block in content_blocks(message, "tool_result") {
+                if let Some(id) = block.get("tool_use_id") {
+                    let failed = block.get("is_error") == Some(&Value::Bool(true));
+                    results.insert(py_str(id), (block.get("content").unwrap_or(&null), failed));
+                }
+            }
         }
     }
-    let mut names = Vec::new();
-    for obs in observations {
-        if kind(obs) != "SPAN" {
-            continue;
-        }
-        let name = str_or(obs, "name", "");
-        if tool_like_name(&name) || argument_shaped(obs) {
-            names.push(name);
+    let mut spans = Vec::new();
+    for (start, generation) in generations {
+        let gen_id = required_str(generation, "id")?;
+        let end = end_of(generation)?;
+        for message in messages_of(generation.get("output")) {
+            for (name, args, id) in calls_of(message) {
+                let (result, failed) = results.get(&id).copied().unwrap_or((&null, false));
+                let error = if failed { result.clone() } else { Value::Null };
+                let result = if failed { &null } else { result };
+                let mut attrs = Map::new();
+                set_tool_attrs(&mut attrs, &name, args, result, &error);
+                if !id.is_empty() {
+                    attrs.insert(attr::TOOL_CALL_ID.into(), Value::String(id.clone()));
+                }
+                // The call runs after the generation that asked for it ends.
+                let at = if end != 0 { end } else { *start };
+                spans.push(SpanRecord {
+                    span_id: format!("{gen_id}:call:{}", spans.len()).into(),
+                    parent_id: Some(gen_id.clone().into()),
+                    name: name.into(),
+                    start_ns: at,
+                    end_ns: at,
+                    attrs: Attrs::from_map(attrs),
+                    ..SpanRecord::default()
+                });
+            }
         }
     }
-    names
+    Ok(spans)
+}
+
+/// The tool calls of an output message: name, arguments and call id of each `tool_calls` entry or
+/// `tool_use` block.
+fn calls_of(message: &Map<String, Value>) -> Vec<(String, &Value, String)> {
+    const NULL: &Value = &Value::Null;
+    let mut calls = Vec::new();
+    if let Some(Value::Array(items)) = message.get("tool_calls") {
+        for call in items.iter().filter_map(Value::as_object) {
+            let function = call.get("function").and_then(Value::as_object);
+            let name = function
+                .and_then(|f| f.get("name"))
+                .or_else(|| call.get("name"))
+                .filter(|n| py_truthy(n))
+                .map_or_else(|| "unknown".to_string(), py_str);
+            let args = function
+                .and_then(|f| f.get("arguments"))
+                .or_else(|| call.get("args"))
+                .or_else(|| call.get("arguments"))
+                .unwrap_or(NULL);
+            calls.push((name, args, call.get("id").map(py_str).unwrap_or_default()));
+        }
+    }
+    for block in content_blocks(message, "tool_use") {
+        let name = block
+            .get("name")
+            .filter(|n| py_truthy(n))
+            .map_or_else(|| "unknown".to_string(), py_str);
+        let args = block.get("input").unwrap_or(NULL);
+        calls.push((name, args, block.get("id").map(py_str).unwrap_or_default()));
+    }
+    calls
+}
+
+/// The content blocks of a message with the given `type`.
+fn content_blocks<'m>(message: &'m Map<String, Value>, kind: &str) -> Vec<&'m Map<String, Value>> {
+    match message.get("content") {
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(Value::as_object)
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some(kind))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The message objects of a generation's input or output: a message, a list of them, a `messages`
+/// list, or OpenAI `choices` holding a `message` each.
+fn messages_of(v: Option<&Value>) -> Vec<&Map<String, Value>> {
+    let items: &[Value] = match v {
+        Some(Value::Array(items)) => items,
+        Some(whole @ Value::Object(obj)) => ["messages", "choices"]
+            .iter()
+            .find_map(|k| obj.get(*k).and_then(Value::as_array))
+            .map_or(std::slice::from_ref(whole), Vec::as_slice),
+        _ => &[],
+    };
+    items
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|obj| obj.get("message").and_then(Value::as_object).unwrap_or(obj))
+        .collect()
+}
+
+/// Returns true if and only if a SPAN observation reads like a tool execution: a tool-like name or an
+/// argument object in with an output out, and no chat payload (a framework's agent or graph node
+/// span carries messages; a tool node such as LangGraph's `tools` does too, and its tools are its
+/// children).
+fn is_tool_execution(obs: &Map<String, Value>) -> bool {
+    let name = str_or(obs, "name", "");
+    (tool_like_name(&name) || argument_shaped(obs)) && !chat_payload(obs.get("input"))
+}
+
+/// An input that is a chat payload: messages, or an object with a chat key.
+fn chat_payload(input: Option<&Value>) -> bool {
+    const CHAT_KEYS: [&str; 3] = ["messages", "role", "prompt"];
+    match input {
+        Some(Value::Object(obj)) => obj.keys().any(|k| CHAT_KEYS.contains(&k.as_str())),
+        Some(Value::Array(items)) => items
+            .iter()
+            .any(|i| i.as_object().is_some_and(|o| o.contains_key("role"))),
+        _ => false,
+    }
 }
 
 fn tool_like_name(name: &str) -> bool {
-    let lower = name.to_lowercase();
-    lower.contains("tool")
-        || lower.contains("function")
-        || lower.starts_with("call_")
-        || lower.starts_with("call ")
-        || lower.starts_with("execute_")
+    crate::table::derive::tool_like_name(name)
 }
 
 /// An input object of named arguments (not a chat payload) with a recorded output.
 fn argument_shaped(obs: &Map<String, Value>) -> bool {
     const CHAT_KEYS: [&str; 6] = ["messages", "input", "prompt", "query", "question", "role"];
-    let Some(input) = obs.get("input").and_then(Value::as_object) else {
-        return false;
+    // OpenTelemetry-fed exports hold the arguments as JSON text (`input.value`).
+    let parsed;
+    let input = match obs.get("input") {
+        Some(Value::Object(input)) => input,
+        Some(Value::String(text)) if text.trim_start().starts_with('{') => {
+            parsed = serde_json::from_str::<Map<String, Value>>(text).ok();
+            match &parsed {
+                Some(input) => input,
+                None => return false,
+            }
+        }
+        _ => return false,
     };
     let output_recorded = obs.get("output").is_some_and(|o| !o.is_null());
     !input.is_empty()
@@ -353,15 +476,89 @@ mod tests {
     }
 
     #[test]
-    fn span_observations_that_look_like_tools_are_named() {
+    fn span_observations_that_are_tool_executions_are_read_as_tools() {
         let doc = json!([{"id": "t", "observations": [
             {"id": "a", "type": "SPAN", "name": "search_tool", "input": "x"},
             {"id": "b", "type": "SPAN", "name": "lookup_order", "input": {"order_id": "o-7"}, "output": {"total": 1}},
             {"id": "c", "type": "SPAN", "name": "agent_step", "input": {"messages": []}, "output": "hi"},
-            {"id": "d", "type": "TOOL", "name": "real_tool"}]}]);
+            {"id": "d", "type": "SPAN", "name": "tools", "input": {"messages": [{"role": "user"}]}, "output": "x"},
+            {"id": "e", "type": "TOOL", "name": "real_tool"},
+            {"id": "f", "type": "SPAN", "name": "get_stock_price", "input": "{\"symbol\": \"TSLA\"}", "output": "250.1"},
+            {"id": "g", "type": "SPAN", "name": "summarise", "input": "{not json", "output": "x"}]}]);
+        let traces = read(&records(&doc)).unwrap();
+        let mut tools: Vec<&str> = traces[0]
+            .spans
+            .iter()
+            .filter(|s| crate::table::record::is_tool_span(s))
+            .map(|s| s.span_id.as_ref())
+            .collect();
+        tools.sort_unstable();
+        assert_eq!(tools, ["a", "b", "e", "f"]);
+    }
+
+    #[test]
+    fn generation_tool_calls_become_tool_spans_only_without_tool_observations() {
+        let call = json!({"id": "call_1", "type": "function",
+            "function": {"name": "lookup_order", "arguments": "{\"order_id\": \"o-7\"}"}});
+        let doc = json!([{"id": "t", "observations": [
+            {"id": "g1", "type": "GENERATION", "startTime": 1, "endTime": 2,
+             "input": [{"role": "user", "content": "refund o-7"}],
+             "output": {"role": "assistant", "content": "", "tool_calls": [call]}},
+            {"id": "g2", "type": "GENERATION", "startTime": 3, "endTime": 4,
+             "input": [{"role": "tool", "tool_call_id": "call_1", "content": "{\"total\": 120}"}],
+             "output": {"role": "assistant", "content": "Refunded."}}]}]);
+        let traces = read(&records(&doc)).unwrap();
+        let calls: Vec<&SpanRecord<'_>> = traces[0]
+            .spans
+            .iter()
+            .filter(|s| crate::table::record::is_tool_span(s))
+            .collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].attr_str(attr::TOOL_NAME), Some("lookup_order"));
         assert_eq!(
-            suspected_tool_observations(&records(&doc)),
-            ["search_tool", "lookup_order"]
+            calls[0].attr_str(attr::TOOL_CALL_ARGUMENTS),
+            Some("{\"order_id\": \"o-7\"}")
         );
+        assert_eq!(
+            calls[0].attr_str(attr::TOOL_CALL_RESULT),
+            Some("{\"total\": 120}")
+        );
+        // Anthropic content blocks, a failed result read as an error.
+        let doc_blocks = json!([{"id": "t", "observations": [
+            {"id": "g1", "type": "GENERATION", "startTime": 1, "endTime": 2, "input": "refund o-7",
+             "output": {"role": "assistant", "content": [{"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "tu_1", "name": "lookup_order", "input": {"order_id": "o-7"}}]}},
+            {"id": "g2", "type": "GENERATION", "startTime": 3, "endTime": 4,
+             "input": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1",
+                "content": "not found", "is_error": true}]}],
+             "output": "Sorry."}]}]);
+        let traces = read(&records(&doc_blocks)).unwrap();
+        let call = traces[0]
+            .spans
+            .iter()
+            .find(|s| crate::table::record::is_tool_span(s))
+            .unwrap();
+        assert_eq!(call.attr_str(attr::TOOL_NAME), Some("lookup_order"));
+        assert_eq!(
+            call.attr_str(attr::TOOL_CALL_ARGUMENTS),
+            Some("{\"order_id\": \"o-7\"}")
+        );
+        assert_eq!(
+            call.attr_str(attr::TOOL_CALL_RESULT),
+            Some("Error: not found")
+        );
+        // A trace that records its tools as observations is read from them alone.
+        let mut with_tool = doc.clone();
+        with_tool[0]["observations"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": "x", "type": "TOOL", "name": "lookup_order", "startTime": 2}));
+        let traces = read(&records(&with_tool)).unwrap();
+        let tools = traces[0]
+            .spans
+            .iter()
+            .filter(|s| crate::table::record::is_tool_span(s))
+            .count();
+        assert_eq!(tools, 1);
     }
 }

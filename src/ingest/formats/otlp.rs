@@ -22,7 +22,7 @@ use crate::ingest::Format;
 use crate::ingest::decoder::{
     Decoder, Document, OwnedTraces, ReadOptions, Traces, check_span_count,
 };
-use crate::ingest::json::{PADDING, get, to_value, with_buffers, with_tape};
+use crate::ingest::json::{PADDING, get, repair, to_value, with_buffers, with_tape};
 use crate::ingest::scan::SpanSlice;
 use crate::table::TableBuilder;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
@@ -130,9 +130,10 @@ fn walk_document<'i>(
         return Ok(());
     }
     if !is_export(&doc) {
-        return Err(
-            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans)".into(),
-        );
+        return Err(format!(
+            "unrecognised trace format; expected OTLP/JSON (an object with resourceSpans; found {})",
+            crate::ingest::detect::found_keys(&to_value(doc))
+        ));
     }
     walk_export(doc, all_attributes, skipped, add)
 }
@@ -299,7 +300,12 @@ impl Traces for ScannedTraces<'_> {
                     let padded = text.len() + PADDING;
                     text.resize(padded, b' ');
                 }
-                self.read_spans(&mut text, members, out)
+                match self.read_spans(&mut text, members, out) {
+                    // A span simd-json refuses may be JSON Python reads (see `repair`): the spans are
+                    // read again, each on its own so that one can be rewritten.
+                    Err(SpanFailure::Json(_)) => self.read_spans_owned(members, out),
+                    other => other,
+                }
             };
             outcome.map_err(|failure| match failure {
                 // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
@@ -412,9 +418,15 @@ impl ScannedTraces<'_> {
                     });
                 tape = Some(scratch.reset());
                 read
-            })?;
-            // Copied once the parser's buffers are released (a huge span's are), not while they live.
-            record.spans.push(span.into_owned());
+            });
+            let span = match span {
+                // Copied once the parser's buffers are released (a huge span's are), not while they
+                // live.
+                Ok(span) => span.into_owned(),
+                Err(SpanFailure::Json(_)) => self.repaired_span(m, &mut record)?,
+                Err(other) => return Err(other),
+            };
+            record.spans.push(span);
         }
         drop(text);
         order_otlp(&mut record);
@@ -423,6 +435,37 @@ impl ScannedTraces<'_> {
             None => out.append(&record),
         }
         Ok(())
+    }
+
+    /// A span simd-json refused, read again after [`repair`] rewrote what Python's `json` reads and
+    /// simd-json does not (big integers, `1e999`, `NaN`, lone surrogates).
+    fn repaired_span(
+        &self,
+        m: u32,
+        record: &mut TraceRecord<'static>,
+    ) -> Result<SpanRecord<'static>, SpanFailure> {
+        let slice = &self.slices[m as usize];
+        let mut fixed = repair(&self.bytes[slice.start..slice.end]).ok_or(SpanFailure::Json(m))?;
+        let len = fixed.len();
+        fixed.resize(len + PADDING, b' ');
+        with_buffers(len, |buffers| {
+            let mut tape = simd_json::Tape::null();
+            simd_json::fill_tape_padded(&mut fixed, len, buffers, &mut tape)
+                .map_err(|_| SpanFailure::Json(m))?;
+            let Some(obj) = tape.as_value().as_object() else {
+                return Err(SpanFailure::Invalid(
+                    slice.start,
+                    "a span is not an object".to_string(),
+                ));
+            };
+            let (trace_id, span) =
+                read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                    .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
+            if record.trace_id.is_empty() {
+                record.trace_id = Cow::Owned(trace_id.to_string());
+            }
+            Ok(span.into_owned())
+        })
     }
 
     /// The JSON error of the first span of `members` that does not parse, at its byte in the file.

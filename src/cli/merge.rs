@@ -1,0 +1,277 @@
+//! `faultgate merge PARTIAL...`: merge the partial results of shards of one run, and write the outputs
+//! that run would have written (or, with `--partial`, the merged partial, to merge in levels).
+//!
+//! The outputs come from the merged verdict table through the code the commands themselves end with
+//! ([`super::check::finish`], [`super::baseline::BandRuns`], [`super::calibrate::finish`]), so they are
+//! byte-identical to a single run over all the shards' inputs, except for the elapsed time.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::Fatal;
+use super::args::{GateArg, MergeArgs};
+use super::baseline::{BandRuns, BaselineOutputs};
+use super::calibrate::{CalibrateOutputs, labels_digest};
+use super::check::{CheckOutputs, Finish};
+use crate::calibrate::{SplitFilter, read_labels};
+use crate::partial::{self, Partial};
+use crate::redact::Redaction;
+use crate::report::{Report, audit, repro};
+
+/// Runs `merge`; returns the exit code of the command the partials came from.
+pub fn run(args: &MergeArgs, raw_args: &[String]) -> Result<i32, Fatal> {
+    let started = Instant::now();
+    let mut parts = Vec::with_capacity(args.partials.len());
+    for dir in &args.partials {
+        parts.push((dir.clone(), Partial::read(dir)?));
+    }
+    let merged = partial::merge(parts)?;
+    if !merged.split_ids.is_empty() {
+        writeln!(
+            std::io::stderr(),
+            "{}",
+            partial::split_ids_warning(&merged.split_ids)
+        )?;
+    }
+    let partial = merged.partial;
+    let command = partial.manifest.command.clone();
+    refuse_flags(args, &command)?;
+    if let Some(dir) = &args.partial {
+        partial.write(dir)?;
+        let rows: usize = partial.batches.iter().map(|b| b.len()).sum();
+        writeln!(
+            std::io::stdout(),
+            "partial written to {}: {rows} trace(s) from {} of {} input file(s)",
+            dir.display(),
+            partial.manifest.files.len(),
+            partial.manifest.inputs_total
+        )?;
+        return Ok(0);
+    }
+    // Outputs describe the whole run: every input file must be there.
+    partial.require_complete()?;
+    match command.as_str() {
+        "check" => merge_check(args, raw_args, &partial, started),
+        "baseline" => merge_baseline(args, &partial),
+        "calibrate" => merge_calibrate(args, &partial),
+        other => Err(Fatal(format!("partials of an unknown command '{other}'"))),
+    }
+}
+
+/// Refuses flags that the partials' command does not take.
+fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), Fatal> {
+    let flags: [(&str, bool, &[&str]); 13] = [
+        ("--json", args.json.is_some(), &["check", "calibrate"]),
+        ("--markdown", args.markdown.is_some(), &["check"]),
+        ("--audit", args.audit.is_some(), &["check"]),
+        ("--band", args.band.is_some(), &["check"]),
+        ("--gate", args.gate.is_some(), &["check"]),
+        ("--metric", args.metric.is_some(), &["check"]),
+        ("--pass-k", args.pass_k, &["check", "baseline"]),
+        (
+            "--parquet",
+            args.parquet.is_some(),
+            &["check", "baseline", "calibrate"],
+        ),
+        ("--junit", args.junit.is_some(), &["check"]),
+        ("--html", args.html.is_some(), &["check"]),
+        ("--out", args.out.is_some(), &["baseline"]),
+        ("--per-scenario", args.per_scenario, &["baseline"]),
+        ("--labels", args.labels.is_some(), &["calibrate"]),
+    ];
+    if args.partial.is_some()
+        && let Some((flag, _, _)) = flags.iter().find(|(_, given, _)| *given)
+    {
+        return Err(Fatal(format!(
+            "{flag} cannot be used with --partial: a merged partial is written instead of the outputs"
+        )));
+    }
+    for (flag, given, commands) in flags {
+        if given && !commands.contains(&command) {
+            return Err(Fatal(format!(
+                "{flag} does not apply to {command} partials"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The report of some of a partial's batches.
+/// The report of the files of `run` (every file when `None`), as a run over them reports it.
+fn report_of(partial: &Partial, run: Option<usize>) -> Report {
+    let files: Vec<usize> = (0..partial.manifest.files.len())
+        .filter(|&i| run.is_none_or(|r| partial.manifest.files[i].run == r))
+        .collect();
+    let entries = files.iter().map(|&i| &partial.manifest.files[i]);
+    Report {
+        judge: partial.manifest.judge.clone(),
+        checks: partial.manifest.checks.clone(),
+        redaction: partial.manifest.redaction.clone(),
+        batches: files.iter().map(|&i| partial.batches[i].clone()).collect(),
+        input_warnings: super::run::input_warnings(
+            entries.clone().map(|f| &f.warnings),
+            entries.map(|f| &f.skipped),
+        ),
+        failing_steps: Vec::new(),
+    }
+}
+
+fn merge_check(
+    args: &MergeArgs,
+    raw_args: &[String],
+    partial: &Partial,
+    started: Instant,
+) -> Result<i32, Fatal> {
+    let outs = CheckOutputs {
+        json: args.json.clone(),
+        markdown: args.markdown.clone(),
+        audit: args.audit.clone(),
+        band: args.band.clone(),
+        gate: args.gate.unwrap_or(GateArg::Band),
+        metric: args.metric.clone().unwrap_or_else(|| "clean".into()),
+        pass_k: args.pass_k,
+        parquet: args.parquet.clone(),
+        junit: args.junit.clone(),
+        html: args.html.clone(),
+        color: args.color,
+    };
+    let gating = super::check::prepare(&outs)?;
+    let mut audit_inputs: Vec<audit::Input> = partial
+        .manifest
+        .files
+        .iter()
+        .map(|f| audit::Input {
+            role: "traces",
+            path: PathBuf::from(&f.path),
+            recorded: Some((f.path.clone(), f.sha256.clone())),
+        })
+        .collect();
+    if let Some(band) = &args.band {
+        audit_inputs.push(audit::Input {
+            role: "band",
+            path: band.clone(),
+            recorded: None,
+        });
+    }
+    for other in &partial.manifest.other_inputs {
+        audit_inputs.push(audit::Input {
+            role: match other.role.as_str() {
+                "policy" => "policy",
+                "golden" => "golden",
+                "outcomes" => "outcomes",
+                "judge_checks" => "judge_checks",
+                _ => "judge_replay",
+            },
+            path: PathBuf::from(&other.path),
+            recorded: Some((other.path.clone(), other.sha256.clone())),
+        });
+    }
+    let command = format!("{}{}", partial.manifest.repro, gate_flags(args, raw_args));
+    super::check::finish(
+        &outs,
+        &gating,
+        Finish {
+            report: Report {
+                failing_steps: if args.html.is_some() {
+                    partial.failing_steps()
+                } else {
+                    Vec::new()
+                },
+                ..report_of(partial, None)
+            },
+            judge_usage: partial.manifest.judge_usage,
+            command,
+            audit_inputs,
+            started,
+        },
+    )
+}
+
+/// The merge's own flags that a single run's reproduce command carries after the run's flags (the
+/// band and how to gate), shell-quoted with display paths, each after a space.
+fn gate_flags(args: &MergeArgs, raw_args: &[String]) -> String {
+    use clap::CommandFactory;
+    let cli = super::args::Cli::command();
+    let flags: Vec<String> = cli
+        .find_subcommand("merge")
+        .map(|sub| {
+            sub.get_arguments()
+                .filter_map(|a| a.get_long().map(String::from))
+                .chain(["help".to_string()])
+                .collect()
+        })
+        .unwrap_or_default();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let partials: Vec<String> = args
+        .partials
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    // The subcommand and the partial directories name no input of the run.
+    let rest: Vec<String> = raw_args
+        .iter()
+        .skip(1)
+        .filter(|a| !partials.contains(a))
+        .cloned()
+        .collect();
+    repro::command(&rest, &flags)
+        .strip_prefix("faultgate")
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<i32, Fatal> {
+    let outs = BaselineOutputs {
+        out: args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("band.json")),
+        per_scenario: args.per_scenario,
+        pass_k: args.pass_k,
+        parquet: args.parquet.clone(),
+    };
+    let mut runs = BandRuns::new(&outs);
+    for (r, run) in partial.manifest.runs.iter().enumerate() {
+        let started = Instant::now();
+        runs.add_run(run, report_of(partial, Some(r)), started)?;
+    }
+    runs.finish(&outs)
+}
+
+fn merge_calibrate(args: &MergeArgs, partial: &Partial) -> Result<i32, Fatal> {
+    let setting = |name: &str| {
+        partial
+            .manifest
+            .settings
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.value.clone())
+    };
+    let Some(labels_path) = &args.labels else {
+        return Err(Fatal(
+            "calibrate partials need --labels: the label file they were made with".into(),
+        ));
+    };
+    let digest = labels_digest(labels_path)?;
+    if setting("labels").as_deref() != Some(digest.as_str()) {
+        return Err(Fatal(format!(
+            "--labels {} is not the label file the partials were made with",
+            crate::error::display_path(labels_path)
+        )));
+    }
+    let labels = read_labels(labels_path).map_err(crate::error::InputError::from)?;
+    let split = match setting("split").as_deref() {
+        None | Some("none") => None,
+        Some(name) => Some(SplitFilter::parse(name)?),
+    };
+    let redaction = match partial.manifest.redaction.as_str() {
+        "off" => Redaction::Off,
+        _ => Redaction::Builtin,
+    };
+    let outs = CalibrateOutputs {
+        json: args.json.clone(),
+        parquet: args.parquet.clone(),
+    };
+    super::calibrate::finish(&report_of(partial, None), labels, split, redaction, &outs)
+}

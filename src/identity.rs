@@ -1,0 +1,272 @@
+//! Trace identity across the files of one run: one rule, applied to every format.
+//!
+//! A trace is its trace id within one run. Spans of one trace id found in several files of the run are
+//! one trace (the Collector's file exporter splits a trace across the files it rotates through). A span
+//! found again with the same trace id, span id and content is the same span: it is dropped and counted.
+//! The same span id with different content means the trace id was reused by a different trace: the
+//! later file's trace is kept apart, under the id `<trace id>@<file>`, and a warning names both.
+//! Within one file, traces are read as 0.4.1 reads them (each format groups its spans by trace id).
+//!
+//! Most runs share no trace id between files, and pay nothing: the ids come from the verdicts already
+//! kept, and only files that share an id are read again, keeping just the shared traces.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use crate::error::display_path;
+use crate::table::record::{SpanRecord, TraceRecord};
+
+/// The trace ids found in more than one file. `ids_per_file` holds each file's ids (repeats allowed).
+pub fn shared_ids<'a>(ids_per_file: &[Vec<&'a str>]) -> HashSet<&'a str> {
+    let mut first_file: HashMap<&str, usize> = HashMap::new();
+    let mut shared = HashSet::new();
+    for (file, ids) in ids_per_file.iter().enumerate() {
+        for &id in ids {
+            match first_file.get(id) {
+                Some(&f) if f != file => {
+                    shared.insert(id);
+                }
+                Some(_) => {}
+                None => {
+                    first_file.insert(id, file);
+                }
+            }
+        }
+    }
+    shared
+}
+
+/// Traces merged across files, and what the merge found.
+#[derive(Debug, Default)]
+pub struct Merged {
+    /// One trace per identity, in order of first appearance (file order, then trace order).
+    pub traces: Vec<TraceRecord<'static>>,
+    /// Exact duplicate spans dropped, with the first one's trace id, span id and file.
+    pub duplicates: usize,
+    pub first_duplicate: Option<(String, String, PathBuf)>,
+    /// Trace ids reused by different traces: the id, the clashing span id, the earlier file and the
+    /// later one (whose trace was renamed).
+    pub clashes: Vec<(String, String, PathBuf, PathBuf)>,
+}
+
+impl Merged {
+    /// The input warnings the merge raises.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some((trace, span, file)) = &self.first_duplicate {
+            out.push(format!(
+                "{} duplicate span(s) dropped: the same span (trace id, span id and content) was read from more than one file (first: trace {trace} span {span} in {})",
+                self.duplicates,
+                display_path(file)
+            ));
+        }
+        for (trace, span, earlier, later) in &self.clashes {
+            out.push(format!(
+                "trace id {trace} is used by different traces in {} and {} (span {span} differs): they are kept apart, the second as {trace}@{}",
+                display_path(earlier),
+                display_path(later),
+                display_path(later)
+            ));
+        }
+        out
+    }
+}
+
+/// A trace being merged: its spans, and the spans' ids (with the position of each) for lookups.
+struct Group {
+    trace: TraceRecord<'static>,
+    by_id: HashMap<String, Vec<usize>>,
+    first_file: usize,
+}
+
+impl Group {
+    fn new(trace: TraceRecord<'static>, file: usize) -> Group {
+        let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, s) in trace.spans.iter().enumerate() {
+            by_id.entry(s.span_id.to_string()).or_default().push(i);
+        }
+        Group {
+            trace,
+            by_id,
+            first_file: file,
+        }
+    }
+
+    /// The first span of `part` whose id the group holds with other content, if any.
+    fn clash<'p>(&self, part: &'p TraceRecord<'static>) -> Option<&'p SpanRecord<'static>> {
+        part.spans.iter().find(|s| {
+            self.by_id
+                .get(s.span_id.as_ref())
+                .is_some_and(|held| held.iter().all(|&i| !same_span(&self.trace.spans[i], s)))
+        })
+    }
+
+    /// Adds the spans of `part` the group does not hold yet; returns the first duplicate's id and how
+    /// many were dropped.
+    fn absorb(&mut self, part: TraceRecord<'static>) -> (usize, Option<String>) {
+        let mut dropped = 0;
+        let mut first = None;
+        for span in part.spans {
+            let held = self
+                .by_id
+                .get(span.span_id.as_ref())
+                .is_some_and(|held| held.iter().any(|&i| same_span(&self.trace.spans[i], &span)));
+            if held {
+                dropped += 1;
+                first.get_or_insert_with(|| span.span_id.to_string());
+                continue;
+            }
+            self.by_id
+                .entry(span.span_id.to_string())
+                .or_default()
+                .push(self.trace.spans.len());
+            self.trace.spans.push(span);
+        }
+        self.trace.skipped_attributes += part.skipped_attributes;
+        (dropped, first)
+    }
+}
+
+fn same_span(a: &SpanRecord<'_>, b: &SpanRecord<'_>) -> bool {
+    a == b
+}
+
+/// Merges the parts of shared traces (each a trace as one file holds it, with the file's position),
+/// given in file order, by the rule of this module. Merged spans are ordered by start (stably, so
+/// ties keep file order); the agent is the first part's.
+pub fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]) -> Merged {
+    let mut merged = Merged::default();
+    // Groups of one trace id, in order of first appearance; a clash opens a new group.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_trace: HashMap<String, Vec<usize>> = HashMap::new();
+    for (file, part) in parts {
+        let id = part.trace_id.to_string();
+        let candidates = by_trace.entry(id.clone()).or_default();
+        let fits = candidates
+            .iter()
+            .copied()
+            .find(|&g| groups[g].clash(&part).is_none());
+        match fits {
+            Some(g) => {
+                let (dropped, first) = groups[g].absorb(part);
+                merged.duplicates += dropped;
+                if merged.first_duplicate.is_none()
+                    && let Some(span) = first
+                {
+                    merged.first_duplicate = Some((id, span, files[file].clone()));
+                }
+            }
+            None => {
+                if let Some(&g) = candidates.first() {
+                    let span = groups[g]
+                        .clash(&part)
+                        .map(|s| s.span_id.to_string())
+                        .unwrap_or_default();
+                    merged.clashes.push((
+                        id.clone(),
+                        span,
+                        files[groups[g].first_file].clone(),
+                        files[file].clone(),
+                    ));
+                }
+                let mut part = part;
+                if !candidates.is_empty() {
+                    part.trace_id = format!("{id}@{}", display_path(&files[file])).into();
+                }
+                candidates.push(groups.len());
+                groups.push(Group::new(part, file));
+            }
+        }
+    }
+    merged.traces = groups
+        .into_iter()
+        .map(|mut g| {
+            g.trace.spans.sort_by_key(|s| s.start_ns);
+            g.trace
+        })
+        .collect();
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(id: &str, start: i64, name: &str) -> SpanRecord<'static> {
+        SpanRecord {
+            span_id: id.to_string().into(),
+            name: name.to_string().into(),
+            start_ns: start,
+            ..SpanRecord::default()
+        }
+    }
+
+    fn trace(id: &str, spans: Vec<SpanRecord<'static>>) -> TraceRecord<'static> {
+        TraceRecord {
+            trace_id: id.to_string().into(),
+            agent: "a".into(),
+            spans,
+            skipped_attributes: 0,
+        }
+    }
+
+    fn files() -> Vec<PathBuf> {
+        vec!["a.json".into(), "b.json".into(), "c.json".into()]
+    }
+
+    #[test]
+    fn ids_shared_between_files_only() {
+        let ids = vec![vec!["t1", "t2", "t2"], vec!["t3", "t1"], vec!["t4"]];
+        let shared = shared_ids(&ids);
+        assert_eq!(
+            shared,
+            HashSet::from(["t1"]),
+            "t2 repeats within one file only"
+        );
+    }
+
+    #[test]
+    fn split_traces_merge_and_exact_duplicates_are_dropped() {
+        let parts = vec![
+            (
+                0,
+                trace("t", vec![span("root", 1, "agent"), span("llm", 2, "chat")]),
+            ),
+            (
+                1,
+                trace("t", vec![span("tool", 3, "search"), span("llm", 2, "chat")]),
+            ),
+        ];
+        let merged = merge(parts, &files());
+        assert_eq!(merged.traces.len(), 1);
+        let names: Vec<&str> = merged.traces[0]
+            .spans
+            .iter()
+            .map(|s| s.name.as_ref())
+            .collect();
+        assert_eq!(names, ["agent", "chat", "search"]);
+        assert_eq!(merged.duplicates, 1);
+        assert!(merged.clashes.is_empty());
+        assert_eq!(merged.warnings().len(), 1);
+        assert!(merged.warnings()[0].contains("trace t span llm in b.json"));
+    }
+
+    #[test]
+    fn a_reused_id_with_other_content_stays_a_different_trace() {
+        let parts = vec![
+            (0, trace("t", vec![span("root", 1, "agent")])),
+            (1, trace("t", vec![span("root", 5, "other agent")])),
+            (2, trace("t", vec![span("extra", 9, "late")])),
+        ];
+        let merged = merge(parts, &files());
+        let ids: Vec<&str> = merged.traces.iter().map(|t| t.trace_id.as_ref()).collect();
+        assert_eq!(ids, ["t", "t@b.json"]);
+        assert_eq!(
+            merged.traces[0].spans.len(),
+            2,
+            "c.json's span joins the first trace"
+        );
+        assert_eq!(merged.clashes.len(), 1);
+        assert!(merged.warnings()[0].contains("kept apart, the second as t@b.json"));
+    }
+}

@@ -1,0 +1,754 @@
+//! Partial results: what one share of a run leaves for `faultgate merge`, and the merge itself.
+//!
+//! A run's result is its verdict table (one row per trace, in input-file order; [`crate::report::verdicts`])
+//! plus what names the run. A partial is exactly that, on disk:
+//!
+//! - `steps.json`: for each file, the tool steps of its first failing traces (redacted and cut, as the
+//!   HTML report shows them; [`crate::report::steps`]), within the run's bound;
+//! - `verdicts.arrow`: the verdict table as an Arrow IPC file, one record batch per input file, in the
+//!   files' order;
+//! - `manifest.json` ([`Manifest`]): the command, the settings that decide verdicts (checks, judge,
+//!   redaction, the SHA-256 of the policy, golden, outcomes, workflow and label files, the tool
+//!   version), the digest of the whole input list, and for each input file its place in that list, its
+//!   run (a `baseline` argument), the shard that read it, its size, SHA-256 and row count.
+//!
+//! Merging partials checks that their settings agree (else it names the first that differs), that no
+//! input file was read twice, and puts the files back in input order. Every output is then rendered
+//! from the merged table by the code a single run uses, so a merge over all shards writes the bytes a
+//! single run over the union writes. Merging is associative: a merged partial holds the same per-file
+//! batches and manifest whatever the grouping, so its bytes do not depend on it either.
+//!
+//! Scenario keys written to a partial are the redacted ones. A `calibrate` partial also needs the raw
+//! key to match labels, so it keeps only the key's SHA-256 ([`key_digest`]); the merge matches the
+//! labels' keys by the same digest.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, LargeStringArray, RecordBatch};
+use arrow_schema::{ArrowError, SchemaRef};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::report::steps::{MAX_TRACES, TraceSteps};
+use crate::report::verdicts::{self, VerdictBatch};
+
+/// The manifest's file name inside a partial directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// The verdict table's file name inside a partial directory.
+pub const VERDICTS_FILE: &str = "verdicts.arrow";
+/// The failing traces' steps file name inside a partial directory.
+pub const STEPS_FILE: &str = "steps.json";
+/// The manifest's `format`; a partial of another format is refused.
+pub const FORMAT: &str = "faultgate-partial/1";
+
+/// Column of the raw scenario key in the verdict schema.
+const RAW_SCENARIO_COLUMN: usize = 2;
+
+/// A partial that cannot be written, read or merged.
+#[derive(Debug, thiserror::Error)]
+pub enum PartialError {
+    #[error("cannot read partial {}: {message}", crate::error::display_path(.path))]
+    Read { path: PathBuf, message: String },
+    #[error("cannot write partial {}: {message}", crate::error::display_path(.path))]
+    Write { path: PathBuf, message: String },
+    #[error(
+        "partials differ in {setting}: {} has {first}, {} has {second}",
+        crate::error::display_path(.first_path),
+        crate::error::display_path(.second_path)
+    )]
+    Differs {
+        setting: String,
+        first: String,
+        second: String,
+        first_path: PathBuf,
+        second_path: PathBuf,
+    },
+    #[error("input file {file} is in two partials ({} and {})", crate::error::display_path(.first), crate::error::display_path(.second))]
+    SameFile {
+        file: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error("the partials cover {covered} of the run's {total} input files; missing: {missing}")]
+    Incomplete {
+        covered: usize,
+        total: usize,
+        missing: String,
+    },
+    #[error("nothing to merge: give at least one partial directory")]
+    Empty,
+}
+
+/// One setting of a run that decides its verdicts; partials merge only when all agree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+}
+
+/// One input file of a partial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Place in the run's whole input list (every shard lists the same files).
+    pub index: usize,
+    /// The run it belongs to: the position of its argument for `baseline`, else 0.
+    pub run: usize,
+    /// The shard that read it (`K` of `--shard K/N`, 0 without one).
+    pub shard: usize,
+    /// Display path.
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+    /// Its rows in the verdict table.
+    pub rows: usize,
+    /// Its input warnings (a shard's trace-identity warnings go with its last file).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Why it was skipped: a file in a walked folder that holds no traces.
+    #[serde(default)]
+    pub skipped: Option<String>,
+}
+
+/// One run of a partial: for `baseline` each trace argument, else the single run over all of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunEntry {
+    /// The argument as typed (the baseline's per-run line).
+    pub arg: String,
+    /// The argument as the outputs show it.
+    pub shown: String,
+}
+
+/// An input besides the traces (policy, golden, ...) as the audit lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherInput {
+    pub role: String,
+    pub path: String,
+    pub sha256: String,
+}
+
+/// Tokens a judge used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// What names a partial and its rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: String,
+    /// `check`, `baseline` or `calibrate`.
+    pub command: String,
+    /// The settings every partial of one run shares, in a fixed order.
+    pub settings: Vec<Setting>,
+    /// Checks in selection order (the verdict table's columns).
+    pub checks: Vec<String>,
+    pub judge: String,
+    pub redaction: String,
+    /// Number of input files of the whole run.
+    pub inputs_total: usize,
+    pub runs: Vec<RunEntry>,
+    /// This partial's input files, in input order.
+    pub files: Vec<FileEntry>,
+    /// Policy, golden and other inputs, for the audit.
+    pub other_inputs: Vec<OtherInput>,
+    /// The command that reproduces the run, without the share and partial flags.
+    pub repro: String,
+    /// Tokens the judge used, when the run had a judge.
+    pub judge_usage: Option<Usage>,
+}
+
+/// A partial: its manifest and its verdict table, one batch per file, and each file's failing steps.
+#[derive(Debug, Clone)]
+pub struct Partial {
+    pub manifest: Manifest,
+    pub batches: Vec<VerdictBatch>,
+    pub steps: Vec<Vec<TraceSteps>>,
+}
+
+/// Lowercase hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The digest a partial keeps instead of a raw scenario key.
+pub fn key_digest(raw: &str) -> String {
+    sha256_hex(raw.as_bytes())
+}
+
+/// Replaces the raw scenario keys of a batch by their digests, so no raw key leaves the process.
+pub fn digest_raw_keys(batch: &VerdictBatch) -> Result<VerdictBatch, ArrowError> {
+    let rb = batch.record_batch();
+    let raw = rb
+        .column(RAW_SCENARIO_COLUMN)
+        .as_any()
+        .downcast_ref::<LargeStringArray>()
+        .ok_or_else(|| ArrowError::SchemaError("raw_scenario is not a string column".into()))?;
+    let digested: LargeStringArray = raw.iter().map(|k| k.map(key_digest)).collect();
+    let mut columns: Vec<ArrayRef> = rb.columns().to_vec();
+    columns[RAW_SCENARIO_COLUMN] = Arc::new(digested);
+    VerdictBatch::try_new(RecordBatch::try_new(rb.schema(), columns)?)
+}
+
+impl Partial {
+    /// The schema of the verdict table.
+    pub fn schema(&self) -> SchemaRef {
+        let names: Vec<&str> = self.manifest.checks.iter().map(String::as_str).collect();
+        verdicts::schema(&names)
+    }
+
+    /// The failing traces' steps a run over these files keeps: the first [`MAX_TRACES`], in order.
+    pub fn failing_steps(&self) -> Vec<TraceSteps> {
+        self.steps
+            .iter()
+            .flatten()
+            .take(MAX_TRACES)
+            .cloned()
+            .collect()
+    }
+
+    /// Cuts each file's steps to what is left of the run's bound after the files before it, so a
+    /// partial holds the same steps whatever partials it was merged from.
+    fn bound_steps(&mut self) {
+        let mut kept = 0;
+        for steps in &mut self.steps {
+            steps.truncate(MAX_TRACES.saturating_sub(kept));
+            kept += steps.len();
+        }
+    }
+
+    /// Writes the partial into `dir` (created if needed): the table first, the manifest last, so a
+    /// directory with a manifest holds a whole partial.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be written.
+    pub fn write(&self, dir: &Path) -> Result<(), PartialError> {
+        let fail = |message: String| PartialError::Write {
+            path: dir.to_path_buf(),
+            message,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;
+        let schema = self.schema();
+        let mut writer = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &schema)
+            .map_err(|e| fail(e.to_string()))?;
+        for batch in &self.batches {
+            writer
+                .write(batch.record_batch())
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        let bytes = writer.into_inner().map_err(|e| fail(e.to_string()))?;
+        crate::output::write_atomic(&dir.join(VERDICTS_FILE), &bytes)
+            .map_err(|e| fail(e.to_string()))?;
+        let steps = serde_json::to_string(&self.steps).map_err(|e| fail(e.to_string()))?;
+        crate::output::write_atomic(&dir.join(STEPS_FILE), steps.as_bytes())
+            .map_err(|e| fail(e.to_string()))?;
+        let mut text =
+            serde_json::to_string_pretty(&self.manifest).map_err(|e| fail(e.to_string()))?;
+        text.push('\n');
+        crate::output::write_atomic(&dir.join(MANIFEST_FILE), text.as_bytes())
+            .map_err(|e| fail(e.to_string()))
+    }
+
+    /// Reads the partial in `dir`.
+    ///
+    /// # Errors
+    ///
+    /// A missing or unreadable file, a manifest of another format, or a table whose shape does not
+    /// match its manifest.
+    pub fn read(dir: &Path) -> Result<Partial, PartialError> {
+        let fail = |message: String| PartialError::Read {
+            path: dir.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read(dir.join(MANIFEST_FILE))
+            .map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
+        let manifest: Manifest =
+            serde_json::from_slice(&text).map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
+        if manifest.format != FORMAT {
+            return Err(fail(format!(
+                "format {} (this tool reads {FORMAT})",
+                manifest.format
+            )));
+        }
+        let file = std::fs::File::open(dir.join(VERDICTS_FILE))
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        let steps =
+            std::fs::read(dir.join(STEPS_FILE)).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
+        let steps: Vec<Vec<TraceSteps>> =
+            serde_json::from_slice(&steps).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
+        let mut partial = Partial {
+            manifest,
+            batches: Vec::new(),
+            steps,
+        };
+        let schema = partial.schema();
+        if reader.schema() != schema {
+            return Err(fail(format!(
+                "{VERDICTS_FILE}: its columns are not those of the manifest's checks"
+            )));
+        }
+        for batch in reader {
+            let batch = batch
+                .and_then(VerdictBatch::try_new)
+                .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+            partial.batches.push(batch);
+        }
+        let files = &partial.manifest.files;
+        let shape_ok = partial.batches.len() == files.len()
+            && partial.steps.len() == files.len()
+            && files
+                .iter()
+                .zip(&partial.batches)
+                .all(|(f, b)| f.rows == b.len())
+            && files.windows(2).all(|w| w[0].index < w[1].index)
+            && files
+                .iter()
+                .all(|f| f.index < partial.manifest.inputs_total);
+        if !shape_ok {
+            return Err(fail(format!(
+                "{VERDICTS_FILE} does not hold the rows {MANIFEST_FILE} lists"
+            )));
+        }
+        Ok(partial)
+    }
+
+    /// Returns an error unless this partial covers every input file of its run.
+    ///
+    /// # Errors
+    ///
+    /// [`PartialError::Incomplete`], naming up to three missing files by index.
+    pub fn require_complete(&self) -> Result<(), PartialError> {
+        let total = self.manifest.inputs_total;
+        let covered = self.manifest.files.len();
+        if covered == total {
+            return Ok(());
+        }
+        let have: HashSet<usize> = self.manifest.files.iter().map(|f| f.index).collect();
+        let missing: Vec<String> = (0..total)
+            .filter(|i| !have.contains(i))
+            .take(3)
+            .map(|i| format!("#{}", i + 1))
+            .collect();
+        let more = total - covered;
+        let missing = if more > missing.len() {
+            format!(
+                "input files {} and {} more",
+                missing.join(", "),
+                more - missing.len()
+            )
+        } else {
+            format!("input files {}", missing.join(", "))
+        };
+        Err(PartialError::Incomplete {
+            covered,
+            total,
+            missing,
+        })
+    }
+}
+
+/// The result of a merge: the merged partial, and the trace ids read by more than one shard.
+#[derive(Debug)]
+pub struct Merged {
+    pub partial: Partial,
+    /// Trace ids whose rows come from more than one shard, in first-row order.
+    pub split_ids: Vec<String>,
+}
+
+/// Merges partials of one run (given with the directories they came from, for messages).
+///
+/// # Errors
+///
+/// No partial; partials of different commands or settings ([`PartialError::Differs`] names the first
+/// setting that differs); one input file in two partials.
+pub fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, PartialError> {
+    let Some((first_path, first)) = parts.first() else {
+        return Err(PartialError::Empty);
+    };
+    let first_path = first_path.clone();
+    let base = first.manifest.clone();
+    for (path, part) in &parts[1..] {
+        if let Some((setting, a, b)) = first_difference(&base, &part.manifest) {
+            return Err(PartialError::Differs {
+                setting,
+                first: a,
+                second: b,
+                first_path,
+                second_path: path.clone(),
+            });
+        }
+    }
+    let mut files: Vec<(FileEntry, VerdictBatch, Vec<TraceSteps>, &PathBuf)> = Vec::new();
+    let mut usage: Option<Usage> = None;
+    for (path, part) in &parts {
+        if let Some(u) = part.manifest.judge_usage {
+            let total = usage.get_or_insert_with(Usage::default);
+            total.prompt_tokens += u.prompt_tokens;
+            total.completion_tokens += u.completion_tokens;
+        }
+        for ((file, batch), steps) in part
+            .manifest
+            .files
+            .iter()
+            .zip(&part.batches)
+            .zip(&part.steps)
+        {
+            files.push((file.clone(), batch.clone(), steps.clone(), path));
+        }
+    }
+    files.sort_by_key(|(f, _, _, _)| f.index);
+    for pair in files.windows(2) {
+        if pair[0].0.index == pair[1].0.index {
+            return Err(PartialError::SameFile {
+                file: pair[0].0.path.clone(),
+                first: pair[0].3.clone(),
+                second: pair[1].3.clone(),
+            });
+        }
+    }
+    let mut manifest = base;
+    manifest.judge_usage = usage;
+    manifest.files = files.iter().map(|(f, _, _, _)| f.clone()).collect();
+    let mut batches = Vec::with_capacity(files.len());
+    let mut steps = Vec::with_capacity(files.len());
+    for (_, b, s, _) in files {
+        batches.push(b);
+        steps.push(s);
+    }
+    let mut partial = Partial {
+        manifest,
+        batches,
+        steps,
+    };
+    partial.bound_steps();
+    let split_ids = split_trace_ids(&partial);
+    Ok(Merged { partial, split_ids })
+}
+
+/// The first field in which two manifests of one run could differ, with both values.
+fn first_difference(a: &Manifest, b: &Manifest) -> Option<(String, String, String)> {
+    let pair = |name: &str, x: &str, y: &str| {
+        (x != y).then(|| (name.to_string(), x.to_string(), y.to_string()))
+    };
+    if let Some(d) = pair("command", &a.command, &b.command) {
+        return Some(d);
+    }
+    let value_of = |m: &Manifest, name: &str| {
+        m.settings
+            .iter()
+            .find(|s| s.name == name)
+            .map_or_else(|| "nothing".to_string(), |s| s.value.clone())
+    };
+    let mut names: Vec<&str> = a.settings.iter().map(|s| s.name.as_str()).collect();
+    for s in &b.settings {
+        if !names.contains(&s.name.as_str()) {
+            names.push(&s.name);
+        }
+    }
+    for name in names {
+        if let Some(d) = pair(name, &value_of(a, name), &value_of(b, name)) {
+            return Some(d);
+        }
+    }
+    let runs = |m: &Manifest| {
+        m.runs
+            .iter()
+            .map(|r| r.shown.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    pair("runs", &runs(a), &runs(b))
+        .or_else(|| pair("reproduce command", &a.repro, &b.repro))
+        .or_else(|| {
+            let others = |m: &Manifest| serde_json::to_string(&m.other_inputs).unwrap_or_default();
+            pair("inputs besides the traces", &others(a), &others(b))
+        })
+}
+
+/// Trace ids whose rows come from more than one shard: their spans were split across shards, and a
+/// single run would have read them as one trace.
+pub fn split_trace_ids(partial: &Partial) -> Vec<String> {
+    let mut shard_of: HashMap<&str, usize> = HashMap::new();
+    let mut split: Vec<&str> = Vec::new();
+    let mut seen_split: HashSet<&str> = HashSet::new();
+    for (file, batch) in partial.manifest.files.iter().zip(&partial.batches) {
+        for row in batch.rows() {
+            let id = row.trace_id();
+            match shard_of.get(id) {
+                None => {
+                    shard_of.insert(id, file.shard);
+                }
+                Some(&s) if s != file.shard && seen_split.insert(id) => split.push(id),
+                Some(_) => {}
+            }
+        }
+    }
+    split.into_iter().map(String::from).collect()
+}
+
+/// The one-line warning about trace ids read by more than one shard.
+pub fn split_ids_warning(ids: &[String]) -> String {
+    let shown: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();
+    let more = if ids.len() > shown.len() {
+        format!(", and {} more", ids.len() - shown.len())
+    } else {
+        String::new()
+    };
+    format!(
+        "warning: {} trace id(s) found in more than one partial ({}{more}); each partial's spans were checked as a separate trace and each counts once per partial",
+        ids.len(),
+        shown.join(", ")
+    )
+}
+
+/// The shard `k` (1-based) of `n` of the input files, balanced by bytes: files are dealt largest first
+/// to the shard with the fewest bytes so far (ties to the lower shard, equal sizes in input order), so
+/// every shard computes the same plan from the same list without a coordinator. Returns the input
+/// indices of shard `k`, in input order.
+pub fn shard_plan(sizes: &[u64], n: usize) -> Vec<Vec<usize>> {
+    let n = n.max(1);
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+    let mut loads = vec![0u64; n];
+    let mut shards = vec![Vec::new(); n];
+    for i in order {
+        let (k, _) = loads
+            .iter()
+            .enumerate()
+            .min_by(|(i, a), (j, b)| a.cmp(b).then(i.cmp(j)))
+            .expect("at least one shard");
+        loads[k] += sizes[i];
+        shards[k].push(i);
+    }
+    for shard in &mut shards {
+        shard.sort_unstable();
+    }
+    shards
+}
+
+/// Reads `K/N` (1 <= K <= N).
+///
+/// # Errors
+///
+/// Anything else, as a one-line message.
+pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let parsed = text.split_once('/').and_then(|(k, n)| {
+        Some((
+            k.trim().parse::<usize>().ok()?,
+            n.trim().parse::<usize>().ok()?,
+        ))
+    });
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n => Ok((k, n)),
+        _ => Err(format!("expected K/N with 1 <= K <= N, got '{text}'")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Reasons, VerdictColumn};
+    use crate::redact::Redaction;
+    use crate::report::steps::StepView;
+    use crate::report::verdicts::{TraceFields, VerdictBatchBuilder};
+
+    /// A one-check batch of the given trace ids; every other one fails.
+    fn batch(ids: &[&str]) -> VerdictBatch {
+        let mut builder = VerdictBatchBuilder::new(verdicts::schema(&["policy"]), ids.len());
+        let mut column = VerdictColumn::new(ids.len(), Reasons::All, Redaction::Off);
+        for (i, id) in ids.iter().enumerate() {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: id,
+                ..TraceFields::default()
+            });
+            column.sure(i % 2 == 0, "denied");
+        }
+        builder.finish(vec![column]).expect("verdict batch")
+    }
+
+    fn steps(id: &str, n: usize) -> Vec<TraceSteps> {
+        let view = StepView {
+            tool: "t".into(),
+            arguments: String::new(),
+            result: String::new(),
+            error: false,
+        };
+        (0..n)
+            .map(|i| TraceSteps {
+                trace_id: format!("{id}{i}"),
+                steps: vec![view.clone()],
+                more: 0,
+            })
+            .collect()
+    }
+
+    /// A partial of shard `shard` holding the files `(index, ids, failing steps)` of a 4-file run.
+    fn partial(shard: usize, files: &[(usize, &[&str], usize)]) -> (PathBuf, Partial) {
+        let manifest = Manifest {
+            format: FORMAT.into(),
+            command: "check".into(),
+            settings: vec![Setting {
+                name: "policy".into(),
+                value: "none".into(),
+            }],
+            checks: vec!["policy".into()],
+            judge: "none".into(),
+            redaction: "off".into(),
+            inputs_total: 4,
+            runs: Vec::new(),
+            files: files
+                .iter()
+                .map(|(index, ids, _)| FileEntry {
+                    index: *index,
+                    run: 0,
+                    shard,
+                    path: format!("f{index}.json"),
+                    bytes: 1,
+                    sha256: String::new(),
+                    rows: ids.len(),
+                    warnings: Vec::new(),
+                    skipped: None,
+                })
+                .collect(),
+            other_inputs: Vec::new(),
+            repro: "faultgate check in".into(),
+            judge_usage: Some(Usage {
+                prompt_tokens: 1,
+                completion_tokens: 2,
+            }),
+        };
+        let part = Partial {
+            manifest,
+            batches: files.iter().map(|(_, ids, _)| batch(ids)).collect(),
+            steps: files
+                .iter()
+                .map(|(index, _, n)| steps(&format!("f{index}-"), *n))
+                .collect(),
+        };
+        (PathBuf::from(format!("p{shard}")), part)
+    }
+
+    fn ids(p: &Partial) -> Vec<String> {
+        p.batches
+            .iter()
+            .flat_map(|b| {
+                b.rows()
+                    .map(|r| r.trace_id().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merging_puts_files_in_input_order_whatever_the_grouping() {
+        let a = || partial(1, &[(0, &["a", "b"], 150), (3, &["g"], 150)]);
+        let b = || partial(2, &[(1, &["c", "d"], 30), (2, &["e", "f"], 10)]);
+        let flat = merge(vec![b(), a()]).unwrap();
+        assert_eq!(ids(&flat.partial), ["a", "b", "c", "d", "e", "f", "g"]);
+        assert!(flat.split_ids.is_empty());
+        flat.partial.require_complete().unwrap();
+        assert_eq!(
+            flat.partial.manifest.judge_usage,
+            Some(Usage {
+                prompt_tokens: 2,
+                completion_tokens: 4
+            })
+        );
+        // The run keeps the first MAX_TRACES failing traces' steps, in input order.
+        let kept: Vec<usize> = flat.partial.steps.iter().map(Vec::len).collect();
+        assert_eq!(kept, [150, 30, 10, 10]);
+        assert_eq!(flat.partial.failing_steps().len(), MAX_TRACES);
+        // One partial alone is merged too, and a merge of it with the other gives the same partial.
+        let once = merge(vec![a()]).unwrap().partial;
+        let twice = merge(vec![(PathBuf::from("m"), once), b()])
+            .unwrap()
+            .partial;
+        assert_eq!(twice.manifest, flat.partial.manifest);
+        assert_eq!(twice.steps, flat.partial.steps);
+        assert_eq!(ids(&twice), ids(&flat.partial));
+    }
+
+    #[test]
+    fn partials_that_do_not_belong_together_are_refused() {
+        let (path, mut other) = partial(2, &[(1, &["c"], 0)]);
+        other.manifest.settings[0].value = "abc".into();
+        let err = merge(vec![partial(1, &[(0, &["a"], 0)]), (path, other)]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "partials differ in policy: p1 has none, p2 has abc"
+        );
+        let err = merge(vec![
+            partial(1, &[(0, &["a"], 0)]),
+            partial(2, &[(0, &["a"], 0)]),
+        ])
+        .unwrap_err();
+        assert!(matches!(err, PartialError::SameFile { .. }), "{err}");
+        let part = merge(vec![partial(1, &[(0, &["a"], 0), (2, &["b"], 0)])])
+            .unwrap()
+            .partial;
+        assert_eq!(
+            part.require_complete().unwrap_err().to_string(),
+            "the partials cover 2 of the run's 4 input files; missing: input files #2, #4"
+        );
+        assert!(matches!(merge(Vec::new()), Err(PartialError::Empty)));
+    }
+
+    #[test]
+    fn trace_ids_read_by_two_shards_are_counted_once_each() {
+        let merged = merge(vec![
+            partial(1, &[(0, &["a", "b", "a"], 0)]),
+            partial(2, &[(1, &["b", "c"], 0), (2, &["a"], 0)]),
+            partial(3, &[(3, &["c", "d"], 0)]),
+        ])
+        .unwrap();
+        assert_eq!(merged.split_ids, ["b", "a", "c"], "in first-split order");
+    }
+
+    #[test]
+    fn shards_cover_every_file_once_balanced_by_bytes() {
+        let sizes = [100, 1, 1, 50, 50, 3, 97, 2];
+        let plan = shard_plan(&sizes, 3);
+        let mut all: Vec<usize> = plan.iter().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..sizes.len()).collect::<Vec<_>>());
+        let loads: Vec<u64> = plan
+            .iter()
+            .map(|s| s.iter().map(|&i| sizes[i]).sum())
+            .collect();
+        assert_eq!(loads, [102, 101, 101]);
+        assert_eq!(
+            plan,
+            shard_plan(&sizes, 3),
+            "the same list gives the same plan"
+        );
+        assert!(plan.iter().all(|s| s.windows(2).all(|w| w[0] < w[1])));
+        let many = shard_plan(&[5, 5], 4);
+        assert_eq!(many, [vec![0], vec![1], vec![], vec![]]);
+    }
+
+    #[test]
+    fn shard_flags_are_checked() {
+        assert_eq!(parse_shard("3/8"), Ok((3, 8)));
+        assert_eq!(parse_shard("1/1"), Ok((1, 1)));
+        for bad in ["0/8", "9/8", "3", "a/b", "3/0", ""] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn split_ids_warning_counts_and_names_a_few() {
+        let ids: Vec<String> = (0..5).map(|i| format!("t{i}")).collect();
+        let line = split_ids_warning(&ids);
+        assert!(line.starts_with("warning: 5 trace id(s)"), "{line}");
+        assert!(line.contains("t0, t1, t2, and 2 more"), "{line}");
+    }
+}
