@@ -16,7 +16,7 @@ pub struct Golden(Map<String, Value>);
 pub struct Outcomes(Map<String, Value>);
 
 fn read_object(path: &Path, what: &str) -> Result<Value, InputError> {
-    let text = std::fs::read(path).map_err(|e| match e.kind() {
+    let text = crate::sidefile::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => InputError::NotFound(path.to_path_buf()),
         _ => InputError::Read {
             path: path.to_path_buf(),

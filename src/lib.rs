@@ -31,5 +31,6 @@ pub mod pyfmt;
 pub mod pyjson;
 pub mod redact;
 pub mod report;
+pub mod sidefile;
 pub mod table;
 pub mod workflow;

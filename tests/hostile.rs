@@ -356,3 +356,177 @@ fn extreme_span_times_do_not_overflow_the_latency() {
     );
     assert!(!stderr(&got).contains("panicked"), "{}", stderr(&got));
 }
+
+/// A gzip file of `members` copies of one gzip member holding `member` (a gzip reader reads every
+/// member): 640 members of 16 MiB make a 10 GiB bomb of about 10 MB, built from one 16 MiB compression.
+fn gzip_bomb(prefix: &[u8], member: &[u8], members: usize) -> Vec<u8> {
+    use std::io::Write;
+    let pack = |data: &[u8]| {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(data).unwrap();
+        gz.finish().unwrap()
+    };
+    let mut bomb = pack(prefix);
+    let one = pack(member);
+    for _ in 0..members {
+        bomb.extend_from_slice(&one);
+    }
+    bomb
+}
+
+#[test]
+fn gzip_bombs_exit_2_early_within_a_2_gib_address_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = gzip_bomb(b"", &vec![0u8; 16 << 20], 640);
+    let spaces = gzip_bomb(b"{\"resourceSpans\": [", &vec![b' '; 16 << 20], 640);
+    assert!(zeros.len() < 16 << 20, "{}", zeros.len());
+    std::fs::write(dir.path().join("zeros.json.gz"), &zeros).unwrap();
+    std::fs::write(dir.path().join("spaces.json.gz"), &spaces).unwrap();
+    for bomb in ["zeros.json.gz", "spaces.json.gz"] {
+        // RLIMIT_AS of 2 GiB: a reader that buffers the bomb fails to allocate and aborts instead of
+        // exiting 2. Few threads and malloc arenas keep the address space the runtime reserves small.
+        let got = Command::new("prlimit")
+            .arg("--as=2147483648")
+            .arg(env!("CARGO_BIN_EXE_faultgate"))
+            .args(["check", bomb])
+            .current_dir(dir.path())
+            .env("RAYON_NUM_THREADS", "2")
+            .env("MALLOC_ARENA_MAX", "2")
+            .output()
+            .expect("run faultgate under prlimit");
+        let err = stderr(&got);
+        assert_eq!(got.status.code(), Some(2), "{bomb}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{bomb}: decompresses to more than 200 times its size"
+            )),
+            "{bomb}: {err}"
+        );
+    }
+}
+
+/// Runs the binary in `dir` under `timeout`, so a reader that blocks on a FIFO fails the test instead
+/// of hanging it.
+fn faultgate_bounded(dir: &Path, args: &[&str]) -> Output {
+    Command::new("timeout")
+        .arg("60")
+        .arg(env!("CARGO_BIN_EXE_faultgate"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GITHUB_WORKSPACE")
+        .output()
+        .expect("run faultgate under timeout")
+}
+
+#[test]
+fn special_files_as_side_inputs_exit_2_naming_what_they_are() {
+    let dir = scratch();
+    let fifo = dir.path().join("side.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let traces = root().join(TRACES);
+    let traces = traces.to_str().unwrap();
+    for side in ["side.fifo", "/dev/zero", "/dev/null"] {
+        let kind = if side == "side.fifo" {
+            "(a FIFO)"
+        } else {
+            "(a character device)"
+        };
+        let replay = format!("replay:{side}");
+        let runs: Vec<Vec<&str>> = vec![
+            vec!["check", traces, "--policy", side],
+            vec!["check", traces, "--band", side],
+            vec!["check", traces, "--golden", side],
+            vec!["check", traces, "--outcomes", side],
+            vec!["check", traces, "--workflow", side],
+            vec!["check", traces, "--judge-checks", side],
+            vec!["check", traces, "--judge", &replay],
+            vec!["calibrate", traces, "--labels", side],
+            vec!["conform", side, "in.json"],
+            vec!["precheck", traces, "--policy", side],
+        ];
+        for args in runs {
+            let got = faultgate_bounded(dir.path(), &args);
+            let err = stderr(&got);
+            assert_eq!(got.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("not a regular file"), "{args:?}: {err}");
+            assert!(err.contains(kind), "{args:?}: {err}");
+            let errors = err.lines().filter(|l| !l.starts_with("note: ")).count();
+            assert_eq!(errors, 1, "one error line: {args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn the_judge_replay_file_record_and_cache_are_kept_apart_from_outputs_and_inputs() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("v.jsonl"), "").unwrap();
+    let refused = [
+        // Recording into the replay file being read.
+        vec![
+            "check",
+            "in.json",
+            "--judge",
+            "replay:v.jsonl",
+            "--judge-record",
+            "v.jsonl",
+        ],
+        // The report written over the replay file.
+        vec![
+            "check",
+            "in.json",
+            "--judge",
+            "replay:v.jsonl",
+            "--json",
+            "./v.jsonl",
+        ],
+        // Recording over a trace file.
+        vec![
+            "check",
+            "in.json",
+            "--judge",
+            "replay:v.jsonl",
+            "--judge-record",
+            "in.json",
+        ],
+        // A cache folder that holds the traces.
+        vec![
+            "check",
+            "in.json",
+            "--judge",
+            "replay:v.jsonl",
+            "--judge-cache",
+            ".",
+        ],
+    ];
+    for args in refused {
+        let before = std::fs::read(dir.path().join("v.jsonl")).unwrap();
+        let got = faultgate_in(dir.path(), &args);
+        let err = stderr(&got);
+        assert_eq!(got.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("refusing to"), "{args:?}: {err}");
+        assert_eq!(std::fs::read(dir.path().join("v.jsonl")).unwrap(), before);
+    }
+    let sub = dir.path().join("cache");
+    std::fs::create_dir(&sub).unwrap();
+    let got = faultgate_in(
+        dir.path(),
+        &[
+            "check",
+            "in.json",
+            "--judge",
+            "replay:v.jsonl",
+            "--judge-cache",
+            "cache",
+            "--judge-record",
+            "r.jsonl",
+        ],
+    );
+    assert_ne!(got.status.code(), Some(2), "{}", stderr(&got));
+    assert!(dir.path().join("r.jsonl").exists());
+}

@@ -144,7 +144,7 @@ impl From<LabelError> for InputError {
 /// A missing or unreadable file, a syntax error, a label that is not a boolean, conflicting
 /// duplicates, or a file without labels; each message names the file and the line or entry.
 pub fn read_labels(path: &Path) -> Result<LabelSet, LabelError> {
-    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
+    let text = crate::sidefile::read_to_string(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => LabelError::NotFound(path.to_path_buf()),
         _ => LabelError::Read {
             path: path.to_path_buf(),

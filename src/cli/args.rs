@@ -200,6 +200,30 @@ pub struct MergeArgs {
     pub labels: Option<PathBuf>,
 }
 
+impl RunArgs {
+    /// The side files a run reads besides its traces: policy, golden, outcomes, workflow spec, judged
+    /// checks and the judge's replay file.
+    pub fn side_inputs(&self) -> Vec<PathBuf> {
+        let replay = self
+            .judge
+            .as_deref()
+            .and_then(|spec| spec.strip_prefix("replay:"))
+            .filter(|file| !file.is_empty())
+            .map(PathBuf::from);
+        [
+            self.policy.clone(),
+            self.golden.clone(),
+            self.outcomes.clone(),
+            self.workflow.clone(),
+            self.judge_checks.clone(),
+            replay,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
     /// Trace files or directories.

@@ -129,12 +129,8 @@ pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
             ),
         ],
         &args.traces,
-        &[
-            args.run.policy.as_ref(),
-            args.run.golden.as_ref(),
-            args.run.outcomes.as_ref(),
-            args.run.workflow.as_ref(),
-        ],
+        &args.run,
+        &[],
     )?;
     let inputs = Inputs::list(&args.traces, true)?;
     if let Some(dir) = &args.run.partial {

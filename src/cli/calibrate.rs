@@ -51,13 +51,8 @@ pub fn run(args: &CalibrateArgs) -> Result<i32, Fatal> {
             ),
         ],
         &args.traces,
-        &[
-            Some(&args.labels),
-            args.run.policy.as_ref(),
-            args.run.golden.as_ref(),
-            args.run.outcomes.as_ref(),
-            args.run.workflow.as_ref(),
-        ],
+        &args.run,
+        &[Some(&args.labels)],
     )?;
     print_notes(&resolved)?;
     let inputs = Inputs::list(&args.traces, false)?;

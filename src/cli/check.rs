@@ -174,13 +174,8 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
             ),
         ],
         &args.traces,
-        &[
-            args.band.as_ref(),
-            args.run.policy.as_ref(),
-            args.run.golden.as_ref(),
-            args.run.outcomes.as_ref(),
-            args.run.workflow.as_ref(),
-        ],
+        &args.run,
+        &[args.band.as_ref()],
     )?;
     let started = Instant::now();
     let inputs = Inputs::list(&args.traces, false)?;
@@ -462,7 +457,8 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, Fatal> {
 /// Reads a band file; a file that is not JSON or not a usable band is exit 2.
 pub fn read_band(path: &std::path::Path) -> Result<BandFile, Fatal> {
     let shown = crate::error::display_path(path);
-    let bytes = std::fs::read(path).map_err(|e| Fatal(format!("cannot read band {shown}: {e}")))?;
+    let bytes =
+        crate::sidefile::read(path).map_err(|e| Fatal(format!("cannot read band {shown}: {e}")))?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| Fatal(format!("band {shown} is not JSON: {e}")))?;
     Ok(BandFile::from_value(path, &value)?)

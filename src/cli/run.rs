@@ -472,27 +472,50 @@ pub fn print_notes(resolved: &Resolved) -> Result<(), Fatal> {
 
 /// Refuses, before any work, an output that is one of the run's inputs (by device and inode, so a
 /// symlink or a `./` spelling is caught). `outputs` are files; `dirs` are output directories with the
-/// file names written into them.
+/// file names written into them. The run's side files (policy, golden, outcomes, workflow spec, judged
+/// checks, the judge's replay file) are inputs, `--judge-record` is an output, and a `--judge-cache`
+/// folder (written into) may not hold an input; `extra` are the command's other inputs (band, labels).
 pub fn refuse_overwriting_inputs(
     files: &[(&str, Option<&PathBuf>)],
     dirs: &[(&str, Option<&PathBuf>, &[&str])],
     traces: &[PathBuf],
-    others: &[Option<&PathBuf>],
+    run: &RunArgs,
+    extra: &[Option<&PathBuf>],
 ) -> Result<(), Fatal> {
     let mut outputs: Vec<(&str, PathBuf)> = files
         .iter()
         .filter_map(|(flag, path)| path.map(|p| (*flag, p.clone())))
         .collect();
+    if let Some(record) = &run.judge_record {
+        outputs.push(("--judge-record", record.clone()));
+    }
     for (flag, dir, names) in dirs {
         if let Some(dir) = dir {
             outputs.extend(names.iter().map(|name| (*flag, dir.join(name))));
         }
     }
-    if outputs.iter().all(|(_, p)| std::fs::metadata(p).is_err()) {
+    let cache = run
+        .judge_cache
+        .as_ref()
+        .filter(|_| !run.no_judge_cache)
+        .and_then(|dir| Some((dir, std::fs::canonicalize(dir).ok()?)));
+    if cache.is_none() && outputs.iter().all(|(_, p)| std::fs::metadata(p).is_err()) {
         return Ok(());
     }
     let mut inputs = crate::ingest::expand_paths(traces)?;
-    inputs.extend(others.iter().flatten().map(|p| (*p).clone()));
+    inputs.extend(run.side_inputs());
+    inputs.extend(extra.iter().flatten().map(|p| (*p).clone()));
+    if let Some((dir, canonical)) = cache
+        && let Some(input) = inputs.iter().find(|input| {
+            std::fs::canonicalize(input).is_ok_and(|real| real.starts_with(&canonical))
+        })
+    {
+        return Err(Fatal(format!(
+            "--judge-cache {} holds the input {}; refusing to write into it",
+            crate::error::display_path(dir),
+            crate::error::display_path(input)
+        )));
+    }
     let outputs: Vec<(&str, &std::path::Path)> =
         outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
     crate::output::refuse_inputs(&outputs, &inputs).map_err(Fatal)

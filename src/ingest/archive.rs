@@ -1,11 +1,19 @@
-//! Compressed inputs: gzip and zstd files are decompressed as a stream, under a size and ratio guard so
-//! a decompression bomb is refused with a message instead of exhausting memory.
+//! Compressed inputs: gzip and zstd files are decompressed as a stream, under one size and ratio guard
+//! shared by both codecs, so a decompression bomb is refused early with a message instead of exhausting
+//! memory.
+//!
+//! The guard compares the output produced so far with the compressed input consumed so far (not with
+//! the whole file's size), so 10 GiB of zeros packed into 10 MB trips after the grace size, in a fraction
+//! of a second. Output that passes the guard is kept in memory up to [`SPILL_AT`] and past it is written
+//! to an unlinked temporary file that is then mapped, so the anonymous memory a large compressed input
+//! takes is bounded by the spill size, as for an uncompressed file (which is mapped too).
 
-use std::borrow::Cow;
-use std::io::Read;
+use std::io::{Read, Write};
+use std::ops::Deref;
 use std::path::Path;
 
 use crate::error::InputError;
+use crate::ingest::source::Source;
 
 /// How much a compressed file may expand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +22,7 @@ pub struct Limits {
     pub max_bytes: u64,
     /// Output below this size is never judged by its ratio (small files compress very well).
     pub ratio_grace: u64,
-    /// Largest accepted ratio of decompressed to compressed size past the grace size.
+    /// Largest accepted ratio of decompressed size to compressed input consumed, past the grace size.
     pub max_ratio: u64,
 }
 
@@ -27,6 +35,12 @@ impl Default for Limits {
         }
     }
 }
+
+/// Decompressed output past this size goes to a temporary file instead of the heap.
+pub const SPILL_AT: usize = 64 << 20;
+
+/// How much is decompressed at a time; the guard is checked after each piece.
+const CHUNK: usize = 256 * 1024;
 
 /// The compression of a file's contents, told by its magic bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,26 +62,96 @@ impl Compression {
     }
 }
 
+/// A file's contents after decompression.
+pub enum Decompressed<'a> {
+    /// Not compressed: the file's own bytes.
+    Borrowed(&'a [u8]),
+    /// Decompressed output small enough to keep on the heap.
+    Owned(Vec<u8>),
+    /// Decompressed output spilled to an unlinked temporary file and mapped.
+    Spilled(Source),
+}
+
+impl std::fmt::Debug for Decompressed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Decompressed::Borrowed(_) => "Borrowed",
+            Decompressed::Owned(_) => "Owned",
+            Decompressed::Spilled(_) => "Spilled",
+        };
+        write!(f, "Decompressed::{kind}({} bytes)", self.len())
+    }
+}
+
+impl Deref for Decompressed<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Decompressed::Borrowed(bytes) => bytes,
+            Decompressed::Owned(bytes) => bytes,
+            Decompressed::Spilled(source) => source,
+        }
+    }
+}
+
+/// A decoder over the compressed bytes that can tell how much of them it has consumed.
+enum Stream<'a> {
+    Gzip(Box<flate2::bufread::MultiGzDecoder<&'a [u8]>>),
+    Zstd(zstd::stream::read::Decoder<'static, &'a [u8]>),
+}
+
+impl Stream<'_> {
+    fn remaining(&self) -> usize {
+        match self {
+            Stream::Gzip(d) => d.get_ref().len(),
+            Stream::Zstd(d) => d.get_ref().len(),
+        }
+    }
+}
+
+impl Read for Stream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Gzip(d) => d.read(buf),
+            Stream::Zstd(d) => d.read(buf),
+        }
+    }
+}
+
 /// The file's contents, decompressed when they are gzip or zstd data.
 pub fn decompress<'a>(
     path: &Path,
     bytes: &'a [u8],
     limits: Limits,
-) -> Result<Cow<'a, [u8]>, InputError> {
+) -> Result<Decompressed<'a>, InputError> {
+    decompress_with(path, bytes, limits, SPILL_AT)
+}
+
+/// [`decompress`] with the spill size given (tests spill small outputs).
+pub fn decompress_with<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    limits: Limits,
+    spill_at: usize,
+) -> Result<Decompressed<'a>, InputError> {
     let invalid = |message: String| InputError::Invalid {
         path: path.to_path_buf(),
         message,
     };
-    let reader: Box<dyn Read + '_> = match Compression::of(bytes) {
-        Compression::None => return Ok(Cow::Borrowed(bytes)),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(bytes)),
-        Compression::Zstd => Box::new(
+    let stream = match Compression::of(bytes) {
+        Compression::None => return Ok(Decompressed::Borrowed(bytes)),
+        Compression::Gzip => Stream::Gzip(Box::new(flate2::bufread::MultiGzDecoder::new(bytes))),
+        Compression::Zstd => Stream::Zstd(
             zstd::stream::read::Decoder::with_buffer(bytes)
                 .map_err(|e| invalid(format!("cannot decompress: {e}")))?,
         ),
     };
-    read_guarded(reader, bytes.len() as u64, limits).map(Cow::Owned).map_err(|e| match e {
+    read_guarded(stream, bytes.len(), limits, spill_at).map_err(|e| match e {
         GuardError::Io(e) => invalid(format!("cannot decompress: {e}")),
+        GuardError::Spill(e) => invalid(format!(
+            "cannot write its decompressed contents to a temporary file: {e}"
+        )),
         GuardError::TooLarge => invalid(format!(
             "decompresses to more than {} bytes; refusing to read it (possible decompression bomb)",
             limits.max_bytes
@@ -81,33 +165,59 @@ pub fn decompress<'a>(
 
 enum GuardError {
     Io(std::io::Error),
+    Spill(std::io::Error),
     TooLarge,
     Ratio,
 }
 
+/// The one bomb guard: judges `produced` bytes of output from `consumed` bytes of compressed input.
+fn guard(limits: Limits, produced: u64, consumed: u64) -> Result<(), GuardError> {
+    if produced > limits.max_bytes {
+        return Err(GuardError::TooLarge);
+    }
+    if produced > limits.ratio_grace && produced > consumed.max(1).saturating_mul(limits.max_ratio)
+    {
+        return Err(GuardError::Ratio);
+    }
+    Ok(())
+}
+
 fn read_guarded(
-    mut reader: impl Read,
-    compressed: u64,
+    mut stream: Stream<'_>,
+    compressed: usize,
     limits: Limits,
-) -> Result<Vec<u8>, GuardError> {
-    let mut out: Vec<u8> =
-        Vec::with_capacity((compressed.saturating_mul(8)).min(limits.ratio_grace) as usize);
-    let mut chunk = vec![0u8; 256 * 1024];
+    spill_at: usize,
+) -> Result<Decompressed<'static>, GuardError> {
+    let mut heap: Vec<u8> = Vec::with_capacity(compressed.saturating_mul(8).min(spill_at));
+    let mut spill: Option<std::fs::File> = None;
+    let mut chunk = vec![0u8; CHUNK];
+    let mut produced: u64 = 0;
     loop {
-        let n = match reader.read(&mut chunk) {
-            Ok(0) => return Ok(out),
+        let n = match stream.read(&mut chunk) {
+            Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(GuardError::Io(e)),
         };
-        out.extend_from_slice(&chunk[..n]);
-        let total = out.len() as u64;
-        if total > limits.max_bytes {
-            return Err(GuardError::TooLarge);
+        produced += n as u64;
+        guard(limits, produced, (compressed - stream.remaining()) as u64)?;
+        match &mut spill {
+            Some(file) => file.write_all(&chunk[..n]).map_err(GuardError::Spill)?,
+            None if heap.len() + n > spill_at => {
+                let mut file = tempfile::tempfile().map_err(GuardError::Spill)?;
+                file.write_all(&heap).map_err(GuardError::Spill)?;
+                file.write_all(&chunk[..n]).map_err(GuardError::Spill)?;
+                heap = Vec::new();
+                spill = Some(file);
+            }
+            None => heap.extend_from_slice(&chunk[..n]),
         }
-        if total > limits.ratio_grace && total > compressed.saturating_mul(limits.max_ratio) {
-            return Err(GuardError::Ratio);
-        }
+    }
+    match spill {
+        None => Ok(Decompressed::Owned(heap)),
+        Some(file) => Source::map_spilled(file)
+            .map(Decompressed::Spilled)
+            .map_err(GuardError::Spill),
     }
 }
 
@@ -134,8 +244,46 @@ mod tests {
         assert_eq!(&*decompress(path, &z, Limits::default()).unwrap(), data);
         assert!(matches!(
             decompress(path, data, Limits::default()).unwrap(),
-            Cow::Borrowed(_)
+            Decompressed::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn large_output_spills_to_a_mapped_file_with_the_same_bytes() {
+        let data: Vec<u8> = (0..3_000_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        for packed in [gzip(&data), zstd::encode_all(&data[..], 1).unwrap()] {
+            let out =
+                decompress_with(Path::new("x.gz"), &packed, Limits::default(), 1 << 20).unwrap();
+            assert!(matches!(out, Decompressed::Spilled(_)));
+            assert!(*out == data[..]);
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_judged_on_the_input_consumed_so_far() {
+        // 64 MiB of zeros after 200 KiB of noise: the whole file's ratio is under 200, but the zeros are
+        // refused as soon as the output passes the grace size.
+        let mut noise = 0x2545_f491_4f6c_dd1du64;
+        let mut data: Vec<u8> = (0..200 * 1024)
+            .map(|_| {
+                noise ^= noise << 13;
+                noise ^= noise >> 7;
+                noise ^= noise << 17;
+                noise as u8
+            })
+            .collect();
+        data.resize(data.len() + (64 << 20), 0);
+        let packed = gzip(&data);
+        let limits = Limits {
+            max_bytes: 1 << 30,
+            ratio_grace: 8 << 20,
+            max_ratio: 200,
+        };
+        assert!((data.len() as u64) < packed.len() as u64 * 400);
+        let err = decompress(Path::new("z.gz"), &packed, limits)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than 200 times its size"), "{err}");
     }
 
     #[test]

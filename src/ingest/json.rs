@@ -41,36 +41,54 @@ pub struct ParseFailure {
     pub message: String,
 }
 
-/// Parses `bytes` (copied: simd-json rewrites its input) and hands the tape's root to `read`.
+/// Bytes of padding simd-json needs after a document it parses in place.
+pub const PADDING: usize = simd_json::INPUT_PADDING;
+
+/// Parses `bytes` (copied once: simd-json rewrites its input) and hands the tape's root to `read`.
 pub fn with_tape<T>(
     bytes: &[u8],
     read: impl FnOnce(TapeValue<'_, '_>) -> T,
 ) -> Result<T, ParseFailure> {
     thread_local! {
-        static SCRATCH: std::cell::RefCell<(Vec<u8>, simd_json::Buffers)> =
-            std::cell::RefCell::new((Vec::new(), simd_json::Buffers::default()));
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    // Nothing but whitespace (a whitespace bomb) fails without being copied.
+    if bytes
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        return Err(describe_failure(bytes));
     }
     SCRATCH.with(|cell| {
-        let mut guard = cell.borrow_mut();
-        let (scratch, buffers) = &mut *guard;
+        let mut scratch = cell.borrow_mut();
         scratch.clear();
+        // The copy carries simd-json's padding, so simd-json does not copy the document again.
+        scratch.reserve_exact(bytes.len() + PADDING);
         scratch.extend_from_slice(bytes);
-        if simd_json::to_tape_with_buffers(scratch, buffers).is_err() {
-            // simd-json refuses some JSON Python reads (see `repair`): retry this document alone,
-            // rewritten, so the common case pays nothing.
+        scratch.resize(bytes.len() + PADDING, b' ');
+        let mut read = Some(read);
+        let mut attempt = |scratch: &mut Vec<u8>, doc: &[u8]| {
             scratch.clear();
-            match repair(bytes) {
-                Some(fixed) => scratch.extend_from_slice(&fixed),
-                None => return Err(describe_failure(bytes)),
-            }
-        } else {
-            scratch.clear();
-            scratch.extend_from_slice(bytes);
+            scratch.extend_from_slice(doc);
+            scratch.resize(doc.len() + PADDING, b' ');
+            with_buffers(doc.len(), |buffers| {
+                let mut tape = simd_json::Tape::null();
+                simd_json::fill_tape_padded(scratch, doc.len(), buffers, &mut tape)
+                    .ok()
+                    .map(|()| (read.take().expect("read once"))(tape.as_value()))
+            })
+        };
+        // simd-json refuses some JSON Python reads (see `repair`): retry this document alone,
+        // rewritten, so the common case pays nothing.
+        let outcome = match attempt(&mut scratch, bytes) {
+            Some(value) => Some(value),
+            None => repair(bytes).and_then(|fixed| attempt(&mut scratch, &fixed)),
+        };
+        // A one-off huge document does not keep its copy for the thread's lifetime.
+        if scratch.capacity() > KEEP_SCRATCH {
+            *scratch = Vec::new();
         }
-        match simd_json::to_tape_with_buffers(scratch, buffers) {
-            Ok(tape) => Ok(read(tape.as_value())),
-            Err(_) => Err(describe_failure(bytes)),
-        }
+        outcome.ok_or_else(|| describe_failure(bytes))
     })
 }
 
@@ -217,42 +235,25 @@ fn is_python_number(token: &[u8]) -> bool {
     i == token.len()
 }
 
-/// Parses `buffer` in place (simd-json rewrites it: the bytes are garbage afterwards) and hands the
-/// tape's root to `read`; `None` when the bytes are not JSON.
-pub fn with_tape_in_place<T>(
-    buffer: &mut [u8],
-    read: impl FnOnce(TapeValue<'_, '_>) -> T,
-) -> Option<T> {
+/// Scratch buffers larger than this are released after use.
+const KEEP_SCRATCH: usize = 64 << 20;
+
+/// Runs `f` with this thread's simd-json buffers (structural index, string buffer, stack) for parsing
+/// documents of up to `len` bytes.
+pub fn with_buffers<T>(len: usize, f: impl FnOnce(&mut simd_json::Buffers) -> T) -> T {
     thread_local! {
         static BUFFERS: std::cell::RefCell<simd_json::Buffers> =
             std::cell::RefCell::new(simd_json::Buffers::default());
     }
     BUFFERS.with(|cell| {
         let mut buffers = cell.borrow_mut();
-        simd_json::to_tape_with_buffers(buffer, &mut buffers)
-            .ok()
-            .map(|tape| read(tape.as_value()))
+        let out = f(&mut buffers);
+        // Released after a huge document, as the scratch copy is.
+        if len > KEEP_SCRATCH {
+            *buffers = simd_json::Buffers::default();
+        }
+        out
     })
-}
-
-/// As [`with_tape_in_place`], retrying a document simd-json refuses after [`repair`]; `text` is
-/// rebuilt by `fill` for the retry, since the first attempt leaves it garbage.
-pub fn with_tape_rebuilt<T>(
-    text: &mut Vec<u8>,
-    fill: impl Fn(&mut Vec<u8>),
-    read: impl FnOnce(TapeValue<'_, '_>) -> T,
-) -> Option<T> {
-    text.clear();
-    fill(text);
-    let mut read = Some(read);
-    let first = with_tape_in_place(text, |v| (read.take().expect("read once"))(v));
-    if first.is_some() {
-        return first;
-    }
-    text.clear();
-    fill(text);
-    let mut fixed = repair(text)?;
-    with_tape_in_place(&mut fixed, |v| (read.take().expect("read once"))(v))
 }
 
 /// A readable message for a document simd-json rejected, from serde_json's error (line and column),
@@ -355,6 +356,19 @@ mod tests {
             serde_json::to_string(&v).unwrap(),
             r#"{"b":1,"a":2.0,"c":[true,null,"x"]}"#
         );
+    }
+
+    #[test]
+    fn whitespace_only_fails_at_its_end_as_a_parse_would() {
+        let err = with_tape(b"  \n \t\r\n  ", to_value).unwrap_err();
+        assert_eq!(err.offset, 8);
+        assert!(
+            err.message.starts_with("EOF while parsing a value"),
+            "{}",
+            err.message
+        );
+        // Whitespace around a document is still read.
+        assert_eq!(with_tape(b"  1  ", to_value).unwrap(), serde_json::json!(1));
     }
 
     #[test]

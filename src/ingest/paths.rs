@@ -8,7 +8,7 @@
 //! no visible file is an error: a gate that read nothing must not pass.
 
 use std::collections::HashSet;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::InputError;
@@ -138,18 +138,7 @@ fn add_path(path: &Path, files: &mut Files) -> Result<(), InputError> {
 
 /// The error for an input that exists but is not a regular file or directory.
 pub fn not_regular(path: &Path, meta: &std::fs::Metadata) -> InputError {
-    let kind = meta.file_type();
-    let what = if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    };
+    let what = crate::sidefile::special_kind(meta);
     InputError::Invalid {
         path: path.to_path_buf(),
         message: format!("not a regular file ({what}); give a trace file or a directory"),

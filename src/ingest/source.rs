@@ -1,6 +1,6 @@
 //! Bytes of an input file: memory-mapped when possible, read otherwise.
 //!
-//! This is the crate's only `unsafe` code. Parsers never receive the mapping itself (simd-json mutates its
+//! This is the crate's only `unsafe` code (the input mapping and the mapping of spilled decompressed input). Parsers never receive the mapping itself (simd-json mutates its
 //! input); they copy the piece they parse into a per-thread buffer.
 
 #![allow(unsafe_code)]
@@ -44,6 +44,15 @@ impl Source {
         let mut bytes = Vec::with_capacity(len as usize);
         std::io::Read::read_to_end(&mut &file, &mut bytes)?;
         Ok(Source::Read(bytes))
+    }
+
+    /// Maps a temporary file this process created, unlinked and wrote: decompressed input that spilled
+    /// out of memory.
+    pub fn map_spilled(file: File) -> std::io::Result<Source> {
+        // SAFETY: the file is unlinked and only this process holds it, so nobody truncates it under the
+        // read-only mapping.
+        let map = unsafe { Mmap::map(&file) }?;
+        Ok(Source::Mapped(map))
     }
 }
 

@@ -68,7 +68,7 @@ impl Cache {
 
     /// The stored reply for `key`; an unreadable or damaged entry is a miss.
     pub fn get(&self, key: &str) -> Option<Reply> {
-        let bytes = std::fs::read(self.path(key)).ok()?;
+        let bytes = crate::sidefile::read(&self.path(key)).ok()?;
         let value: Value = serde_json::from_slice(&bytes).ok()?;
         let count = |k: &str| value.get(k).and_then(Value::as_u64).unwrap_or(0);
         Some(Reply {

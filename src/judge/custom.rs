@@ -64,7 +64,7 @@ pub fn load(path: &Path) -> Result<Vec<JudgedSpec>, JudgeError> {
         path: shown.clone(),
         detail,
     };
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let bytes = crate::sidefile::read(path).map_err(|e| err(e.to_string()))?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| err(format!("not JSON: {e}")))?;
     parse(&value).map_err(err)
 }

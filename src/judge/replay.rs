@@ -37,7 +37,7 @@ pub struct ReplayFile {
 impl ReplayFile {
     pub fn load(path: &Path) -> Result<ReplayFile, JudgeError> {
         let shown = crate::error::display_path(path);
-        let text = std::fs::read_to_string(path).map_err(|e| JudgeError::Replay {
+        let text = crate::sidefile::read_to_string(path).map_err(|e| JudgeError::Replay {
             path: shown.clone(),
             detail: e.to_string(),
         })?;

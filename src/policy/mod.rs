@@ -243,7 +243,8 @@ impl Policy {
     /// Reads, parses and validates a policy file.
     pub fn from_path(path: &Path) -> Result<Policy, PolicyError> {
         let shown = crate::error::display_path(path);
-        let bytes = std::fs::read(path).map_err(|e| PolicyError::Io(os_error_text(&e, &shown)))?;
+        let bytes =
+            crate::sidefile::read(path).map_err(|e| PolicyError::Io(os_error_text(&e, &shown)))?;
         let text = String::from_utf8(bytes).map_err(|e| PolicyError::Parse {
             path: shown.clone(),
             message: format!("not UTF-8 text ({e})"),

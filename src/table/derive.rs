@@ -204,10 +204,9 @@ pub fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, str> {
     let text = match value {
         AttrValue::Json(list @ Value::Array(_)) => {
             let text = serde_json::to_string(list).unwrap_or_default();
-            return Cow::Owned(role_text(
-                &lazy::list_items(&text).unwrap_or_default(),
-                role,
-            ));
+            return Cow::Owned(
+                role_text(&lazy::list_items(&text).unwrap_or_default(), role).into_owned(),
+            );
         }
         other => match other.as_str() {
             Some(text) => text,
@@ -215,15 +214,16 @@ pub fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, str> {
         },
     };
     match lazy::list_items(text) {
-        Some(items) => Cow::Owned(role_text(&items, role)),
+        Some(items) => role_text(&items, role),
         None if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => Cow::Borrowed(""),
         None => Cow::Borrowed(text),
     }
 }
 
-/// The text parts (or plain contents) of the messages with `role`, joined by newlines.
-fn role_text(messages: &[&RawValue], role: &str) -> String {
-    let mut pieces: Vec<String> = Vec::new();
+/// The text parts (or plain contents) of the messages with `role`, joined by newlines. A single piece
+/// that is a JSON string without escapes is borrowed from the attribute: a huge answer is not copied.
+fn role_text<'r>(messages: &[&'r RawValue], role: &str) -> Cow<'r, str> {
+    let mut pieces: Vec<Cow<'r, str>> = Vec::new();
     for message in messages.iter().filter_map(|m| lazy::object(m)) {
         if message.str("role").as_deref() != Some(role) {
             continue;
@@ -232,16 +232,33 @@ fn role_text(messages: &[&RawValue], role: &str) -> String {
         for part in parts.iter().flatten().filter_map(|p| lazy::object(p)) {
             if part.str("type").as_deref() == Some("text") {
                 let text = part.raw("content").or_else(|| part.raw("text"));
-                pieces.push(text.map(|t| py_str(&lazy::decode(t))).unwrap_or_default());
+                pieces.push(text.map(text_of).unwrap_or_default());
             }
         }
         if let Some(content) = message.get("content")
             && parts.is_none_or(|p| p.is_empty())
         {
-            pieces.push(py_str(&content));
+            pieces.push(Cow::Owned(py_str(&content)));
         }
     }
-    pieces.join("\n")
+    if pieces.len() == 1 {
+        return pieces.pop().unwrap_or_default();
+    }
+    Cow::Owned(pieces.join("\n"))
+}
+
+/// Python `str()` of a raw JSON value: a string as itself (borrowed when it has no escapes).
+fn text_of(raw: &RawValue) -> Cow<'_, str> {
+    if raw.get().starts_with('"') {
+        // A `&str` deserializes only when the JSON string has no escapes; else it is decoded.
+        if let Ok(text) = <&str as serde::Deserialize>::deserialize(raw) {
+            return Cow::Borrowed(text);
+        }
+        if let Ok(text) = <String as serde::Deserialize>::deserialize(raw) {
+            return Cow::Owned(text);
+        }
+    }
+    Cow::Owned(py_str(&lazy::decode(raw)))
 }
 
 /// The messages of a messages attribute (each still raw), when it holds a list that may hold a part of

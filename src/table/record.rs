@@ -84,6 +84,45 @@ pub fn wanted(key: &str) -> bool {
     )
 }
 
+/// An attribute key that outlives its parsed bytes: one of the keys the checks read, borrowed from its
+/// constant (no copy), else copied.
+fn owned_key(key: Cow<'_, str>) -> Cow<'static, str> {
+    use attr::*;
+    const KNOWN: &[&str] = &[
+        OPERATION_NAME,
+        AGENT_NAME,
+        AGENT_ID,
+        INPUT_MESSAGES,
+        OUTPUT_MESSAGES,
+        PROMPT,
+        COMPLETION,
+        TOOL_NAME,
+        TOOL_CALL_ID,
+        TOOL_CALL_ARGUMENTS,
+        TOOL_CALL_RESULT,
+        INPUT_TOKENS,
+        OUTPUT_TOKENS,
+        FINISH_REASONS,
+        ERROR_TYPE,
+        SCENARIO,
+        TERMINATION,
+        COST_USD,
+        CONFIRMED,
+        CHECKPOINT,
+        CONFIRMED_BY,
+        HANDOFF_PAYLOAD,
+        HANDOFF_FROM,
+        HANDOFF_TO,
+        ENDUSER_ID,
+        LEGACY_TOOL_NAME,
+        OPENINFERENCE_KIND,
+    ];
+    match KNOWN.iter().find(|k| **k == key) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(key.into_owned()),
+    }
+}
+
 /// An attribute value: a string borrowed from the parsed bytes, or any other JSON value (numbers and
 /// booleans are stored inline; containers are rare and small).
 #[derive(Debug, Clone, PartialEq)]
@@ -223,7 +262,7 @@ impl<'a> Attrs<'a> {
             entries: self
                 .entries
                 .into_iter()
-                .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                .map(|(k, v)| (owned_key(k), v.into_owned()))
                 .collect(),
         }
     }

@@ -217,7 +217,7 @@ impl Workflow {
 
     /// Reads, parses and compiles a spec file.
     pub fn load(path: &Path) -> Result<Workflow, WorkflowError> {
-        let text = std::fs::read_to_string(path).map_err(|source| WorkflowError::Read {
+        let text = crate::sidefile::read_to_string(path).map_err(|source| WorkflowError::Read {
             path: path.to_path_buf(),
             source,
         })?;

@@ -71,7 +71,7 @@ const ENVELOPE_KEYS: [&str; 5] = ["seq", "ts", "agent", "event", "action_type"];
 
 /// Reads a trajectory file.
 pub fn read_trajectory(path: &Path) -> Result<Trajectory, TrajectoryError> {
-    let bytes = std::fs::read(path).map_err(|e| TrajectoryError {
+    let bytes = crate::sidefile::read(path).map_err(|e| TrajectoryError {
         line: None,
         message: if e.kind() == std::io::ErrorKind::NotFound {
             "no such file".to_string()

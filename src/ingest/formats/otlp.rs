@@ -22,7 +22,7 @@ use crate::ingest::Format;
 use crate::ingest::decoder::{
     Decoder, Document, OwnedTraces, ReadOptions, Traces, check_span_count,
 };
-use crate::ingest::json::{get, to_value, with_tape, with_tape_rebuilt};
+use crate::ingest::json::{PADDING, get, repair, to_value, with_buffers, with_tape};
 use crate::ingest::scan::SpanSlice;
 use crate::table::TableBuilder;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
@@ -205,6 +205,8 @@ pub struct ScannedTraces<'b> {
     members: Vec<u32>,
     all_attributes: bool,
     map: Option<MapTrace>,
+    /// Traces of more bytes than this are read span by span into owned records.
+    huge: usize,
 }
 
 impl<'b> ScannedTraces<'b> {
@@ -255,6 +257,7 @@ impl<'b> ScannedTraces<'b> {
             members,
             all_attributes,
             map,
+            huge: KEEP_TEXT,
         }
     }
 }
@@ -282,61 +285,200 @@ impl Traces for ScannedTraces<'_> {
             let id = self.slices[members[0] as usize].trace_id;
             String::from_utf8_lossy(&self.bytes[id.0..id.1]).into_owned()
         })?;
-        // One parse for the whole trace: its span objects, wrapped as one JSON list.
+        // Each span is parsed on its own, in place in one buffer that holds the trace's spans back to
+        // back, each followed by simd-json's padding: the records borrow their strings from the buffer,
+        // and only one span's tape and structural index are alive at a time (a trace parsed as one list
+        // kept a tape node per JSON value of the whole trace, about twice the trace's size again).
         thread_local! {
             static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        let fill = |text: &mut Vec<u8>| {
-            text.push(b'[');
-            for (k, &m) in members.iter().enumerate() {
-                if k > 0 {
-                    text.push(b',');
-                }
-                let s = &self.slices[m as usize];
-                text.extend_from_slice(&self.bytes[s.start..s.end]);
-            }
-            text.push(b']');
-        };
+        let size: usize = members
+            .iter()
+            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start + PADDING)
+            .sum();
         TEXT.with(|cell| {
             let mut text = cell.borrow_mut();
-            let outcome = with_tape_rebuilt(&mut text, fill, |list| {
-                let mut record = TraceRecord::default();
-                record.spans.reserve_exact(members.len());
-                let Some(items) = list.as_array() else {
-                    return Err((0, "a span is not an object".to_string()));
-                };
-                for (k, item) in items.iter().enumerate() {
-                    let start = self.slices[members[k] as usize].start;
-                    let Some(obj) = item.as_object() else {
-                        return Err((start, "a span is not an object".to_string()));
-                    };
-                    let (trace_id, span) =
-                        read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
-                            .map_err(|message| (start, message))?;
-                    record.trace_id = Cow::Borrowed(trace_id);
-                    record.spans.push(span);
+            text.clear();
+            let outcome = if size > self.huge {
+                // A huge trace is not copied whole: each span is parsed in a buffer of its own and its
+                // record keeps copies of the few strings the tables read, a fraction of the span's bytes.
+                self.read_spans_owned(members, out)
+            } else {
+                text.reserve_exact(size);
+                for &m in members {
+                    let s = &self.slices[m as usize];
+                    text.extend_from_slice(&self.bytes[s.start..s.end]);
+                    let padded = text.len() + PADDING;
+                    text.resize(padded, b' ');
                 }
-                order_otlp(&mut record);
-                match self.map {
-                    Some(map) => out.append(&map(record)),
-                    None => out.append(&record),
+                match self.read_spans(&mut text, members, out) {
+                    // A span simd-json refuses may be JSON Python reads (see `repair`): the spans are
+                    // read again, each on its own so that one can be rewritten.
+                    Err(SpanFailure::Json(_)) => self.read_spans_owned(members, out),
+                    other => other,
                 }
-                Ok(())
-            });
-            match outcome {
-                Some(Ok(())) => Ok(()),
-                Some(Err((start, message))) => Err(InputError::Invalid {
-                    path: path.to_path_buf(),
-                    message: format!("span at byte {start}: {message}"),
-                }),
-                // Only a span's own bytes can fail: find which, in the file.
-                None => Err(self.span_json_error(path, members)),
-            }
+            };
+            outcome.map_err(|failure| match failure {
+                // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
+                // first), so a later span's JSON error comes before this span's content error.
+                SpanFailure::Invalid(start, message) => match self.span_json_error(path, members) {
+                    json @ InputError::Json { .. } => json,
+                    _ => InputError::Invalid {
+                        path: path.to_path_buf(),
+                        message: format!("span at byte {start}: {message}"),
+                    },
+                },
+                // Only a span's own bytes can fail: find where, in the file.
+                SpanFailure::Json(m) => self.span_json_error(path, &[m]),
+            })
         })
     }
 }
 
+/// Traces larger than this are read span by span into owned records instead of from one copy.
+const KEEP_TEXT: usize = 64 << 20;
+
+/// Why a trace's spans could not be read.
+enum SpanFailure {
+    /// A span at this byte of the file is not a valid OTLP span.
+    Invalid(usize, String),
+    /// This slice's bytes are not JSON.
+    Json(u32),
+}
+
 impl ScannedTraces<'_> {
+    /// Parses the spans packed in `text` (each followed by [`PADDING`] bytes) one at a time and appends
+    /// their trace to `out`.
+    fn read_spans(
+        &self,
+        text: &mut [u8],
+        members: &[u32],
+        out: &mut TableBuilder,
+    ) -> Result<(), SpanFailure> {
+        let mut record = TraceRecord::default();
+        record.spans.reserve_exact(members.len());
+        let largest = members
+            .iter()
+            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start)
+            .max()
+            .unwrap_or(0);
+        with_buffers(largest, |buffers| {
+            let mut tape = simd_json::Tape::null();
+            let mut rest = text;
+            for &m in members {
+                let slice = &self.slices[m as usize];
+                let len = slice.end - slice.start;
+                let (here, tail) = std::mem::take(&mut rest).split_at_mut(len + PADDING);
+                rest = tail;
+                simd_json::fill_tape_padded(here, len, buffers, &mut tape)
+                    .map_err(|_| SpanFailure::Json(m))?;
+                let Some(obj) = tape.as_value().as_object() else {
+                    return Err(SpanFailure::Invalid(
+                        slice.start,
+                        "a span is not an object".to_string(),
+                    ));
+                };
+                let (trace_id, span) =
+                    read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                        .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
+                record.trace_id = Cow::Borrowed(trace_id);
+                record.spans.push(span);
+            }
+            Ok(())
+        })?;
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => out.append(&record),
+        }
+        Ok(())
+    }
+
+    /// Parses each span of a huge trace in a buffer of its own, keeps owned copies of what its record
+    /// holds, and appends the trace to `out`.
+    fn read_spans_owned(&self, members: &[u32], out: &mut TableBuilder) -> Result<(), SpanFailure> {
+        let mut record: TraceRecord<'static> = TraceRecord::default();
+        record.spans.reserve_exact(members.len());
+        let mut text: Vec<u8> = Vec::new();
+        // One tape allocation for every span, handed from span to span (each parse has its own lifetime).
+        let mut tape: Option<simd_json::Tape<'static>> = None;
+        for &m in members {
+            let slice = &self.slices[m as usize];
+            let len = slice.end - slice.start;
+            text.clear();
+            text.extend_from_slice(&self.bytes[slice.start..slice.end]);
+            text.resize(len + PADDING, b' ');
+            let span = with_buffers(len, |buffers| {
+                let mut scratch = tape.take().unwrap_or_else(simd_json::Tape::null).reset();
+                let read = simd_json::fill_tape_padded(&mut text, len, buffers, &mut scratch)
+                    .map_err(|_| SpanFailure::Json(m))
+                    .and_then(|()| {
+                        let Some(obj) = scratch.as_value().as_object() else {
+                            return Err(SpanFailure::Invalid(
+                                slice.start,
+                                "a span is not an object".to_string(),
+                            ));
+                        };
+                        let (trace_id, span) =
+                            read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                                .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
+                        if record.trace_id.is_empty() {
+                            record.trace_id = Cow::Owned(trace_id.to_string());
+                        }
+                        Ok(span)
+                    });
+                tape = Some(scratch.reset());
+                read
+            });
+            let span = match span {
+                // Copied once the parser's buffers are released (a huge span's are), not while they
+                // live.
+                Ok(span) => span.into_owned(),
+                Err(SpanFailure::Json(_)) => self.repaired_span(m, &mut record)?,
+                Err(other) => return Err(other),
+            };
+            record.spans.push(span);
+        }
+        drop(text);
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => out.append(&record),
+        }
+        Ok(())
+    }
+
+    /// A span simd-json refused, read again after [`repair`] rewrote what Python's `json` reads and
+    /// simd-json does not (big integers, `1e999`, `NaN`, lone surrogates).
+    fn repaired_span(
+        &self,
+        m: u32,
+        record: &mut TraceRecord<'static>,
+    ) -> Result<SpanRecord<'static>, SpanFailure> {
+        let slice = &self.slices[m as usize];
+        let mut fixed = repair(&self.bytes[slice.start..slice.end]).ok_or(SpanFailure::Json(m))?;
+        let len = fixed.len();
+        fixed.resize(len + PADDING, b' ');
+        with_buffers(len, |buffers| {
+            let mut tape = simd_json::Tape::null();
+            simd_json::fill_tape_padded(&mut fixed, len, buffers, &mut tape)
+                .map_err(|_| SpanFailure::Json(m))?;
+            let Some(obj) = tape.as_value().as_object() else {
+                return Err(SpanFailure::Invalid(
+                    slice.start,
+                    "a span is not an object".to_string(),
+                ));
+            };
+            let (trace_id, span) =
+                read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                    .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
+            if record.trace_id.is_empty() {
+                record.trace_id = Cow::Owned(trace_id.to_string());
+            }
+            Ok(span.into_owned())
+        })
+    }
+
     /// The JSON error of the first span of `members` that does not parse, at its byte in the file.
     fn span_json_error(&self, path: &Path, members: &[u32]) -> InputError {
         for &m in members {
@@ -770,6 +912,28 @@ mod tests {
     fn export(attributes: Value) -> Value {
         json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat",
             "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
+    }
+
+    #[test]
+    fn huge_trace_records_read_as_the_borrowed_ones() {
+        let bytes = std::fs::read("examples/traces.json").unwrap();
+        let batch = |huge: usize| {
+            let slices = crate::ingest::scan::locate_spans(&bytes).unwrap();
+            let mut traces = ScannedTraces::new(&bytes, slices, true, None);
+            traces.huge = huge;
+            let mut builder = TableBuilder::new(crate::table::TableOptions {
+                root_attributes: true,
+            });
+            for t in 0..traces.len() {
+                traces.append(Path::new("t.json"), t, &mut builder).unwrap();
+            }
+            builder.finish()
+        };
+        let (borrowed, owned) = (batch(KEEP_TEXT), batch(0));
+        assert!(borrowed.spans.num_rows() > 30);
+        assert_eq!(borrowed.traces, owned.traces);
+        assert_eq!(borrowed.spans, owned.spans);
+        assert_eq!(borrowed.steps, owned.steps);
     }
 
     #[test]
