@@ -394,8 +394,8 @@ proptest! {
     }
 }
 
-/// The oracle's patterns reproduce 0.4.1's observed results (the behaviour description, §18.3.2),
-/// and so does the masker; `4155550132` is the one example a widening changes (an unseparated phone
+/// The oracle's patterns reproduce every builtin result the behaviour description records as observed
+/// from 0.4.1 for the patterns of docs/compatibility.md §18.3, and so does the masker; `4155550132` is the one example a widening changes (an unseparated phone
 /// number, see `widenings_are_the_only_differences`).
 #[test]
 fn the_oracle_reproduces_the_observed_results() {
