@@ -509,7 +509,8 @@ fn refusals_list_every_format_and_name_expected_and_found_fields() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains(
-            "unrecognised trace format; expected OTLP/JSON, OpenInference, Langfuse, LangSmith, Braintrust or trajectory"
+            "unrecognised trace format; expected OTLP/JSON, OpenInference, Langfuse, LangSmith, Braintrust, trajectory, \
+             tau-bench, swe-agent or multi-agent"
         ),
         "{}",
         stderr(&out)

@@ -22,6 +22,7 @@ use crate::error::InputError;
 use crate::table::{TableOptions, TraceBatch};
 use decoder::Document;
 use formats::{braintrust, langfuse, langsmith, openinference, otlp, trajectory};
+use formats::{multi_agent, swe_agent, tau};
 use json::with_tape;
 
 pub use decoder::{Decoder, ReadOptions, ReadProgress, Traces, for_each_batch};
@@ -37,6 +38,9 @@ pub enum Format {
     Langsmith,
     Braintrust,
     Trajectory,
+    TauBench,
+    SweAgent,
+    MultiAgent,
 }
 
 impl Format {
@@ -49,6 +53,9 @@ impl Format {
             Format::Langsmith => "langsmith",
             Format::Braintrust => "braintrust",
             Format::Trajectory => "trajectory",
+            Format::TauBench => "tau-bench",
+            Format::SweAgent => "swe-agent",
+            Format::MultiAgent => "multi-agent",
         }
     }
 }
@@ -62,6 +69,10 @@ pub static DECODERS: &[&dyn Decoder] = &[
     &langsmith::LANGSMITH,
     &braintrust::BRAINTRUST,
     &trajectory::TRAJECTORY,
+    // Formats 0.4.1 did not read come after its own, so its inputs keep their formats.
+    &tau::TAU,
+    &swe_agent::SWE_AGENT,
+    &multi_agent::MULTI_AGENT,
 ];
 
 /// The decoder of a format other than `auto`.
