@@ -1,17 +1,21 @@
-//! The builtin masker against 0.4.1's own regular expressions (docs/compatibility.md §18.3).
+//! The builtin masker against the behaviour description of 0.4.1's patterns (docs/compatibility.md
+//! §18.3).
 //!
-//! The patterns below are faultgate 0.4.1's (MIT), copied from its `redact.py`; Python's possessive
-//! `{0,15}+` is written as the equivalent atomic group for `fancy-regex`, a backtracking engine with
-//! Python's lookbehind and lookahead. `python_mask` applies them as 0.4.1 does (`re.sub` per pattern,
-//! in order, with the card window rule and the phone digit count).
+//! The regular expressions below are written from the behaviour description (docs/compatibility.md
+//! §18.3), not copied from 0.4.1's source: each row of the pattern table is built from its three
+//! columns, the left boundary, the body and the right boundary, with small helpers ([`not_before`], [`not_after`], [`run`]). They run on
+//! `fancy-regex`, a backtracking engine with lookbehind, lookahead and atomic groups, so the table's
+//! "possessively" is an atomic group. `table_mask` applies them as the description says: each
+//! pattern over the whole text in order, the card window rule of §18.3.1, and the phone digit count
+//! (a phone match outside 9 to 15 digits is consumed and kept).
 //!
 //! Where this crate masks more than 0.4.1 on purpose (README, Redaction), the difference is stated as
-//! an edit of the original patterns ([`patterns`] with `widened`): a JWT needs no left boundary; keys
+//! an edit of the table's patterns ([`patterns`] with `widened`): a JWT needs no left boundary; keys
 //! other than `sk-`/`pk-`/`rk-` take `_` and letters on their left, and those three take `_`; SSNs,
 //! cards and phone numbers only refuse a digit (and, as before, `.`, `+`, `-`) on their left; `AIza`
 //! keys run 30 to 64 chars; and a last pass masks 10 to 15 unseparated digits. The property test
 //! requires the scanners to equal those patterns exactly on generated text, and
-//! `widenings_are_the_only_differences` shows that the original patterns leave each widened case
+//! `widenings_are_the_only_differences` shows that the table's patterns leave each widened case
 //! alone. The text is ASCII plus a few letters assigned long before Unicode 14, so the newer Unicode
 //! tables of `regex-syntax` cannot make a difference, and it never names `aws_secret_access_key`
 //! (that pass is not modelled).
@@ -24,7 +28,8 @@ use proptest::prelude::*;
 
 use super::mask_builtin;
 
-/// How 0.4.1 post-processes a match: the tag itself, the card windows, or the phone digit count.
+/// What a match becomes: the tag itself, the card windows (§18.3.1), or the tag only when the phone
+/// digit count holds.
 #[derive(Clone, Copy)]
 enum Sub {
     Tag,
@@ -37,114 +42,158 @@ type Patterns = Vec<(&'static str, Regex, Sub)>;
 /// A letter or number in Rust's sense (`char::is_alphanumeric`), which the widened boundaries use.
 const ALNUM: &str = r"\p{Alphabetic}\p{N}";
 
-/// 0.4.1's `PATTERNS`, in order, or with `widened` the same patterns with the documented widenings
-/// (README, Redaction) written into them: the left boundaries that accept `_` and letters, `AIza`
-/// keys of 30 to 64 chars, and the extra pass for unseparated phone numbers. (The AWS secret pass is
-/// not modelled: the generated text never names that key.)
+/// The table's "alnum": an ASCII letter or digit (the description calls only word chars and digits
+/// Unicode-aware).
+const ASCII_ALNUM: &str = "[A-Za-z0-9]";
+
+/// The base64url alphabet of JWT parts and several key bodies.
+const URL_SAFE: &str = "[A-Za-z0-9_-]";
+
+/// Left boundary "the previous char is none of `chars`" (a class body; the start of text passes).
+fn not_before(chars: &str) -> String {
+    format!("(?<![{chars}])")
+}
+
+/// Right boundary "the next char is none of `chars`" (a class body; the end of text passes).
+fn not_after(chars: &str) -> String {
+    format!("(?![{chars}])")
+}
+
+/// `lo` to `hi` repetitions of the single-char class `class`.
+fn run(class: &str, lo: u32, hi: u32) -> String {
+    if lo == hi {
+        format!("{class}{{{lo}}}")
+    } else {
+        format!("{class}{{{lo},{hi}}}")
+    }
+}
+
+/// The table's rows in order, or with `widened` the same rows with the documented widenings (README,
+/// Redaction) written into them: the left boundaries that accept `_` and letters, `AIza` keys of 30
+/// to 64 chars, and the extra pass for unseparated phone numbers. (The AWS secret pass is not
+/// modelled: the generated text never names that key.)
 fn patterns(widened: bool) -> Patterns {
-    let api_keys = if widened {
-        format!(
-            concat!(
-                r"(?:(?<![{alnum}-])(?:sk|pk|rk)-(?:[a-z]{{1,12}}-){{0,2}}[A-Za-z0-9_-]{{16,256}}",
-                r"|(?<!-)(?:",
-                r"[sr]k_(?:live|test)_[0-9A-Za-z]{{16,256}}",
-                r"|AKIA[0-9A-Z]{{16}}",
-                r"|gh[pousr]_[A-Za-z0-9]{{30,255}}",
-                r"|xox[abposre]-[A-Za-z0-9-]{{10,255}}|xapp-[A-Za-z0-9-]{{10,255}}",
-                r"|AIza[0-9A-Za-z_-]{{30,64}}|ya29\.[0-9A-Za-z_-]{{20,2048}}",
-                r"|SG\.[\w-]{{16,64}}\.[\w-]{{16,128}}",
-                r"|hf_[A-Za-z0-9]{{30,64}}",
-                r"))(?![\w-])"
-            ),
-            alnum = ALNUM
-        )
+    // A left boundary: the table's, or ours where it is wider.
+    let left = |table: String, ours: String| if widened { ours } else { table };
+
+    // 1. JWT: `eyJ` and three base64url parts of 8 to 4096 chars; no right boundary.
+    let part = run(URL_SAFE, 8, 4096);
+    let jwt = format!(
+        r"{}eyJ{part}\.{part}\.{part}",
+        left(not_before(r"\w.\-"), String::new())
+    );
+
+    // 2. The token right after `bearer ` (any case, one space), then any `=` padding.
+    let bearer = format!(r"(?<=(?i:bearer) ){}=*", run("[A-Za-z0-9._~+/-]", 16, 4096));
+
+    // 3. Vendor API keys, each body as the table lists it; one right boundary for all.
+    let dash_key = format!(
+        "[spr]k-(?:{}-){{0,2}}{}",
+        run("[a-z]", 1, 12),
+        run(URL_SAFE, 16, 256)
+    );
+    let aiza = if widened {
+        run(URL_SAFE, 30, 64)
     } else {
+        run(URL_SAFE, 35, 35)
+    };
+    let other_keys = [
+        format!("[sr]k_(?:live|test)_{}", run(ASCII_ALNUM, 16, 256)),
+        format!("AKIA{}", run("[A-Z0-9]", 16, 16)),
+        format!("gh[pousr]_{}", run(ASCII_ALNUM, 30, 255)),
+        format!("(?:xox[abposre]|xapp)-{}", run("[A-Za-z0-9-]", 10, 255)),
+        format!("AIza{aiza}"),
+        format!(r"ya29\.{}", run(URL_SAFE, 20, 2048)),
+        format!(r"SG\.{}\.{}", run(r"[\w-]", 16, 64), run(r"[\w-]", 16, 128)),
+        format!("hf_{}", run(ASCII_ALNUM, 30, 64)),
+    ]
+    .join("|");
+    let api_keys = format!(
+        "(?:{}{dash_key}|{}(?:{other_keys})){}",
+        left(not_before(r"\w\-"), not_before(&format!(r"{ALNUM}\-"))),
+        left(not_before(r"\w\-"), not_before(r"\-")),
+        not_after(r"\w\-"),
+    );
+
+    // 4. E-mail: local part, `@`, up to nine labels, an alphabetic TLD.
+    let local = "A-Za-z0-9._%+-";
+    let label = run("[A-Za-z0-9-]", 1, 63);
+    let email = format!(
+        r"{}{}@{label}(?:\.{label}){{0,8}}\.{}{}",
+        not_before(local),
+        run(&format!("[{local}]"), 1, 64),
+        run("[A-Za-z]", 2, 24),
+        not_after("A-Za-z0-9-"),
+    );
+
+    // 5. SSN: area not 000, 666 or 9xx; group not 00; serial not 0000; word boundaries around.
+    let ssn = format!(
+        r"{}(?!000|666|9)\d{{3}}-(?!00)\d{{2}}-(?!0000)\d{{4}}\b",
+        left(r"\b".to_string(), r"(?<!\d)".to_string())
+    );
+
+    // 6. Cards: a digit group, then possessively up to 15 more, each after one space or `-`; the
+    // match must not run on into a word char or a decimal part.
+    let group = run(r"\d", 3, 19);
+    let card = format!(
+        r"{}{group}(?>(?:[ -]{group}){{0,15}}){}(?!\.\d)",
+        left(not_before(r"\w."), not_before(r"\d.")),
+        not_after(r"\w"),
+    );
+
+    // 7. IPv4: four octets 0 to 255 without leading zeros.
+    let octet = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)";
+    let ipv4 = format!(
+        r"{}{octet}(?:\.{octet}){{3}}{}",
+        not_before(r"\w."),
+        not_after(r"\w.")
+    );
+
+    // 8. IPv6, full form only: eight hex groups.
+    let hex = run("[0-9a-fA-F]", 1, 4);
+    let ipv6 = format!(
+        "{}{hex}(?::{hex}){{7}}{}",
+        not_before(r"\w:"),
+        not_after(r"\w:")
+    );
+
+    // 9. Phone: optional `+` country code, an area code with or without parentheses, a mandatory
+    // separator, then 3-4 digits, an optional separator and 3-4 digits. Nothing digit-like may touch
+    // it on either side.
+    let sep = "[ .-]";
+    let phone = format!(
         concat!(
-            r"(?<![\w-])(?:",
-            r"(?:sk|pk|rk)-(?:[a-z]{1,12}-){0,2}[A-Za-z0-9_-]{16,256}",
-            r"|[sr]k_(?:live|test)_[0-9A-Za-z]{16,256}",
-            r"|AKIA[0-9A-Z]{16}",
-            r"|gh[pousr]_[A-Za-z0-9]{30,255}",
-            r"|xox[abposre]-[A-Za-z0-9-]{10,255}|xapp-[A-Za-z0-9-]{10,255}",
-            r"|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,2048}",
-            r"|SG\.[\w-]{16,64}\.[\w-]{16,128}",
-            r"|hf_[A-Za-z0-9]{30,64}",
-            r")(?![\w-])"
-        )
-        .to_string()
-    };
-    // Each pair: 0.4.1's left boundary, and ours where it is wider.
-    let jwt_left = if widened { "" } else { r"(?<![\w.-])" };
-    let ssn_left = if widened { r"(?<!\d)" } else { r"\b" };
-    let card_left = if widened {
-        r"(?<![\d.])"
-    } else {
-        r"(?<![\w.])"
-    };
-    let phone_left = if widened {
-        r"(?<![\d.+-])"
-    } else {
-        r"(?<![\w.+-])"
-    };
+            r"{}(?<!\d{sep})",
+            r"(?:\+\d{{1,3}}{sep}?)?(?:\(\d{{2,4}}\)|\d{{2,4}}){sep}\d{{3,4}}{sep}?\d{{3,4}}",
+            r"{}(?!{sep}?\d)"
+        ),
+        left(not_before(r"\w.+\-"), not_before(r"\d.+\-")),
+        not_after(r"\w.\-"),
+        sep = sep,
+    );
+
     let mut patterns: Vec<(&str, String, Sub)> = vec![
-        (
-            "SECRET",
-            format!(r"{jwt_left}eyJ[A-Za-z0-9_-]{{8,4096}}\.[A-Za-z0-9_-]{{8,4096}}\.[A-Za-z0-9_-]{{8,4096}}"),
-            Sub::Tag,
-        ),
-        (
-            "SECRET",
-            r"(?i)(?<=bearer )[A-Za-z0-9._~+/-]{16,4096}=*".into(),
-            Sub::Tag,
-        ),
+        ("SECRET", jwt, Sub::Tag),
+        ("SECRET", bearer, Sub::Tag),
         ("SECRET", api_keys, Sub::Tag),
-        (
-            "EMAIL",
-            concat!(
-                r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}",
-                r"\.[A-Za-z]{2,24}(?![A-Za-z0-9-])"
-            )
-            .into(),
-            Sub::Tag,
-        ),
-        (
-            "US_SSN",
-            format!(r"{ssn_left}(?!000|666|9\d\d)\d{{3}}-(?!00)\d{{2}}-(?!0000)\d{{4}}\b"),
-            Sub::Tag,
-        ),
-        (
-            "CREDIT_CARD",
-            // 0.4.1: `\d{3,19}(?:[ -]\d{3,19}){0,15}+`; the atomic group is the same possessive repeat.
-            format!(r"{card_left}\d{{3,19}}(?>(?:[ -]\d{{3,19}}){{0,15}})(?!\w)(?!\.\d)"),
-            Sub::Card,
-        ),
-        (
-            "IP_ADDRESS",
-            r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w.])".into(),
-            Sub::Tag,
-        ),
-        (
-            "IP_ADDRESS",
-            r"(?<![\w:])(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}(?![\w:])".into(),
-            Sub::Tag,
-        ),
-        (
-            "PHONE",
-            format!(
-                concat!(
-                    r"{phone_left}(?<!\d[ .-])(?:\+\d{{1,3}}[ .-]?)?(?:\(\d{{2,4}}\)|\d{{2,4}})[ .-]\d{{3,4}}[ .-]?\d{{3,4}}",
-                    r"(?![\w.-])(?![ .-]?\d)"
-                ),
-                phone_left = phone_left
-            ),
-            Sub::Phone,
-        ),
+        ("EMAIL", email, Sub::Tag),
+        ("US_SSN", ssn, Sub::Tag),
+        ("CREDIT_CARD", card, Sub::Card),
+        ("IP_ADDRESS", ipv4, Sub::Tag),
+        ("IP_ADDRESS", ipv6, Sub::Tag),
+        ("PHONE", phone, Sub::Phone),
     ];
     if widened {
-        // Ours only: `+` and 10 to 15 digits that no letter or number touches.
+        // Ours only: 10 to 15 digits that no letter or number touches, with a `+` before them taken
+        // in when nothing alphanumeric (or another `+`) precedes it.
         patterns.push((
             "PHONE",
-            format!(r"(?:(?<![{ALNUM}+])\+|(?<![{ALNUM}]))\d{{10,15}}(?![{ALNUM}])"),
+            format!(
+                r"(?:{}\+)?{}\d{{10,15}}{}",
+                not_before(&format!("{ALNUM}+")),
+                not_before(ALNUM),
+                not_after(ALNUM)
+            ),
             Sub::Tag,
         ));
     }
@@ -157,10 +206,11 @@ fn patterns(widened: bool) -> Patterns {
         .collect()
 }
 
-static ORIGINAL: LazyLock<Patterns> = LazyLock::new(|| patterns(false));
+static TABLE: LazyLock<Patterns> = LazyLock::new(|| patterns(false));
 static WIDENED: LazyLock<Patterns> = LazyLock::new(|| patterns(true));
 
-/// 0.4.1's `_luhn` over ASCII digits.
+/// The Luhn check of §18.3.1 over ASCII digits: from the right, every second digit doubled (minus 9
+/// above 9), and the sum a multiple of 10.
 fn luhn(digits: &str) -> bool {
     let total: u32 = digits
         .bytes()
@@ -178,7 +228,7 @@ fn luhn(digits: &str) -> bool {
     total.is_multiple_of(10)
 }
 
-/// 0.4.1's `_card`: every Luhn-valid window of 13 to 19 digits made of whole digit groups, longest
+/// The card window rule of §18.3.1 over one match: every Luhn-valid window of 13 to 19 digits made of whole digit groups, longest
 /// first from each group.
 fn card(text: &str, tag: &str) -> String {
     let mut groups = Vec::new();
@@ -216,8 +266,9 @@ fn card(text: &str, tag: &str) -> String {
     out
 }
 
-/// 0.4.1's `_builtin` over `patterns`.
-fn python_mask(patterns: &Patterns, text: &str) -> String {
+/// The builtin masker as §18.3 describes it: each of `patterns` in order over the whole text,
+/// replacing non-overlapping matches left to right.
+fn table_mask(patterns: &Patterns, text: &str) -> String {
     let mut text = text.to_string();
     for (kind, rx, sub) in patterns {
         let tag = format!("<{kind}>");
@@ -333,42 +384,68 @@ fn separator() -> impl Strategy<Value = &'static str> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 
-    /// The scanners mask exactly what 0.4.1's patterns mask, widened where documented.
+    /// The scanners mask exactly what the table's patterns mask, widened where documented.
     #[test]
-    fn scanners_equal_the_original_patterns(
+    fn scanners_equal_the_table_patterns(
         parts in proptest::collection::vec((piece(), separator()), 1..10),
     ) {
         let text: String = parts.iter().flat_map(|(p, s)| [p.as_str(), *s]).collect();
-        prop_assert_eq!(mask_builtin(&text).into_owned(), python_mask(&WIDENED, &text), "text: {:?}", text);
+        prop_assert_eq!(mask_builtin(&text).into_owned(), table_mask(&WIDENED, &text), "text: {:?}", text);
     }
 }
 
-/// The compared masker is 0.4.1's: its own documented results (docs/compatibility.md §18.3).
+/// The oracle's patterns reproduce every builtin result the behaviour description records as observed
+/// from 0.4.1 for the patterns of docs/compatibility.md §18.3, and so does the masker; `4155550132` is the one example a widening changes (an unseparated phone
+/// number, see `widenings_are_the_only_differences`).
 #[test]
 fn the_oracle_reproduces_the_observed_results() {
+    let unchanged = |t: &'static str| (t, t);
     let cases = [
         ("4111 1111 1111 1111 123-45-6789", "<CREDIT_CARD> <US_SSN>"),
+        (
+            "4111 1111 1111 1111 5555 4444 3333 1111",
+            "<CREDIT_CARD> <CREDIT_CARD>",
+        ),
         (
             "4111-1111-1111-1111-5555-4444-3333-1111",
             "<CREDIT_CARD>-<CREDIT_CARD>",
         ),
         ("1234 4111 1111 1111 1111", "1234 <CREDIT_CARD>"),
-        ("4111111111111111.5", "4111111111111111.5"),
+        ("4111111111111111.", "<CREDIT_CARD>."),
+        unchanged("4111111111111111.5"),
+        unchanged("card 4111 1111 1111 1112"),
         ("+1 (415) 555-0132", "<PHONE>"),
-        ("id 123456789", "id 123456789"),
-        ("2001:db8::1", "2001:db8::1"),
+        ("020 7946 0958", "<PHONE>"),
+        ("415.555.0132", "<PHONE>"),
+        ("555-123-4567", "<PHONE>"),
+        unchanged("555-0132"),
+        unchanged("id 123456789"),
+        unchanged("000-12-3456"),
+        unchanged("123-00-4567"),
+        unchanged("1234-56-7890"),
+        unchanged("256.1.1.1"),
+        unchanged("1.2.3.4.5"),
+        unchanged("v1.2.3.4"),
+        unchanged("2001:db8::1"),
         ("Bearer abc.def-ghi_jkl~mno+pqr/stu==", "Bearer <SECRET>"),
-        ("sk-abcdefghijklmno", "sk-abcdefghijklmno"),
-        ("user@localhost", "user@localhost"),
+        ("sk-abcdefghijklmnop", "<SECRET>"),
+        unchanged("sk-abcdefghijklmno"),
+        unchanged("AKIA1234567890ABCDEFG"),
+        unchanged("user@localhost"),
+        unchanged("x@y.z1"),
+        unchanged("order o-7 refunded $1,200.50 on 2026-10-01 at 10:00:01"),
     ];
     for (text, want) in cases {
-        assert_eq!(python_mask(&ORIGINAL, text), want, "{text:?}");
-        assert_eq!(python_mask(&WIDENED, text), want, "{text:?}");
+        assert_eq!(table_mask(&TABLE, text), want, "{text:?}");
+        assert_eq!(table_mask(&WIDENED, text), want, "{text:?}");
         assert_eq!(mask_builtin(text), want, "{text:?}");
     }
+    assert_eq!(table_mask(&TABLE, "4155550132"), "4155550132");
+    assert_eq!(table_mask(&WIDENED, "4155550132"), "<PHONE>");
+    assert_eq!(mask_builtin("4155550132"), "<PHONE>");
 }
 
-/// Each documented widening is a difference from the original, and masks more, never less.
+/// Each documented widening is a difference from the table's patterns, and masks more, never less.
 #[test]
 fn widenings_are_the_only_differences() {
     let aiza = format!("AIza{}", "a1".repeat(15));
@@ -385,7 +462,7 @@ fn widenings_are_the_only_differences() {
         ),
     ];
     for (text, ours) in cases {
-        assert_eq!(python_mask(&ORIGINAL, text), text, "0.4.1 leaves {text:?}");
+        assert_eq!(table_mask(&TABLE, text), text, "0.4.1 leaves {text:?}");
         assert_eq!(mask_builtin(text), ours, "{text:?}");
     }
 }
