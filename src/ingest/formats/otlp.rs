@@ -412,21 +412,7 @@ impl ScannedTraces<'_> {
                 let mut scratch = tape.take().unwrap_or_else(simd_json::Tape::null).reset();
                 let read = simd_json::fill_tape_padded(&mut text, len, buffers, &mut scratch)
                     .map_err(|_| SpanFailure::Json(m))
-                    .and_then(|()| {
-                        let Some(obj) = scratch.as_value().as_object() else {
-                            return Err(SpanFailure::Invalid(
-                                slice.start,
-                                "a span is not an object".to_string(),
-                            ));
-                        };
-                        let (trace_id, span) =
-                            read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
-                                .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
-                        if record.trace_id.is_empty() {
-                            record.trace_id = Cow::Owned(trace_id.to_string());
-                        }
-                        Ok(span)
-                    });
+                    .and_then(|()| self.tape_span(&scratch, slice.start, &mut record));
                 tape = Some(scratch.reset());
                 read
             });
@@ -463,20 +449,31 @@ impl ScannedTraces<'_> {
             let mut tape = simd_json::Tape::null();
             simd_json::fill_tape_padded(&mut fixed, len, buffers, &mut tape)
                 .map_err(|_| SpanFailure::Json(m))?;
-            let Some(obj) = tape.as_value().as_object() else {
-                return Err(SpanFailure::Invalid(
-                    slice.start,
-                    "a span is not an object".to_string(),
-                ));
-            };
-            let (trace_id, span) =
-                read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
-                    .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
-            if record.trace_id.is_empty() {
-                record.trace_id = Cow::Owned(trace_id.to_string());
-            }
-            Ok(span.into_owned())
+            self.tape_span(&tape, slice.start, record)
+                .map(SpanRecord::into_owned)
         })
+    }
+
+    /// The span a one-span tape holds (its trace id names the record when the record has none yet);
+    /// `start` is the span's byte offset, for errors.
+    fn tape_span<'i>(
+        &self,
+        tape: &simd_json::Tape<'i>,
+        start: usize,
+        record: &mut TraceRecord<'static>,
+    ) -> Result<SpanRecord<'i>, SpanFailure> {
+        let Some(obj) = tape.as_value().as_object() else {
+            return Err(SpanFailure::Invalid(
+                start,
+                "a span is not an object".to_string(),
+            ));
+        };
+        let (trace_id, span) = read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+            .map_err(|message| SpanFailure::Invalid(start, message))?;
+        if record.trace_id.is_empty() {
+            record.trace_id = Cow::Owned(trace_id.to_string());
+        }
+        Ok(span)
     }
 
     /// The JSON error of the first span of `members` that does not parse, at its byte in the file.
