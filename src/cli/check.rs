@@ -12,6 +12,7 @@ use super::run::{
 };
 use super::selection::resolve;
 use crate::checks::Reasons;
+use crate::gate::passk::PassKTable;
 use crate::gate::{
     GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
 };
@@ -19,6 +20,7 @@ use crate::partial::{OtherInput, Usage};
 use crate::pyfmt::fmt_fixed;
 use crate::report::Report;
 use crate::report::colour::ColorChoice;
+use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 /// The output flags of `check`, which `merge` takes too.
@@ -209,12 +211,12 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
 }
 
 /// The judge's token counts as the JSON report prints them.
-fn usage_value(usage: Usage) -> serde_json::Value {
-    serde_json::json!({
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-    })
+fn judge_usage_of(usage: Usage) -> JudgeUsage {
+    JudgeUsage {
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    }
 }
 
 /// Prints the table and the gate, and writes every output asked for; returns the exit code.
@@ -302,21 +304,16 @@ pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, 
 
     let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
     if let Some(path) = &outs.json {
-        let mut value = json::report_value(&report);
-        // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's bytes.
-        if let Some(usage) = judge_usage {
-            value.insert("judge_usage".into(), usage_value(usage));
-        }
-        if let Some(o) = &outcome {
-            value.insert("outcome".into(), json::outcome_value(o));
-        }
-        if let Some(table) = &pass_k {
-            value.insert("pass_k".into(), table.to_json());
-        }
-        if let Some((gate, _)) = &gate {
-            value.insert("gate".into(), gate.to_json());
-        }
-        let text = crate::pyjson::to_pretty(&serde_json::Value::Object(value));
+        let doc = JsonReport {
+            // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
+            // bytes.
+            judge_usage: judge_usage.map(judge_usage_of),
+            outcome: outcome.as_ref().map(json::outcome),
+            pass_k: pass_k.as_ref().map(PassKTable::to_wire),
+            gate: gate.as_ref().map(|(gate, _)| gate.to_wire()),
+            ..json::report(&report)
+        };
+        let text = format::to_pretty(&doc).map_err(|e| write_err(&e))?;
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }

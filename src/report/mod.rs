@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod colour;
+pub mod format;
 pub mod html;
 pub mod json;
 pub mod junit;
