@@ -161,9 +161,10 @@ pub fn finish(
         writeln!(out, "{note}")?;
     }
     if let Some(path) = &outs.json {
-        let text = crate::pyjson::to_pretty(&render::to_json(&scored));
-        write_atomic(path, text.as_bytes())
-            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+        let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
+        let text = crate::report::format::to_pretty(&render::to_wire(&scored))
+            .map_err(|e| write_err(&e))?;
+        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }
     if let Some(dir) = &outs.parquet {
