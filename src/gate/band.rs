@@ -4,7 +4,8 @@
 //! scenario keys (a key missing from the first run can never be shared), plus running usage sums (and,
 //! for pass^k, each run's trial counts per key), so a band over a hundred runs of ten thousand
 //! scenarios never holds more than one run's traces.
-//! The file's keys are [`BandJson`]; [`BandFile`] is the lenient reader the gate evaluates against; [`super::verdict`] consumes it.
+//! The file's keys are [`BandJson`]; [`BandFile`] is the lenient reader the gate evaluates against;
+//! [`super::verdict`] consumes it.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -882,5 +883,74 @@ mod tests {
         let mut band = minimal_band();
         band["clean_rate"] = json!({"min": 0.5, "max": 1, "per_run": [0.5, 1]});
         assert!(BandFile::from_value(path, &band).is_ok());
+    }
+
+    #[test]
+    fn keys_of_the_wrong_shape_name_the_key_and_null_optional_keys_are_absent() {
+        let path = Path::new("band.json");
+        let err = |pointer: &str, value: Value| {
+            let mut band = minimal_band();
+            let (parent, key) = pointer.rsplit_once('/').expect("pointer");
+            band.pointer_mut(parent)
+                .and_then(Value::as_object_mut)
+                .expect("parent")
+                .insert(key.to_string(), value);
+            BandFile::from_value(path, &band)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        // A list is not an object, even with the right number of members.
+        let shape = |key: &str| Err(format!("band.json: the band's \"{key}\" must be "));
+        let starts = |got: Result<(), String>, want: Result<(), String>| match (&got, &want) {
+            (Err(g), Err(w)) => assert!(g.starts_with(w.as_str()), "{g}"),
+            _ => assert_eq!(got, want),
+        };
+        starts(
+            err("/clean_rate", json!([0.5, 1, 0.7, [0.5, 1]])),
+            shape("clean_rate"),
+        );
+        starts(err("/usage", json!([1])), shape("usage"));
+        starts(err("/pass_k", json!([2, [[1, 1]]])), shape("pass_k"));
+        starts(
+            err("/pass_k", json!({"k": 2.0, "per_run": [[1, 1]]})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/pass_k", json!({"k": 0, "per_run": [[]]})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/pass_k", json!({"k": 2, "per_run": [[1]]})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/pass_k", json!({"k": 1, "per_run": []})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/scenario_clean_runs", json!([3, 0])),
+            shape("scenario_clean_runs"),
+        );
+        // `null` stands for absent where a key is optional, and is kept as written where it is not.
+        for key in ["usage", "pass_k", "scenario_clean_runs"] {
+            assert_eq!(err(&format!("/{key}"), Value::Null), Ok(()), "{key}");
+        }
+        assert_eq!(err("/clean_rate/per_run", Value::Null), Ok(()));
+        assert_eq!(err("/judge", Value::Null), Ok(()));
+        starts(err("/runs", Value::Null), shape("runs"));
+        let mut band = minimal_band();
+        band["pass_k"] = json!({"k": 2, "per_run": [[1, 0.5], [1, 1]]});
+        band["usage"] = json!({"tokens": 10, "cost_usd": null});
+        band["scenario_clean_runs"] = json!([2, 1]);
+        let read = BandFile::from_value(path, &band).expect("band");
+        assert_eq!(read.pass_k.map(|p| (p.k, p.per_run.len())), Some((2, 2)));
+        assert_eq!(
+            read.usage,
+            [
+                ("tokens".to_string(), json!(10)),
+                ("cost_usd".to_string(), Value::Null)
+            ]
+        );
+        assert_eq!(read.clean_runs, Some(vec![2, 1]));
     }
 }
