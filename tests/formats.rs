@@ -190,7 +190,7 @@ fn response_parts_and_structured_messages_are_read() {
     assert_eq!(facts.steps[0].0, "lookup_order");
     assert_eq!(
         batch.step_str(STEP_RESULT).value(0),
-        faultgate::pyjson::dumps_spaced(&serde_json::json!({"total": 120}))
+        faultgate::compat::json::dumps_spaced(&serde_json::json!({"total": 120}))
     );
 }
 

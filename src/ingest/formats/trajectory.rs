@@ -13,8 +13,8 @@ use crate::ingest::Format;
 use serde_json::{Map, Value};
 
 use super::common::{group_in_order, ns, order_trace, set_tool_attrs, wrap_messages};
-use crate::pyfmt::{py_str, py_truthy};
-use crate::pyjson::dumps_spaced;
+use crate::compat::value::json_text;
+use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// The root attribute holding the run's recorded `task_success`.
@@ -138,7 +138,7 @@ fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> TraceRecord<'st
                 if let Some(payload) = event.get("payload") {
                     attrs.insert(
                         "faultgate.handoff.payload".into(),
-                        Value::String(dumps_spaced(payload)),
+                        Value::String(json_text(payload)),
                     );
                 }
                 format!("invoke_agent {to}")
@@ -230,7 +230,7 @@ mod tests {
         let steps = crate::table::derive::steps(&trace.spans, true);
         let tools: Vec<&str> = steps.iter().map(|s| s.tool.as_ref()).collect();
         assert_eq!(tools, ["scan", "confirm_with_user", "send_report"]);
-        assert_eq!(steps[0].arguments, dumps_spaced(&json!({"table": "t"})));
+        assert_eq!(steps[0].arguments, json_text(&json!({"table": "t"})));
         let checkpoint = trace
             .spans
             .iter()
