@@ -1,208 +1,266 @@
-//! JSON text the way faultgate 0.4.1 writes it (Python's `json.dumps`).
+//! JSON text the way faultgate 0.4.1 writes it (Python's `json.dumps`), as a `serde_json` formatter.
 //!
 //! Reports, bands and audit files are written with one-space indentation and ASCII escapes; tool
 //! payloads are re-serialised with spaced separators and literal non-ASCII, and fingerprints with
 //! sorted keys and compact separators. Every form must match the reference bytes, including Python's
-//! float repr (`21450.0`, `1e-05`) and its `NaN`/`Infinity` literals.
+//! float repr (`21450.0`, `1e-05`) and its `NaN`/`Infinity` literals (see [`PyFloat`]).
+//!
+//! [`PyFormatter`] only decides the bytes, so anything that implements `Serialize` (a
+//! `serde_json::Value` or a typed report struct) streams straight into these layouts.
 
-use std::fmt::Write as _;
+use std::io;
 
+use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+use serde_json::ser::Formatter;
 use serde_json::Value;
 
 use super::fmt::write_float_repr;
 
 /// A report file: `json.dumps(v, indent=1)` with ASCII escapes, no trailing newline.
-pub fn to_pretty(v: &Value) -> String {
-    let mut out = String::new();
-    write_value(v, &PRETTY, 0, &mut out);
-    out
+///
+/// # Panics
+///
+/// Only if `value`'s `Serialize` implementation fails (a map with keys that are not strings or
+/// numbers), which no type in faultgate does.
+pub fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
+    to_string(value, PyFormatter::PRETTY)
 }
 
-/// Writes [`to_pretty`] of `v` to `writer`, for callers that stream a report to a file.
-pub fn to_pretty_with<W: std::io::Write>(v: &Value, writer: &mut W) -> std::io::Result<()> {
-    writer.write_all(to_pretty(v).as_bytes())
+/// Streams [`to_pretty`] of `value` to `writer`.
+pub fn write_pretty<W: io::Write, T: Serialize + ?Sized>(writer: W, value: &T) -> io::Result<()> {
+    let mut serializer = serde_json::Serializer::with_formatter(writer, PyFormatter::PRETTY);
+    value.serialize(&mut serializer).map_err(io::Error::from)
 }
 
 /// `json.dumps(v, ensure_ascii=False)`: separators `, ` and `: `, keys in input order.
-pub fn dumps_spaced(v: &Value) -> String {
-    let mut out = String::new();
-    write_value(v, &SPACED, 0, &mut out);
-    out
+pub fn dumps_spaced<T: Serialize + ?Sized>(value: &T) -> String {
+    to_string(value, PyFormatter::SPACED)
 }
 
 /// `json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`: keys sorted by code point
 /// at every level.
-pub fn dumps_sorted_compact(v: &Value) -> String {
-    let mut out = String::new();
-    write_value(v, &SORTED_COMPACT, 0, &mut out);
-    out
+pub fn dumps_sorted_compact(value: &Value) -> String {
+    to_string(&Sorted(value), PyFormatter::SORTED_COMPACT)
 }
 
-/// A float as Python's `json` writes it: repr digits for finite values (`1.0`, `1e+16`), and `NaN`,
-/// `Infinity` or `-Infinity` otherwise (which `serde_json::Value` cannot hold).
-pub fn float_json(f: f64) -> String {
-    let mut out = String::with_capacity(24);
-    write_float_json(f, &mut out);
-    out
+fn to_string<T: Serialize + ?Sized>(value: &T, formatter: PyFormatter) -> String {
+    let mut out = Vec::with_capacity(128);
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut serializer)
+        .expect("faultgate's values serialise to JSON");
+    String::from_utf8(out).expect("the formatter writes UTF-8 only")
 }
 
-/// Appends [`float_json`] of `f` to `out`.
-pub fn write_float_json(f: f64, out: &mut String) {
-    if f.is_nan() {
-        out.push_str("NaN");
-    } else if f.is_infinite() {
-        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
-    } else {
-        write_float_repr(f, out);
-    }
-}
+/// A float that Python's `json` writes as `NaN`, `Infinity` or `-Infinity` when it is not finite
+/// (`serde_json` would write `null`); finite values are written as any `f64` is.
+///
+/// The literals reach the output through `serde_json`'s raw-value channel, so this type is meant for
+/// the writers of this module; other serializers reject it or see a one-field struct.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PyFloat(pub f64);
 
-/// Appends a JSON string literal the way Python's `json` encodes it. With `ascii`, every character
-/// outside printable ASCII is escaped as `\uXXXX` (lowercase hex, astral characters as surrogate pairs);
-/// without it only `"`, `\` and control characters are escaped.
-pub fn write_json_string(s: &str, ascii: bool, out: &mut String) {
-    out.reserve(s.len() + 2);
-    out.push('"');
-    let mut clean_from = 0;
-    for (i, c) in s.char_indices() {
-        let needs_escape = match c {
-            '"' | '\\' | '\0'..='\u{1f}' => true,
-            '\u{7f}'.. => ascii,
-            _ => false,
+/// The struct name `serde_json`'s serializer takes as "write this text as is" (what its `RawValue`
+/// serialises as); the unit test `non_finite_floats_are_python_literals` pins that it still does.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+impl Serialize for PyFloat {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let x = self.0;
+        let literal = if x.is_nan() {
+            "NaN"
+        } else if x == f64::INFINITY {
+            "Infinity"
+        } else if x == f64::NEG_INFINITY {
+            "-Infinity"
+        } else {
+            return serializer.serialize_f64(x);
         };
-        if !needs_escape {
-            continue;
-        }
-        out.push_str(&s[clean_from..i]);
-        clean_from = i + c.len_utf8();
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-        }
+        let mut raw = serializer.serialize_struct(RAW_VALUE_TOKEN, 1)?;
+        raw.serialize_field(RAW_VALUE_TOKEN, literal)?;
+        raw.end()
     }
-    out.push_str(&s[clean_from..]);
-    out.push('"');
 }
 
-/// The knobs of `json.dumps` that faultgate uses.
-struct Layout {
+/// A JSON value serialised with the keys of every object sorted (Python's `sort_keys=True`); needed
+/// because `serde_json`'s maps keep insertion order in this crate.
+struct Sorted<'a>(&'a Value);
+
+impl Serialize for Sorted<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&Sorted(item))?;
+                }
+                seq.end()
+            }
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                // Rust orders strings by UTF-8 bytes, which is code point order, as Python's sort is.
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut out = serializer.serialize_map(Some(entries.len()))?;
+                for (key, value) in entries {
+                    out.serialize_entry(key, &Sorted(value))?;
+                }
+                out.end()
+            }
+            scalar => scalar.serialize(serializer),
+        }
+    }
+}
+
+/// The bytes of Python's `json.dumps` for the knobs faultgate uses: indentation, separators and ASCII
+/// escaping. Floats are written in Python's repr form.
+#[derive(Clone, Copy, Debug)]
+pub struct PyFormatter {
     /// Spaces per nesting level; `None` writes everything on one line.
     indent: Option<usize>,
     item_separator: &'static str,
     key_separator: &'static str,
+    /// Escapes every character outside printable ASCII as `\uXXXX` (lowercase hex, astral characters
+    /// as surrogate pairs); otherwise only `"`, `\` and control characters are escaped.
     ascii: bool,
-    sort_keys: bool,
-}
-
-const PRETTY: Layout = Layout {
-    indent: Some(1),
-    item_separator: ",",
-    key_separator: ": ",
-    ascii: true,
-    sort_keys: false,
-};
-
-const SPACED: Layout = Layout {
-    indent: None,
-    item_separator: ", ",
-    key_separator: ": ",
-    ascii: false,
-    sort_keys: false,
-};
-
-const SORTED_COMPACT: Layout = Layout {
-    indent: None,
-    item_separator: ",",
-    key_separator: ":",
-    ascii: false,
-    sort_keys: true,
-};
-
-fn write_value(v: &Value, layout: &Layout, depth: usize, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                let _ = write!(out, "{i}");
-            } else if let Some(u) = n.as_u64() {
-                let _ = write!(out, "{u}");
-            } else {
-                write_float_json(n.as_f64().unwrap_or(f64::NAN), out);
-            }
-        }
-        Value::String(s) => write_json_string(s, layout.ascii, out),
-        Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                write_item_start(layout, i, depth + 1, out);
-                write_value(item, layout, depth + 1, out);
-            }
-            write_newline(layout, depth, out);
-            out.push(']');
-        }
-        Value::Object(map) => {
-            if map.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            if layout.sort_keys {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                // Rust orders strings by UTF-8 bytes, which is code point order, as Python's sort is.
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                write_entries(entries.into_iter(), layout, depth, out);
-            } else {
-                write_entries(map.iter(), layout, depth, out);
-            }
-            write_newline(layout, depth, out);
-            out.push('}');
-        }
-    }
-}
-
-fn write_entries<'a>(
-    entries: impl Iterator<Item = (&'a String, &'a Value)>,
-    layout: &Layout,
     depth: usize,
-    out: &mut String,
-) {
-    for (i, (key, item)) in entries.enumerate() {
-        write_item_start(layout, i, depth + 1, out);
-        write_json_string(key, layout.ascii, out);
-        out.push_str(layout.key_separator);
-        write_value(item, layout, depth + 1, out);
+    /// Whether the container being written holds anything (an empty one closes on the same line).
+    has_value: bool,
+}
+
+impl PyFormatter {
+    /// `indent=1` (separators `,` and `: `), ASCII escapes: reports, bands, audit files.
+    pub const PRETTY: Self = Self::new(Some(1), ",", ": ", true);
+    /// The default separators `, ` and `: ` on one line, non-ASCII kept: tool payloads as text.
+    pub const SPACED: Self = Self::new(None, ", ", ": ", false);
+    /// Separators `,` and `:` on one line, non-ASCII kept (fingerprints, with sorted keys).
+    pub const SORTED_COMPACT: Self = Self::new(None, ",", ":", false);
+
+    const fn new(
+        indent: Option<usize>,
+        item_separator: &'static str,
+        key_separator: &'static str,
+        ascii: bool,
+    ) -> Self {
+        Self {
+            indent,
+            item_separator,
+            key_separator,
+            ascii,
+            depth: 0,
+            has_value: false,
+        }
+    }
+
+    fn open<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline(writer)?;
+        }
+        writer.write_all(bracket)
+    }
+
+    /// The separator before an item (unless it is the first), then its line break and indentation.
+    fn item_start<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
+        if !first {
+            writer.write_all(self.item_separator.as_bytes())?;
+        }
+        self.newline(writer)
+    }
+
+    fn newline<W: ?Sized + io::Write>(&self, writer: &mut W) -> io::Result<()> {
+        if let Some(indent) = self.indent {
+            writer.write_all(b"\n")?;
+            for _ in 0..indent * self.depth {
+                writer.write_all(b" ")?;
+            }
+        }
+        Ok(())
     }
 }
 
-/// The separator before the item at `index` of a container, then its line break and indentation.
-fn write_item_start(layout: &Layout, index: usize, depth: usize, out: &mut String) {
-    if index > 0 {
-        out.push_str(layout.item_separator);
+impl Formatter for PyFormatter {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        let mut text = String::with_capacity(24);
+        write_float_repr(value, &mut text);
+        writer.write_all(text.as_bytes())
     }
-    write_newline(layout, depth, out);
-}
 
-fn write_newline(layout: &Layout, depth: usize, out: &mut String) {
-    if let Some(indent) = layout.indent {
-        out.push('\n');
-        out.extend(std::iter::repeat_n(' ', indent * depth));
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        if !self.ascii {
+            return writer.write_all(fragment.as_bytes());
+        }
+        // serde_json has already escaped `"`, `\` and the control characters; what is left to escape
+        // is DEL and everything beyond ASCII.
+        let mut clean_from = 0;
+        for (i, c) in fragment.char_indices() {
+            if c < '\u{7f}' {
+                continue;
+            }
+            writer.write_all(&fragment.as_bytes()[clean_from..i])?;
+            clean_from = i + c.len_utf8();
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[clean_from..])
+    }
+
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"[")
+    }
+
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.item_start(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"{")
+    }
+
+    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.item_start(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(self.key_separator.as_bytes())
+    }
+
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
 
@@ -228,7 +286,8 @@ mod tests {
     #[test]
     fn floats_match_python_json() {
         for &(x, expected) in FLOAT_JSON_CASES {
-            assert_eq!(float_json(x), expected, "json.dumps({x:e})");
+            assert_eq!(to_pretty(&PyFloat(x)), expected, "json.dumps({x:e})");
+            assert_eq!(dumps_spaced(&[PyFloat(x)]), format!("[{expected}]"));
         }
     }
 
@@ -240,18 +299,58 @@ mod tests {
             "{\n \"a\": [\n  1,\n  {\n   \"b\": []\n  }\n ],\n \"c\": {}\n}"
         );
         let mut written = Vec::new();
-        to_pretty_with(&v, &mut written).expect("writing to memory succeeds");
+        write_pretty(&mut written, &v).expect("writing to memory succeeds");
         assert_eq!(written, to_pretty(&v).into_bytes());
     }
 
     #[test]
     fn string_escapes() {
-        let mut ascii = String::new();
-        write_json_string("é\u{1F600}\u{7f}\u{2028}\0", true, &mut ascii);
-        assert_eq!(ascii, "\"\\u00e9\\ud83d\\ude00\\u007f\\u2028\\u0000\"");
-        let mut literal = String::new();
-        write_json_string("é\u{1F600}\u{7f}\u{2028}\0", false, &mut literal);
-        assert_eq!(literal, "\"é\u{1F600}\u{7f}\u{2028}\\u0000\"");
+        let text = "é\u{1F600}\u{7f}\u{2028}\0\"\\\u{8}\u{c}\n\r\t\u{1f}";
+        assert_eq!(
+            to_pretty(text),
+            "\"\\u00e9\\ud83d\\ude00\\u007f\\u2028\\u0000\\\"\\\\\\b\\f\\n\\r\\t\\u001f\""
+        );
+        assert_eq!(
+            dumps_spaced(text),
+            "\"é\u{1F600}\u{7f}\u{2028}\\u0000\\\"\\\\\\b\\f\\n\\r\\t\\u001f\""
+        );
+        // Keys are escaped the same way.
+        assert_eq!(to_pretty(&json!({"é": 1})), "{\n \"\\u00e9\": 1\n}");
+    }
+
+    /// Typed structs stream in field order, and non-finite floats become Python's literals
+    /// (which also pins `serde_json`'s raw-value channel [`PyFloat`] relies on).
+    #[test]
+    fn non_finite_floats_are_python_literals() {
+        #[derive(Serialize)]
+        struct Row {
+            rate: PyFloat,
+            low: PyFloat,
+            high: PyFloat,
+            n: u32,
+            tags: Vec<&'static str>,
+        }
+        let row = Row {
+            rate: PyFloat(f64::NAN),
+            low: PyFloat(f64::NEG_INFINITY),
+            high: PyFloat(f64::INFINITY),
+            n: 3,
+            tags: vec![],
+        };
+        assert_eq!(
+            to_pretty(&row),
+            "{\n \"rate\": NaN,\n \"low\": -Infinity,\n \"high\": Infinity,\n \"n\": 3,\n \"tags\": []\n}"
+        );
+        assert_eq!(dumps_spaced(&[PyFloat(0.5), PyFloat(1e16)]), "[0.5, 1e+16]");
+    }
+
+    #[test]
+    fn sorted_keys_at_every_level() {
+        let v = json!({"b": [{"z": 1, "a": 2}], "a": {"é": null, "e": true}});
+        assert_eq!(
+            dumps_sorted_compact(&v),
+            "{\"a\":{\"e\":true,\"é\":null},\"b\":[{\"a\":2,\"z\":1}]}"
+        );
     }
 
     include!("testdata/json_cases.rs");
