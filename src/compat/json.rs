@@ -12,8 +12,8 @@ use std::io;
 
 use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
-use serde_json::ser::Formatter;
 use serde_json::Value;
+use serde_json::ser::Formatter;
 
 use super::fmt::write_float_repr;
 
