@@ -31,7 +31,7 @@ pub fn py_repr(v: &Value) -> String {
 }
 
 /// Appends Python `repr(x)` of a JSON value to `out`.
-pub fn write_repr(v: &Value, out: &mut String) {
+fn write_repr(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("None"),
         Value::Bool(true) => out.push_str("True"),
@@ -64,7 +64,7 @@ pub fn write_repr(v: &Value, out: &mut String) {
 }
 
 /// Appends the text of a JSON number as Python prints it: integers as digits, floats in repr form.
-pub fn write_number_text(n: &serde_json::Number, out: &mut String) {
+fn write_number_text(n: &serde_json::Number, out: &mut String) {
     if let Some(i) = n.as_i64() {
         let _ = write!(out, "{i}");
     } else if let Some(u) = n.as_u64() {
@@ -84,7 +84,7 @@ pub fn py_repr_str(s: &str) -> String {
 /// Appends Python `repr(s)` of a string to `out`: single quotes unless the text holds `'` and no `"`,
 /// backslash escapes for the quote, `\\`, `\n`, `\r`, `\t`, and `\xNN`/`\uNNNN`/`\UNNNNNNNN` for
 /// characters Python does not consider printable.
-pub fn write_repr_str(s: &str, out: &mut String) {
+fn write_repr_str(s: &str, out: &mut String) {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -121,7 +121,7 @@ pub fn write_repr_str(s: &str, out: &mut String) {
 
 /// Returns true if and only if Python 3.11's `str.isprintable` holds for the character: everything
 /// except the categories Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs (but the ASCII space is printable).
-pub fn is_py_printable(c: char) -> bool {
+fn is_py_printable(c: char) -> bool {
     let code = c as u32;
     if (0x20..0x7f).contains(&code) {
         return true;
@@ -139,7 +139,7 @@ pub fn float_repr(f: f64) -> String {
 }
 
 /// Appends [`float_repr`] to `out`.
-pub fn write_float_repr(f: f64, out: &mut String) {
+pub(super) fn write_float_repr(f: f64, out: &mut String) {
     if write_non_finite(f, "", out) {
         return;
     }

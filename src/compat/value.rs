@@ -152,7 +152,7 @@ pub fn py_int(v: &Value) -> Option<i64> {
 }
 
 /// Python `int(s)` on a string (base 10); `None` where Python raises or the value leaves the i64 range.
-pub fn py_int_str(s: &str) -> Option<i64> {
+fn py_int_str(s: &str) -> Option<i64> {
     let text = number_ascii(s)?;
     let bytes = text.as_bytes();
     let (negative, unsigned) = match bytes.first() {
@@ -219,7 +219,7 @@ fn digit_part(bytes: &[u8], pos: &mut usize) -> Option<usize> {
 }
 
 /// The value of a Unicode decimal digit (general category Nd), as Python's `int()` reads it.
-pub fn decimal_value(c: char) -> Option<u8> {
+fn decimal_value(c: char) -> Option<u8> {
     if c.is_ascii_digit() {
         return Some(c as u8 - b'0');
     }
