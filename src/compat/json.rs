@@ -175,10 +175,14 @@ impl PyFormatter {
     }
 
     fn newline<W: ?Sized + io::Write>(&self, writer: &mut W) -> io::Result<()> {
+        const SPACES: [u8; 64] = [b' '; 64];
         if let Some(indent) = self.indent {
             writer.write_all(b"\n")?;
-            for _ in 0..indent * self.depth {
-                writer.write_all(b" ")?;
+            let mut left = indent * self.depth;
+            while left > 0 {
+                let n = left.min(SPACES.len());
+                writer.write_all(&SPACES[..n])?;
+                left -= n;
             }
         }
         Ok(())
@@ -301,6 +305,20 @@ mod tests {
         let mut written = Vec::new();
         write_pretty(&mut written, &v).expect("writing to memory succeeds");
         assert_eq!(written, to_pretty(&v).into_bytes());
+        // Deeper than one write of indentation.
+        let levels = 70;
+        let mut nested = json!(1);
+        let mut expected = format!("\n{}1", " ".repeat(levels));
+        for depth in (0..levels).rev() {
+            nested = json!([nested]);
+            let open = if depth == 0 {
+                String::from("[")
+            } else {
+                format!("\n{}[", " ".repeat(depth))
+            };
+            expected = format!("{open}{expected}\n{}]", " ".repeat(depth));
+        }
+        assert_eq!(to_pretty(&nested), expected);
     }
 
     #[test]
