@@ -3,7 +3,7 @@
 //! 0.4.1 prints raw values the way Python 3.11's `str()` and `repr()` do and formats numbers with
 //! Python's format mini-language. Reports, reasons and summaries depend on these bytes, so every
 //! formatter that must match the reference tool lives here. Printability follows Python 3.11's Unicode
-//! 14.0 data ([`super::unicode`]), not the newer tables in Rust's standard library.
+//! 14.0 data (`compat/unicode.rs`), not the newer tables in Rust's standard library.
 //!
 //! Only the output writers (`report/`, `cli/`) and the rest of `compat` use this module directly; the
 //! domain code reaches the few helpers its reason texts need through [`super::reason`].

@@ -3,13 +3,15 @@
 //! 0.4.1 strips text with `str.strip()`, tests values with Python truthiness, reads numbers with
 //! `int()` and `float()` and turns non-string values into text with `str()` or `json.dumps()`. The
 //! verdicts depend on these rules, so the domain code reads values through this module. Decimal digits
-//! follow Python 3.11's Unicode 14.0 data ([`super::unicode`]).
+//! follow Python 3.11's Unicode 14.0 data (`compat/unicode.rs`).
 
 use serde_json::Value;
 
 use super::unicode;
 
+/// `str()` of a value, as 0.4.1 reads a non-string field as text.
 pub use super::fmt::py_str;
+/// Python's `round(x, k)`, for the values 0.4.1 stores rounded (the gate's usage deltas).
 pub use super::fmt::round_half_even;
 
 /// `json.dumps(v)` of a value, as 0.4.1 turns a non-string payload into text: separators `, ` and
