@@ -154,6 +154,47 @@ fn otlp_multi_agent_traces_give_the_reason_codes_of_the_trajectories() {
     }
 }
 
+/// The check reads a JSON-lines trajectory's handoffs with both their ends, so it finds what `conform`
+/// finds on the same file: no handoff from the run's first agent that the trajectory never made.
+#[test]
+fn trajectories_give_the_findings_of_conform() {
+    let dir = scratch("trajectories");
+    let expected = conform_results(&dir);
+    let out = dir.join("trajectories.json");
+    let mut args = vec![
+        "check",
+        "--workflow",
+        SPEC,
+        "--json",
+        out.to_str().expect("utf-8 path"),
+    ];
+    let inputs: Vec<String> = SCENARIOS
+        .iter()
+        .map(|s| format!("examples/workflow/{s}.jsonl"))
+        .collect();
+    args.extend(inputs.iter().map(String::as_str));
+    assert_eq!(faultgate(&args).status.code(), Some(1));
+    let report = read_json(&out);
+    for r in report["results"].as_array().expect("results") {
+        if r["check"] != "workflow" {
+            continue;
+        }
+        let stem = r["trace_id"].as_str().expect("trace id");
+        let (blocks, lines) = &expected[stem];
+        let reason = r["reason"].as_str().expect("reason");
+        assert_eq!(r["detected"].as_bool(), Some(*blocks), "{stem}: {reason}");
+        if lines.is_empty() {
+            assert_eq!(reason, "trajectory-conforms", "{stem}");
+        } else if stem != "skipped" {
+            assert_eq!(reason, lines.join("; "), "{stem}");
+        } else {
+            let codes: Vec<&str> = reason.split("; ").map(code).collect();
+            let want: Vec<&str> = lines.iter().map(|l| code(l)).collect();
+            assert_eq!(codes, want, "{stem}: {reason}");
+        }
+    }
+}
+
 #[test]
 fn workflow_joins_the_selection_last_only_with_a_spec() {
     let dir = scratch("selection");
