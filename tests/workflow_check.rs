@@ -2,10 +2,12 @@
 //! traces in `examples/workflow/otlp/` give the reasons `conform` gives on the equivalent trajectories,
 //! the check joins the selection only when asked, and a workflow violation is a hard block at the gate.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use common::{faultgate, read_json};
 use faultgate::redact::Redaction;
 use serde_json::{Value, json};
 
@@ -21,22 +23,11 @@ const SCENARIOS: [&str; 7] = [
     "uncontracted",
 ];
 
-fn faultgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .output()
-        .expect("faultgate runs")
-}
-
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("faultgate-wfcheck-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("output written")).expect("JSON output")
 }
 
 fn otlp(style: &str) -> String {
