@@ -2,19 +2,18 @@
 //! 0.4.1 refuses or misreads (fixtures under `tests/fixtures/formats/`), compressed JSON lines, and the
 //! command line's handling of broken files inside a directory.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use arrow_array::Array;
+use common::root;
 use faultgate::ingest::{Format, read_path};
 use faultgate::table::TraceBatch;
 use faultgate::table::record::attr;
 use faultgate::table::schema::*;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/formats").join(name)

@@ -132,12 +132,15 @@ fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> TraceRecord<'st
                     .map_or_else(|| "agent".to_string(), py_str);
                 attrs.insert(attr::OPERATION_NAME.into(), attr::OP_INVOKE_AGENT.into());
                 attrs.insert(attr::AGENT_NAME.into(), Value::String(to.clone()));
+                // Both ends, as a handoff span records them: without them the receiving agent would
+                // seem invoked by the run's first agent, whoever handed off.
                 if let Some(from) = event.get("from_agent") {
-                    attrs.insert("faultgate.handoff.from".into(), Value::String(py_str(from)));
+                    attrs.insert(attr::HANDOFF_FROM.into(), Value::String(py_str(from)));
+                    attrs.insert(attr::HANDOFF_TO.into(), Value::String(to.clone()));
                 }
                 if let Some(payload) = event.get("payload") {
                     attrs.insert(
-                        "faultgate.handoff.payload".into(),
+                        attr::HANDOFF_PAYLOAD.into(),
                         Value::String(json_text(payload)),
                     );
                 }
