@@ -16,7 +16,7 @@
 
 use super::metrics::Estimate;
 use super::{CalibrationReport, CheckMetrics, CheckRow, FIRST_KEYS_SHOWN};
-use crate::pyfmt::fmt_fixed;
+use crate::compat::reason::fmt_fixed;
 use crate::report::format::{
     CalibrationJson, CalibrationMetrics, CheckCalibration, KeysNotInInput, LabelsBlock,
 };

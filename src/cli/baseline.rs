@@ -82,11 +82,10 @@ impl BandRuns {
         if let Some(note) = band::few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
         }
-        let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
         let text =
-            crate::report::format::to_pretty(&band.to_wire_with(outs.per_scenario, outs.pass_k))
-                .map_err(|e| write_err(&e))?;
-        write_atomic(&outs.out, text.as_bytes()).map_err(|e| write_err(&e))?;
+            crate::report::format::to_pretty(&band.to_wire_with(outs.per_scenario, outs.pass_k));
+        write_atomic(&outs.out, text.as_bytes())
+            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
         writeln!(
             std::io::stdout(),
             "{}",

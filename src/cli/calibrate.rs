@@ -161,10 +161,9 @@ pub fn finish(
         writeln!(out, "{note}")?;
     }
     if let Some(path) = &outs.json {
-        let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
-        let text = crate::report::format::to_pretty(&render::to_wire(&scored))
-            .map_err(|e| write_err(&e))?;
-        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+        let text = crate::report::format::to_pretty(&render::to_wire(&scored));
+        write_atomic(path, text.as_bytes())
+            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
         writeln!(out, "report written to {}", path.display())?;
     }
     if let Some(dir) = &outs.parquet {

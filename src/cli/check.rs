@@ -12,12 +12,12 @@ use super::run::{
 };
 use super::selection::resolve;
 use crate::checks::Reasons;
+use crate::compat::fmt::fmt_fixed;
 use crate::gate::passk::PassKTable;
 use crate::gate::{
     GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
 };
 use crate::partial::{OtherInput, Usage};
-use crate::pyfmt::fmt_fixed;
 use crate::report::Report;
 use crate::report::colour::ColorChoice;
 use crate::report::format::{self, JsonReport, JudgeUsage};
@@ -313,7 +313,7 @@ pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, 
             gate: gate.as_ref().map(|(gate, _)| gate.to_wire()),
             ..json::report(&report)
         };
-        let text = format::to_pretty(&doc).map_err(|e| write_err(&e))?;
+        let text = format::to_pretty(&doc);
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }

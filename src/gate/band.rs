@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use super::passk::{Trials, pass_hat_k};
 use super::{GateError, MEASURES, RunSummary, ScenarioTally};
+use crate::compat::reason::fmt_fixed;
+use crate::compat::value::py_truthy;
 use crate::error::display_path;
-use crate::pyfmt::{fmt_fixed, py_truthy};
 use crate::report::format::{BandCleanRate, BandJson, BandPassKJson, Shaped};
 
 /// The band's decision rule, written verbatim into band.json.
@@ -532,7 +533,7 @@ impl BandFile {
 
     /// The band's `runs` in Python str-notation, as the gate line prints it.
     pub fn runs_text(&self) -> String {
-        crate::pyfmt::py_str(&self.runs)
+        crate::compat::reason::py_str(&self.runs)
     }
 }
 

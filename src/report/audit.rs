@@ -191,9 +191,9 @@ pub fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
 /// A file that cannot be written, or an input that cannot be read for its digest.
 pub fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let verdict = to_pretty(&verdict(audit)?).map_err(std::io::Error::other)?;
+    let verdict = to_pretty(&verdict(audit)?);
     write_atomic(&dir.join("verdict.json"), verdict.as_bytes())?;
-    let failing = to_pretty(&failing(audit.report)).map_err(std::io::Error::other)?;
+    let failing = to_pretty(&failing(audit.report));
     write_atomic(&dir.join("failing_traces.json"), failing.as_bytes())?;
     let script = repro_script(
         overall_verdict(audit.report, audit.gate),

@@ -19,13 +19,9 @@ use serde_json::Value;
 /// A typed file as faultgate writes it: `json.dumps(v, indent=1)` with ASCII escapes, no trailing
 /// newline.
 ///
-/// The one place a typed value becomes text, so the writer behind it can change in one place.
-///
-/// # Errors
-///
-/// Only a value serde_json cannot represent (none of this module's types is one).
-pub fn to_pretty<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
-    Ok(crate::pyjson::to_pretty(&serde_json::to_value(value)?))
+/// The one place the writers turn a typed value into text.
+pub fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
+    crate::compat::json::to_pretty(value)
 }
 
 /// An object whose keys are data (check names, trace ids, measures), in insertion order.
@@ -1004,7 +1000,7 @@ mod tests {
             total_tokens: 3,
         };
         assert_eq!(
-            to_pretty(&block).unwrap(),
+            to_pretty(&block),
             "{\n \"prompt_tokens\": 1,\n \"completion_tokens\": 2,\n \"total_tokens\": 3\n}"
         );
     }

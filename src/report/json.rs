@@ -6,7 +6,7 @@
 
 use super::format::{CheckResult, Entries, JsonReport, OutcomeBlock, TraceMeasures};
 use super::{OutcomeSummary, Report};
-use crate::pyfmt::round_half_even;
+use crate::compat::fmt::round_half_even;
 
 /// The report without the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks.
 pub fn report(report: &Report) -> JsonReport {
