@@ -13,6 +13,7 @@ pub mod progress;
 pub mod run;
 pub mod selection;
 pub mod shell;
+mod values;
 
 use std::io::Write;
 
