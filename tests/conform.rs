@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use faultgate::workflow::cli::{ConformArgs, run};
+use faultgate::cli::conform::{ConformArgs, run};
 use sha2::{Digest, Sha256};
 
 const SPEC: &str = "examples/workflow/spec.json";

@@ -7,6 +7,7 @@ pub mod args;
 pub mod baseline;
 pub mod calibrate;
 pub mod check;
+pub mod conform;
 pub mod merge;
 pub mod precheck;
 pub mod progress;
@@ -51,7 +52,7 @@ pub fn main() -> i32 {
         Command::Baseline(args) => baseline::run(&args),
         Command::Precheck(args) => precheck::run(&args),
         Command::Conform(args) => {
-            crate::workflow::cli::run(&args, &mut std::io::stdout().lock()).map_err(Fatal::from)
+            conform::run(&args, &mut std::io::stdout().lock()).map_err(Fatal::from)
         }
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Merge(args) => merge::run(&args, &raw_args),

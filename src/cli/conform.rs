@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::WorkflowError;
-use super::draft::draft_spec;
-use super::event::Event;
-use super::report::{ConformReport, FileOutcome, FileReport};
-use super::spec::Workflow;
-use super::trajectory::read_trajectory;
 use crate::error::display_path;
+use crate::workflow::WorkflowError;
+use crate::workflow::draft::draft_spec;
+use crate::workflow::event::Event;
+use crate::workflow::report::{ConformReport, FileOutcome, FileReport};
+use crate::workflow::spec::Workflow;
+use crate::workflow::trajectory::read_trajectory;
 
 /// Arguments of `faultgate conform`.
 #[derive(Debug, Clone, Default, clap::Args)]
