@@ -40,7 +40,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn conform_with(args: ConformArgs) -> (i32, String) {
     let mut out = Vec::new();
-    let code = run(&args, &mut out).expect("conform runs");
+    let code = run(&args, &mut out).expect("conform runs").code();
     (code, String::from_utf8(out).expect("utf-8 report"))
 }
 

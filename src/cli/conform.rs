@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::ExitStatus;
 use crate::error::display_path;
 use crate::workflow::WorkflowError;
 use crate::workflow::draft::draft_spec;
@@ -43,8 +44,9 @@ pub struct ConformArgs {
     pub draft: Vec<PathBuf>,
 }
 
-/// Runs `conform`, writing the report (or the draft spec) to `stdout`; returns the exit code.
-pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<i32, WorkflowError> {
+/// Runs `conform`, writing the report (or the draft spec) to `stdout`; returns the worst verdict's exit
+/// status.
+pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<ExitStatus, WorkflowError> {
     let ConformArgs {
         spec,
         trajectories,
@@ -87,7 +89,7 @@ pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<i32, WorkflowEr
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(WorkflowError::Output)?;
-    Ok(report.exit_code())
+    Ok(report.overall().into())
 }
 
 /// Reads and replays one trajectory; an unreadable or malformed file is that file's ERROR verdict.
@@ -104,7 +106,7 @@ pub fn conform_file(workflow: &Workflow, path: &Path) -> FileReport {
     }
 }
 
-fn run_draft(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<i32, WorkflowError> {
+fn run_draft(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<ExitStatus, WorkflowError> {
     let runs: Vec<Vec<Event>> = paths
         .iter()
         .map(|path| {
@@ -131,7 +133,7 @@ fn run_draft(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<i32, WorkflowE
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(WorkflowError::Output)?;
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }
 
 fn check_output_path(path: &Path) -> Result<(), WorkflowError> {
