@@ -58,7 +58,7 @@ pub fn main() -> i32 {
 
 fn list_checks() -> Result<ExitStatus, CliError> {
     let mut out = std::io::stdout().lock();
-    for check in crate::checks::ALL {
+    for check in crate::checks::checks() {
         writeln!(
             out,
             "{:<16} {:<6} {}",

@@ -6,7 +6,7 @@ use super::args::{RedactArg, RunArgs};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::checks::{ALL, Check, CheckContext, CheckKind};
+use crate::checks::{Check, CheckContext, CheckKind, checks};
 use crate::golden::{Golden, Outcomes};
 use crate::judge::custom::{CustomCheck, JudgedSpec};
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
@@ -230,7 +230,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
 /// Every check a run can select: the built-in ones, with the custom judged checks right after the
 /// built-in judged check (before `outcome` and `workflow`, which join the default set last).
 fn registry_with(custom: &[JudgedSpec]) -> Vec<&'static dyn Check> {
-    let mut registry: Vec<&'static dyn Check> = ALL.to_vec();
+    let mut registry: Vec<&'static dyn Check> = checks().collect();
     let at = registry
         .iter()
         .rposition(|c| c.kind() == CheckKind::Judge)
