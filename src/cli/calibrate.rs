@@ -93,11 +93,9 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
 
 /// The SHA-256 of a label file, which every partial of one calibration shares.
 pub fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
-    crate::report::audit::sha256_file(path).map_err(|e| {
-        CliError::Invalid(format!(
-            "cannot read {}: {e}",
-            crate::error::display_path(path)
-        ))
+    crate::report::audit::sha256_file(path).map_err(|source| CliError::Read {
+        path: crate::error::display_path(path),
+        source,
     })
 }
 

@@ -438,11 +438,9 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
         if input.role == "traces" || input.role == "band" {
             continue;
         }
-        let sha256 = audit::sha256_file(&input.path).map_err(|e| {
-            CliError::Invalid(format!(
-                "cannot read {}: {e}",
-                crate::error::display_path(&input.path)
-            ))
+        let sha256 = audit::sha256_file(&input.path).map_err(|source| CliError::Read {
+            path: crate::error::display_path(&input.path),
+            source,
         })?;
         others.push(OtherInput {
             role: input.role.to_string(),
