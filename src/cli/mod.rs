@@ -1,7 +1,9 @@
-//! The command line: clap definitions, and one function per subcommand.
+//! The command line: clap definitions, and one function per subcommand. This module is the only user of
+//! clap; library types that are flag values get their clap side in `values.rs`.
 //!
-//! Flags and messages follow faultgate 0.4.1 so CI jobs can swap the tools. Errors from the library are
-//! printed as `faultgate: <message>` with exit 2; a gate or check failure is exit 1.
+//! Flags and messages follow faultgate 0.4.1 so CI jobs can swap the tools. Each command returns an
+//! [`ExitStatus`] or a [`CliError`] (`exit.rs`): errors, the library's included, are printed as
+//! `faultgate: <message>` with exit 2; a gate or check failure is exit 1.
 
 pub mod args;
 pub mod baseline;
