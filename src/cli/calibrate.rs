@@ -159,7 +159,7 @@ pub fn finish(
         writeln!(out, "{note}")?;
     }
     if let Some(path) = &outs.json {
-        let text = crate::pyjson::to_pretty(&render::to_json(&scored));
+        let text = crate::compat::json::to_pretty(&render::to_json(&scored));
         write_atomic(path, text.as_bytes()).map_err(CliError::output)?;
         writeln!(out, "report written to {}", path.display())?;
     }
