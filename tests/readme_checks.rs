@@ -2,9 +2,9 @@
 //! while the block between the markers is stale, and rewrites it when `FAULTGATE_WRITE_README=1` is set
 //! (which is all `scripts/readme_checks` does).
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
+use common::{faultgate, root, stdout};
 use faultgate::checks::{ALL, CheckKind, Gating, Registered};
 
 const BEGIN: &str =
@@ -64,15 +64,11 @@ fn reads_flag(r: &Registered) -> String {
 
 #[test]
 fn readme_check_table_is_the_registrys() {
-    let o = Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .arg("checks")
-        .output()
-        .expect("run faultgate checks");
+    let o = faultgate(&["checks"]);
     assert_eq!(o.status.code(), Some(0));
-    let listing = String::from_utf8(o.stdout).expect("utf-8 listing");
-    let block = render(&listing);
+    let block = render(&stdout(&o));
 
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let path = root().join("README.md");
     let readme = std::fs::read_to_string(&path).expect("read README.md");
     let start = readme
         .find(BEGIN)
