@@ -17,7 +17,7 @@ use crate::error::display_path;
 use crate::table::record::{SpanRecord, TraceRecord};
 
 /// The trace ids found in more than one file. `ids_per_file` holds each file's ids (repeats allowed).
-pub fn shared_ids<'a>(ids_per_file: &[Vec<&'a str>]) -> HashSet<&'a str> {
+pub(crate) fn shared_ids<'a>(ids_per_file: &[Vec<&'a str>]) -> HashSet<&'a str> {
     let mut first_file: HashMap<&str, usize> = HashMap::new();
     let mut shared = HashSet::new();
     for (file, ids) in ids_per_file.iter().enumerate() {
@@ -38,7 +38,7 @@ pub fn shared_ids<'a>(ids_per_file: &[Vec<&'a str>]) -> HashSet<&'a str> {
 
 /// Traces merged across files, and what the merge found.
 #[derive(Debug, Default)]
-pub struct Merged {
+pub(crate) struct Merged {
     /// One trace per identity, in order of first appearance (file order, then trace order).
     pub traces: Vec<TraceRecord<'static>>,
     /// Exact duplicate spans dropped, with the first one's trace id, span id and file.
@@ -51,7 +51,7 @@ pub struct Merged {
 
 impl Merged {
     /// The input warnings the merge raises.
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some((trace, span, file)) = &self.first_duplicate {
             out.push(format!(
@@ -134,7 +134,7 @@ fn same_span(a: &SpanRecord<'_>, b: &SpanRecord<'_>) -> bool {
 /// Merges the parts of shared traces (each a trace as one file holds it, with the file's position),
 /// given in file order, by the rule of this module. Merged spans are ordered by start (stably, so
 /// ties keep file order); the agent is the first part's.
-pub fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]) -> Merged {
+pub(crate) fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]) -> Merged {
     let mut merged = Merged::default();
     // Groups of one trace id, in order of first appearance; a clash opens a new group.
     let mut groups: Vec<Group> = Vec::new();

@@ -101,7 +101,7 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 /// # Errors
 ///
 /// A one-line message naming the output and the input it would overwrite.
-pub fn refuse_inputs(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<(), String> {
+pub(crate) fn refuse_inputs(outputs: &[(&str, &Path)], inputs: &[PathBuf]) -> Result<(), String> {
     let wanted: Vec<(&str, &Path, (u64, u64))> = outputs
         .iter()
         .filter_map(|(flag, path)| identity(path).map(|id| (*flag, *path, id)))

@@ -35,13 +35,13 @@ use crate::report::steps::{MAX_TRACES, TraceSteps};
 use crate::report::verdicts::{self, VerdictBatch};
 
 /// The manifest's file name inside a partial directory.
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 /// The verdict table's file name inside a partial directory.
-pub const VERDICTS_FILE: &str = "verdicts.arrow";
+pub(crate) const VERDICTS_FILE: &str = "verdicts.arrow";
 /// The failing traces' steps file name inside a partial directory.
-pub const STEPS_FILE: &str = "steps.json";
+pub(crate) const STEPS_FILE: &str = "steps.json";
 /// The manifest's `format`; a partial of another format is refused.
-pub const FORMAT: &str = "faultgate-partial/1";
+pub(crate) const FORMAT: &str = "faultgate-partial/1";
 
 /// Column of the raw scenario key in the verdict schema.
 const RAW_SCENARIO_COLUMN: usize = 2;
@@ -83,14 +83,14 @@ pub enum PartialError {
 
 /// One setting of a run that decides its verdicts; partials merge only when all agree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Setting {
+pub(crate) struct Setting {
     pub name: String,
     pub value: String,
 }
 
 /// One input file of a partial.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileEntry {
+pub(crate) struct FileEntry {
     /// Place in the run's whole input list (every shard lists the same files).
     pub index: usize,
     /// The run it belongs to: the position of its argument for `baseline`, else 0.
@@ -113,7 +113,7 @@ pub struct FileEntry {
 
 /// One run of a partial: for `baseline` each trace argument, else the single run over all of them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunEntry {
+pub(crate) struct RunEntry {
     /// The argument as typed (the baseline's per-run line).
     pub arg: String,
     /// The argument as the outputs show it.
@@ -122,7 +122,7 @@ pub struct RunEntry {
 
 /// An input besides the traces (policy, golden, ...) as the audit lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OtherInput {
+pub(crate) struct OtherInput {
     pub role: String,
     pub path: String,
     pub sha256: String,
@@ -130,14 +130,14 @@ pub struct OtherInput {
 
 /// Tokens a judge used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
 }
 
 /// What names a partial and its rows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     pub format: String,
     /// `check`, `baseline` or `calibrate`.
     pub command: String,
@@ -162,14 +162,14 @@ pub struct Manifest {
 
 /// A partial: its manifest and its verdict table, one batch per file, and each file's failing steps.
 #[derive(Debug, Clone)]
-pub struct Partial {
+pub(crate) struct Partial {
     pub manifest: Manifest,
     pub batches: Vec<VerdictBatch>,
     pub steps: Vec<Vec<TraceSteps>>,
 }
 
 /// Lowercase hex SHA-256 of some bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -177,12 +177,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The digest a partial keeps instead of a raw scenario key.
-pub fn key_digest(raw: &str) -> String {
+pub(crate) fn key_digest(raw: &str) -> String {
     sha256_hex(raw.as_bytes())
 }
 
 /// Replaces the raw scenario keys of a batch by their digests, so no raw key leaves the process.
-pub fn digest_raw_keys(batch: &VerdictBatch) -> Result<VerdictBatch, ArrowError> {
+pub(crate) fn digest_raw_keys(batch: &VerdictBatch) -> Result<VerdictBatch, ArrowError> {
     let rb = batch.record_batch();
     let raw = rb
         .column(RAW_SCENARIO_COLUMN)
@@ -197,13 +197,13 @@ pub fn digest_raw_keys(batch: &VerdictBatch) -> Result<VerdictBatch, ArrowError>
 
 impl Partial {
     /// The schema of the verdict table.
-    pub fn schema(&self) -> SchemaRef {
+    pub(crate) fn schema(&self) -> SchemaRef {
         let names: Vec<&str> = self.manifest.checks.iter().map(String::as_str).collect();
         verdicts::schema(&names)
     }
 
     /// The failing traces' steps a run over these files keeps: the first [`MAX_TRACES`], in order.
-    pub fn failing_steps(&self) -> Vec<TraceSteps> {
+    pub(crate) fn failing_steps(&self) -> Vec<TraceSteps> {
         self.steps
             .iter()
             .flatten()
@@ -228,7 +228,7 @@ impl Partial {
     /// # Errors
     ///
     /// A file that cannot be written.
-    pub fn write(&self, dir: &Path) -> Result<(), PartialError> {
+    pub(crate) fn write(&self, dir: &Path) -> Result<(), PartialError> {
         let fail = |message: String| PartialError::Write {
             path: dir.to_path_buf(),
             message,
@@ -261,7 +261,7 @@ impl Partial {
     ///
     /// A missing or unreadable file, a manifest of another format, or a table whose shape does not
     /// match its manifest.
-    pub fn read(dir: &Path) -> Result<Partial, PartialError> {
+    pub(crate) fn read(dir: &Path) -> Result<Partial, PartialError> {
         let fail = |message: String| PartialError::Read {
             path: dir.to_path_buf(),
             message,
@@ -325,7 +325,7 @@ impl Partial {
     /// # Errors
     ///
     /// [`PartialError::Incomplete`], naming up to three missing files by index.
-    pub fn require_complete(&self) -> Result<(), PartialError> {
+    pub(crate) fn require_complete(&self) -> Result<(), PartialError> {
         let total = self.manifest.inputs_total;
         let covered = self.manifest.files.len();
         if covered == total {
@@ -357,7 +357,7 @@ impl Partial {
 
 /// The result of a merge: the merged partial, and the trace ids read by more than one shard.
 #[derive(Debug)]
-pub struct Merged {
+pub(crate) struct Merged {
     pub partial: Partial,
     /// Trace ids whose rows come from more than one shard, in first-row order.
     pub split_ids: Vec<String>,
@@ -369,7 +369,7 @@ pub struct Merged {
 ///
 /// No partial; partials of different commands or settings ([`PartialError::Differs`] names the first
 /// setting that differs); one input file in two partials.
-pub fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, PartialError> {
+pub(crate) fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, PartialError> {
     let Some((first_path, first)) = parts.first() else {
         return Err(PartialError::Empty);
     };
@@ -475,7 +475,7 @@ fn first_difference(a: &Manifest, b: &Manifest) -> Option<(String, String, Strin
 
 /// Trace ids whose rows come from more than one shard: their spans were split across shards, and a
 /// single run would have read them as one trace.
-pub fn split_trace_ids(partial: &Partial) -> Vec<String> {
+pub(crate) fn split_trace_ids(partial: &Partial) -> Vec<String> {
     let mut shard_of: HashMap<&str, usize> = HashMap::new();
     let mut split: Vec<&str> = Vec::new();
     let mut seen_split: HashSet<&str> = HashSet::new();
@@ -495,7 +495,7 @@ pub fn split_trace_ids(partial: &Partial) -> Vec<String> {
 }
 
 /// The one-line warning about trace ids read by more than one shard.
-pub fn split_ids_warning(ids: &[String]) -> String {
+pub(crate) fn split_ids_warning(ids: &[String]) -> String {
     let shown: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();
     let more = if ids.len() > shown.len() {
         format!(", and {} more", ids.len() - shown.len())
@@ -513,7 +513,7 @@ pub fn split_ids_warning(ids: &[String]) -> String {
 /// to the shard with the fewest bytes so far (ties to the lower shard, equal sizes in input order), so
 /// every shard computes the same plan from the same list without a coordinator. Returns the input
 /// indices of shard `k`, in input order.
-pub fn shard_plan(sizes: &[u64], n: usize) -> Vec<Vec<usize>> {
+pub(crate) fn shard_plan(sizes: &[u64], n: usize) -> Vec<Vec<usize>> {
     let n = n.max(1);
     let mut order: Vec<usize> = (0..sizes.len()).collect();
     order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
@@ -539,7 +539,7 @@ pub fn shard_plan(sizes: &[u64], n: usize) -> Vec<Vec<usize>> {
 /// # Errors
 ///
 /// Anything else, as a one-line message.
-pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+pub(crate) fn parse_shard(text: &str) -> Result<(usize, usize), String> {
     let parsed = text.split_once('/').and_then(|(k, n)| {
         Some((
             k.trim().parse::<usize>().ok()?,

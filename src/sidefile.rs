@@ -12,10 +12,10 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 /// The largest side file read.
-pub const MAX_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_BYTES: u64 = 1 << 30;
 
 /// What a non-regular file is, for messages: "a FIFO", "a character device", ...
-pub fn special_kind(meta: &Metadata) -> &'static str {
+pub(crate) fn special_kind(meta: &Metadata) -> &'static str {
     let kind = meta.file_type();
     if kind.is_dir() {
         "a directory"
@@ -42,12 +42,12 @@ fn not_regular(meta: &Metadata) -> io::Error {
 ///
 /// The open or read error (a missing file keeps [`io::ErrorKind::NotFound`]), "not a regular file (a
 /// FIFO)" and the like, or "larger than N bytes".
-pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+pub(crate) fn read(path: &Path) -> io::Result<Vec<u8>> {
     read_capped(path, MAX_BYTES)
 }
 
 /// [`read`] with the size cap given.
-pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     // Checked before opening: opening a FIFO for reading blocks until a writer appears.
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
@@ -77,7 +77,7 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
 /// # Errors
 ///
 /// As [`read`], and [`io::ErrorKind::InvalidData`] for text that is not UTF-8.
-pub fn read_to_string(path: &Path) -> io::Result<String> {
+pub(crate) fn read_to_string(path: &Path) -> io::Result<String> {
     String::from_utf8(read(path)?).map_err(|_| {
         io::Error::new(
             io::ErrorKind::InvalidData,

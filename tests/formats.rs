@@ -12,7 +12,7 @@ use arrow_array::Array;
 use common::root;
 use faultgate::ingest::{Format, read_path};
 use faultgate::table::TraceBatch;
-use faultgate::table::record::attr;
+use faultgate::table::attr;
 use faultgate::table::schema::*;
 
 fn fixture(name: &str) -> PathBuf {
@@ -187,10 +187,7 @@ fn response_parts_and_structured_messages_are_read() {
     assert_eq!(facts.answer, "Refunded $120.00 to C-123.");
     assert_eq!(facts.steps.len(), 1);
     assert_eq!(facts.steps[0].0, "lookup_order");
-    assert_eq!(
-        batch.step_str(STEP_RESULT).value(0),
-        faultgate::compat::json::dumps_spaced(&serde_json::json!({"total": 120}))
-    );
+    assert_eq!(batch.step_str(STEP_RESULT).value(0), r#"{"total": 120}"#);
 }
 
 #[test]
@@ -202,11 +199,7 @@ fn trajectories_map_onto_steps_with_the_recorded_outcome_aside() {
     let tools: Vec<&str> = facts.steps.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(tools, ["scan_rows", "confirm_with_user", "send_report"]);
     assert_eq!(facts.answer, "Report sent: 42 orders.");
-    let recorded = root_attr(
-        &batch,
-        0,
-        faultgate::ingest::formats::trajectory::RECORDED_OUTCOME,
-    );
+    let recorded = root_attr(&batch, 0, "faultgate.recorded_outcome");
     assert_eq!(recorded, Some(serde_json::json!(true)));
     let operations = batch.span_str(SPAN_OPERATION);
     let agents = batch.span_str(SPAN_AGENT_NAME);

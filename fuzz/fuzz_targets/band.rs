@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let path = scratch::file("band.json", data);
-    if let Ok(band) = faultgate::cli::check::read_band(&path) {
+    if let Ok(band) = faultgate::gate::BandFile::read(&path) {
         let _ = band.runs_text();
     }
 });

@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let path = scratch::file("spec.json", data);
-    if let Ok(workflow) = faultgate::workflow::spec::Workflow::load(&path) {
+    if let Ok(workflow) = faultgate::workflow::Workflow::load(&path) {
         let _ = workflow.mandatory_checkpoint_count();
     }
 });

@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::error::{InputError, display_path};
 
 /// The member naming a held-out split; every other member of a key's labels is a check.
-pub const SPLIT_FIELD: &str = "split";
+pub(crate) const SPLIT_FIELD: &str = "split";
 
 /// Where a label came from, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +158,7 @@ pub fn read_labels(path: &Path) -> Result<LabelSet, LabelError> {
 ///
 /// # Errors
 /// As [`read_labels`], except for reading.
-pub fn parse_labels(path: &Path, text: &str) -> Result<LabelSet, LabelError> {
+pub(crate) fn parse_labels(path: &Path, text: &str) -> Result<LabelSet, LabelError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let extension = path
         .extension()

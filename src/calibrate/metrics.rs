@@ -13,7 +13,7 @@
 //!   the honest answer "no better than chance"; it is reported as 0, with a note from the builder.
 
 /// z for a two-sided 95% interval (the 0.975 quantile of the standard normal).
-pub const Z_95: f64 = 1.959963984540054;
+pub(crate) const Z_95: f64 = 1.959963984540054;
 
 /// One check's verdicts against the labels: true/false positives and negatives.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

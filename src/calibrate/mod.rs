@@ -19,10 +19,10 @@
 //! (the key of the matching label; for an unlabelled verdict, the trace id's split, else the scenario
 //! key's). The full-set metrics are always computed too.
 
-pub mod labels;
-pub mod metrics;
-pub mod parquet;
-pub mod render;
+pub(crate) mod labels;
+pub(crate) mod metrics;
+pub(crate) mod parquet;
+pub(crate) mod render;
 
 use std::collections::HashMap;
 

@@ -25,11 +25,11 @@ use super::{CalibrationReport, CheckMetrics};
 use crate::error::display_path;
 
 /// File name of the per-check table.
-pub const CHECKS_FILE: &str = "calibration_checks.parquet";
+pub(crate) const CHECKS_FILE: &str = "calibration_checks.parquet";
 /// File name of the per-verdict table.
-pub const VERDICTS_FILE: &str = "calibration_verdicts.parquet";
+pub(crate) const VERDICTS_FILE: &str = "calibration_verdicts.parquet";
 /// `subset` value of the rows over every verdict.
-pub const SUBSET_ALL: &str = "all";
+pub(crate) const SUBSET_ALL: &str = "all";
 
 /// A Parquet table that could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +43,10 @@ pub struct WriteError {
 ///
 /// # Errors
 /// The directory or a file cannot be created or written.
-pub fn write_parquet(report: &CalibrationReport, dir: &Path) -> Result<[PathBuf; 2], WriteError> {
+pub(crate) fn write_parquet(
+    report: &CalibrationReport,
+    dir: &Path,
+) -> Result<[PathBuf; 2], WriteError> {
     std::fs::create_dir_all(dir).map_err(|e| WriteError {
         path: dir.to_path_buf(),
         message: e.to_string(),
@@ -76,7 +79,7 @@ type ScoredSet<'r> = (&'r str, &'r str, &'r CheckMetrics);
 ///
 /// # Errors
 /// Only if the columns disagree with the schema, which would be a bug here.
-pub fn checks_batch(report: &CalibrationReport) -> Result<RecordBatch, String> {
+pub(crate) fn checks_batch(report: &CalibrationReport) -> Result<RecordBatch, String> {
     let mut sets: Vec<ScoredSet> = Vec::new();
     for row in &report.checks {
         sets.push((&row.check, SUBSET_ALL, &row.all));
@@ -132,7 +135,7 @@ pub fn checks_batch(report: &CalibrationReport) -> Result<RecordBatch, String> {
 ///
 /// # Errors
 /// Only if the columns disagree with the schema, which would be a bug here.
-pub fn verdicts_batch(report: &CalibrationReport) -> Result<RecordBatch, String> {
+pub(crate) fn verdicts_batch(report: &CalibrationReport) -> Result<RecordBatch, String> {
     let rows = &report.rows;
     let columns: Vec<(&str, ArrayRef)> = vec![
         (

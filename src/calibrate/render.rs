@@ -24,7 +24,7 @@ use crate::report::format::{
 const UNDEFINED: &str = "—";
 
 /// The tables: all verdicts, then the held-out split under its own title when one was asked for.
-pub fn render_table(report: &CalibrationReport) -> String {
+pub(crate) fn render_table(report: &CalibrationReport) -> String {
     let all: Vec<(&str, &CheckMetrics)> = report
         .checks
         .iter()
@@ -128,7 +128,7 @@ fn estimate_cell(estimate: Option<Estimate>) -> String {
 
 /// One `note: …` line per thing a reader must know to trust the table: checks that never or always
 /// fired, and every label that did not count.
-pub fn notes(report: &CalibrationReport) -> Vec<String> {
+pub(crate) fn notes(report: &CalibrationReport) -> Vec<String> {
     let mut notes = Vec::new();
     let held_out = report
         .split
@@ -202,7 +202,7 @@ pub fn notes(report: &CalibrationReport) -> Vec<String> {
 
 /// The JSON report ([`CalibrationJson`] gives its keys); write it with
 /// [`crate::report::format::to_pretty`].
-pub fn to_wire(report: &CalibrationReport) -> CalibrationJson {
+pub(crate) fn to_wire(report: &CalibrationReport) -> CalibrationJson {
     CalibrationJson {
         split: report.split.clone(),
         labels: LabelsBlock {

@@ -58,7 +58,7 @@ fn find(answer: &str) -> Option<std::ops::Range<usize>> {
     phrases.find(answer).map(|m| m.range())
 }
 
-pub struct Abstention;
+pub(crate) struct Abstention;
 
 impl Check for Abstention {
     fn name(&self) -> &'static str {

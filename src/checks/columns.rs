@@ -227,6 +227,6 @@ impl<'a> Columns<'a> {
 }
 
 /// A string cell that may be null.
-pub fn opt(array: &LargeStringArray, row: usize) -> Option<&str> {
+pub(crate) fn opt(array: &LargeStringArray, row: usize) -> Option<&str> {
     array.is_valid(row).then(|| array.value(row))
 }

@@ -53,7 +53,7 @@ fn overflow_phrase(text: &str) -> Option<&str> {
     OVERFLOW.find(text).map(|m| &text[m.range()])
 }
 
-pub struct ContextOverflow;
+pub(crate) struct ContextOverflow;
 
 impl Check for ContextOverflow {
     fn name(&self) -> &'static str {

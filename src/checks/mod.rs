@@ -5,22 +5,22 @@
 //! [`VerdictColumn`]. Checks never see the export format, and they compute on raw values; the column
 //! masks each reason it keeps, so redaction holds for everything leaving the process.
 
-pub mod abstention;
-pub mod columns;
-pub mod context_overflow;
-pub mod outcome;
-pub mod policy;
-pub mod registry;
-pub mod repeated_call;
-pub mod search_loop;
+pub(crate) mod abstention;
+pub(crate) mod columns;
+pub(crate) mod context_overflow;
+pub(crate) mod outcome;
+pub(crate) mod policy;
+pub(crate) mod registry;
+pub(crate) mod repeated_call;
+pub(crate) mod search_loop;
 #[cfg(test)]
-pub mod testing;
-pub mod truncation;
-pub mod unrecovered_tool_error;
-pub mod verdict;
-pub mod workflow;
-pub mod wrong_answer;
-pub mod wrong_direction;
+pub(crate) mod testing;
+pub(crate) mod truncation;
+pub(crate) mod unrecovered_tool_error;
+pub(crate) mod verdict;
+pub(crate) mod workflow;
+pub(crate) mod wrong_answer;
+pub(crate) mod wrong_direction;
 
 pub use columns::Columns;
 pub use registry::{ALL, Check, CheckKind, Gating, Input, Registered, checks, find};

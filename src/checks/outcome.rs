@@ -13,7 +13,7 @@
 
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
-pub struct Outcome;
+pub(crate) struct Outcome;
 
 impl Check for Outcome {
     fn name(&self) -> &'static str {

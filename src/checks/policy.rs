@@ -23,7 +23,7 @@ use super::columns::opt;
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::policy::{PolicyRoot, PolicyRun, PolicyStep};
 
-pub struct PolicyCheck;
+pub(crate) struct PolicyCheck;
 
 impl Check for PolicyCheck {
     fn name(&self) -> &'static str {

@@ -155,22 +155,22 @@ pub fn find(name: &str) -> Option<&'static dyn Check> {
 
 /// The registry line of the check with this name; `None` for a custom judged check (`--judge-checks`),
 /// which reads the judge, counts against the clean rate and feeds no block.
-pub fn registered(name: &str) -> Option<&'static Registered> {
+pub(crate) fn registered(name: &str) -> Option<&'static Registered> {
     ALL.iter().find(|r| r.check.name() == name)
 }
 
 /// What a firing of the named check does at the gate.
-pub fn gating(name: &str) -> Gating {
+pub(crate) fn gating(name: &str) -> Gating {
     registered(name).map_or(Gating::CleanRate, |r| r.gating)
 }
 
 /// Returns true if and only if the named check's verdicts feed the report's `outcome` block.
-pub fn feeds_outcome_block(name: &str) -> bool {
+pub(crate) fn feeds_outcome_block(name: &str) -> bool {
     registered(name).is_some_and(|r| r.outcome_block)
 }
 
 /// Returns true if and only if the named check reads `input`.
-pub fn reads(name: &str, input: Input) -> bool {
+pub(crate) fn reads(name: &str, input: Input) -> bool {
     match registered(name) {
         Some(r) => r.inputs.contains(&input),
         None => input == Input::Judge,

@@ -21,12 +21,12 @@ use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::compat::value::canonical_json;
 use crate::compat::value::py_strip;
 
-pub struct RepeatedCall;
+pub(crate) struct RepeatedCall;
 
 const REPEATS: usize = 3;
 
 /// Arguments in a canonical form: JSON re-serialised with sorted keys, other text with whitespace folded.
-pub fn normalize_arguments(arguments: &str) -> String {
+pub(crate) fn normalize_arguments(arguments: &str) -> String {
     let t = py_strip(arguments);
     let bracketed =
         (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));

@@ -30,7 +30,7 @@ const CAP_WORDS: [&str; 6] = [
     "iteration limit",
 ];
 
-pub struct SearchLoop;
+pub(crate) struct SearchLoop;
 
 impl Check for SearchLoop {
     fn name(&self) -> &'static str {

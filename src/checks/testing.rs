@@ -13,13 +13,13 @@ use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 type Span = SpanRecord<'static>;
 
 /// A trace under construction: a root span plus tool spans, one per step.
-pub struct TraceSpec {
+pub(crate) struct TraceSpec {
     root: Span,
     children: Vec<Span>,
 }
 
 impl TraceSpec {
-    pub fn new() -> TraceSpec {
+    pub(crate) fn new() -> TraceSpec {
         let mut attrs = Map::new();
         attrs.insert(attr::OPERATION_NAME.into(), json!("invoke_agent"));
         TraceSpec {
@@ -36,35 +36,35 @@ impl TraceSpec {
         }
     }
 
-    pub fn root_attr(mut self, key: &str, value: Value) -> Self {
+    pub(crate) fn root_attr(mut self, key: &str, value: Value) -> Self {
         self.root.attrs.insert(key.to_string(), value);
         self
     }
 
-    pub fn prompt(self, text: &str) -> Self {
+    pub(crate) fn prompt(self, text: &str) -> Self {
         self.root_attr(attr::PROMPT, json!(text))
     }
 
-    pub fn answer(self, text: &str) -> Self {
+    pub(crate) fn answer(self, text: &str) -> Self {
         self.root_attr(attr::COMPLETION, json!(text))
     }
 
-    pub fn termination(self, text: &str) -> Self {
+    pub(crate) fn termination(self, text: &str) -> Self {
         self.root_attr(attr::TERMINATION, json!(text))
     }
 
-    pub fn root_status(mut self, code: i64) -> Self {
+    pub(crate) fn root_status(mut self, code: i64) -> Self {
         self.root.status_code = code;
         self
     }
 
     /// Adds a tool span running `tool` with these arguments and result.
-    pub fn step(self, tool: &str, arguments: &str, result: &str) -> Self {
+    pub(crate) fn step(self, tool: &str, arguments: &str, result: &str) -> Self {
         self.span_with(tool, arguments, result, |_| {})
     }
 
     /// Adds a tool span and lets the caller adjust it (status, attributes).
-    pub fn span_with(
+    pub(crate) fn span_with(
         mut self,
         tool: &str,
         arguments: &str,
@@ -92,7 +92,7 @@ impl TraceSpec {
     }
 
     /// Adds a non-tool span (a chat call, say).
-    pub fn chat_span(mut self, adjust: impl FnOnce(&mut Span)) -> Self {
+    pub(crate) fn chat_span(mut self, adjust: impl FnOnce(&mut Span)) -> Self {
         let n = self.children.len() + 1;
         let mut span = Span {
             span_id: format!("c{n}").into(),
@@ -109,7 +109,7 @@ impl TraceSpec {
         self
     }
 
-    pub fn build(self) -> TraceRecord<'static> {
+    pub(crate) fn build(self) -> TraceRecord<'static> {
         let mut spans = vec![self.root];
         spans.extend(self.children);
         TraceRecord {
@@ -121,11 +121,11 @@ impl TraceSpec {
     }
 
     /// Runs one check on this trace.
-    pub fn run(self, check: &dyn Check) -> Verdict {
+    pub(crate) fn run(self, check: &dyn Check) -> Verdict {
         self.run_with(check, &CheckContext::default())
     }
 
-    pub fn run_with(self, check: &dyn Check, cx: &CheckContext) -> Verdict {
+    pub(crate) fn run_with(self, check: &dyn Check, cx: &CheckContext) -> Verdict {
         run_all(vec![self], check, cx, Reasons::All)
             .pop()
             .expect("one verdict per trace")
@@ -134,7 +134,7 @@ impl TraceSpec {
 
 /// Runs one check as a pass over one batch of these traces and reads its column back, one verdict
 /// per trace in order; a reason the column did not keep comes back empty.
-pub fn run_all(
+pub(crate) fn run_all(
     specs: Vec<TraceSpec>,
     check: &dyn Check,
     cx: &CheckContext,

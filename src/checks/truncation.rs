@@ -17,7 +17,7 @@ use regex_automata::meta::Regex;
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn, golden_and_answer};
 use crate::compat::reason::py_repr_str;
 
-pub struct Truncation;
+pub(crate) struct Truncation;
 
 /// A regex matching `literal` as a whole word, case-insensitively.
 fn whole_word(literal: &str) -> Option<Regex> {

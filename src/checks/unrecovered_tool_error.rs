@@ -21,7 +21,7 @@ use arrow_array::Array;
 use super::columns::opt;
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
-pub struct UnrecoveredToolError;
+pub(crate) struct UnrecoveredToolError;
 
 impl Check for UnrecoveredToolError {
     fn name(&self) -> &'static str {

@@ -23,10 +23,10 @@ use std::fmt::Write;
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 use crate::workflow::{Severity, from_table};
 
-pub struct WorkflowCheck;
+pub(crate) struct WorkflowCheck;
 
 /// The reason when the road conforms and nothing needs a warning.
-pub const CONFORMS: &str = "trajectory-conforms";
+pub(crate) const CONFORMS: &str = "trajectory-conforms";
 
 impl Check for WorkflowCheck {
     fn name(&self) -> &'static str {

@@ -17,7 +17,7 @@ use std::fmt::Write;
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn, golden_and_answer};
 use crate::compat::reason::py_repr_str;
 
-pub struct WrongAnswer;
+pub(crate) struct WrongAnswer;
 
 impl Check for WrongAnswer {
     fn name(&self) -> &'static str {

@@ -12,7 +12,7 @@
 
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
 
-pub struct WrongDirection;
+pub(crate) struct WrongDirection;
 
 impl Check for WrongDirection {
     fn name(&self) -> &'static str {

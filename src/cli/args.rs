@@ -15,13 +15,13 @@ use crate::ingest::Format;
     // As argparse: a single-valued flag given twice keeps the last value (repeatable ones append).
     args_override_self = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Check traces for known failure modes; with --band, gate them against a baseline.
     Check(CheckArgs),
     /// Check baseline runs and write the tolerance band they span.
@@ -49,7 +49,7 @@ pub enum Command {
 
 /// `--redact` modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RedactArg {
+pub(crate) enum RedactArg {
     Builtin,
     Presidio,
     Off,
@@ -75,7 +75,7 @@ impl From<GateArg> for crate::gate::GateMode {
 
 /// Flags shared by every command that runs checks.
 #[derive(Args, Debug, Clone)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Judge for judged checks: litellm:<model>, openai:<model> (with --judge-url) or replay:FILE.
     #[arg(long)]
     pub judge: Option<String>,
@@ -149,7 +149,7 @@ fn shard_arg(text: &str) -> Result<(usize, usize), String> {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// Partial result directories (written by check, baseline or calibrate with --partial).
     #[arg(required = true, value_name = "PARTIAL")]
     pub partials: Vec<PathBuf>,
@@ -203,7 +203,7 @@ pub struct MergeArgs {
 impl RunArgs {
     /// The side files a run reads besides its traces: policy, golden, outcomes, workflow spec, judged
     /// checks and the judge's replay file.
-    pub fn side_inputs(&self) -> Vec<PathBuf> {
+    pub(crate) fn side_inputs(&self) -> Vec<PathBuf> {
         let replay = self
             .judge
             .as_deref()
@@ -225,7 +225,7 @@ impl RunArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Trace files or directories.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
@@ -269,7 +269,7 @@ pub struct CheckArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct BaselineArgs {
+pub(crate) struct BaselineArgs {
     /// Baseline runs: each a trace file, a directory or an archive.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
@@ -291,7 +291,7 @@ pub struct BaselineArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// Trace files or directories.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
@@ -312,7 +312,7 @@ pub struct CalibrateArgs {
 }
 
 #[derive(Args, Debug, Clone)]
-pub struct PrecheckArgs {
+pub(crate) struct PrecheckArgs {
     /// Trace files or directories.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,

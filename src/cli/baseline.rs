@@ -16,7 +16,7 @@ use crate::report::{Report, parquet, write_atomic};
 
 /// The output flags of `baseline`, which `merge` takes too.
 #[derive(Debug, Clone)]
-pub struct BaselineOutputs {
+pub(crate) struct BaselineOutputs {
     pub out: PathBuf,
     pub per_scenario: bool,
     pub pass_k: bool,
@@ -25,14 +25,14 @@ pub struct BaselineOutputs {
 
 /// The band being built, one run at a time: by a baseline over its runs, or by a merge over the runs
 /// of its partials, with the same code.
-pub struct BandRuns {
+pub(crate) struct BandRuns {
     builder: band::BandBuilder,
     /// Per-run clean flags, kept only when their tables are asked for.
     tables: Option<parquet::BaselineTables>,
 }
 
 impl BandRuns {
-    pub fn new(outs: &BaselineOutputs) -> BandRuns {
+    pub(crate) fn new(outs: &BaselineOutputs) -> BandRuns {
         BandRuns {
             builder: if outs.pass_k {
                 band::BandBuilder::with_trials()
@@ -47,7 +47,7 @@ impl BandRuns {
     }
 
     /// Adds one run's report, reduced to its summary at once, and prints its line.
-    pub fn add_run(
+    pub(crate) fn add_run(
         &mut self,
         run: &RunEntry,
         report: Report,
@@ -77,7 +77,7 @@ impl BandRuns {
     }
 
     /// Writes the band (and the tables); returns 0.
-    pub fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
+    pub(crate) fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
         let band = self.builder.finish()?;
         if let Some(note) = band::few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
@@ -99,7 +99,7 @@ impl BandRuns {
 }
 
 /// Runs `baseline`; returns 0 once the band (or the partial) is written.
-pub fn run(args: &BaselineArgs) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(args: &BaselineArgs) -> Result<ExitStatus, CliError> {
     let resolved = resolve(&args.run)?;
     refuse_outputs_with_partial(
         args.run.partial.as_ref(),

@@ -17,13 +17,13 @@ use crate::report::{Report, write_atomic};
 
 /// The output flags of `calibrate`, which `merge` takes too.
 #[derive(Debug, Clone)]
-pub struct CalibrateOutputs {
+pub(crate) struct CalibrateOutputs {
     pub json: Option<PathBuf>,
     pub parquet: Option<PathBuf>,
 }
 
 /// Runs `calibrate`; exit 0 once the metrics are printed (calibration measures, it does not gate).
-pub fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
     let mut resolved = resolve(&args.run)?;
     resolved.settings.keep_raw_scenario = true;
     refuse_outputs_with_partial(
@@ -92,7 +92,7 @@ pub fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
 }
 
 /// The SHA-256 of a label file, which every partial of one calibration shares.
-pub fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
+pub(crate) fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
     crate::report::audit::sha256_file(path).map_err(|source| CliError::Read {
         path: crate::error::display_path(path),
         source,
@@ -103,7 +103,7 @@ pub fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
 ///
 /// The report keeps each trace's raw scenario key as its digest ([`crate::partial::key_digest`]): a
 /// verdict is matched by the label key of that digest, and shows the written (redacted) key.
-pub fn finish(
+pub(crate) fn finish(
     report: &Report,
     labels: LabelSet,
     split: Option<SplitFilter>,

@@ -25,7 +25,7 @@ use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal
 
 /// The output flags of `check`, which `merge` takes too.
 #[derive(Debug, Clone)]
-pub struct CheckOutputs {
+pub(crate) struct CheckOutputs {
     pub json: Option<PathBuf>,
     pub markdown: Option<PathBuf>,
     pub audit: Option<PathBuf>,
@@ -74,7 +74,7 @@ impl CheckOutputs {
     }
 
     /// The flags given, by name, for refusing them where they do not apply.
-    pub fn given(&self) -> Vec<(&'static str, bool)> {
+    pub(crate) fn given(&self) -> Vec<(&'static str, bool)> {
         vec![
             ("--json", self.json.is_some()),
             ("--markdown", self.markdown.is_some()),
@@ -89,15 +89,15 @@ impl CheckOutputs {
 }
 
 /// The band and gate settings, read before any work so a bad band fails fast.
-pub struct Gating {
+pub(crate) struct Gating {
     band: Option<BandFile>,
     mode: GateMode,
     clean_runs: Option<Vec<u32>>,
 }
 
 /// Reads the band and checks the output flags that can be checked before the run.
-pub fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
-    let band = outs.band.as_deref().map(read_band).transpose()?;
+pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
+    let band = outs.band.as_deref().map(BandFile::read).transpose()?;
     let mode = GateMode::from(outs.gate);
     let clean_runs = match (&band, &outs.band) {
         (Some(band), Some(path)) if mode != GateMode::Band => {
@@ -121,7 +121,7 @@ pub fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
 }
 
 /// What finishing a check needs besides the output flags: the run's report and what named it.
-pub struct Finish {
+pub(crate) struct Finish {
     pub report: Report,
     pub judge_usage: Option<Usage>,
     /// The reproduce command.
@@ -134,7 +134,7 @@ pub struct Finish {
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL). The run produces its verdict table in memory, as a partial would hold it, and [`finish`]
 /// writes the outputs from it, the same code `faultgate merge` ends with.
-pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(args: &CheckArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let mut resolved = resolve(&args.run)?;
     let outs = CheckOutputs::of(args);
     let mut given = outs.given();
@@ -220,7 +220,11 @@ fn judge_usage_of(usage: Usage) -> JudgeUsage {
 }
 
 /// Prints the table and the gate, and writes every output asked for; returns the exit code.
-pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<ExitStatus, CliError> {
+pub(crate) fn finish(
+    outs: &CheckOutputs,
+    gating: &Gating,
+    run: Finish,
+) -> Result<ExitStatus, CliError> {
     let Finish {
         report,
         judge_usage,
@@ -371,7 +375,7 @@ pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<ExitS
 }
 
 /// The long flags of `check`, to resolve abbreviations in the reproduce command as clap did.
-pub fn check_long_flags() -> Vec<String> {
+pub(crate) fn check_long_flags() -> Vec<String> {
     use clap::CommandFactory;
     let cli = super::args::Cli::command();
     cli.find_subcommand("check")
@@ -447,14 +451,4 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
         });
     }
     Ok(others)
-}
-
-/// Reads a band file; a file that is not JSON or not a usable band is exit 2.
-pub fn read_band(path: &std::path::Path) -> Result<BandFile, CliError> {
-    let shown = crate::error::display_path(path);
-    let bytes = crate::sidefile::read(path)
-        .map_err(|e| CliError::Invalid(format!("cannot read band {shown}: {e}")))?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| CliError::Invalid(format!("band {shown} is not JSON: {e}")))?;
-    Ok(BandFile::from_value(path, &value)?)
 }

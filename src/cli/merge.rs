@@ -20,7 +20,7 @@ use crate::redact::Redaction;
 use crate::report::{Report, audit, repro};
 
 /// Runs `merge`; returns the exit code of the command the partials came from.
-pub fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let started = Instant::now();
     let mut parts = Vec::with_capacity(args.partials.len());
     for dir in &args.partials {

@@ -5,18 +5,18 @@
 //! [`ExitStatus`] or a [`CliError`] (`exit.rs`): errors, the library's included, are printed as
 //! `faultgate: <message>` with exit 2; a gate or check failure is exit 1.
 
-pub mod args;
-pub mod baseline;
-pub mod calibrate;
-pub mod check;
+pub(crate) mod args;
+pub(crate) mod baseline;
+pub(crate) mod calibrate;
+pub(crate) mod check;
 pub mod conform;
-pub mod exit;
-pub mod merge;
-pub mod precheck;
-pub mod progress;
-pub mod run;
-pub mod selection;
-pub mod shell;
+pub(crate) mod exit;
+pub(crate) mod merge;
+pub(crate) mod precheck;
+pub(crate) mod progress;
+pub(crate) mod run;
+pub(crate) mod selection;
+pub(crate) mod shell;
 mod values;
 
 use std::io::Write;

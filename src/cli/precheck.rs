@@ -13,7 +13,7 @@ use super::{CliError, ExitStatus};
 use crate::error::display_path;
 use crate::precheck::{Options, precheck_file};
 
-pub fn run(args: &PrecheckArgs) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(args: &PrecheckArgs) -> Result<ExitStatus, CliError> {
     let mut out = std::io::stdout().lock();
     let mut needs_json_results = false;
     if let Some(path) = &args.policy {

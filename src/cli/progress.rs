@@ -14,10 +14,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::ingest::ReadProgress;
 
 /// How long a run goes before its bar appears: a bar that flashes by is noise.
-pub const SHOW_AFTER: Duration = Duration::from_secs(1);
+pub(crate) const SHOW_AFTER: Duration = Duration::from_secs(1);
 
 /// Progress over the files of one run.
-pub struct Bar {
+pub(crate) struct Bar {
     bar: ProgressBar,
     /// Where the bar draws once it is due.
     target: Box<dyn Fn() -> ProgressDrawTarget + Send + Sync>,
@@ -30,14 +30,14 @@ pub struct Bar {
 
 impl Bar {
     /// A bar on stderr, or none when stderr is not a terminal (a CI log, a file) or `quiet` is set.
-    pub fn for_stderr(quiet: bool) -> Option<Bar> {
+    pub(crate) fn for_stderr(quiet: bool) -> Option<Bar> {
         let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         (!quiet && !dumb && std::io::stderr().is_terminal())
             .then(|| Bar::new(Box::new(ProgressDrawTarget::stderr), SHOW_AFTER))
     }
 
     /// A bar that draws to `target` once it has run for `show_after`.
-    pub fn new(
+    pub(crate) fn new(
         target: Box<dyn Fn() -> ProgressDrawTarget + Send + Sync>,
         show_after: Duration,
     ) -> Bar {
@@ -61,7 +61,7 @@ impl Bar {
     }
 
     /// Starts counting over `files` (their stored sizes make the total).
-    pub fn start(&self, files: &[PathBuf]) {
+    pub(crate) fn start(&self, files: &[PathBuf]) {
         let total = files
             .iter()
             .filter_map(|f| std::fs::metadata(f).ok())
@@ -76,7 +76,7 @@ impl Bar {
     }
 
     /// Removes the bar from the terminal, so what the run prints next starts on a clean line.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.bar.finish_and_clear();
     }
 

@@ -15,7 +15,7 @@ use crate::report::{Report, VerdictBatch, repro};
 /// One input file of a run: its place in the whole input list, its run (a `baseline` argument) and
 /// its size.
 #[derive(Debug, Clone)]
-pub struct InputFile {
+pub(crate) struct InputFile {
     pub index: usize,
     pub run: usize,
     pub path: PathBuf,
@@ -26,7 +26,7 @@ pub struct InputFile {
 }
 
 /// Every input file of a run, in input order, and the runs they belong to.
-pub struct Inputs {
+pub(crate) struct Inputs {
     pub files: Vec<InputFile>,
     pub runs: Vec<RunEntry>,
     /// SHA-256 of the list (runs, paths and sizes): every shard of one run computes the same.
@@ -36,7 +36,7 @@ pub struct Inputs {
 impl Inputs {
     /// Lists the files behind `paths`: one run over all of them, or (`per_arg`, for `baseline`) one
     /// run per argument.
-    pub fn list(paths: &[PathBuf], per_arg: bool) -> Result<Inputs, CliError> {
+    pub(crate) fn list(paths: &[PathBuf], per_arg: bool) -> Result<Inputs, CliError> {
         let groups: Vec<crate::ingest::paths::Inputs> = if per_arg {
             paths
                 .iter()
@@ -87,7 +87,7 @@ impl Inputs {
     }
 
     /// The files of shard `k` of `n` ([`crate::partial::shard_plan`]), or all of them.
-    pub fn share(&self, shard: Option<(usize, usize)>) -> Vec<InputFile> {
+    pub(crate) fn share(&self, shard: Option<(usize, usize)>) -> Vec<InputFile> {
         let Some((k, n)) = shard else {
             return self.files.clone();
         };
@@ -98,7 +98,7 @@ impl Inputs {
 }
 
 /// What running the checks over some input files produced: one verdict batch per file.
-pub struct Produced {
+pub(crate) struct Produced {
     pub files: Vec<InputFile>,
     pub batches: Vec<VerdictBatch>,
     /// The steps kept of each file's failing traces (for the HTML report).
@@ -113,7 +113,7 @@ pub struct Produced {
 
 /// A run's input warnings, from each file's warnings and skip reasons in input order: what the JSON
 /// report's `input_warnings` lists.
-pub fn input_warnings<'a>(
+pub(crate) fn input_warnings<'a>(
     warnings: impl IntoIterator<Item = &'a Vec<String>>,
     skipped: impl IntoIterator<Item = &'a Option<String>>,
 ) -> Vec<String> {
@@ -132,7 +132,7 @@ pub fn input_warnings<'a>(
 /// Reads every file and runs the checks. Per-file no-content warnings go to stderr; if any file cannot
 /// be read, every file error is printed and the last one is returned (exit 2), after all files were
 /// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]).
-pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, CliError> {
+pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, CliError> {
     let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     if let Some(bar) = &resolved.progress {
         bar.start(&paths);
@@ -280,7 +280,7 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, C
 
 impl Produced {
     /// The report of what was produced.
-    pub fn report(self, resolved: &Resolved) -> Report {
+    pub(crate) fn report(self, resolved: &Resolved) -> Report {
         let warnings = input_warnings(&self.warnings, &self.skipped);
         resolved.report(
             self.batches,
@@ -306,15 +306,8 @@ fn one_batch(
     .expect("batches of one verdict schema concatenate")
 }
 
-/// Reads `paths` as one run and returns its report.
-pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, CliError> {
-    let inputs = Inputs::list(paths, false)?;
-    let produced = produce(inputs.files, resolved)?;
-    Ok(produced.report(resolved))
-}
-
 /// The settings that decide a run's verdicts, as a partial records them.
-pub fn settings_of(
+pub(crate) fn settings_of(
     command: &str,
     args: &RunArgs,
     resolved: &Resolved,
@@ -367,7 +360,7 @@ pub fn settings_of(
 }
 
 /// Writes what a run produced as a partial into `dir`, with the input files' digests.
-pub fn write_partial(
+pub(crate) fn write_partial(
     dir: &std::path::Path,
     manifest: Manifest,
     produced: Produced,
@@ -424,7 +417,7 @@ pub fn write_partial(
 }
 
 /// A manifest with no file yet.
-pub fn manifest(
+pub(crate) fn manifest(
     command: &str,
     settings: Vec<Setting>,
     resolved: &Resolved,
@@ -450,7 +443,7 @@ pub fn manifest(
 
 /// Refuses, with a usage error, output flags given together with `--partial` (a partial is written
 /// instead of the outputs; `faultgate merge` writes them).
-pub fn refuse_outputs_with_partial(
+pub(crate) fn refuse_outputs_with_partial(
     partial: Option<&PathBuf>,
     outputs: &[(&str, bool)],
 ) -> Result<(), CliError> {
@@ -466,7 +459,7 @@ pub fn refuse_outputs_with_partial(
 }
 
 /// Prints the notes of a resolved run to stderr.
-pub fn print_notes(resolved: &Resolved) -> Result<(), CliError> {
+pub(crate) fn print_notes(resolved: &Resolved) -> Result<(), CliError> {
     let mut stderr = std::io::stderr().lock();
     for note in &resolved.notes {
         writeln!(stderr, "{note}")?;
@@ -479,7 +472,7 @@ pub fn print_notes(resolved: &Resolved) -> Result<(), CliError> {
 /// file names written into them. The run's side files (policy, golden, outcomes, workflow spec, judged
 /// checks, the judge's replay file) are inputs, `--judge-record` is an output, and a `--judge-cache`
 /// folder (written into) may not hold an input; `extra` are the command's other inputs (band, labels).
-pub fn refuse_overwriting_inputs(
+pub(crate) fn refuse_overwriting_inputs(
     files: &[(&str, Option<&PathBuf>)],
     dirs: &[(&str, Option<&PathBuf>, &[&str])],
     traces: &[PathBuf],

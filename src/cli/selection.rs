@@ -14,7 +14,7 @@ use crate::pipeline::RunSettings;
 use crate::redact::{Redaction, RedactionError};
 
 /// A resolved run, plus what to tell the user before it starts.
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub settings: RunSettings,
     pub check_names: Vec<String>,
     pub judge: String,
@@ -31,7 +31,7 @@ pub struct Resolved {
 
 impl Resolved {
     /// The report of these verdict batches, named by this run's judge, checks and redaction.
-    pub fn report(
+    pub(crate) fn report(
         &self,
         batches: Vec<crate::report::VerdictBatch>,
         failing_steps: Vec<crate::report::steps::TraceSteps>,
@@ -50,7 +50,7 @@ impl Resolved {
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
 /// redaction. The workflow spec (not in 0.4.1) is read right after the outcomes.
-pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
+pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     let policy = match &args.policy {
         Some(path) => crate::policy::Policy::from_path(path)?,
         None => crate::policy::Policy::default(),

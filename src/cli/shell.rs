@@ -35,7 +35,7 @@ impl From<CompletionShell> for Shell {
 }
 
 /// Writes the completion script for `shell` to stdout.
-pub fn completions(shell: CompletionShell) -> Result<ExitStatus, CliError> {
+pub(crate) fn completions(shell: CompletionShell) -> Result<ExitStatus, CliError> {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(Shell::from(shell), &mut cmd, "faultgate", &mut buf);
@@ -44,7 +44,7 @@ pub fn completions(shell: CompletionShell) -> Result<ExitStatus, CliError> {
 }
 
 /// Writes the man page (roff, section 1) to stdout.
-pub fn man() -> Result<ExitStatus, CliError> {
+pub(crate) fn man() -> Result<ExitStatus, CliError> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
     std::io::stdout().lock().write_all(&buf)?;

@@ -16,7 +16,7 @@ use super::unicode;
 
 /// Python `str(x)` of a JSON value: strings as is, `True`/`False`/`None`, floats in repr form,
 /// containers in repr notation.
-pub fn py_str(v: &Value) -> String {
+pub(crate) fn py_str(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => py_repr(other),
@@ -24,7 +24,7 @@ pub fn py_str(v: &Value) -> String {
 }
 
 /// Python `repr(x)` of a JSON value.
-pub fn py_repr(v: &Value) -> String {
+pub(crate) fn py_repr(v: &Value) -> String {
     let mut out = String::new();
     write_repr(v, &mut out);
     out
@@ -75,7 +75,7 @@ fn write_number_text(n: &serde_json::Number, out: &mut String) {
 }
 
 /// Python `repr(s)` of a string.
-pub fn py_repr_str(s: &str) -> String {
+pub(crate) fn py_repr_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     write_repr_str(s, &mut out);
     out
@@ -132,7 +132,7 @@ fn is_py_printable(c: char) -> bool {
 
 /// Python `repr(f)` of a float: shortest round-trip digits, `.0` when integral, exponent form
 /// below 1e-4 and from 1e16 up (`1e-05`, `1e+16`), `nan`, `inf` and `-inf` for non-finite values.
-pub fn float_repr(f: f64) -> String {
+pub(crate) fn float_repr(f: f64) -> String {
     let mut out = String::with_capacity(24);
     write_float_repr(f, &mut out);
     out
@@ -159,7 +159,7 @@ pub(super) fn write_float_repr(f: f64, out: &mut String) {
 
 /// Python `format(x, '.Nf')`: fixed decimals, correctly rounded with ties to even on the exact binary
 /// value (`0.125` → `0.12`, `2.675` → `2.67`).
-pub fn fmt_fixed(x: f64, decimals: usize) -> String {
+pub(crate) fn fmt_fixed(x: f64, decimals: usize) -> String {
     let mut out = String::new();
     if !write_non_finite(x, "", &mut out) {
         // Rust rounds the exact binary value with ties to even, exactly like Python's `f` format.
@@ -169,7 +169,7 @@ pub fn fmt_fixed(x: f64, decimals: usize) -> String {
 }
 
 /// Python `format(x, '.0%')`: `x * 100` (a float product, as Python computes it), no decimals, then `%`.
-pub fn fmt_percent0(x: f64) -> String {
+pub(crate) fn fmt_percent0(x: f64) -> String {
     let mut out = fmt_fixed(x * 100.0, 0);
     out.push('%');
     out
@@ -177,7 +177,7 @@ pub fn fmt_percent0(x: f64) -> String {
 
 /// Python `format(x, 'g')`: six significant digits, exponent form when the exponent is below -4 or
 /// at least 6, trailing zeros and a bare trailing point removed (`1.23457e+06`, `1e-05`, `100000`).
-pub fn fmt_g(x: f64) -> String {
+pub(crate) fn fmt_g(x: f64) -> String {
     const PRECISION: i32 = 6;
     let mut out = String::new();
     if write_non_finite(x, "", &mut out) {
@@ -199,7 +199,7 @@ pub fn fmt_g(x: f64) -> String {
 }
 
 /// Python `format(x, ',.0f')`: no decimals, `,` between groups of three integer digits.
-pub fn fmt_thousands0(x: f64) -> String {
+pub(crate) fn fmt_thousands0(x: f64) -> String {
     let plain = fmt_fixed(x, 0);
     if !x.is_finite() {
         return plain;
@@ -220,7 +220,7 @@ pub fn fmt_thousands0(x: f64) -> String {
 }
 
 /// Python `format(x, '+.1f')`: one decimal with an explicit sign (`+0.0`, `-5.0`, `+nan`).
-pub fn fmt_signed1(x: f64) -> String {
+pub(crate) fn fmt_signed1(x: f64) -> String {
     let mut out = String::new();
     if !write_non_finite(x, "+", &mut out) {
         let _ = write!(out, "{x:+.1}");
@@ -231,7 +231,7 @@ pub fn fmt_signed1(x: f64) -> String {
 /// Python `round(x, k)` on a float: the float nearest to `x` correctly rounded at `k` decimals (ties to
 /// even on the exact binary value; `k` may be negative). Non-finite values and zero come back unchanged.
 /// Where Python raises OverflowError (a result beyond the float range) this returns an infinity.
-pub fn round_half_even(x: f64, k: i32) -> f64 {
+pub(crate) fn round_half_even(x: f64, k: i32) -> f64 {
     // Python's own cut-offs: beyond these every float is already exact, or rounds to zero.
     const NDIGITS_MAX: i32 = 323;
     const NDIGITS_MIN: i32 = -308;
@@ -411,7 +411,7 @@ impl std::fmt::Write for StackText {
 
 /// Python `shlex.quote(s)`: `''` for the empty string, the text itself when it holds only ASCII letters,
 /// digits and `_@%+=:,./-`, otherwise single-quoted with each `'` written `'"'"'`.
-pub fn shlex_quote(s: &str) -> String {
+pub(crate) fn shlex_quote(s: &str) -> String {
     if s.is_empty() {
         return "''".into();
     }
@@ -425,7 +425,7 @@ pub fn shlex_quote(s: &str) -> String {
 
 /// A Markdown table cell: `|` escaped as `\|`, then newlines as spaces, then the first 160 code points
 /// of the result (an escape counts as two and may be cut in half, as in the reference).
-pub fn md_cell(s: &str) -> String {
+pub(crate) fn md_cell(s: &str) -> String {
     const MAX_CODE_POINTS: usize = 160;
     let mut out = String::with_capacity(s.len().min(4 * MAX_CODE_POINTS));
     let escaped = s.chars().flat_map(|c| match c {

@@ -3,14 +3,14 @@
 //! Reports, bands and audit files are written with one-space indentation and ASCII escapes; tool
 //! payloads are re-serialised with spaced separators and literal non-ASCII, and fingerprints with
 //! sorted keys and compact separators. Every form must match the reference bytes, including Python's
-//! float repr (`21450.0`, `1e-05`) and its `NaN`/`Infinity` literals (see [`PyFloat`]).
+//! float repr (`21450.0`, `1e-05`).
 //!
 //! [`PyFormatter`] only decides the bytes, so anything that implements `Serialize` (a
 //! `serde_json::Value` or a typed report struct) streams straight into these layouts.
 
 use std::io;
 
-use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::ser::Formatter;
@@ -23,24 +23,18 @@ use super::fmt::write_float_repr;
 ///
 /// Only if `value`'s `Serialize` implementation fails (a map with keys that are not strings or
 /// numbers), which no type in faultgate does.
-pub fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, PyFormatter::PRETTY)
 }
 
-/// Streams [`to_pretty`] of `value` to `writer`.
-pub fn write_pretty<W: io::Write, T: Serialize + ?Sized>(writer: W, value: &T) -> io::Result<()> {
-    let mut serializer = serde_json::Serializer::with_formatter(writer, PyFormatter::PRETTY);
-    value.serialize(&mut serializer).map_err(io::Error::from)
-}
-
 /// `json.dumps(v, ensure_ascii=False)`: separators `, ` and `: `, keys in input order.
-pub fn dumps_spaced<T: Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn dumps_spaced<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, PyFormatter::SPACED)
 }
 
 /// `json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`: keys sorted by code point
 /// at every level.
-pub fn dumps_sorted_compact(value: &Value) -> String {
+pub(crate) fn dumps_sorted_compact(value: &Value) -> String {
     to_string(&Sorted(value), PyFormatter::SORTED_COMPACT)
 }
 
@@ -51,36 +45,6 @@ fn to_string<T: Serialize + ?Sized>(value: &T, formatter: PyFormatter) -> String
         .serialize(&mut serializer)
         .expect("faultgate's values serialise to JSON");
     String::from_utf8(out).expect("the formatter writes UTF-8 only")
-}
-
-/// A float that Python's `json` writes as `NaN`, `Infinity` or `-Infinity` when it is not finite
-/// (`serde_json` would write `null`); finite values are written as any `f64` is.
-///
-/// The literals reach the output through `serde_json`'s raw-value channel, so this type is meant for
-/// the writers of this module; other serializers reject it or see a one-field struct.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PyFloat(pub f64);
-
-/// The struct name `serde_json`'s serializer takes as "write this text as is" (what its `RawValue`
-/// serialises as); the unit test `non_finite_floats_are_python_literals` pins that it still does.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
-
-impl Serialize for PyFloat {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let x = self.0;
-        let literal = if x.is_nan() {
-            "NaN"
-        } else if x == f64::INFINITY {
-            "Infinity"
-        } else if x == f64::NEG_INFINITY {
-            "-Infinity"
-        } else {
-            return serializer.serialize_f64(x);
-        };
-        let mut raw = serializer.serialize_struct(RAW_VALUE_TOKEN, 1)?;
-        raw.serialize_field(RAW_VALUE_TOKEN, literal)?;
-        raw.end()
-    }
 }
 
 /// A JSON value serialised with the keys of every object sorted (Python's `sort_keys=True`); needed
@@ -115,7 +79,7 @@ impl Serialize for Sorted<'_> {
 /// The bytes of Python's `json.dumps` for the knobs faultgate uses: indentation, separators and ASCII
 /// escaping. Floats are written in Python's repr form.
 #[derive(Clone, Copy, Debug)]
-pub struct PyFormatter {
+pub(crate) struct PyFormatter {
     /// Spaces per nesting level; `None` writes everything on one line.
     indent: Option<usize>,
     item_separator: &'static str,
@@ -130,11 +94,11 @@ pub struct PyFormatter {
 
 impl PyFormatter {
     /// `indent=1` (separators `,` and `: `), ASCII escapes: reports, bands, audit files.
-    pub const PRETTY: Self = Self::new(Some(1), ",", ": ", true);
+    pub(crate) const PRETTY: Self = Self::new(Some(1), ",", ": ", true);
     /// The default separators `, ` and `: ` on one line, non-ASCII kept: tool payloads as text.
-    pub const SPACED: Self = Self::new(None, ", ", ": ", false);
+    pub(crate) const SPACED: Self = Self::new(None, ", ", ": ", false);
     /// Separators `,` and `:` on one line, non-ASCII kept (fingerprints, with sorted keys).
-    pub const SORTED_COMPACT: Self = Self::new(None, ",", ":", false);
+    pub(crate) const SORTED_COMPACT: Self = Self::new(None, ",", ":", false);
 
     const fn new(
         indent: Option<usize>,
@@ -290,8 +254,8 @@ mod tests {
     #[test]
     fn floats_match_python_json() {
         for &(x, expected) in FLOAT_JSON_CASES {
-            assert_eq!(to_pretty(&PyFloat(x)), expected, "json.dumps({x:e})");
-            assert_eq!(dumps_spaced(&[PyFloat(x)]), format!("[{expected}]"));
+            assert_eq!(to_pretty(&x), expected, "json.dumps({x:e})");
+            assert_eq!(dumps_spaced(&[x]), format!("[{expected}]"));
         }
     }
 
@@ -302,9 +266,6 @@ mod tests {
             to_pretty(&v),
             "{\n \"a\": [\n  1,\n  {\n   \"b\": []\n  }\n ],\n \"c\": {}\n}"
         );
-        let mut written = Vec::new();
-        write_pretty(&mut written, &v).expect("writing to memory succeeds");
-        assert_eq!(written, to_pretty(&v).into_bytes());
         // Deeper than one write of indentation.
         let levels = 70;
         let mut nested = json!(1);
@@ -334,32 +295,6 @@ mod tests {
         );
         // Keys are escaped the same way.
         assert_eq!(to_pretty(&json!({"é": 1})), "{\n \"\\u00e9\": 1\n}");
-    }
-
-    /// Typed structs stream in field order, and non-finite floats become Python's literals
-    /// (which also pins `serde_json`'s raw-value channel [`PyFloat`] relies on).
-    #[test]
-    fn non_finite_floats_are_python_literals() {
-        #[derive(Serialize)]
-        struct Row {
-            rate: PyFloat,
-            low: PyFloat,
-            high: PyFloat,
-            n: u32,
-            tags: Vec<&'static str>,
-        }
-        let row = Row {
-            rate: PyFloat(f64::NAN),
-            low: PyFloat(f64::NEG_INFINITY),
-            high: PyFloat(f64::INFINITY),
-            n: 3,
-            tags: vec![],
-        };
-        assert_eq!(
-            to_pretty(&row),
-            "{\n \"rate\": NaN,\n \"low\": -Infinity,\n \"high\": Infinity,\n \"n\": 3,\n \"tags\": []\n}"
-        );
-        assert_eq!(dumps_spaced(&[PyFloat(0.5), PyFloat(1e16)]), "[0.5, 1e+16]");
     }
 
     #[test]

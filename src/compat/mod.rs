@@ -12,9 +12,9 @@
 //! Layering: outside `compat/`, `report/` and `cli/`, code uses only [`value`], [`reason`] and [`re`];
 //! the writers [`fmt`] and [`json`] are for output (`tests/layers.rs` holds the rule).
 
-pub mod fmt;
-pub mod json;
-pub mod re;
-pub mod reason;
+pub(crate) mod fmt;
+pub(crate) mod json;
+pub(crate) mod re;
+pub(crate) mod reason;
 mod unicode;
-pub mod value;
+pub(crate) mod value;

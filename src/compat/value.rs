@@ -10,30 +10,30 @@ use serde_json::Value;
 use super::unicode;
 
 /// `str()` of a value, as 0.4.1 reads a non-string field as text.
-pub use super::fmt::py_str;
+pub(crate) use super::fmt::py_str;
 /// Python's `round(x, k)`, for the values 0.4.1 stores rounded (the gate's usage deltas).
-pub use super::fmt::round_half_even;
+pub(crate) use super::fmt::round_half_even;
 
 /// `json.dumps(v)` of a value, as 0.4.1 turns a non-string payload into text: separators `, ` and
 /// `: `, keys in input order, non-ASCII kept.
-pub fn json_text(v: &Value) -> String {
+pub(crate) fn json_text(v: &Value) -> String {
     super::json::dumps_spaced(v)
 }
 
 /// `json.dumps(v, sort_keys=True, separators=(",", ":"))` of a value: the canonical text 0.4.1 compares
 /// tool-call arguments by.
-pub fn canonical_json(v: &Value) -> String {
+pub(crate) fn canonical_json(v: &Value) -> String {
     super::json::dumps_sorted_compact(v)
 }
 
 /// Python `str.strip()`: trims Unicode whitespace, including U+001C..U+001F.
-pub fn py_strip(s: &str) -> &str {
+pub(crate) fn py_strip(s: &str) -> &str {
     s.trim_matches(is_py_space)
 }
 
 /// Returns true if and only if Python's `str.isspace` holds for the character (bidirectional class
 /// WS, B or S, or category Zs).
-pub fn is_py_space(c: char) -> bool {
+pub(crate) fn is_py_space(c: char) -> bool {
     matches!(
         c,
         '\t'..='\r'
@@ -57,7 +57,7 @@ fn is_number_space(c: char) -> bool {
 }
 
 /// Python truthiness of a JSON value.
-pub fn py_truthy(v: &Value) -> bool {
+pub(crate) fn py_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -79,7 +79,7 @@ pub fn py_truthy(v: &Value) -> bool {
 /// Python `float(s)` on a string; `None` where Python raises ValueError. Accepts surrounding whitespace,
 /// a sign, `_` between digits, an exponent, `inf`/`infinity`/`nan` in any case, and any Unicode decimal
 /// digits. Out-of-range magnitudes become infinities or zeros, as in Python.
-pub fn py_float_str(s: &str) -> Option<f64> {
+pub(crate) fn py_float_str(s: &str) -> Option<f64> {
     let text = number_ascii(s)?;
     let bytes = text.as_bytes();
     let unsigned = match bytes.first() {
@@ -133,7 +133,7 @@ pub fn py_float_str(s: &str) -> Option<f64> {
 /// zero (non-finite: `None`), booleans as 0 and 1, strings with optional surrounding whitespace, a sign
 /// and `_` between digits (any Unicode decimal digits). Values beyond the i64 range, which Python would
 /// still convert, are `None` here.
-pub fn py_int(v: &Value) -> Option<i64> {
+pub(crate) fn py_int(v: &Value) -> Option<i64> {
     match v {
         Value::Bool(b) => Some(i64::from(*b)),
         Value::Number(n) => {

@@ -21,16 +21,16 @@ use crate::error::display_path;
 use crate::report::format::{BandCleanRate, BandJson, BandPassKJson, Shaped};
 
 /// The band's decision rule, written verbatim into band.json.
-pub const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
+pub(crate) const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
 the baseline mean is significant (one-sided, alpha 0.05); else INCONCLUSIVE with the n needed for power 0.8";
 
 /// The band.json key of the per-scenario clean-run counts (in `scenarios` order), written by
 /// `baseline --per-scenario` for the paired gate.
-pub const SCENARIO_CLEAN_RUNS: &str = "scenario_clean_runs";
+pub(crate) const SCENARIO_CLEAN_RUNS: &str = "scenario_clean_runs";
 
 /// The band.json key of pass^k per run, written when a baseline run has several traces for a key:
 /// `{"k": K, "per_run": [[pass^1, …, pass^K] per run]}`.
-pub const PASS_K: &str = "pass_k";
+pub(crate) const PASS_K: &str = "pass_k";
 
 /// Builds a band from baseline runs added one at a time.
 #[derive(Debug, Default)]
@@ -331,7 +331,7 @@ impl Band {
 }
 
 /// The stdout line `baseline` prints after checking one run; `path` is the argument as typed.
-pub fn run_line(path: &str, digest: &RunDigest, elapsed_secs: f64) -> String {
+pub(crate) fn run_line(path: &str, digest: &RunDigest, elapsed_secs: f64) -> String {
     format!(
         "{path}: {} traces \u{b7} clean rate {} \u{b7} {}s",
         digest.traces,
@@ -341,7 +341,7 @@ pub fn run_line(path: &str, digest: &RunDigest, elapsed_secs: f64) -> String {
 }
 
 /// The stderr note `baseline` prints for fewer than three runs.
-pub fn few_runs_note(runs: usize) -> Option<String> {
+pub(crate) fn few_runs_note(runs: usize) -> Option<String> {
     (runs < 3).then(|| format!("note: {runs} baseline runs measure noise poorly; use 3 or more"))
 }
 
@@ -369,6 +369,25 @@ pub struct BandFile {
 }
 
 impl BandFile {
+    /// Reads a band file from disk (as `faultgate baseline` writes it).
+    ///
+    /// # Errors
+    ///
+    /// An unreadable file, a file that is not JSON, or a document [`BandFile::from_value`] refuses.
+    pub fn read(path: &std::path::Path) -> Result<BandFile, GateError> {
+        let shown = || crate::error::display_path(path).to_string();
+        let bytes = crate::sidefile::read(path).map_err(|e| GateError::ReadBand {
+            path: shown(),
+            message: e.to_string(),
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| GateError::BandNotJson {
+                path: shown(),
+                message: e.to_string(),
+            })?;
+        BandFile::from_value(path, &value)
+    }
+
     /// Reads a parsed band file; `path` names it in error messages.
     ///
     /// # Errors

@@ -7,11 +7,11 @@
 //! interpolate linearly between order statistics, as NumPy's default does.
 
 /// Resamples drawn.
-pub const RESAMPLES: usize = 2000;
+pub(crate) const RESAMPLES: usize = 2000;
 /// Seed of the resampling generator.
-pub const SEED: u64 = 16;
+pub(crate) const SEED: u64 = 16;
 /// Coverage of the intervals.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 
 /// Percentile intervals from a scenario bootstrap.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +24,7 @@ pub struct Intervals {
 
 /// Bootstrap intervals over scenarios with per-scenario `candidate` and `baseline` values (same length,
 /// not empty), `resamples` draws from generator `seed`.
-pub fn scenario_bootstrap(
+pub(crate) fn scenario_bootstrap(
     candidate: &[f64],
     baseline: &[f64],
     resamples: usize,
@@ -59,7 +59,7 @@ pub fn scenario_bootstrap(
 
 /// The `q` quantile (0 ≤ q ≤ 1) of `values`, interpolating linearly between order statistics (NumPy's
 /// `percentile` with its default method). Sorts `values`; `values` must not be empty.
-pub fn percentile(values: &mut [f64], q: f64) -> f64 {
+pub(crate) fn percentile(values: &mut [f64], q: f64) -> f64 {
     values.sort_by(f64::total_cmp);
     let h = (values.len() - 1) as f64 * q;
     let lo = h.floor() as usize;
@@ -69,14 +69,14 @@ pub fn percentile(values: &mut [f64], q: f64) -> f64 {
 
 /// Steele, Lea and Flood's SplitMix64: small, fast, and fully determined by its seed.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -85,7 +85,7 @@ impl SplitMix64 {
     }
 
     /// A uniform integer below `bound` (> 0), by Lemire's multiply-and-reject.
-    pub fn below(&mut self, bound: u64) -> u64 {
+    pub(crate) fn below(&mut self, bound: u64) -> u64 {
         let threshold = bound.wrapping_neg() % bound;
         loop {
             let product = u128::from(self.next_u64()) * u128::from(bound);

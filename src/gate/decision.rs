@@ -53,7 +53,7 @@ pub struct PairedGate {
 
 /// The paired verdict: FAIL on a hard block or a significant drop; PASS when the drop is at most one
 /// scenario's worth (the band gate's pass margin); else INCONCLUSIVE.
-pub fn paired_verdict(stats: &PairedStats, hard_block: bool) -> Verdict {
+pub(crate) fn paired_verdict(stats: &PairedStats, hard_block: bool) -> Verdict {
     if hard_block || stats.p_value < ALPHA {
         Verdict::Fail
     } else if stats.drop * stats.n as f64 <= 1.0 + 1e-9 {
@@ -64,7 +64,7 @@ pub fn paired_verdict(stats: &PairedStats, hard_block: bool) -> Verdict {
 }
 
 /// The verdict of `--gate both`: FAIL if either fails, else INCONCLUSIVE if either is, else PASS.
-pub fn combine(a: Verdict, b: Verdict) -> Verdict {
+pub(crate) fn combine(a: Verdict, b: Verdict) -> Verdict {
     if a == Verdict::Fail || b == Verdict::Fail {
         Verdict::Fail
     } else if a == Verdict::Inconclusive || b == Verdict::Inconclusive {

@@ -98,7 +98,7 @@ fn with_low_word_cleared(x: f64) -> f64 {
 ///
 /// Polynomials are evaluated in glibc's split (Estrin-like) order, which rounds differently from
 /// plain Horner evaluation.
-pub fn erf(x: f64) -> f64 {
+pub(crate) fn erf(x: f64) -> f64 {
     let hx = high_word(x);
     let negative = hx >> 31 != 0;
     let ix = hx & 0x7fff_ffff;

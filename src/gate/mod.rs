@@ -14,16 +14,16 @@
 //! trace behind a clean one with the same key. Here a scenario is clean in a run only if every trace
 //! with its key is clean, and a warning names the repeated keys.
 
-pub mod band;
-pub mod bootstrap;
-pub mod decision;
-pub mod erf;
+pub(crate) mod band;
+pub(crate) mod bootstrap;
+pub(crate) mod decision;
+pub(crate) mod erf;
 #[cfg(test)]
 mod fixtures;
-pub mod paired;
-pub mod passk;
-pub mod stats;
-pub mod verdict;
+pub(crate) mod paired;
+pub(crate) mod passk;
+pub(crate) mod stats;
+pub(crate) mod verdict;
 
 use std::collections::HashMap;
 
@@ -71,6 +71,10 @@ pub enum GateError {
         "baseline runs share no scenarios (keys come from faultgate.scenario, gen_ai.agent.id or the prompt)"
     )]
     NoSharedScenarios,
+    #[error("cannot read band {path}: {message}")]
+    ReadBand { path: String, message: String },
+    #[error("band {path} is not JSON: {message}")]
+    BandNotJson { path: String, message: String },
     #[error("{path}: the band is empty")]
     EmptyBand { path: String },
     #[error("{path}: the band is not a JSON object")]
@@ -305,13 +309,13 @@ mod indexmap_like {
     use crate::report::Measures;
 
     #[derive(Default)]
-    pub struct OrderedLast<'a> {
+    pub(super) struct OrderedLast<'a> {
         index: HashMap<&'a str, usize>,
         values: Vec<Measures>,
     }
 
     impl<'a> OrderedLast<'a> {
-        pub fn insert(&mut self, key: &'a str, value: Measures) {
+        pub(super) fn insert(&mut self, key: &'a str, value: Measures) {
             match self.index.get(key) {
                 Some(&i) => self.values[i] = value,
                 None => {
@@ -321,7 +325,7 @@ mod indexmap_like {
             }
         }
 
-        pub fn values(&self) -> &[Measures] {
+        pub(super) fn values(&self) -> &[Measures] {
             &self.values
         }
     }

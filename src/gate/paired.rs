@@ -24,7 +24,7 @@ const EXACT_BINOMIAL_MAX: usize = 20_000;
 
 /// One scenario's pair: clean runs out of the band's runs, and the candidate's flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pair {
+pub(crate) struct Pair {
     /// Baseline runs in which the scenario was clean.
     pub baseline_clean: u32,
     /// Candidate clean (every trace of the scenario clean; absent counts as not clean).
@@ -83,7 +83,7 @@ pub struct PairedStats {
 /// The paired test over `pairs`, with `runs` baseline runs.
 ///
 /// `pairs` must not be empty and every `baseline_clean` must be at most `runs`.
-pub fn paired_test(pairs: &[Pair], runs: u32) -> PairedStats {
+pub(crate) fn paired_test(pairs: &[Pair], runs: u32) -> PairedStats {
     let n = pairs.len();
     let r = i64::from(runs.max(1));
     // Differences in units of 1/runs: baseline clean runs minus `runs` when the candidate is clean.
@@ -118,7 +118,7 @@ pub fn paired_test(pairs: &[Pair], runs: u32) -> PairedStats {
 }
 
 /// One-sided p-value P(S ≥ observed sum) of the sign-flip distribution of integer differences.
-pub fn sign_flip_p_value(diffs: &[i64]) -> (Method, f64) {
+pub(crate) fn sign_flip_p_value(diffs: &[i64]) -> (Method, f64) {
     let magnitudes: Vec<u64> = diffs
         .iter()
         .filter(|&&d| d != 0)
@@ -157,7 +157,7 @@ pub fn sign_flip_p_value(diffs: &[i64]) -> (Method, f64) {
 }
 
 /// P(X ≥ k) for X ~ Binomial(m, 1/2), from exact integer sums rounded once.
-pub fn binomial_half_upper_tail(m: u64, k: u64) -> f64 {
+pub(crate) fn binomial_half_upper_tail(m: u64, k: u64) -> f64 {
     if k == 0 {
         return 1.0;
     }
@@ -214,7 +214,7 @@ fn exact_subset_sum_tail(magnitudes: &[u64], threshold: i64) -> f64 {
 /// Under "no change" the mean difference has variance E[d²]/n, under the observed change
 /// (E[d²] − δ²)/n, so n = ((z_α·√E[d²] + z_β·√(E[d²] − δ²)) / δ)². With 0/1 baseline rates this is
 /// Connor's (1987) sample size for McNemar's test, E[d²] being the share of discordant scenarios.
-pub fn paired_sample_size(diffs: &[f64]) -> Option<u64> {
+pub(crate) fn paired_sample_size(diffs: &[f64]) -> Option<u64> {
     if diffs.is_empty() {
         return None;
     }

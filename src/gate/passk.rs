@@ -7,7 +7,7 @@
 
 /// One scenario's trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Trials {
+pub(crate) struct Trials {
     /// Traces carrying the scenario key.
     pub trials: u32,
     /// Those that passed.
@@ -25,7 +25,7 @@ pub struct PassK {
 }
 
 /// C(c, k) / C(n, k) as a product of k ratios, so no factorial overflows; 0 when c < k.
-pub fn all_pass_probability(n: u32, c: u32, k: u32) -> f64 {
+pub(crate) fn all_pass_probability(n: u32, c: u32, k: u32) -> f64 {
     if c < k {
         return 0.0;
     }
@@ -33,7 +33,7 @@ pub fn all_pass_probability(n: u32, c: u32, k: u32) -> f64 {
 }
 
 /// pass^1 … pass^K, K the largest trial count, over `scenarios` (each with passes ≤ trials).
-pub fn pass_hat_k(scenarios: &[Trials]) -> Vec<PassK> {
+pub(crate) fn pass_hat_k(scenarios: &[Trials]) -> Vec<PassK> {
     let max_trials = scenarios.iter().map(|s| s.trials).max().unwrap_or(0);
     (1..=max_trials)
         .map(|k| {
@@ -51,7 +51,7 @@ pub fn pass_hat_k(scenarios: &[Trials]) -> Vec<PassK> {
 }
 
 /// True when some scenario has more than one trial: only then is pass^k reported.
-pub fn has_trials(scenarios: &[Trials]) -> bool {
+pub(crate) fn has_trials(scenarios: &[Trials]) -> bool {
     scenarios.iter().any(|s| s.trials > 1)
 }
 
@@ -70,7 +70,7 @@ pub struct PassKTable {
 
 /// The pass^k table of a run from its traces: for each trace, its scenario key and one fired flag per
 /// name of `checks` (duplicates in `checks` allowed). `None` when no key has more than one trace.
-pub fn pass_k_table<'a>(
+pub(crate) fn pass_k_table<'a>(
     checks: &[String],
     traces: impl IntoIterator<Item = (&'a str, &'a [bool])>,
 ) -> Option<PassKTable> {
@@ -169,7 +169,7 @@ impl PassKTable {
 /// Per trace (same order as `traces`, each a scenario key and clean flag): the traces carrying its key,
 /// those of them that are clean, and the scenario's pass^K with K the largest trial count of the run
 /// (`None` when the scenario has fewer than K traces). `None` overall when no key has several traces.
-pub fn trials_per_trace<'a>(
+pub(crate) fn trials_per_trace<'a>(
     traces: impl IntoIterator<Item = (&'a str, bool)> + Clone,
 ) -> Option<Vec<(Trials, Option<f64>)>> {
     let mut counts: std::collections::HashMap<&str, Trials> = std::collections::HashMap::new();

@@ -9,16 +9,16 @@
 use num_bigint::{BigInt, BigUint};
 
 /// Φ⁻¹(0.95): the one-sided critical value for alpha 0.05.
-pub const Z_ALPHA: f64 = 1.6448536269514715;
+pub(crate) const Z_ALPHA: f64 = 1.6448536269514715;
 /// Φ⁻¹(0.80): the quantile for power 0.80.
-pub const Z_BETA: f64 = 0.8416212335729144;
+pub(crate) const Z_BETA: f64 = 0.8416212335729144;
 /// Significance level of the one-sided test.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 /// Power the required sample size aims for.
-pub const POWER: f64 = 0.8;
+pub(crate) const POWER: f64 = 0.8;
 
 /// Standard normal distribution function, Φ(x) = (1 + erf(x/√2)) / 2.
-pub fn normal_cdf(x: f64) -> f64 {
+pub(crate) fn normal_cdf(x: f64) -> f64 {
     0.5 * (1.0 + super::erf::erf(x / std::f64::consts::SQRT_2))
 }
 
@@ -40,7 +40,7 @@ pub struct GateStats {
 /// Tests a candidate rate `rate` over `n` scenarios against baseline rates `per_run`.
 ///
 /// `per_run` must not be empty (the band reader substitutes `[min, max]`).
-pub fn test_drop(per_run: &[f64], rate: f64, n: usize) -> GateStats {
+pub(crate) fn test_drop(per_run: &[f64], rate: f64, n: usize) -> GateStats {
     let runs = per_run.len();
     let baseline_mean = per_run.iter().fold(0.0, |acc, r| acc + r) / runs as f64;
     let between = if runs > 1 {
@@ -96,7 +96,7 @@ fn required_sample_size(baseline: f64, rate: f64, drop: f64) -> u64 {
 ///
 /// 0.4.1 computes it over exact rationals; a floating-point two-pass formula differs in the last bits
 /// for rates such as 14/15, and those bits reach the p-value. Non-finite input gives NaN.
-pub fn sample_variance(values: &[f64]) -> f64 {
+pub(crate) fn sample_variance(values: &[f64]) -> f64 {
     let count = values.len();
     if count < 2 {
         return f64::NAN;

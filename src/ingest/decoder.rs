@@ -123,7 +123,7 @@ pub trait Traces: Sync {
 }
 
 /// Traces a decoder has already mapped whole (vendor documents and exports the scan did not take).
-pub struct OwnedTraces(pub Vec<TraceRecord<'static>>);
+pub(crate) struct OwnedTraces(pub Vec<TraceRecord<'static>>);
 
 impl Traces for OwnedTraces {
     fn len(&self) -> usize {
@@ -148,7 +148,7 @@ impl Traces for OwnedTraces {
 
 /// Span positions within a trace are stored as 32-bit numbers; a trace with more spans is refused rather
 /// than misnumbered.
-pub fn check_span_count(
+pub(crate) fn check_span_count(
     path: &Path,
     spans: usize,
     trace_id: impl FnOnce() -> String,

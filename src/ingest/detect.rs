@@ -8,14 +8,15 @@ use serde_json::{Map, Value};
 use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
-use super::Format;
 use super::json::{get, to_value};
 
 /// The keys under which an object document may hold its record list, in the order they are tried.
 const LIST_KEYS: [&str; 6] = ["data", "runs", "events", "traces", "spans", "observations"];
 
-/// The format of a parsed document, or `None` when no reader recognises it.
-pub fn detect(doc: TapeValue<'_, '_>) -> Option<Format> {
+/// The format of a parsed document, or `None` when no reader recognises it (what `ingest::choose`
+/// does for `--format auto`, kept for the detection tests).
+#[cfg(test)]
+fn detect(doc: TapeValue<'_, '_>) -> Option<super::Format> {
     super::DECODERS
         .iter()
         .find(|d| d.detect(doc))
@@ -23,12 +24,12 @@ pub fn detect(doc: TapeValue<'_, '_>) -> Option<Format> {
 }
 
 /// The first record of a vendor document, as JSON.
-pub fn first_record_value(doc: TapeValue<'_, '_>) -> Option<Value> {
+pub(crate) fn first_record_value(doc: TapeValue<'_, '_>) -> Option<Value> {
     first_record(doc).map(to_value)
 }
 
 /// Returns true if and only if some span of the export carries an attribute named `wanted`.
-pub fn has_attribute_key(export: TapeValue<'_, '_>, wanted: &str) -> bool {
+pub(crate) fn has_attribute_key(export: TapeValue<'_, '_>, wanted: &str) -> bool {
     let Some(export) = export.as_object() else {
         return false;
     };
@@ -76,7 +77,7 @@ fn first_record<'t, 'i>(doc: TapeValue<'t, 'i>) -> Option<TapeValue<'t, 'i>> {
 }
 
 /// What a document holds, for refusals: `keys a, b, c` of an object (or of a list's first object).
-pub fn found_keys(doc: &Value) -> String {
+pub(crate) fn found_keys(doc: &Value) -> String {
     let describe = |obj: &Map<String, Value>| -> String {
         if obj.is_empty() {
             return "an empty object".into();
@@ -111,7 +112,7 @@ pub fn found_keys(doc: &Value) -> String {
 
 /// The object records of a document: a list, an object's first list under a known key, or the object
 /// itself.
-pub fn records(doc: &Value) -> Vec<&Map<String, Value>> {
+pub(crate) fn records(doc: &Value) -> Vec<&Map<String, Value>> {
     let list: &[Value] = match doc {
         Value::Array(items) => items,
         Value::Object(obj) => match LIST_KEYS
@@ -129,6 +130,7 @@ pub fn records(doc: &Value) -> Vec<&Map<String, Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::Format;
     use crate::ingest::json::with_tape;
 
     fn detect_text(text: &str) -> Option<Format> {

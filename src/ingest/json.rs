@@ -9,7 +9,7 @@ use simd_json::tape::Value as TapeValue;
 /// The offset of the first byte that is not UTF-8, if any. Python reads a trace file as UTF-8 text first,
 /// so 0.4.1 refuses such a file whatever part of it holds the byte (the OTLP scan never parses bytes
 /// outside spans). Large inputs are checked in parallel blocks, each starting at a character boundary.
-pub fn first_invalid_utf8(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn first_invalid_utf8(bytes: &[u8]) -> Option<usize> {
     use rayon::prelude::*;
     const BLOCK: usize = 4 << 20;
     let mut starts = vec![0];
@@ -42,10 +42,10 @@ pub struct ParseFailure {
 }
 
 /// Bytes of padding simd-json needs after a document it parses in place.
-pub const PADDING: usize = simd_json::INPUT_PADDING;
+pub(crate) const PADDING: usize = simd_json::INPUT_PADDING;
 
 /// Parses `bytes` (copied once: simd-json rewrites its input) and hands the tape's root to `read`.
-pub fn with_tape<T>(
+pub(crate) fn with_tape<T>(
     bytes: &[u8],
     read: impl FnOnce(TapeValue<'_, '_>) -> T,
 ) -> Result<T, ParseFailure> {
@@ -98,7 +98,7 @@ pub fn with_tape<T>(
 /// the readers of numbers parse the text: `1e999` is infinity as in Python), and a lone UTF-16
 /// surrogate escape (`\ud800`) becomes U+FFFD (a Rust string cannot hold it). `None` when there is
 /// nothing to rewrite (the document is invalid for another reason).
-pub fn repair(bytes: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn repair(bytes: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(bytes.len() + 16);
     let mut changed = false;
     let mut i = 0;
@@ -240,7 +240,7 @@ const KEEP_SCRATCH: usize = 64 << 20;
 
 /// Runs `f` with this thread's simd-json buffers (structural index, string buffer, stack) for parsing
 /// documents of up to `len` bytes.
-pub fn with_buffers<T>(len: usize, f: impl FnOnce(&mut simd_json::Buffers) -> T) -> T {
+pub(crate) fn with_buffers<T>(len: usize, f: impl FnOnce(&mut simd_json::Buffers) -> T) -> T {
     thread_local! {
         static BUFFERS: std::cell::RefCell<simd_json::Buffers> =
             std::cell::RefCell::new(simd_json::Buffers::default());
@@ -294,7 +294,7 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 
 /// Converts a tape value to an owned JSON value, keeping key order (a repeated key keeps its first position
 /// and its last value, like Python's `json`).
-pub fn to_value(v: TapeValue<'_, '_>) -> Value {
+pub(crate) fn to_value(v: TapeValue<'_, '_>) -> Value {
     if let Some(s) = v.as_str() {
         return Value::String(s.to_owned());
     }
@@ -324,7 +324,7 @@ pub fn to_value(v: TapeValue<'_, '_>) -> Value {
 }
 
 /// A scalar tape node as a JSON value (floats stay floats, integers stay integers).
-pub fn static_to_value(node: StaticNode) -> Value {
+pub(crate) fn static_to_value(node: StaticNode) -> Value {
     match node {
         StaticNode::I64(i) => Value::Number(i.into()),
         StaticNode::U64(u) => Value::Number(u.into()),
@@ -335,7 +335,10 @@ pub fn static_to_value(node: StaticNode) -> Value {
 }
 
 /// The last value stored under `key` in an object (Python keeps the last of repeated keys).
-pub fn get<'t, 'i>(obj: &simd_json::tape::Object<'t, 'i>, key: &str) -> Option<TapeValue<'t, 'i>> {
+pub(crate) fn get<'t, 'i>(
+    obj: &simd_json::tape::Object<'t, 'i>,
+    key: &str,
+) -> Option<TapeValue<'t, 'i>> {
     let mut found = None;
     for (k, v) in obj.iter() {
         if k == key {

@@ -8,13 +8,13 @@
 //! parsed on its own when its batch is built. Knows nothing of checks.
 
 pub mod archive;
-pub mod decoder;
-pub mod detect;
-pub mod formats;
-pub mod json;
-pub mod paths;
+pub(crate) mod decoder;
+pub(crate) mod detect;
+pub(crate) mod formats;
+pub(crate) mod json;
+pub(crate) mod paths;
 pub mod scan;
-pub mod source;
+pub(crate) mod source;
 
 use std::path::Path;
 

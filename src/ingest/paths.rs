@@ -64,7 +64,7 @@ const COMPRESSED_SUFFIXES: [&str; 2] = [".gz", ".zst"];
 const TRACE_SUFFIXES_TEXT: &str = ".json, .jsonl, .ndjson, .traj or OTLP protobuf's .pb, .binpb or .protobuf, optionally .gz or .zst";
 
 /// Returns true if and only if a walked file's name is that of a trace file (case-insensitive).
-pub fn is_trace_name(name: &str) -> bool {
+pub(crate) fn is_trace_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     let base = COMPRESSED_SUFFIXES
         .iter()
@@ -137,7 +137,7 @@ fn add_path(path: &Path, files: &mut Files) -> Result<(), InputError> {
 }
 
 /// The error for an input that exists but is not a regular file or directory.
-pub fn not_regular(path: &Path, meta: &std::fs::Metadata) -> InputError {
+pub(crate) fn not_regular(path: &Path, meta: &std::fs::Metadata) -> InputError {
     let what = crate::sidefile::special_kind(meta);
     InputError::Invalid {
         path: path.to_path_buf(),
@@ -257,7 +257,7 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, InputError> {
 }
 
 /// Returns true if and only if `name` matches the shell pattern (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`).
-pub fn matches(pattern: &str, name: &str) -> bool {
+pub(crate) fn matches(pattern: &str, name: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     match_from(&p, &n)

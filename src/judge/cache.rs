@@ -17,7 +17,7 @@ use super::providers::Usage;
 const KEY_VERSION: &str = "faultgate-judge-1";
 
 /// The cache key of one request, as 64 hex digits.
-pub fn key(identity: &str, system: &str, user: &str) -> String {
+pub(crate) fn key(identity: &str, system: &str, user: &str) -> String {
     let mut hasher = Sha256::new();
     // Lengths first, so no two different triples hash the same bytes.
     for part in [KEY_VERSION, identity, system, user] {
@@ -32,7 +32,7 @@ pub fn key(identity: &str, system: &str, user: &str) -> String {
 }
 
 /// The default cache folder: `faultgate/judge` under the user's cache directory.
-pub fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let var = |n: &str| {
         std::env::var_os(n)
             .filter(|v| !v.is_empty())
@@ -49,16 +49,16 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 /// A cache folder.
-pub struct Cache {
+pub(crate) struct Cache {
     dir: PathBuf,
 }
 
 impl Cache {
-    pub fn new(dir: PathBuf) -> Cache {
+    pub(crate) fn new(dir: PathBuf) -> Cache {
         Cache { dir }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -67,7 +67,7 @@ impl Cache {
     }
 
     /// The stored reply for `key`; an unreadable or damaged entry is a miss.
-    pub fn get(&self, key: &str) -> Option<Reply> {
+    pub(crate) fn get(&self, key: &str) -> Option<Reply> {
         let bytes = crate::sidefile::read(&self.path(key)).ok()?;
         let value: Value = serde_json::from_slice(&bytes).ok()?;
         let count = |k: &str| value.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -81,7 +81,7 @@ impl Cache {
     }
 
     /// Stores a reply. Written to a temporary file and renamed, so a reader never sees half an entry.
-    pub fn put(&self, key: &str, reply: &Reply) -> std::io::Result<()> {
+    pub(crate) fn put(&self, key: &str, reply: &Reply) -> std::io::Result<()> {
         let path = self.path(key);
         let parent = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(parent)?;

@@ -27,13 +27,13 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 /// A reply's text and token counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub text: String,
     pub usage: Usage,
 }
 
 /// The blocking HTTP client every judge call goes through.
-pub struct Client {
+pub(crate) struct Client {
     agent: ureq::Agent,
     policy: CallPolicy,
     /// Retries made, over all calls.
@@ -49,7 +49,7 @@ enum Attempt {
 
 impl Client {
     /// A client for up to `concurrency` calls at once.
-    pub fn new(policy: CallPolicy, concurrency: usize) -> Client {
+    pub(crate) fn new(policy: CallPolicy, concurrency: usize) -> Client {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(policy.timeout))
             // One kept-alive connection per worker thread, so no call waits on a new handshake.
@@ -68,7 +68,7 @@ impl Client {
 
     /// Sends one judge request, retrying what can pass on a second try. `abort` stops the waiting
     /// between tries once another call has failed for good.
-    pub fn call(
+    pub(crate) fn call(
         &self,
         endpoint: &Endpoint,
         body: &str,

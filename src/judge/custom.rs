@@ -23,7 +23,7 @@ pub struct JudgedSpec {
 }
 
 /// A custom judged check, run, reported, gated and calibrated like `wrong_direction`.
-pub struct CustomCheck {
+pub(crate) struct CustomCheck {
     name: &'static str,
     description: &'static str,
 }
@@ -49,7 +49,7 @@ impl Check for CustomCheck {
 impl CustomCheck {
     /// The check for a spec. The registry holds `&'static dyn Check`; a run loads its file once, so the
     /// few bytes of each custom check live for the rest of the process.
-    pub fn leak(spec: &JudgedSpec) -> &'static dyn Check {
+    pub(crate) fn leak(spec: &JudgedSpec) -> &'static dyn Check {
         Box::leak(Box::new(CustomCheck {
             name: Box::leak(spec.name.clone().into_boxed_str()),
             description: Box::leak(format!("Judged: {}", spec.question).into_boxed_str()),
@@ -58,7 +58,7 @@ impl CustomCheck {
 }
 
 /// Reads a judged-checks file.
-pub fn load(path: &Path) -> Result<Vec<JudgedSpec>, JudgeError> {
+pub(crate) fn load(path: &Path) -> Result<Vec<JudgedSpec>, JudgeError> {
     let shown = crate::error::display_path(path);
     let err = |detail: String| JudgeError::ChecksFile {
         path: shown.clone(),
@@ -70,7 +70,7 @@ pub fn load(path: &Path) -> Result<Vec<JudgedSpec>, JudgeError> {
 }
 
 /// Validates a judged-checks document.
-pub fn parse(value: &Value) -> Result<Vec<JudgedSpec>, String> {
+pub(crate) fn parse(value: &Value) -> Result<Vec<JudgedSpec>, String> {
     let list = match value {
         Value::Array(list) => list,
         Value::Object(o) => o

@@ -14,13 +14,13 @@
 //! Module map: [`providers`] (spec → endpoint, wire formats), [`client`] (HTTP, retries), [`cache`]
 //! (replies on disk), [`render`], [`parse`], [`replay`] (saved verdicts), [`custom`] (`--judge-checks`).
 
-pub mod cache;
-pub mod client;
-pub mod custom;
-pub mod parse;
-pub mod providers;
-pub mod render;
-pub mod replay;
+pub(crate) mod cache;
+pub(crate) mod client;
+pub(crate) mod custom;
+pub(crate) mod parse;
+pub(crate) mod providers;
+pub(crate) mod render;
+pub(crate) mod replay;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -99,10 +99,10 @@ impl JudgeSpec {
 }
 
 /// The question of `wrong_direction`, 0.4.1's text verbatim.
-pub const WRONG_DIRECTION_QUESTION: &str = "Determine whether the agent made a MULTI_HOP_DIRECTION_ERROR. Rule: Return detected=true IF the agent searched in the reverse dependency direction across multi-hop entity links.";
+pub(crate) const WRONG_DIRECTION_QUESTION: &str = "Determine whether the agent made a MULTI_HOP_DIRECTION_ERROR. Rule: Return detected=true IF the agent searched in the reverse dependency direction across multi-hop entity links.";
 
 /// The built-in judged checks.
-pub fn builtin_checks() -> Vec<JudgedSpec> {
+pub(crate) fn builtin_checks() -> Vec<JudgedSpec> {
     vec![JudgedSpec {
         name: "wrong_direction".into(),
         question: WRONG_DIRECTION_QUESTION.into(),
@@ -633,7 +633,12 @@ fn no_judge() -> Verdict {
 }
 
 /// The pass of a judged check: per trace, the run's judge asked, or "no judge configured" without one.
-pub fn judged_column(cols: &Columns<'_>, cx: &CheckContext, check: &str, out: &mut VerdictColumn) {
+pub(crate) fn judged_column(
+    cols: &Columns<'_>,
+    cx: &CheckContext,
+    check: &str,
+    out: &mut VerdictColumn,
+) {
     for t in cols.traces() {
         out.push_verdict(match &cx.judge {
             Some(judge) => judge.verdict(cols, t, check),
@@ -643,7 +648,7 @@ pub fn judged_column(cols: &Columns<'_>, cx: &CheckContext, check: &str, out: &m
 }
 
 /// `faultgate judges`: one line per judge spec, saying what this build and environment can run.
-pub fn listing(env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+pub(crate) fn listing(env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     let set = |names: &[&str]| names.iter().any(|n| env(n).is_some_and(|v| !v.is_empty()));
     let state = |names: &[&str], what: &str| {
         if set(names) {

@@ -10,7 +10,7 @@ use crate::checks::Verdict;
 use crate::compat::value::{py_float_str, py_str, py_strip, py_truthy};
 
 /// The system message: 0.4.1's fixed template around the check's question.
-pub fn system_prompt(question: &str) -> String {
+pub(crate) fn system_prompt(question: &str) -> String {
     format!(
         "You are an expert AI reliability judge evaluating an agent trace.\n{question}\nRespond ONLY with valid JSON: {{\"detected\": bool, \"confidence\": float, \"reason\": str}}"
     )
@@ -31,7 +31,7 @@ fn unparseable(raw: &str) -> Verdict {
 /// Reads a judge reply: trimmed; the text between the first two ``` fences (less a leading `json` tag)
 /// when it has one; then a JSON object `{detected, confidence, reason}` with defaults false, 0.0 and "".
 /// Anything else is not detected, with the reply's head in the reason.
-pub fn parse_reply(raw: &str) -> Verdict {
+pub(crate) fn parse_reply(raw: &str) -> Verdict {
     let mut text = py_strip(raw);
     if text.contains("```") {
         // As Python's split("```")[1]: with one fence, everything after it.

@@ -11,7 +11,7 @@ use super::JudgeError;
 
 /// The request and reply shapes a server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
+pub(crate) enum Wire {
     /// `POST …/chat/completions` (OpenAI, vLLM, llama.cpp, Ollama's `/v1`, LM Studio, LiteLLM proxy).
     OpenAi,
     /// `POST …/v1/messages`.
@@ -22,7 +22,7 @@ pub enum Wire {
 
 /// A resolved judge endpoint: where to post, how, and for which model.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     pub wire: Wire,
     pub url: String,
     /// The model name sent in the request body.
@@ -33,13 +33,13 @@ pub struct Endpoint {
 
 /// Token counts a reply reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
 }
 
 impl Usage {
-    pub fn add(&mut self, other: Usage) {
+    pub(crate) fn add(&mut self, other: Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
     }
@@ -67,7 +67,7 @@ fn first_var(env: &dyn Fn(&str) -> Option<String>, names: &[&str]) -> Option<Str
 
 impl Endpoint {
     /// The endpoint of `litellm:<model>` (`model` is the part after `litellm:`).
-    pub fn litellm(
+    pub(crate) fn litellm(
         model: &str,
         url: Option<&str>,
         env: &dyn Fn(&str) -> Option<String>,
@@ -163,7 +163,7 @@ impl Endpoint {
 
     /// An OpenAI-compatible endpoint: `url` (or `OPENAI_BASE_URL`, else the public API), with
     /// `OPENAI_API_KEY` as a bearer token when set. The public API needs the key.
-    pub fn openai(
+    pub(crate) fn openai(
         judge: &str,
         model: &str,
         url: Option<&str>,
@@ -196,12 +196,12 @@ impl Endpoint {
     }
 
     /// What a cached reply is valid for: the wire, the server and the model (never the credentials).
-    pub fn identity(&self) -> String {
+    pub(crate) fn identity(&self) -> String {
         format!("{:?} {} {}", self.wire, self.url, self.model)
     }
 
     /// The request body of one judge call.
-    pub fn body(&self, system: &str, user: &str) -> String {
+    pub(crate) fn body(&self, system: &str, user: &str) -> String {
         let value = match self.wire {
             Wire::OpenAi => json!({
                 "model": self.model,
@@ -234,7 +234,7 @@ impl Endpoint {
 
     /// The reply text and token counts of a successful response body. A body that is not this wire's
     /// JSON is an error (the URL points at something else); a reply without text is an empty reply.
-    pub fn read_reply(&self, body: &str) -> Result<(String, Usage), String> {
+    pub(crate) fn read_reply(&self, body: &str) -> Result<(String, Usage), String> {
         let value: Value = serde_json::from_str(body)
             .map_err(|_| format!("the reply is not JSON: {}", head(body)))?;
         let count = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).unwrap_or(0);
@@ -297,7 +297,7 @@ impl Endpoint {
 }
 
 /// The first 200 code points of a body, on one line, for an error message.
-pub fn head(body: &str) -> String {
+pub(crate) fn head(body: &str) -> String {
     body.chars()
         .take(200)
         .map(|c| if c.is_control() { ' ' } else { c })

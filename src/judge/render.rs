@@ -5,7 +5,7 @@ use crate::checks::Columns;
 use crate::checks::columns::opt;
 
 /// What the render shows of one trace.
-pub struct RenderInput<'a> {
+pub(crate) struct RenderInput<'a> {
     pub agent: &'a str,
     pub prompt: &'a str,
     pub termination: &'a str,
@@ -16,7 +16,7 @@ pub struct RenderInput<'a> {
 
 impl<'a> RenderInput<'a> {
     /// The render input of trace `t` of a batch.
-    pub fn from_columns(cols: &Columns<'a>, t: usize) -> Self {
+    pub(crate) fn from_columns(cols: &Columns<'a>, t: usize) -> Self {
         RenderInput {
             agent: opt(cols.agent, t).unwrap_or("agent"),
             prompt: cols.prompt.value(t),
@@ -53,7 +53,7 @@ fn cut(s: &str, n: usize) -> String {
 
 /// The render of §7.8, with an optional character budget. The result can exceed the budget: the header
 /// and the first two steps are always kept.
-pub fn render(input: &RenderInput<'_>, budget: Option<usize>) -> String {
+pub(crate) fn render(input: &RenderInput<'_>, budget: Option<usize>) -> String {
     let limit = |s: &str, n: usize| match budget {
         Some(_) => cut(s, n),
         None => s.to_string(),

@@ -20,14 +20,14 @@ use crate::checks::Verdict;
 
 /// One replayed verdict.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Replayed {
+pub(crate) struct Replayed {
     pub verdict: Verdict,
     pub usage: Usage,
 }
 
 /// The verdicts of a replay file, by trace id and by scenario key.
 #[derive(Debug, Default)]
-pub struct ReplayFile {
+pub(crate) struct ReplayFile {
     by_trace: HashMap<(String, String), Replayed>,
     by_scenario: HashMap<(String, String), Replayed>,
     /// The judge every line names, if they agree.
@@ -35,7 +35,7 @@ pub struct ReplayFile {
 }
 
 impl ReplayFile {
-    pub fn load(path: &Path) -> Result<ReplayFile, JudgeError> {
+    pub(crate) fn load(path: &Path) -> Result<ReplayFile, JudgeError> {
         let shown = crate::error::display_path(path);
         let text = crate::sidefile::read_to_string(path).map_err(|e| JudgeError::Replay {
             path: shown.clone(),
@@ -47,7 +47,7 @@ impl ReplayFile {
         })
     }
 
-    pub fn parse(text: &str) -> Result<ReplayFile, String> {
+    pub(crate) fn parse(text: &str) -> Result<ReplayFile, String> {
         let mut file = ReplayFile::default();
         let mut judges: Option<Option<String>> = None;
         for (n, line) in text.lines().enumerate() {
@@ -77,7 +77,7 @@ impl ReplayFile {
     }
 
     /// The verdict for one trace and check: by trace id, else by the raw, else the written scenario key.
-    pub fn lookup(
+    pub(crate) fn lookup(
         &self,
         trace_id: &str,
         scenario: &str,

@@ -10,7 +10,7 @@
 /// Python reads and our reader does not).
 /// Python's `UnicodeDecodeError` text for bytes that are not UTF-8, as 0.4.1 prints it when it reads a
 /// trace file as text: `'utf-8' codec can't decode byte 0xff in position 64: invalid start byte`.
-pub fn python_utf8_error(bytes: &[u8]) -> Option<String> {
+pub(crate) fn python_utf8_error(bytes: &[u8]) -> Option<String> {
     let err = std::str::from_utf8(bytes).err()?;
     let at = err.valid_up_to();
     let byte = bytes[at];
@@ -32,7 +32,7 @@ pub fn python_utf8_error(bytes: &[u8]) -> Option<String> {
     })
 }
 
-pub fn python_json_error(text: &str) -> Option<String> {
+pub(crate) fn python_json_error(text: &str) -> Option<String> {
     let chars: Vec<char> = text.chars().collect();
     if chars.first() == Some(&'\u{feff}') {
         return Some(located(

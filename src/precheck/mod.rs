@@ -10,7 +10,7 @@
 //!
 //! Reading problems are issues too, not failures: precheck exists to say what is wrong with a file.
 
-pub mod json_error;
+pub(crate) mod json_error;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -22,19 +22,20 @@ use serde_json::Value;
 use crate::compat::value::py_strip;
 use crate::error::{InputError, display_path};
 use crate::ingest::Format;
+#[cfg(test)]
 use crate::table::record::TraceRecord;
 use crate::table::schema::*;
 use crate::table::{TableBuilder, TableOptions, TraceBatch};
 
 /// How bad an issue is: errors make precheck exit 2, warnings do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
+pub(crate) enum Level {
     Error,
     Warning,
 }
 
 impl Level {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Level::Error => "error",
             Level::Warning => "warning",
@@ -44,7 +45,7 @@ impl Level {
 
 /// One finding: about a trace (`trace` holds its full id) or about the whole file (`trace` is `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Issue {
+pub(crate) struct Issue {
     pub level: Level,
     pub trace: Option<String>,
     pub message: String,
@@ -69,7 +70,7 @@ impl Issue {
 
     /// The output line: level padded to 8, the trace column (first 12 code points of the id, or `-`)
     /// padded to 12, two spaces, the message.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let trace: String = match &self.trace {
             Some(id) => id.chars().take(12).collect(),
             None => "-".to_string(),
@@ -80,7 +81,7 @@ impl Issue {
 
 /// What precheck needs besides the file.
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub(crate) struct Options {
     pub format: Format,
     /// Traces to check, from the start of the file; 0 or less checks every trace.
     pub sample: i64,
@@ -90,7 +91,7 @@ pub struct Options {
 
 /// The outcome for one file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Precheck {
+pub(crate) struct Precheck {
     /// The format name shown: the detected format, the `--format` argument when loading failed, or
     /// `unknown` when the file could not be read or parsed.
     pub format: String,
@@ -102,31 +103,26 @@ pub struct Precheck {
 }
 
 /// Warned when a policy's `result` / `latest` requirements can never be met.
-pub const NO_JSON_RESULTS: &str = "the policy's requires use result / latest, but no tool result in the checked traces is JSON: those prerequisites can never be met";
+pub(crate) const NO_JSON_RESULTS: &str = "the policy's requires use result / latest, but no tool result in the checked traces is JSON: those prerequisites can never be met";
 
 /// The end of the warning for exports whose spans yield no tool step.
-pub const TOOLS_NOT_READ: &str =
+pub(crate) const TOOLS_NOT_READ: &str =
     "this export's tools are not read; every structural check will pass";
 
 impl Precheck {
-    pub fn errors(&self) -> usize {
+    pub(crate) fn errors(&self) -> usize {
         self.issues
             .iter()
             .filter(|i| i.level == Level::Error)
             .count()
     }
 
-    pub fn warnings(&self) -> usize {
+    pub(crate) fn warnings(&self) -> usize {
         self.issues.len() - self.errors()
     }
 
-    /// 2 when any error-level issue was found, else 0.
-    pub fn exit_code(&self) -> i32 {
-        if self.errors() > 0 { 2 } else { 0 }
-    }
-
     /// The issue lines and the summary line, each ending with a newline.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         for issue in &self.issues {
             out.push_str(&issue.line());
@@ -158,7 +154,7 @@ impl Precheck {
 }
 
 /// Prechecks one file. Never fails: a file that cannot be read, parsed or loaded is an error issue.
-pub fn precheck_file(path: &Path, options: &Options) -> Precheck {
+pub(crate) fn precheck_file(path: &Path, options: &Options) -> Precheck {
     match sample_file(path, options) {
         Ok((detected, total, batch)) => {
             precheck_batch(&batch, total, format_name(detected, &batch), options)
@@ -254,7 +250,7 @@ fn os_error_text(error: &std::io::Error, shown: &str) -> String {
 
 /// The format name precheck reports for traces read with `format`: with `auto`, an OTLP export is
 /// `openinference` when any span carries `openinference.span.kind`, else `otlp`.
-pub fn format_name(format: Format, batch: &TraceBatch) -> &'static str {
+pub(crate) fn format_name(format: Format, batch: &TraceBatch) -> &'static str {
     match format {
         Format::Auto => {
             let openinference = batch.span_bool(SPAN_OPENINFERENCE_KIND).true_count() > 0;
@@ -268,8 +264,9 @@ pub fn format_name(format: Format, batch: &TraceBatch) -> &'static str {
     }
 }
 
-/// Prechecks traces already read with `detected` (tests and callers holding records).
-pub fn precheck_traces(
+/// Prechecks traces already read with `detected`.
+#[cfg(test)]
+pub(crate) fn precheck_traces(
     traces: &[TraceRecord<'_>],
     detected: Format,
     options: &Options,
@@ -338,7 +335,7 @@ fn is_json_container(raw: &str) -> bool {
 }
 
 /// The issues of trace `t`, in §5.2 order.
-pub fn trace_issues(batch: &TraceBatch, t: usize, openinference: bool) -> Vec<Issue> {
+pub(crate) fn trace_issues(batch: &TraceBatch, t: usize, openinference: bool) -> Vec<Issue> {
     let id = batch.trace_str(TRACE_ID).value(t);
     let trace = Some(id);
     let rows = batch.span_rows(t);

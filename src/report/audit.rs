@@ -27,7 +27,7 @@ use crate::gate::Gate;
 
 /// One input file of the run and the role it played.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
+pub(crate) struct Input {
     /// `traces`, `band`, `policy`, `golden` or `outcomes`.
     pub role: &'static str,
     pub path: PathBuf,
@@ -37,7 +37,7 @@ pub struct Input {
 }
 
 /// Everything the audit folder records.
-pub struct Audit<'a> {
+pub(crate) struct Audit<'a> {
     pub report: &'a Report,
     pub gate: Option<&'a Gate>,
     /// The 0/1 exit code of the run, computed before any output was written.
@@ -50,7 +50,7 @@ pub struct Audit<'a> {
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`, or the time `SOURCE_DATE_EPOCH` names when set.
-pub fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let secs = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
         .and_then(|v| v.trim().parse::<i64>().ok())
@@ -63,7 +63,7 @@ pub fn utc_now() -> String {
 }
 
 /// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian calendar).
-pub fn format_utc(secs: i64) -> String {
+pub(crate) fn format_utc(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rest = secs.rem_euclid(86_400);
     // Howard Hinnant's days-to-civil algorithm.
@@ -85,7 +85,7 @@ pub fn format_utc(secs: i64) -> String {
 }
 
 /// Lowercase hex SHA-256 of a file's bytes, read in blocks.
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
     let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -108,7 +108,7 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 /// # Errors
 ///
 /// An input file that can no longer be read for its digest.
-pub fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
+pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
     let report = audit.report;
     let mut inputs = Vec::with_capacity(audit.inputs.len());
     for input in audit.inputs {
@@ -152,7 +152,7 @@ pub fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
 
 /// failing_traces.json ([`FailingTrace`] gives its keys): each failing trace with every reason,
 /// redacted, no payloads.
-pub fn failing(report: &Report) -> Vec<FailingTrace> {
+pub(crate) fn failing(report: &Report) -> Vec<FailingTrace> {
     let by_id = results_by_id(report);
     report
         .failed_traces()
@@ -178,7 +178,7 @@ pub fn failing(report: &Report) -> Vec<FailingTrace> {
 }
 
 /// repro.sh: a shell script that installs faultgate and reruns the command.
-pub fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
+pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
     format!(
         "#!/bin/sh\n# {TOOL} \u{b7} verdict {verdict} \u{b7} exit {exit_code}\n{PIP_INSTALL}\n{command}\n"
     )
@@ -189,7 +189,7 @@ pub fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
 /// # Errors
 ///
 /// A file that cannot be written, or an input that cannot be read for its digest.
-pub fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
+pub(crate) fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let verdict = to_pretty(&verdict(audit)?);
     write_atomic(&dir.join("verdict.json"), verdict.as_bytes())?;

@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 
 /// `--color`: when to colour the terminal table (the flag's values live in `cli::values`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     /// When stdout is a terminal and `NO_COLOR` is unset or empty.
     #[default]
     Auto,
@@ -25,7 +25,11 @@ const CELL: usize = 16;
 const GAP: usize = 2;
 
 /// Whether to colour, from the choice, the `NO_COLOR` value and whether stdout is a terminal.
-pub fn enabled_with(choice: ColorChoice, no_color: Option<&str>, stdout_is_terminal: bool) -> bool {
+pub(crate) fn enabled_with(
+    choice: ColorChoice,
+    no_color: Option<&str>,
+    stdout_is_terminal: bool,
+) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -34,14 +38,14 @@ pub fn enabled_with(choice: ColorChoice, no_color: Option<&str>, stdout_is_termi
 }
 
 /// [`enabled_with`] for this process.
-pub fn enabled(choice: ColorChoice) -> bool {
+pub(crate) fn enabled(choice: ColorChoice) -> bool {
     let no_color = std::env::var("NO_COLOR").ok();
     enabled_with(choice, no_color.as_deref(), std::io::stdout().is_terminal())
 }
 
 /// Colours the verdict words of a table from [`super::terminal::table`]: the header and rule lines
 /// are kept, and in each row the cells after the trace-id column.
-pub fn colour_table(table: &str) -> String {
+pub(crate) fn colour_table(table: &str) -> String {
     let mut out = String::with_capacity(table.len() + table.len() / 4);
     let Some(first) = table.lines().next() else {
         return String::new();

@@ -22,10 +22,10 @@ use crate::gate::Gate;
 use crate::gate::band::BandFile;
 
 /// Failing (trace, check) rows listed before the table is cut; a page stays small enough to open.
-pub const MAX_ROWS: usize = 2000;
+pub(crate) const MAX_ROWS: usize = 2000;
 
 /// Everything the page shows.
-pub struct Page<'a> {
+pub(crate) struct Page<'a> {
     pub report: &'a Report,
     pub outcome: Option<&'a OutcomeSummary>,
     pub gate: Option<(&'a Gate, &'a BandFile)>,
@@ -34,7 +34,7 @@ pub struct Page<'a> {
 }
 
 /// Escapes text for HTML element content and double-quoted attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -130,7 +130,7 @@ fn trace_steps(report: &Report) -> String {
 }
 
 /// Renders the page; the text ends with a newline.
-pub fn render(page: &Page<'_>) -> String {
+pub(crate) fn render(page: &Page<'_>) -> String {
     let report = page.report;
     let gate = page.gate.map(|(g, _)| g);
     let verdict = overall_verdict(report, gate);

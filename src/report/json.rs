@@ -9,7 +9,7 @@ use super::{OutcomeSummary, Report};
 use crate::compat::fmt::round_half_even;
 
 /// The report without the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks.
-pub fn report(report: &Report) -> JsonReport {
+pub(crate) fn report(report: &Report) -> JsonReport {
     // A repeated trace id keeps its first place and its last row's measures.
     let measures: Entries<TraceMeasures> = report
         .rows()
@@ -62,7 +62,7 @@ pub fn report(report: &Report) -> JsonReport {
 }
 
 /// The `outcome` block of the report.
-pub fn outcome(summary: &OutcomeSummary) -> OutcomeBlock {
+pub(crate) fn outcome(summary: &OutcomeSummary) -> OutcomeBlock {
     OutcomeBlock {
         judged: summary.judged,
         missing: summary.missing,

@@ -27,7 +27,7 @@ use crate::gate::Gate;
 /// Errors of rendering the XML.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot render JUnit XML: {0}")]
-pub struct JunitError(#[from] quick_junit::SerializeError);
+pub(crate) struct JunitError(#[from] quick_junit::SerializeError);
 
 /// Suite names of the active checks in selection order; a repeated check gets `#n` as in the verdict
 /// batch columns.
@@ -48,7 +48,7 @@ fn suite_names(checks: &[String]) -> Vec<String> {
 }
 
 /// The one-line description of the run's verdict used by the `gate` case.
-pub fn gate_line(report: &Report, gate: Option<&Gate>) -> String {
+pub(crate) fn gate_line(report: &Report, gate: Option<&Gate>) -> String {
     let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
     match gate {
         Some(g) => format!(
@@ -76,7 +76,7 @@ pub fn gate_line(report: &Report, gate: Option<&Gate>) -> String {
 /// # Errors
 ///
 /// Only if the XML writer fails, which writing into memory does not.
-pub fn render(report: &Report, gate: Option<&Gate>) -> Result<String, JunitError> {
+pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> Result<String, JunitError> {
     let mut junit = JunitReport::new("faultgate");
     for (k, suite_name) in suite_names(&report.checks).into_iter().enumerate() {
         let mut suite = TestSuite::new(suite_name.as_str());

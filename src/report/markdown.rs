@@ -32,13 +32,13 @@ const CHART_CELLS: usize = 20;
 const MAX_SPARK_RUNS: usize = 60;
 
 /// A gate and the band it was evaluated against.
-pub struct GateContext<'a> {
+pub(crate) struct GateContext<'a> {
     pub gate: &'a Gate,
     pub band: &'a BandFile,
 }
 
 /// Everything the summary shows.
-pub struct Summary<'a> {
+pub(crate) struct Summary<'a> {
     pub report: &'a Report,
     pub outcome: Option<&'a OutcomeSummary>,
     pub gate: Option<GateContext<'a>>,
@@ -49,7 +49,7 @@ pub struct Summary<'a> {
 }
 
 /// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
-pub fn overall_verdict(report: &Report, gate: Option<&Gate>) -> &'static str {
+pub(crate) fn overall_verdict(report: &Report, gate: Option<&Gate>) -> &'static str {
     match gate {
         Some(g) => g.verdict.as_str(),
         None if report.failed_traces().is_empty() => "PASS",
@@ -165,7 +165,7 @@ pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<Row<'_>>> {
 }
 
 /// Renders the summary; the text ends with a single newline.
-pub fn render(summary: &Summary<'_>) -> String {
+pub(crate) fn render(summary: &Summary<'_>) -> String {
     let report = summary.report;
     let gate = summary.gate.as_ref().map(|g| g.gate);
     let mut lines: Vec<String> = vec![

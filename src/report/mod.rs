@@ -3,18 +3,18 @@
 //! Renderers (terminal, JSON, and the others) read only this model. Reasons, agents and scenario keys
 //! stored here are already redacted.
 
-pub mod audit;
-pub mod colour;
+pub(crate) mod audit;
+pub(crate) mod colour;
 pub mod format;
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod markdown;
-pub mod parquet;
-pub mod repro;
-pub mod steps;
-pub mod terminal;
-pub mod verdicts;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod markdown;
+pub(crate) mod parquet;
+pub(crate) mod repro;
+pub(crate) mod steps;
+pub(crate) mod terminal;
+pub(crate) mod verdicts;
 
 use std::collections::HashMap;
 

@@ -44,14 +44,14 @@ use crate::compat::fmt::round_half_even;
 use crate::gate::{Band, RunSummary, ScenarioTally};
 
 /// File names written into the `--parquet` directory.
-pub const VERDICTS_FILE: &str = "verdicts.parquet";
-pub const TRACES_FILE: &str = "traces.parquet";
-pub const MATRIX_FILE: &str = "clean_matrix.parquet";
-pub const RUNS_FILE: &str = "runs.parquet";
+pub(crate) const VERDICTS_FILE: &str = "verdicts.parquet";
+pub(crate) const TRACES_FILE: &str = "traces.parquet";
+pub(crate) const MATRIX_FILE: &str = "clean_matrix.parquet";
+pub(crate) const RUNS_FILE: &str = "runs.parquet";
 
 /// A Parquet output that could not be built or written.
 #[derive(Debug, thiserror::Error)]
-pub enum ParquetOutputError {
+pub(crate) enum ParquetOutputError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
@@ -84,7 +84,7 @@ fn encode(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>, Parquet
 }
 
 /// `verdicts.parquet` as a record batch.
-pub fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
+pub(crate) fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
     let schema = Arc::new(Schema::new(vec![
         field("trace_id", DataType::Utf8, false),
         field("scenario", DataType::Utf8, false),
@@ -123,7 +123,7 @@ pub fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
 }
 
 /// `traces.parquet` as a record batch.
-pub fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
+pub(crate) fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
     let schema = Arc::new(Schema::new(vec![
         field("trace_id", DataType::Utf8, false),
         field("scenario", DataType::Utf8, false),
@@ -186,7 +186,11 @@ fn with_trial_columns(traces: RecordBatch, report: &Report) -> Result<RecordBatc
 /// # Errors
 ///
 /// A table that cannot be encoded or a file that cannot be written.
-pub fn write_check(dir: &Path, report: &Report, trials: bool) -> Result<(), ParquetOutputError> {
+pub(crate) fn write_check(
+    dir: &Path,
+    report: &Report,
+    trials: bool,
+) -> Result<(), ParquetOutputError> {
     let verdicts = verdicts_batch(report)?;
     let mut traces = traces_batch(report)?;
     if trials {
@@ -214,7 +218,7 @@ struct RunRow {
 /// Keys are interned, so a hundred runs of ten thousand scenarios hold ten thousand strings and a
 /// million (id, flag) pairs, not a million strings.
 #[derive(Debug, Default)]
-pub struct BaselineTables {
+pub(crate) struct BaselineTables {
     keys: Vec<String>,
     ids: HashMap<String, u32>,
     runs: Vec<RunRow>,
@@ -222,12 +226,12 @@ pub struct BaselineTables {
 
 impl BaselineTables {
     /// An empty collector.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Records one run; `path` is the run as the tables show it.
-    pub fn add_run(&mut self, path: String, run: &RunSummary) {
+    pub(crate) fn add_run(&mut self, path: String, run: &RunSummary) {
         let tally = ScenarioTally::new(&run.scenario_clean);
         let mut cells = Vec::new();
         for (key, clean) in tally.clean_flags() {
@@ -250,7 +254,7 @@ impl BaselineTables {
     }
 
     /// `clean_matrix.parquet` as one record batch per run.
-    pub fn matrix_batches(&self, band: &Band) -> Result<Vec<RecordBatch>, ArrowError> {
+    pub(crate) fn matrix_batches(&self, band: &Band) -> Result<Vec<RecordBatch>, ArrowError> {
         let schema = Arc::new(Schema::new(vec![
             field("run", DataType::Int64, false),
             field("scenario", DataType::Utf8, false),
@@ -288,7 +292,7 @@ impl BaselineTables {
     }
 
     /// `runs.parquet` as a record batch.
-    pub fn runs_batch(&self, band: &Band) -> Result<RecordBatch, ArrowError> {
+    pub(crate) fn runs_batch(&self, band: &Band) -> Result<RecordBatch, ArrowError> {
         let schema = Arc::new(Schema::new(vec![
             field("run", DataType::Int64, false),
             field("path", DataType::Utf8, false),
@@ -320,7 +324,7 @@ impl BaselineTables {
     /// # Errors
     ///
     /// A table that cannot be encoded or a file that cannot be written.
-    pub fn write(&self, dir: &Path, band: &Band) -> Result<(), ParquetOutputError> {
+    pub(crate) fn write(&self, dir: &Path, band: &Band) -> Result<(), ParquetOutputError> {
         let matrix = self.matrix_batches(band)?;
         let runs = self.runs_batch(band)?;
         let matrix_bytes = match matrix.first() {

@@ -10,7 +10,7 @@
 //! leaks. An input whose display path starts with `-` keeps a `./` before it, so it can never be read
 //! back as a flag (0.4.1 drops the `./` of `./--json=x`, and running its repro.sh writes `x`). The
 //! reproduce block keeps 0.4.1's shape (an install line, then the command), but the install line
-//! installs this tool's wheel ([`DIST_NAME`], pinned to this version) where 0.4.1 printed
+//! installs this tool's wheel (`faultgate-rs`, pinned to this version) where 0.4.1 printed
 //! `pip install 'faultgate==0.4.1'`: the command is meant to reproduce this run, so it names the binary
 //! that made it.
 
@@ -20,21 +20,27 @@ use crate::compat::fmt::shlex_quote;
 
 /// The Python distribution that ships the `faultgate` binary as a wheel. `faultgate` itself is taken on
 /// PyPI by the Python implementation (0.4.1), whose import package would clash with it.
-pub const DIST_NAME: &str = "faultgate-rs";
+macro_rules! dist_name {
+    () => {
+        "faultgate-rs"
+    };
+}
 
 /// This tool and version as the audit names it: the distribution and its version.
-pub const TOOL: &str = concat!("faultgate-rs ", env!("CARGO_PKG_VERSION"));
+pub(crate) const TOOL: &str = concat!(dist_name!(), " ", env!("CARGO_PKG_VERSION"));
 
 /// The install line printed above the command: this version's wheel.
-pub const PIP_INSTALL: &str = concat!(
-    "pip install 'faultgate-rs==",
+pub(crate) const PIP_INSTALL: &str = concat!(
+    "pip install '",
+    dist_name!(),
+    "==",
     env!("CARGO_PKG_VERSION"),
     "'"
 );
 
 /// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`); they
 /// never appear in the command.
-pub const OUTPUT_FLAGS: [&str; 11] = [
+pub(crate) const OUTPUT_FLAGS: [&str; 11] = [
     "json",
     "markdown",
     "audit",
@@ -51,11 +57,11 @@ pub const OUTPUT_FLAGS: [&str; 11] = [
 
 /// Long switches (without `--`) that only change how a run shows itself; they never appear in the
 /// command either.
-pub const DISPLAY_SWITCHES: [&str; 1] = ["quiet"];
+pub(crate) const DISPLAY_SWITCHES: [&str; 1] = ["quiet"];
 
 /// The directory display paths are relative to: `$GITHUB_WORKSPACE` when set and non-empty, else the
 /// working directory, symlinks resolved.
-pub fn base_dir() -> Option<PathBuf> {
+pub(crate) fn base_dir() -> Option<PathBuf> {
     let base = std::env::var_os("GITHUB_WORKSPACE")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -65,7 +71,7 @@ pub fn base_dir() -> Option<PathBuf> {
 
 /// A path as the audit shows it: relative to `base` with `/` separators when it lies under it, else
 /// only its file name. `None` when the path cannot be resolved (it does not exist).
-pub fn display_path_under(path: &Path, base: Option<&Path>) -> Option<String> {
+pub(crate) fn display_path_under(path: &Path, base: Option<&Path>) -> Option<String> {
     let resolved = std::fs::canonicalize(path).ok()?;
     if let Some(rest) = base.and_then(|b| resolved.strip_prefix(b).ok()) {
         let parts: Vec<String> = rest
@@ -84,7 +90,7 @@ pub fn display_path_under(path: &Path, base: Option<&Path>) -> Option<String> {
 }
 
 /// [`display_path_under`] relative to [`base_dir`].
-pub fn display_path(path: &Path) -> Option<String> {
+pub(crate) fn display_path(path: &Path) -> Option<String> {
     display_path_under(path, base_dir().as_deref())
 }
 
@@ -110,7 +116,11 @@ fn names_input(arg: &str) -> bool {
 ///
 /// `raw_args` are the arguments after the program name; `long_flags` are the subcommand's long flags
 /// without `--`, to resolve abbreviations as the parser did; `base` is the display-path base.
-pub fn command_under(raw_args: &[String], long_flags: &[&str], base: Option<&Path>) -> String {
+pub(crate) fn command_under(
+    raw_args: &[String],
+    long_flags: &[&str],
+    base: Option<&Path>,
+) -> String {
     let shown = |arg: &str| -> String {
         if names_input(arg) {
             let path = display_path_under(Path::new(arg), base).unwrap_or_else(|| arg.to_string());
@@ -182,7 +192,7 @@ pub fn command_under(raw_args: &[String], long_flags: &[&str], base: Option<&Pat
 }
 
 /// [`command_under`] relative to [`base_dir`].
-pub fn command(raw_args: &[String], long_flags: &[&str]) -> String {
+pub(crate) fn command(raw_args: &[String], long_flags: &[&str]) -> String {
     command_under(raw_args, long_flags, base_dir().as_deref())
 }
 
@@ -307,9 +317,9 @@ mod tests {
     fn install_line_pins_this_wheel() {
         assert_eq!(
             PIP_INSTALL,
-            format!("pip install '{DIST_NAME}=={}'", env!("CARGO_PKG_VERSION"))
+            format!("pip install 'faultgate-rs=={}'", env!("CARGO_PKG_VERSION"))
         );
-        assert!(TOOL.starts_with(DIST_NAME));
+        assert!(TOOL.starts_with(dist_name!()));
     }
 
     #[test]

@@ -11,11 +11,11 @@ use crate::redact::Redaction;
 use crate::report::VerdictBatch;
 
 /// Failing traces whose steps a run keeps; the rest show their step count only.
-pub const MAX_TRACES: usize = 200;
+pub(crate) const MAX_TRACES: usize = 200;
 /// Steps kept per trace, from the first.
-pub const MAX_STEPS: usize = 100;
+pub(crate) const MAX_STEPS: usize = 100;
 /// Characters of arguments or result kept per step (after redaction).
-pub const MAX_CHARS: usize = 400;
+pub(crate) const MAX_CHARS: usize = 400;
 
 /// One tool step as shown: its tool, arguments and result, redacted and cut.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -38,7 +38,7 @@ pub struct TraceSteps {
 
 /// The steps of the traces of `cols` on which a check fired in `verdicts` (the same traces, in the
 /// same order), at most `limit` traces, in trace order.
-pub fn failing(
+pub(crate) fn failing(
     cols: &Columns<'_>,
     verdicts: &VerdictBatch,
     redaction: Redaction,
@@ -85,7 +85,7 @@ fn shown(text: &str, redaction: Redaction) -> String {
 }
 
 /// The 1-based step numbers a reason points at (`step 3: …`, `failed at step 2`).
-pub fn steps_named(reason: &str) -> Vec<usize> {
+pub(crate) fn steps_named(reason: &str) -> Vec<usize> {
     let mut out = Vec::new();
     let mut rest = reason;
     while let Some(i) = rest.find("step ") {

@@ -18,7 +18,7 @@ fn head(id: &str, n: usize) -> &str {
 }
 
 /// The verdict table: one column per active check, one row per distinct trace id.
-pub fn table(report: &Report) -> String {
+pub(crate) fn table(report: &Report) -> String {
     let ids = report.trace_ids();
     let width = ids
         .iter()
@@ -63,7 +63,7 @@ pub fn table(report: &Report) -> String {
 }
 
 /// `<failed>/<total> traces failed · name=count, … · judge <judge>`, without the elapsed time.
-pub fn summary(report: &Report) -> String {
+pub(crate) fn summary(report: &Report) -> String {
     let fired = report
         .fired()
         .iter()

@@ -29,7 +29,7 @@ use crate::checks::VerdictColumn;
 const TRACE_COLUMNS: usize = 8;
 
 /// The schema of the verdict batches of a run with these active checks, in selection order.
-pub fn schema(checks: &[&str]) -> SchemaRef {
+pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
     let text = |name: &str, nullable| Field::new(name, DataType::LargeUtf8, nullable);
     let float = |name: &str| Field::new(name, DataType::Float64, true);
     let mut fields = vec![
@@ -68,7 +68,7 @@ pub fn schema(checks: &[&str]) -> SchemaRef {
 
 /// The per-trace fields of one row, already masked as they will be written.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct TraceFields<'a> {
+pub(crate) struct TraceFields<'a> {
     pub trace_id: &'a str,
     /// The written scenario key.
     pub scenario: &'a str,
@@ -80,7 +80,7 @@ pub struct TraceFields<'a> {
 }
 
 /// Builds one verdict batch: the trace fields row by row, then one [`VerdictColumn`] per check.
-pub struct VerdictBatchBuilder {
+pub(crate) struct VerdictBatchBuilder {
     schema: SchemaRef,
     trace_id: LargeStringBuilder,
     scenario: LargeStringBuilder,
@@ -94,7 +94,7 @@ pub struct VerdictBatchBuilder {
 
 impl VerdictBatchBuilder {
     /// A builder for batches of `schema` ([`schema`]) with room for `capacity` traces.
-    pub fn new(schema: SchemaRef, capacity: usize) -> Self {
+    pub(crate) fn new(schema: SchemaRef, capacity: usize) -> Self {
         let text = || LargeStringBuilder::with_capacity(capacity, 0);
         VerdictBatchBuilder {
             schema,
@@ -110,7 +110,7 @@ impl VerdictBatchBuilder {
     }
 
     /// Appends the next trace's fields.
-    pub fn push_trace(&mut self, trace: &TraceFields<'_>) {
+    pub(crate) fn push_trace(&mut self, trace: &TraceFields<'_>) {
         self.trace_id.append_value(trace.trace_id);
         self.scenario.append_value(trace.scenario);
         self.raw_scenario.append_option(trace.raw_scenario);
@@ -129,7 +129,7 @@ impl VerdictBatchBuilder {
     ///
     /// Columns that do not match the schema: a check column of another length than the traces, or
     /// another number of checks than the schema names.
-    pub fn finish(mut self, checks: Vec<VerdictColumn>) -> Result<VerdictBatch, ArrowError> {
+    pub(crate) fn finish(mut self, checks: Vec<VerdictColumn>) -> Result<VerdictBatch, ArrowError> {
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.trace_id.finish()),
             Arc::new(self.scenario.finish()),

@@ -21,7 +21,7 @@ use crate::compat::value::{py_str, py_strip, py_truthy};
 /// not pass what it did not read): a span typed or named like a tool, a finish reason asking for tools,
 /// tool calls or tool results in a span's messages. `None` when nothing does. Only called for traces
 /// without steps, so traces whose tools are read pay nothing.
-pub fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
+pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
     const MESSAGE_SIGNS: [&str; 7] = [
         "\"tool_calls\"",
         "\"tool_call\"",
@@ -88,7 +88,7 @@ pub fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
 
 /// A span name that reads like a tool call (`search_tool`, `execute_tool …`, `call_weather`,
 /// `function: lookup`), as agent frameworks name the spans of their tool executions.
-pub fn tool_like_name(name: &str) -> bool {
+pub(crate) fn tool_like_name(name: &str) -> bool {
     let lower = name.to_lowercase();
     let calls_model = ["llm", "model", "chat", "agent"]
         .iter()
@@ -101,7 +101,7 @@ pub fn tool_like_name(name: &str) -> bool {
 
 /// One tool call, as the checks see it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Step<'s> {
+pub(crate) struct Step<'s> {
     pub tool: Cow<'s, str>,
     pub arguments: Cow<'s, str>,
     pub result: Cow<'s, str>,
@@ -110,7 +110,7 @@ pub struct Step<'s> {
 }
 
 /// The scenario key: `faultgate.scenario`, else `gen_ai.agent.id`, else a hash of the prompt.
-pub fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> String {
+pub(crate) fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> String {
     if let Some(root) = root {
         for key in [attr::SCENARIO, attr::AGENT_ID] {
             if let Some(v) = root.attr(key).filter(|v| v.truthy()) {
@@ -129,7 +129,7 @@ pub fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> String {
 }
 
 /// The prompt: the root's user messages (or `gen_ai.prompt`), else the first span's that has one.
-pub fn prompt<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
+pub(crate) fn prompt<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
     find_text(
         spans,
         root,
@@ -141,7 +141,7 @@ pub fn prompt<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, s
 }
 
 /// The final answer: the root's assistant messages (or `gen_ai.completion`), else the last span's.
-pub fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
+pub(crate) fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
     find_text(
         spans,
         root,
@@ -153,7 +153,7 @@ pub fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, s
 }
 
 /// `str()` of the root's `faultgate.termination`.
-pub fn termination<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
+pub(crate) fn termination<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
     root.and_then(|r| spans[r].attr(attr::TERMINATION))
         .map(AttrValue::py_str)
         .unwrap_or_default()
@@ -200,7 +200,7 @@ fn find_text<'s>(
 
 /// The text of the messages with `role` in a messages attribute (a JSON string or a list). A string that
 /// is not JSON is the text itself.
-pub fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, str> {
+pub(crate) fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, str> {
     let text = match value {
         AttrValue::Json(list @ Value::Array(_)) => {
             let text = serde_json::to_string(list).unwrap_or_default();
@@ -313,7 +313,7 @@ fn tool_span_name<'s>(span: &'s SpanRecord<'_>) -> Cow<'s, str> {
 }
 
 /// A tool payload as text: JSON containers re-serialised, text parts unwrapped.
-pub fn payload_text(v: &Value) -> String {
+pub(crate) fn payload_text(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => {
@@ -349,11 +349,11 @@ pub fn payload_text(v: &Value) -> String {
 }
 
 /// A hash map with a fast, seeded hasher: keys come from the input, so they stay hard to collide.
-pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Tool steps: tool spans first, plus tool calls found only in chat messages, in time order.
 /// `unique_ids` says no two spans share an id.
-pub fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
+pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
     let mut responses: FastMap<String, String> = FastMap::default();
     let mut owned = String::new();
     for span in spans {
@@ -451,7 +451,7 @@ pub fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>>
 }
 
 /// Summed `gen_ai.usage.*_tokens`, each `None` when no span recorded it.
-pub fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
+pub(crate) fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
     let sum = |key: &str| -> Option<i64> {
         spans
             .iter()
@@ -470,7 +470,7 @@ pub fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
 }
 
 /// The root's duration, else the span of all known times, in milliseconds.
-pub fn latency_ms(spans: &[SpanRecord<'_>], root: Option<usize>) -> Option<f64> {
+pub(crate) fn latency_ms(spans: &[SpanRecord<'_>], root: Option<usize>) -> Option<f64> {
     if let Some(root) = root.map(|r| &spans[r])
         && root.start_ns != 0
         && root.end_ns != 0
@@ -485,7 +485,7 @@ pub fn latency_ms(spans: &[SpanRecord<'_>], root: Option<usize>) -> Option<f64> 
 }
 
 /// Summed `faultgate.cost_usd` (numbers and booleans), `None` when no span recorded it.
-pub fn cost(spans: &[SpanRecord<'_>]) -> Option<f64> {
+pub(crate) fn cost(spans: &[SpanRecord<'_>]) -> Option<f64> {
     let mut total: Option<f64> = None;
     for v in spans.iter().filter_map(|s| s.attr(attr::COST_USD)) {
         let amount = match v {

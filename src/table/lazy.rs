@@ -16,13 +16,13 @@ use serde_json::value::RawValue;
 
 /// A JSON object's members, each value still raw text. A repeated key keeps its last value, as
 /// Python's `json` does.
-pub struct LazyObject<'a> {
+pub(crate) struct LazyObject<'a> {
     members: Vec<(Cow<'a, str>, &'a RawValue)>,
 }
 
 impl<'a> LazyObject<'a> {
     /// The raw value under `key`.
-    pub fn raw(&self, key: &str) -> Option<&'a RawValue> {
+    pub(crate) fn raw(&self, key: &str) -> Option<&'a RawValue> {
         self.members
             .iter()
             .rev()
@@ -31,12 +31,12 @@ impl<'a> LazyObject<'a> {
     }
 
     /// The value under `key`, decoded.
-    pub fn get(&self, key: &str) -> Option<Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<Value> {
         self.raw(key).map(decode)
     }
 
     /// The value under `key` when it is a JSON string (decoded, escapes resolved).
-    pub fn str(&self, key: &str) -> Option<Cow<'a, str>> {
+    pub(crate) fn str(&self, key: &str) -> Option<Cow<'a, str>> {
         let raw = self.raw(key)?;
         if !raw.get().starts_with('"') {
             return None;
@@ -45,19 +45,19 @@ impl<'a> LazyObject<'a> {
     }
 
     /// The items of the list under `key`, when it is a list.
-    pub fn list(&self, key: &str) -> Option<Vec<&'a RawValue>> {
+    pub(crate) fn list(&self, key: &str) -> Option<Vec<&'a RawValue>> {
         let raw = self.raw(key)?;
         list_items(raw.get())
     }
 }
 
 /// A raw value decoded (it was validated when its container was read).
-pub fn decode(raw: &RawValue) -> Value {
+pub(crate) fn decode(raw: &RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// The items of `text` when it is a JSON list; `None` when it is not JSON or not a list.
-pub fn list_items(text: &str) -> Option<Vec<&RawValue>> {
+pub(crate) fn list_items(text: &str) -> Option<Vec<&RawValue>> {
     if !text.trim_start().starts_with('[') {
         return None;
     }
@@ -65,7 +65,7 @@ pub fn list_items(text: &str) -> Option<Vec<&RawValue>> {
 }
 
 /// The members of a raw value when it is an object.
-pub fn object(raw: &RawValue) -> Option<LazyObject<'_>> {
+pub(crate) fn object(raw: &RawValue) -> Option<LazyObject<'_>> {
     if !raw.get().starts_with('{') {
         return None;
     }

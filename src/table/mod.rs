@@ -3,11 +3,14 @@
 //! `TraceBatch::build` turns parsed traces into Arrow record batches (schema in [`schema`]); checks read
 //! typed columns through the accessors here and walk a trace's rows through its offsets.
 
-pub mod derive;
-pub mod lazy;
-pub mod record;
+pub(crate) mod derive;
+pub(crate) mod lazy;
+pub(crate) mod record;
 pub mod schema;
-pub mod signals;
+
+/// The attribute names the readers look for, as the trace formats spell them.
+pub use record::attr;
+pub(crate) mod signals;
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -24,7 +27,7 @@ use arrow_array::{
 use serde_json::Value;
 
 use crate::compat::value::py_str;
-use record::{AttrValue, SpanRecord, TraceRecord, attr, is_tool_span, root_position};
+use record::{AttrValue, SpanRecord, TraceRecord, is_tool_span, root_position};
 use schema::*;
 
 /// Traces, spans and steps of a batch, with per-trace row offsets into spans and steps.

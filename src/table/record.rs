@@ -50,7 +50,7 @@ pub mod attr {
 
 /// Returns true if and only if some check or table column reads the attribute `key`. Decoders keep only
 /// these (unless asked for every attribute) and count the rest.
-pub fn wanted(key: &str) -> bool {
+pub(crate) fn wanted(key: &str) -> bool {
     use attr::*;
     matches!(
         key,
@@ -328,7 +328,7 @@ pub struct TraceRecord<'a> {
 }
 
 /// Returns true if and only if the span ran a tool (`execute_tool`, by operation or by span name).
-pub fn is_tool_span(span: &SpanRecord<'_>) -> bool {
+pub(crate) fn is_tool_span(span: &SpanRecord<'_>) -> bool {
     match span.attr(attr::OPERATION_NAME) {
         Some(op) => op.as_str() == Some(attr::OP_EXECUTE_TOOL),
         None => span.name == attr::OP_EXECUTE_TOOL || span.name.starts_with("execute_tool "),
@@ -336,7 +336,7 @@ pub fn is_tool_span(span: &SpanRecord<'_>) -> bool {
 }
 
 /// The root of a trace in trace order: the first `invoke_agent` span or span without a parent.
-pub fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
+pub(crate) fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
     spans.iter().position(|s| {
         s.parent_id.is_none() || s.attr_str(attr::OPERATION_NAME) == Some(attr::OP_INVOKE_AGENT)
     })
@@ -344,7 +344,7 @@ pub fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
 
 /// Puts an OTLP trace's spans in trace order (by start, ties in file order) and names its agent: the
 /// root's `gen_ai.agent.name`, else the last one seen in file order, else `agent`.
-pub fn order_otlp(trace: &mut TraceRecord<'_>) {
+pub(crate) fn order_otlp(trace: &mut TraceRecord<'_>) {
     // The fallback is the last name in file order, so it is taken before sorting.
     let fallback = trace
         .spans

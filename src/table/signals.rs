@@ -16,7 +16,7 @@ use crate::compat::value::{py_int, py_str, py_strip, py_truthy};
 
 /// Both result signals of one tool result, from a single parse: the structural-error description and
 /// whether the result counts as "nothing found".
-pub fn result_signals(result: &str) -> (Option<String>, bool) {
+pub(crate) fn result_signals(result: &str) -> (Option<String>, bool) {
     let text = py_strip(result);
     let top = parse_top(text);
     (
@@ -472,7 +472,7 @@ impl<'de> Visitor<'de> for Skip {
 }
 
 /// The span-error description of unrecovered_tool_error: a status code 2, else a truthy `error.type`.
-pub fn span_error(status_code: i64, error_type: Option<&str>) -> Option<String> {
+pub(crate) fn span_error(status_code: i64, error_type: Option<&str>) -> Option<String> {
     if status_code == 2 {
         Some("Span status error: Code 2".into())
     } else {
@@ -555,7 +555,7 @@ mod tests {
         use crate::compat::value::{py_int, py_str, py_strip, py_truthy};
         use serde_json::Value;
 
-        pub fn is_empty_result(result: &str) -> bool {
+        pub(super) fn is_empty_result(result: &str) -> bool {
             let r = py_strip(result);
             if matches!(r, "" | "[]" | "{}" | "null" | "None") {
                 return true;
@@ -575,7 +575,7 @@ mod tests {
             }
         }
 
-        pub fn structural_error(result: &str) -> Option<String> {
+        pub(super) fn structural_error(result: &str) -> Option<String> {
             let text = py_strip(result);
             if text.is_empty() {
                 return None;

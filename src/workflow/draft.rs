@@ -35,7 +35,7 @@ fn push_unique(list: &mut Vec<String>, item: &str) {
 }
 
 /// Drafts a spec from known-good runs (each a recorded event sequence).
-pub fn draft_spec(runs: &[&[Event]]) -> SpecConfig {
+pub(crate) fn draft_spec(runs: &[&[Event]]) -> SpecConfig {
     SpecConfig {
         mandatory_checkpoints: draft_checkpoints(runs),
         handoff_contracts: draft_contracts(runs),

@@ -97,7 +97,7 @@ impl PayloadField {
 
 /// Returns true if and only if two recorded values are the same value, comparing numbers by value so that
 /// `3` and `3.0` match (a value re-serialised at a border must not escape the propagation check).
-pub fn same_value(a: &Value, b: &Value) -> bool {
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
             (Some(i), Some(j)) => i == j,

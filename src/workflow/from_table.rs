@@ -34,7 +34,7 @@ use crate::checks::columns::opt;
 use crate::table::record::attr::OP_INVOKE_AGENT;
 
 /// The tool-name prefix of a handoff made as a tool call (`transfer_to_refunds`).
-pub const TRANSFER_PREFIX: &str = "transfer_to_";
+pub(crate) const TRANSFER_PREFIX: &str = "transfer_to_";
 
 /// Where a handoff was read from; one transfer seen from two sources is merged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +94,7 @@ impl<'c, 'a> Trace<'c, 'a> {
 }
 
 /// The events of trace `t`, in recorded order, numbered from 1.
-pub fn trace_events(cols: &Columns<'_>, t: usize, workflow: &Workflow) -> Vec<Event> {
+pub(crate) fn trace_events(cols: &Columns<'_>, t: usize, workflow: &Workflow) -> Vec<Event> {
     let trace = &Trace::new(cols, t);
     let spans = trace.span_count;
     let (parents, agents) = owning_agents(trace);

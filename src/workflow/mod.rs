@@ -15,13 +15,13 @@
 //! several files the process exit is the worst verdict, where BLOCK outranks ERROR outranks PASS: a
 //! confirmed violation is the more important news than an unreadable neighbour.
 
-pub mod draft;
-pub mod event;
-pub mod from_table;
-pub mod report;
-pub mod rules;
-pub mod spec;
-pub mod trajectory;
+pub(crate) mod draft;
+pub(crate) mod event;
+pub(crate) mod from_table;
+pub(crate) mod report;
+pub(crate) mod rules;
+pub(crate) mod spec;
+pub(crate) mod trajectory;
 
 use std::path::PathBuf;
 

@@ -149,7 +149,7 @@ impl FileReport {
 
 /// A whole `conform` run: the spec and every file's verdict, in input order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConformReport {
+pub(crate) struct ConformReport {
     pub spec_path: String,
     pub mandatory_checkpoints: usize,
     pub handoff_contracts: usize,
@@ -163,7 +163,11 @@ fn counted(n: usize, singular: &str, plural: &str) -> String {
 }
 
 impl ConformReport {
-    pub fn new(spec_path: String, workflow: &Workflow, files: Vec<FileReport>) -> ConformReport {
+    pub(crate) fn new(
+        spec_path: String,
+        workflow: &Workflow,
+        files: Vec<FileReport>,
+    ) -> ConformReport {
         ConformReport {
             spec_path,
             mandatory_checkpoints: workflow.mandatory_checkpoint_count(),
@@ -174,11 +178,11 @@ impl ConformReport {
         }
     }
 
-    pub fn overall(&self) -> Verdict {
+    pub(crate) fn overall(&self) -> Verdict {
         worst_verdict(self.files.iter().map(FileReport::verdict))
     }
 
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         self.overall().exit_code()
     }
 
@@ -312,7 +316,7 @@ impl ConformReport {
     }
 
     /// The text report and its SHA-256 (lowercase hex) over everything before the last line.
-    pub fn render_text(&self) -> (String, String) {
+    pub(crate) fn render_text(&self) -> (String, String) {
         let mut text = self.body();
         let digest = hex(&Sha256::digest(text.as_bytes()));
         text.push_str("report-sha256: ");
@@ -322,7 +326,7 @@ impl ConformReport {
     }
 
     /// The JSON report carrying the same facts as the text; `sha256` is the text report's digest.
-    pub fn to_json(&self, sha256: &str) -> Value {
+    pub(crate) fn to_json(&self, sha256: &str) -> Value {
         let files: Vec<Value> = self.files.iter().map(file_json).collect();
         let (pass, warned, block, error) = self.tally();
         json!({

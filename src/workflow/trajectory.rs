@@ -46,7 +46,7 @@ pub struct FinalOutcome {
 
 /// Why a trajectory is bad input; `line` is 1-based when the problem sits on one line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrajectoryError {
+pub(crate) struct TrajectoryError {
     pub line: Option<usize>,
     pub message: String,
 }
@@ -70,7 +70,7 @@ fn at_line(line: usize, message: impl Into<String>) -> TrajectoryError {
 const ENVELOPE_KEYS: [&str; 5] = ["seq", "ts", "agent", "event", "action_type"];
 
 /// Reads a trajectory file.
-pub fn read_trajectory(path: &Path) -> Result<Trajectory, TrajectoryError> {
+pub(crate) fn read_trajectory(path: &Path) -> Result<Trajectory, TrajectoryError> {
     let bytes = crate::sidefile::read(path).map_err(|e| TrajectoryError {
         line: None,
         message: if e.kind() == std::io::ErrorKind::NotFound {
@@ -83,7 +83,7 @@ pub fn read_trajectory(path: &Path) -> Result<Trajectory, TrajectoryError> {
 }
 
 /// Parses trajectory JSON lines.
-pub fn parse_trajectory(bytes: &[u8]) -> Result<Trajectory, TrajectoryError> {
+pub(crate) fn parse_trajectory(bytes: &[u8]) -> Result<Trajectory, TrajectoryError> {
     let mut events = Vec::new();
     let mut agents: Vec<String> = Vec::new();
     let mut final_outcome: Option<(usize, FinalOutcome)> = None;

@@ -31,7 +31,7 @@ use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces
 use crate::table::record::{Attrs, TraceRecord, attr, is_tool_span};
 
 /// any-agent traces.
-pub struct AnyAgent;
+pub(crate) struct AnyAgent;
 
 impl Decoder for AnyAgent {
     fn format(&self) -> Format {

@@ -18,14 +18,14 @@ use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// Braintrust log rows.
-pub static BRAINTRUST: RecordFormat = RecordFormat {
+pub(crate) static BRAINTRUST: RecordFormat = RecordFormat {
     format: Format::Braintrust,
     accepts,
     map: |records, _| read(records),
 };
 
 /// Returns true if and only if the record has Braintrust's fields.
-pub fn accepts(record: &Map<String, Value>) -> bool {
+pub(crate) fn accepts(record: &Map<String, Value>) -> bool {
     record.contains_key("span_attributes") || record.contains_key("root_span_id")
 }
 
@@ -39,7 +39,7 @@ fn record_key(record: &Map<String, Value>) -> Option<String> {
 
 /// Folds `_is_merge` rows into the earlier row of the same span: objects merge key by key (recursively),
 /// other values are replaced. A merge row with no earlier row stays a row of its own.
-pub fn fold_merges(records: &[&Map<String, Value>]) -> Vec<Map<String, Value>> {
+pub(crate) fn fold_merges(records: &[&Map<String, Value>]) -> Vec<Map<String, Value>> {
     let mut out: Vec<Map<String, Value>> = Vec::with_capacity(records.len());
     let mut by_key: HashMap<String, usize> = HashMap::new();
     for record in records {
@@ -71,7 +71,7 @@ fn merge_value(into: &mut Value, update: &Value) {
 }
 
 /// Maps the logged spans onto traces (trace id = root span id), after folding partial updates.
-pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
+pub(crate) fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
     let folded = fold_merges(records);
     let mut spans = Vec::with_capacity(folded.len());
     for record in &folded {

@@ -23,7 +23,7 @@ use crate::ingest::json::{to_value, with_tape};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// A format read from whole documents (one per file, or one per JSON line).
-pub struct DocumentFormat {
+pub(crate) struct DocumentFormat {
     pub format: Format,
     /// Returns true if and only if a file's first document is of this format.
     pub detect: fn(TapeValue<'_, '_>) -> bool,
@@ -72,12 +72,12 @@ impl Decoder for DocumentFormat {
 }
 
 /// The object under `key` of a tape object.
-pub fn tape_get<'t, 'i>(doc: TapeValue<'t, 'i>, key: &str) -> Option<TapeValue<'t, 'i>> {
+pub(crate) fn tape_get<'t, 'i>(doc: TapeValue<'t, 'i>, key: &str) -> Option<TapeValue<'t, 'i>> {
     crate::ingest::json::get(&doc.as_object()?, key)
 }
 
 /// Returns true if and only if the tape value is an object holding every one of `keys`.
-pub fn tape_has(doc: TapeValue<'_, '_>, keys: &[&str]) -> bool {
+pub(crate) fn tape_has(doc: TapeValue<'_, '_>, keys: &[&str]) -> bool {
     doc.as_object().is_some_and(|obj| {
         keys.iter()
             .all(|k| crate::ingest::json::get(&obj, k).is_some())
@@ -85,12 +85,12 @@ pub fn tape_has(doc: TapeValue<'_, '_>, keys: &[&str]) -> bool {
 }
 
 /// The first item of a tape array.
-pub fn tape_first<'t, 'i>(doc: TapeValue<'t, 'i>) -> Option<TapeValue<'t, 'i>> {
+pub(crate) fn tape_first<'t, 'i>(doc: TapeValue<'t, 'i>) -> Option<TapeValue<'t, 'i>> {
     doc.as_array()?.iter().next()
 }
 
 /// The text of a message's `content`: a string, or the `text` parts of a content list.
-pub fn content_text(message: &Map<String, Value>) -> String {
+pub(crate) fn content_text(message: &Map<String, Value>) -> String {
     match message.get("content") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(parts)) => parts
@@ -108,19 +108,19 @@ pub fn content_text(message: &Map<String, Value>) -> String {
 }
 
 /// The role of a message (`""` when it has none).
-pub fn role(message: &Map<String, Value>) -> &str {
+pub(crate) fn role(message: &Map<String, Value>) -> &str {
     message.get("role").and_then(Value::as_str).unwrap_or("")
 }
 
 /// A tool call of an assistant message: id, tool name, arguments.
-pub struct Call {
+pub(crate) struct Call {
     pub id: String,
     pub name: String,
     pub arguments: Value,
 }
 
 /// The `tool_calls` of a message, in both the OpenAI (`function.name`) and tau2 (`name`) shapes.
-pub fn calls(message: &Map<String, Value>) -> Vec<Call> {
+pub(crate) fn calls(message: &Map<String, Value>) -> Vec<Call> {
     let Some(Value::Array(items)) = message.get("tool_calls") else {
         return Vec::new();
     };
@@ -149,7 +149,7 @@ pub fn calls(message: &Map<String, Value>) -> Vec<Call> {
 }
 
 /// A tool message's result: content and whether the tool reported an error.
-pub struct Response {
+pub(crate) struct Response {
     pub content: Value,
     pub error: Value,
     /// When the result was recorded (0 when unknown).
@@ -158,7 +158,7 @@ pub struct Response {
 
 /// The results of a message list's `tool` messages, by the call id they answer. AG2 nests several
 /// results in one message's `tool_responses`.
-pub fn responses(messages: &[&Map<String, Value>]) -> HashMap<String, Response> {
+pub(crate) fn responses(messages: &[&Map<String, Value>]) -> HashMap<String, Response> {
     let mut out = HashMap::new();
     for message in messages.iter().filter(|m| role(m) == "tool") {
         let at = message_time(message);
@@ -198,7 +198,7 @@ pub fn responses(messages: &[&Map<String, Value>]) -> HashMap<String, Response> 
 
 /// When a message was recorded: its `timestamp` (tau2's ISO text) or `extra.timestamp` (mini-swe-agent's
 /// epoch seconds); 0 when it has none or it cannot be read.
-pub fn message_time(message: &Map<String, Value>) -> i64 {
+pub(crate) fn message_time(message: &Map<String, Value>) -> i64 {
     message
         .get("timestamp")
         .or_else(|| message.get("extra").and_then(|e| e.get("timestamp")))
@@ -207,7 +207,7 @@ pub fn message_time(message: &Map<String, Value>) -> i64 {
 
 /// Each message's time, an untimed message taking the time of the last timed one before it, so that
 /// spans keep their recorded order when sorted by start.
-pub fn message_times(messages: &[&Map<String, Value>]) -> Vec<i64> {
+pub(crate) fn message_times(messages: &[&Map<String, Value>]) -> Vec<i64> {
     let mut last = 0;
     messages
         .iter()
@@ -223,7 +223,7 @@ pub fn message_times(messages: &[&Map<String, Value>]) -> Vec<i64> {
 
 /// A span of a synthesised trace: untimed spans keep their recorded order through `key`, a position
 /// zero-padded so that ids sort as positions do.
-pub fn child_span(
+pub(crate) fn child_span(
     trace_id: &str,
     key: usize,
     suffix: &str,
@@ -240,7 +240,7 @@ pub fn child_span(
 }
 
 /// One tool call and its result, as a format recorded them.
-pub struct ToolStep<'v> {
+pub(crate) struct ToolStep<'v> {
     /// The agent that made the call (`None`: the root's).
     pub agent: Option<&'v str>,
     pub name: &'v str,
@@ -253,7 +253,7 @@ pub struct ToolStep<'v> {
 }
 
 /// The `execute_tool` span of a call and its result.
-pub fn tool_span(
+pub(crate) fn tool_span(
     trace_id: &str,
     key: usize,
     suffix: &str,
@@ -285,7 +285,7 @@ pub fn tool_span(
 
 /// The tool spans of a message list: every call of every message, paired with its result by id.
 /// `agent` names the agent a message's calls belong to (`None` leaves them the root's).
-pub fn tool_spans(
+pub(crate) fn tool_spans(
     trace_id: &str,
     messages: &[&Map<String, Value>],
     agent: impl Fn(&Map<String, Value>) -> Option<String>,
@@ -321,7 +321,7 @@ pub fn tool_spans(
 
 /// The root span of a synthesised trace: `invoke_agent` of `agent`, with the prompt and answer as
 /// messages and `extra` attributes (scenario, termination, outcome...).
-pub fn root_span(
+pub(crate) fn root_span(
     trace_id: &str,
     agent: &str,
     prompt: &str,
@@ -348,7 +348,7 @@ pub fn root_span(
 }
 
 /// One trace from its root and other spans, ordered the way every vendor format orders its spans.
-pub fn trace(
+pub(crate) fn trace(
     trace_id: String,
     root: SpanRecord<'static>,
     mut spans: Vec<SpanRecord<'static>>,
@@ -358,7 +358,7 @@ pub fn trace(
 }
 
 /// The file's name up to its first dot: the id of a file that holds one run.
-pub fn file_stem(path: &Path) -> String {
+pub(crate) fn file_stem(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -370,7 +370,7 @@ pub fn file_stem(path: &Path) -> String {
 }
 
 /// The object items of an array value.
-pub fn objects(v: Option<&Value>) -> Vec<&Map<String, Value>> {
+pub(crate) fn objects(v: Option<&Value>) -> Vec<&Map<String, Value>> {
     match v {
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_object).collect(),
         _ => Vec::new(),

@@ -20,7 +20,7 @@ use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// A record that cannot be mapped.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MapError {
+pub(crate) enum MapError {
     /// A required key is absent; printed the way 0.4.1 prints Python's `KeyError`.
     #[error("KeyError({})", py_repr_str(.0))]
     MissingKey(String),
@@ -30,25 +30,25 @@ pub enum MapError {
 }
 
 /// The value under the first of `keys` that is present and not null.
-pub fn first<'a>(obj: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a Value> {
+pub(crate) fn first<'a>(obj: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a Value> {
     keys.iter()
         .find_map(|k| obj.get(*k).filter(|v| !v.is_null()))
 }
 
 /// `str(obj.get(key, default))`: a present null prints `None`.
-pub fn str_or(obj: &Map<String, Value>, key: &str, default: &str) -> String {
+pub(crate) fn str_or(obj: &Map<String, Value>, key: &str, default: &str) -> String {
     obj.get(key).map_or_else(|| default.to_string(), py_str)
 }
 
 /// The required key as str-notation.
-pub fn required_str(obj: &Map<String, Value>, key: &str) -> Result<String, MapError> {
+pub(crate) fn required_str(obj: &Map<String, Value>, key: &str) -> Result<String, MapError> {
     obj.get(key)
         .map(py_str)
         .ok_or_else(|| MapError::MissingKey(key.to_string()))
 }
 
 /// Prompt or answer text of a payload (t(v, role) of docs/compatibility.md §8.3).
-pub fn text(v: &Value, role: &str) -> String {
+pub(crate) fn text(v: &Value, role: &str) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -94,7 +94,7 @@ pub fn text(v: &Value, role: &str) -> String {
 
 /// The messages attribute for a payload (m(role, v)): one message with the payload's text, or `None`
 /// when the payload has no text.
-pub fn wrap_messages(role: &str, v: &Value) -> Option<Value> {
+pub(crate) fn wrap_messages(role: &str, v: &Value) -> Option<Value> {
     let content = text(v, role);
     if content.is_empty() {
         return None;
@@ -108,7 +108,7 @@ pub fn wrap_messages(role: &str, v: &Value) -> Option<Value> {
 }
 
 /// Tool arguments or result as text (q(v)).
-pub fn payload(v: &Value) -> String {
+pub(crate) fn payload(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -121,7 +121,7 @@ pub fn payload(v: &Value) -> String {
 }
 
 /// The root span's attributes (R of docs/compatibility.md §8.3).
-pub fn root_attrs(
+pub(crate) fn root_attrs(
     name: &str,
     prompt: &Value,
     answer: &Value,
@@ -158,7 +158,7 @@ pub fn root_attrs(
 
 /// Sets a tool call's attributes (A of docs/compatibility.md §8.3). An error prefixes the result with
 /// `Error: `.
-pub fn set_tool_attrs(
+pub(crate) fn set_tool_attrs(
     attrs: &mut Map<String, Value>,
     name: &str,
     args: &Value,
@@ -184,7 +184,11 @@ pub fn set_tool_attrs(
 }
 
 /// Sets token usage from numeric (non-boolean) values, overwriting what is there (U).
-pub fn set_usage(attrs: &mut Map<String, Value>, input: Option<&Value>, output: Option<&Value>) {
+pub(crate) fn set_usage(
+    attrs: &mut Map<String, Value>,
+    input: Option<&Value>,
+    output: Option<&Value>,
+) {
     for (key, v) in [(attr::INPUT_TOKENS, input), (attr::OUTPUT_TOKENS, output)] {
         if let Some(Value::Number(n)) = v {
             let whole = n.as_i64().or_else(|| {
@@ -200,7 +204,7 @@ pub fn set_usage(attrs: &mut Map<String, Value>, input: Option<&Value>, output: 
 }
 
 /// Sets `gen_ai.response.finish_reasons` from a truthy finish reason.
-pub fn set_finish_reason(attrs: &mut Map<String, Value>, reason: Option<&Value>) {
+pub(crate) fn set_finish_reason(attrs: &mut Map<String, Value>, reason: Option<&Value>) {
     if let Some(reason) = reason.filter(|v| py_truthy(v)) {
         attrs.insert(
             attr::FINISH_REASONS.into(),
@@ -210,7 +214,7 @@ pub fn set_finish_reason(attrs: &mut Map<String, Value>, reason: Option<&Value>)
 }
 
 /// Span status for an error value: 2 and its text when the error is truthy.
-pub fn error_status(error: &Value) -> (i64, String) {
+pub(crate) fn error_status(error: &Value) -> (i64, String) {
     if py_truthy(error) {
         (2, py_str(error))
     } else {
@@ -227,7 +231,7 @@ fn has_messages(span: &SpanRecord<'_>) -> bool {
 /// Orders a vendor trace's spans and picks its root (Z of docs/compatibility.md §8.3): among parentless
 /// spans the root prefers `invoke_agent`, then spans with messages, then the earliest start, then the
 /// smallest id; the root comes first, the rest follow by start and id.
-pub fn order_trace<'a>(trace_id: String, mut spans: Vec<SpanRecord<'a>>) -> TraceRecord<'a> {
+pub(crate) fn order_trace<'a>(trace_id: String, mut spans: Vec<SpanRecord<'a>>) -> TraceRecord<'a> {
     let root = spans
         .iter()
         .enumerate()
@@ -268,12 +272,12 @@ pub fn order_trace<'a>(trace_id: String, mut spans: Vec<SpanRecord<'a>>) -> Trac
 }
 
 /// A vendor format's reading of a record list into traces.
-pub type MapRecords =
+pub(crate) type MapRecords =
     fn(&[&Map<String, Value>], &Path) -> Result<Vec<TraceRecord<'static>>, MapError>;
 
 /// A vendor format whose documents hold a list of records: recognised by its first record's fields and
 /// read by mapping the records into traces.
-pub struct RecordFormat {
+pub(crate) struct RecordFormat {
     pub format: Format,
     pub accepts: fn(&Map<String, Value>) -> bool,
     pub map: MapRecords,
@@ -365,7 +369,9 @@ fn first_record_accepted(
 }
 
 /// Groups items by key, keeping first-appearance order of keys and item order within a key.
-pub fn group_in_order<T>(items: impl IntoIterator<Item = (String, T)>) -> Vec<(String, Vec<T>)> {
+pub(crate) fn group_in_order<T>(
+    items: impl IntoIterator<Item = (String, T)>,
+) -> Vec<(String, Vec<T>)> {
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut groups: Vec<(String, Vec<T>)> = Vec::new();
     for (key, item) in items {
@@ -383,7 +389,7 @@ pub fn group_in_order<T>(items: impl IntoIterator<Item = (String, T)>) -> Vec<(S
 /// A timestamp in nanoseconds since the epoch (ns(v) of docs/compatibility.md §8.3): numbers by magnitude
 /// (ns, µs, ms or seconds), numeric strings likewise, other text as ISO-8601; null and `""` are 0
 /// (unknown).
-pub fn ns(v: &Value) -> Result<i64, MapError> {
+pub(crate) fn ns(v: &Value) -> Result<i64, MapError> {
     match v {
         Value::Null => Ok(0),
         Value::String(s) if s.is_empty() => Ok(0),
@@ -449,7 +455,7 @@ fn number_ns(n: &serde_json::Number) -> i64 {
 
 /// ISO-8601 text as Python 3.11's `datetime.fromisoformat` reads it (a naive time is UTC), in
 /// nanoseconds computed through float seconds as 0.4.1 does.
-pub fn iso_ns(s: &str) -> Option<i64> {
+pub(crate) fn iso_ns(s: &str) -> Option<i64> {
     let micros = iso_micros(s)?;
     let seconds = micros as f64 / 1e6;
     Some((seconds * 1e9).round_ties_even() as i64)

@@ -37,7 +37,7 @@ const ROW_TYPES: [&str; 10] = [
 
 /// Returns true if and only if the record is a Langfuse observation row (trace id, a known type, and no
 /// LangSmith `run_type`).
-pub fn is_row(record: &Map<String, Value>) -> bool {
+pub(crate) fn is_row(record: &Map<String, Value>) -> bool {
     let has_trace = first(record, &["traceId"]).is_some_and(py_truthy)
         || first(record, &["trace_id"]).is_some_and(py_truthy);
     let typed = record
@@ -47,19 +47,19 @@ pub fn is_row(record: &Map<String, Value>) -> bool {
 }
 
 /// Langfuse exports: traces with their observations, as one document or one row each.
-pub static LANGFUSE: RecordFormat = RecordFormat {
+pub(crate) static LANGFUSE: RecordFormat = RecordFormat {
     format: Format::Langfuse,
     accepts,
     map: |records, _| read(records),
 };
 
 /// Returns true if and only if the record has Langfuse's fields (a trace object or an observation row).
-pub fn accepts(record: &Map<String, Value>) -> bool {
+pub(crate) fn accepts(record: &Map<String, Value>) -> bool {
     record.contains_key("observations") || is_row(record)
 }
 
 /// Maps the records (trace objects or observation rows) onto traces.
-pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
+pub(crate) fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
     let empty = Map::new();
     let mut traces = Vec::new();
     if records

@@ -15,19 +15,19 @@ use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// LangSmith run payloads.
-pub static LANGSMITH: RecordFormat = RecordFormat {
+pub(crate) static LANGSMITH: RecordFormat = RecordFormat {
     format: Format::Langsmith,
     accepts,
     map: |records, _| read(records),
 };
 
 /// Returns true if and only if the record has LangSmith's fields.
-pub fn accepts(record: &Map<String, Value>) -> bool {
+pub(crate) fn accepts(record: &Map<String, Value>) -> bool {
     record.contains_key("run_type")
 }
 
 /// Maps the runs onto traces, in first-appearance order of their trace ids.
-pub fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
+pub(crate) fn read(records: &[&Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, MapError> {
     let mut spans = Vec::with_capacity(records.len());
     for run in records {
         spans.push(read_run(run)?);

@@ -34,7 +34,7 @@ use crate::ingest::json::get;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// LangSmith SDK batch-ingest bodies.
-pub struct LangsmithSdk;
+pub(crate) struct LangsmithSdk;
 
 impl Decoder for LangsmithSdk {
     fn format(&self) -> Format {

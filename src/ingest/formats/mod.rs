@@ -1,17 +1,17 @@
 //! One decoder per export format, each describing its traces as [`crate::table::record::SpanRecord`]s.
 
-pub mod any_agent;
-pub mod braintrust;
-pub mod chat;
-pub mod common;
-pub mod langfuse;
-pub mod langsmith;
-pub mod langsmith_sdk;
-pub mod multi_agent;
-pub mod openinference;
-pub mod openinference_spans;
-pub mod otlp;
-pub mod otlp_proto;
-pub mod swe_agent;
-pub mod tau;
-pub mod trajectory;
+pub(crate) mod any_agent;
+pub(crate) mod braintrust;
+pub(crate) mod chat;
+pub(crate) mod common;
+pub(crate) mod langfuse;
+pub(crate) mod langsmith;
+pub(crate) mod langsmith_sdk;
+pub(crate) mod multi_agent;
+pub(crate) mod openinference;
+pub(crate) mod openinference_spans;
+pub(crate) mod otlp;
+pub(crate) mod otlp_proto;
+pub(crate) mod swe_agent;
+pub(crate) mod tau;
+pub(crate) mod trajectory;

@@ -33,7 +33,7 @@ use crate::ingest::Format;
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// Multi-agent conversation logs.
-pub static MULTI_AGENT: DocumentFormat = DocumentFormat {
+pub(crate) static MULTI_AGENT: DocumentFormat = DocumentFormat {
     format: Format::MultiAgent,
     detect,
     map: read,
@@ -43,7 +43,7 @@ pub static MULTI_AGENT: DocumentFormat = DocumentFormat {
 const TURN_KEYS: [&str; 2] = ["history", "chat_history"];
 
 /// The code-execution tool of AG2 turns that report `exitcode: N`.
-pub const EXECUTE_CODE: &str = "execute_code";
+pub(crate) const EXECUTE_CODE: &str = "execute_code";
 
 fn is_turn(v: TapeValue<'_, '_>) -> bool {
     tape_has(v, &["content"]) && (tape_has(v, &["role"]) || tape_has(v, &["name"]))
@@ -105,7 +105,7 @@ fn read(docs: &[Value], path: &Path) -> Result<Vec<TraceRecord<'static>>, String
 }
 
 /// The agent who spoke a turn, or `None` for the user's turns.
-pub fn speaker(turn: &Map<String, Value>) -> Option<String> {
+pub(crate) fn speaker(turn: &Map<String, Value>) -> Option<String> {
     if let Some(name) = turn.get("name").filter(|v| py_truthy(v)) {
         return Some(py_str(name));
     }

@@ -23,10 +23,10 @@ use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr, is_tool_span};
 
 /// The attribute that marks an OpenInference span.
-pub const SPAN_KIND: &str = attr::OPENINFERENCE_KIND;
+pub(crate) const SPAN_KIND: &str = attr::OPENINFERENCE_KIND;
 
 /// OpenInference: OTLP exports whose spans carry `openinference.span.kind`.
-pub struct OpenInference;
+pub(crate) struct OpenInference;
 
 impl Decoder for OpenInference {
     fn format(&self) -> Format {
@@ -63,7 +63,7 @@ fn kind(span: &SpanRecord<'_>) -> String {
 }
 
 /// Maps one trace read by the OTLP reader.
-pub fn map_trace(trace: TraceRecord<'_>) -> TraceRecord<'_> {
+pub(crate) fn map_trace(trace: TraceRecord<'_>) -> TraceRecord<'_> {
     let has_tool_spans = trace
         .spans
         .iter()

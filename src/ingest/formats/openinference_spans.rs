@@ -31,7 +31,7 @@ use crate::ingest::json::{to_value, with_tape};
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, wanted};
 
 /// OpenInference (and Vercel AI SDK) span dicts.
-pub struct OpenInferenceSpans;
+pub(crate) struct OpenInferenceSpans;
 
 impl Decoder for OpenInferenceSpans {
     fn format(&self) -> Format {
@@ -81,7 +81,7 @@ pub(crate) fn parse_documents(
 
 /// The first span dict of a document (a span, a list of spans, or an object listing them under `spans`
 /// or `data`). A span's own lists (`events`, `links`) are not taken for a list of records.
-pub fn first_span(doc: TapeValue<'_, '_>) -> Option<Value> {
+pub(crate) fn first_span(doc: TapeValue<'_, '_>) -> Option<Value> {
     use crate::ingest::json::get;
     if let Some(items) = doc.as_array() {
         return items.iter().find(|v| v.as_object().is_some()).map(to_value);
@@ -100,7 +100,7 @@ pub fn first_span(doc: TapeValue<'_, '_>) -> Option<Value> {
 }
 
 /// The span dicts of a document, as [`first_span`] finds them.
-pub fn span_records(doc: &Value) -> Vec<&Map<String, Value>> {
+pub(crate) fn span_records(doc: &Value) -> Vec<&Map<String, Value>> {
     let list: &[Value] = match doc {
         Value::Array(items) => items,
         Value::Object(obj) if is_span_dict(obj) => std::slice::from_ref(doc),
@@ -115,7 +115,7 @@ pub fn span_records(doc: &Value) -> Vec<&Map<String, Value>> {
 
 /// Returns true if and only if the record is a span dict: an `attributes` map and span ids in a
 /// context.
-pub fn is_span_dict(record: &Map<String, Value>) -> bool {
+pub(crate) fn is_span_dict(record: &Map<String, Value>) -> bool {
     let context = |key: &str, id: &str| {
         record
             .get(key)
@@ -128,7 +128,7 @@ pub fn is_span_dict(record: &Map<String, Value>) -> bool {
 }
 
 /// Reads span dicts into traces, grouped and ordered as OTLP spans are.
-pub fn read_spans(
+pub(crate) fn read_spans(
     records: &[&Map<String, Value>],
     all: bool,
 ) -> Result<Vec<TraceRecord<'static>>, String> {
@@ -173,7 +173,7 @@ fn first_at<'v>(record: &'v Map<String, Value>, paths: &[&[&str]]) -> Option<&'v
 
 /// A span or trace id as the OTLP/JSON form writes it: lowercase hex without `0x`, integers as hex of
 /// `width` digits; other text is kept as it is.
-pub fn id_text(v: &Value, width: usize) -> String {
+pub(crate) fn id_text(v: &Value, width: usize) -> String {
     match v {
         Value::String(s) => match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
             Some(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
@@ -235,7 +235,7 @@ fn status_code(v: Option<&Value>) -> i64 {
 
 /// Reads one span dict; its attributes are flattened to dotted keys and, unless `all`, only those a check
 /// reads are kept (the rest are counted in `skipped`).
-pub fn read_span_dict(
+pub(crate) fn read_span_dict(
     record: &Map<String, Value>,
     all: bool,
     skipped: &mut usize,

@@ -28,7 +28,7 @@ use crate::table::TableBuilder;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
 
 /// Plain OTLP/JSON.
-pub struct Otlp;
+pub(crate) struct Otlp;
 
 impl Decoder for Otlp {
     fn format(&self) -> Format {
@@ -50,7 +50,7 @@ impl Decoder for Otlp {
 }
 
 /// An export object, or a non-empty list of export objects.
-pub fn is_export_document(doc: TapeValue<'_, '_>) -> bool {
+pub(crate) fn is_export_document(doc: TapeValue<'_, '_>) -> bool {
     match doc.as_array() {
         Some(items) => !items.is_empty() && items.iter().all(|i| is_export(&i)),
         None => is_export(&doc),
@@ -58,16 +58,16 @@ pub fn is_export_document(doc: TapeValue<'_, '_>) -> bool {
 }
 
 /// Returns true if and only if the value looks like an OTLP export (an object with `resourceSpans`).
-pub fn is_export(v: &TapeValue<'_, '_>) -> bool {
+pub(crate) fn is_export(v: &TapeValue<'_, '_>) -> bool {
     v.as_object()
         .is_some_and(|o| get(&o, "resourceSpans").is_some())
 }
 
 /// What a trace's records go through before they become rows (the OpenInference mapping).
-pub type MapTrace = fn(TraceRecord<'_>) -> TraceRecord<'_>;
+pub(crate) type MapTrace = fn(TraceRecord<'_>) -> TraceRecord<'_>;
 
 /// Reads whole documents: every span, grouped by trace, owned.
-pub fn read_documents(
+pub(crate) fn read_documents(
     path: &Path,
     docs: &[Document<'_>],
     all_attributes: bool,
@@ -91,7 +91,7 @@ pub fn read_documents(
 /// Groups spans (each with its trace id, in file order) into traces the way OTLP exports are grouped:
 /// traces in order of their first start, each trace's spans by start. Other span-based formats use it so
 /// the same spans give the same traces whatever their encoding.
-pub fn group_spans(
+pub(crate) fn group_spans(
     spans: Vec<(String, SpanRecord<'static>)>,
     skipped: usize,
     map: Option<MapTrace>,
@@ -197,7 +197,7 @@ fn walk_export<'i>(
 }
 
 /// The traces of a scanned export: each trace's span slices, traces by their first start.
-pub struct ScannedTraces<'b> {
+pub(crate) struct ScannedTraces<'b> {
     bytes: &'b [u8],
     slices: Vec<SpanSlice>,
     /// Per trace, the range of `members` holding its spans' slice numbers in file order.
@@ -210,7 +210,7 @@ pub struct ScannedTraces<'b> {
 }
 
 impl<'b> ScannedTraces<'b> {
-    pub fn new(
+    pub(crate) fn new(
         bytes: &'b [u8],
         slices: Vec<SpanSlice>,
         all_attributes: bool,

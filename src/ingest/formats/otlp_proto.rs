@@ -32,7 +32,7 @@ use pb::common::v1::{AnyValue, KeyValue, any_value};
 use pb::trace::v1::TracesData;
 
 /// OTLP protobuf.
-pub struct OtlpProto;
+pub(crate) struct OtlpProto;
 
 impl Decoder for OtlpProto {
     fn format(&self) -> Format {
@@ -62,7 +62,7 @@ impl Decoder for OtlpProto {
 }
 
 /// Returns true if and only if the file's name says it holds protobuf.
-pub fn named(path: &Path) -> bool {
+pub(crate) fn named(path: &Path) -> bool {
     let mut name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     for suffix in [".gz", ".zst", ".zstd"] {
         name = name.strip_suffix(suffix).unwrap_or(name);
@@ -73,7 +73,7 @@ pub fn named(path: &Path) -> bool {
 }
 
 /// Reads a file's contents as OTLP protobuf.
-pub fn open<'b>(
+pub(crate) fn open<'b>(
     path: &Path,
     bytes: &'b [u8],
     options: &ReadOptions,
@@ -88,7 +88,7 @@ pub fn open<'b>(
 /// The file read as OTLP protobuf when it starts as one (a length prefix's zero byte, or the tag of
 /// `resource_spans`, which JSON text can only have as leading whitespace), its bytes decode whole, and
 /// some span has ids of OTLP's sizes; `None` otherwise, and the file is read as JSON.
-pub fn sniff<'b>(bytes: &'b [u8], options: &ReadOptions) -> Option<Opened<'b>> {
+pub(crate) fn sniff<'b>(bytes: &'b [u8], options: &ReadOptions) -> Option<Opened<'b>> {
     if !matches!(bytes.first(), Some(0x00 | 0x0A)) {
         return None;
     }

@@ -31,7 +31,7 @@ use crate::ingest::Format;
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// SWE-agent and mini-swe-agent trajectories.
-pub static SWE_AGENT: DocumentFormat = DocumentFormat {
+pub(crate) static SWE_AGENT: DocumentFormat = DocumentFormat {
     format: Format::SweAgent,
     detect,
     map: read,

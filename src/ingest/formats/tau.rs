@@ -29,10 +29,10 @@ use crate::ingest::Format;
 use crate::table::record::{TraceRecord, attr};
 
 /// The root attribute holding the simulation's reward as recorded.
-pub const REWARD: &str = "faultgate.reward";
+pub(crate) const REWARD: &str = "faultgate.reward";
 
 /// tau-bench and tau2-bench results files.
-pub static TAU: DocumentFormat = DocumentFormat {
+pub(crate) static TAU: DocumentFormat = DocumentFormat {
     format: Format::TauBench,
     detect,
     map: |docs, path| read(docs, &file_stem(path)),
@@ -61,7 +61,7 @@ fn detect(doc: TapeValue<'_, '_>) -> bool {
 }
 
 /// The traces of every document's results.
-pub fn read(docs: &[Value], stem: &str) -> Result<Vec<TraceRecord<'static>>, String> {
+pub(crate) fn read(docs: &[Value], stem: &str) -> Result<Vec<TraceRecord<'static>>, String> {
     let mut out = Vec::new();
     let mut ids = Ids {
         stem: stem.to_string(),

@@ -18,25 +18,25 @@ use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// The root attribute holding the run's recorded `task_success`.
-pub const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
+pub(crate) const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
 
 /// Fields every event has; the rest of an event is its payload.
 const ENVELOPE: [&str; 6] = ["seq", "ts", "agent", "event", "run_id", "trace_id"];
 
 /// JSON-lines agent trajectories: one event per line, one run per file or per `run_id`.
-pub static TRAJECTORY: RecordFormat = RecordFormat {
+pub(crate) static TRAJECTORY: RecordFormat = RecordFormat {
     format: Format::Trajectory,
     accepts,
     map: |records, path| Ok(read(records, &trajectory_id(path))),
 };
 
 /// Returns true if and only if the record is a trajectory event (`seq` and `event`).
-pub fn accepts(record: &Map<String, Value>) -> bool {
+pub(crate) fn accepts(record: &Map<String, Value>) -> bool {
     record.contains_key("seq") && record.contains_key("event")
 }
 
 /// Maps the events onto traces: one per `run_id` (or `trace_id`), else one named `default_id`.
-pub fn read(records: &[&Map<String, Value>], default_id: &str) -> Vec<TraceRecord<'static>> {
+pub(crate) fn read(records: &[&Map<String, Value>], default_id: &str) -> Vec<TraceRecord<'static>> {
     let keyed = records.iter().map(|r| {
         let id = ["run_id", "trace_id"]
             .iter()

@@ -4,24 +4,24 @@
 //! The collector's `ExportTraceServiceRequest` is not included: its wire form is `TracesData`'s.
 #![allow(clippy::all, missing_docs, rustdoc::all)]
 
-pub mod common {
-    pub mod v1 {
+pub(super) mod common {
+    pub(crate) mod v1 {
         /// Represents any type of attribute value. AnyValue may contain a
         /// primitive value such as a string or integer or it may contain an arbitrary nested
         /// object containing arrays, key-value lists and primitives.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct AnyValue {
+        pub(crate) struct AnyValue {
             /// The value is one of the listed fields. It is valid for all values to be unspecified
             /// in which case this AnyValue is considered to be "empty".
             #[prost(oneof = "any_value::Value", tags = "1, 2, 3, 4, 5, 6, 7, 8")]
             pub value: ::core::option::Option<any_value::Value>,
         }
         /// Nested message and enum types in `AnyValue`.
-        pub mod any_value {
+        pub(crate) mod any_value {
             /// The value is one of the listed fields. It is valid for all values to be unspecified
             /// in which case this AnyValue is considered to be "empty".
             #[derive(Clone, PartialEq, ::prost::Oneof)]
-            pub enum Value {
+            pub(crate) enum Value {
                 #[prost(string, tag = "1")]
                 StringValue(::prost::alloc::string::String),
                 #[prost(bool, tag = "2")]
@@ -53,7 +53,7 @@ pub mod common {
         /// ArrayValue is a list of AnyValue messages. We need ArrayValue as a message
         /// since oneof in AnyValue does not allow repeated fields.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct ArrayValue {
+        pub(crate) struct ArrayValue {
             /// Array of values. The array may be empty (contain 0 elements).
             #[prost(message, repeated, tag = "1")]
             pub values: ::prost::alloc::vec::Vec<AnyValue>,
@@ -64,7 +64,7 @@ pub mod common {
         /// avoid unnecessary extra wrapping (which slows down the protocol). The 2 approaches
         /// are semantically equivalent.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct KeyValueList {
+        pub(crate) struct KeyValueList {
             /// A collection of key/value pairs of key-value pairs. The list may be empty (may
             /// contain 0 elements).
             ///
@@ -77,7 +77,7 @@ pub mod common {
         /// Represents a key-value pair that is used to store Span attributes, Link
         /// attributes, etc.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct KeyValue {
+        pub(crate) struct KeyValue {
             /// The key name of the pair.
             /// key_ref MUST NOT be set if key is used.
             #[prost(string, tag = "1")]
@@ -102,7 +102,7 @@ pub mod common {
         /// InstrumentationScope is a message representing the instrumentation scope information
         /// such as the fully qualified name and version.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct InstrumentationScope {
+        pub(crate) struct InstrumentationScope {
             /// A name denoting the Instrumentation scope.
             /// An empty instrumentation scope name means the name is unknown.
             #[prost(string, tag = "1")]
@@ -128,7 +128,7 @@ pub mod common {
         ///
         /// Status: \[Development\]
         #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
-        pub struct EntityRef {
+        pub(crate) struct EntityRef {
             /// The Schema URL, if known. This is the identifier of the Schema that the entity data
             /// is recorded in. To learn more about Schema URL see
             /// <https://opentelemetry.io/docs/specs/otel/schemas/#schema-url>
@@ -161,11 +161,11 @@ pub mod common {
     }
 }
 
-pub mod resource {
-    pub mod v1 {
+pub(super) mod resource {
+    pub(crate) mod v1 {
         /// Resource information.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct Resource {
+        pub(crate) struct Resource {
             /// Set of attributes that describe the resource.
             /// Attribute keys MUST be unique (it is not allowed to have more than one
             /// attribute with the same key).
@@ -187,8 +187,8 @@ pub mod resource {
     }
 }
 
-pub mod trace {
-    pub mod v1 {
+pub(super) mod trace {
+    pub(crate) mod v1 {
         /// TracesData represents the traces data that can be stored in a persistent storage,
         /// OR can be embedded by other protocols that transfer OTLP traces data but do
         /// not implement the OTLP protocol.
@@ -200,7 +200,7 @@ pub mod trace {
         /// When new fields are added into this message, the OTLP request MUST be updated
         /// as well.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct TracesData {
+        pub(crate) struct TracesData {
             /// An array of ResourceSpans.
             /// For data coming from a single resource this array will typically contain
             /// one element. Intermediary nodes that receive data from multiple origins
@@ -211,7 +211,7 @@ pub mod trace {
         }
         /// A collection of ScopeSpans from a Resource.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct ResourceSpans {
+        pub(crate) struct ResourceSpans {
             /// The resource for the spans in this message.
             /// If this field is not set then no resource info is known.
             #[prost(message, optional, tag = "1")]
@@ -230,7 +230,7 @@ pub mod trace {
         }
         /// A collection of Spans produced by an InstrumentationScope.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct ScopeSpans {
+        pub(crate) struct ScopeSpans {
             /// The instrumentation scope information for the spans in this message.
             /// Semantically when InstrumentationScope isn't set, it is equivalent with
             /// an empty instrumentation scope name (unknown).
@@ -252,7 +252,7 @@ pub mod trace {
         ///
         /// The next available field id is 17.
         #[derive(Clone, PartialEq, ::prost::Message)]
-        pub struct Span {
+        pub(crate) struct Span {
             /// A unique identifier for a trace. All spans from the same trace share
             /// the same `trace_id`. The ID is a 16-byte array. An ID with all zeroes OR
             /// of length other than 16 bytes is considered invalid (empty string in OTLP/JSON
@@ -376,11 +376,11 @@ pub mod trace {
             pub status: ::core::option::Option<Status>,
         }
         /// Nested message and enum types in `Span`.
-        pub mod span {
+        pub(crate) mod span {
             /// Event is a time-stamped annotation of the span, consisting of user-supplied
             /// text description and key-value pairs.
             #[derive(Clone, PartialEq, ::prost::Message)]
-            pub struct Event {
+            pub(crate) struct Event {
                 /// The time the event occurred.
                 #[prost(fixed64, tag = "1")]
                 pub time_unix_nano: u64,
@@ -404,7 +404,7 @@ pub mod trace {
             /// where a single batch handler processes multiple requests from different
             /// traces or when the handler receives a request from a different project.
             #[derive(Clone, PartialEq, ::prost::Message)]
-            pub struct Link {
+            pub(crate) struct Link {
                 /// A unique identifier of a trace that this linked span is part of. The ID is a
                 /// 16-byte array.
                 #[prost(bytes = "vec", tag = "1")]
@@ -505,7 +505,7 @@ pub mod trace {
         /// The Status type defines a logical error model that is suitable for different
         /// programming environments, including REST APIs and RPC APIs.
         #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
-        pub struct Status {
+        pub(crate) struct Status {
             /// A developer-facing human readable error message.
             #[prost(string, tag = "2")]
             pub message: ::prost::alloc::string::String,
@@ -514,7 +514,7 @@ pub mod trace {
             pub code: i32,
         }
         /// Nested message and enum types in `Status`.
-        pub mod status {
+        pub(crate) mod status {
             /// For the semantics of status codes see
             /// <https://github.com/open-telemetry/opentelemetry-specification/blob/main/specification/trace/api.md#set-status>
             #[derive(
