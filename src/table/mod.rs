@@ -522,13 +522,16 @@ impl Builders {
             .append_option(signals::span_error(span.status_code, error_type.as_deref()));
         self.error_type.append_option(error_type);
         match span.attr(attr::FINISH_REASONS) {
-            None | Some(AttrValue::Json(Value::Null)) => {}
-            Some(AttrValue::Json(Value::Array(items))) => {
-                for item in items {
-                    self.finish_reasons.values().append_value(py_str(item));
+            None => {}
+            Some(v) => match v.as_json() {
+                Some(Value::Null) => {}
+                Some(Value::Array(items)) => {
+                    for item in items {
+                        self.finish_reasons.values().append_value(py_str(item));
+                    }
                 }
-            }
-            Some(other) => self.finish_reasons.values().append_value(other.py_str()),
+                _ => self.finish_reasons.values().append_value(v.py_str()),
+            },
         }
         self.finish_reasons.append(true);
         self.is_tool.append_value(is_tool_span(span));
@@ -536,8 +539,10 @@ impl Builders {
             .append_value(span.attrs.contains_key(attr::OPERATION_NAME));
         self.confirmed
             .append_value(match span.attr(attr::CONFIRMED) {
-                Some(AttrValue::Json(Value::Bool(b))) => *b,
-                Some(v) => matches!(v.as_str(), Some("true" | "True")),
+                Some(v) => match v.as_json() {
+                    Some(Value::Bool(b)) => *b,
+                    _ => matches!(v.as_str(), Some("true" | "True")),
+                },
                 None => false,
             });
         self.backs_step.append_value(backs_step);

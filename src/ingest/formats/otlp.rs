@@ -708,7 +708,7 @@ fn any_value<'i>(v: TapeValue<'_, 'i>) -> Result<AttrValue<'i>, String> {
     {
         return Ok(AttrValue::Str(Cow::Borrowed(s)));
     }
-    any_json(v).map(AttrValue::Json)
+    any_json(v).map(AttrValue::json)
 }
 
 /// Decodes an OTLP `AnyValue`: the first present kind wins; unknown kinds stay raw objects.
@@ -782,7 +782,7 @@ pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
             Some(Value::Array(_)) => true,
             Some(_) => false,
             None => match value {
-                AttrValue::Json(Value::Array(_)) => true,
+                AttrValue::Json(v) if v.is_array() => true,
                 other => other.as_str().is_some_and(|s| s.contains("\"response\"")),
             },
         };
@@ -804,7 +804,7 @@ pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
             }
         }
         if let Some(new) = replacement {
-            attrs.insert(key.to_string(), AttrValue::Json(new));
+            attrs.insert(key.to_string(), AttrValue::json(new));
         }
     }
     for key in [attr::TOOL_CALL_ARGUMENTS, attr::TOOL_CALL_RESULT] {
