@@ -25,7 +25,7 @@ use regex_automata::meta::Regex;
 use regex_automata::{Anchored, Input};
 use sha2::{Digest, Sha256};
 
-use crate::pyfmt::py_repr_str;
+use crate::compat::reason::py_repr_str;
 
 const SECRET: &str = "<SECRET>";
 const EMAIL: &str = "<EMAIL>";

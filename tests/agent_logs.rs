@@ -4,18 +4,17 @@
 //! says, the verdicts `check` gives, a tau results file feeding `baseline`, and multi-agent handoffs seen
 //! by the workflow check.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use arrow_array::Array;
+use common::{faultgate, root};
 use faultgate::ingest::{Format, read_path};
 use faultgate::table::TraceBatch;
 use faultgate::table::schema::*;
 use serde_json::{Value, json};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/formats").join(name)
@@ -23,14 +22,6 @@ fn fixture(name: &str) -> PathBuf {
 
 fn read(name: &str) -> (Format, TraceBatch) {
     read_path(&fixture(name), Format::Auto).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn faultgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("faultgate runs")
 }
 
 fn scratch(tag: &str) -> PathBuf {

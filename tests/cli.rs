@@ -1,23 +1,10 @@
 //! End-to-end runs of the `faultgate` binary on the shipped examples and on small crafted inputs.
 
+mod common;
+
+use common::{faultgate, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn faultgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run faultgate")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Command;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("faultgate-cli-{name}-{}", std::process::id()));

@@ -4,6 +4,9 @@
 //! that document, so a reader knows where the number points. Data (fixtures, fuzz seeds) is not
 //! scanned. This file spells the section sign `\u{a7}` to stay out of its own scan.
 
+mod common;
+
+use common::root;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -18,10 +21,6 @@ struct Citation {
     line: usize,
     section: String,
     item: Option<u32>,
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Every file under `dir`, skipping hidden directories, build output and data (fixtures, fuzz inputs).
@@ -132,7 +131,7 @@ fn every_section_the_code_cites_is_in_the_compatibility_doc() {
         };
         let text = String::from_utf8_lossy(&bytes);
         let file = path
-            .strip_prefix(&root)
+            .strip_prefix(root)
             .unwrap_or(path)
             .display()
             .to_string();

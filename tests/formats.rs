@@ -2,19 +2,18 @@
 //! 0.4.1 refuses or misreads (fixtures under `tests/fixtures/formats/`), compressed JSON lines, and the
 //! command line's handling of broken files inside a directory.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use arrow_array::Array;
+use common::root;
 use faultgate::ingest::{Format, read_path};
 use faultgate::table::TraceBatch;
 use faultgate::table::record::attr;
 use faultgate::table::schema::*;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/formats").join(name)
@@ -190,7 +189,7 @@ fn response_parts_and_structured_messages_are_read() {
     assert_eq!(facts.steps[0].0, "lookup_order");
     assert_eq!(
         batch.step_str(STEP_RESULT).value(0),
-        faultgate::pyjson::dumps_spaced(&serde_json::json!({"total": 120}))
+        faultgate::compat::json::dumps_spaced(&serde_json::json!({"total": 120}))
     );
 }
 

@@ -2,12 +2,15 @@
 //! end to end through the binary, on the shipped gate examples. The default flags must leave every
 //! output as it was.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use arrow_array::{Array, Float64Array, Int64Array, StringArray};
+use common::faultgate;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 
@@ -21,15 +24,6 @@ fn out_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn faultgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("GITHUB_WORKSPACE")
-        .output()
-        .expect("run faultgate")
 }
 
 fn json(path: &Path) -> Value {

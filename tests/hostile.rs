@@ -1,32 +1,18 @@
 //! Hostile and careless use through the binary: outputs that name inputs or special files, paths that
 //! look like flags, symlink loops, empty directories, special files as inputs, repeated flags.
 
+mod common;
+
+use common::{faultgate_in, root, stderr};
 use std::os::unix::fs::{FileTypeExt, symlink};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const TRACES: &str = "examples/traces.json";
 const CANDIDATE: &str = "examples/gate/candidate_gpt.json";
 const BAND: &str = "examples/gate/band.json";
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Runs the binary in `dir`.
-fn faultgate_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GITHUB_WORKSPACE")
-        .output()
-        .expect("run faultgate")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// A scratch directory holding a copy of the small example traces as `in.json`.
 fn scratch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -345,7 +331,7 @@ fn repeated_single_valued_flags_keep_the_last_in_every_command() {
 #[test]
 fn extreme_span_times_do_not_overflow_the_latency() {
     let got = faultgate_in(
-        &root(),
+        root(),
         &["check", "tests/fixtures/hostile/latency_overflow.jsonl"],
     );
     assert!(

@@ -2,35 +2,17 @@
 //! trace identity across files, JSON as the standard defines it, folders with stray files, refusals
 //! that say what was expected.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::fs::File;
+use std::path::Path;
+use std::process::Output;
+
+use common::{faultgate_in, read_json, root, stderr, stdout};
 use serde_json::{Value, json};
 
 const TRACES: &str = "examples/traces.json";
 const OPENINFERENCE: &str = "examples/formats/openinference.json";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn faultgate_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GITHUB_WORKSPACE")
-        .output()
-        .expect("run faultgate")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A scratch directory holding copies of the given repository files under their base names.
 fn scratch(files: &[&str]) -> tempfile::TempDir {
@@ -40,10 +22,6 @@ fn scratch(files: &[&str]) -> tempfile::TempDir {
         std::fs::copy(root().join(f), dir.path().join(name)).unwrap();
     }
     dir
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 fn parquet_rows(path: &Path) -> i64 {
@@ -492,7 +470,7 @@ fn a_folder_with_a_readme_checks_its_traces() {
     let named = faultgate_in(dir.path(), &["check", "traces.txt"]);
     assert_eq!(named.status.code(), Some(1), "{}", stderr(&named));
     // The repository's own examples folder is checked, its policies and bands skipped.
-    let examples = faultgate_in(&root(), &["check", "examples/gate"]);
+    let examples = faultgate_in(root(), &["check", "examples/gate"]);
     assert_eq!(examples.status.code(), Some(1), "{}", stderr(&examples));
     assert!(stderr(&examples).contains("examples/gate/policy.json (no trace format)"));
 }

@@ -1,14 +1,17 @@
 //! Judged runs end to end against an in-process HTTP server on 127.0.0.1 that speaks the OpenAI,
 //! Anthropic and Ollama wire formats with scripted replies.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::{command, read_json, root, stderr};
 use serde_json::{Value, json};
 
 /// One request the server received.
@@ -213,9 +216,8 @@ fn judge_script(request: &Received, _n: usize) -> Action {
 }
 
 fn faultgate(args: &[&str], cache_home: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
+    command(root())
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("XDG_CACHE_HOME", cache_home)
         .env("HOME", cache_home)
         .env("ANTHROPIC_API_KEY", "test-key")
@@ -241,14 +243,6 @@ fn temp_dir(name: &str) -> PathBuf {
 
 fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
 
 /// (trace id prefix, detected) of each judged result of a report.

@@ -2,9 +2,12 @@
 //! shards are byte-identical to a single run over the union (check with a band, baseline, calibrate),
 //! merging in levels gives the same bytes, and partials that do not belong together are refused.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use std::process::{Command, Output};
+use common::{command, root, stderr};
+use std::process::Output;
 
 const BAND: &str = "examples/gate/band.json";
 const POLICY: &str = "examples/gate/policy.json";
@@ -27,17 +30,11 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// Runs the binary from the repository root, with the audit's clock pinned.
 fn faultgate<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
+    command(root())
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("GITHUB_WORKSPACE")
         .env("SOURCE_DATE_EPOCH", "1790848800")
         .output()
         .expect("run faultgate")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn args(items: &[&str], more: &[&Path]) -> Vec<String> {

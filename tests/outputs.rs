@@ -2,9 +2,12 @@
 //! examples: the Markdown summary, the audit folder, the Parquet tables (read back with the parquet
 //! crate's Arrow reader), the reproduce command, and exit 2 when an output cannot be written.
 
+mod common;
+
+use common::{command, root};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use arrow_array::{Array, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -27,10 +30,8 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// Runs the binary from the repository root, so inputs display as `examples/...`.
 fn faultgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
+    command(root())
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("GITHUB_WORKSPACE")
         .env("SOURCE_DATE_EPOCH", "1790848800")
         .output()
         .expect("run faultgate")

@@ -2,8 +2,11 @@
 //! (with `xmllint` from libxml2-utils, which `.ci/run` installs) and carries a suite per check, a case
 //! per trace and the gate; the HTML page loads nothing from anywhere; both are redacted.
 
+mod common;
+
+use common::faultgate;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 const CANDIDATE: &str = "examples/gate/candidate_gpt.json";
 const RUN2: &str = "examples/gate/baseline_glm_run2.json";
@@ -29,15 +32,6 @@ fn out_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn faultgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("GITHUB_WORKSPACE")
-        .output()
-        .expect("run faultgate")
 }
 
 fn text(path: &Path) -> String {

@@ -2,10 +2,12 @@
 //! traces in `examples/workflow/otlp/` give the reasons `conform` gives on the equivalent trajectories,
 //! the check joins the selection only when asked, and a workflow violation is a hard block at the gate.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use common::{faultgate, read_json};
 use faultgate::redact::Redaction;
 use serde_json::{Value, json};
 
@@ -21,22 +23,11 @@ const SCENARIOS: [&str; 7] = [
     "uncontracted",
 ];
 
-fn faultgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .output()
-        .expect("faultgate runs")
-}
-
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("faultgate-wfcheck-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).expect("output written")).expect("JSON output")
 }
 
 fn otlp(style: &str) -> String {
@@ -150,6 +141,47 @@ fn otlp_multi_agent_traces_give_the_reason_codes_of_the_trajectories() {
             if scenario != "skipped" && !lines.is_empty() {
                 assert_eq!(reason, &lines.join("; "), "{style}/{scenario}");
             }
+        }
+    }
+}
+
+/// The check reads a JSON-lines trajectory's handoffs with both their ends, so it finds what `conform`
+/// finds on the same file: no handoff from the run's first agent that the trajectory never made.
+#[test]
+fn trajectories_give_the_findings_of_conform() {
+    let dir = scratch("trajectories");
+    let expected = conform_results(&dir);
+    let out = dir.join("trajectories.json");
+    let mut args = vec![
+        "check",
+        "--workflow",
+        SPEC,
+        "--json",
+        out.to_str().expect("utf-8 path"),
+    ];
+    let inputs: Vec<String> = SCENARIOS
+        .iter()
+        .map(|s| format!("examples/workflow/{s}.jsonl"))
+        .collect();
+    args.extend(inputs.iter().map(String::as_str));
+    assert_eq!(faultgate(&args).status.code(), Some(1));
+    let report = read_json(&out);
+    for r in report["results"].as_array().expect("results") {
+        if r["check"] != "workflow" {
+            continue;
+        }
+        let stem = r["trace_id"].as_str().expect("trace id");
+        let (blocks, lines) = &expected[stem];
+        let reason = r["reason"].as_str().expect("reason");
+        assert_eq!(r["detected"].as_bool(), Some(*blocks), "{stem}: {reason}");
+        if lines.is_empty() {
+            assert_eq!(reason, "trajectory-conforms", "{stem}");
+        } else if stem != "skipped" {
+            assert_eq!(reason, lines.join("; "), "{stem}");
+        } else {
+            let codes: Vec<&str> = reason.split("; ").map(code).collect();
+            let want: Vec<&str> = lines.iter().map(|l| code(l)).collect();
+            assert_eq!(codes, want, "{stem}: {reason}");
         }
     }
 }

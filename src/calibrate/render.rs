@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::metrics::Estimate;
 use super::{CalibrationReport, CheckMetrics, CheckRow, FIRST_KEYS_SHOWN};
-use crate::pyfmt::fmt_fixed;
+use crate::compat::reason::fmt_fixed;
 
 const UNDEFINED: &str = "—";
 
@@ -206,7 +206,7 @@ pub fn notes(report: &CalibrationReport) -> Vec<String> {
     notes
 }
 
-/// The JSON report (see the module's wire format); write it with `crate::pyjson`.
+/// The JSON report (see the module's wire format); write it with `crate::compat::json`.
 pub fn to_json(report: &CalibrationReport) -> Value {
     let checks_not_run: Map<String, Value> = report
         .checks_not_run

@@ -18,7 +18,8 @@ use std::sync::LazyLock;
 use regex_automata::meta::Regex;
 
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
-use crate::pyfmt::{py_repr_str, py_strip};
+use crate::compat::reason::py_repr_str;
+use crate::compat::value::py_strip;
 
 /// The phrase shapes, tried together so the earliest match in the answer wins. [`PHRASES_ASCII`]
 /// rewrites their `\b`, `\w` and `\s`, so they use no other backslash classes.

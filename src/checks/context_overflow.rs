@@ -21,7 +21,8 @@ use regex_automata::meta::Regex;
 
 use super::columns::opt;
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
-use crate::pyfmt::{is_py_space, py_repr_str};
+use crate::compat::reason::py_repr_str;
+use crate::compat::value::is_py_space;
 
 const CUTOFF_REASONS: [&str; 5] = [
     "length",

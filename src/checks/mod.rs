@@ -75,7 +75,7 @@ pub(crate) fn golden_and_answer<'a>(
         .as_ref()
         .and_then(|g| g.expected(cols.scenario.value(t), cols.prompt.value(t)))
         .ok_or((false, 0.0, "no golden answer for this scenario"))?;
-    let answer = crate::pyfmt::py_strip(cols.answer.value(t));
+    let answer = crate::compat::value::py_strip(cols.answer.value(t));
     if answer.is_empty() {
         return Err((false, 1.0, "no answer to grade"));
     }

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
-use crate::pyfmt::py_strip;
-use crate::pyjson::dumps_sorted_compact;
+use crate::compat::value::canonical_json;
+use crate::compat::value::py_strip;
 
 pub struct RepeatedCall;
 
@@ -31,14 +31,14 @@ pub fn normalize_arguments(arguments: &str) -> String {
     let bracketed =
         (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));
     if bracketed && let Ok(v) = serde_json::from_str::<serde_json::Value>(t) {
-        return dumps_sorted_compact(&v);
+        return canonical_json(&v);
     }
     fold_whitespace(t)
 }
 
 /// Whitespace runs folded to one space, ends trimmed.
 fn fold_whitespace(text: &str) -> String {
-    text.split(crate::pyfmt::is_py_space)
+    text.split(crate::compat::value::is_py_space)
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ")

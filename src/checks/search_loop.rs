@@ -16,7 +16,8 @@
 use std::fmt::Write;
 
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
-use crate::pyfmt::{fmt_percent0, py_strip};
+use crate::compat::reason::fmt_percent0;
+use crate::compat::value::py_strip;
 
 /// Step count from which a run counts as capped even without a termination reason.
 const STEP_CAP: usize = 12;

@@ -15,7 +15,7 @@
 use std::fmt::Write;
 
 use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn, golden_and_answer};
-use crate::pyfmt::py_repr_str;
+use crate::compat::reason::py_repr_str;
 
 pub struct WrongAnswer;
 

@@ -82,7 +82,8 @@ impl BandRuns {
         if let Some(note) = band::few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
         }
-        let text = crate::pyjson::to_pretty(&band.to_json_with(outs.per_scenario, outs.pass_k));
+        let text =
+            crate::compat::json::to_pretty(&band.to_json_with(outs.per_scenario, outs.pass_k));
         write_atomic(&outs.out, text.as_bytes())
             .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
         writeln!(

@@ -161,7 +161,7 @@ pub fn finish(
         writeln!(out, "{note}")?;
     }
     if let Some(path) = &outs.json {
-        let text = crate::pyjson::to_pretty(&render::to_json(&scored));
+        let text = crate::compat::json::to_pretty(&render::to_json(&scored));
         write_atomic(path, text.as_bytes())
             .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
         writeln!(out, "report written to {}", path.display())?;

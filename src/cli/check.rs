@@ -12,11 +12,11 @@ use super::run::{
 };
 use super::selection::resolve;
 use crate::checks::Reasons;
+use crate::compat::fmt::fmt_fixed;
 use crate::gate::{
     GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
 };
 use crate::partial::{OtherInput, Usage};
-use crate::pyfmt::fmt_fixed;
 use crate::report::Report;
 use crate::report::colour::ColorChoice;
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
@@ -316,7 +316,7 @@ pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, 
         if let Some((gate, _)) = &gate {
             value.insert("gate".into(), gate.to_json());
         }
-        let text = crate::pyjson::to_pretty(&serde_json::Value::Object(value));
+        let text = crate::compat::json::to_pretty(&serde_json::Value::Object(value));
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }

@@ -90,7 +90,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         joined
             .split(',')
             .map(|name| {
-                let name = crate::pyfmt::py_strip(name);
+                let name = crate::compat::value::py_strip(name);
                 registry
                     .iter()
                     .copied()

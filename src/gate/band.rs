@@ -13,8 +13,9 @@ use serde_json::{Map, Value};
 
 use super::passk::{Trials, pass_hat_k};
 use super::{GateError, MEASURES, RunSummary, ScenarioTally};
+use crate::compat::reason::fmt_fixed;
+use crate::compat::value::py_truthy;
 use crate::error::display_path;
-use crate::pyfmt::{fmt_fixed, py_truthy};
 
 /// The band's decision rule, written verbatim into band.json.
 pub const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
@@ -272,7 +273,7 @@ impl Band {
         self.per_run.iter().fold(0.0, |acc, r| acc + r) / self.runs as f64
     }
 
-    /// band.json, keys in 0.4.1's order; write it with [`crate::pyjson::to_pretty`].
+    /// band.json, keys in 0.4.1's order; write it with [`crate::compat::json::to_pretty`].
     pub fn to_json(&self) -> Value {
         self.to_json_with(false, false)
     }
@@ -540,7 +541,7 @@ impl BandFile {
 
     /// The band's `runs` in Python str-notation, as the gate line prints it.
     pub fn runs_text(&self) -> String {
-        crate::pyfmt::py_str(&self.runs)
+        crate::compat::reason::py_str(&self.runs)
     }
 }
 

@@ -11,7 +11,7 @@ use super::paired::{Pair, PairedStats, paired_test};
 use super::stats::{ALPHA, POWER};
 use super::verdict::{Gate, Verdict, evaluate};
 use super::{RunSummary, ScenarioTally, band::BandFile};
-use crate::pyfmt::{float_repr, fmt_fixed, py_str};
+use crate::compat::reason::{float_repr, fmt_fixed, py_str};
 
 /// Which test decides the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -158,7 +158,13 @@ impl PassKTable {
         let values: Vec<String> = self
             .overall
             .iter()
-            .map(|p| format!("pass^{} {}", p.k, crate::pyfmt::fmt_fixed(p.value, 2)))
+            .map(|p| {
+                format!(
+                    "pass^{} {}",
+                    p.k,
+                    crate::compat::reason::fmt_fixed(p.value, 2)
+                )
+            })
             .collect();
         format!(
             "trials: {} scenarios, up to {} traces each \u{b7} {}",

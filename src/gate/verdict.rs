@@ -11,7 +11,8 @@ use super::band::BandFile;
 use super::decision::{GateMode, PairedGate};
 use super::stats::{ALPHA, GateStats, POWER, test_drop};
 use super::{MEASURES, RunSummary, ScenarioTally, pooled_mean, repeated_keys_warning};
-use crate::pyfmt::{float_repr, fmt_fixed, py_repr, py_str, py_truthy, round_half_even};
+use crate::compat::reason::{float_repr, fmt_fixed, py_repr, py_str};
+use crate::compat::value::{py_truthy, round_half_even};
 
 /// Slack on the thresholds so that a rate equal to a threshold is not lost to rounding.
 const EPSILON: f64 = 1e-9;

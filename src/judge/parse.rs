@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::checks::Verdict;
-use crate::pyfmt::{py_float_str, py_str, py_strip, py_truthy};
+use crate::compat::value::{py_float_str, py_str, py_strip, py_truthy};
 
 /// The system message: 0.4.1's fixed template around the check's question.
 pub fn system_prompt(question: &str) -> String {

@@ -13,12 +13,12 @@ use regex_automata::meta::Regex;
 use regex_automata::util::syntax;
 use serde_json::{Map, Value};
 
-use super::pyre;
 use super::{
     AllowedValues, ArgPath, Bound, CallCap, Confirmation, DenyPatterns, Identity, Limit, Policy,
     PolicyError, Predicate, PredicateOp, RequiredArgs, Requirement,
 };
-use crate::pyfmt::{py_repr, py_repr_str, py_str};
+use crate::compat::re;
+use crate::compat::reason::{py_repr, py_repr_str, py_str};
 
 const TOP_LEVEL_KEYS: [&str; 12] = [
     "allow",
@@ -568,12 +568,12 @@ fn deny_patterns(value: &Value) -> Result<DenyPatterns> {
 /// minutes in gigabytes.
 pub(crate) const DENY_AUTOMATON_LIMIT: usize = 32 << 20;
 
-/// Compiles the denied patterns, written in Python `re` syntax (translated by [`pyre`]) and searched
+/// Compiles the denied patterns, written in Python `re` syntax (translated by [`re`]) and searched
 /// case-insensitively with Unicode classes like Python's `re`, as one automaton.
 fn deny_set(sources: Vec<String>) -> Result<DenyPatterns> {
     let mut translated = Vec::with_capacity(sources.len());
     for (index, source) in sources.iter().enumerate() {
-        let rust = pyre::translate(source).map_err(|e| {
+        let rust = re::translate(source).map_err(|e| {
             if e.ends_with("not supported") {
                 // Valid Python, but beyond what the Rust engine runs: say so rather than call it invalid.
                 invalid(format!(

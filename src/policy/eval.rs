@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use super::read::{Args, arg_at, parse_result, read_number, result_at, typed_eq, value_text};
 use super::{ArgPath, Policy, PolicyRun, PolicyStep, Predicate, PredicateOp, Requirement};
-use crate::pyfmt::{fmt_g, py_repr, py_repr_str, py_strip};
+use crate::compat::reason::{fmt_g, py_repr, py_repr_str};
+use crate::compat::value::py_strip;
 
 /// Terminations that mean the run stopped on an error (require_complete).
 static ERROR_TERMINATION: LazyLock<Option<Regex>> = LazyLock::new(|| {

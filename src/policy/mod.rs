@@ -9,7 +9,6 @@
 
 mod compile;
 mod eval;
-mod pyre;
 mod read;
 
 use std::collections::HashSet;
@@ -317,7 +316,7 @@ fn os_error_text(error: &std::io::Error, shown_path: &str) -> String {
         Some(at) => &full[..at],
         None => full.as_str(),
     };
-    let quoted = crate::pyfmt::py_repr_str(shown_path);
+    let quoted = crate::compat::reason::py_repr_str(shown_path);
     match error.raw_os_error() {
         Some(code) => format!("[Errno {code}] {description}: {quoted}"),
         None => format!("{description}: {quoted}"),

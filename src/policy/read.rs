@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::pyfmt::{py_float_str, py_str, py_strip};
+use crate::compat::value::{py_float_str, py_str, py_strip};
 
 /// Parses JSON text the way Python's `json.loads` does, with non-finite literals read as null.
 pub(crate) fn parse_lenient(text: &str) -> Result<Value, serde_json::Error> {

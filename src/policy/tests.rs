@@ -712,11 +712,11 @@ fn limits_read_paths_encodings_and_skip_what_is_absent() {
             &nested,
             &run(vec![st("r", json!({"refund": {"amount": 1234567}}), "ok")])
         ),
-        // 0.4.1 prints `1.23457e+06 > max 1e+06`; the `g` format itself is pinned in `pyfmt`.
+        // 0.4.1 prints `1.23457e+06 > max 1e+06`; the `g` format itself is pinned in `compat::fmt`.
         format!(
             "step 1: r.refund.amount {} > max {}",
-            crate::pyfmt::fmt_g(1234567.0),
-            crate::pyfmt::fmt_g(1e6)
+            crate::compat::reason::fmt_g(1234567.0),
+            crate::compat::reason::fmt_g(1e6)
         )
     );
     assert!(!fires(

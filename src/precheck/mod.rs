@@ -19,9 +19,9 @@ use std::path::Path;
 use arrow_array::Array;
 use serde_json::Value;
 
+use crate::compat::value::py_strip;
 use crate::error::{InputError, display_path};
 use crate::ingest::Format;
-use crate::pyfmt::py_strip;
 use crate::table::record::TraceRecord;
 use crate::table::schema::*;
 use crate::table::{TableBuilder, TableOptions, TraceBatch};
@@ -210,7 +210,7 @@ fn read_failure(path: &Path, format: Format, error: &InputError) -> Precheck {
             "unknown".into(),
             format!(
                 "cannot parse {shown}: [Errno 2] No such file or directory: {}",
-                crate::pyfmt::py_repr_str(&shown)
+                crate::compat::reason::py_repr_str(&shown)
             ),
         ),
         InputError::Json { message, .. } | InputError::NotJson { message, .. } => {
@@ -245,7 +245,7 @@ fn os_error_text(error: &std::io::Error, shown: &str) -> String {
     let description = full
         .rfind(" (os error ")
         .map_or(full.as_str(), |at| &full[..at]);
-    let quoted = crate::pyfmt::py_repr_str(shown);
+    let quoted = crate::compat::reason::py_repr_str(shown);
     match error.raw_os_error() {
         Some(code) => format!("[Errno {code}] {description}: {quoted}"),
         None => format!("{description}: {quoted}"),

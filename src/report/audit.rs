@@ -200,9 +200,9 @@ pub fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
 /// A file that cannot be written, or an input that cannot be read for its digest.
 pub fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let verdict = crate::pyjson::to_pretty(&verdict_value(audit)?);
+    let verdict = crate::compat::json::to_pretty(&verdict_value(audit)?);
     write_atomic(&dir.join("verdict.json"), verdict.as_bytes())?;
-    let failing = crate::pyjson::to_pretty(&failing_value(audit.report));
+    let failing = crate::compat::json::to_pretty(&failing_value(audit.report));
     write_atomic(&dir.join("failing_traces.json"), failing.as_bytes())?;
     let script = repro_script(
         overall_verdict(audit.report, audit.gate),

@@ -17,9 +17,9 @@ use std::fmt::Write as _;
 
 use super::markdown::{overall_verdict, results_by_id};
 use super::{OutcomeSummary, Report};
+use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;
 use crate::gate::band::BandFile;
-use crate::pyfmt::fmt_fixed;
 
 /// Failing (trace, check) rows listed before the table is cut; a page stays small enough to open.
 pub const MAX_ROWS: usize = 2000;

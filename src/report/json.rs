@@ -11,7 +11,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Report;
-use crate::pyfmt::round_half_even;
+use crate::compat::fmt::round_half_even;
 
 fn float_or_null(v: Option<f64>) -> Value {
     v.map_or(Value::Null, Value::from)

@@ -21,8 +21,8 @@ use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatu
 
 use super::Report;
 use super::markdown::overall_verdict;
+use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;
-use crate::pyfmt::fmt_fixed;
 
 /// Errors of rendering the XML.
 #[derive(Debug, thiserror::Error)]

@@ -18,9 +18,9 @@ use serde_json::Value;
 
 use super::repro::PIP_INSTALL;
 use super::{OutcomeSummary, Report, Row};
+use crate::compat::fmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
 use crate::gate::band::BandFile;
 use crate::gate::{Gate, Verdict};
-use crate::pyfmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
 
 /// The policy table stops once the document has this many lines.
 const MAX_LINES_FOR_POLICY_ROWS: usize = 200;
@@ -81,7 +81,7 @@ fn paired_lines(gate: &Gate, paired: &crate::gate::decision::PairedGate) -> Vec<
         s.n,
         s.method.as_str(),
         fmt_fixed(s.p_value, 3),
-        crate::pyfmt::float_repr(ALPHA),
+        crate::compat::fmt::float_repr(ALPHA),
         gate.mode.as_str(),
         gate.verdict.as_str()
     )];
@@ -90,7 +90,7 @@ fn paired_lines(gate: &Gate, paired: &crate::gate::decision::PairedGate) -> Vec<
             "Not enough evidence for the paired test: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
             fmt_fixed(s.drop, 2),
             s.required_n.unwrap_or(0),
-            crate::pyfmt::float_repr(ALPHA),
+            crate::compat::fmt::float_repr(ALPHA),
             fmt_fixed(POWER, 2),
             paired.additional_n.unwrap_or(0)
         ));
@@ -189,7 +189,7 @@ pub fn render(summary: &Summary<'_>) -> String {
                 "Not enough evidence: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
                 fmt_fixed(gate.stats.drop, 2),
                 gate.stats.required_n.unwrap_or(0),
-                crate::pyfmt::float_repr(crate::gate::stats::ALPHA),
+                crate::compat::fmt::float_repr(crate::gate::stats::ALPHA),
                 fmt_fixed(crate::gate::stats::POWER, 2),
                 gate.stats.additional_n.unwrap_or(0)
             ));

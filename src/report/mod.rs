@@ -142,7 +142,7 @@ impl Report {
             }
         }
         let n = self.trace_ids().len() as f64;
-        let round4 = |x: f64| crate::pyfmt::round_half_even(x, 4);
+        let round4 = |x: f64| crate::compat::fmt::round_half_even(x, 4);
         Some(OutcomeSummary {
             judged,
             missing: total - judged,

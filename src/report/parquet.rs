@@ -40,8 +40,8 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
 use super::{Report, write_atomic};
+use crate::compat::fmt::round_half_even;
 use crate::gate::{Band, RunSummary, ScenarioTally};
-use crate::pyfmt::round_half_even;
 
 /// File names written into the `--parquet` directory.
 pub const VERDICTS_FILE: &str = "verdicts.parquet";

@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::pyfmt::shlex_quote;
+use crate::compat::fmt::shlex_quote;
 
 /// The Python distribution that ships the `faultgate` binary as a wheel. `faultgate` itself is taken on
 /// PyPI by the Python implementation (0.4.1), whose import package would clash with it.

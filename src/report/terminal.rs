@@ -1,7 +1,7 @@
 //! The terminal table and summary line of `check`.
 
 use super::Report;
-use crate::pyfmt::fmt_fixed;
+use crate::compat::fmt::fmt_fixed;
 
 fn pad(text: &str, width: usize) -> String {
     let len = text.chars().count();

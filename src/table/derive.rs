@@ -14,8 +14,8 @@ use serde_json::value::RawValue;
 
 use super::lazy;
 use super::record::{AttrValue, SpanRecord, attr, is_tool_span};
-use crate::pyfmt::{py_str, py_strip, py_truthy};
-use crate::pyjson::dumps_spaced;
+use crate::compat::value::json_text;
+use crate::compat::value::{py_str, py_strip, py_truthy};
 
 /// What shows that a trace used tools, for a trace from which no tool step was read (a release gate must
 /// not pass what it did not read): a span typed or named like a tool, a finish reason asking for tools,
@@ -68,7 +68,7 @@ pub fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
             };
             let text = match value.as_str() {
                 Some(text) => Cow::Borrowed(text),
-                None => Cow::Owned(crate::pyjson::dumps_spaced(&value.to_json())),
+                None => Cow::Owned(crate::compat::value::json_text(&value.to_json())),
             };
             // Spacing differs between writers: `"role":"tool"` is read as `"role": "tool"`.
             let spaced;
@@ -343,7 +343,7 @@ pub fn payload_text(v: &Value) -> String {
         {
             py_str(&map["text"])
         }
-        Value::Array(_) | Value::Object(_) => dumps_spaced(v),
+        Value::Array(_) | Value::Object(_) => json_text(v),
         other => py_str(other),
     }
 }

@@ -23,7 +23,7 @@ use arrow_array::{
 };
 use serde_json::Value;
 
-use crate::pyfmt::py_str;
+use crate::compat::value::py_str;
 use record::{AttrValue, SpanRecord, TraceRecord, attr, is_tool_span, root_position};
 use schema::*;
 

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::pyfmt::{py_str, py_truthy};
+use crate::compat::value::{py_str, py_truthy};
 
 /// Attribute keys of the GenAI semantic conventions and of faultgate itself.
 pub mod attr {

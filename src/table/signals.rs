@@ -12,7 +12,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::pyfmt::{py_int, py_str, py_strip, py_truthy};
+use crate::compat::value::{py_int, py_str, py_strip, py_truthy};
 
 /// Both result signals of one tool result, from a single parse: the structural-error description and
 /// whether the result counts as "nothing found".
@@ -552,7 +552,7 @@ mod tests {
     /// The rules as first written, on a full `Value` parse: the one-pass reading must agree with them.
     mod reference {
         use super::super::{COUNT_KEYS, ERROR_PREFIXES, EXIT_KEYS, equals_zero};
-        use crate::pyfmt::{py_int, py_str, py_strip, py_truthy};
+        use crate::compat::value::{py_int, py_str, py_strip, py_truthy};
         use serde_json::Value;
 
         pub fn is_empty_result(result: &str) -> bool {

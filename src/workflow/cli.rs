@@ -80,7 +80,7 @@ pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<i32, WorkflowEr
     let report = ConformReport::new(display_path(spec_path), &workflow, files);
     let (text, digest) = report.render_text();
     if let Some(path) = json {
-        let body = crate::pyjson::to_pretty(&report.to_json(&digest)) + "\n";
+        let body = crate::compat::json::to_pretty(&report.to_json(&digest)) + "\n";
         write_atomically(path, body.as_bytes())?;
     }
     stdout
@@ -126,7 +126,7 @@ fn run_draft(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<i32, WorkflowE
     }
     let value =
         serde_json::to_value(&spec).map_err(|e| WorkflowError::Output(std::io::Error::other(e)))?;
-    let text = crate::pyjson::to_pretty(&value) + "\n";
+    let text = crate::compat::json::to_pretty(&value) + "\n";
     stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::event::{Action, Checkpoint, Event, Handoff, same_value};
 use super::spec::{CheckpointRuleConfig, HandoffContractConfig, Workflow};
-use crate::pyfmt::{py_repr, py_repr_str};
+use crate::compat::reason::{py_repr, py_repr_str};
 
 /// How much a finding weighs in the verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -23,11 +23,11 @@ use super::common::{set_tool_attrs, wrap_messages};
 use super::openinference;
 use super::openinference_spans::{invalid, is_span_dict, parse_documents, read_span_dict};
 use super::otlp::group_spans;
+use crate::compat::value::json_text;
+use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
-use crate::pyfmt::{py_str, py_truthy};
-use crate::pyjson::dumps_spaced;
 use crate::table::record::{Attrs, TraceRecord, attr, is_tool_span};
 
 /// any-agent traces.
@@ -176,7 +176,7 @@ fn map_genai(trace: &mut TraceRecord<'static>, final_output: Option<&Value>) {
             && let Some(m) = final_output.filter(|v| py_truthy(v)).and_then(|v| {
                 // A structured output without a text field is the answer as JSON.
                 wrap_messages("assistant", v)
-                    .or_else(|| wrap_messages("assistant", &Value::String(dumps_spaced(v))))
+                    .or_else(|| wrap_messages("assistant", &Value::String(json_text(v))))
             })
         {
             attrs.insert(attr::OUTPUT_MESSAGES.into(), m);
@@ -198,7 +198,7 @@ fn llm_output(output: &Value, kind: Option<&str>, has_tool_spans: bool) -> Optio
     let text = output.as_str()?;
     if kind != Some("json") {
         return (!text.is_empty()).then(|| {
-            Value::String(dumps_spaced(&serde_json::json!([
+            Value::String(json_text(&serde_json::json!([
                 {"role": "assistant", "parts": [{"type": "text", "content": text}]}
             ])))
         });
@@ -221,7 +221,7 @@ fn llm_output(output: &Value, kind: Option<&str>, has_tool_spans: bool) -> Optio
         })
         .collect();
     (!calls.is_empty()).then(|| {
-        Value::String(dumps_spaced(
+        Value::String(json_text(
             &serde_json::json!([{"role": "assistant", "parts": calls}]),
         ))
     })

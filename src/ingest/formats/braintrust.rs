@@ -14,7 +14,7 @@ use super::common::{
     MapError, error_status, group_in_order, ns, order_trace, required_str, root_attrs,
     set_finish_reason, set_tool_attrs, set_usage,
 };
-use crate::pyfmt::{py_str, py_truthy};
+use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// Braintrust log rows.
@@ -185,7 +185,7 @@ mod tests {
         let traces = read(&records(&doc)).unwrap();
         let spans = &traces[0].spans;
         assert_eq!(spans.len(), 2);
-        let want = crate::pyjson::dumps_spaced(&json!({"hits": 2}));
+        let want = crate::compat::value::json_text(&json!({"hits": 2}));
         assert_eq!(
             spans[1].attr_str(attr::TOOL_CALL_RESULT),
             Some(want.as_str())

@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 use simd_json::tape::Value as TapeValue;
 
 use super::common::{ns, order_trace, payload, set_tool_attrs, wrap_messages};
+use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
 use crate::ingest::json::{to_value, with_tape};
-use crate::pyfmt::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// A format read from whole documents (one per file, or one per JSON line).

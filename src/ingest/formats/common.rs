@@ -9,12 +9,13 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
+use crate::compat::reason::py_repr_str;
+use crate::compat::value::json_text;
+use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
 use crate::ingest::json::{to_value, with_tape};
-use crate::pyfmt::{py_repr_str, py_str, py_truthy};
-use crate::pyjson::dumps_spaced;
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// A record that cannot be mapped.
@@ -70,7 +71,7 @@ pub fn text(v: &Value, role: &str) -> String {
             {
                 return text(only, role);
             }
-            dumps_spaced(v)
+            json_text(v)
         }
         Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => {
             let roles: [&str; 2] = if role == "user" {
@@ -87,7 +88,7 @@ pub fn text(v: &Value, role: &str) -> String {
                 .or_else(|| items.iter().rev().find_map(content))
                 .unwrap_or_default()
         }
-        other => dumps_spaced(other),
+        other => json_text(other),
     }
 }
 
@@ -101,7 +102,7 @@ pub fn wrap_messages(role: &str, v: &Value) -> Option<Value> {
     let mut message = Map::new();
     message.insert("role".into(), Value::String(role.into()));
     message.insert("content".into(), Value::String(content));
-    Some(Value::String(dumps_spaced(&Value::Array(vec![
+    Some(Value::String(json_text(&Value::Array(vec![
         Value::Object(message),
     ]))))
 }
@@ -113,9 +114,9 @@ pub fn payload(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Object(obj) if obj.len() == 1 => match obj.iter().next() {
             Some((k, inner)) if k == "input" || k == "output" => payload(inner),
-            _ => dumps_spaced(v),
+            _ => json_text(v),
         },
-        other => dumps_spaced(other),
+        other => json_text(other),
     }
 }
 
@@ -626,7 +627,7 @@ mod tests {
         assert_eq!(text(&json!(true), "user"), "true");
         assert_eq!(
             text(&json!({"a": 1, "b": 2}), "user"),
-            dumps_spaced(&json!({"a": 1, "b": 2}))
+            json_text(&json!({"a": 1, "b": 2}))
         );
     }
 
@@ -634,7 +635,7 @@ mod tests {
     fn payload_unwraps_single_input_or_output() {
         assert_eq!(
             payload(&json!({"input": {"order_id": "o-7"}})),
-            dumps_spaced(&json!({"order_id": "o-7"}))
+            json_text(&json!({"order_id": "o-7"}))
         );
         assert_eq!(payload(&json!({"output": "ok"})), "ok");
         assert_eq!(payload(&json!(null)), "");
@@ -650,7 +651,7 @@ mod tests {
             &json!({"a": 1}),
             &json!({"msg": "x"}),
         );
-        let want = format!("Error: {{'msg': 'x'}} {}", dumps_spaced(&json!({"a": 1})));
+        let want = format!("Error: {{'msg': 'x'}} {}", json_text(&json!({"a": 1})));
         assert_eq!(attrs[attr::TOOL_CALL_RESULT], json!(want));
     }
 

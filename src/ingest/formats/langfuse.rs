@@ -19,7 +19,7 @@ use super::common::{
     MapError, error_status, first, group_in_order, ns, order_trace, required_str, root_attrs,
     set_finish_reason, set_tool_attrs, set_usage, str_or, wrap_messages,
 };
-use crate::pyfmt::{py_str, py_truthy};
+use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 const ROW_TYPES: [&str; 10] = [
@@ -448,7 +448,7 @@ mod tests {
         assert_eq!(tool.status_message, "timeout");
         let want = format!(
             "Error: timeout {}",
-            crate::pyjson::dumps_spaced(&json!({"status": "shipped"}))
+            crate::compat::value::json_text(&json!({"status": "shipped"}))
         );
         assert_eq!(tool.attr_str(attr::TOOL_CALL_RESULT), Some(want.as_str()));
         assert_eq!(traces[0].spans[0].span_id, "t1:root");

@@ -11,7 +11,7 @@ use super::common::{
     MapError, error_status, group_in_order, ns, order_trace, required_str, root_attrs,
     set_finish_reason, set_tool_attrs, set_usage, str_or,
 };
-use crate::pyfmt::{py_str, py_truthy};
+use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// LangSmith run payloads.

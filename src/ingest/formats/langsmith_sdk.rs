@@ -25,12 +25,12 @@ use super::common::{
     set_tool_attrs, set_usage, str_or, text,
 };
 use super::openinference_spans::{invalid, parse_documents};
+use crate::compat::value::json_text;
+use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
 use crate::ingest::json::get;
-use crate::pyfmt::{py_str, py_truthy};
-use crate::pyjson::dumps_spaced;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// LangSmith SDK batch-ingest bodies.
@@ -199,7 +199,7 @@ fn read_run(
         if !input.is_empty() && parent_id.is_some() {
             attrs.insert(
                 attr::INPUT_MESSAGES.into(),
-                Value::String(dumps_spaced(&Value::Array(input))),
+                Value::String(json_text(&Value::Array(input))),
             );
         }
         let output: Vec<Value> = outputs
@@ -216,7 +216,7 @@ fn read_run(
         if !output.is_empty() {
             attrs.insert(
                 attr::OUTPUT_MESSAGES.into(),
-                Value::String(dumps_spaced(&Value::Array(output))),
+                Value::String(json_text(&Value::Array(output))),
             );
         }
         set_finish_reason(&mut attrs, choice.and_then(|c| c.get("finish_reason")));

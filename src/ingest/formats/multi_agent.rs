@@ -28,8 +28,8 @@ use super::chat::{
 };
 use super::common::wrap_messages;
 use super::trajectory::RECORDED_OUTCOME;
+use crate::compat::value::{py_str, py_truthy};
 use crate::ingest::Format;
-use crate::pyfmt::{py_str, py_truthy};
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// Multi-agent conversation logs.

@@ -15,11 +15,11 @@ use simd_json::tape::Value as TapeValue;
 
 use super::common::{order_trace, root_attrs, set_finish_reason, set_tool_attrs, set_usage};
 use super::otlp::{is_export_document, read_documents};
+use crate::compat::value::json_text;
+use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
-use crate::pyfmt::{py_str, py_truthy};
-use crate::pyjson::dumps_spaced;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr, is_tool_span};
 
 /// The attribute that marks an OpenInference span.
@@ -125,7 +125,7 @@ fn map_span(mut span: SpanRecord<'_>, has_tool_spans: bool) -> SpanRecord<'_> {
             if !messages.is_empty() {
                 attrs.insert(
                     key.into(),
-                    Value::String(dumps_spaced(&Value::Array(messages))),
+                    Value::String(json_text(&Value::Array(messages))),
                 );
             }
         }
@@ -276,7 +276,7 @@ mod tests {
         assert_eq!(crate::table::derive::answer(&mapped.spans, root), "found x");
         assert_eq!(steps.len(), 1);
         assert_eq!(steps[0].tool, "search");
-        assert_eq!(steps[0].arguments, dumps_spaced(&json!({"q": "x"})));
-        assert_eq!(steps[0].result, dumps_spaced(&json!({"hits": 1})));
+        assert_eq!(steps[0].arguments, json_text(&json!({"q": "x"})));
+        assert_eq!(steps[0].result, json_text(&json!({"hits": 1})));
     }
 }

@@ -23,11 +23,11 @@ use simd_json::tape::Value as TapeValue;
 use super::common::ns;
 use super::openinference;
 use super::otlp::{MapTrace, group_spans, normalize_content};
+use crate::compat::value::py_str;
 use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
 use crate::ingest::json::{to_value, with_tape};
-use crate::pyfmt::py_str;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, wanted};
 
 /// OpenInference (and Vercel AI SDK) span dicts.

@@ -553,14 +553,14 @@ pub(crate) fn read_span<'i>(
         Some(v) => match v.into_string() {
             Some("") => None,
             Some(s) => Some(Cow::Borrowed(s)),
-            None => Some(Cow::Owned(crate::pyfmt::py_str(&to_value(v)))),
+            None => Some(Cow::Owned(crate::compat::value::py_str(&to_value(v)))),
         },
     };
     let name = match name {
         None => Cow::Borrowed(""),
         Some(v) => match v.into_string() {
             Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(crate::pyfmt::py_str(&to_value(v))),
+            None => Cow::Owned(crate::compat::value::py_str(&to_value(v))),
         },
     };
     let start_ns = timestamp(start, "startTimeUnixNano")?;
@@ -585,7 +585,7 @@ pub(crate) fn read_span<'i>(
             let key: Cow<'i, str> = match key {
                 Some(k) => match k.into_string() {
                     Some(s) => Cow::Borrowed(s),
-                    None => Cow::Owned(crate::pyfmt::py_str(&to_value(k))),
+                    None => Cow::Owned(crate::compat::value::py_str(&to_value(k))),
                 },
                 None => return Err(format!("attributes[{i}] has no key")),
             };
@@ -654,18 +654,18 @@ fn int_literal(v: TapeValue<'_, '_>) -> Result<i64, String> {
         {
             return Ok(n);
         }
-        let digits: String = crate::pyfmt::py_strip(s)
+        let digits: String = crate::compat::value::py_strip(s)
             .chars()
             .filter(|c| *c != '_')
             .collect();
         return digits
             .parse::<i64>()
-            .map_err(|_| crate::pyfmt::py_repr_str(s));
+            .map_err(|_| crate::compat::reason::py_repr_str(s));
     }
     if v.is_null() {
         return Ok(0);
     }
-    Err(crate::pyfmt::py_repr(&to_value(v)))
+    Err(crate::compat::reason::py_repr(&to_value(v)))
 }
 
 fn read_status<'i>(status: Option<TapeValue<'_, 'i>>) -> (i64, Cow<'i, str>) {
@@ -695,7 +695,7 @@ fn read_status<'i>(status: Option<TapeValue<'_, 'i>>) -> (i64, Cow<'i, str>) {
         None => Cow::Borrowed(""),
         Some(v) => match v.into_string() {
             Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(crate::pyfmt::py_str(&to_value(v))),
+            None => Cow::Owned(crate::compat::value::py_str(&to_value(v))),
         },
     };
     (code, message)
@@ -727,7 +727,7 @@ fn any_json(v: TapeValue<'_, '_>) -> Result<Value, String> {
     if let Some(d) = get(&obj, "doubleValue") {
         let f = d
             .as_f64()
-            .or_else(|| d.as_str().and_then(crate::pyfmt::py_float_str))
+            .or_else(|| d.as_str().and_then(crate::compat::value::py_float_str))
             .ok_or_else(|| "invalid doubleValue".to_string())?;
         return Ok(serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number));
     }
@@ -757,11 +757,13 @@ fn bool_value(v: TapeValue<'_, '_>) -> bool {
     }
     if let Some(s) = v.as_str() {
         return !matches!(
-            crate::pyfmt::py_strip(s).to_ascii_lowercase().as_str(),
+            crate::compat::value::py_strip(s)
+                .to_ascii_lowercase()
+                .as_str(),
             "" | "false" | "0"
         );
     }
-    crate::pyfmt::py_truthy(&to_value(v))
+    crate::compat::value::py_truthy(&to_value(v))
 }
 
 /// Content attributes written as structured values rather than JSON strings, read as their JSON:
@@ -812,7 +814,7 @@ pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
             && value.is_object()
             && contains_kvlist(value)
         {
-            let text = crate::pyjson::dumps_spaced(&plain(value));
+            let text = crate::compat::value::json_text(&plain(value));
             attrs.insert(key.to_string(), AttrValue::Str(Cow::Owned(text)));
         }
     }
@@ -864,7 +866,7 @@ fn plain(v: &Value) -> Value {
                 {
                     if let Some(key) = entry.get("key") {
                         let value = entry.get("value").map_or(Value::Null, plain);
-                        out.insert(crate::pyfmt::py_str(key), value);
+                        out.insert(crate::compat::value::py_str(key), value);
                     }
                 }
                 return Value::Object(out);
@@ -988,7 +990,7 @@ mod tests {
         assert_eq!(batch.steps.num_rows(), 1);
         assert_eq!(
             batch.step_str(STEP_RESULT).value(0),
-            crate::pyjson::dumps_spaced(&json!({"hits": 0}))
+            crate::compat::value::json_text(&json!({"hits": 0}))
         );
     }
 
@@ -1005,7 +1007,7 @@ mod tests {
         assert_eq!(batch.trace_str(TRACE_PROMPT).value(0), "find x");
         assert_eq!(
             batch.step_str(STEP_ARGUMENTS).value(0),
-            crate::pyjson::dumps_spaced(&json!({"q": 3}))
+            crate::compat::value::json_text(&json!({"q": 3}))
         );
     }
 

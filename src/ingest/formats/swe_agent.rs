@@ -26,8 +26,8 @@ use super::chat::{
     root_span, tape_first, tape_get, tape_has, tool_span, tool_spans, trace,
 };
 use super::common::set_usage;
+use crate::compat::value::{py_str, py_truthy};
 use crate::ingest::Format;
-use crate::pyfmt::{py_str, py_truthy};
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// SWE-agent and mini-swe-agent trajectories.

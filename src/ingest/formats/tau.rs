@@ -24,8 +24,8 @@ use super::chat::{
 };
 use super::common::{ns, set_usage};
 use super::trajectory::RECORDED_OUTCOME;
+use crate::compat::value::{py_str, py_truthy};
 use crate::ingest::Format;
-use crate::pyfmt::{py_str, py_truthy};
 use crate::table::record::{TraceRecord, attr};
 
 /// The root attribute holding the simulation's reward as recorded.

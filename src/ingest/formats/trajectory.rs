@@ -13,8 +13,8 @@ use crate::ingest::Format;
 use serde_json::{Map, Value};
 
 use super::common::{group_in_order, ns, order_trace, set_tool_attrs, wrap_messages};
-use crate::pyfmt::{py_str, py_truthy};
-use crate::pyjson::dumps_spaced;
+use crate::compat::value::json_text;
+use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// The root attribute holding the run's recorded `task_success`.
@@ -132,13 +132,16 @@ fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> TraceRecord<'st
                     .map_or_else(|| "agent".to_string(), py_str);
                 attrs.insert(attr::OPERATION_NAME.into(), attr::OP_INVOKE_AGENT.into());
                 attrs.insert(attr::AGENT_NAME.into(), Value::String(to.clone()));
+                // Both ends, as a handoff span records them: without them the receiving agent would
+                // seem invoked by the run's first agent, whoever handed off.
                 if let Some(from) = event.get("from_agent") {
-                    attrs.insert("faultgate.handoff.from".into(), Value::String(py_str(from)));
+                    attrs.insert(attr::HANDOFF_FROM.into(), Value::String(py_str(from)));
+                    attrs.insert(attr::HANDOFF_TO.into(), Value::String(to.clone()));
                 }
                 if let Some(payload) = event.get("payload") {
                     attrs.insert(
-                        "faultgate.handoff.payload".into(),
-                        Value::String(dumps_spaced(payload)),
+                        attr::HANDOFF_PAYLOAD.into(),
+                        Value::String(json_text(payload)),
                     );
                 }
                 format!("invoke_agent {to}")
@@ -230,7 +233,7 @@ mod tests {
         let steps = crate::table::derive::steps(&trace.spans, true);
         let tools: Vec<&str> = steps.iter().map(|s| s.tool.as_ref()).collect();
         assert_eq!(tools, ["scan", "confirm_with_user", "send_report"]);
-        assert_eq!(steps[0].arguments, dumps_spaced(&json!({"table": "t"})));
+        assert_eq!(steps[0].arguments, json_text(&json!({"table": "t"})));
         let checkpoint = trace
             .spans
             .iter()

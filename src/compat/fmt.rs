@@ -1,0 +1,586 @@
+//! Python-compatible number and string formatting, as faultgate 0.4.1 prints values.
+//!
+//! 0.4.1 prints raw values the way Python 3.11's `str()` and `repr()` do and formats numbers with
+//! Python's format mini-language. Reports, reasons and summaries depend on these bytes, so every
+//! formatter that must match the reference tool lives here. Printability follows Python 3.11's Unicode
+//! 14.0 data (`compat/unicode.rs`), not the newer tables in Rust's standard library.
+//!
+//! Only the output writers (`report/`, `cli/`) and the rest of `compat` use this module directly; the
+//! domain code reaches the few helpers its reason texts need through [`super::reason`].
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::unicode;
+
+/// Python `str(x)` of a JSON value: strings as is, `True`/`False`/`None`, floats in repr form,
+/// containers in repr notation.
+pub fn py_str(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+/// Python `repr(x)` of a JSON value.
+pub fn py_repr(v: &Value) -> String {
+    let mut out = String::new();
+    write_repr(v, &mut out);
+    out
+}
+
+/// Appends Python `repr(x)` of a JSON value to `out`.
+fn write_repr(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => write_number_text(n, out),
+        Value::String(s) => write_repr_str(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr_str(k, out);
+                out.push_str(": ");
+                write_repr(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Appends the text of a JSON number as Python prints it: integers as digits, floats in repr form.
+fn write_number_text(n: &serde_json::Number, out: &mut String) {
+    if let Some(i) = n.as_i64() {
+        let _ = write!(out, "{i}");
+    } else if let Some(u) = n.as_u64() {
+        let _ = write!(out, "{u}");
+    } else {
+        write_float_repr(n.as_f64().unwrap_or(f64::NAN), out);
+    }
+}
+
+/// Python `repr(s)` of a string.
+pub fn py_repr_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_repr_str(s, &mut out);
+    out
+}
+
+/// Appends Python `repr(s)` of a string to `out`: single quotes unless the text holds `'` and no `"`,
+/// backslash escapes for the quote, `\\`, `\n`, `\r`, `\t`, and `\xNN`/`\uNNNN`/`\UNNNNNNNN` for
+/// characters Python does not consider printable.
+fn write_repr_str(s: &str, out: &mut String) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.reserve(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c if is_py_printable(c) => out.push(c),
+            c => {
+                let code = c as u32;
+                let _ = if code <= 0xff {
+                    write!(out, "\\x{code:02x}")
+                } else if code <= 0xffff {
+                    write!(out, "\\u{code:04x}")
+                } else {
+                    write!(out, "\\U{code:08x}")
+                };
+            }
+        }
+    }
+    out.push(quote);
+}
+
+/// Returns true if and only if Python 3.11's `str.isprintable` holds for the character: everything
+/// except the categories Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs (but the ASCII space is printable).
+fn is_py_printable(c: char) -> bool {
+    let code = c as u32;
+    if (0x20..0x7f).contains(&code) {
+        return true;
+    }
+    let toggles = unicode::NON_PRINTABLE_BOUNDS.partition_point(|&bound| bound <= code);
+    toggles % 2 == 0
+}
+
+/// Python `repr(f)` of a float: shortest round-trip digits, `.0` when integral, exponent form
+/// below 1e-4 and from 1e16 up (`1e-05`, `1e+16`), `nan`, `inf` and `-inf` for non-finite values.
+pub fn float_repr(f: f64) -> String {
+    let mut out = String::with_capacity(24);
+    write_float_repr(f, &mut out);
+    out
+}
+
+/// Appends [`float_repr`] to `out`.
+pub(super) fn write_float_repr(f: f64, out: &mut String) {
+    if write_non_finite(f, "", out) {
+        return;
+    }
+    let mut text = StackText::new();
+    // `{:e}` without precision yields the shortest digits that round-trip, as Python's repr does.
+    let _ = write!(text, "{f:e}");
+    let sci = Scientific::parse(text.as_str());
+    if sci.negative {
+        out.push('-');
+    }
+    if sci.exponent < -4 || sci.exponent >= 16 {
+        sci.write_exponent_form(out);
+    } else {
+        sci.write_positional(out, true);
+    }
+}
+
+/// Python `format(x, '.Nf')`: fixed decimals, correctly rounded with ties to even on the exact binary
+/// value (`0.125` → `0.12`, `2.675` → `2.67`).
+pub fn fmt_fixed(x: f64, decimals: usize) -> String {
+    let mut out = String::new();
+    if !write_non_finite(x, "", &mut out) {
+        // Rust rounds the exact binary value with ties to even, exactly like Python's `f` format.
+        let _ = write!(out, "{x:.decimals$}");
+    }
+    out
+}
+
+/// Python `format(x, '.0%')`: `x * 100` (a float product, as Python computes it), no decimals, then `%`.
+pub fn fmt_percent0(x: f64) -> String {
+    let mut out = fmt_fixed(x * 100.0, 0);
+    out.push('%');
+    out
+}
+
+/// Python `format(x, 'g')`: six significant digits, exponent form when the exponent is below -4 or
+/// at least 6, trailing zeros and a bare trailing point removed (`1.23457e+06`, `1e-05`, `100000`).
+pub fn fmt_g(x: f64) -> String {
+    const PRECISION: i32 = 6;
+    let mut out = String::new();
+    if write_non_finite(x, "", &mut out) {
+        return out;
+    }
+    let mut text = StackText::new();
+    let _ = write!(text, "{:.*e}", (PRECISION - 1) as usize, x);
+    let mut sci = Scientific::parse(text.as_str());
+    sci.trim_trailing_zeros();
+    if sci.negative {
+        out.push('-');
+    }
+    if sci.exponent < -4 || sci.exponent >= PRECISION {
+        sci.write_exponent_form(&mut out);
+    } else {
+        sci.write_positional(&mut out, false);
+    }
+    out
+}
+
+/// Python `format(x, ',.0f')`: no decimals, `,` between groups of three integer digits.
+pub fn fmt_thousands0(x: f64) -> String {
+    let plain = fmt_fixed(x, 0);
+    if !x.is_finite() {
+        return plain;
+    }
+    let (sign, digits) = match plain.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", plain.as_str()),
+    };
+    let mut out = String::with_capacity(plain.len() + digits.len() / 3);
+    out.push_str(sign);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// Python `format(x, '+.1f')`: one decimal with an explicit sign (`+0.0`, `-5.0`, `+nan`).
+pub fn fmt_signed1(x: f64) -> String {
+    let mut out = String::new();
+    if !write_non_finite(x, "+", &mut out) {
+        let _ = write!(out, "{x:+.1}");
+    }
+    out
+}
+
+/// Python `round(x, k)` on a float: the float nearest to `x` correctly rounded at `k` decimals (ties to
+/// even on the exact binary value; `k` may be negative). Non-finite values and zero come back unchanged.
+/// Where Python raises OverflowError (a result beyond the float range) this returns an infinity.
+pub fn round_half_even(x: f64, k: i32) -> f64 {
+    // Python's own cut-offs: beyond these every float is already exact, or rounds to zero.
+    const NDIGITS_MAX: i32 = 323;
+    const NDIGITS_MIN: i32 = -308;
+    if !x.is_finite() || x == 0.0 || k > NDIGITS_MAX {
+        return x;
+    }
+    if k < NDIGITS_MIN {
+        return 0.0 * x;
+    }
+    if let Ok(decimals) = usize::try_from(k) {
+        let text = format!("{x:.decimals$}");
+        return text.parse().unwrap_or(x);
+    }
+    round_to_tens(x, k.unsigned_abs() as usize)
+}
+
+/// Rounds `x` to a multiple of `10^places`, ties to even, working on its exact decimal digits so that
+/// no intermediate float rounding can move a value across a tie.
+fn round_to_tens(x: f64, places: usize) -> f64 {
+    // A float's integer part prints exactly; its fraction only matters as "zero or not".
+    let integer_digits = format!("{:.0}", x.abs().trunc());
+    let has_fraction = x.fract() != 0.0;
+    let digits = integer_digits.as_bytes();
+    if digits.len() < places {
+        return 0.0f64.copysign(x);
+    }
+    let (head, tail) = digits.split_at(digits.len() - places);
+    let rest_is_zero = tail[1..].iter().all(|&d| d == b'0') && !has_fraction;
+    let round_up = match tail[0].cmp(&b'5') {
+        std::cmp::Ordering::Greater => true,
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal if !rest_is_zero => true,
+        std::cmp::Ordering::Equal => head.last().is_some_and(|d| (d - b'0') % 2 == 1),
+    };
+    let mut kept: Vec<u8> = head.to_vec();
+    if round_up {
+        increment_decimal(&mut kept);
+    }
+    if kept.is_empty() {
+        return 0.0f64.copysign(x);
+    }
+    let mut text = String::from_utf8(kept).unwrap_or_default();
+    let _ = write!(text, "e{places}");
+    text.parse::<f64>()
+        .map_or(x, |magnitude| magnitude.copysign(x))
+}
+
+/// Adds one to a string of ASCII decimal digits in place (an empty string counts as zero).
+fn increment_decimal(digits: &mut Vec<u8>) {
+    for d in digits.iter_mut().rev() {
+        if *d == b'9' {
+            *d = b'0';
+        } else {
+            *d += 1;
+            return;
+        }
+    }
+    digits.insert(0, b'1');
+}
+
+/// Writes Python's text for a non-finite float (`nan`, `inf`, `-inf`, with `plus` before the
+/// non-negative ones) and returns true, or returns false for a finite value.
+fn write_non_finite(x: f64, plus: &str, out: &mut String) -> bool {
+    if x.is_nan() {
+        // Python never prints a minus sign for NaN.
+        out.push_str(plus);
+        out.push_str("nan");
+    } else if x.is_infinite() {
+        out.push_str(if x > 0.0 { plus } else { "-" });
+        out.push_str("inf");
+    } else {
+        return false;
+    }
+    true
+}
+
+/// A float's decimal digits and exponent, read back from Rust's `{:e}` output (`-1.25e-3`).
+struct Scientific {
+    negative: bool,
+    digits: StackText,
+    exponent: i32,
+}
+
+impl Scientific {
+    fn parse(text: &str) -> Self {
+        let (negative, unsigned) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = unsigned.split_once('e').unwrap_or((unsigned, "0"));
+        let mut digits = StackText::new();
+        for part in mantissa.split('.') {
+            let _ = digits.write_str(part);
+        }
+        Scientific {
+            negative,
+            digits,
+            exponent: exponent.parse().unwrap_or(0),
+        }
+    }
+
+    fn trim_trailing_zeros(&mut self) {
+        while self.digits.len > 1 && self.digits.buf[self.digits.len - 1] == b'0' {
+            self.digits.len -= 1;
+        }
+    }
+
+    /// `d.ddde+XX`: Python always signs the exponent and gives it at least two digits.
+    fn write_exponent_form(&self, out: &mut String) {
+        let digits = self.digits.as_str();
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let sign = if self.exponent < 0 { '-' } else { '+' };
+        let _ = write!(out, "e{sign}{:02}", self.exponent.unsigned_abs());
+    }
+
+    /// Positional notation; `point_zero` adds the `.0` Python's repr puts on integral values.
+    fn write_positional(&self, out: &mut String, point_zero: bool) {
+        let digits = self.digits.as_str();
+        if self.exponent < 0 {
+            out.push_str("0.");
+            for _ in 0..(-self.exponent - 1) {
+                out.push('0');
+            }
+            out.push_str(digits);
+            return;
+        }
+        let integer_len = self.exponent as usize + 1;
+        if digits.len() <= integer_len {
+            out.push_str(digits);
+            for _ in digits.len()..integer_len {
+                out.push('0');
+            }
+            if point_zero {
+                out.push_str(".0");
+            }
+        } else {
+            out.push_str(&digits[..integer_len]);
+            out.push('.');
+            out.push_str(&digits[integer_len..]);
+        }
+    }
+}
+
+/// A small text buffer on the stack, big enough for any `{:e}` rendering of an f64 with up to 17
+/// significant digits, so float formatting does not allocate twice.
+struct StackText {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl StackText {
+    fn new() -> Self {
+        StackText {
+            buf: [0; 40],
+            len: 0,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let slot = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Python `shlex.quote(s)`: `''` for the empty string, the text itself when it holds only ASCII letters,
+/// digits and `_@%+=:,./-`, otherwise single-quoted with each `'` written `'"'"'`.
+pub fn shlex_quote(s: &str) -> String {
+    if s.is_empty() {
+        return "''".into();
+    }
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\"'\"'"))
+}
+
+/// A Markdown table cell: `|` escaped as `\|`, then newlines as spaces, then the first 160 code points
+/// of the result (an escape counts as two and may be cut in half, as in the reference).
+pub fn md_cell(s: &str) -> String {
+    const MAX_CODE_POINTS: usize = 160;
+    let mut out = String::with_capacity(s.len().min(4 * MAX_CODE_POINTS));
+    let escaped = s.chars().flat_map(|c| match c {
+        '|' => ['\\', '|'].into_iter().take(2),
+        '\n' => [' ', ' '].into_iter().take(1),
+        _ => [c, c].into_iter().take(1),
+    });
+    out.extend(escaped.take(MAX_CODE_POINTS));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn same_float(a: f64, b: f64) -> bool {
+        (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
+    }
+
+    #[test]
+    fn float_formats_match_python() {
+        for &(x, repr, fixed2, percent, general, thousands, signed, fixed4) in FLOAT_CASES {
+            assert_eq!(float_repr(x), repr, "repr({x:e})");
+            assert_eq!(fmt_fixed(x, 2), fixed2, ".2f of {repr}");
+            assert_eq!(fmt_fixed(x, 4), fixed4, ".4f of {repr}");
+            assert_eq!(fmt_percent0(x), percent, ".0% of {repr}");
+            assert_eq!(fmt_g(x), general, "g of {repr}");
+            assert_eq!(fmt_thousands0(x), thousands, ",.0f of {repr}");
+            assert_eq!(fmt_signed1(x), signed, "+.1f of {repr}");
+        }
+    }
+
+    #[test]
+    fn spec_number_examples() {
+        assert_eq!(fmt_fixed(0.125, 2), "0.12");
+        assert_eq!(fmt_fixed(0.375, 2), "0.38");
+        assert_eq!(fmt_fixed(2.675, 2), "2.67");
+        assert_eq!(fmt_percent0(0.5), "50%");
+        assert_eq!(fmt_percent0(5.0 / 6.0), "83%");
+        assert_eq!(fmt_percent0(0.125), "12%");
+        assert_eq!(fmt_g(750.0), "750");
+        assert_eq!(fmt_g(1234567.0), "1.23457e+06");
+        assert_eq!(fmt_g(1e-05), "1e-05");
+        assert_eq!(fmt_g(0.0001), "0.0001");
+        assert_eq!(fmt_g(100000.0), "100000");
+        assert_eq!(fmt_g(1e6), "1e+06");
+        assert_eq!(fmt_thousands0(1234.5), "1,234");
+        assert_eq!(fmt_signed1(32.94), "+32.9");
+        assert_eq!(fmt_signed1(0.0), "+0.0");
+        assert_eq!(fmt_signed1(-5.0), "-5.0");
+        assert_eq!(float_repr(1e16), "1e+16");
+        assert_eq!(float_repr(1e-05), "1e-05");
+        assert_eq!(float_repr(3.4285169936421056e-07), "3.4285169936421056e-07");
+        assert_eq!(float_repr(21450.0), "21450.0");
+        assert_eq!(float_repr(0.0001), "0.0001");
+        assert_eq!(float_repr(-0.0), "-0.0");
+    }
+
+    #[test]
+    fn non_finite_floats_print_like_python() {
+        assert_eq!(float_repr(f64::NAN), "nan");
+        assert_eq!(float_repr(f64::NEG_INFINITY), "-inf");
+        assert_eq!(fmt_fixed(-f64::NAN, 2), "nan");
+        assert_eq!(fmt_fixed(f64::INFINITY, 2), "inf");
+        assert_eq!(fmt_percent0(f64::NAN), "nan%");
+        assert_eq!(fmt_percent0(f64::NEG_INFINITY), "-inf%");
+        assert_eq!(fmt_g(f64::INFINITY), "inf");
+        assert_eq!(fmt_thousands0(f64::NEG_INFINITY), "-inf");
+        assert_eq!(fmt_signed1(f64::NAN), "+nan");
+        assert_eq!(fmt_signed1(f64::INFINITY), "+inf");
+        assert_eq!(fmt_signed1(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn round_matches_python() {
+        for &(x, k, expected) in ROUND_CASES {
+            let got = round_half_even(x, k);
+            assert!(
+                same_float(got, expected),
+                "round({x:e}, {k}) = {got:e}, Python {expected:e}"
+            );
+        }
+        assert!(same_float(round_half_even(2.675, 2), 2.67));
+        assert!(same_float(round_half_even(0.125, 2), 0.12));
+        assert!(same_float(round_half_even(0.375, 2), 0.38));
+        assert!(round_half_even(f64::NAN, 2).is_nan());
+        assert_eq!(round_half_even(f64::INFINITY, -2), f64::INFINITY);
+        // Python raises OverflowError here; the float range ends, so the result is an infinity.
+        assert_eq!(round_half_even(1.7976931348623157e308, -308), f64::INFINITY);
+    }
+
+    #[test]
+    fn repr_of_strings_matches_python() {
+        for &(s, expected) in REPR_CASES {
+            assert_eq!(py_repr_str(s), expected, "repr of {s:?}");
+        }
+        assert_eq!(py_repr_str("it's"), "\"it's\"");
+        assert_eq!(py_repr_str("a\"b"), "'a\"b'");
+        assert_eq!(py_repr_str("x\ny"), "'x\\ny'");
+        assert_eq!(py_repr_str("é\u{200b}"), "'é\\u200b'");
+        assert_eq!(py_repr_str("both'\""), "'both\\'\"'");
+    }
+
+    #[test]
+    fn str_and_repr_of_values() {
+        let v = json!({"a": [1, 2.5, -0.0, 1e16, null, true, false], "it's": {"k": "v\n"}, "n": 18446744073709551615u64});
+        assert_eq!(
+            py_repr(&v),
+            "{'a': [1, 2.5, -0.0, 1e+16, None, True, False], \"it's\": {'k': 'v\\n'}, 'n': 18446744073709551615}"
+        );
+        assert_eq!(py_str(&json!("plain 'text'")), "plain 'text'");
+        assert_eq!(py_str(&json!(null)), "None");
+        assert_eq!(py_str(&json!(3.0)), "3.0");
+        assert_eq!(py_str(&json!(["x"])), "['x']");
+        assert_eq!(py_repr(&json!({})), "{}");
+        assert_eq!(py_repr(&json!([])), "[]");
+    }
+
+    #[test]
+    fn printable_follows_python_311() {
+        assert!(is_py_printable(' '));
+        assert!(is_py_printable('é'));
+        assert!(is_py_printable('\u{1F600}'));
+        assert!(!is_py_printable('\u{a0}'));
+        assert!(!is_py_printable('\u{ad}'));
+        assert!(!is_py_printable('\u{e000}'));
+        assert!(!is_py_printable('\u{10ffff}'));
+        // Assigned in Unicode 15, unassigned (so not printable) in Python 3.11.
+        assert!(!is_py_printable('\u{1FAF8}'));
+    }
+
+    #[test]
+    fn whole_code_space_agrees_with_python_counts() {
+        // Counts from Python 3.11.7 over every code point except the surrogates.
+        let scalars = || (0..0x11_0000u32).filter_map(char::from_u32);
+        assert_eq!(scalars().filter(|&c| !is_py_printable(c)).count(), 967_548);
+    }
+
+    #[test]
+    fn shell_quoting_matches_python() {
+        for &(s, expected) in SHLEX_CASES {
+            assert_eq!(shlex_quote(s), expected, "shlex.quote({s:?})");
+        }
+    }
+
+    #[test]
+    fn markdown_cells() {
+        assert_eq!(md_cell("a|b\nc\rd"), "a\\|b c\rd");
+        let long = "x".repeat(200);
+        assert_eq!(md_cell(&long), "x".repeat(160));
+        // The escape is counted after it is written, so it may be cut in half.
+        let pipes = format!("{}|", "é".repeat(159));
+        assert_eq!(md_cell(&pipes), format!("{}\\", "é".repeat(159)));
+    }
+
+    include!("testdata/fmt_cases.rs");
+}

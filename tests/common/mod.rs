@@ -1,0 +1,65 @@
+//! Helpers the integration tests share: running the binary, reading what it wrote, scratch folders.
+//!
+//! Each test binary compiles this module on its own and uses a part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The crate's folder: relative paths in the tests (`examples/…`) resolve against it.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `faultgate ARGS` in the crate's folder.
+pub fn faultgate(args: &[&str]) -> Output {
+    faultgate_in(root(), args)
+}
+
+/// Runs `faultgate ARGS` in `dir`.
+pub fn faultgate_in(dir: &Path, args: &[&str]) -> Output {
+    command(dir).args(args).output().expect("faultgate runs")
+}
+
+/// The binary to run in `dir`, outside any CI job's environment (a GitHub workspace would change
+/// where reports point), for tests that set more of the environment.
+pub fn command(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_faultgate"));
+    command.current_dir(dir).env_remove("GITHUB_WORKSPACE");
+    command
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh folder removed when the value drops.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("faultgate-test-")
+        .tempdir()
+        .expect("scratch folder")
+}
+
+/// A JSON file the binary wrote.
+pub fn read_json(path: &Path) -> Value {
+    let bytes =
+        std::fs::read(path).unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A path as a command-line argument (the tests' paths are UTF-8).
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+/// A file of the crate, by its path relative to the crate's folder.
+pub fn file(relative: &str) -> PathBuf {
+    root().join(relative)
+}
