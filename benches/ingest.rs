@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use faultgate::checks::{ALL, CheckContext, CheckKind, Reasons};
+use faultgate::checks::{CheckContext, CheckKind, Reasons, checks};
 use faultgate::ingest::{self, Format, ReadOptions, for_each_batch, scan};
 use faultgate::pipeline::{RunSettings, run_batch};
 use faultgate::redact::Redaction;
@@ -118,9 +118,7 @@ fn main() {
 /// outcome and workflow checks need inputs a plain run does not have).
 fn default_settings() -> RunSettings {
     RunSettings {
-        checks: ALL
-            .iter()
-            .copied()
+        checks: checks()
             .filter(|c| c.default_enabled() && c.kind() == CheckKind::Rule)
             .collect(),
         context: CheckContext::default(),

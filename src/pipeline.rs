@@ -51,7 +51,11 @@ impl RunSettings {
     /// Returns true if and only if a selected check reads the root span's attributes (the policy's
     /// identity rule), so decoders must keep every attribute.
     pub fn needs_root_attributes(&self) -> bool {
-        self.context.policy.uses_identity() && self.checks.iter().any(|c| c.name() == "policy")
+        self.context.policy.uses_identity()
+            && self
+                .checks
+                .iter()
+                .any(|c| crate::checks::registry::reads(c.name(), crate::checks::Input::Policy))
     }
 }
 
@@ -395,17 +399,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::checks::ALL;
+    use crate::checks::checks;
     use crate::checks::testing::TraceSpec;
     use crate::table::record::TraceRecord;
 
     fn settings(reasons: Reasons) -> RunSettings {
         RunSettings {
-            checks: ALL
-                .iter()
-                .copied()
-                .filter(|c| c.default_enabled())
-                .collect(),
+            checks: checks().filter(|c| c.default_enabled()).collect(),
             context: CheckContext::default(),
             redaction: Redaction::Builtin,
             format: Format::Auto,

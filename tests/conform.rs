@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use faultgate::workflow::cli::{ConformArgs, run};
+use faultgate::cli::conform::{ConformArgs, run};
 use sha2::{Digest, Sha256};
 
 const SPEC: &str = "examples/workflow/spec.json";
@@ -40,7 +40,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn conform_with(args: ConformArgs) -> (i32, String) {
     let mut out = Vec::new();
-    let code = run(&args, &mut out).expect("conform runs");
+    let code = run(&args, &mut out).expect("conform runs").code();
     (code, String::from_utf8(out).expect("utf-8 report"))
 }
 

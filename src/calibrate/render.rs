@@ -10,22 +10,16 @@
 //!
 //! ## Wire format (JSON)
 //!
-//! ```text
-//! {"split": null | NAME,
-//!  "labels": {"total", "used", "duplicates", "checks_not_run": {CHECK: n, ...},
-//!             "keys_not_in_input": {"keys", "labels", "first": [KEY, ...]}, "shadowed"},
-//!  "checks": [{"check": NAME, "all": METRICS, "split": METRICS | null}, ...]}
-//! METRICS = {"n", "positives", "negatives", "tp", "fp", "tn", "fn", "unlabelled",
-//!            "tpr", "tpr_ci": [low, high], "tnr", "tnr_ci", "precision",
-//!            "kappa", "kappa_undefined": null | "no labels" | "0 positives" | "0 negatives"}
-//! ```
-//! Undefined rates, intervals and kappa are `null`; counts are integers, rates floats in [0, 1].
-
-use serde_json::{Map, Value, json};
+//! [`CalibrationJson`]: `split`, `labels` (counts, checks not run, keys not in the input), and per
+//! check the metrics over all verdicts and over the held-out split. Undefined rates, intervals and
+//! kappa are `null`; counts are integers, rates floats in [0, 1].
 
 use super::metrics::Estimate;
 use super::{CalibrationReport, CheckMetrics, CheckRow, FIRST_KEYS_SHOWN};
 use crate::compat::reason::fmt_fixed;
+use crate::report::format::{
+    CalibrationJson, CalibrationMetrics, CheckCalibration, KeysNotInInput, LabelsBlock,
+};
 
 const UNDEFINED: &str = "—";
 
@@ -206,66 +200,59 @@ pub fn notes(report: &CalibrationReport) -> Vec<String> {
     notes
 }
 
-/// The JSON report (see the module's wire format); write it with `crate::compat::json`.
-pub fn to_json(report: &CalibrationReport) -> Value {
-    let checks_not_run: Map<String, Value> = report
-        .checks_not_run
-        .iter()
-        .map(|(c, n)| (c.clone(), json!(n)))
-        .collect();
-    let checks: Vec<Value> = report
-        .checks
-        .iter()
-        .map(|row| {
-            json!({
-                "check": row.check,
-                "all": metrics_json(&row.all),
-                "split": row.held_out.as_ref().map(metrics_json),
-            })
-        })
-        .collect();
-    json!({
-        "split": report.split,
-        "labels": {
-            "total": report.labels_total,
-            "used": report.labels_used,
-            "duplicates": report.duplicate_labels,
-            "checks_not_run": checks_not_run,
-            "keys_not_in_input": {
-                "keys": report.missing_keys.keys,
-                "labels": report.missing_keys.labels,
-                "first": report.missing_keys.first,
+/// The JSON report ([`CalibrationJson`] gives its keys); write it with
+/// [`crate::report::format::to_pretty`].
+pub fn to_wire(report: &CalibrationReport) -> CalibrationJson {
+    CalibrationJson {
+        split: report.split.clone(),
+        labels: LabelsBlock {
+            total: report.labels_total,
+            used: report.labels_used,
+            duplicates: report.duplicate_labels,
+            checks_not_run: report.checks_not_run.iter().cloned().collect(),
+            keys_not_in_input: KeysNotInInput {
+                keys: report.missing_keys.keys,
+                labels: report.missing_keys.labels,
+                first: report.missing_keys.first.clone(),
             },
-            "shadowed": report.shadowed,
+            shadowed: report.shadowed,
         },
-        "checks": checks,
-    })
+        checks: report
+            .checks
+            .iter()
+            .map(|row| CheckCalibration {
+                check: row.check.clone(),
+                all: metrics(&row.all),
+                split: row.held_out.as_ref().map(metrics),
+            })
+            .collect(),
+    }
 }
 
-fn metrics_json(m: &CheckMetrics) -> Value {
+fn metrics(m: &CheckMetrics) -> CalibrationMetrics {
     let c = &m.confusion;
     let (kappa, kappa_undefined) = match c.kappa() {
         Ok(k) => (Some(k), None),
         Err(why) => (None, Some(why.to_string())),
     };
-    let interval = |e: Option<Estimate>| e.map(|e| json!([e.low, e.high]));
-    json!({
-        "n": c.total(),
-        "positives": c.positives(),
-        "negatives": c.negatives(),
-        "tp": c.tp,
-        "fp": c.fp,
-        "tn": c.tn,
-        "fn": c.fn_,
-        "unlabelled": m.unlabelled,
-        "tpr": c.tpr().map(|e| e.value),
-        "tpr_ci": interval(c.tpr()),
-        "tnr": c.tnr().map(|e| e.value),
-        "tnr_ci": interval(c.tnr()),
-        "precision": c.precision(),
-        "kappa": kappa,
-        "kappa_undefined": kappa_undefined,
-    })
+    let interval = |e: Option<Estimate>| e.map(|e| [e.low, e.high]);
+    CalibrationMetrics {
+        n: c.total(),
+        positives: c.positives(),
+        negatives: c.negatives(),
+        tp: c.tp,
+        fp: c.fp,
+        tn: c.tn,
+        fn_: c.fn_,
+        unlabelled: m.unlabelled,
+        tpr: c.tpr().map(|e| e.value),
+        tpr_ci: interval(c.tpr()),
+        tnr: c.tnr().map(|e| e.value),
+        tnr_ci: interval(c.tnr()),
+        precision: c.precision(),
+        kappa,
+        kappa_undefined,
+    }
 }
 
 #[cfg(test)]
@@ -357,15 +344,15 @@ abstention   2    0   0   0   2   0  —                  1.00 [0.34, 1.00]  —
 
     #[test]
     fn json_report_has_nulls_for_undefined_values() {
-        let v = to_json(&report(LABELS, VERDICTS, Some("test")));
+        let v = serde_json::to_value(to_wire(&report(LABELS, VERDICTS, Some("test")))).unwrap();
         assert_eq!(v["split"], "test");
         assert_eq!(v["labels"]["total"], 6);
         assert_eq!(v["labels"]["used"], 5);
         assert_eq!(v["labels"]["checks_not_run"]["wrong_direction"], 1);
         let abstention = &v["checks"][1];
         assert_eq!(abstention["check"], "abstention");
-        assert_eq!(abstention["all"]["tpr"], Value::Null);
-        assert_eq!(abstention["all"]["kappa"], Value::Null);
+        assert_eq!(abstention["all"]["tpr"], serde_json::Value::Null);
+        assert_eq!(abstention["all"]["kappa"], serde_json::Value::Null);
         assert_eq!(abstention["all"]["kappa_undefined"], "0 positives");
         assert_eq!(abstention["all"]["unlabelled"], 1);
         let search_loop = &v["checks"][0];

@@ -23,7 +23,7 @@ pub mod wrong_answer;
 pub mod wrong_direction;
 
 pub use columns::Columns;
-pub use registry::{ALL, Check, CheckKind, find};
+pub use registry::{ALL, Check, CheckKind, Gating, Input, Registered, checks, find};
 pub use verdict::{Reason, Reasons, VerdictColumn};
 
 use crate::golden::{Golden, Outcomes};

@@ -1,6 +1,10 @@
-//! The one list of checks. A new check is a file in `checks/` and a line in [`ALL`].
+//! The one list of checks. A new check is a file in `checks/` and a line in [`ALL`], which also says
+//! what the report and the gate need to know about it: the inputs it reads, whether its firing is a
+//! hard block at the gate, and whether its verdicts feed the report's `outcome` block. Nothing else
+//! matches on a check's name.
 
 use super::{CheckContext, Columns, VerdictColumn};
+use Gating::{CleanRate, PolicyBlock, WorkflowBlock};
 
 /// How a check reaches its verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,24 +45,136 @@ pub trait Check: Sync {
     fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn);
 }
 
+/// A side input a check reads besides the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Expected answers (`--golden`).
+    Golden,
+    /// The team's own outcomes (`--outcomes`).
+    Outcomes,
+    /// The tool-call policy (`--policy`; without it, the empty policy).
+    Policy,
+    /// A workflow spec (`--workflow`).
+    Workflow,
+    /// A judge (`--judge`).
+    Judge,
+}
+
+impl Input {
+    /// The flag that gives the input.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Input::Golden => "--golden",
+            Input::Outcomes => "--outcomes",
+            Input::Policy => "--policy",
+            Input::Workflow => "--workflow",
+            Input::Judge => "--judge",
+        }
+    }
+}
+
+/// What a check's firing does at the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gating {
+    /// The trace is not clean; the gate weighs the run's clean rate against the band.
+    CleanRate,
+    /// A hard block: the gate fails whatever the clean rate, and lists the traces as policy violations
+    /// (the gate object always has the list, as in 0.4.1).
+    PolicyBlock,
+    /// A hard block listed as workflow violations; the gate object has the list only when the check ran,
+    /// so runs without it keep 0.4.1's gate object.
+    WorkflowBlock,
+}
+
+impl Gating {
+    /// How the README names the effect.
+    pub fn name(self) -> &'static str {
+        match self {
+            Gating::CleanRate => "clean rate",
+            Gating::PolicyBlock | Gating::WorkflowBlock => "hard block",
+        }
+    }
+}
+
+/// A check with what the report and the gate need to know about it; one line of [`ALL`].
+pub struct Registered {
+    pub check: &'static dyn Check,
+    /// The side inputs it reads; one it needs by its [`CheckKind`] is among them.
+    pub inputs: &'static [Input],
+    pub gating: Gating,
+    /// Its verdicts feed the report's `outcome` block (how many traces were judged, and the clean rate
+    /// of the other checks) rather than being one check among others there.
+    pub outcome_block: bool,
+}
+
+impl Registered {
+    pub const fn new(check: &'static dyn Check, inputs: &'static [Input], gating: Gating) -> Self {
+        Registered {
+            check,
+            inputs,
+            gating,
+            outcome_block: false,
+        }
+    }
+
+    /// The check whose verdicts feed the `outcome` block.
+    pub const fn outcome_block(self) -> Self {
+        Registered {
+            outcome_block: true,
+            ..self
+        }
+    }
+}
+
 /// Every check, in the order `faultgate checks` lists them and the default selection runs them.
-pub static ALL: &[&dyn Check] = &[
-    &super::search_loop::SearchLoop,
-    &super::abstention::Abstention,
-    &super::policy::PolicyCheck,
-    &super::repeated_call::RepeatedCall,
-    &super::unrecovered_tool_error::UnrecoveredToolError,
-    &super::context_overflow::ContextOverflow,
-    &super::wrong_answer::WrongAnswer,
-    &super::truncation::Truncation,
-    &super::wrong_direction::WrongDirection,
-    &super::outcome::Outcome,
-    &super::workflow::WorkflowCheck,
+// One line per check, so the list reads as a table (rustfmt would spread the longer ones).
+#[rustfmt::skip]
+pub static ALL: &[Registered] = &[
+    Registered::new(&super::search_loop::SearchLoop, &[], CleanRate),
+    Registered::new(&super::abstention::Abstention, &[], CleanRate),
+    Registered::new(&super::policy::PolicyCheck, &[Input::Policy], PolicyBlock),
+    Registered::new(&super::repeated_call::RepeatedCall, &[], CleanRate),
+    Registered::new(&super::unrecovered_tool_error::UnrecoveredToolError, &[], CleanRate),
+    Registered::new(&super::context_overflow::ContextOverflow, &[], CleanRate),
+    Registered::new(&super::wrong_answer::WrongAnswer, &[Input::Golden], CleanRate),
+    Registered::new(&super::truncation::Truncation, &[Input::Golden], CleanRate),
+    Registered::new(&super::wrong_direction::WrongDirection, &[Input::Judge], CleanRate),
+    Registered::new(&super::outcome::Outcome, &[Input::Outcomes], CleanRate).outcome_block(),
+    Registered::new(&super::workflow::WorkflowCheck, &[Input::Workflow], WorkflowBlock),
 ];
+
+/// Every registered check, in [`ALL`]'s order.
+pub fn checks() -> impl Iterator<Item = &'static dyn Check> {
+    ALL.iter().map(|r| r.check)
+}
 
 /// The check with this name.
 pub fn find(name: &str) -> Option<&'static dyn Check> {
-    ALL.iter().copied().find(|c| c.name() == name)
+    registered(name).map(|r| r.check)
+}
+
+/// The registry line of the check with this name; `None` for a custom judged check (`--judge-checks`),
+/// which reads the judge, counts against the clean rate and feeds no block.
+pub fn registered(name: &str) -> Option<&'static Registered> {
+    ALL.iter().find(|r| r.check.name() == name)
+}
+
+/// What a firing of the named check does at the gate.
+pub fn gating(name: &str) -> Gating {
+    registered(name).map_or(Gating::CleanRate, |r| r.gating)
+}
+
+/// Returns true if and only if the named check's verdicts feed the report's `outcome` block.
+pub fn feeds_outcome_block(name: &str) -> bool {
+    registered(name).is_some_and(|r| r.outcome_block)
+}
+
+/// Returns true if and only if the named check reads `input`.
+pub fn reads(name: &str, input: Input) -> bool {
+    match registered(name) {
+        Some(r) => r.inputs.contains(&input),
+        None => input == Input::Judge,
+    }
 }
 
 #[cfg(test)]
@@ -119,15 +235,15 @@ mod tests {
     #[test]
     fn a_pass_over_a_batch_gives_each_trace_the_verdict_it_gets_alone() {
         let cx = context();
-        for check in ALL {
+        for check in checks() {
             let alone: Vec<Verdict> = mixed_traces()
                 .into_iter()
-                .map(|t| run_all(vec![t], *check, &cx, Reasons::All).remove(0))
+                .map(|t| run_all(vec![t], check, &cx, Reasons::All).remove(0))
                 .collect();
-            let together = run_all(mixed_traces(), *check, &cx, Reasons::All);
+            let together = run_all(mixed_traces(), check, &cx, Reasons::All);
             assert_eq!(together, alone, "{}", check.name());
             // Keeping only fired reasons changes nothing else.
-            let fired = run_all(mixed_traces(), *check, &cx, Reasons::Fired);
+            let fired = run_all(mixed_traces(), check, &cx, Reasons::Fired);
             for (f, a) in fired.iter().zip(&alone) {
                 assert_eq!((f.detected, f.confidence), (a.detected, a.confidence));
                 let expected = if a.detected { a.reason.as_str() } else { "" };
@@ -135,10 +251,9 @@ mod tests {
             }
         }
         // The traces do make the checks fire, so the comparison covers fired reasons too.
-        let fired: Vec<&str> = ALL
-            .iter()
+        let fired: Vec<&str> = checks()
             .filter(|c| {
-                run_all(mixed_traces(), **c, &cx, Reasons::Fired)
+                run_all(mixed_traces(), *c, &cx, Reasons::Fired)
                     .iter()
                     .any(|v| v.detected)
             })
@@ -163,10 +278,56 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_described() {
-        let mut names: Vec<&str> = ALL.iter().map(|c| c.name()).collect();
+        let mut names: Vec<&str> = checks().map(|c| c.name()).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ALL.len());
-        assert!(ALL.iter().all(|c| !c.description().is_empty()));
+        assert!(checks().all(|c| !c.description().is_empty()));
+    }
+
+    #[test]
+    fn a_check_reads_the_input_its_kind_needs() {
+        for r in ALL {
+            let needed = match r.check.kind() {
+                CheckKind::Rule => None,
+                CheckKind::Golden => Some(Input::Golden),
+                CheckKind::Judge => Some(Input::Judge),
+                CheckKind::Outcome => Some(Input::Outcomes),
+                CheckKind::Workflow => Some(Input::Workflow),
+            };
+            assert!(
+                needed.is_none_or(|i| r.inputs.contains(&i)),
+                "{}",
+                r.check.name()
+            );
+        }
+    }
+
+    #[test]
+    fn the_gate_and_the_report_find_their_checks_by_role() {
+        let blocks: Vec<(&str, Gating)> = ALL
+            .iter()
+            .filter(|r| r.gating != Gating::CleanRate)
+            .map(|r| (r.check.name(), r.gating))
+            .collect();
+        assert_eq!(
+            blocks,
+            [
+                ("policy", Gating::PolicyBlock),
+                ("workflow", Gating::WorkflowBlock)
+            ]
+        );
+        // One check at most fills each list the gate writes, and one the outcome block.
+        let outcome: Vec<&str> = ALL
+            .iter()
+            .filter(|r| r.outcome_block)
+            .map(|r| r.check.name())
+            .collect();
+        assert_eq!(outcome, ["outcome"]);
+        assert!(feeds_outcome_block("outcome") && !feeds_outcome_block("search_loop"));
+        // A custom judged check is not in the registry: it reads the judge and weighs on the clean rate.
+        assert_eq!(gating("my_judged_check"), Gating::CleanRate);
+        assert!(reads("my_judged_check", Input::Judge) && !reads("my_judged_check", Input::Policy));
+        assert!(reads("policy", Input::Policy) && !reads("abstention", Input::Policy));
     }
 }

@@ -29,7 +29,7 @@ pub enum Command {
     /// Check that trace files read the way the checks need, before a gate relies on them.
     Precheck(PrecheckArgs),
     /// Replay recorded trajectories against a workflow spec (checkpoints, handoffs, propagation).
-    Conform(crate::workflow::cli::ConformArgs),
+    Conform(super::conform::ConformArgs),
     /// Measure each check against human labels: TPR, TNR, precision, Cohen's kappa.
     Calibrate(CalibrateArgs),
     /// Merge partial results (from --partial) and write the outputs of one run over all their inputs.

@@ -4,12 +4,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::Fatal;
 use super::args::BaselineArgs;
 use super::run::{
     Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
 };
 use super::selection::resolve;
+use super::{CliError, ExitStatus};
 use crate::gate::{RunSummary, band, repeated_keys_warning};
 use crate::partial::RunEntry;
 use crate::report::{Report, parquet, write_atomic};
@@ -52,7 +52,7 @@ impl BandRuns {
         run: &RunEntry,
         report: Report,
         started: Instant,
-    ) -> Result<(), Fatal> {
+    ) -> Result<(), CliError> {
         let summary = RunSummary::from_report(&report);
         drop(report);
         let digest = self.builder.add_run(&summary);
@@ -77,32 +77,29 @@ impl BandRuns {
     }
 
     /// Writes the band (and the tables); returns 0.
-    pub fn finish(self, outs: &BaselineOutputs) -> Result<i32, Fatal> {
+    pub fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
         let band = self.builder.finish()?;
         if let Some(note) = band::few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
         }
         let text =
-            crate::compat::json::to_pretty(&band.to_json_with(outs.per_scenario, outs.pass_k));
-        write_atomic(&outs.out, text.as_bytes())
-            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+            crate::report::format::to_pretty(&band.to_wire_with(outs.per_scenario, outs.pass_k));
+        write_atomic(&outs.out, text.as_bytes()).map_err(CliError::output)?;
         writeln!(
             std::io::stdout(),
             "{}",
             band.summary_line(&outs.out.to_string_lossy())
         )?;
         if let (Some(dir), Some(tables)) = (&outs.parquet, &self.tables) {
-            tables
-                .write(dir, &band)
-                .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+            tables.write(dir, &band).map_err(CliError::output)?;
             writeln!(std::io::stdout(), "parquet written to {}", dir.display())?;
         }
-        Ok(0)
+        Ok(ExitStatus::Pass)
     }
 }
 
 /// Runs `baseline`; returns 0 once the band (or the partial) is written.
-pub fn run(args: &BaselineArgs) -> Result<i32, Fatal> {
+pub fn run(args: &BaselineArgs) -> Result<ExitStatus, CliError> {
     let resolved = resolve(&args.run)?;
     refuse_outputs_with_partial(
         args.run.partial.as_ref(),

@@ -4,12 +4,12 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::Fatal;
 use super::args::CalibrateArgs;
 use super::run::{
     Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
 };
 use super::selection::resolve;
+use super::{CliError, ExitStatus};
 use crate::calibrate::{Calibration, LabelSet, SplitFilter, parquet, read_labels, render};
 use crate::partial::key_digest;
 use crate::redact::Redaction;
@@ -23,7 +23,7 @@ pub struct CalibrateOutputs {
 }
 
 /// Runs `calibrate`; exit 0 once the metrics are printed (calibration measures, it does not gate).
-pub fn run(args: &CalibrateArgs) -> Result<i32, Fatal> {
+pub fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
     let mut resolved = resolve(&args.run)?;
     resolved.settings.keep_raw_scenario = true;
     refuse_outputs_with_partial(
@@ -92,12 +92,10 @@ pub fn run(args: &CalibrateArgs) -> Result<i32, Fatal> {
 }
 
 /// The SHA-256 of a label file, which every partial of one calibration shares.
-pub fn labels_digest(path: &std::path::Path) -> Result<String, Fatal> {
-    crate::report::audit::sha256_file(path).map_err(|e| {
-        Fatal(format!(
-            "cannot read {}: {e}",
-            crate::error::display_path(path)
-        ))
+pub fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
+    crate::report::audit::sha256_file(path).map_err(|source| CliError::Read {
+        path: crate::error::display_path(path),
+        source,
     })
 }
 
@@ -111,7 +109,7 @@ pub fn finish(
     split: Option<SplitFilter>,
     redaction: Redaction,
     outs: &CalibrateOutputs,
-) -> Result<i32, Fatal> {
+) -> Result<ExitStatus, CliError> {
     let mut by_digest: HashMap<String, String> = HashMap::new();
     for key in labels
         .labels
@@ -161,14 +159,13 @@ pub fn finish(
         writeln!(out, "{note}")?;
     }
     if let Some(path) = &outs.json {
-        let text = crate::compat::json::to_pretty(&render::to_json(&scored));
-        write_atomic(path, text.as_bytes())
-            .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+        let text = crate::report::format::to_pretty(&render::to_wire(&scored));
+        write_atomic(path, text.as_bytes()).map_err(CliError::output)?;
         writeln!(out, "report written to {}", path.display())?;
     }
     if let Some(dir) = &outs.parquet {
         parquet::write_parquet(&scored, dir)?;
         writeln!(out, "parquet written to {}", dir.display())?;
     }
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }

@@ -5,20 +5,22 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::Fatal;
 use super::args::{CheckArgs, GateArg};
 use super::run::{
     Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
 };
 use super::selection::resolve;
+use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
+use crate::gate::passk::PassKTable;
 use crate::gate::{
     GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
 };
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::colour::ColorChoice;
+use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 /// The output flags of `check`, which `merge` takes too.
@@ -94,7 +96,7 @@ pub struct Gating {
 }
 
 /// Reads the band and checks the output flags that can be checked before the run.
-pub fn prepare(outs: &CheckOutputs) -> Result<Gating, Fatal> {
+pub fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
     let band = outs.band.as_deref().map(read_band).transpose()?;
     let mode = GateMode::from(outs.gate);
     let clean_runs = match (&band, &outs.band) {
@@ -106,7 +108,7 @@ pub fn prepare(outs: &CheckOutputs) -> Result<Gating, Fatal> {
     if let Some(json_path) = &outs.json
         && json_path.as_os_str().to_string_lossy().ends_with('/')
     {
-        return Err(Fatal(format!(
+        return Err(CliError::Invalid(format!(
             "--json {} names a directory; give a file path",
             json_path.display()
         )));
@@ -132,7 +134,7 @@ pub struct Finish {
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL). The run produces its verdict table in memory, as a partial would hold it, and [`finish`]
 /// writes the outputs from it, the same code `faultgate merge` ends with.
-pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
+pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let mut resolved = resolve(&args.run)?;
     let outs = CheckOutputs::of(args);
     let mut given = outs.given();
@@ -209,16 +211,16 @@ pub fn run(args: &CheckArgs, raw_args: &[String]) -> Result<i32, Fatal> {
 }
 
 /// The judge's token counts as the JSON report prints them.
-fn usage_value(usage: Usage) -> serde_json::Value {
-    serde_json::json!({
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-    })
+fn judge_usage_of(usage: Usage) -> JudgeUsage {
+    JudgeUsage {
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    }
 }
 
 /// Prints the table and the gate, and writes every output asked for; returns the exit code.
-pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, Fatal> {
+pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<ExitStatus, CliError> {
     let Finish {
         report,
         judge_usage,
@@ -268,13 +270,13 @@ pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, 
     if let Some(table) = &pass_k {
         writeln!(out, "{}", table.line())?;
     }
-    let mut exit = i32::from(!report.failed_traces().is_empty());
+    let mut exit = ExitStatus::fail_if(!report.failed_traces().is_empty());
     let band_gate_for_metric =
         |band: &BandFile, summary: &RunSummary| match (outs.metric.as_str(), &outs.band) {
             ("pass^k", Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
             _ => Ok(None),
         };
-    let gate = band.as_ref().map(|band| -> Result<_, Fatal> {
+    let gate = band.as_ref().map(|band| -> Result<_, CliError> {
         let summary = RunSummary::from_report(&report);
         let band_gate = band_gate_for_metric(band, &summary)?;
         let gate = evaluate_mode(
@@ -297,26 +299,21 @@ pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, 
         for line in lines {
             writeln!(out, "{line}")?;
         }
-        exit = gate.verdict.exit_code();
+        exit = gate.verdict.into();
     }
 
-    let write_err = |e: &dyn std::fmt::Display| Fatal(format!("cannot write output: {e}"));
+    let write_err = |e: &dyn std::fmt::Display| CliError::output(e);
     if let Some(path) = &outs.json {
-        let mut value = json::report_value(&report);
-        // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's bytes.
-        if let Some(usage) = judge_usage {
-            value.insert("judge_usage".into(), usage_value(usage));
-        }
-        if let Some(o) = &outcome {
-            value.insert("outcome".into(), json::outcome_value(o));
-        }
-        if let Some(table) = &pass_k {
-            value.insert("pass_k".into(), table.to_json());
-        }
-        if let Some((gate, _)) = &gate {
-            value.insert("gate".into(), gate.to_json());
-        }
-        let text = crate::compat::json::to_pretty(&serde_json::Value::Object(value));
+        let doc = JsonReport {
+            // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
+            // bytes.
+            judge_usage: judge_usage.map(judge_usage_of),
+            outcome: outcome.as_ref().map(json::outcome),
+            pass_k: pass_k.as_ref().map(PassKTable::to_wire),
+            gate: gate.as_ref().map(|(gate, _)| gate.to_wire()),
+            ..json::report(&report)
+        };
+        let text = format::to_pretty(&doc);
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "report written to {}", path.display())?;
     }
@@ -341,7 +338,7 @@ pub fn finish(outs: &CheckOutputs, gating: &Gating, run: Finish) -> Result<i32, 
             &audit::Audit {
                 report: &report,
                 gate: gate.as_ref().map(|(g, _)| g),
-                exit_code: exit,
+                exit_code: exit.code(),
                 command,
                 inputs: &audit_inputs,
                 created_utc: audit::utc_now(),
@@ -389,7 +386,7 @@ pub fn check_long_flags() -> Vec<String> {
 
 /// Every input of the run in the audit's order: trace files (a directory lists each file it holds),
 /// then band, policy, golden and outcomes when given.
-fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
+fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
     let mut inputs: Vec<audit::Input> = crate::ingest::expand_paths(&args.traces)?
         .into_iter()
         .map(|path| audit::Input {
@@ -432,17 +429,15 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, Fatal> {
 
 /// The inputs besides the traces, recorded in a partial for the merged run's audit: policy, golden,
 /// outcomes, judge_checks and judge_replay when given (the band is the merge's own).
-fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, Fatal> {
+fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
     let mut others = Vec::new();
     for input in audit_inputs(args)? {
         if input.role == "traces" || input.role == "band" {
             continue;
         }
-        let sha256 = audit::sha256_file(&input.path).map_err(|e| {
-            Fatal(format!(
-                "cannot read {}: {e}",
-                crate::error::display_path(&input.path)
-            ))
+        let sha256 = audit::sha256_file(&input.path).map_err(|source| CliError::Read {
+            path: crate::error::display_path(&input.path),
+            source,
         })?;
         others.push(OtherInput {
             role: input.role.to_string(),
@@ -455,11 +450,11 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, Fatal> {
 }
 
 /// Reads a band file; a file that is not JSON or not a usable band is exit 2.
-pub fn read_band(path: &std::path::Path) -> Result<BandFile, Fatal> {
+pub fn read_band(path: &std::path::Path) -> Result<BandFile, CliError> {
     let shown = crate::error::display_path(path);
-    let bytes =
-        crate::sidefile::read(path).map_err(|e| Fatal(format!("cannot read band {shown}: {e}")))?;
+    let bytes = crate::sidefile::read(path)
+        .map_err(|e| CliError::Invalid(format!("cannot read band {shown}: {e}")))?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| Fatal(format!("band {shown} is not JSON: {e}")))?;
+        .map_err(|e| CliError::Invalid(format!("band {shown} is not JSON: {e}")))?;
     Ok(BandFile::from_value(path, &value)?)
 }

@@ -9,18 +9,18 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::Fatal;
 use super::args::{GateArg, MergeArgs};
 use super::baseline::{BandRuns, BaselineOutputs};
 use super::calibrate::{CalibrateOutputs, labels_digest};
 use super::check::{CheckOutputs, Finish};
+use super::{CliError, ExitStatus};
 use crate::calibrate::{SplitFilter, read_labels};
 use crate::partial::{self, Partial};
 use crate::redact::Redaction;
 use crate::report::{Report, audit, repro};
 
 /// Runs `merge`; returns the exit code of the command the partials came from.
-pub fn run(args: &MergeArgs, raw_args: &[String]) -> Result<i32, Fatal> {
+pub fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let started = Instant::now();
     let mut parts = Vec::with_capacity(args.partials.len());
     for dir in &args.partials {
@@ -47,7 +47,7 @@ pub fn run(args: &MergeArgs, raw_args: &[String]) -> Result<i32, Fatal> {
             partial.manifest.files.len(),
             partial.manifest.inputs_total
         )?;
-        return Ok(0);
+        return Ok(ExitStatus::Pass);
     }
     // Outputs describe the whole run: every input file must be there.
     partial.require_complete()?;
@@ -55,12 +55,14 @@ pub fn run(args: &MergeArgs, raw_args: &[String]) -> Result<i32, Fatal> {
         "check" => merge_check(args, raw_args, &partial, started),
         "baseline" => merge_baseline(args, &partial),
         "calibrate" => merge_calibrate(args, &partial),
-        other => Err(Fatal(format!("partials of an unknown command '{other}'"))),
+        other => Err(CliError::Invalid(format!(
+            "partials of an unknown command '{other}'"
+        ))),
     }
 }
 
 /// Refuses flags that the partials' command does not take.
-fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), Fatal> {
+fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
     let flags: [(&str, bool, &[&str]); 13] = [
         ("--json", args.json.is_some(), &["check", "calibrate"]),
         ("--markdown", args.markdown.is_some(), &["check"]),
@@ -83,13 +85,13 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), Fatal> {
     if args.partial.is_some()
         && let Some((flag, _, _)) = flags.iter().find(|(_, given, _)| *given)
     {
-        return Err(Fatal(format!(
+        return Err(CliError::Invalid(format!(
             "{flag} cannot be used with --partial: a merged partial is written instead of the outputs"
         )));
     }
     for (flag, given, commands) in flags {
         if given && !commands.contains(&command) {
-            return Err(Fatal(format!(
+            return Err(CliError::Invalid(format!(
                 "{flag} does not apply to {command} partials"
             )));
         }
@@ -122,7 +124,7 @@ fn merge_check(
     raw_args: &[String],
     partial: &Partial,
     started: Instant,
-) -> Result<i32, Fatal> {
+) -> Result<ExitStatus, CliError> {
     let outs = CheckOutputs {
         json: args.json.clone(),
         markdown: args.markdown.clone(),
@@ -221,7 +223,7 @@ fn gate_flags(args: &MergeArgs, raw_args: &[String]) -> String {
         .to_string()
 }
 
-fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<i32, Fatal> {
+fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, CliError> {
     let outs = BaselineOutputs {
         out: args
             .out
@@ -239,7 +241,7 @@ fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<i32, Fatal> {
     runs.finish(&outs)
 }
 
-fn merge_calibrate(args: &MergeArgs, partial: &Partial) -> Result<i32, Fatal> {
+fn merge_calibrate(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, CliError> {
     let setting = |name: &str| {
         partial
             .manifest
@@ -249,13 +251,13 @@ fn merge_calibrate(args: &MergeArgs, partial: &Partial) -> Result<i32, Fatal> {
             .map(|s| s.value.clone())
     };
     let Some(labels_path) = &args.labels else {
-        return Err(Fatal(
+        return Err(CliError::Invalid(
             "calibrate partials need --labels: the label file they were made with".into(),
         ));
     };
     let digest = labels_digest(labels_path)?;
     if setting("labels").as_deref() != Some(digest.as_str()) {
-        return Err(Fatal(format!(
+        return Err(CliError::Invalid(format!(
             "--labels {} is not the label file the partials were made with",
             crate::error::display_path(labels_path)
         )));

@@ -1,40 +1,28 @@
-//! The command line: clap definitions, and one function per subcommand.
+//! The command line: clap definitions, and one function per subcommand. This module is the only user of
+//! clap; library types that are flag values get their clap side in `values.rs`.
 //!
-//! Flags and messages follow faultgate 0.4.1 so CI jobs can swap the tools. Errors from the library are
-//! printed as `faultgate: <message>` with exit 2; a gate or check failure is exit 1.
+//! Flags and messages follow faultgate 0.4.1 so CI jobs can swap the tools. Each command returns an
+//! [`ExitStatus`] or a [`CliError`] (`exit.rs`): errors, the library's included, are printed as
+//! `faultgate: <message>` with exit 2; a gate or check failure is exit 1.
 
 pub mod args;
 pub mod baseline;
 pub mod calibrate;
 pub mod check;
+pub mod conform;
+pub mod exit;
 pub mod merge;
 pub mod precheck;
 pub mod progress;
 pub mod run;
 pub mod selection;
 pub mod shell;
+mod values;
 
 use std::io::Write;
 
 use args::{Cli, Command};
-
-/// A failure that ends the command with exit 2 after printing `faultgate: <message>`.
-#[derive(Debug)]
-pub struct Fatal(pub String);
-
-impl<E: std::error::Error + 'static> From<E> for Fatal {
-    fn from(e: E) -> Self {
-        // A reader that closed our stdout (`faultgate check … | head`) is not an error of the run.
-        let broken_pipe = (&e as &dyn std::error::Error)
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
-        Fatal(if broken_pipe {
-            String::new()
-        } else {
-            e.to_string()
-        })
-    }
-}
+pub use exit::{CliError, ExitStatus};
 
 /// Parses the arguments, runs the command and returns the process exit code.
 pub fn main() -> i32 {
@@ -50,7 +38,7 @@ pub fn main() -> i32 {
         Command::Baseline(args) => baseline::run(&args),
         Command::Precheck(args) => precheck::run(&args),
         Command::Conform(args) => {
-            crate::workflow::cli::run(&args, &mut std::io::stdout().lock()).map_err(Fatal::from)
+            conform::run(&args, &mut std::io::stdout().lock()).map_err(CliError::from)
         }
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Merge(args) => merge::run(&args, &raw_args),
@@ -60,19 +48,19 @@ pub fn main() -> i32 {
         Command::Man => shell::man(),
     };
     match outcome {
-        Ok(code) => code,
-        // An empty message is a closed stdout: stop quietly, as a pipeline expects.
-        Err(Fatal(message)) if message.is_empty() => 0,
-        Err(Fatal(message)) => {
-            let _ = writeln!(std::io::stderr(), "faultgate: {message}");
-            2
+        Ok(status) => status.code(),
+        // A closed stdout ends the command quietly.
+        Err(e @ CliError::BrokenPipe) => e.status().code(),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "faultgate: {e}");
+            e.status().code()
         }
     }
 }
 
-fn list_checks() -> Result<i32, Fatal> {
+fn list_checks() -> Result<ExitStatus, CliError> {
     let mut out = std::io::stdout().lock();
-    for check in crate::checks::ALL {
+    for check in crate::checks::checks() {
         writeln!(
             out,
             "{:<16} {:<6} {}",
@@ -81,14 +69,14 @@ fn list_checks() -> Result<i32, Fatal> {
             check.description()
         )?;
     }
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }
 
-fn list_judges() -> Result<i32, Fatal> {
+fn list_judges() -> Result<ExitStatus, CliError> {
     let mut out = std::io::stdout().lock();
     let env = |name: &str| std::env::var(name).ok();
     for line in crate::judge::listing(&env) {
         writeln!(out, "{line}")?;
     }
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }

@@ -8,12 +8,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::Fatal;
 use super::args::PrecheckArgs;
+use super::{CliError, ExitStatus};
 use crate::error::display_path;
 use crate::precheck::{Options, precheck_file};
 
-pub fn run(args: &PrecheckArgs) -> Result<i32, Fatal> {
+pub fn run(args: &PrecheckArgs) -> Result<ExitStatus, CliError> {
     let mut out = std::io::stdout().lock();
     let mut needs_json_results = false;
     if let Some(path) = &args.policy {
@@ -27,22 +27,24 @@ pub fn run(args: &PrecheckArgs) -> Result<i32, Fatal> {
         needs_json_results,
     };
     let files = files(&args.traces)?;
-    let mut code = 0;
+    let mut status = ExitStatus::Pass;
     for file in &files {
         if files.len() > 1 {
             writeln!(out, "file {}", display_path(file))?;
         }
         let result = precheck_file(file, &options);
         out.write_all(result.render().as_bytes())?;
-        code = code.max(result.exit_code());
+        if result.errors() > 0 {
+            status = ExitStatus::Error;
+        }
     }
     out.flush()?;
-    Ok(code)
+    Ok(status)
 }
 
 /// The files to check: directories expanded (sorted, recursively); anything else is kept as given so
 /// that a missing or unreadable file is reported as that file's issue.
-fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Fatal> {
+fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {

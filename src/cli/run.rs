@@ -4,9 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::Fatal;
 use super::args::RunArgs;
 use super::selection::Resolved;
+use super::{CliError, ExitStatus};
 use crate::error::display_path;
 use crate::partial::{FileEntry, Manifest, OtherInput, Partial, RunEntry, Setting, Usage};
 use crate::report::steps::TraceSteps;
@@ -36,7 +36,7 @@ pub struct Inputs {
 impl Inputs {
     /// Lists the files behind `paths`: one run over all of them, or (`per_arg`, for `baseline`) one
     /// run per argument.
-    pub fn list(paths: &[PathBuf], per_arg: bool) -> Result<Inputs, Fatal> {
+    pub fn list(paths: &[PathBuf], per_arg: bool) -> Result<Inputs, CliError> {
         let groups: Vec<crate::ingest::paths::Inputs> = if per_arg {
             paths
                 .iter()
@@ -132,7 +132,7 @@ pub fn input_warnings<'a>(
 /// Reads every file and runs the checks. Per-file no-content warnings go to stderr; if any file cannot
 /// be read, every file error is printed and the last one is returned (exit 2), after all files were
 /// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]).
-pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, Fatal> {
+pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, CliError> {
     let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     if let Some(bar) = &resolved.progress {
         bar.start(&paths);
@@ -140,7 +140,7 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
     let mut outcomes = crate::pipeline::run_files(&paths, &resolved.settings);
     // One trace id is one trace across the run's files (see `identity`).
     let shared = crate::pipeline::merge_shared_traces(&paths, &mut outcomes, &resolved.settings)
-        .map_err(|e| Fatal(e.to_string()));
+        .map_err(CliError::from);
     if let Some(bar) = &resolved.progress {
         bar.clear();
     }
@@ -215,7 +215,7 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
     if settings.keep_raw_scenario {
         for batch in &mut batches {
             *batch = crate::partial::digest_raw_keys(batch)
-                .map_err(|e| Fatal(format!("verdict table: {e}")))?;
+                .map_err(|e| CliError::Invalid(format!("verdict table: {e}")))?;
         }
     }
     let mut stderr = std::io::stderr().lock();
@@ -223,7 +223,7 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
         for e in rest {
             writeln!(stderr, "faultgate: {e}")?;
         }
-        return Err(Fatal(last.clone()));
+        return Err(CliError::Invalid(last.clone()));
     }
     for w in &warnings {
         writeln!(stderr, "{w}")?;
@@ -234,7 +234,7 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
     }
     if batches.iter().all(VerdictBatch::is_empty) && skipped.iter().any(Option::is_some) {
         // Every file found was skipped: a gate that read nothing must not pass.
-        return Err(Fatal(format!(
+        return Err(CliError::Invalid(format!(
             "no traces found in {}",
             paths
                 .iter()
@@ -244,7 +244,7 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
         )));
     }
     if resolved.strict_input && !run_warnings.is_empty() {
-        return Err(Fatal(format!(
+        return Err(CliError::Invalid(format!(
             "--strict-input: {} input warning(s); the run is refused",
             run_warnings.len()
         )));
@@ -252,14 +252,14 @@ pub fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Produced, F
     let mut judge_usage = None;
     if let Some(judge) = &resolved.settings.context.judge {
         // A judge that failed for good ends the run: its verdicts would be guesses.
-        let stats = judge.finish_run().map_err(Fatal)?;
+        let stats = judge.finish_run().map_err(CliError::JudgeFailed)?;
         for line in judge.stats_lines(&stats) {
             writeln!(stderr, "{line}")?;
         }
         if let Some(path) = &resolved.judge_record {
             let report = resolved.report(batches.clone(), Vec::new(), Vec::new());
             crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
-                .map_err(|e| Fatal(format!("cannot write output: {e}")))?;
+                .map_err(CliError::output)?;
         }
         let usage = judge.usage_json();
         let count = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
@@ -307,7 +307,7 @@ fn one_batch(
 }
 
 /// Reads `paths` as one run and returns its report.
-pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, Fatal> {
+pub fn run_paths(paths: &[PathBuf], resolved: &Resolved) -> Result<Report, CliError> {
     let inputs = Inputs::list(paths, false)?;
     let produced = produce(inputs.files, resolved)?;
     Ok(produced.report(resolved))
@@ -320,11 +320,13 @@ pub fn settings_of(
     resolved: &Resolved,
     inputs: &Inputs,
     extra: &[(&str, String)],
-) -> Result<Vec<Setting>, Fatal> {
-    let digest = |path: &Option<PathBuf>| -> Result<String, Fatal> {
+) -> Result<Vec<Setting>, CliError> {
+    let digest = |path: &Option<PathBuf>| -> Result<String, CliError> {
         match path {
-            Some(p) => crate::report::audit::sha256_file(p)
-                .map_err(|e| Fatal(format!("cannot read {}: {e}", display_path(p)))),
+            Some(p) => crate::report::audit::sha256_file(p).map_err(|source| CliError::Read {
+                path: display_path(p),
+                source,
+            }),
             None => Ok("none".to_string()),
         }
     };
@@ -370,14 +372,16 @@ pub fn write_partial(
     manifest: Manifest,
     produced: Produced,
     shard: usize,
-) -> Result<i32, Fatal> {
+) -> Result<ExitStatus, CliError> {
     use rayon::prelude::*;
-    let digests: Vec<Result<String, Fatal>> = produced
+    let digests: Vec<Result<String, CliError>> = produced
         .files
         .par_iter()
         .map(|f| {
-            crate::report::audit::sha256_file(&f.path)
-                .map_err(|e| Fatal(format!("cannot read {}: {e}", display_path(&f.path))))
+            crate::report::audit::sha256_file(&f.path).map_err(|source| CliError::Read {
+                path: display_path(&f.path),
+                source,
+            })
         })
         .collect();
     let mut manifest = manifest;
@@ -416,7 +420,7 @@ pub fn write_partial(
         "partial written to {}: {rows} trace(s) from {files} of {total} input file(s)",
         dir.display()
     )?;
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }
 
 /// A manifest with no file yet.
@@ -449,12 +453,12 @@ pub fn manifest(
 pub fn refuse_outputs_with_partial(
     partial: Option<&PathBuf>,
     outputs: &[(&str, bool)],
-) -> Result<(), Fatal> {
+) -> Result<(), CliError> {
     if partial.is_none() {
         return Ok(());
     }
     match outputs.iter().find(|(_, given)| *given) {
-        Some((flag, _)) => Err(Fatal(format!(
+        Some((flag, _)) => Err(CliError::Invalid(format!(
             "{flag} cannot be used with --partial: a partial is written instead of the outputs; give {flag} to faultgate merge"
         ))),
         None => Ok(()),
@@ -462,7 +466,7 @@ pub fn refuse_outputs_with_partial(
 }
 
 /// Prints the notes of a resolved run to stderr.
-pub fn print_notes(resolved: &Resolved) -> Result<(), Fatal> {
+pub fn print_notes(resolved: &Resolved) -> Result<(), CliError> {
     let mut stderr = std::io::stderr().lock();
     for note in &resolved.notes {
         writeln!(stderr, "{note}")?;
@@ -481,7 +485,7 @@ pub fn refuse_overwriting_inputs(
     traces: &[PathBuf],
     run: &RunArgs,
     extra: &[Option<&PathBuf>],
-) -> Result<(), Fatal> {
+) -> Result<(), CliError> {
     let mut outputs: Vec<(&str, PathBuf)> = files
         .iter()
         .filter_map(|(flag, path)| path.map(|p| (*flag, p.clone())))
@@ -510,7 +514,7 @@ pub fn refuse_overwriting_inputs(
             std::fs::canonicalize(input).is_ok_and(|real| real.starts_with(&canonical))
         })
     {
-        return Err(Fatal(format!(
+        return Err(CliError::Invalid(format!(
             "--judge-cache {} holds the input {}; refusing to write into it",
             crate::error::display_path(dir),
             crate::error::display_path(input)
@@ -518,5 +522,5 @@ pub fn refuse_overwriting_inputs(
     }
     let outputs: Vec<(&str, &std::path::Path)> =
         outputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
-    crate::output::refuse_inputs(&outputs, &inputs).map_err(Fatal)
+    crate::output::refuse_inputs(&outputs, &inputs).map_err(CliError::Invalid)
 }

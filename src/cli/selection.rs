@@ -1,12 +1,12 @@
 //! From flags to a resolved run: which checks are active, with which inputs, and the notes about the
 //! ones that cannot run.
 
-use super::Fatal;
+use super::CliError;
 use super::args::{RedactArg, RunArgs};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::checks::{ALL, Check, CheckContext, CheckKind};
+use crate::checks::{Check, CheckContext, CheckKind, checks};
 use crate::golden::{Golden, Outcomes};
 use crate::judge::custom::{CustomCheck, JudgedSpec};
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
@@ -50,7 +50,7 @@ impl Resolved {
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
 /// redaction. The workflow spec (not in 0.4.1) is read right after the outcomes.
-pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
+pub fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     let policy = match &args.policy {
         Some(path) => crate::policy::Policy::from_path(path)?,
         None => crate::policy::Policy::default(),
@@ -97,7 +97,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
                     .find(|c| c.name() == name)
                     .ok_or_else(|| {
                         let available: Vec<&str> = registry.iter().map(|c| c.name()).collect();
-                        Fatal(format!(
+                        CliError::Invalid(format!(
                             "unknown check '{name}'; available: {}",
                             available.join(", ")
                         ))
@@ -142,7 +142,10 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
         if !names_of(CheckKind::Workflow).is_empty() {
             parts.push("workflow needs --workflow spec.json".to_string());
         }
-        return Err(Fatal(format!("nothing to run: {}", parts.join("; "))));
+        return Err(CliError::Invalid(format!(
+            "nothing to run: {}",
+            parts.join("; ")
+        )));
     }
     let mut notes = Vec::new();
     for name in names_of(CheckKind::Outcome) {
@@ -168,7 +171,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
     let redaction = match args.redact {
         RedactArg::Builtin => Redaction::Builtin,
         RedactArg::Off => Redaction::Off,
-        RedactArg::Presidio => return Err(Fatal(RedactionError::PresidioUnsupported.to_string())),
+        RedactArg::Presidio => return Err(RedactionError::PresidioUnsupported.into()),
     };
     // The judge is built only when a judged check runs: a judge named for a run without one still
     // names the report, as in 0.4.1, and `laya` is refused only where it would have to answer.
@@ -227,7 +230,7 @@ pub fn resolve(args: &RunArgs) -> Result<Resolved, Fatal> {
 /// Every check a run can select: the built-in ones, with the custom judged checks right after the
 /// built-in judged check (before `outcome` and `workflow`, which join the default set last).
 fn registry_with(custom: &[JudgedSpec]) -> Vec<&'static dyn Check> {
-    let mut registry: Vec<&'static dyn Check> = ALL.to_vec();
+    let mut registry: Vec<&'static dyn Check> = checks().collect();
     let at = registry
         .iter()
         .rposition(|c| c.kind() == CheckKind::Judge)
@@ -239,7 +242,7 @@ fn registry_with(custom: &[JudgedSpec]) -> Vec<&'static dyn Check> {
 }
 
 /// The judge flags as call settings.
-fn judge_options(args: &RunArgs) -> Result<JudgeOptions, Fatal> {
+fn judge_options(args: &RunArgs) -> Result<JudgeOptions, CliError> {
     let defaults = JudgeOptions::default();
     let cache_dir = if args.no_judge_cache {
         None

@@ -9,8 +9,8 @@ use std::io::Write;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use super::Fatal;
 use super::args::Cli;
+use super::{CliError, ExitStatus};
 
 /// Shells `completions` writes a script for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,18 +35,18 @@ impl From<CompletionShell> for Shell {
 }
 
 /// Writes the completion script for `shell` to stdout.
-pub fn completions(shell: CompletionShell) -> Result<i32, Fatal> {
+pub fn completions(shell: CompletionShell) -> Result<ExitStatus, CliError> {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(Shell::from(shell), &mut cmd, "faultgate", &mut buf);
     std::io::stdout().lock().write_all(&buf)?;
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }
 
 /// Writes the man page (roff, section 1) to stdout.
-pub fn man() -> Result<i32, Fatal> {
+pub fn man() -> Result<ExitStatus, CliError> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
     std::io::stdout().lock().write_all(&buf)?;
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }

@@ -4,18 +4,21 @@
 //! scenario keys (a key missing from the first run can never be shared), plus running usage sums (and,
 //! for pass^k, each run's trial counts per key), so a band over a hundred runs of ten thousand
 //! scenarios never holds more than one run's traces.
-//! [`BandFile`] is the lenient reader the gate evaluates against; [`super::verdict`] consumes it.
+//! The file's keys are [`BandJson`]; [`BandFile`] is the lenient reader the gate evaluates against;
+//! [`super::verdict`] consumes it.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde::Deserialize as _;
+use serde_json::Value;
 
 use super::passk::{Trials, pass_hat_k};
 use super::{GateError, MEASURES, RunSummary, ScenarioTally};
 use crate::compat::reason::fmt_fixed;
 use crate::compat::value::py_truthy;
 use crate::error::display_path;
+use crate::report::format::{BandCleanRate, BandJson, BandPassKJson, Shaped};
 
 /// The band's decision rule, written verbatim into band.json.
 pub const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
@@ -273,50 +276,44 @@ impl Band {
         self.per_run.iter().fold(0.0, |acc, r| acc + r) / self.runs as f64
     }
 
-    /// band.json, keys in 0.4.1's order; write it with [`crate::compat::json::to_pretty`].
-    pub fn to_json(&self) -> Value {
-        self.to_json_with(false, false)
+    /// band.json, keys in 0.4.1's order ([`BandJson`] gives them).
+    pub fn to_wire(&self) -> BandJson {
+        self.to_wire_with(false, false)
     }
 
     /// band.json with optional keys after 0.4.1's (which 0.4.1 ignores): with `per_scenario`,
     /// [`SCENARIO_CLEAN_RUNS`], each scenario's count of clean runs, which the paired gate needs; with
     /// `pass_k` and runs that had trials, [`PASS_K`], which `--metric pass^k` needs.
-    pub fn to_json_with(&self, per_scenario: bool, pass_k: bool) -> Value {
-        let mut clean_rate = Map::new();
-        clean_rate.insert("min".into(), Value::from(self.min()));
-        clean_rate.insert("max".into(), Value::from(self.max()));
-        clean_rate.insert("mean".into(), Value::from(self.mean()));
-        clean_rate.insert("per_run".into(), Value::from(self.per_run.clone()));
-        let mut usage = Map::new();
-        for (name, mean) in MEASURES.iter().zip(self.usage) {
-            usage.insert((*name).into(), mean.map_or(Value::Null, Value::from));
+    pub fn to_wire_with(&self, per_scenario: bool, pass_k: bool) -> BandJson {
+        BandJson {
+            judge: Some(Value::from(self.judge.clone())),
+            checks: Some(Value::from(self.checks.clone())),
+            runs: Some(Value::from(self.runs)),
+            n: self.scenarios.len(),
+            scenarios: Some(Value::from(self.scenarios.clone())),
+            clean_rate: Some(Shaped::Object(BandCleanRate {
+                min: Some(Value::from(self.min())),
+                max: Some(Value::from(self.max())),
+                mean: self.mean(),
+                per_run: Some(Value::from(self.per_run.clone())),
+            })),
+            clean_in_all_runs: Some(Value::from(self.clean_in_all_runs.clone())),
+            usage: Some(Shaped::Object(
+                MEASURES
+                    .iter()
+                    .zip(self.usage)
+                    .map(|(name, mean)| (*name, Value::from(mean)))
+                    .collect(),
+            )),
+            rule: RULE.to_string(),
+            pass_k: self.pass_k.as_ref().filter(|_| pass_k).map(|table| {
+                Shaped::Object(BandPassKJson {
+                    k: table.k,
+                    per_run: table.per_run.clone(),
+                })
+            }),
+            scenario_clean_runs: per_scenario.then(|| Value::from(self.clean_runs.clone())),
         }
-        let mut band = Map::new();
-        band.insert("judge".into(), Value::from(self.judge.clone()));
-        band.insert("checks".into(), Value::from(self.checks.clone()));
-        band.insert("runs".into(), Value::from(self.runs));
-        band.insert("n".into(), Value::from(self.scenarios.len()));
-        band.insert("scenarios".into(), Value::from(self.scenarios.clone()));
-        band.insert("clean_rate".into(), Value::Object(clean_rate));
-        band.insert(
-            "clean_in_all_runs".into(),
-            Value::from(self.clean_in_all_runs.clone()),
-        );
-        band.insert("usage".into(), Value::Object(usage));
-        band.insert("rule".into(), Value::from(RULE));
-        if let Some(pass_k) = self.pass_k.as_ref().filter(|_| pass_k) {
-            let mut table = Map::new();
-            table.insert("k".into(), Value::from(pass_k.k));
-            table.insert("per_run".into(), Value::from(pass_k.per_run.clone()));
-            band.insert(PASS_K.into(), Value::Object(table));
-        }
-        if per_scenario {
-            band.insert(
-                SCENARIO_CLEAN_RUNS.into(),
-                Value::from(self.clean_runs.clone()),
-            );
-        }
-        Value::Object(band)
     }
 
     /// The closing stdout line of `baseline`; `out` is the `--out` argument as typed.
@@ -348,7 +345,8 @@ pub fn few_runs_note(runs: usize) -> Option<String> {
     (runs < 3).then(|| format!("note: {runs} baseline runs measure noise poorly; use 3 or more"))
 }
 
-/// A band file as the gate reads it: values kept as read where the gate echoes them.
+/// A band file as the gate reads it: a [`BandJson`] checked, values kept as read where the gate echoes
+/// them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BandFile {
     pub(crate) judge: Value,
@@ -383,9 +381,12 @@ impl BandFile {
         if !py_truthy(value) {
             return Err(GateError::EmptyBand { path });
         }
-        let Value::Object(band) = value else {
+        if !value.is_object() {
             return Err(GateError::NotAnObject { path });
-        };
+        }
+        // An object always reads: every key the reader checks is kept as written, and checked below.
+        let band = BandJson::deserialize(value)
+            .map_err(|_| GateError::NotAnObject { path: path.clone() })?;
         let missing = |key| GateError::MissingKey {
             path: path.clone(),
             key,
@@ -395,36 +396,27 @@ impl BandFile {
             key,
             expected,
         };
-        let judge = band.get("judge").ok_or_else(|| missing("judge"))?.clone();
-        let checks = band.get("checks").ok_or_else(|| missing("checks"))?.clone();
-        let runs = band.get("runs").ok_or_else(|| missing("runs"))?.clone();
+        let judge = band.judge.ok_or_else(|| missing("judge"))?;
+        let checks = band.checks.ok_or_else(|| missing("checks"))?;
+        let runs = band.runs.ok_or_else(|| missing("runs"))?;
         let runs_number = number(&runs).ok_or_else(|| bad("runs", "a number"))?;
-        let scenarios = match band.get("scenarios").ok_or_else(|| missing("scenarios"))? {
+        let scenarios = match band.scenarios.ok_or_else(|| missing("scenarios"))? {
             Value::Array(items) if items.is_empty() => {
                 return Err(GateError::EmptyKey {
                     path: path.clone(),
                     key: "scenarios",
                 });
             }
-            Value::Array(items) => items.clone(),
+            Value::Array(items) => items,
             _ => return Err(bad("scenarios", "a list")),
         };
-        let clean_rate = match band
-            .get("clean_rate")
-            .ok_or_else(|| missing("clean_rate.min"))?
-        {
-            Value::Object(rate) => rate,
-            _ => return Err(bad("clean_rate", "an object")),
+        let clean_rate = match band.clean_rate.ok_or_else(|| missing("clean_rate.min"))? {
+            Shaped::Object(rate) => rate,
+            Shaped::Other(_) => return Err(bad("clean_rate", "an object")),
         };
-        let min = clean_rate
-            .get("min")
-            .ok_or_else(|| missing("clean_rate.min"))?
-            .clone();
+        let min = clean_rate.min.ok_or_else(|| missing("clean_rate.min"))?;
         let lo = number(&min).ok_or_else(|| bad("clean_rate.min", "a number"))?;
-        let max = clean_rate
-            .get("max")
-            .ok_or_else(|| missing("clean_rate.max"))?
-            .clone();
+        let max = clean_rate.max.ok_or_else(|| missing("clean_rate.max"))?;
         let hi = number(&max).ok_or_else(|| bad("clean_rate.max", "a number"))?;
         // Ranges and consistency: a band outside them (a hand edit, a corrupted file) would turn a FAIL
         // into a PASS, so it is refused rather than read as written.
@@ -440,7 +432,7 @@ impl BandFile {
         if lo > hi {
             return Err(bad("clean_rate.min", "at most clean_rate.max"));
         }
-        let per_run = match clean_rate.get("per_run") {
+        let per_run = match clean_rate.per_run {
             // Bands written before per-run rates existed.
             None | Some(Value::Null) => vec![lo, hi],
             Some(Value::Array(items)) => {
@@ -463,21 +455,18 @@ impl BandFile {
             Some(_) => return Err(bad("clean_rate.per_run", "a list of numbers")),
         };
         let clean_in_all_runs = match band
-            .get("clean_in_all_runs")
+            .clean_in_all_runs
             .ok_or_else(|| missing("clean_in_all_runs"))?
         {
-            Value::Array(items) => items.clone(),
+            Value::Array(items) => items,
             _ => return Err(bad("clean_in_all_runs", "a list")),
         };
-        let usage = match band.get("usage") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(measures)) => measures
-                .iter()
-                .map(|(name, base)| (name.clone(), base.clone()))
-                .collect(),
-            Some(_) => return Err(bad("usage", "an object")),
+        let usage = match band.usage {
+            None | Some(Shaped::Other(Value::Null)) => Vec::new(),
+            Some(Shaped::Object(measures)) => measures.into_iter().collect(),
+            Some(Shaped::Other(_)) => return Err(bad("usage", "an object")),
         };
-        let clean_runs = match band.get(SCENARIO_CLEAN_RUNS) {
+        let clean_runs = match band.scenario_clean_runs {
             None | Some(Value::Null) => None,
             Some(Value::Array(items)) => {
                 let counts = items
@@ -501,12 +490,15 @@ impl BandFile {
                 ));
             }
         };
-        let pass_k = match band.get(PASS_K) {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(
-                read_pass_k(value)
+        let pass_k = match band.pass_k {
+            None | Some(Shaped::Other(Value::Null)) => None,
+            Some(Shaped::Object(table)) => Some(
+                read_pass_k(table)
                     .ok_or_else(|| bad(PASS_K, "{\"k\": k, \"per_run\": [k values per run]}"))?,
             ),
+            Some(Shaped::Other(_)) => {
+                return Err(bad(PASS_K, "{\"k\": k, \"per_run\": [k values per run]}"));
+            }
         };
         Ok(Self {
             judge,
@@ -546,24 +538,11 @@ impl BandFile {
 }
 
 /// A band's `pass_k` object: k ≥ 1 and a non-empty list of runs with k numbers each.
-fn read_pass_k(value: &Value) -> Option<BandPassK> {
-    let k = u32::try_from(value.get("k")?.as_u64()?)
-        .ok()
-        .filter(|&k| k >= 1)?;
-    let per_run = value
-        .get("per_run")?
-        .as_array()?
-        .iter()
-        .map(|run| {
-            run.as_array()?
-                .iter()
-                .map(number)
-                .collect::<Option<Vec<f64>>>()
-                .filter(|values| values.len() == k as usize)
-        })
-        .collect::<Option<Vec<Vec<f64>>>>()
-        .filter(|runs| !runs.is_empty())?;
-    Some(BandPassK { k, per_run })
+fn read_pass_k(table: BandPassKJson) -> Option<BandPassK> {
+    let BandPassKJson { k, per_run } = table;
+    let well_formed =
+        k >= 1 && !per_run.is_empty() && per_run.iter().all(|values| values.len() == k as usize);
+    well_formed.then_some(BandPassK { k, per_run })
 }
 
 /// A JSON number as a double; booleans and everything else are not numbers here.
@@ -642,7 +621,7 @@ mod tests {
         assert_eq!(digest.line_clean_rate, 28.0 / 30.0);
         builder.add_run(&run2);
         let band = builder.finish().expect("band");
-        let json = band.to_json();
+        let json = serde_json::to_value(band.to_wire()).unwrap();
         assert_eq!(json["n"], json!(30));
         assert_eq!(json["clean_rate"]["min"], json!(0.9333333333333333));
         assert_eq!(
@@ -905,5 +884,74 @@ mod tests {
         let mut band = minimal_band();
         band["clean_rate"] = json!({"min": 0.5, "max": 1, "per_run": [0.5, 1]});
         assert!(BandFile::from_value(path, &band).is_ok());
+    }
+
+    #[test]
+    fn keys_of_the_wrong_shape_name_the_key_and_null_optional_keys_are_absent() {
+        let path = Path::new("band.json");
+        let err = |pointer: &str, value: Value| {
+            let mut band = minimal_band();
+            let (parent, key) = pointer.rsplit_once('/').expect("pointer");
+            band.pointer_mut(parent)
+                .and_then(Value::as_object_mut)
+                .expect("parent")
+                .insert(key.to_string(), value);
+            BandFile::from_value(path, &band)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        // A list is not an object, even with the right number of members.
+        let shape = |key: &str| Err(format!("band.json: the band's \"{key}\" must be "));
+        let starts = |got: Result<(), String>, want: Result<(), String>| match (&got, &want) {
+            (Err(g), Err(w)) => assert!(g.starts_with(w.as_str()), "{g}"),
+            _ => assert_eq!(got, want),
+        };
+        starts(
+            err("/clean_rate", json!([0.5, 1, 0.7, [0.5, 1]])),
+            shape("clean_rate"),
+        );
+        starts(err("/usage", json!([1])), shape("usage"));
+        starts(err("/pass_k", json!([2, [[1, 1]]])), shape("pass_k"));
+        starts(
+            err("/pass_k", json!({"k": 2.0, "per_run": [[1, 1]]})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/pass_k", json!({"k": 0, "per_run": [[]]})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/pass_k", json!({"k": 2, "per_run": [[1]]})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/pass_k", json!({"k": 1, "per_run": []})),
+            shape("pass_k"),
+        );
+        starts(
+            err("/scenario_clean_runs", json!([3, 0])),
+            shape("scenario_clean_runs"),
+        );
+        // `null` stands for absent where a key is optional, and is kept as written where it is not.
+        for key in ["usage", "pass_k", "scenario_clean_runs"] {
+            assert_eq!(err(&format!("/{key}"), Value::Null), Ok(()), "{key}");
+        }
+        assert_eq!(err("/clean_rate/per_run", Value::Null), Ok(()));
+        assert_eq!(err("/judge", Value::Null), Ok(()));
+        starts(err("/runs", Value::Null), shape("runs"));
+        let mut band = minimal_band();
+        band["pass_k"] = json!({"k": 2, "per_run": [[1, 0.5], [1, 1]]});
+        band["usage"] = json!({"tokens": 10, "cost_usd": null});
+        band["scenario_clean_runs"] = json!([2, 1]);
+        let read = BandFile::from_value(path, &band).expect("band");
+        assert_eq!(read.pass_k.map(|p| (p.k, p.per_run.len())), Some((2, 2)));
+        assert_eq!(
+            read.usage,
+            [
+                ("tokens".to_string(), json!(10)),
+                ("cost_usd".to_string(), Value::Null)
+            ]
+        );
+        assert_eq!(read.clean_runs, Some(vec![2, 1]));
     }
 }

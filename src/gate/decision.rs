@@ -4,7 +4,7 @@
 //! verdict (see [`super::paired`]) and the intervals (see [`super::bootstrap`]), and decides which
 //! verdict the run takes. With the default `--gate band` nothing here runs, so the output stays 0.4.1's.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::bootstrap::{CONFIDENCE, Intervals, RESAMPLES, SEED, scenario_bootstrap};
 use super::paired::{Pair, PairedStats, paired_test};
@@ -12,6 +12,7 @@ use super::stats::{ALPHA, POWER};
 use super::verdict::{Gate, Verdict, evaluate};
 use super::{RunSummary, ScenarioTally, band::BandFile};
 use crate::compat::reason::{float_repr, fmt_fixed, py_str};
+use crate::report::format::{IntervalsBlock, PairedBlock};
 
 /// Which test decides the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -203,45 +204,36 @@ pub fn evaluate_mode(
 
 impl PairedGate {
     /// The `paired` object of the gate JSON.
-    pub fn to_json(&self) -> Value {
+    pub fn to_wire(&self) -> PairedBlock {
         let s = &self.stats;
-        let mut paired = Map::new();
-        paired.insert("verdict".into(), Value::from(self.verdict.as_str()));
-        paired.insert("method".into(), Value::from(s.method.as_str()));
-        paired.insert("scenarios".into(), Value::from(s.n));
-        paired.insert("baseline_rate".into(), Value::from(s.baseline_rate));
-        paired.insert("candidate_rate".into(), Value::from(s.candidate_rate));
-        paired.insert("drop".into(), Value::from(s.drop));
-        paired.insert("discordant".into(), Value::from(s.discordant));
-        paired.insert("regressed".into(), Value::from(self.regressed.clone()));
-        paired.insert("improved".into(), Value::from(self.improved.clone()));
-        paired.insert("p_value".into(), Value::from(s.p_value));
-        paired.insert("alpha".into(), Value::from(ALPHA));
-        paired.insert("power".into(), Value::from(POWER));
-        paired.insert("required_n".into(), Value::from(s.required_n));
-        paired.insert("additional_n".into(), Value::from(self.additional_n));
-        Value::Object(paired)
+        PairedBlock {
+            verdict: self.verdict.as_str().to_string(),
+            method: s.method.as_str().to_string(),
+            scenarios: s.n,
+            baseline_rate: s.baseline_rate,
+            candidate_rate: s.candidate_rate,
+            drop: s.drop,
+            discordant: s.discordant,
+            regressed: self.regressed.clone(),
+            improved: self.improved.clone(),
+            p_value: s.p_value,
+            alpha: ALPHA,
+            power: POWER,
+            required_n: s.required_n,
+            additional_n: self.additional_n,
+        }
     }
 
     /// The `intervals` object of the gate JSON.
-    pub fn intervals_json(&self) -> Value {
-        let mut intervals = Map::new();
-        intervals.insert("confidence".into(), Value::from(CONFIDENCE));
-        intervals.insert(
-            "method".into(),
-            Value::from("scenario bootstrap, percentile"),
-        );
-        intervals.insert("resamples".into(), Value::from(RESAMPLES));
-        intervals.insert("seed".into(), Value::from(SEED));
-        intervals.insert(
-            "clean_rate".into(),
-            Value::from(self.intervals.candidate.to_vec()),
-        );
-        intervals.insert(
-            "difference".into(),
-            Value::from(self.intervals.difference.to_vec()),
-        );
-        Value::Object(intervals)
+    pub fn intervals_wire(&self) -> IntervalsBlock {
+        IntervalsBlock {
+            confidence: CONFIDENCE,
+            method: "scenario bootstrap, percentile".to_string(),
+            resamples: RESAMPLES,
+            seed: SEED,
+            clean_rate: self.intervals.candidate,
+            difference: self.intervals.difference,
+        }
     }
 
     /// The stdout lines of the paired gate and the intervals.
@@ -402,8 +394,16 @@ mod tests {
             None,
         );
         assert_eq!(plain, moded);
-        assert_eq!(plain.to_json(), moded.to_json());
-        assert!(plain.to_json().get("paired").is_none());
+        assert_eq!(
+            serde_json::to_value(plain.to_wire()).unwrap(),
+            serde_json::to_value(moded.to_wire()).unwrap()
+        );
+        assert!(
+            serde_json::to_value(plain.to_wire())
+                .unwrap()
+                .get("paired")
+                .is_none()
+        );
     }
 
     #[test]
@@ -421,8 +421,14 @@ mod tests {
         let gate = evaluate_mode(&band, &run, GateMode::Paired, Some(&clean_runs), None);
         assert_eq!(gate.band_verdict, Verdict::Pass);
         assert_eq!(gate.verdict, Verdict::Pass);
-        assert_eq!(gate.to_json()["decided_by"], "paired");
-        assert_eq!(gate.to_json()["paired"]["verdict"], "PASS");
+        assert_eq!(
+            serde_json::to_value(gate.to_wire()).unwrap()["decided_by"],
+            "paired"
+        );
+        assert_eq!(
+            serde_json::to_value(gate.to_wire()).unwrap()["paired"]["verdict"],
+            "PASS"
+        );
         assert_eq!(
             combine(Verdict::Pass, Verdict::Inconclusive),
             Verdict::Inconclusive

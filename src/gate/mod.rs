@@ -27,12 +27,11 @@ pub mod verdict;
 
 use std::collections::HashMap;
 
+use crate::checks::Gating;
+
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
 pub use decision::{GateMode, evaluate_mode, evaluate_pass_k};
 pub use verdict::{Gate, UsageDelta, Verdict, evaluate};
-
-/// The check whose firing is a hard block besides `policy`.
-const WORKFLOW_CHECK: &str = "workflow";
 
 /// Names of the usage measures, in the order of band.json's `usage` object.
 pub const MEASURES: [&str; 3] = ["tokens", "latency_ms", "cost_usd"];
@@ -48,10 +47,10 @@ pub struct RunSummary {
     pub trace_count: usize,
     /// (written scenario key, trace is clean) for every trace, in report order; repeated keys are kept.
     pub scenario_clean: Vec<(String, bool)>,
-    /// Trace ids where the `policy` check fired, in report order.
+    /// Trace ids where a [`Gating::PolicyBlock`] check (`policy`) fired, in report order.
     pub policy_violations: Vec<String>,
-    /// Trace ids where `workflow` fired, in report order; `None` when the workflow check did not run, so
-    /// that runs without `--workflow` keep 0.4.1's gate object.
+    /// Trace ids where a [`Gating::WorkflowBlock`] check (`workflow`) fired, in report order; `None` when
+    /// no such check ran, so that runs without `--workflow` keep 0.4.1's gate object.
     pub workflow_violations: Option<Vec<String>>,
     /// Per measure of [`MEASURES`]: the values recorded, one per distinct trace id in the order of the
     /// report's `measures` map, traces without the measure skipped.
@@ -269,17 +268,14 @@ impl RunSummary {
                 .map(|r| (r.scenario().to_string(), !r.failed()))
                 .collect(),
             policy_violations: report
-                .fired_on("policy")
+                .blocked_on(Gating::PolicyBlock)
+                .unwrap_or_default()
                 .into_iter()
                 .map(String::from)
                 .collect(),
-            workflow_violations: report.checks.iter().any(|c| c == WORKFLOW_CHECK).then(|| {
-                report
-                    .fired_on(WORKFLOW_CHECK)
-                    .into_iter()
-                    .map(String::from)
-                    .collect()
-            }),
+            workflow_violations: report
+                .blocked_on(Gating::WorkflowBlock)
+                .map(|ids| ids.into_iter().map(String::from).collect()),
             usage,
         }
     }

@@ -129,28 +129,19 @@ pub fn pass_k_table<'a>(
 
 impl PassKTable {
     /// The `pass_k` object of the JSON report.
-    pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::{Map, Value};
-        let values = |ks: &[PassK]| Value::from(ks.iter().map(|p| p.value).collect::<Vec<f64>>());
-        let mut by_check = Map::new();
-        for (name, ks) in &self.by_check {
-            by_check.insert(name.clone(), values(ks));
+    pub fn to_wire(&self) -> crate::report::format::PassKBlock {
+        let values = |ks: &[PassK]| ks.iter().map(|p| p.value).collect::<Vec<f64>>();
+        crate::report::format::PassKBlock {
+            scenarios: self.scenarios,
+            max_trials: self.max_trials,
+            scenarios_per_k: self.overall.iter().map(|p| p.scenarios).collect(),
+            overall: values(&self.overall),
+            by_check: self
+                .by_check
+                .iter()
+                .map(|(name, ks)| (name.clone(), values(ks)))
+                .collect(),
         }
-        let mut table = Map::new();
-        table.insert("scenarios".into(), Value::from(self.scenarios));
-        table.insert("max_trials".into(), Value::from(self.max_trials));
-        table.insert(
-            "scenarios_per_k".into(),
-            Value::from(
-                self.overall
-                    .iter()
-                    .map(|p| p.scenarios)
-                    .collect::<Vec<usize>>(),
-            ),
-        );
-        table.insert("overall".into(), values(&self.overall));
-        table.insert("by_check".into(), Value::Object(by_check));
-        Value::Object(table)
     }
 
     /// The one-line summary printed after the run's summary line.

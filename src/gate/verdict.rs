@@ -2,10 +2,10 @@
 //!
 //! [`evaluate`] decides PASS / FAIL / INCONCLUSIVE with 0.4.1's thresholds, the statistics of
 //! [`super::stats`], the policy hard block, regressions, missing scenarios, usage deltas and warnings.
-//! [`Gate::to_json`] is the `gate` object of the JSON report and verdict.json;
+//! [`Gate::to_wire`] is the `gate` object of the JSON report and verdict.json;
 //! [`Gate::terminal_lines`] are the lines `check --band` prints. Writing them is the CLI's job.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::band::BandFile;
 use super::decision::{GateMode, PairedGate};
@@ -13,6 +13,7 @@ use super::stats::{ALPHA, GateStats, POWER, test_drop};
 use super::{MEASURES, RunSummary, ScenarioTally, pooled_mean, repeated_keys_warning};
 use crate::compat::reason::{float_repr, fmt_fixed, py_repr, py_str};
 use crate::compat::value::{py_truthy, round_half_even};
+use crate::report::format::{self, GateBlock, GateStatsBlock};
 
 /// Slack on the thresholds so that a rate equal to a threshold is not lost to rounding.
 const EPSILON: f64 = 1e-9;
@@ -209,63 +210,51 @@ fn usage_deltas(band: &BandFile, candidate: &RunSummary) -> Vec<UsageDelta> {
 }
 
 impl Gate {
-    /// The `gate` object of the JSON report and verdict.json, keys in 0.4.1's order.
-    pub fn to_json(&self) -> Value {
-        let mut usage = Map::new();
-        for delta in &self.usage {
-            let mut entry = Map::new();
-            entry.insert("baseline".into(), delta.baseline.clone());
-            entry.insert("candidate".into(), Value::from(delta.candidate));
-            entry.insert("delta_pct".into(), Value::from(delta.delta_pct));
-            usage.insert(delta.measure.clone(), Value::Object(entry));
-        }
-        let mut stats = Map::new();
-        stats.insert(
-            "baseline_mean".into(),
-            Value::from(self.stats.baseline_mean),
-        );
-        stats.insert("drop".into(), Value::from(self.stats.drop));
-        stats.insert("p_value".into(), Value::from(self.stats.p_value));
-        stats.insert("alpha".into(), Value::from(ALPHA));
-        stats.insert("power".into(), Value::from(POWER));
-        stats.insert("required_n".into(), Value::from(self.stats.required_n));
-        stats.insert("additional_n".into(), Value::from(self.stats.additional_n));
-        let mut gate = Map::new();
-        gate.insert("verdict".into(), Value::from(self.verdict.as_str()));
-        gate.insert("clean_rate".into(), Value::from(self.clean_rate));
-        gate.insert("usage".into(), Value::Object(usage));
-        gate.insert("band".into(), Value::from(self.band.to_vec()));
-        gate.insert("pass_threshold".into(), Value::from(self.pass_threshold));
-        gate.insert("fail_threshold".into(), Value::from(self.fail_threshold));
-        gate.insert("stats".into(), Value::Object(stats));
-        gate.insert("regressions".into(), Value::from(self.regressions.clone()));
-        gate.insert("missing".into(), Value::from(self.missing.clone()));
-        gate.insert(
-            "policy_violations".into(),
-            Value::from(self.policy_violations.clone()),
-        );
-        if let Some(violations) = &self.workflow_violations {
-            gate.insert(
-                "workflow_violations".into(),
-                Value::from(violations.clone()),
-            );
-        }
-        gate.insert("warnings".into(), Value::from(self.warnings.clone()));
-        if let Some(metric) = &self.metric {
+    /// The `gate` object of the JSON report and verdict.json ([`GateBlock`] gives its keys).
+    pub fn to_wire(&self) -> GateBlock {
+        let paired = self.paired.as_ref();
+        GateBlock {
+            verdict: self.verdict.as_str().to_string(),
+            clean_rate: self.clean_rate,
+            usage: self
+                .usage
+                .iter()
+                .map(|delta| {
+                    (
+                        delta.measure.clone(),
+                        format::UsageDelta {
+                            baseline: delta.baseline.clone(),
+                            candidate: delta.candidate,
+                            delta_pct: delta.delta_pct,
+                        },
+                    )
+                })
+                .collect(),
+            band: self.band.clone(),
+            pass_threshold: self.pass_threshold,
+            fail_threshold: self.fail_threshold,
+            stats: GateStatsBlock {
+                baseline_mean: self.stats.baseline_mean,
+                drop: self.stats.drop,
+                p_value: self.stats.p_value,
+                alpha: ALPHA,
+                power: POWER,
+                required_n: self.stats.required_n,
+                additional_n: self.stats.additional_n,
+            },
+            regressions: self.regressions.clone(),
+            missing: self.missing.clone(),
+            policy_violations: self.policy_violations.clone(),
+            workflow_violations: self.workflow_violations.clone(),
+            warnings: self.warnings.clone(),
             // Added after 0.4.1's keys, and only with --metric pass^k.
-            gate.insert("metric".into(), Value::from(metric.clone()));
-        }
-        if let Some(paired) = &self.paired {
+            metric: self.metric.clone(),
             // Added after 0.4.1's keys, and only outside the default mode.
-            gate.insert("decided_by".into(), Value::from(self.mode.as_str()));
-            gate.insert(
-                "band_verdict".into(),
-                Value::from(self.band_verdict.as_str()),
-            );
-            gate.insert("paired".into(), paired.to_json());
-            gate.insert("intervals".into(), paired.intervals_json());
+            decided_by: paired.map(|_| self.mode.as_str().to_string()),
+            band_verdict: paired.map(|_| self.band_verdict.as_str().to_string()),
+            paired: paired.map(PairedGate::to_wire),
+            intervals: paired.map(PairedGate::intervals_wire),
         }
-        Value::Object(gate)
     }
 
     /// The lines `check --band` prints: (stderr warnings, stdout gate lines).
@@ -350,7 +339,11 @@ mod tests {
         builder.add_run(&fixtures::glm_run1());
         builder.add_run(&fixtures::glm_run2());
         let band = builder.finish().expect("band");
-        BandFile::from_value(Path::new("band.json"), &band.to_json()).expect("band file")
+        BandFile::from_value(
+            Path::new("band.json"),
+            &serde_json::to_value(band.to_wire()).unwrap(),
+        )
+        .expect("band file")
     }
 
     fn candidate(items: &[(&str, bool)]) -> RunSummary {
@@ -409,9 +402,9 @@ mod tests {
             "policy_violations": [],
             "warnings": ["band built from 2 baseline runs; use 3 or more for a stable noise estimate"]
         });
-        assert_eq!(gate.to_json(), expected);
+        assert_eq!(serde_json::to_value(gate.to_wire()).unwrap(), expected);
         assert_eq!(
-            serde_json::to_string(&gate.to_json()).expect("json"),
+            serde_json::to_string(&serde_json::to_value(gate.to_wire()).unwrap()).expect("json"),
             serde_json::to_string(&expected).expect("json"),
             "key order"
         );
@@ -553,7 +546,7 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
             "regressions": ["s01", "q"], "missing": ["zz"], "policy_violations": [],
             "warnings": ["1 band scenario(s) absent from this run, counted as not clean"]
         });
-        assert_eq!(gate.to_json(), expected);
+        assert_eq!(serde_json::to_value(gate.to_wire()).unwrap(), expected);
         let (stderr, stdout) = gate.terminal_lines(&band.runs_text());
         assert_eq!(
             stderr,
@@ -611,7 +604,7 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
             stdout[1..],
             ["gate: FAIL · workflow violation in 1 trace(s) (hard block)"]
         );
-        let value = gate.to_json();
+        let value = serde_json::to_value(gate.to_wire()).unwrap();
         let keys: Vec<&str> = value
             .as_object()
             .map(|m| m.keys().map(String::as_str).collect())
@@ -631,9 +624,12 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
         let gate = evaluate(&band, &run);
         assert_eq!(gate.verdict, Verdict::Pass);
         assert_eq!(gate.terminal_lines("2").1.len(), 1);
-        assert_eq!(gate.to_json()["workflow_violations"], json!([]));
+        assert_eq!(
+            serde_json::to_value(gate.to_wire()).unwrap()["workflow_violations"],
+            json!([])
+        );
         // Without the workflow check the gate object keeps 0.4.1's keys.
-        let plain = evaluate(&band, &with_failures(0)).to_json();
+        let plain = serde_json::to_value(evaluate(&band, &with_failures(0)).to_wire()).unwrap();
         assert!(plain.get("workflow_violations").is_none());
     }
 

@@ -32,7 +32,7 @@ pub use decoder::{Decoder, ReadOptions, ReadProgress, Traces, for_each_batch};
 pub use paths::{Inputs, expand_inputs, expand_paths};
 
 /// The trace formats `--format` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Auto,
     Otlp,
@@ -51,6 +51,25 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub const ALL: [Format; 14] = [
+        Format::Auto,
+        Format::Otlp,
+        Format::Openinference,
+        Format::Langfuse,
+        Format::Langsmith,
+        Format::Braintrust,
+        Format::Trajectory,
+        Format::TauBench,
+        Format::SweAgent,
+        Format::MultiAgent,
+        Format::OtlpProto,
+        Format::AnyAgent,
+        Format::LangsmithSdk,
+        Format::OpeninferenceSpans,
+    ];
+
+    /// The name `--format` takes and reports print.
     pub fn name(self) -> &'static str {
         match self {
             Format::Auto => "auto",

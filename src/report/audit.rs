@@ -2,13 +2,10 @@
 //!
 //! ## Files
 //!
-//! - `verdict.json`: `faultgate_version`, `created_utc` (`YYYY-MM-DDTHH:MM:SSZ`), `verdict`, `exit_code`,
-//!   `command` (the reproduce command), `install` (the pip line that installs this version), `inputs`
-//!   (`role`, display `path`, `sha256` of the bytes, for the traces, then band, policy, golden,
-//!   outcomes, judge_checks and judge_replay when given), `judge`, `checks`, `redaction`,
-//!   `traces`, `failed_traces` (a count), `fired`, `gate` (the gate object or null).
-//! - `failing_traces.json`: one object per failing trace in report order: `trace_id`, `scenario` (of its
-//!   first result), `checks` (`check` and redacted `reason` per detected result). No payloads.
+//! - `verdict.json`: [`VerdictJson`]: the version, time, verdict and exit code, the reproduce command,
+//!   each input with its SHA-256, the run's counts and the gate object.
+//! - `failing_traces.json`: a list of [`FailingTrace`], one per failing trace in report order, with the
+//!   checks that fired and their redacted reasons. No payloads.
 //! - `repro.sh`: the install line and the reproduce command; its header names this tool and version.
 //!
 //! Differences from faultgate 0.4.1: `faultgate_version` is this crate's version, not `0.4.1`; every
@@ -20,9 +17,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::format::{FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty};
 use super::markdown::{overall_verdict, results_by_id};
 use super::repro::{PIP_INSTALL, TOOL, display_path};
 use super::{Report, write_atomic};
@@ -106,17 +103,21 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
         .collect())
 }
 
-/// verdict.json.
+/// verdict.json ([`VerdictJson`] gives its keys).
 ///
 /// # Errors
 ///
 /// An input file that can no longer be read for its digest.
-pub fn verdict_value(audit: &Audit<'_>) -> std::io::Result<Value> {
+pub fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
     let report = audit.report;
     let mut inputs = Vec::with_capacity(audit.inputs.len());
     for input in audit.inputs {
         if let Some((shown, sha256)) = &input.recorded {
-            inputs.push(json!({"role": input.role, "path": shown, "sha256": sha256}));
+            inputs.push(InputDigest {
+                role: input.role.to_string(),
+                path: shown.clone(),
+                sha256: sha256.clone(),
+            });
             continue;
         }
         let shown = display_path(&input.path).unwrap_or_else(|| {
@@ -125,65 +126,55 @@ pub fn verdict_value(audit: &Audit<'_>) -> std::io::Result<Value> {
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
         });
-        inputs.push(json!({
-            "role": input.role,
-            "path": shown,
-            "sha256": sha256_file(&input.path)?,
-        }));
+        inputs.push(InputDigest {
+            role: input.role.to_string(),
+            path: shown,
+            sha256: sha256_file(&input.path)?,
+        });
     }
-    let mut fired = Map::new();
-    for (name, n) in report.fired() {
-        fired.insert(name.to_string(), Value::from(n));
-    }
-    let mut out = Map::new();
-    out.insert(
-        "faultgate_version".into(),
-        Value::from(env!("CARGO_PKG_VERSION")),
-    );
-    out.insert("created_utc".into(), Value::from(audit.created_utc.clone()));
-    out.insert(
-        "verdict".into(),
-        Value::from(overall_verdict(report, audit.gate)),
-    );
-    out.insert("exit_code".into(), Value::from(audit.exit_code));
-    out.insert("command".into(), Value::from(audit.command));
-    out.insert("install".into(), Value::from(PIP_INSTALL));
-    out.insert("inputs".into(), Value::Array(inputs));
-    out.insert("judge".into(), Value::from(report.judge.clone()));
-    out.insert("checks".into(), Value::from(report.checks.clone()));
-    out.insert("redaction".into(), Value::from(report.redaction.clone()));
-    out.insert("traces".into(), Value::from(report.trace_ids().len()));
-    out.insert(
-        "failed_traces".into(),
-        Value::from(report.failed_traces().len()),
-    );
-    out.insert("fired".into(), Value::Object(fired));
-    out.insert("gate".into(), audit.gate.map_or(Value::Null, Gate::to_json));
-    Ok(Value::Object(out))
+    Ok(VerdictJson {
+        faultgate_version: env!("CARGO_PKG_VERSION").to_string(),
+        created_utc: audit.created_utc.clone(),
+        verdict: overall_verdict(report, audit.gate).to_string(),
+        exit_code: audit.exit_code,
+        command: audit.command.to_string(),
+        install: PIP_INSTALL.to_string(),
+        inputs,
+        judge: report.judge.clone(),
+        checks: report.checks.clone(),
+        redaction: report.redaction.clone(),
+        traces: report.trace_ids().len(),
+        failed_traces: report.failed_traces().len(),
+        fired: report.fired().into_iter().collect(),
+        gate: audit.gate.map(Gate::to_wire),
+    })
 }
 
-/// failing_traces.json: each failing trace with every reason, redacted, no payloads.
-pub fn failing_value(report: &Report) -> Value {
+/// failing_traces.json ([`FailingTrace`] gives its keys): each failing trace with every reason,
+/// redacted, no payloads.
+pub fn failing(report: &Report) -> Vec<FailingTrace> {
     let by_id = results_by_id(report);
-    let items = report
+    report
         .failed_traces()
         .into_iter()
         .map(|id| {
             let records = &by_id[id];
-            let checks: Vec<Value> = records
+            let checks = records
                 .iter()
                 .flat_map(|r| report.checks.iter().zip(r.verdicts()))
                 .filter(|(_, v)| v.detected)
-                .map(|(name, v)| json!({"check": name, "reason": v.reason.unwrap_or_default()}))
+                .map(|(name, v)| FiredCheck {
+                    check: name.clone(),
+                    reason: v.reason.unwrap_or_default().to_string(),
+                })
                 .collect();
-            json!({
-                "trace_id": id,
-                "scenario": records[0].scenario(),
-                "checks": checks,
-            })
+            FailingTrace {
+                trace_id: id.to_string(),
+                scenario: records[0].scenario().to_string(),
+                checks,
+            }
         })
-        .collect();
-    Value::Array(items)
+        .collect()
 }
 
 /// repro.sh: a shell script that installs faultgate and reruns the command.
@@ -200,9 +191,9 @@ pub fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
 /// A file that cannot be written, or an input that cannot be read for its digest.
 pub fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let verdict = crate::compat::json::to_pretty(&verdict_value(audit)?);
+    let verdict = to_pretty(&verdict(audit)?);
     write_atomic(&dir.join("verdict.json"), verdict.as_bytes())?;
-    let failing = crate::compat::json::to_pretty(&failing_value(audit.report));
+    let failing = to_pretty(&failing(audit.report));
     write_atomic(&dir.join("failing_traces.json"), failing.as_bytes())?;
     let script = repro_script(
         overall_verdict(audit.report, audit.gate),

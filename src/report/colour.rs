@@ -7,8 +7,8 @@
 
 use std::io::IsTerminal;
 
-/// `--color`: when to colour the terminal table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// `--color`: when to colour the terminal table (the flag's values live in `cli::values`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ColorChoice {
     /// When stdout is a terminal and `NO_COLOR` is unset or empty.
     #[default]

@@ -266,7 +266,9 @@ pub fn render(summary: &Summary<'_>) -> String {
 
     let violations: Vec<&str> = match gate {
         Some(g) => g.policy_violations.iter().map(String::as_str).collect(),
-        None => report.fired_on("policy"),
+        None => report
+            .blocked_on(crate::checks::Gating::PolicyBlock)
+            .unwrap_or_default(),
     };
     if !violations.is_empty() {
         lines.extend([
@@ -283,7 +285,9 @@ pub fn render(summary: &Summary<'_>) -> String {
         ]);
         'rows: for r in report.rows() {
             for (name, v) in report.checks.iter().zip(r.verdicts()) {
-                if name != "policy" || !v.detected {
+                if !v.detected
+                    || crate::checks::registry::gating(name) != crate::checks::Gating::PolicyBlock
+                {
                     continue;
                 }
                 if lines.len() - chart_lines >= MAX_LINES_FOR_POLICY_ROWS {

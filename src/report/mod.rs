@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod colour;
+pub mod format;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -18,6 +19,8 @@ pub mod verdicts;
 use std::collections::HashMap;
 
 pub use verdicts::{Row, VerdictBatch, VerdictRef};
+
+use crate::checks::Gating;
 
 /// The measures of one trace (`measures` in the JSON report).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -97,8 +100,23 @@ impl Report {
 
     /// Ids of traces where the named check fired, in report order.
     pub fn fired_on(&self, check: &str) -> Vec<&str> {
+        self.fired_where(|name| name == check)
+    }
+
+    /// Ids of traces where a check of this gate effect fired, in report order; `None` when no such
+    /// check ran (see [`crate::checks::Gating`]).
+    pub fn blocked_on(&self, gating: Gating) -> Option<Vec<&str>> {
+        let of_gating = |name: &str| crate::checks::registry::gating(name) == gating;
+        self.checks
+            .iter()
+            .any(|c| of_gating(c))
+            .then(|| self.fired_where(of_gating))
+    }
+
+    /// Ids of traces where a check whose name passes `selected` fired, in report order.
+    fn fired_where(&self, selected: impl Fn(&str) -> bool) -> Vec<&str> {
         let positions: Vec<usize> = (0..self.checks.len())
-            .filter(|&k| self.checks[k] == check)
+            .filter(|&k| selected(&self.checks[k]))
             .collect();
         self.rows()
             .filter(|row| positions.iter().any(|&k| row.verdict(k).detected))
@@ -119,16 +137,21 @@ pub struct OutcomeSummary {
 }
 
 impl Report {
-    /// The outcome block, when the `outcome` check ran.
+    /// The outcome block, when the check that feeds it (see [`crate::checks::Registered`]) ran.
     pub fn outcome_summary(&self) -> Option<OutcomeSummary> {
-        if !self.checks.iter().any(|c| c == "outcome") {
+        let feeds: Vec<bool> = self
+            .checks
+            .iter()
+            .map(|c| crate::checks::registry::feeds_outcome_block(c))
+            .collect();
+        if !feeds.contains(&true) {
             return None;
         }
         let (mut judged, mut total, mut true_count) = (0, 0, 0);
         let mut structural_failed: std::collections::HashSet<&str> = Default::default();
         for r in self.rows() {
-            for (name, v) in self.checks.iter().zip(r.verdicts()) {
-                if name == "outcome" {
+            for (&feeds, v) in feeds.iter().zip(r.verdicts()) {
+                if feeds {
                     total += 1;
                     if v.confidence > 0.0 {
                         judged += 1;

@@ -102,7 +102,7 @@ pub fn steps_named(reason: &str) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::checks::testing::TraceSpec;
-    use crate::checks::{ALL, CheckContext, Reasons};
+    use crate::checks::{CheckContext, Reasons, checks};
     use crate::ingest::Format;
     use crate::pipeline::{RunSettings, run_batch};
     use crate::table::TraceBatch;
@@ -137,11 +137,7 @@ mod tests {
         let batch = TraceBatch::build(&traces);
         let cols = Columns::new(&batch);
         let settings = RunSettings {
-            checks: ALL
-                .iter()
-                .copied()
-                .filter(|c| c.default_enabled())
-                .collect(),
+            checks: checks().filter(|c| c.default_enabled()).collect(),
             context: CheckContext::default(),
             redaction: Redaction::Builtin,
             format: Format::Auto,

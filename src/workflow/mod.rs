@@ -7,14 +7,14 @@
 //!
 //! The flow: `spec` (config -> compile -> [`Workflow`]), `trajectory` (JSON lines -> [`Event`]s),
 //! `rules` ([`Workflow::evaluate`], pure, over any event sequence), `report` (per-file verdicts, text with
-//! `report-sha256:`, JSON), `draft` (a spec mined from known-good runs) and `cli` (`faultgate conform`).
+//! `report-sha256:`, JSON) and `draft` (a spec mined from known-good runs); the `faultgate conform`
+//! command itself is `crate::cli::conform`.
 //! The rules know no file format, so `check --workflow` can feed them events built from any trace.
 //!
 //! Verdicts and exit codes: PASS 0 (with or without warnings), BLOCK 1, ERROR (`bad-input`) 2. With
 //! several files the process exit is the worst verdict, where BLOCK outranks ERROR outranks PASS: a
 //! confirmed violation is the more important news than an unreadable neighbour.
 
-pub mod cli;
 pub mod draft;
 pub mod event;
 pub mod from_table;

@@ -13,13 +13,14 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::WorkflowError;
-use super::draft::draft_spec;
-use super::event::Event;
-use super::report::{ConformReport, FileOutcome, FileReport};
-use super::spec::Workflow;
-use super::trajectory::read_trajectory;
+use super::ExitStatus;
 use crate::error::display_path;
+use crate::workflow::WorkflowError;
+use crate::workflow::draft::draft_spec;
+use crate::workflow::event::Event;
+use crate::workflow::report::{ConformReport, FileOutcome, FileReport};
+use crate::workflow::spec::Workflow;
+use crate::workflow::trajectory::read_trajectory;
 
 /// Arguments of `faultgate conform`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -43,8 +44,9 @@ pub struct ConformArgs {
     pub draft: Vec<PathBuf>,
 }
 
-/// Runs `conform`, writing the report (or the draft spec) to `stdout`; returns the exit code.
-pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<i32, WorkflowError> {
+/// Runs `conform`, writing the report (or the draft spec) to `stdout`; returns the worst verdict's exit
+/// status.
+pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<ExitStatus, WorkflowError> {
     let ConformArgs {
         spec,
         trajectories,
@@ -87,7 +89,7 @@ pub fn run(args: &ConformArgs, stdout: &mut dyn Write) -> Result<i32, WorkflowEr
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(WorkflowError::Output)?;
-    Ok(report.exit_code())
+    Ok(report.overall().into())
 }
 
 /// Reads and replays one trajectory; an unreadable or malformed file is that file's ERROR verdict.
@@ -104,7 +106,7 @@ pub fn conform_file(workflow: &Workflow, path: &Path) -> FileReport {
     }
 }
 
-fn run_draft(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<i32, WorkflowError> {
+fn run_draft(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<ExitStatus, WorkflowError> {
     let runs: Vec<Vec<Event>> = paths
         .iter()
         .map(|path| {
@@ -131,7 +133,7 @@ fn run_draft(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<i32, WorkflowE
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(WorkflowError::Output)?;
-    Ok(0)
+    Ok(ExitStatus::Pass)
 }
 
 fn check_output_path(path: &Path) -> Result<(), WorkflowError> {

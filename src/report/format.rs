@@ -1,0 +1,1007 @@
+//! The JSON files faultgate writes, as types: the `--json` report, band.json, the audit folder's
+//! verdict.json and failing_traces.json, and the `calibrate --json` report.
+//!
+//! Each struct's field order is the order its keys are written in, and the doc comments here are the
+//! format's reference (`docs/formats.md` is written from them; a test keeps the two in step). Writers
+//! build one of these values and print it with [`to_pretty`]; nothing else decides a key's name, place
+//! or presence.
+//!
+//! Conventions for every file: one-space indentation and ASCII escapes, as faultgate 0.4.1 writes JSON;
+//! floats keep a decimal point (`1.0`); an undefined or non-finite float is `null`. Values that a band
+//! file gave and the gate echoes ([`serde_json::Value`] fields) are written back exactly as read, so a
+//! band's integer `1` stays `1`.
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A typed file as faultgate writes it: `json.dumps(v, indent=1)` with ASCII escapes, no trailing
+/// newline.
+///
+/// The one place the writers turn a typed value into text.
+pub fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
+    crate::compat::json::to_pretty(value)
+}
+
+/// An object whose keys are data (check names, trace ids, measures), in insertion order.
+///
+/// Built from pairs: a key given again replaces its value in the key's first place, as a JSON object
+/// built by repeated assignment does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entries<V>(Vec<(String, V)>);
+
+impl<V> Default for Entries<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<V> Entries<V> {
+    /// An empty object.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The entries in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// No keys.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<K: Into<String>, V> FromIterator<(K, V)> for Entries<V> {
+    /// A repeated key keeps its first place and takes the last value.
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut entries: Vec<(String, V)> = Vec::new();
+        let mut place: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (k, v) in iter {
+            let k = k.into();
+            match place.get(&k) {
+                Some(&i) => entries[i].1 = v,
+                None => {
+                    place.insert(k.clone(), entries.len());
+                    entries.push((k, v));
+                }
+            }
+        }
+        Self(entries)
+    }
+}
+
+impl<V> IntoIterator for Entries<V> {
+    type Item = (String, V);
+    type IntoIter = std::vec::IntoIter<(String, V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<V: Serialize> Serialize for Entries<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Entries<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for EntriesVisitor<V> {
+            type Value = Entries<V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries<V>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, V>()? {
+                    entries.push(entry);
+                }
+                Ok(entries.into_iter().collect())
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor(std::marker::PhantomData))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The `--json` report
+// ---------------------------------------------------------------------------------------------------
+
+/// The `check --json` report: one object per run.
+///
+/// The keys up to `results` are 0.4.1's and always present; the later ones are written only when
+/// they have something to say, so a plain run's report keeps 0.4.1's keys exactly.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JsonReport {
+    /// Judge name of the run (`none` when no judge ran).
+    pub judge: String,
+    /// Active check names in selection order; a check selected twice is listed twice.
+    pub checks: Vec<String>,
+    /// Redaction mode the run used (`builtin`, `off`, …).
+    pub redaction: String,
+    /// Number of distinct trace ids.
+    pub traces: usize,
+    /// Ids of traces where any check fired, distinct, in report order.
+    pub failed_traces: Vec<String>,
+    /// Check name → number of traces it fired on, each distinct check once, in selection order.
+    pub fired: Entries<usize>,
+    /// Trace id → the trace's usage measures, in first-result order.
+    pub measures: Entries<TraceMeasures>,
+    /// One entry per trace and active check: traces in run order, checks in selection order.
+    pub results: Vec<CheckResult>,
+    /// What the run could not read as it should (tools shown but not read, duplicate or clashing spans,
+    /// skipped files), one sentence each; absent when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_warnings: Vec<String>,
+    /// Token counts of the judge model; present only when a judge answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_usage: Option<JudgeUsage>,
+    /// Outcome summary; present only when the `outcome` check ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<OutcomeBlock>,
+    /// pass^k over repeated scenarios; present only with `--pass-k` or `--metric pass^k` and a run that
+    /// has several traces for some scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_k: Option<PassKBlock>,
+    /// The gate against the band; present only when `--band` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateBlock>,
+}
+
+/// One trace's usage measures (`measures` in the report); each is `null` when the trace did not
+/// record it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TraceMeasures {
+    /// Input plus output tokens (`gen_ai.usage.*_tokens`), summed over the trace's spans.
+    pub tokens: Option<f64>,
+    /// The root span's duration in milliseconds, else the span of all the trace's known times.
+    pub latency_ms: Option<f64>,
+    /// Cost in US dollars (`faultgate.cost_usd`), summed over the trace's spans.
+    pub cost_usd: Option<f64>,
+}
+
+/// One check's verdict on one trace (`results` in the report).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckResult {
+    /// Trace id, in full.
+    pub trace_id: String,
+    /// Scenario key of the trace (redacted).
+    pub scenario: String,
+    /// Check name.
+    pub check: String,
+    /// Whether the check fired.
+    pub detected: bool,
+    /// The check's confidence from 0 to 1, rounded half-to-even to 4 places.
+    pub confidence: f64,
+    /// Why the check fired or not (redacted); empty when it gave no reason.
+    pub reason: String,
+}
+
+/// The judge model's token counts over the run (`judge_usage` in the report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct JudgeUsage {
+    /// Prompt tokens the judge was sent.
+    pub prompt_tokens: u64,
+    /// Completion tokens the judge answered with.
+    pub completion_tokens: u64,
+    /// `prompt_tokens + completion_tokens`.
+    pub total_tokens: u64,
+}
+
+/// The outcome block (`outcome` in the report): how many traces the outcomes file judged, and the
+/// clean rates with and without it. Rates are rounded half-to-even to 4 places.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OutcomeBlock {
+    /// `outcome` results the outcomes file judged.
+    pub judged: usize,
+    /// `outcome` results without an outcome, not judged.
+    pub missing: usize,
+    /// Judged results whose outcome was true (the task succeeded).
+    #[serde(rename = "true")]
+    pub true_count: usize,
+    /// `true` over `judged`; `null` when nothing was judged.
+    pub outcome_rate: Option<f64>,
+    /// Share of distinct traces where no check other than `outcome` fired.
+    pub structural_clean_rate: f64,
+    /// Share of distinct traces where no check fired.
+    pub clean_rate: f64,
+}
+
+/// pass^k over scenarios with repeated traces (`pass_k` in the report): the chance that k traces drawn
+/// without replacement from a scenario's traces are all clean, averaged over scenarios.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassKBlock {
+    /// Distinct scenario keys in the run.
+    pub scenarios: usize,
+    /// The most traces any scenario has.
+    pub max_trials: u32,
+    /// For k = 1, 2, …: the scenarios with at least k traces, which that k averages over.
+    pub scenarios_per_k: Vec<usize>,
+    /// pass^1, pass^2, … over all checks (a trace passes when no check fired).
+    pub overall: Vec<f64>,
+    /// Check name → pass^1, pass^2, … for that check alone, in selection order.
+    pub by_check: Entries<Vec<f64>>,
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The gate block (the report's `gate`, verdict.json's `gate`)
+// ---------------------------------------------------------------------------------------------------
+
+/// The gate: a candidate run judged against a band file.
+///
+/// The keys up to `warnings` are 0.4.1's; `workflow_violations` appears when the `workflow` check ran,
+/// `metric` with `--metric pass^k`, and `decided_by` to `intervals` with `--gate paired` or `both`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateBlock {
+    /// `PASS`, `FAIL` or `INCONCLUSIVE`: the verdict that sets the exit code.
+    pub verdict: String,
+    /// Share of the band's scenarios clean in this run (absent ones count as not clean); pass^k in its
+    /// place with `--metric pass^k`.
+    pub clean_rate: f64,
+    /// Measure → this run against the band, for each band measure with a non-zero baseline that this
+    /// run recorded, in the band's order.
+    pub usage: Entries<UsageDelta>,
+    /// The band's `clean_rate.min` and `clean_rate.max`, as the band file wrote them.
+    pub band: [Value; 2],
+    /// `min - 1/n`: a rate at or above it passes.
+    pub pass_threshold: f64,
+    /// `min - 3/n`: a rate below it fails.
+    pub fail_threshold: f64,
+    /// The test of the drop from the baseline mean.
+    pub stats: GateStatsBlock,
+    /// Band `clean_in_all_runs` scenarios not clean in this run, in band order.
+    pub regressions: Vec<Value>,
+    /// Band scenarios this run does not have, in band order.
+    pub missing: Vec<Value>,
+    /// Trace ids where `policy` fired; any one fails the gate.
+    pub policy_violations: Vec<String>,
+    /// Trace ids where `workflow` fired; any one fails the gate. Absent when the workflow check did not
+    /// run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workflow_violations: Option<Vec<String>>,
+    /// Warnings about the comparison (another judge or check list, missing scenarios, few baseline
+    /// runs, repeated scenario keys), as printed on stderr without the `warning: ` prefix.
+    pub warnings: Vec<String>,
+    /// `pass^k` when `--metric pass^k` put pass^k in place of the clean rate; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// `paired` or `both`: which test decided `verdict`; absent with the default band gate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// The band gate's own verdict; absent with the default band gate (where it is `verdict`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub band_verdict: Option<String>,
+    /// The paired per-scenario test; absent with the default band gate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedBlock>,
+    /// Bootstrap intervals of the clean rate; absent with the default band gate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<IntervalsBlock>,
+}
+
+/// One usage measure of the run next to the band's (an entry of the gate's `usage`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsageDelta {
+    /// The band's mean, as the band file wrote it.
+    pub baseline: Value,
+    /// This run's mean over the traces that recorded the measure.
+    pub candidate: f64,
+    /// Change from the baseline in percent, rounded half-to-even to one decimal.
+    pub delta_pct: f64,
+}
+
+/// The statistics of the band gate (the gate's `stats`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GateStatsBlock {
+    /// Mean of the band's per-run clean rates.
+    pub baseline_mean: f64,
+    /// `baseline_mean` minus this run's rate.
+    pub drop: f64,
+    /// One-sided p-value of the drop.
+    pub p_value: f64,
+    /// Significance level of the test (0.05).
+    pub alpha: f64,
+    /// Power the sample-size estimate aims for (0.8).
+    pub power: f64,
+    /// Scenarios needed to detect the drop; `null` unless the verdict is INCONCLUSIVE.
+    pub required_n: Option<u64>,
+    /// `required_n` minus the band's scenarios, at least 0; `null` unless the verdict is INCONCLUSIVE.
+    pub additional_n: Option<u64>,
+}
+
+/// The paired per-scenario test (the gate's `paired`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedBlock {
+    /// The paired test's verdict: `PASS`, `FAIL` or `INCONCLUSIVE`.
+    pub verdict: String,
+    /// The test used: `sign test (exact)`, `paired permutation (exact)` or
+    /// `paired permutation (normal approximation)`.
+    pub method: String,
+    /// Band scenarios compared.
+    pub scenarios: usize,
+    /// Mean over scenarios of the share of baseline runs the scenario was clean in.
+    pub baseline_rate: f64,
+    /// Share of the scenarios clean in this run.
+    pub candidate_rate: f64,
+    /// `baseline_rate - candidate_rate`.
+    pub drop: f64,
+    /// Scenarios whose clean state differs from their baseline's.
+    pub discordant: usize,
+    /// Scenarios clean in every baseline run and not clean now, in band order.
+    pub regressed: Vec<Value>,
+    /// Scenarios clean in no baseline run and clean now, in band order.
+    pub improved: Vec<Value>,
+    /// One-sided p-value of the drop.
+    pub p_value: f64,
+    /// Significance level (0.05).
+    pub alpha: f64,
+    /// Power the sample-size estimate aims for (0.8).
+    pub power: f64,
+    /// Scenarios needed to detect the drop; `null` when the rate did not drop.
+    pub required_n: Option<u64>,
+    /// `required_n` minus the band's scenarios, at least 0; `null` when the rate did not drop.
+    pub additional_n: Option<u64>,
+}
+
+/// Bootstrap intervals (the gate's `intervals`): resampling scenarios, percentile method.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalsBlock {
+    /// Confidence level (0.95).
+    pub confidence: f64,
+    /// `scenario bootstrap, percentile`.
+    pub method: String,
+    /// Bootstrap resamples drawn.
+    pub resamples: usize,
+    /// Seed of the resampling, so the intervals repeat exactly.
+    pub seed: u64,
+    /// `[low, high]` of this run's clean rate.
+    pub clean_rate: [f64; 2],
+    /// `[low, high]` of this run's clean rate minus the baseline's.
+    pub difference: [f64; 2],
+}
+
+// ---------------------------------------------------------------------------------------------------
+// band.json
+// ---------------------------------------------------------------------------------------------------
+
+/// band.json, written by `baseline` and read by `check --band`.
+///
+/// The gate reads a band leniently, as 0.4.1 did, and echoes some of its values: those fields are
+/// [`Value`]s holding what the file has (the doc says what faultgate writes there). A key faultgate
+/// requires is `None` when the file lacks it and `Some(Value::Null)` when it is `null`. Keys only
+/// written (`n`, `rule`, `clean_rate.mean`) are not read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandJson {
+    /// Judge name of the baseline runs (a string). Required.
+    #[serde(default, deserialize_with = "present")]
+    pub judge: Option<Value>,
+    /// Active check list of the baseline runs (a list of strings). Required.
+    #[serde(default, deserialize_with = "present")]
+    pub checks: Option<Value>,
+    /// Number of baseline runs (an integer). Required: a whole number, 1 or more.
+    #[serde(default, deserialize_with = "present")]
+    pub runs: Option<Value>,
+    /// Number of `scenarios`. Not read back.
+    #[serde(skip_deserializing)]
+    pub n: usize,
+    /// Scenario keys present in every baseline run, sorted by code point. Required, not empty.
+    #[serde(default, deserialize_with = "present")]
+    pub scenarios: Option<Value>,
+    /// The per-run clean rates. Required, an object.
+    #[serde(default, deserialize_with = "present")]
+    pub clean_rate: Option<Shaped<BandCleanRate>>,
+    /// Scenarios clean in every baseline run, sorted. Required, a list.
+    #[serde(default, deserialize_with = "present")]
+    pub clean_in_all_runs: Option<Value>,
+    /// Measure (`tokens`, `latency_ms`, `cost_usd`) → its mean over every trace of every run that
+    /// recorded it, or `null`. Optional when read.
+    #[serde(default, deserialize_with = "present")]
+    pub usage: Option<Shaped<Entries<Value>>>,
+    /// The decision rule in words (a fixed sentence). Not read back.
+    #[serde(skip_deserializing)]
+    pub rule: String,
+    /// pass^1 … pass^k of each baseline run; written by `baseline --pass-k` when some run had several
+    /// traces for a scenario, needed by `check --metric pass^k`. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pass_k: Option<Shaped<BandPassKJson>>,
+    /// Per scenario (in `scenarios` order), the number of baseline runs it was clean in; written by
+    /// `baseline --per-scenario`, needed by `check --gate paired` and `both`. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scenario_clean_runs: Option<Value>,
+}
+
+/// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandCleanRate {
+    /// Lowest per-run rate, from 0 to 1. Required; the gate's thresholds start from it.
+    #[serde(default, deserialize_with = "present")]
+    pub min: Option<Value>,
+    /// Highest per-run rate, from 0 to 1, at least `min`. Required.
+    #[serde(default, deserialize_with = "present")]
+    pub max: Option<Value>,
+    /// Mean of `per_run`. Not read back.
+    #[serde(skip_deserializing)]
+    pub mean: f64,
+    /// Each run's rate, one per run. When read: optional (`[min, max]` stands in for a band without
+    /// it), else as many rates from 0 to 1 as `runs`.
+    #[serde(default, deserialize_with = "present")]
+    pub per_run: Option<Value>,
+}
+
+/// A band's `pass_k`: pass^1 … pass^k of each baseline run over the shared scenarios.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandPassKJson {
+    /// The largest k every shared scenario has traces for in every run (1 or more).
+    pub k: u32,
+    /// Per run, `[pass^1, …, pass^k]`: one list of k numbers per run, at least one run.
+    pub per_run: Vec<Vec<f64>>,
+}
+
+/// A band value that should be an object: `T` when it is an object that reads as `T`, else the value
+/// as written, so the reader can name the key that is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shaped<T> {
+    /// An object that reads as `T`.
+    Object(T),
+    /// Anything else, as written.
+    Other(Value),
+}
+
+impl<T: Serialize> Serialize for Shaped<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Shaped::Object(fields) => fields.serialize(serializer),
+            Shaped::Other(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl<'de, T: de::DeserializeOwned> Deserialize<'de> for Shaped<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Object(fields) => {
+                let object = Value::Object(fields);
+                Ok(T::deserialize(&object).map_or(Shaped::Other(object), Shaped::Object))
+            }
+            other => Ok(Shaped::Other(other)),
+        }
+    }
+}
+
+/// A key that is present, even as `null`: `Some(value)`; with `#[serde(default)]`, a missing key is
+/// `None`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The audit folder
+// ---------------------------------------------------------------------------------------------------
+
+/// verdict.json in the `--audit` folder: what a reviewer needs to trust the verdict later.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictJson {
+    /// Version of this tool (not 0.4.1's).
+    pub faultgate_version: String,
+    /// When the run finished, `YYYY-MM-DDTHH:MM:SSZ` in UTC; `SOURCE_DATE_EPOCH` pins it.
+    pub created_utc: String,
+    /// `PASS`, `FAIL` or `INCONCLUSIVE` with a band; without one `FAIL` when any check fired, else
+    /// `PASS`.
+    pub verdict: String,
+    /// The run's exit code, 0 or 1.
+    pub exit_code: i32,
+    /// The command that reproduces the run.
+    pub command: String,
+    /// The pip line that installs this version.
+    pub install: String,
+    /// Every input file: the trace files (a directory lists each file it holds), then band, policy,
+    /// golden, outcomes, judge_checks and judge_replay when given.
+    pub inputs: Vec<InputDigest>,
+    /// Judge name of the run.
+    pub judge: String,
+    /// Active check names in selection order.
+    pub checks: Vec<String>,
+    /// Redaction mode of the run.
+    pub redaction: String,
+    /// Number of distinct trace ids.
+    pub traces: usize,
+    /// Number of distinct traces where any check fired.
+    pub failed_traces: usize,
+    /// Check name → number of traces it fired on, as in the report.
+    pub fired: Entries<usize>,
+    /// The gate object of the report, or `null` without `--band`.
+    pub gate: Option<GateBlock>,
+}
+
+/// One input file of the run (an entry of verdict.json's `inputs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputDigest {
+    /// `traces`, `band`, `policy`, `golden`, `outcomes`, `judge_checks` or `judge_replay`.
+    pub role: String,
+    /// The path as given, relative when it can be, else the file name.
+    pub path: String,
+    /// Lowercase hex SHA-256 of the file's bytes.
+    pub sha256: String,
+}
+
+/// One failing trace in failing_traces.json (a list of these, in report order). No payloads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailingTrace {
+    /// Trace id, in full.
+    pub trace_id: String,
+    /// Scenario key of the trace's first result (redacted).
+    pub scenario: String,
+    /// Each result that fired, in result order.
+    pub checks: Vec<FiredCheck>,
+}
+
+/// One check that fired on a failing trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FiredCheck {
+    /// Check name.
+    pub check: String,
+    /// Why it fired (redacted).
+    pub reason: String,
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The calibration report
+// ---------------------------------------------------------------------------------------------------
+
+/// The `calibrate --json` report: how each check's verdicts agree with human labels.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationJson {
+    /// The held-out split scored besides the full set (`--split NAME`), or `null`.
+    pub split: Option<String>,
+    /// What happened to the labels.
+    pub labels: LabelsBlock,
+    /// One entry per check, in the order the checks first gave a verdict.
+    pub checks: Vec<CheckCalibration>,
+}
+
+/// The label counts of a calibration (its `labels`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabelsBlock {
+    /// Distinct labels in the file.
+    pub total: usize,
+    /// Labels that scored at least one verdict.
+    pub used: usize,
+    /// Labels given twice with the same value, counted once.
+    pub duplicates: usize,
+    /// Check name → labels for that check, for checks that gave no verdict, in file order.
+    pub checks_not_run: Entries<usize>,
+    /// Labels whose key is neither a trace id nor a scenario key of the input.
+    pub keys_not_in_input: KeysNotInInput,
+    /// Labels under a scenario key that a trace-id label for the same check overrode on every trace.
+    pub shadowed: usize,
+}
+
+/// Label keys that matched nothing in the input (`labels.keys_not_in_input`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeysNotInInput {
+    /// Distinct keys.
+    pub keys: usize,
+    /// Labels under those keys (for checks that ran).
+    pub labels: usize,
+    /// The first 5 keys, in file order.
+    pub first: Vec<String>,
+}
+
+/// One check's agreement with the labels (an entry of `checks`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckCalibration {
+    /// Check name.
+    pub check: String,
+    /// Metrics over every verdict of the check.
+    pub all: CalibrationMetrics,
+    /// Metrics over the held-out split; `null` without `--split`.
+    pub split: Option<CalibrationMetrics>,
+}
+
+/// A confusion matrix and the rates derived from it. A label of `true` means the failure is there
+/// (the check should fire). Counts are integers; rates are floats from 0 to 1; an undefined rate,
+/// interval or kappa is `null`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationMetrics {
+    /// Labelled verdicts.
+    pub n: u64,
+    /// Labelled verdicts whose label is true.
+    pub positives: u64,
+    /// Labelled verdicts whose label is false.
+    pub negatives: u64,
+    /// Fired, label true.
+    pub tp: u64,
+    /// Fired, label false.
+    pub fp: u64,
+    /// Did not fire, label false.
+    pub tn: u64,
+    /// Did not fire, label true.
+    #[serde(rename = "fn")]
+    pub fn_: u64,
+    /// Verdicts without a label, not counted above.
+    pub unlabelled: u64,
+    /// True positive rate, `tp / positives`.
+    pub tpr: Option<f64>,
+    /// 95% Wilson score interval of `tpr`, `[low, high]`.
+    pub tpr_ci: Option<[f64; 2]>,
+    /// True negative rate, `tn / negatives`.
+    pub tnr: Option<f64>,
+    /// 95% Wilson score interval of `tnr`, `[low, high]`.
+    pub tnr_ci: Option<[f64; 2]>,
+    /// `tp / (tp + fp)`.
+    pub precision: Option<f64>,
+    /// Cohen's kappa between verdicts and labels.
+    pub kappa: Option<f64>,
+    /// Why `kappa` is `null`: `no labels`, `0 positives` or `0 negatives`; `null` when it is defined.
+    pub kappa_undefined: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    //! docs/formats.md must name every key these types write: each test serialises a value with every
+    //! optional part present and looks for each key, as `` `key` ``, in the file's section.
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::gate::{Band, band::BandPassK};
+
+    const DOC: &str = include_str!("../../docs/formats.md");
+
+    /// The text of the `## ` section whose heading starts with `heading`, up to the next one.
+    fn section(heading: &str) -> &'static str {
+        let start = DOC
+            .find(&format!("\n## {heading}"))
+            .unwrap_or_else(|| panic!("docs/formats.md has no section \"## {heading}\""));
+        let body = &DOC[start + 1..];
+        body.find("\n## ").map_or(body, |end| &body[..end])
+    }
+
+    /// Every object key in `value`, depth first. Under a path in `data` the keys are data (trace ids,
+    /// check names), so only their values are searched; a path in `elsewhere` is documented in another
+    /// section and skipped. Paths join keys with `.`; list items keep their list's path.
+    fn keys(value: &Value, path: &str, data: &[&str], elsewhere: &[&str], out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    let child = if data.contains(&path) {
+                        path.to_string()
+                    } else {
+                        out.push(k.clone());
+                        if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        }
+                    };
+                    if !elsewhere.contains(&child.as_str()) {
+                        keys(v, &child, data, elsewhere, out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    keys(item, path, data, elsewhere, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The keys of `value` that the section under `heading` does not name.
+    fn undocumented<T: Serialize>(
+        heading: &str,
+        value: &T,
+        data: &[&str],
+        elsewhere: &[&str],
+    ) -> Vec<String> {
+        let value = serde_json::to_value(value).expect("serialisable");
+        let text = section(heading);
+        let mut found = Vec::new();
+        keys(&value, "", data, elsewhere, &mut found);
+        assert!(!found.is_empty(), "{heading}: no keys found");
+        found
+            .into_iter()
+            .filter(|k| !text.contains(&format!("`{k}`")))
+            .collect()
+    }
+
+    fn assert_documented<T: Serialize>(
+        heading: &str,
+        value: &T,
+        data: &[&str],
+        elsewhere: &[&str],
+    ) {
+        let missing = undocumented(heading, value, data, elsewhere);
+        assert!(
+            missing.is_empty(),
+            "docs/formats.md section \"{heading}\" does not name {missing:?}"
+        );
+    }
+
+    fn gate_block() -> GateBlock {
+        GateBlock {
+            verdict: "INCONCLUSIVE".into(),
+            clean_rate: 0.8,
+            usage: [(
+                "tokens",
+                UsageDelta {
+                    baseline: json!(100),
+                    candidate: 120.0,
+                    delta_pct: 20.0,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            band: [json!(0.9), json!(1)],
+            pass_threshold: 0.8,
+            fail_threshold: 0.6,
+            stats: GateStatsBlock {
+                baseline_mean: 0.95,
+                drop: 0.15,
+                p_value: 0.07,
+                alpha: 0.05,
+                power: 0.8,
+                required_n: Some(40),
+                additional_n: Some(30),
+            },
+            regressions: vec![json!("s1")],
+            missing: vec![json!("s2")],
+            policy_violations: vec!["t1".into()],
+            workflow_violations: Some(vec!["t2".into()]),
+            warnings: vec!["band built from 2 baseline runs".into()],
+            metric: Some("pass^k".into()),
+            decided_by: Some("both".into()),
+            band_verdict: Some("PASS".into()),
+            paired: Some(PairedBlock {
+                verdict: "INCONCLUSIVE".into(),
+                method: "sign test (exact)".into(),
+                scenarios: 10,
+                baseline_rate: 0.95,
+                candidate_rate: 0.8,
+                drop: 0.15,
+                discordant: 2,
+                regressed: vec![json!("s1")],
+                improved: vec![json!("s3")],
+                p_value: 0.25,
+                alpha: 0.05,
+                power: 0.8,
+                required_n: Some(40),
+                additional_n: Some(30),
+            }),
+            intervals: Some(IntervalsBlock {
+                confidence: 0.95,
+                method: "scenario bootstrap, percentile".into(),
+                resamples: 2000,
+                seed: 16,
+                clean_rate: [0.6, 0.9],
+                difference: [-0.3, 0.0],
+            }),
+        }
+    }
+
+    #[test]
+    fn every_report_key_is_documented() {
+        let report = JsonReport {
+            judge: "none".into(),
+            checks: vec!["policy".into(), "outcome".into()],
+            redaction: "builtin".into(),
+            traces: 1,
+            failed_traces: vec!["t1".into()],
+            fired: [("policy", 1), ("outcome", 0)].into_iter().collect(),
+            measures: [(
+                "t1",
+                TraceMeasures {
+                    tokens: Some(10.0),
+                    latency_ms: Some(5.0),
+                    cost_usd: Some(0.01),
+                },
+            )]
+            .into_iter()
+            .collect(),
+            results: vec![CheckResult {
+                trace_id: "t1".into(),
+                scenario: "s1".into(),
+                check: "policy".into(),
+                detected: true,
+                confidence: 1.0,
+                reason: "called a forbidden tool".into(),
+            }],
+            input_warnings: vec!["t.json: 1 span repeated".into()],
+            judge_usage: Some(JudgeUsage {
+                prompt_tokens: 3,
+                completion_tokens: 4,
+                total_tokens: 7,
+            }),
+            outcome: Some(OutcomeBlock {
+                judged: 1,
+                missing: 0,
+                true_count: 1,
+                outcome_rate: Some(1.0),
+                structural_clean_rate: 0.0,
+                clean_rate: 0.0,
+            }),
+            pass_k: Some(PassKBlock {
+                scenarios: 1,
+                max_trials: 2,
+                scenarios_per_k: vec![1, 1],
+                overall: vec![0.5, 0.0],
+                by_check: [("policy", vec![0.5, 0.0])].into_iter().collect(),
+            }),
+            gate: Some(gate_block()),
+        };
+        assert_documented(
+            "report.json",
+            &report,
+            &["fired", "measures", "pass_k.by_check"],
+            &["gate"],
+        );
+        assert_documented("The gate object", &gate_block(), &["usage"], &[]);
+    }
+
+    #[test]
+    fn every_band_key_is_documented() {
+        let band = Band {
+            judge: "none".into(),
+            checks: vec!["policy".into()],
+            runs: 2,
+            scenarios: vec!["s1".into(), "s2".into()],
+            per_run: vec![1.0, 0.5],
+            clean_runs: vec![2, 1],
+            clean_in_all_runs: vec!["s1".into()],
+            usage: [Some(10.0), None, Some(0.5)],
+            pass_k: Some(BandPassK {
+                k: 2,
+                per_run: vec![vec![1.0, 1.0], vec![0.5, 0.25]],
+            }),
+        };
+        // The writer itself, with every optional key asked for.
+        assert_documented("band.json", &band.to_wire_with(true, true), &[], &[]);
+    }
+
+    #[test]
+    fn every_audit_key_is_documented() {
+        let verdict = VerdictJson {
+            faultgate_version: "1.0.0".into(),
+            created_utc: "2026-01-01T00:00:00Z".into(),
+            verdict: "FAIL".into(),
+            exit_code: 1,
+            command: "faultgate check t.json --audit out".into(),
+            install: "pip install faultgate-rs".into(),
+            inputs: vec![InputDigest {
+                role: "traces".into(),
+                path: "t.json".into(),
+                sha256: "00".repeat(32),
+            }],
+            judge: "none".into(),
+            checks: vec!["policy".into()],
+            redaction: "builtin".into(),
+            traces: 1,
+            failed_traces: 1,
+            fired: [("policy", 1)].into_iter().collect(),
+            gate: Some(gate_block()),
+        };
+        assert_documented("verdict.json", &verdict, &["fired"], &["gate"]);
+        let failing = vec![FailingTrace {
+            trace_id: "t1".into(),
+            scenario: "s1".into(),
+            checks: vec![FiredCheck {
+                check: "policy".into(),
+                reason: "called a forbidden tool".into(),
+            }],
+        }];
+        assert_documented("failing_traces.json", &failing, &[], &[]);
+    }
+
+    #[test]
+    fn every_calibration_key_is_documented() {
+        let metrics = CalibrationMetrics {
+            n: 4,
+            positives: 2,
+            negatives: 2,
+            tp: 1,
+            fp: 1,
+            tn: 1,
+            fn_: 1,
+            unlabelled: 1,
+            tpr: Some(0.5),
+            tpr_ci: Some([0.1, 0.9]),
+            tnr: Some(0.5),
+            tnr_ci: Some([0.1, 0.9]),
+            precision: Some(0.5),
+            kappa: None,
+            kappa_undefined: Some("0 positives".into()),
+        };
+        let report = CalibrationJson {
+            split: Some("test".into()),
+            labels: LabelsBlock {
+                total: 6,
+                used: 4,
+                duplicates: 1,
+                checks_not_run: [("judge", 1)].into_iter().collect(),
+                keys_not_in_input: KeysNotInInput {
+                    keys: 1,
+                    labels: 1,
+                    first: vec!["ghost".into()],
+                },
+                shadowed: 1,
+            },
+            checks: vec![CheckCalibration {
+                check: "policy".into(),
+                all: metrics.clone(),
+                split: Some(metrics),
+            }],
+        };
+        assert_documented(
+            "The calibration report",
+            &report,
+            &["labels.checks_not_run"],
+            &[],
+        );
+    }
+
+    #[test]
+    fn a_section_that_lacks_a_key_is_caught() {
+        // The check itself must be able to fail: a key another format has is not in this section.
+        let value = json!({"judge": "none", "scenario_clean_runs": [1], "nested": {"kappa": 0.5}});
+        assert_eq!(
+            undocumented("report.json", &value, &[], &[]),
+            ["scenario_clean_runs", "nested", "kappa"]
+        );
+        // Keys under a data path are not fields; a path documented elsewhere is skipped whole.
+        assert_eq!(
+            undocumented("report.json", &value, &["nested"], &[]),
+            ["scenario_clean_runs", "nested"]
+        );
+        assert!(
+            undocumented("band.json", &value, &[], &["nested"]).contains(&"nested".to_string())
+        );
+    }
+
+    #[test]
+    fn entries_keep_the_first_place_and_the_last_value() {
+        let entries: Entries<u32> = [("b", 1), ("a", 2), ("b", 3)].into_iter().collect();
+        assert_eq!(serde_json::to_string(&entries).unwrap(), r#"{"b":3,"a":2}"#);
+        let read: Entries<u32> = serde_json::from_str(r#"{"x": 1, "y": 2}"#).unwrap();
+        assert_eq!(
+            read.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["x", "y"]
+        );
+    }
+
+    #[test]
+    fn to_pretty_writes_python_layout() {
+        let block = JudgeUsage {
+            prompt_tokens: 1,
+            completion_tokens: 2,
+            total_tokens: 3,
+        };
+        assert_eq!(
+            to_pretty(&block),
+            "{\n \"prompt_tokens\": 1,\n \"completion_tokens\": 2,\n \"total_tokens\": 3\n}"
+        );
+    }
+}
