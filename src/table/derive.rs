@@ -202,7 +202,7 @@ fn find_text<'s>(
 /// is not JSON is the text itself.
 pub(crate) fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, str> {
     let text = match value {
-        AttrValue::Json(list @ Value::Array(_)) => {
+        AttrValue::Json(list) if list.is_array() => {
             let text = serde_json::to_string(list).unwrap_or_default();
             return Cow::Owned(
                 role_text(&lazy::list_items(&text).unwrap_or_default(), role).into_owned(),
@@ -270,7 +270,7 @@ fn message_list<'v>(
     owned: &'v mut String,
 ) -> Vec<&'v RawValue> {
     let text = match value {
-        Some(AttrValue::Json(list @ Value::Array(_))) => {
+        Some(AttrValue::Json(list)) if list.is_array() => {
             *owned = serde_json::to_string(list).unwrap_or_default();
             owned.as_str()
         }
@@ -456,8 +456,8 @@ pub(crate) fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
         spans
             .iter()
             .filter_map(|s| s.attr(key))
-            .filter_map(|v| match v {
-                AttrValue::Json(Value::Number(n)) => {
+            .filter_map(|v| match v.as_json() {
+                Some(Value::Number(n)) => {
                     n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64))
                 }
                 _ => None,
@@ -488,9 +488,9 @@ pub(crate) fn latency_ms(spans: &[SpanRecord<'_>], root: Option<usize>) -> Optio
 pub(crate) fn cost(spans: &[SpanRecord<'_>]) -> Option<f64> {
     let mut total: Option<f64> = None;
     for v in spans.iter().filter_map(|s| s.attr(attr::COST_USD)) {
-        let amount = match v {
-            AttrValue::Json(Value::Number(n)) => n.as_f64(),
-            AttrValue::Json(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
+        let amount = match v.as_json() {
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
             _ => None,
         };
         if let Some(a) = amount {

@@ -290,6 +290,9 @@ impl TableBuilder {
         let first_position = FirstPositions::of(spans);
         let steps = derive::steps(spans, first_position.ids_unique());
         let (input_tokens, output_tokens) = derive::usage(spans);
+        if spans.len() >= RESERVE_SPANS && self.is_empty() {
+            self.columns.reserve(spans, &steps);
+        }
         let has_content = !prompt.is_empty()
             || !answer.is_empty()
             || steps
@@ -356,6 +359,10 @@ impl TableBuilder {
         self.columns.finish(span_offsets, step_offsets)
     }
 }
+
+/// A trace of at least this many spans that starts a batch gets column buffers of the exact size its
+/// rows take: growing them by doubling would hold up to twice that, and a copy of it at each step.
+const RESERVE_SPANS: usize = 1 << 16;
 
 /// Maps a span position to the position of the first span with the same id. Ids are unique in almost
 /// every trace, so the map is kept only when they are not.
@@ -445,7 +452,62 @@ struct Builders {
     empty_result: BooleanBuilder,
 }
 
+/// A string column's builder with room for `items` values of `bytes` bytes in all.
+fn text_builder(items: usize, bytes: usize) -> LargeStringBuilder {
+    LargeStringBuilder::with_capacity(items, bytes)
+}
+
 impl Builders {
+    /// Replaces the (empty) span and step builders with ones of the size the rows of `spans` and `steps`
+    /// take: exact for the columns every span fills (ids, names, times, operations), none for those
+    /// only a few spans fill.
+    fn reserve(&mut self, spans: &[SpanRecord<'_>], steps: &[derive::Step<'_>]) {
+        let n = spans.len();
+        let sum = |f: &dyn Fn(&SpanRecord<'_>) -> usize| spans.iter().map(f).sum::<usize>();
+        let attr_len =
+            |span: &SpanRecord<'_>, key: &str| span.attr(key).map_or(0, |v| v.py_str().len());
+        self.span_id = text_builder(n, sum(&|s| s.span_id.len()));
+        self.parent = text_builder(n, sum(&|s| s.parent_id.as_ref().map_or(0, |p| p.len())));
+        self.name = text_builder(n, sum(&|s| s.name.len()));
+        self.start = Int64Builder::with_capacity(n);
+        self.end = Int64Builder::with_capacity(n);
+        self.status_code = Int64Builder::with_capacity(n);
+        self.status_message = text_builder(n, sum(&|s| s.status_message.len()));
+        self.error_type = text_builder(n, 0);
+        self.span_error = text_builder(n, 0);
+        self.finish_reasons = ListBuilder::with_capacity(LargeStringBuilder::new(), n);
+        for flag in [
+            &mut self.is_tool,
+            &mut self.has_operation,
+            &mut self.confirmed,
+            &mut self.backs_step,
+            &mut self.tool_attributes,
+            &mut self.openinference_kind,
+        ] {
+            *flag = BooleanBuilder::with_capacity(n);
+        }
+        self.agent_name = text_builder(n, sum(&|s| attr_len(s, attr::AGENT_NAME)));
+        self.operation = text_builder(n, sum(&|s| attr_len(s, attr::OPERATION_NAME)));
+        for column in [
+            &mut self.checkpoint,
+            &mut self.confirmed_by,
+            &mut self.handoff_from,
+            &mut self.handoff_to,
+            &mut self.handoff_payload,
+        ] {
+            *column = text_builder(n, 0);
+        }
+        let m = steps.len();
+        let step_sum = |f: &dyn Fn(&derive::Step<'_>) -> usize| steps.iter().map(f).sum::<usize>();
+        self.tool = text_builder(m, step_sum(&|s| s.tool.len()));
+        self.arguments = text_builder(m, step_sum(&|s| s.arguments.len()));
+        self.result = text_builder(m, step_sum(&|s| s.result.len()));
+        self.step_span_id = text_builder(m, step_sum(&|s| spans[s.span].span_id.len()));
+        self.step_span = UInt32Builder::with_capacity(m);
+        self.structural_error = text_builder(m, 0);
+        self.empty_result = BooleanBuilder::with_capacity(m);
+    }
+
     fn append_span(&mut self, span: &SpanRecord<'_>, backs_step: bool) {
         let text = |key: &str| span.attr(key).map(AttrValue::py_str);
         self.span_id.append_value(&span.span_id);
@@ -463,13 +525,16 @@ impl Builders {
             .append_option(signals::span_error(span.status_code, error_type.as_deref()));
         self.error_type.append_option(error_type);
         match span.attr(attr::FINISH_REASONS) {
-            None | Some(AttrValue::Json(Value::Null)) => {}
-            Some(AttrValue::Json(Value::Array(items))) => {
-                for item in items {
-                    self.finish_reasons.values().append_value(py_str(item));
+            None => {}
+            Some(v) => match v.as_json() {
+                Some(Value::Null) => {}
+                Some(Value::Array(items)) => {
+                    for item in items {
+                        self.finish_reasons.values().append_value(py_str(item));
+                    }
                 }
-            }
-            Some(other) => self.finish_reasons.values().append_value(other.py_str()),
+                _ => self.finish_reasons.values().append_value(v.py_str()),
+            },
         }
         self.finish_reasons.append(true);
         self.is_tool.append_value(is_tool_span(span));
@@ -477,8 +542,10 @@ impl Builders {
             .append_value(span.attrs.contains_key(attr::OPERATION_NAME));
         self.confirmed
             .append_value(match span.attr(attr::CONFIRMED) {
-                Some(AttrValue::Json(Value::Bool(b))) => *b,
-                Some(v) => matches!(v.as_str(), Some("true" | "True")),
+                Some(v) => match v.as_json() {
+                    Some(Value::Bool(b)) => *b,
+                    _ => matches!(v.as_str(), Some("true" | "True")),
+                },
                 None => false,
             });
         self.backs_step.append_value(backs_step);
@@ -618,6 +685,60 @@ mod tests {
         assert!(answers.value(1).ends_with("aaaa"));
         assert!(*answers.value_offsets().last().unwrap() > i64::from(i32::MAX));
         assert_eq!(batch.trace_str(TRACE_ID).value(1), "t2");
+    }
+
+    #[test]
+    fn a_trace_of_many_spans_is_built_in_buffers_of_its_exact_size_with_the_same_rows() {
+        let n = RESERVE_SPANS + 3;
+        let spans: Vec<SpanRecord<'static>> = (0..n)
+            .map(|i| {
+                let mut attrs = Attrs::default();
+                let tool = i % 4 == 3;
+                let op = if i == 0 {
+                    "invoke_agent"
+                } else if tool {
+                    "execute_tool"
+                } else {
+                    "chat"
+                };
+                attrs.push(attr::OPERATION_NAME, AttrValue::from(op));
+                if tool {
+                    attrs.push(attr::TOOL_NAME, AttrValue::from("count"));
+                    attrs.push(
+                        attr::TOOL_CALL_ARGUMENTS,
+                        Value::from(format!("{{\"n\": {i}}}")).into(),
+                    );
+                    attrs.push(attr::TOOL_CALL_RESULT, Value::from(i.to_string()).into());
+                }
+                SpanRecord {
+                    span_id: format!("{i:016x}").into(),
+                    parent_id: (i > 0).then(|| format!("{:016x}", 0).into()),
+                    name: op.into(),
+                    start_ns: i as i64,
+                    attrs,
+                    ..SpanRecord::default()
+                }
+            })
+            .collect();
+        let big = TraceRecord {
+            trace_id: "big".into(),
+            agent: "agent".into(),
+            spans,
+            skipped_attributes: 0,
+        };
+        // First in its batch, the trace gets exact buffers; after another trace, the growing ones.
+        let alone = TraceBatch::build(std::slice::from_ref(&big));
+        let after = TraceBatch::build(&[answering("small", "yes"), big]);
+        assert_eq!(alone.spans, after.spans.slice(1, n));
+        assert_eq!(alone.steps, after.steps);
+        assert_eq!(alone.traces, after.traces.slice(1, 1));
+        assert_eq!(alone.steps.num_rows(), n / 4);
+        let ids = alone.span_str(SPAN_ID);
+        assert_eq!(ids.values().len(), 16 * n);
+        assert_eq!(ids.values().capacity(), ids.values().len());
+        let arguments = alone.step_str(STEP_ARGUMENTS);
+        assert_eq!(arguments.values().capacity(), arguments.values().len());
+        assert!(after.span_str(SPAN_ID).values().capacity() > 16 * (n + 1));
     }
 
     #[test]

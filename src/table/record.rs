@@ -87,6 +87,14 @@ pub(crate) fn wanted(key: &str) -> bool {
 /// An attribute key that outlives its parsed bytes: one of the keys the checks read, borrowed from its
 /// constant (no copy), else copied.
 fn owned_key(key: Cow<'_, str>) -> Cow<'static, str> {
+    match known_key(&key) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(key.into_owned()),
+    }
+}
+
+/// The constant of an attribute key the checks read.
+fn known_key(key: &str) -> Option<&'static str> {
     use attr::*;
     const KNOWN: &[&str] = &[
         OPERATION_NAME,
@@ -117,26 +125,76 @@ fn owned_key(key: Cow<'_, str>) -> Cow<'static, str> {
         LEGACY_TOOL_NAME,
         OPENINFERENCE_KIND,
     ];
-    match KNOWN.iter().find(|k| **k == key) {
-        Some(known) => Cow::Borrowed(known),
-        None => Cow::Owned(key.into_owned()),
+    KNOWN.iter().find(|k| **k == key).copied()
+}
+
+/// The bytes a span was parsed from, for records that outlive the parse buffer. simd-json leaves each
+/// string without escapes where it found it in the buffer, so such a string is also found at the same
+/// offset of the original bytes (a memory-mapped file, in page cache rather than on the heap): a record
+/// borrows it from there instead of copying it. A string that is not found there (it had escapes) is
+/// copied.
+pub struct ParsedFrom<'b> {
+    /// Address of the parse buffer's first byte.
+    buffer: usize,
+    /// The bytes that were copied into the parse buffer.
+    original: &'b [u8],
+}
+
+impl<'b> ParsedFrom<'b> {
+    /// `buffer` is where the parse buffer starts (taken before the parser borrows it), `original` the
+    /// bytes copied there.
+    pub fn new(buffer: *const u8, original: &'b [u8]) -> ParsedFrom<'b> {
+        ParsedFrom {
+            buffer: buffer as usize,
+            original,
+        }
+    }
+
+    /// The string, borrowed from the original bytes when they hold it at its offset, else copied.
+    fn text(&self, s: Cow<'_, str>) -> Cow<'b, str> {
+        if let Cow::Borrowed(parsed) = &s {
+            let at = (parsed.as_ptr() as usize).wrapping_sub(self.buffer);
+            let same = at
+                .checked_add(parsed.len())
+                .and_then(|end| self.original.get(at..end))
+                .filter(|same| *same == parsed.as_bytes())
+                .and_then(|same| std::str::from_utf8(same).ok());
+            if let Some(same) = same {
+                return Cow::Borrowed(same);
+            }
+        }
+        Cow::Owned(s.into_owned())
     }
 }
 
-/// An attribute value: a string borrowed from the parsed bytes, or any other JSON value (numbers and
-/// booleans are stored inline; containers are rare and small).
+/// An attribute value: a string borrowed from the parsed bytes, or any other JSON value. The value is
+/// boxed: most attributes are strings, and a `Value` inline would triple the size of every attribute
+/// (a trace of a million spans holds millions of them).
 #[derive(Debug, Clone, PartialEq)]
 pub enum AttrValue<'a> {
     Str(Cow<'a, str>),
-    Json(Value),
+    Json(Box<Value>),
 }
 
 impl<'a> AttrValue<'a> {
+    /// A JSON value as it is, strings included (see `From<Value>` for one that turns strings into
+    /// [`AttrValue::Str`]).
+    pub fn json(value: Value) -> AttrValue<'a> {
+        AttrValue::Json(Box::new(value))
+    }
+
+    /// The JSON value, unless the value is a string read as such.
+    pub fn as_json(&self) -> Option<&Value> {
+        match self {
+            AttrValue::Str(_) => None,
+            AttrValue::Json(v) => Some(v),
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match self {
             AttrValue::Str(s) => Some(s),
-            AttrValue::Json(Value::String(s)) => Some(s),
-            AttrValue::Json(_) => None,
+            AttrValue::Json(v) => v.as_str(),
         }
     }
 
@@ -144,8 +202,10 @@ impl<'a> AttrValue<'a> {
     pub fn py_str(&self) -> Cow<'_, str> {
         match self {
             AttrValue::Str(s) => Cow::Borrowed(s),
-            AttrValue::Json(Value::String(s)) => Cow::Borrowed(s),
-            AttrValue::Json(v) => Cow::Owned(py_str(v)),
+            AttrValue::Json(v) => match v.as_ref() {
+                Value::String(s) => Cow::Borrowed(s),
+                v => Cow::Owned(py_str(v)),
+            },
         }
     }
 
@@ -171,13 +231,21 @@ impl<'a> AttrValue<'a> {
             AttrValue::Json(v) => AttrValue::Json(v),
         }
     }
+
+    /// The value, its string borrowed from `from`'s original bytes where possible.
+    pub fn rebase<'b>(self, from: &ParsedFrom<'b>) -> AttrValue<'b> {
+        match self {
+            AttrValue::Str(s) => AttrValue::Str(from.text(s)),
+            AttrValue::Json(v) => AttrValue::Json(v),
+        }
+    }
 }
 
 impl From<Value> for AttrValue<'_> {
     fn from(v: Value) -> Self {
         match v {
             Value::String(s) => AttrValue::Str(Cow::Owned(s)),
-            other => AttrValue::Json(other),
+            other => AttrValue::json(other),
         }
     }
 }
@@ -213,8 +281,10 @@ impl<'a> Attrs<'a> {
         self.entries.iter().any(|(k, _)| k == key)
     }
 
+    /// Room for exactly `additional` more attributes (`Vec::reserve` would make room for at least four,
+    /// which a span of one attribute, held a million times over, pays for).
     pub fn reserve(&mut self, additional: usize) {
-        self.entries.reserve(additional);
+        self.entries.reserve_exact(additional);
     }
 
     /// Appends an attribute as a decoder reads it (repeats are resolved on lookup).
@@ -267,6 +337,25 @@ impl<'a> Attrs<'a> {
         }
     }
 
+    /// The attributes, their strings borrowed from `from`'s original bytes where possible.
+    pub fn rebase<'b>(self, from: &ParsedFrom<'b>) -> Attrs<'b> {
+        let mut entries: Vec<_> = self
+            .entries
+            .into_iter()
+            .map(|(k, v)| {
+                let key = match known_key(&k) {
+                    Some(known) => Cow::Borrowed(known),
+                    None => from.text(k),
+                };
+                (key, v.rebase(from))
+            })
+            .collect();
+        // The decoder reserved room for every attribute of the span, kept or not; a record that is
+        // held for the whole trace gives the rest back.
+        entries.shrink_to_fit();
+        Attrs { entries }
+    }
+
     /// The attributes of a JSON object, taken over.
     pub fn from_map(map: Map<String, Value>) -> Attrs<'static> {
         Attrs {
@@ -315,6 +404,21 @@ impl<'a> SpanRecord<'a> {
             status_message: Cow::Owned(self.status_message.into_owned()),
         }
     }
+
+    /// The span, its strings borrowed from `from`'s original bytes where possible (see
+    /// [`ParsedFrom`]).
+    pub fn rebase<'b>(self, from: &ParsedFrom<'b>) -> SpanRecord<'b> {
+        SpanRecord {
+            span_id: from.text(self.span_id),
+            parent_id: self.parent_id.map(|p| from.text(p)),
+            name: from.text(self.name),
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            attrs: self.attrs.rebase(from),
+            status_code: self.status_code,
+            status_message: from.text(self.status_message),
+        }
+    }
 }
 
 /// One trace's spans in trace order (already sorted by the format's rule) and its agent.
@@ -352,9 +456,42 @@ pub(crate) fn order_otlp(trace: &mut TraceRecord<'_>) {
         .rev()
         .find_map(|s| s.attr(attr::AGENT_NAME))
         .map(|v| v.py_str().into_owned());
-    trace.spans.sort_by_key(|s| s.start_ns);
+    // Spans mostly come in start order already; a stable sort would still take a scratch copy of
+    // half the spans.
+    if !trace.spans.is_sorted_by_key(|s| s.start_ns) {
+        trace.spans.sort_by_key(|s| s.start_ns);
+    }
     let root_agent = root_position(&trace.spans)
         .and_then(|i| trace.spans[i].attr(attr::AGENT_NAME))
         .map(|v| v.py_str().into_owned());
     trace.agent = root_agent.or(fallback).unwrap_or_else(|| "agent".into());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_attribute_takes_two_string_slots_whatever_its_value() {
+        // A huge trace holds a few attributes per span, each as one entry: a boxed JSON value keeps an
+        // entry at a key and a string, where an inline `Value` made it twice that.
+        assert_eq!(
+            std::mem::size_of::<(Cow<'_, str>, AttrValue<'_>)>(),
+            2 * std::mem::size_of::<String>()
+        );
+    }
+
+    #[test]
+    fn json_values_read_as_before_boxing() {
+        let number = AttrValue::from(serde_json::json!(3));
+        assert_eq!(number.as_json(), Some(&serde_json::json!(3)));
+        assert_eq!(number.py_str(), "3");
+        assert!(number.truthy());
+        let text = AttrValue::json(Value::String("x".into()));
+        assert_eq!(text.as_str(), Some("x"));
+        assert_eq!(text.py_str(), "x");
+        assert_eq!(AttrValue::from(Value::String("x".into())).as_json(), None);
+        assert!(!AttrValue::json(Value::Null).truthy());
+        assert_eq!(AttrValue::json(Value::Null).py_str(), "None");
+    }
 }

@@ -25,7 +25,9 @@ use crate::ingest::decoder::{
 use crate::ingest::json::{PADDING, get, repair, to_value, with_buffers, with_tape};
 use crate::ingest::scan::SpanSlice;
 use crate::table::TableBuilder;
-use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, order_otlp, wanted};
+use crate::table::record::{
+    AttrValue, Attrs, ParsedFrom, SpanRecord, TraceRecord, attr, order_otlp, wanted,
+};
 
 /// Plain OTLP/JSON.
 pub(crate) struct Otlp;
@@ -346,7 +348,7 @@ enum SpanFailure {
     Json(u32),
 }
 
-impl ScannedTraces<'_> {
+impl<'b> ScannedTraces<'b> {
     /// Parses the spans packed in `text` (each followed by [`PADDING`] bytes) one at a time and appends
     /// their trace to `out`.
     fn read_spans(
@@ -394,10 +396,11 @@ impl ScannedTraces<'_> {
         Ok(())
     }
 
-    /// Parses each span of a huge trace in a buffer of its own, keeps owned copies of what its record
-    /// holds, and appends the trace to `out`.
+    /// Parses each span of a huge trace in a buffer of its own, and appends the trace to `out`. The
+    /// records borrow their strings from the file's bytes (copying only those that had escapes), so the
+    /// heap holds the records themselves, not their text.
     fn read_spans_owned(&self, members: &[u32], out: &mut TableBuilder) -> Result<(), SpanFailure> {
-        let mut record: TraceRecord<'static> = TraceRecord::default();
+        let mut record: TraceRecord<'b> = TraceRecord::default();
         record.spans.reserve_exact(members.len());
         let mut text: Vec<u8> = Vec::new();
         // One tape allocation for every span, handed from span to span (each parse has its own lifetime).
@@ -408,6 +411,7 @@ impl ScannedTraces<'_> {
             text.clear();
             text.extend_from_slice(&self.bytes[slice.start..slice.end]);
             text.resize(len + PADDING, b' ');
+            let from = ParsedFrom::new(text.as_ptr(), &self.bytes[slice.start..slice.end]);
             let span = with_buffers(len, |buffers| {
                 let mut scratch = tape.take().unwrap_or_else(simd_json::Tape::null).reset();
                 let read = simd_json::fill_tape_padded(&mut text, len, buffers, &mut scratch)
@@ -417,9 +421,9 @@ impl ScannedTraces<'_> {
                 read
             });
             let span = match span {
-                // Copied once the parser's buffers are released (a huge span's are), not while they
-                // live.
-                Ok(span) => span.into_owned(),
+                // Rebased once the parser's buffers are released (a huge span's are), so that a
+                // string that must be copied is not copied while they live.
+                Ok(span) => span.rebase(&from),
                 Err(SpanFailure::Json(_)) => self.repaired_span(m, &mut record)?,
                 Err(other) => return Err(other),
             };
@@ -439,7 +443,7 @@ impl ScannedTraces<'_> {
     fn repaired_span(
         &self,
         m: u32,
-        record: &mut TraceRecord<'static>,
+        record: &mut TraceRecord<'_>,
     ) -> Result<SpanRecord<'static>, SpanFailure> {
         let slice = &self.slices[m as usize];
         let mut fixed = repair(&self.bytes[slice.start..slice.end]).ok_or(SpanFailure::Json(m))?;
@@ -460,7 +464,7 @@ impl ScannedTraces<'_> {
         &self,
         tape: &simd_json::Tape<'i>,
         start: usize,
-        record: &mut TraceRecord<'static>,
+        record: &mut TraceRecord<'_>,
     ) -> Result<SpanRecord<'i>, SpanFailure> {
         let Some(obj) = tape.as_value().as_object() else {
             return Err(SpanFailure::Invalid(
@@ -704,7 +708,7 @@ fn any_value<'i>(v: TapeValue<'_, 'i>) -> Result<AttrValue<'i>, String> {
     {
         return Ok(AttrValue::Str(Cow::Borrowed(s)));
     }
-    any_json(v).map(AttrValue::Json)
+    any_json(v).map(AttrValue::json)
 }
 
 /// Decodes an OTLP `AnyValue`: the first present kind wins; unknown kinds stay raw objects.
@@ -780,7 +784,7 @@ pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
             Some(Value::Array(_)) => true,
             Some(_) => false,
             None => match value {
-                AttrValue::Json(Value::Array(_)) => true,
+                AttrValue::Json(v) if v.is_array() => true,
                 other => other.as_str().is_some_and(|s| s.contains("\"response\"")),
             },
         };
@@ -802,7 +806,7 @@ pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
             }
         }
         if let Some(new) = replacement {
-            attrs.insert(key.to_string(), AttrValue::Json(new));
+            attrs.insert(key.to_string(), AttrValue::json(new));
         }
     }
     for key in [attr::TOOL_CALL_ARGUMENTS, attr::TOOL_CALL_RESULT] {
@@ -933,6 +937,46 @@ mod tests {
         assert_eq!(borrowed.traces, owned.traces);
         assert_eq!(borrowed.spans, owned.spans);
         assert_eq!(borrowed.steps, owned.steps);
+    }
+
+    #[test]
+    fn a_rebased_span_borrows_its_plain_strings_from_the_original_bytes() {
+        let original = br#"{"traceId":"t1","spanId":"s1","parentSpanId":"p1","name":"chat","startTimeUnixNano":"5",
+            "attributes":[{"key":"gen_ai.tool.call.result","value":{"stringValue":"say \"hi\""}},
+            {"key":"custom.key","value":{"stringValue":"plain"}}],"status":{"message":"tab\there"}}"#;
+        let mut text = original.to_vec();
+        text.resize(original.len() + PADDING, b' ');
+        let from = ParsedFrom::new(text.as_ptr(), original);
+        let mut tape = simd_json::Tape::null();
+        let span = with_buffers(original.len(), |buffers| {
+            simd_json::fill_tape_padded(&mut text, original.len(), buffers, &mut tape).unwrap();
+            let obj = tape.as_value().as_object().unwrap();
+            read_span(&obj, true, &mut 0).unwrap().1
+        });
+        let owned = span.clone().into_owned();
+        let rebased = span.rebase(&from);
+        assert_eq!(rebased, owned);
+        let in_original = |s: &Cow<'_, str>| {
+            let at = s.as_ptr() as usize;
+            matches!(s, Cow::Borrowed(_))
+                && at >= original.as_ptr() as usize
+                && at + s.len() <= original.as_ptr() as usize + original.len()
+        };
+        assert!(in_original(&rebased.span_id));
+        assert!(in_original(rebased.parent_id.as_ref().unwrap()));
+        assert!(in_original(&rebased.name));
+        let Some(AttrValue::Str(plain)) = rebased.attr("custom.key") else {
+            panic!("a string attribute");
+        };
+        assert!(in_original(plain));
+        // Strings that had escapes differ from their bytes in the file, so they are copies.
+        let Some(AttrValue::Str(result)) = rebased.attr(attr::TOOL_CALL_RESULT) else {
+            panic!("a string attribute");
+        };
+        assert_eq!(result, "say \"hi\"");
+        assert!(matches!(result, Cow::Owned(_)));
+        assert_eq!(rebased.status_message, "tab\there");
+        assert!(matches!(rebased.status_message, Cow::Owned(_)));
     }
 
     #[test]

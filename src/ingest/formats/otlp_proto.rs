@@ -225,7 +225,7 @@ fn map_span(
 fn attr_value(value: Option<AnyValue>) -> AttrValue<'static> {
     match value.and_then(|v| v.value) {
         Some(any_value::Value::StringValue(s)) => AttrValue::Str(Cow::Owned(s)),
-        other => AttrValue::Json(decoded(other)),
+        other => AttrValue::json(decoded(other)),
     }
 }
 
