@@ -27,55 +27,51 @@ pub struct Columns<'a> {
     span_offsets: &'a [usize],
     step_offsets: &'a [usize],
 
-    pub trace_id: &'a LargeStringArray,
-    pub agent: &'a LargeStringArray,
+    pub(crate) trace_id: &'a LargeStringArray,
+    pub(crate) agent: &'a LargeStringArray,
     /// The raw scenario key (before redaction).
-    pub scenario: &'a LargeStringArray,
-    pub prompt: &'a LargeStringArray,
-    pub answer: &'a LargeStringArray,
-    pub termination: &'a LargeStringArray,
+    pub(crate) scenario: &'a LargeStringArray,
+    pub(crate) prompt: &'a LargeStringArray,
+    pub(crate) answer: &'a LargeStringArray,
+    pub(crate) termination: &'a LargeStringArray,
     /// Position of the root within the trace's spans; null when the trace has none.
-    pub root: &'a UInt32Array,
-    pub root_attributes: &'a LargeStringArray,
-    pub input_tokens: &'a Int64Array,
-    pub output_tokens: &'a Int64Array,
-    pub latency_ms: &'a Float64Array,
-    pub cost_usd: &'a Float64Array,
-    pub has_content: &'a BooleanArray,
+    pub(crate) root: &'a UInt32Array,
+    pub(crate) root_attributes: &'a LargeStringArray,
+    pub(crate) input_tokens: &'a Int64Array,
+    pub(crate) output_tokens: &'a Int64Array,
+    pub(crate) latency_ms: &'a Float64Array,
+    pub(crate) cost_usd: &'a Float64Array,
+    pub(crate) has_content: &'a BooleanArray,
 
-    pub span_id: &'a LargeStringArray,
-    pub parent: &'a LargeStringArray,
-    pub name: &'a LargeStringArray,
-    pub start: &'a [i64],
-    pub end: &'a [i64],
-    pub status_code: &'a [i64],
-    pub status_message: &'a LargeStringArray,
-    pub error_type: &'a LargeStringArray,
-    pub span_error: &'a LargeStringArray,
+    pub(crate) span_id: &'a LargeStringArray,
+    pub(crate) parent: &'a LargeStringArray,
+    pub(crate) name: &'a LargeStringArray,
+    pub(crate) start: &'a [i64],
+    pub(crate) end: &'a [i64],
+    pub(crate) status_code: &'a [i64],
+    pub(crate) status_message: &'a LargeStringArray,
+    pub(crate) error_type: &'a LargeStringArray,
+    pub(crate) span_error: &'a LargeStringArray,
     finish_reason_offsets: &'a [i32],
     finish_reason_values: &'a LargeStringArray,
-    pub is_tool: &'a BooleanArray,
-    pub has_operation: &'a BooleanArray,
-    pub confirmed: &'a BooleanArray,
-    pub backs_step: &'a BooleanArray,
-    pub tool_attributes: &'a BooleanArray,
-    pub openinference_kind: &'a BooleanArray,
-    pub agent_name: &'a LargeStringArray,
-    pub operation: &'a LargeStringArray,
-    pub checkpoint: &'a LargeStringArray,
-    pub confirmed_by: &'a LargeStringArray,
-    pub handoff_from: &'a LargeStringArray,
-    pub handoff_to: &'a LargeStringArray,
-    pub handoff_payload: &'a LargeStringArray,
+    pub(crate) is_tool: &'a BooleanArray,
+    pub(crate) confirmed: &'a BooleanArray,
+    pub(crate) backs_step: &'a BooleanArray,
+    pub(crate) agent_name: &'a LargeStringArray,
+    pub(crate) operation: &'a LargeStringArray,
+    pub(crate) checkpoint: &'a LargeStringArray,
+    pub(crate) confirmed_by: &'a LargeStringArray,
+    pub(crate) handoff_from: &'a LargeStringArray,
+    pub(crate) handoff_to: &'a LargeStringArray,
+    pub(crate) handoff_payload: &'a LargeStringArray,
 
-    pub tool: &'a LargeStringArray,
-    pub arguments: &'a LargeStringArray,
-    pub result: &'a LargeStringArray,
-    pub step_span_id: &'a LargeStringArray,
+    pub(crate) tool: &'a LargeStringArray,
+    pub(crate) arguments: &'a LargeStringArray,
+    pub(crate) result: &'a LargeStringArray,
     /// Position (within the trace's spans) of the span behind the step; null when unknown.
-    pub step_span: &'a UInt32Array,
-    pub structural_error: &'a LargeStringArray,
-    pub empty_result: &'a BooleanArray,
+    pub(crate) step_span: &'a UInt32Array,
+    pub(crate) structural_error: &'a LargeStringArray,
+    pub(crate) empty_result: &'a BooleanArray,
 }
 
 fn text(batch: &RecordBatch, index: usize) -> &LargeStringArray {
@@ -92,7 +88,7 @@ fn ints(batch: &RecordBatch, index: usize) -> &[i64] {
 
 impl<'a> Columns<'a> {
     /// Resolves every column of `batch`; the pass covers all its traces.
-    pub fn new(batch: &'a TraceBatch) -> Columns<'a> {
+    pub(crate) fn new(batch: &'a TraceBatch) -> Columns<'a> {
         let (t, sp, st) = (&batch.traces, &batch.spans, &batch.steps);
         let finish_reasons = sp
             .column(span_column_index(SPAN_FINISH_REASONS))
@@ -138,11 +134,8 @@ impl<'a> Columns<'a> {
             finish_reason_offsets: finish_reasons.value_offsets(),
             finish_reason_values: finish_reasons.values().as_string::<i64>(),
             is_tool: flag(sp, span_column_index(SPAN_IS_TOOL)),
-            has_operation: flag(sp, span_column_index(SPAN_HAS_OPERATION)),
             confirmed: flag(sp, span_column_index(SPAN_CONFIRMED)),
             backs_step: flag(sp, span_column_index(SPAN_BACKS_STEP)),
-            tool_attributes: flag(sp, span_column_index(SPAN_TOOL_ATTRIBUTES)),
-            openinference_kind: flag(sp, span_column_index(SPAN_OPENINFERENCE_KIND)),
             agent_name: text(sp, span_column_index(SPAN_AGENT_NAME)),
             operation: text(sp, span_column_index(SPAN_OPERATION)),
             checkpoint: text(sp, span_column_index(SPAN_CHECKPOINT)),
@@ -154,7 +147,6 @@ impl<'a> Columns<'a> {
             tool: text(st, step_column_index(STEP_TOOL)),
             arguments: text(st, step_column_index(STEP_ARGUMENTS)),
             result: text(st, step_column_index(STEP_RESULT)),
-            step_span_id: text(st, step_column_index(STEP_SPAN_ID)),
             step_span: st
                 .column(step_column_index(STEP_SPAN))
                 .as_primitive::<UInt32Type>(),
@@ -164,7 +156,7 @@ impl<'a> Columns<'a> {
     }
 
     /// The same columns, with a pass covering only `traces` (a sub-range of this one's).
-    pub fn part(&self, traces: Range<usize>) -> Columns<'a> {
+    pub(crate) fn part(&self, traces: Range<usize>) -> Columns<'a> {
         debug_assert!(traces.start >= self.traces.start && traces.end <= self.traces.end);
         Columns {
             traces,
@@ -173,44 +165,39 @@ impl<'a> Columns<'a> {
     }
 
     /// The traces this pass covers, in batch order; a check pushes one verdict for each.
-    pub fn traces(&self) -> Range<usize> {
+    pub(crate) fn traces(&self) -> Range<usize> {
         self.traces.clone()
     }
 
     /// Number of traces this pass covers.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.traces.len()
     }
 
-    /// Returns true if and only if the pass covers no trace.
-    pub fn is_empty(&self) -> bool {
-        self.traces.is_empty()
-    }
-
     /// Span rows of trace `t`, in trace order.
-    pub fn span_rows(&self, t: usize) -> Range<usize> {
+    pub(crate) fn span_rows(&self, t: usize) -> Range<usize> {
         self.span_offsets[t]..self.span_offsets[t + 1]
     }
 
     /// Step rows of trace `t`; step `i` (0-based) of the trace is row `step_rows(t).start + i`.
-    pub fn step_rows(&self, t: usize) -> Range<usize> {
+    pub(crate) fn step_rows(&self, t: usize) -> Range<usize> {
         self.step_offsets[t]..self.step_offsets[t + 1]
     }
 
     /// Position (within its trace's spans) of trace `t`'s root span.
-    pub fn root(&self, t: usize) -> Option<usize> {
+    pub(crate) fn root(&self, t: usize) -> Option<usize> {
         self.root.is_valid(t).then(|| self.root.value(t) as usize)
     }
 
     /// Position (within its trace's spans) of the span behind step row `s`.
-    pub fn step_span(&self, s: usize) -> Option<usize> {
+    pub(crate) fn step_span(&self, s: usize) -> Option<usize> {
         self.step_span
             .is_valid(s)
             .then(|| self.step_span.value(s) as usize)
     }
 
     /// The `gen_ai.response.finish_reasons` of span row `row`, each as Python `str()`.
-    pub fn finish_reasons(&self, row: usize) -> impl Iterator<Item = &'a str> + use<'a> {
+    pub(crate) fn finish_reasons(&self, row: usize) -> impl Iterator<Item = &'a str> + use<'a> {
         let values = self.finish_reason_values;
         let range =
             self.finish_reason_offsets[row] as usize..self.finish_reason_offsets[row + 1] as usize;
@@ -218,7 +205,7 @@ impl<'a> Columns<'a> {
     }
 
     /// The decoded attributes of trace `t`'s root span.
-    pub fn root_attributes(&self, t: usize) -> Option<Map<String, Value>> {
+    pub(crate) fn root_attributes(&self, t: usize) -> Option<Map<String, Value>> {
         match serde_json::from_str(opt(self.root_attributes, t)?) {
             Ok(Value::Object(map)) => Some(map),
             _ => None,

@@ -19,10 +19,9 @@ use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int64Builder, LargeStringBuilder, ListBuilder, UInt32Builder,
 };
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type, UInt32Type};
+use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeStringArray, ListArray,
-    RecordBatch, UInt32Array,
+    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeStringArray, RecordBatch,
 };
 use serde_json::Value;
 
@@ -32,8 +31,11 @@ use schema::*;
 
 /// Traces, spans and steps of a batch, with per-trace row offsets into spans and steps.
 pub struct TraceBatch {
+    /// One row per trace, in input order ([`schema::TRACES`]).
     pub traces: RecordBatch,
+    /// One row per span, a trace's spans contiguous ([`schema::SPANS`]).
     pub spans: RecordBatch,
+    /// One row per tool step, a trace's steps contiguous ([`schema::STEPS`]).
     pub steps: RecordBatch,
     span_offsets: Vec<usize>,
     step_offsets: Vec<usize>,
@@ -49,7 +51,8 @@ fn column<'a>(batch: &'a RecordBatch, name: &str) -> &'a ArrayRef {
 impl TraceBatch {
     /// Builds the tables of a few traces at once (tests and samples; readers stream through
     /// [`TableBuilder`]).
-    pub fn build(traces: &[TraceRecord<'_>]) -> TraceBatch {
+    #[cfg(test)]
+    pub(crate) fn build(traces: &[TraceRecord<'_>]) -> TraceBatch {
         let mut builder = TableBuilder::new(TableOptions {
             root_attributes: true,
         });
@@ -80,94 +83,58 @@ impl TraceBatch {
     }
 
     /// Span-table offsets: trace `t`'s spans are rows `span_offsets()[t]..span_offsets()[t + 1]`.
-    pub fn span_offsets(&self) -> &[usize] {
+    pub(crate) fn span_offsets(&self) -> &[usize] {
         &self.span_offsets
     }
 
     /// Step-table offsets: trace `t`'s steps are rows `step_offsets()[t]..step_offsets()[t + 1]`.
-    pub fn step_offsets(&self) -> &[usize] {
+    pub(crate) fn step_offsets(&self) -> &[usize] {
         &self.step_offsets
     }
 
+    /// The string column `name` (a `TRACE_*` constant) of the trace table.
     pub fn trace_str(&self, name: &str) -> &LargeStringArray {
         self.traces
             .column(trace_column_index(name))
             .as_string::<i64>()
     }
 
+    /// The string column `name` (a `SPAN_*` constant) of the span table.
     pub fn span_str(&self, name: &str) -> &LargeStringArray {
         self.spans
             .column(span_column_index(name))
             .as_string::<i64>()
     }
 
+    /// The string column `name` (a `STEP_*` constant) of the step table.
     pub fn step_str(&self, name: &str) -> &LargeStringArray {
         self.steps
             .column(step_column_index(name))
             .as_string::<i64>()
     }
 
-    pub fn step_bool(&self, name: &str) -> &BooleanArray {
-        self.steps.column(step_column_index(name)).as_boolean()
-    }
-
-    pub fn span_bool(&self, name: &str) -> &BooleanArray {
+    pub(crate) fn span_bool(&self, name: &str) -> &BooleanArray {
         self.spans.column(span_column_index(name)).as_boolean()
     }
 
-    pub fn span_i64(&self, name: &str) -> &Int64Array {
+    pub(crate) fn span_i64(&self, name: &str) -> &Int64Array {
         self.spans
             .column(span_column_index(name))
             .as_primitive::<Int64Type>()
     }
 
+    /// The float column `name` of the trace table ([`TRACE_LATENCY_MS`], [`TRACE_COST_USD`]).
     pub fn trace_f64(&self, name: &str) -> &Float64Array {
         column(&self.traces, name).as_primitive::<Float64Type>()
     }
 
+    /// The integer column `name` of the trace table ([`TRACE_INPUT_TOKENS`], [`TRACE_OUTPUT_TOKENS`]).
     pub fn trace_i64(&self, name: &str) -> &Int64Array {
         column(&self.traces, name).as_primitive::<Int64Type>()
     }
 
-    pub fn trace_bool(&self, name: &str) -> &BooleanArray {
+    pub(crate) fn trace_bool(&self, name: &str) -> &BooleanArray {
         column(&self.traces, name).as_boolean()
-    }
-
-    pub fn root_positions(&self) -> &UInt32Array {
-        column(&self.traces, TRACE_ROOT).as_primitive::<UInt32Type>()
-    }
-
-    pub fn step_span_positions(&self) -> &UInt32Array {
-        column(&self.steps, STEP_SPAN).as_primitive::<UInt32Type>()
-    }
-
-    pub fn finish_reasons(&self) -> &ListArray {
-        column(&self.spans, SPAN_FINISH_REASONS).as_list::<i32>()
-    }
-
-    /// Position (within its trace) of trace `t`'s root span.
-    pub fn root(&self, t: usize) -> Option<usize> {
-        let roots = self.root_positions();
-        roots.is_valid(t).then(|| roots.value(t) as usize)
-    }
-
-    /// A string column value that may be null.
-    pub fn opt_str(array: &LargeStringArray, row: usize) -> Option<&str> {
-        array.is_valid(row).then(|| array.value(row))
-    }
-
-    /// A float column value that may be null.
-    pub fn opt_f64(array: &Float64Array, row: usize) -> Option<f64> {
-        array.is_valid(row).then(|| array.value(row))
-    }
-
-    /// The decoded attributes of trace `t`'s root span.
-    pub fn root_attributes(&self, t: usize) -> Option<serde_json::Map<String, Value>> {
-        let text = Self::opt_str(self.trace_str(TRACE_ROOT_ATTRIBUTES), t)?;
-        match serde_json::from_str(text) {
-            Ok(Value::Object(map)) => Some(map),
-            _ => None,
-        }
     }
 }
 
@@ -197,8 +164,6 @@ pub struct TableBuilder {
     columns: Builders,
     span_offsets: Vec<usize>,
     step_offsets: Vec<usize>,
-    /// Bytes of text appended since the last batch (what bounds a batch besides its traces).
-    text_bytes: usize,
     /// When set, traces with these ids are kept whole instead of becoming rows (and others are
     /// dropped): how traces that span several files are gathered for merging.
     capture: Option<Capture>,
@@ -206,26 +171,26 @@ pub struct TableBuilder {
 
 /// The traces a capturing builder keeps, by id.
 #[derive(Debug, Default)]
-pub struct Capture {
+pub(crate) struct Capture {
     pub ids: std::collections::HashSet<String>,
     pub records: Vec<TraceRecord<'static>>,
 }
 
 impl TableBuilder {
+    /// An empty builder whose batches keep what `options` asks for.
     pub fn new(options: TableOptions) -> TableBuilder {
         TableBuilder {
             options,
             columns: Builders::default(),
             span_offsets: vec![0],
             step_offsets: vec![0],
-            text_bytes: 0,
             capture: None,
         }
     }
 
     /// A builder that keeps the traces with the given ids whole (every decoder hands its traces to
     /// [`TableBuilder::append`], so this works for every format) and builds no rows.
-    pub fn capturing(ids: std::collections::HashSet<String>) -> TableBuilder {
+    pub(crate) fn capturing(ids: std::collections::HashSet<String>) -> TableBuilder {
         TableBuilder {
             capture: Some(Capture {
                 ids,
@@ -241,7 +206,7 @@ impl TableBuilder {
     }
 
     /// Empties the builder and sets what the next batches keep.
-    pub fn reset(&mut self, options: TableOptions) {
+    pub(crate) fn reset(&mut self, options: TableOptions) {
         if !self.is_empty() {
             self.finish();
         }
@@ -256,11 +221,6 @@ impl TableBuilder {
     /// Returns true if and only if no trace was appended since the last batch.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// Approximate bytes of text held since the last batch.
-    pub fn text_bytes(&self) -> usize {
-        self.text_bytes
     }
 
     /// Derives one trace's facts and appends its rows.
@@ -322,7 +282,6 @@ impl TableBuilder {
             .then(|| derive::tool_evidence(spans))
             .flatten();
         b.tool_evidence.append_option(evidence);
-        self.text_bytes += prompt.len() + answer.len();
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
@@ -338,12 +297,10 @@ impl TableBuilder {
             let (error, empty) = signals::result_signals(&step.result);
             b.structural_error.append_option(error);
             b.empty_result.append_value(empty);
-            self.text_bytes += step.arguments.len() + step.result.len();
         }
         for (i, span) in spans.iter().enumerate() {
             let backs_step = backs[first_position.get(i)] || backs[i];
             b.append_span(span, backs_step);
-            self.text_bytes += span.name.len() + span.span_id.len();
         }
         let last_span = self.span_offsets.last().copied().unwrap_or(0);
         self.span_offsets.push(last_span + spans.len());
@@ -353,7 +310,6 @@ impl TableBuilder {
 
     /// The tables of every trace appended since the last batch; the builder is then empty again.
     pub fn finish(&mut self) -> TraceBatch {
-        self.text_bytes = 0;
         let span_offsets = std::mem::replace(&mut self.span_offsets, vec![0]);
         let step_offsets = std::mem::replace(&mut self.step_offsets, vec![0]);
         self.columns.finish(span_offsets, step_offsets)
@@ -677,7 +633,6 @@ mod tests {
         let mut builder = TableBuilder::new(TableOptions::default());
         builder.append(&answering("t1", &text));
         builder.append(&answering("t2", &text));
-        assert!(builder.text_bytes() > 2 << 30);
         let batch = builder.finish();
         let answers = batch.trace_str(TRACE_ANSWER);
         assert_eq!(answers.value(0).len(), text.len());

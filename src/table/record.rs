@@ -13,38 +13,64 @@ use crate::compat::value::{py_str, py_truthy};
 
 /// Attribute keys of the GenAI semantic conventions and of faultgate itself.
 pub mod attr {
+    /// The GenAI operation a span performs (`invoke_agent`, `execute_tool`, `chat`, ...).
     pub const OPERATION_NAME: &str = "gen_ai.operation.name";
+    /// Name of the agent a span belongs to; names the trace's agent.
     pub const AGENT_NAME: &str = "gen_ai.agent.name";
+    /// Agent id; the scenario key when `faultgate.scenario` is absent.
     pub const AGENT_ID: &str = "gen_ai.agent.id";
+    /// Input chat messages (a JSON list or JSON text); the prompt is read from its user messages.
     pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
+    /// Output chat messages (a JSON list or JSON text); the answer is read from its assistant messages.
     pub const OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+    /// The older single-text prompt attribute, read when there are no input messages.
     pub const PROMPT: &str = "gen_ai.prompt";
+    /// The older single-text completion attribute, read when there are no output messages.
     pub const COMPLETION: &str = "gen_ai.completion";
+    /// Name of the tool a tool span ran.
     pub const TOOL_NAME: &str = "gen_ai.tool.name";
+    /// Id of a tool call, linking a call in the messages to its result.
     pub const TOOL_CALL_ID: &str = "gen_ai.tool.call.id";
+    /// A tool call's arguments (JSON or text).
     pub const TOOL_CALL_ARGUMENTS: &str = "gen_ai.tool.call.arguments";
+    /// A tool call's result (JSON or text).
     pub const TOOL_CALL_RESULT: &str = "gen_ai.tool.call.result";
+    /// Input tokens a span used; summed over the trace.
     pub const INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
+    /// Output tokens a span produced; summed over the trace.
     pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
+    /// Why the model stopped (a list such as `["length"]`).
     pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+    /// The error class of a failed span (OpenTelemetry's general convention).
     pub const ERROR_TYPE: &str = "error.type";
+    /// The scenario a trace exercises, set by the user; the key traces are grouped by.
     pub const SCENARIO: &str = "faultgate.scenario";
+    /// Why the run ended (`max_steps`, `token limit reached`, ...), set on the root span.
     pub const TERMINATION: &str = "faultgate.termination";
+    /// What a span cost, in US dollars; summed over the trace.
     pub const COST_USD: &str = "faultgate.cost_usd";
+    /// Marks a span whose action the user confirmed (boolean or `true`/`True`).
     pub const CONFIRMED: &str = "faultgate.confirmed";
+    /// The checkpoint (a step of a workflow spec) a span marks.
     pub const CHECKPOINT: &str = "faultgate.checkpoint";
+    /// Who confirmed the span's checkpoint.
     pub const CONFIRMED_BY: &str = "faultgate.confirmed_by";
+    /// What one agent handed to another (JSON, or JSON text).
     pub const HANDOFF_PAYLOAD: &str = "faultgate.handoff.payload";
-    /// OpenAI Agents SDK handoff spans name both ends.
+    /// The agent handing off (OpenAI Agents SDK handoff spans name both ends).
     pub const HANDOFF_FROM: &str = "from_agent";
+    /// The agent receiving the handoff (OpenAI Agents SDK handoff spans).
     pub const HANDOFF_TO: &str = "to_agent";
+    /// The end user a trace served (OpenTelemetry's general convention); read by the policy's identity rule.
     pub const ENDUSER_ID: &str = "enduser.id";
     /// A tool name written by instrumentations that predate the GenAI conventions.
     pub const LEGACY_TOOL_NAME: &str = "tool.name";
     /// The attribute that marks an OpenInference span.
     pub const OPENINFERENCE_KIND: &str = "openinference.span.kind";
 
+    /// Operation name of an agent invocation span; such a span is a trace's root.
     pub const OP_INVOKE_AGENT: &str = "invoke_agent";
+    /// Operation name of a tool execution span.
     pub const OP_EXECUTE_TOOL: &str = "execute_tool";
 }
 

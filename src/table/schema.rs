@@ -11,53 +11,98 @@ use std::sync::{Arc, LazyLock};
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+/// Version of these three schemas; raised whenever a column is added, removed or changes meaning.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Trace id as the input spells it; text, never null.
 pub const TRACE_ID: &str = "trace_id";
+/// Agent name: the root's `gen_ai.agent.name`, else the last one seen, else `agent`; text.
 pub const TRACE_AGENT: &str = "agent";
+/// Scenario key (before redaction): `faultgate.scenario`, else `gen_ai.agent.id`, else a hash of the prompt.
 pub const TRACE_SCENARIO: &str = "scenario";
+/// The prompt: the root's user messages (or `gen_ai.prompt`), else the first span's; empty when none.
 pub const TRACE_PROMPT: &str = "prompt";
+/// The final answer: the root's assistant messages (or `gen_ai.completion`), else the last span's; empty when none.
 pub const TRACE_ANSWER: &str = "answer";
+/// `str()` of the root's `faultgate.termination`; empty when absent.
 pub const TRACE_TERMINATION: &str = "termination";
+/// Position of the root span (the first `invoke_agent` or parentless span) within the trace's spans (UInt32); null when none qualifies.
 pub const TRACE_ROOT: &str = "root_span";
+/// The root span's attributes as compact JSON; null unless the run keeps them (policy identity rules).
 pub const TRACE_ROOT_ATTRIBUTES: &str = "root_attributes";
+/// Sum of the spans' `gen_ai.usage.input_tokens` (Int64); null when no span recorded it.
 pub const TRACE_INPUT_TOKENS: &str = "input_tokens";
+/// Sum of the spans' `gen_ai.usage.output_tokens` (Int64); null when no span recorded it.
 pub const TRACE_OUTPUT_TOKENS: &str = "output_tokens";
+/// Root span's duration in milliseconds (else the span of all known times; Float64); null when no time is known.
 pub const TRACE_LATENCY_MS: &str = "latency_ms";
+/// Sum of the spans' `faultgate.cost_usd` in US dollars (Float64); null when no span recorded it.
 pub const TRACE_COST_USD: &str = "cost_usd";
+/// True when the trace has a prompt, an answer, or a tool step with arguments or a result.
 pub const TRACE_HAS_CONTENT: &str = "has_content";
+/// For a trace without tool steps: what shows it used tools anyway (text); null otherwise.
 pub const TRACE_TOOL_EVIDENCE: &str = "unread_tool_evidence";
 
+/// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
+/// Parent span id; null for a span without a parent.
 pub const SPAN_PARENT: &str = "parent_id";
+/// Span name; text, never null.
 pub const SPAN_NAME: &str = "name";
+/// Start time in nanoseconds since the Unix epoch (Int64).
 pub const SPAN_START: &str = "start_ns";
+/// End time in nanoseconds since the Unix epoch (Int64).
 pub const SPAN_END: &str = "end_ns";
+/// Status code in OTLP numbering (Int64): 0 unset, 1 ok, 2 error.
 pub const SPAN_STATUS_CODE: &str = "status_code";
+/// OTLP status message; empty when none.
 pub const SPAN_STATUS_MESSAGE: &str = "status_message";
+/// `str()` of a truthy `error.type` attribute; null otherwise.
 pub const SPAN_ERROR_TYPE: &str = "error_type";
+/// What makes the span an error for `unrecovered_tool_error` (status or `error.type`); null when it is not one.
 pub const SPAN_ERROR: &str = "span_error";
+/// `str()` of each element of `gen_ai.response.finish_reasons` (a list of text, empty when absent).
 pub const SPAN_FINISH_REASONS: &str = "finish_reasons";
+/// True for a tool span: `gen_ai.operation.name` is `execute_tool`, or without it the name starts with `execute_tool`.
 pub const SPAN_IS_TOOL: &str = "is_tool_span";
+/// True when the span carries `gen_ai.operation.name`.
 pub const SPAN_HAS_OPERATION: &str = "has_operation_name";
+/// True when `faultgate.confirmed` is `true` (boolean or the text `true`/`True`).
 pub const SPAN_CONFIRMED: &str = "confirmed";
+/// True when a tool step was read from this span (or from a span with the same id).
 pub const SPAN_BACKS_STEP: &str = "backs_step";
+/// True when the span carries a GenAI tool attribute (`gen_ai.tool.*`) or the legacy `tool.name`.
 pub const SPAN_TOOL_ATTRIBUTES: &str = "has_tool_attributes";
+/// True when the span carries `openinference.span.kind`.
 pub const SPAN_OPENINFERENCE_KIND: &str = "has_openinference_kind";
+/// `str()` of `gen_ai.agent.name`; null when absent.
 pub const SPAN_AGENT_NAME: &str = "agent_name";
+/// `str()` of `gen_ai.operation.name`; null when absent.
 pub const SPAN_OPERATION: &str = "operation";
+/// `str()` of `faultgate.checkpoint`: the checkpoint the span marks; null when absent.
 pub const SPAN_CHECKPOINT: &str = "checkpoint";
+/// `str()` of `faultgate.confirmed_by`: who confirmed the span's checkpoint; null when absent.
 pub const SPAN_CONFIRMED_BY: &str = "confirmed_by";
+/// `str()` of `from_agent` on a handoff span carrying both ends; null otherwise.
 pub const SPAN_HANDOFF_FROM: &str = "handoff_from";
+/// `str()` of `to_agent` on a handoff span carrying both ends; null otherwise.
 pub const SPAN_HANDOFF_TO: &str = "handoff_to";
+/// `faultgate.handoff.payload` as compact JSON (JSON text decoded first); null when absent.
 pub const SPAN_HANDOFF_PAYLOAD: &str = "handoff_payload";
 
+/// Name of the tool the step called; text, never null.
 pub const STEP_TOOL: &str = "tool";
+/// The call's arguments as text (JSON re-serialised); empty when none.
 pub const STEP_ARGUMENTS: &str = "arguments";
+/// The call's result as text (JSON re-serialised, text parts unwrapped); empty when none.
 pub const STEP_RESULT: &str = "result";
+/// Id of the span the step was read from.
 pub const STEP_SPAN_ID: &str = "span_id";
+/// Position within the trace's spans of the first span with the step's span id (UInt32); null when unknown.
 pub const STEP_SPAN: &str = "span";
+/// What makes the result an error for `unrecovered_tool_error`; null when it is not one.
 pub const STEP_STRUCTURAL_ERROR: &str = "structural_error";
+/// True when the result holds nothing: empty text, `[]`, `{}`, `null`, an empty list or a zero count.
 pub const STEP_EMPTY_RESULT: &str = "empty_result";
 
 fn utf8(name: &str) -> Field {
