@@ -8,34 +8,58 @@ use std::path::{Path, PathBuf};
 /// An input the tool cannot use.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
+    /// The named file or directory does not exist.
     #[error("no such file: {}", display_path(.0))]
     NotFound(PathBuf),
+    /// The file exists but could not be read.
     #[error("cannot read {}: {source}", display_path(.path))]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why reading failed.
         #[source]
         source: std::io::Error,
     },
+    /// A trace file whose JSON breaks off or goes wrong after a valid start.
     #[error("cannot parse {}: {message} (byte {offset})", display_path(.path))]
     Json {
+        /// The file.
         path: PathBuf,
+        /// Byte offset of the error in the file's (decompressed) contents.
         offset: usize,
+        /// The parser's message.
         message: String,
     },
     /// A file whose first byte already is not JSON (prose, a licence): no trace file at all.
     #[error("cannot parse {}: {message} (byte {offset})", display_path(.path))]
     NotJson {
+        /// The file.
         path: PathBuf,
+        /// Byte offset of the error in the file's (decompressed) contents.
         offset: usize,
+        /// The parser's message.
         message: String,
     },
+    /// A trace file of a known format whose contents do not fit it.
     #[error("{}: {message}", display_path(.path))]
-    Invalid { path: PathBuf, message: String },
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A JSON document that no trace format recognises (or that a forced format does not fit).
     #[error("{}: {message}", display_path(.path))]
-    Unrecognised { path: PathBuf, message: String },
+    Unrecognised {
+        /// The file.
+        path: PathBuf,
+        /// Why no format fits.
+        message: String,
+    },
+    /// The file or directory held no trace.
     #[error("no traces found in {}", display_path(.0))]
     NoTraces(PathBuf),
+    /// The command line asks for something that cannot be done; the text says what.
     #[error("{0}")]
     Usage(String),
 }

@@ -28,6 +28,7 @@ fn read_object(path: &Path, what: &str) -> Result<Value, InputError> {
 }
 
 impl Golden {
+    /// Reads a golden-answers file (`--golden`): a JSON object of scenario key or prompt to answer.
     pub fn from_path(path: &Path) -> Result<Golden, InputError> {
         Self::from_value(read_object(path, "golden")?)
     }
@@ -53,6 +54,7 @@ impl Golden {
 }
 
 impl Outcomes {
+    /// Reads an outcomes file (`--outcomes`): a JSON object of scenario key or prompt to `true`/`false`.
     pub fn from_path(path: &Path) -> Result<Outcomes, InputError> {
         Self::from_value(read_object(path, "outcomes")?)
     }

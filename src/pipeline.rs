@@ -27,9 +27,13 @@ const PART_TRACES: usize = 256;
 
 /// What a run needs besides its files.
 pub struct RunSettings {
+    /// The checks to run, in selection order.
     pub checks: Vec<&'static dyn Check>,
+    /// The side inputs the checks read (golden, outcomes, policy).
     pub context: CheckContext,
+    /// What is redacted from everything the run writes.
     pub redaction: Redaction,
+    /// The format to read the files as ([`Format::Auto`] detects each).
     pub format: Format,
     /// Keep each trace's raw scenario key in its result (for matching labels after the run).
     pub keep_raw_scenario: bool,
@@ -61,6 +65,7 @@ impl RunSettings {
 
 /// The results of one file.
 pub struct FileResults {
+    /// The file the results come from.
     pub path: PathBuf,
     /// One verdict batch per chunk of the file, in order.
     pub batches: Vec<VerdictBatch>,
@@ -76,6 +81,7 @@ pub struct FileResults {
 /// it (few in practice: only traces without steps are looked at).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct UnreadTools {
+    /// (trace id, what shows the tools) for each trace that used tools but had none read.
     pub traces: Vec<(String, String)>,
 }
 
@@ -91,7 +97,8 @@ impl UnreadTools {
         UnreadTools { traces }
     }
 
-    pub fn add(&mut self, other: UnreadTools) {
+    /// Appends another part's traces, keeping input order.
+    pub(crate) fn add(&mut self, other: UnreadTools) {
         self.traces.extend(other.traces);
     }
 
@@ -157,6 +164,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
 pub struct SharedTraces {
     /// The merged traces' verdicts (none when no id is shared).
     pub verdicts: Option<VerdictBatch>,
+    /// Merged traces that used tools but had none read.
     pub unread_tools: UnreadTools,
     /// The steps of the merged traces that failed, when an output shows them.
     pub failing_steps: Vec<TraceSteps>,

@@ -74,28 +74,40 @@ pub enum CliError {
     Invalid(String),
     /// A file the command needs could not be read.
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: io::Error },
+    Read {
+        /// The file, as the command line named it.
+        path: String,
+        /// Why reading failed.
+        source: io::Error,
+    },
     /// An output file or directory could not be written.
     #[error("cannot write output: {0}")]
     Output(String),
     /// A trace file could not be read or decoded (the message names the file).
     #[error(transparent)]
     Input(#[from] crate::error::InputError),
+    /// The policy file cannot be used.
     #[error(transparent)]
     Policy(#[from] crate::policy::PolicyError),
+    /// The band cannot be built or read, or the gate cannot run.
     #[error(transparent)]
     Gate(#[from] crate::gate::GateError),
+    /// The workflow spec or a trajectory cannot be used.
     #[error(transparent)]
     Workflow(#[from] crate::workflow::WorkflowError),
+    /// The judge cannot be set up or called.
     #[error(transparent)]
     Judge(#[from] crate::judge::JudgeError),
     /// The judge failed for good during the run: its verdicts would be guesses.
     #[error("{0}")]
     JudgeFailed(String),
+    /// A redaction pattern cannot be used.
     #[error(transparent)]
     Redaction(#[from] crate::redact::RedactionError),
+    /// A partial-run file cannot be used.
     #[error(transparent)]
     Partial(#[from] crate::partial::PartialError),
+    /// The calibration table cannot be written.
     #[error(transparent)]
     CalibrationTable(#[from] crate::calibrate::parquet::WriteError),
 }

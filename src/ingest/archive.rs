@@ -45,13 +45,17 @@ const CHUNK: usize = 256 * 1024;
 /// The compression of a file's contents, told by its magic bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
+    /// Plain bytes.
     None,
+    /// gzip (magic `1f 8b`).
     Gzip,
+    /// Zstandard (magic `28 b5 2f fd`).
     Zstd,
 }
 
 impl Compression {
-    pub fn of(bytes: &[u8]) -> Compression {
+    /// The compression `bytes` start with; [`Compression::None`] when no known magic matches.
+    pub(crate) fn of(bytes: &[u8]) -> Compression {
         if bytes.starts_with(&[0x1f, 0x8b]) {
             Compression::Gzip
         } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {

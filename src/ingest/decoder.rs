@@ -29,7 +29,9 @@ pub trait ReadProgress: Send + Sync {
 /// How a file is read.
 #[derive(Clone)]
 pub struct ReadOptions {
+    /// The format to read the file as; [`Format::Auto`] detects it.
     pub format: Format,
+    /// What the tables keep beyond what every check reads.
     pub table: TableOptions,
     /// Traces a batch holds at most.
     pub batch_traces: usize,
@@ -43,6 +45,7 @@ pub struct ReadOptions {
 }
 
 impl ReadOptions {
+    /// Options for `format` and `table`, with the defaults for everything else.
     pub fn new(format: Format, table: TableOptions) -> ReadOptions {
         ReadOptions {
             format,
@@ -93,6 +96,7 @@ impl Document<'_> {
 
 /// A trace format.
 pub trait Decoder: Sync {
+    /// The format this decoder reads.
     fn format(&self) -> Format;
 
     /// Returns true if and only if the document (a file's first) is in this format.
@@ -109,8 +113,10 @@ pub trait Decoder: Sync {
 
 /// The traces of one file, each decodable on its own.
 pub trait Traces: Sync {
+    /// Number of traces in the file.
     fn len(&self) -> usize;
 
+    /// Returns true if and only if the file holds no trace.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

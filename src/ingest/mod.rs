@@ -34,19 +34,33 @@ pub use paths::{Inputs, expand_inputs, expand_paths};
 /// The trace formats `--format` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// `auto`: detect each file's format from its contents, in 0.4.1's order (the default).
     Auto,
+    /// `otlp`: an object with `resourceSpans` (OTLP/JSON, OpenTelemetry GenAI conventions).
     Otlp,
+    /// `openinference`: OTLP whose spans carry `openinference.span.kind` (Arize Phoenix).
     Openinference,
+    /// `langfuse`: trace objects with `observations`, or observation rows.
     Langfuse,
+    /// `langsmith`: runs with `run_type`.
     Langsmith,
+    /// `braintrust`: logged spans with `span_attributes` or `root_span_id`.
     Braintrust,
+    /// `trajectory`: JSON lines of `seq`-numbered action, checkpoint, handoff and final events (one run per file).
     Trajectory,
+    /// `tau-bench`: tau-bench or tau2-bench results (one trace per task trial).
     TauBench,
+    /// `swe-agent`: a SWE-agent `.traj` or a mini-swe-agent run.
     SweAgent,
+    /// `multi-agent`: logs with a `history` list of turns (Who&When: AG2 and Magentic-One runs).
     MultiAgent,
+    /// `otlp-proto`: OTLP protobuf (the Collector file exporter's `format: proto`, or an OTLP/HTTP body).
     OtlpProto,
+    /// `any-agent`: mozilla-ai any-agent traces.
     AnyAgent,
+    /// `langsmith-sdk`: LangSmith runs as the SDK sends them (`post` and `patch` bodies).
     LangsmithSdk,
+    /// `openinference-spans`: span objects outside an OTLP envelope (a list or JSON lines).
     OpeninferenceSpans,
 }
 
@@ -150,7 +164,9 @@ fn unrecognised() -> String {
 
 /// A file's contents, framed and indexed by its format's decoder.
 pub struct Opened<'b> {
+    /// The format the file was read as (detected when asked for `auto`).
     pub format: Format,
+    /// The file's traces, each decoded on demand.
     pub traces: Box<dyn Traces + 'b>,
 }
 

@@ -22,6 +22,7 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
 /// The input files of a run, and what the directory walks left out.
 #[derive(Debug, Default)]
 pub struct Inputs {
+    /// The files to read, in walk order (sorted within each directory).
     pub files: Vec<PathBuf>,
     /// For each file: found by walking a directory (not named, nor matched by a pattern).
     pub walked: Vec<bool>,

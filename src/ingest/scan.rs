@@ -27,6 +27,7 @@ use wide::u8x16;
 pub struct SpanSlice {
     /// Byte range of the span object, braces included.
     pub start: usize,
+    /// Byte offset just past the span object's closing brace.
     pub end: usize,
     /// Byte range of the `traceId` string's contents.
     pub trace_id: (usize, usize),

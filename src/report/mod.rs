@@ -25,16 +25,22 @@ use crate::checks::Gating;
 /// The measures of one trace (`measures` in the JSON report).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Measures {
+    /// Input plus output tokens summed over the trace's spans; `None` when none recorded them.
     pub tokens: Option<f64>,
+    /// The root span's duration in milliseconds; `None` when no time is known.
     pub latency_ms: Option<f64>,
+    /// Cost in US dollars summed over the trace's spans; `None` when none recorded it.
     pub cost_usd: Option<f64>,
 }
 
 /// All results of one run.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// Judge name of the run (`none` when no judge ran).
     pub judge: String,
+    /// Active check names in selection order.
     pub checks: Vec<String>,
+    /// Redaction mode the run used (`builtin`, `off`, ...).
     pub redaction: String,
     /// The verdict batches, in run order: one row per trace, one verdict per active check in selection
     /// order.
@@ -128,11 +134,17 @@ impl Report {
 /// The outcome block: how many traces the outcomes file judged, and the clean rates with and without it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OutcomeSummary {
+    /// `outcome` results the outcomes file judged.
     pub judged: usize,
+    /// `outcome` results without an outcome, not judged.
     pub missing: usize,
+    /// Judged results whose outcome was true (the task succeeded).
     pub true_count: usize,
+    /// `true_count` over `judged`; `None` when nothing was judged.
     pub outcome_rate: Option<f64>,
+    /// Share of distinct traces where no check other than `outcome` fired.
     pub structural_clean_rate: f64,
+    /// Share of distinct traces where no check fired.
     pub clean_rate: f64,
 }
 

@@ -252,7 +252,9 @@ impl VerdictBatch {
 /// One check's verdict on one trace, read from a verdict batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VerdictRef<'a> {
+    /// Whether the check fired.
     pub detected: bool,
+    /// How sure the check is, from 0 to 1.
     pub confidence: f64,
     /// `None` where the run did not keep the reason (a verdict that did not fire, when no output
     /// prints those).
@@ -271,6 +273,7 @@ fn opt_f64(array: &Float64Array, row: usize) -> Option<f64> {
 }
 
 impl<'a> Row<'a> {
+    /// The trace's id, in full.
     pub fn trace_id(&self) -> &'a str {
         self.batch.trace_id.value(self.row)
     }
@@ -298,7 +301,7 @@ impl<'a> Row<'a> {
         self.batch.steps.value(self.row)
     }
 
-    pub fn measures(&self) -> Measures {
+    pub(crate) fn measures(&self) -> Measures {
         Measures {
             tokens: opt_f64(&self.batch.tokens, self.row),
             latency_ms: opt_f64(&self.batch.latency_ms, self.row),
