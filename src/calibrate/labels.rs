@@ -60,15 +60,20 @@ impl fmt::Display for Location {
 /// One human verdict: for `key`, `check` should fire iff `value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label {
+    /// The trace id or scenario key the label is about.
     pub key: String,
+    /// The check the label judges (a name from the registry).
     pub check: String,
+    /// True when the check should fire on the key's traces.
     pub value: bool,
+    /// Where in the file the label was given.
     pub location: Location,
 }
 
 /// The labels of one file, duplicates removed, in file order, with each key's split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSet {
+    /// The labels in file order, each (key, check) once.
     pub labels: Vec<Label>,
     /// Split name per key, for the keys that have one.
     pub splits: HashMap<String, String>,
@@ -79,24 +84,40 @@ pub struct LabelSet {
 /// A label file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum LabelError {
+    /// The label file does not exist.
     #[error("no such file: {}", display_path(.0))]
     NotFound(PathBuf),
+    /// The label file exists but could not be read.
     #[error("cannot read {}: {source}", display_path(.path))]
     Read {
+        /// The label file.
         path: PathBuf,
+        /// Why reading failed.
         #[source]
         source: std::io::Error,
     },
+    /// One line or entry is not a usable label.
     #[error("{}: {at}: {message}", display_path(.path))]
     Invalid {
+        /// The label file.
         path: PathBuf,
+        /// The line or entry at fault.
         at: Location,
+        /// What is wrong with it.
         message: String,
     },
+    /// The file is not CSV, JSON lines or the object form as a whole.
     #[error("{}: {message}", display_path(.path))]
-    Malformed { path: PathBuf, message: String },
+    Malformed {
+        /// The label file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Two places give different values for one label or split.
     #[error("{0}")]
     Conflict(Box<Conflict>),
+    /// The file holds no label at all.
     #[error("no labels in {}", display_path(.0))]
     Empty(PathBuf),
 }

@@ -18,9 +18,13 @@ pub(crate) const Z_95: f64 = 1.959963984540054;
 /// One check's verdicts against the labels: true/false positives and negatives.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Confusion {
+    /// True positives: the label says fire and the check fired.
     pub tp: u64,
+    /// False positives: the check fired against a clean label.
     pub fp: u64,
+    /// True negatives: both say clean.
     pub tn: u64,
+    /// False negatives: the label says fire and the check did not.
     pub fn_: u64,
 }
 
@@ -106,7 +110,10 @@ pub enum KappaUndefined {
     /// No verdict of this check had a label.
     NoLabels,
     /// Every label says the same thing (`positive`: all failures, else all clean).
-    OneLabelClass { positive: bool },
+    OneLabelClass {
+        /// True when every label says the check should fire.
+        positive: bool,
+    },
 }
 
 impl std::fmt::Display for KappaUndefined {
@@ -122,8 +129,11 @@ impl std::fmt::Display for KappaUndefined {
 /// A proportion with its 95% Wilson score interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
+    /// The observed proportion, from 0 to 1.
     pub value: f64,
+    /// Lower end of the 95% Wilson interval.
     pub low: f64,
+    /// Upper end of the 95% Wilson interval.
     pub high: f64,
 }
 

@@ -36,6 +36,7 @@ pub const FIRST_KEYS_SHOWN: usize = 5;
 /// The held-out subset to score besides the full set (`--split`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitFilter {
+    /// The split name the label file gives held-out keys (`test`, `holdout`, ...).
     pub name: String,
 }
 
@@ -66,7 +67,9 @@ impl SplitFilter {
 /// One check's matrix over a set of verdicts, plus the verdicts that had no label.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CheckMetrics {
+    /// The verdicts that had a label, scored against it.
     pub confusion: Confusion,
+    /// Verdicts whose trace id and scenario key have no label for this check.
     pub unlabelled: u64,
 }
 
@@ -82,6 +85,7 @@ impl CheckMetrics {
 /// One check's agreement with the labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckRow {
+    /// The check's name.
     pub check: String,
     /// Every verdict of the check.
     pub all: CheckMetrics,
@@ -92,9 +96,13 @@ pub struct CheckRow {
 /// One verdict with the label it was scored against, for drill-down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceRow {
+    /// Id of the scored trace.
     pub trace_id: String,
+    /// Scenario key of the trace (redacted as in the report).
     pub scenario: String,
+    /// The check's name.
     pub check: String,
+    /// Whether the check fired on the trace.
     pub detected: bool,
     /// The human label, if any.
     pub label: Option<bool>,

@@ -31,8 +31,11 @@ use crate::golden::{Golden, Outcomes};
 /// What one check concluded about one trace, as a value (a judge's verdict, a test's expectation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// Whether the check fired.
     pub detected: bool,
+    /// How sure the check is, from 0 to 1.
     pub confidence: f64,
+    /// Why the check fired or not; empty when it gives no reason.
     pub reason: String,
 }
 
@@ -50,8 +53,11 @@ impl Verdict {
 /// The inputs a check may need besides the trace.
 #[derive(Default)]
 pub struct CheckContext {
+    /// Expected answers per scenario (`--golden`); `None` when not given.
     pub golden: Option<Golden>,
+    /// Task outcomes per trace (`--outcomes`); `None` when not given.
     pub outcomes: Option<Outcomes>,
+    /// The tool-use policy (`--policy`); the built-in default when none is given.
     pub policy: crate::policy::Policy,
     /// The workflow spec of `--workflow`; the `workflow` check needs it.
     pub workflow: Option<crate::workflow::Workflow>,

@@ -9,15 +9,20 @@ use Gating::{CleanRate, PolicyBlock, WorkflowBlock};
 /// How a check reaches its verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckKind {
+    /// A rule over the trace's own columns; needs no side input.
     Rule,
+    /// Compares the answer with the golden file's expected answer.
     Golden,
+    /// Asks an LLM judge.
     Judge,
+    /// Reads the outcomes file's verdict on the trace.
     Outcome,
     /// Needs a workflow spec (`--workflow`).
     Workflow,
 }
 
 impl CheckKind {
+    /// The kind as the README's check table and `faultgate checks` print it (`rule`, `golden`, ...).
     pub fn name(self) -> &'static str {
         match self {
             CheckKind::Rule => "rule",
@@ -33,6 +38,7 @@ impl CheckKind {
 pub trait Check: Sync {
     /// The permanent name used on the command line and in reports.
     fn name(&self) -> &'static str;
+    /// How the check reaches its verdict, which says which side input it needs.
     fn kind(&self) -> CheckKind;
     /// One line for `faultgate checks`.
     fn description(&self) -> &'static str;
@@ -86,21 +92,13 @@ pub enum Gating {
     WorkflowBlock,
 }
 
-impl Gating {
-    /// How the README names the effect.
-    pub fn name(self) -> &'static str {
-        match self {
-            Gating::CleanRate => "clean rate",
-            Gating::PolicyBlock | Gating::WorkflowBlock => "hard block",
-        }
-    }
-}
-
 /// A check with what the report and the gate need to know about it; one line of [`ALL`].
 pub struct Registered {
+    /// The check itself.
     pub check: &'static dyn Check,
     /// The side inputs it reads; one it needs by its [`CheckKind`] is among them.
     pub inputs: &'static [Input],
+    /// How the check's firing affects the gate.
     pub gating: Gating,
     /// Its verdicts feed the report's `outcome` block (how many traces were judged, and the clean rate
     /// of the other checks) rather than being one check among others there.
@@ -108,6 +106,7 @@ pub struct Registered {
 }
 
 impl Registered {
+    /// A registry line; `const` so that [`ALL`] is a static table.
     pub const fn new(check: &'static dyn Check, inputs: &'static [Input], gating: Gating) -> Self {
         Registered {
             check,

@@ -42,6 +42,7 @@ impl Reasons {
 
 /// A reason, written only when the column keeps it.
 pub trait Reason {
+    /// Appends the reason's text to `out`.
     fn write_to(self, out: &mut String);
 }
 

@@ -27,7 +27,8 @@ pub enum GateMode {
 }
 
 impl GateMode {
-    pub fn as_str(self) -> &'static str {
+    /// The mode as `--gate` spells it (`band`, `paired`, `both`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GateMode::Band => "band",
             GateMode::Paired => "paired",

@@ -63,38 +63,85 @@ pub struct RunSummary {
 /// A band that cannot be built, or a band file the gate cannot use.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GateError {
+    /// Fewer than two baseline runs were given (the count).
     #[error("a band needs at least 2 baseline runs, got {0}")]
     TooFewRuns(usize),
+    /// The baseline runs used different judges or check lists.
     #[error("all baseline runs must use the same judge and checks")]
     MixedRuns,
+    /// No scenario key occurs in every baseline run.
     #[error(
         "baseline runs share no scenarios (keys come from faultgate.scenario, gen_ai.agent.id or the prompt)"
     )]
     NoSharedScenarios,
+    /// The band file could not be read.
     #[error("cannot read band {path}: {message}")]
-    ReadBand { path: String, message: String },
+    ReadBand {
+        /// The band file.
+        path: String,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// The band file is not JSON.
     #[error("band {path} is not JSON: {message}")]
-    BandNotJson { path: String, message: String },
+    BandNotJson {
+        /// The band file.
+        path: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The band file is empty.
     #[error("{path}: the band is empty")]
-    EmptyBand { path: String },
+    EmptyBand {
+        /// The band file.
+        path: String,
+    },
+    /// The band's JSON is not an object.
     #[error("{path}: the band is not a JSON object")]
-    NotAnObject { path: String },
+    NotAnObject {
+        /// The band file.
+        path: String,
+    },
+    /// A key every band has is missing.
     #[error("{path}: the band has no \"{key}\"")]
-    MissingKey { path: String, key: &'static str },
+    MissingKey {
+        /// The band file.
+        path: String,
+        /// The missing key.
+        key: &'static str,
+    },
+    /// A key every band has holds nothing.
     #[error("{path}: the band's \"{key}\" is empty")]
-    EmptyKey { path: String, key: &'static str },
+    EmptyKey {
+        /// The band file.
+        path: String,
+        /// The empty key.
+        key: &'static str,
+    },
+    /// `--gate paired` or `both` needs a band built with `--per-scenario`.
     #[error(
         "{path}: the band has no per-scenario data, which --gate paired and both need; rebuild it with `faultgate baseline --per-scenario`"
     )]
-    NoPerScenario { path: String },
+    NoPerScenario {
+        /// The band file.
+        path: String,
+    },
+    /// `--metric pass^k` needs a band built with `--pass-k`.
     #[error(
         "{path}: the band has no pass^k, which --metric pass^k needs; rebuild it with `faultgate baseline --pass-k` from runs with several traces per scenario"
     )]
-    NoPassK { path: String },
+    NoPassK {
+        /// The band file.
+        path: String,
+    },
+    /// A band key holds a value of the wrong type or range.
     #[error("{path}: the band's \"{key}\" must be {expected}")]
     BadValue {
+        /// The band file.
         path: String,
+        /// The key at fault.
         key: &'static str,
+        /// What the key must hold.
         expected: &'static str,
     },
 }

@@ -21,8 +21,11 @@ const EPSILON: f64 = 1e-9;
 /// The gate's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// The candidate is within the band: exit 0.
     Pass,
+    /// The candidate regressed (or a hard block fired): exit 1.
     Fail,
+    /// Too few traces to tell a regression from noise.
     Inconclusive,
 }
 
@@ -58,13 +61,17 @@ pub struct UsageDelta {
 /// The outcome of a candidate against a band.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gate {
+    /// The decision that sets the exit code.
     pub verdict: Verdict,
     /// Share of band scenarios clean in the candidate (absent ones count as not clean).
     pub clean_rate: f64,
+    /// Each band measure with a non-zero baseline that the candidate recorded, in the band's order.
     pub usage: Vec<UsageDelta>,
     /// The band's `clean_rate.min` and `clean_rate.max`, as read.
     pub band: [Value; 2],
+    /// `min - 1/n`: a clean rate at or above it passes.
     pub pass_threshold: f64,
+    /// `min - 3/n`: a clean rate below it fails.
     pub fail_threshold: f64,
     /// `required_n` and `additional_n` are set only for INCONCLUSIVE.
     pub stats: GateStats,
@@ -77,6 +84,7 @@ pub struct Gate {
     /// Candidate trace ids where `workflow` fired: each one fails the gate. `None` when the workflow
     /// check did not run; then the gate object has no `workflow_violations` key, as in 0.4.1.
     pub workflow_violations: Option<Vec<String>>,
+    /// Warnings about the comparison (another judge or check list, missing scenarios, few runs).
     pub warnings: Vec<String>,
     /// Which test decides `verdict` ([`GateMode::Band`] unless `--gate paired` or `both`).
     pub mode: GateMode,

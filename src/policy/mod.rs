@@ -22,6 +22,7 @@ use serde_json::Value;
 pub struct PolicyStep<'a> {
     /// 1-based step number.
     pub index: usize,
+    /// The tool the step called.
     pub tool: &'a str,
     /// Raw arguments text.
     pub arguments: &'a str,
@@ -38,11 +39,13 @@ pub struct PolicyStep<'a> {
 /// One run (trace) to evaluate.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyRun<'a> {
+    /// The run's tool calls, in step order.
     pub steps: &'a [PolicyStep<'a>],
     /// `None` when the trace has no root span.
     pub root: Option<PolicyRoot<'a>>,
     /// Untrimmed final answer.
     pub answer: &'a str,
+    /// `str()` of the root's `faultgate.termination`; empty when absent.
     pub termination: &'a str,
 }
 
@@ -53,6 +56,7 @@ pub struct PolicyRoot<'a> {
     pub attrs: &'a serde_json::Map<String, Value>,
     /// `Span status error: Code 2` or `Span error: X`, `None` when the root is clean.
     pub span_error: Option<&'a str>,
+    /// End time of the root span in nanoseconds since the Unix epoch.
     pub end_ns: u64,
 }
 
@@ -65,13 +69,23 @@ pub enum PolicyError {
     Io(String),
     /// The file is not JSON.
     #[error("cannot parse {path}: {message}")]
-    Parse { path: String, message: String },
+    Parse {
+        /// The policy file.
+        path: String,
+        /// The parser's message.
+        message: String,
+    },
     /// The document is JSON but not a valid policy; the text names the key path.
     #[error("policy: {0}")]
     Invalid(String),
     /// The denied patterns together exceed the automaton's size limit.
     #[error("policy {path}: {detail}")]
-    TooLarge { path: String, detail: String },
+    TooLarge {
+        /// The policy file.
+        path: String,
+        /// The automaton builder's message.
+        detail: String,
+    },
 }
 
 fn shown_for_error(path: &Path) -> String {

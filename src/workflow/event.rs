@@ -9,8 +9,11 @@ use serde_json::{Map, Value};
 /// One thing that happened on the road, in recorded order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
+    /// A tool step.
     Action(Action),
+    /// A checkpoint span.
     Checkpoint(Checkpoint),
+    /// An agent-to-agent transfer.
     Handoff(Handoff),
 }
 
@@ -28,26 +31,37 @@ impl Event {
 /// An agent did something (a tool step); `args` are the action's arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Action {
+    /// Position of the event in the run, as recorded.
     pub seq: i64,
+    /// The agent that acted.
     pub agent: String,
+    /// The action (tool) name the spec's rules match.
     pub action_type: String,
+    /// The action's arguments as a JSON object.
     pub args: Map<String, Value>,
 }
 
 /// A mandatory step was walked, optionally naming who confirmed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
+    /// Position of the event in the run, as recorded.
     pub seq: i64,
+    /// The agent that walked the checkpoint.
     pub agent: String,
+    /// The checkpoint's id, as the spec's `checkpoint_id` names it.
     pub checkpoint_id: String,
+    /// Who confirmed it (`faultgate.confirmed_by`); `None` when not recorded.
     pub confirmed_by: Option<String>,
 }
 
 /// One agent passed data to the next.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Handoff {
+    /// Position of the event in the run, as recorded.
     pub seq: i64,
+    /// The agent handing off.
     pub from_agent: String,
+    /// The agent receiving.
     pub to_agent: String,
     /// Payload fields in recorded order.
     pub payload: Vec<PayloadField>,
@@ -68,7 +82,9 @@ impl Handoff {
 /// One field of a handoff payload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PayloadField {
+    /// The field's name in the payload object.
     pub name: String,
+    /// The field's value.
     pub value: Value,
     /// True only when the sender asserted `verified: true`; silence is not verification.
     pub verified: bool,

@@ -34,18 +34,35 @@ pub use spec::{SpecConfig, Workflow};
 /// A problem that stops `conform` as a whole (exit 2); per-file problems become ERROR verdicts instead.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkflowError {
+    /// A spec or trajectory file could not be read.
     #[error("cannot read {}: {source}", display_path(.path))]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why reading failed.
         #[source]
         source: std::io::Error,
     },
+    /// The workflow spec is not JSON or not a valid spec.
     #[error("{}: {message}", display_path(.path))]
-    Spec { path: PathBuf, message: String },
+    Spec {
+        /// The spec file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A trajectory file is not JSON or not a valid trajectory.
     #[error("{}: {message}", display_path(.path))]
-    Trajectory { path: PathBuf, message: String },
+    Trajectory {
+        /// The trajectory file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The verdict or report could not be written.
     #[error("cannot write output: {0}")]
     Output(#[source] std::io::Error),
+    /// The command line asks for something that cannot be done; the text says what.
     #[error("{0}")]
     Usage(String),
 }
@@ -53,8 +70,11 @@ pub enum WorkflowError {
 /// The verdict on one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// The run took the road the spec demands: exit 0.
     Pass,
+    /// A blocking finding: exit 1.
     Block,
+    /// The inputs could not be used: exit 2.
     Error,
 }
 
@@ -76,7 +96,8 @@ impl Verdict {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    /// The verdict as reports print it (`PASS`, `BLOCK`, `ERROR`).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "PASS",
             Verdict::Block => "BLOCK",

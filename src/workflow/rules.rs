@@ -27,22 +27,30 @@ pub enum Severity {
 /// The reason codes; their text is stable and appears in reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReasonCode {
+    /// A mandatory checkpoint never happened before its guarded action.
     CheckpointSkipped,
+    /// The checkpoint happened, but only after the guarded action.
     CheckpointAfterAction,
     /// Extension `confirmed_by`: the checkpoint ran, but nobody the spec accepts confirmed it.
     CheckpointWrongConfirmer,
     /// Extension `every`: a later occurrence of the guarded action had no fresh checkpoint.
     CheckpointNotRenewed,
+    /// A handoff payload lacks a field its contract requires.
     HandoffContractViolation,
+    /// An agent acted on an unverified claim as if it were verified.
     UnverifiedClaimConsumedAsGroundTruth,
+    /// An unverified claim was handed on through further agents.
     UnverifiedClaimPropagated {
+        /// How many handoffs the claim travelled.
         hops: usize,
     },
+    /// A handoff between agents that no contract covers.
     UncontractedHandoff,
     /// Extension `precedence`.
     PrecedenceViolated,
     /// Extension `response`.
     ResponseMissing,
+    /// The spec guards no action the run took.
     NothingToGate,
 }
 
@@ -72,10 +80,13 @@ impl std::fmt::Display for ReasonCode {
 /// One thing the replay found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
+    /// Whether the finding blocks, warns or informs.
     pub severity: Severity,
+    /// The stable reason code.
     pub code: ReasonCode,
     /// The `seq` of the event the finding is about, when there is one.
     pub seq: Option<i64>,
+    /// The finding in words.
     pub message: String,
 }
 

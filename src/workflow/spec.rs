@@ -32,12 +32,16 @@ use super::WorkflowError;
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SpecConfig {
+    /// Checkpoints that must precede a guarded action (`mandatory_checkpoints`).
     #[serde(default)]
     pub mandatory_checkpoints: Vec<CheckpointRuleConfig>,
+    /// Fields each handoff between two agents must carry (`handoff_contracts`).
     #[serde(default)]
     pub handoff_contracts: Vec<HandoffContractConfig>,
+    /// Extension: actions that must follow another action (`precedence`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub precedence: Vec<PrecedenceConfig>,
+    /// Extension: actions that must be answered by another (`response`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub response: Vec<ResponseConfig>,
 }
@@ -232,18 +236,22 @@ impl Workflow {
             .any(|c| c.must_precede == action_type)
     }
 
+    /// Number of `mandatory_checkpoints` rules.
     pub fn mandatory_checkpoint_count(&self) -> usize {
         self.checkpoints.len()
     }
 
+    /// Number of `handoff_contracts`.
     pub fn handoff_contract_count(&self) -> usize {
         self.contracts.len()
     }
 
+    /// Number of `precedence` rules (extension).
     pub fn precedence_count(&self) -> usize {
         self.precedence.len()
     }
 
+    /// Number of `response` rules (extension).
     pub fn response_count(&self) -> usize {
         self.response.len()
     }
