@@ -166,7 +166,10 @@ fn row(stage: &str, t: Duration, export: &Export, bytes: bool, spans: bool) {
 }
 
 fn failing(results: &VerdictBatch) -> usize {
-    results.rows().filter(|r| r.failed()).count()
+    results
+        .rows()
+        .filter(faultgate::report::Row::failed)
+        .count()
 }
 
 fn env_usize(name: &str, default: usize) -> usize {

@@ -170,10 +170,18 @@ pub(crate) struct Partial {
 
 /// Lowercase hex SHA-256 of some bytes.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    lower_hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of some bytes (digests in reports, partials and cache file names).
+pub(crate) fn lower_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{b:02x}");
+    }
+    out
 }
 
 /// The digest a partial keeps instead of a raw scenario key.
@@ -369,7 +377,7 @@ pub(crate) struct Merged {
 ///
 /// No partial; partials of different commands or settings ([`PartialError::Differs`] names the first
 /// setting that differs); one input file in two partials.
-pub(crate) fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, PartialError> {
+pub(crate) fn merge(parts: &[(PathBuf, Partial)]) -> Result<Merged, PartialError> {
     let Some((first_path, first)) = parts.first() else {
         return Err(PartialError::Empty);
     };
@@ -388,7 +396,7 @@ pub(crate) fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, PartialErr
     }
     let mut files: Vec<(FileEntry, VerdictBatch, Vec<TraceSteps>, &PathBuf)> = Vec::new();
     let mut usage: Option<Usage> = None;
-    for (path, part) in &parts {
+    for (path, part) in parts {
         if let Some(u) = part.manifest.judge_usage {
             let total = usage.get_or_insert_with(Usage::default);
             total.prompt_tokens += u.prompt_tokens;
@@ -652,7 +660,7 @@ mod tests {
     fn merging_puts_files_in_input_order_whatever_the_grouping() {
         let a = || partial(1, &[(0, &["a", "b"], 150), (3, &["g"], 150)]);
         let b = || partial(2, &[(1, &["c", "d"], 30), (2, &["e", "f"], 10)]);
-        let flat = merge(vec![b(), a()]).unwrap();
+        let flat = merge(&[b(), a()]).unwrap();
         assert_eq!(ids(&flat.partial), ["a", "b", "c", "d", "e", "f", "g"]);
         assert!(flat.split_ids.is_empty());
         flat.partial.require_complete().unwrap();
@@ -668,10 +676,8 @@ mod tests {
         assert_eq!(kept, [150, 30, 10, 10]);
         assert_eq!(flat.partial.failing_steps().len(), MAX_TRACES);
         // One partial alone is merged too, and a merge of it with the other gives the same partial.
-        let once = merge(vec![a()]).unwrap().partial;
-        let twice = merge(vec![(PathBuf::from("m"), once), b()])
-            .unwrap()
-            .partial;
+        let once = merge(&[a()]).unwrap().partial;
+        let twice = merge(&[(PathBuf::from("m"), once), b()]).unwrap().partial;
         assert_eq!(twice.manifest, flat.partial.manifest);
         assert_eq!(twice.steps, flat.partial.steps);
         assert_eq!(ids(&twice), ids(&flat.partial));
@@ -681,30 +687,27 @@ mod tests {
     fn partials_that_do_not_belong_together_are_refused() {
         let (path, mut other) = partial(2, &[(1, &["c"], 0)]);
         other.manifest.settings[0].value = "abc".into();
-        let err = merge(vec![partial(1, &[(0, &["a"], 0)]), (path, other)]).unwrap_err();
+        let err = merge(&[partial(1, &[(0, &["a"], 0)]), (path, other)]).unwrap_err();
         assert_eq!(
             err.to_string(),
             "partials differ in policy: p1 has none, p2 has abc"
         );
-        let err = merge(vec![
-            partial(1, &[(0, &["a"], 0)]),
-            partial(2, &[(0, &["a"], 0)]),
-        ])
-        .unwrap_err();
+        let err =
+            merge(&[partial(1, &[(0, &["a"], 0)]), partial(2, &[(0, &["a"], 0)])]).unwrap_err();
         assert!(matches!(err, PartialError::SameFile { .. }), "{err}");
-        let part = merge(vec![partial(1, &[(0, &["a"], 0), (2, &["b"], 0)])])
+        let part = merge(&[partial(1, &[(0, &["a"], 0), (2, &["b"], 0)])])
             .unwrap()
             .partial;
         assert_eq!(
             part.require_complete().unwrap_err().to_string(),
             "the partials cover 2 of the run's 4 input files; missing: input files #2, #4"
         );
-        assert!(matches!(merge(Vec::new()), Err(PartialError::Empty)));
+        assert!(matches!(merge(&[]), Err(PartialError::Empty)));
     }
 
     #[test]
     fn trace_ids_read_by_two_shards_are_counted_once_each() {
-        let merged = merge(vec![
+        let merged = merge(&[
             partial(1, &[(0, &["a", "b", "a"], 0)]),
             partial(2, &[(1, &["b", "c"], 0), (2, &["a"], 0)]),
             partial(3, &[(3, &["c", "d"], 0)]),

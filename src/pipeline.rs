@@ -213,7 +213,7 @@ pub fn merge_shared_traces(
     for &i in &holders {
         let path = &files[i];
         let bytes = ingest::source::Source::open(path).map_err(|source| InputError::Read {
-            path: path.to_path_buf(),
+            path: path.clone(),
             source,
         })?;
         let data = ingest::archive::decompress(path, &bytes, ingest::archive::Limits::default())?;

@@ -9,6 +9,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use common::{arg, faultgate, faultgate_in, read_json, scratch, stdout};
@@ -113,13 +114,16 @@ fn every_check_fires_on_its_fixture_and_not_on_the_look_alike() {
             got[1]
         );
 
-        let snapshot: String = got
-            .iter()
-            .zip([&fires, &look_alike])
-            .map(|((id, detected, confidence, reason), file)| {
-                format!("{file} ({id}): detected={detected} confidence={confidence}\n  {reason}\n")
-            })
-            .collect();
+        let snapshot: String = got.iter().zip([&fires, &look_alike]).fold(
+            String::new(),
+            |mut out, ((id, detected, confidence, reason), file)| {
+                let _ = writeln!(
+                    out,
+                    "{file} ({id}): detected={detected} confidence={confidence}\n  {reason}"
+                );
+                out
+            },
+        );
         insta::with_settings!({
             snapshot_path => dir.clone(),
             prepend_module_to_snapshot => false,

@@ -284,7 +284,9 @@ fn checks_lists_every_check() {
         .lines()
         .map(|line| line.split(' ').next().unwrap_or_default())
         .collect();
-    let registered: Vec<&str> = faultgate::checks::checks().map(|c| c.name()).collect();
+    let registered: Vec<&str> = faultgate::checks::checks()
+        .map(faultgate::checks::Check::name)
+        .collect();
     assert_eq!(listed, registered);
 }
 

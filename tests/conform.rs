@@ -2,6 +2,8 @@
 //! `examples/workflow/`: every verdict row, the falsifiable one-line pair, byte-stable reruns, the JSON
 //! report, the opt-in extensions and `--draft`.
 
+mod common;
+
 use std::path::PathBuf;
 
 use faultgate::cli::conform::{ConformArgs, run};
@@ -38,14 +40,14 @@ fn fixture(name: &str) -> PathBuf {
     PathBuf::from(format!("examples/workflow/{name}.jsonl"))
 }
 
-fn conform_with(args: ConformArgs) -> (i32, String) {
+fn conform_with(args: &ConformArgs) -> (i32, String) {
     let mut out = Vec::new();
-    let code = run(&args, &mut out).expect("conform runs").code();
+    let code = run(args, &mut out).expect("conform runs").code();
     (code, String::from_utf8(out).expect("utf-8 report"))
 }
 
 fn conform(spec: &str, files: &[PathBuf]) -> (i32, String) {
-    conform_with(ConformArgs {
+    conform_with(&ConformArgs {
         spec: Some(PathBuf::from(spec)),
         trajectories: files.to_vec(),
         ..ConformArgs::default()
@@ -102,10 +104,7 @@ reason : checkpoint-skipped: mandatory confirmation never happened: checkpoint '
 contrast : final metric says task_success=true / trajectory says checkpoint-skipped
 summary: 0 PASS, 1 BLOCK, 0 ERROR -> overall exit 1
 ";
-    let digest: String = Sha256::digest(body.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = common::lower_hex(&Sha256::digest(body.as_bytes()));
     assert_eq!(report, format!("{body}report-sha256: {digest}\n"));
 }
 
@@ -188,10 +187,7 @@ fn every_fixture_twice_gives_identical_bytes_and_a_valid_hash() {
             .trim_end_matches('\n')
             .rsplit_once('\n')
             .expect("several lines");
-        let digest: String = Sha256::digest(format!("{body}\n").as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let digest = common::lower_hex(&Sha256::digest(format!("{body}\n").as_bytes()));
         assert_eq!(
             last,
             format!("report-sha256: {digest}"),
@@ -214,7 +210,7 @@ fn only_errors_exit_2_and_missing_file_is_bad_input() {
 fn json_report_carries_the_same_facts() {
     let dir = std::env::temp_dir().join(format!("faultgate-conform-{}", std::process::id()));
     let path = dir.join("nested/report.json");
-    let (code, text) = conform_with(ConformArgs {
+    let (code, text) = conform_with(&ConformArgs {
         spec: Some(PathBuf::from(SPEC)),
         trajectories: vec![
             fixture("skipped"),
@@ -356,7 +352,7 @@ fn extensions_each_fire_on_their_fixture() {
 
 #[test]
 fn drafted_spec_passes_good_runs_and_blocks_the_skip() {
-    let (code, drafted) = conform_with(ConformArgs {
+    let (code, drafted) = conform_with(&ConformArgs {
         draft: vec![fixture("conforms"), fixture("verified")],
         ..ConformArgs::default()
     });

@@ -171,8 +171,7 @@ fn every_section_the_code_cites_is_in_the_compatibility_doc() {
 #[test]
 fn citations_parse_numbers_and_items() {
     let text = format!(
-        "see {s}11.4 and {s}11.5.\nper {s}20.1 item 15, {s}20.1 items 1-2 and {s}18.3.1's window",
-        s = SECTION
+        "see {SECTION}11.4 and {SECTION}11.5.\nper {SECTION}20.1 item 15, {SECTION}20.1 items 1-2 and {SECTION}18.3.1's window"
     );
     let found: Vec<(String, Option<u32>)> = citations("x", &text)
         .into_iter()

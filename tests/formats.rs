@@ -218,7 +218,7 @@ fn gzip_and_zstd_json_lines_read_like_the_plain_file() {
     let dir = temp_dir("archives");
     let plain = std::fs::read(fixture("otlp_batches.json")).unwrap();
     let docs: Vec<serde_json::Value> = serde_json::from_slice(&plain).unwrap();
-    let lines: String = docs.iter().map(|d| format!("{d}\n")).collect();
+    let lines: String = docs.iter().map(|d| d.to_string() + "\n").collect();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(lines.as_bytes()).unwrap();
     std::fs::write(dir.join("a.jsonl.gz"), gz.finish().unwrap()).unwrap();

@@ -40,7 +40,7 @@ fn faultgate<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
 fn args(items: &[&str], more: &[&Path]) -> Vec<String> {
     items
         .iter()
-        .map(|s| s.to_string())
+        .map(ToString::to_string)
         .chain(more.iter().map(|p| p.to_string_lossy().into_owned()))
         .collect()
 }
@@ -52,8 +52,8 @@ fn shards(dir: &Path, command: &str, inputs: &[&str], flags: &[&str], n: usize) 
             let part = dir.join(format!("p{k}"));
             let shard = format!("{k}/{n}");
             let mut a = args(&[command], &[]);
-            a.extend(inputs.iter().map(|s| s.to_string()));
-            a.extend(flags.iter().map(|s| s.to_string()));
+            a.extend(inputs.iter().map(ToString::to_string));
+            a.extend(flags.iter().map(ToString::to_string));
             a.extend(["--shard".into(), shard, "--partial".into()]);
             a.push(part.to_string_lossy().into_owned());
             let out = faultgate(&a);
@@ -114,8 +114,8 @@ fn check_with_a_band_merged_from_shards_writes_the_bytes_of_one_run() {
         .collect::<Vec<String>>()
     };
     let mut single = args(&["check"], &[]);
-    single.extend(TRACES.iter().map(|s| s.to_string()));
-    single.extend(run_flags.iter().map(|s| s.to_string()));
+    single.extend(TRACES.iter().map(ToString::to_string));
+    single.extend(run_flags.iter().map(ToString::to_string));
     single.extend(outputs(&dir.join("single")));
     let one = faultgate(&single);
     assert!(matches!(one.status.code(), Some(0 | 1)), "{}", stderr(&one));
@@ -186,7 +186,7 @@ fn baseline_merged_from_shards_writes_the_same_band_and_tables() {
         .collect::<Vec<String>>()
     };
     let mut single = args(&["baseline"], &[]);
-    single.extend(runs.iter().map(|s| s.to_string()));
+    single.extend(runs.iter().map(ToString::to_string));
     single.extend(outputs(&dir.join("single")));
     let one = faultgate(&single);
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
@@ -210,8 +210,8 @@ fn calibrate_merged_from_shards_scores_the_same_and_keeps_no_raw_key() {
             .collect::<Vec<String>>()
     };
     let mut single = args(&["calibrate"], &[]);
-    single.extend(inputs.iter().map(|s| s.to_string()));
-    single.extend(flags.iter().map(|s| s.to_string()));
+    single.extend(inputs.iter().map(ToString::to_string));
+    single.extend(flags.iter().map(ToString::to_string));
     single.extend(outputs(&dir.join("single")));
     let one = faultgate(&single);
     assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));

@@ -104,10 +104,7 @@ fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> &'a T {
 
 fn sha256_hex(path: &str) -> String {
     let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
-    Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    common::lower_hex(&Sha256::digest(&bytes))
 }
 
 /// `check` on the shipped candidate against the shipped band, with every output, as the README shows.

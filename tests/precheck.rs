@@ -17,11 +17,12 @@ fn dir(test: &str) -> PathBuf {
 }
 
 /// An OTLP attribute list from a JSON object of strings.
-fn attributes(attrs: &Value) -> Value {
+fn attributes(attrs: Value) -> Value {
+    let Value::Object(attrs) = attrs else {
+        return Value::Array(Vec::new());
+    };
     let list: Vec<Value> = attrs
-        .as_object()
         .into_iter()
-        .flatten()
         .map(|(k, v)| json!({"key": k, "value": {"stringValue": v}}))
         .collect();
     Value::Array(list)
@@ -38,7 +39,7 @@ fn span(
 ) -> Value {
     let ns = |s: u64| (1_790_000_000_000_000_000u64 + s * 1_000_000_000).to_string();
     let mut span =
-        json!({"traceId": TRACE, "spanId": id, "name": name, "attributes": attributes(&attrs)});
+        json!({"traceId": TRACE, "spanId": id, "name": name, "attributes": attributes(attrs)});
     if let Some(p) = parent {
         span["parentSpanId"] = json!(p);
     }
@@ -82,7 +83,7 @@ fn tool(id: &str, start: u64, name: &str, result: &str) -> Value {
     )
 }
 
-fn export(spans: Vec<Value>) -> String {
+fn export(spans: &[Value]) -> String {
     json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
 }
 
@@ -109,7 +110,7 @@ fn precheck(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn precheck_spans(test: &str, spans: Vec<Value>, args: &[&str]) -> (i32, String, String) {
+fn precheck_spans(test: &str, spans: &[Value], args: &[&str]) -> (i32, String, String) {
     let dir = dir(test);
     std::fs::write(dir.join("t.json"), export(spans)).expect("write traces");
     let mut argv = vec!["t.json"];
@@ -119,7 +120,7 @@ fn precheck_spans(test: &str, spans: Vec<Value>, args: &[&str]) -> (i32, String,
 
 #[test]
 fn a_clean_export_passes() {
-    let (code, out, err) = precheck_spans("clean", clean(), &[]);
+    let (code, out, err) = precheck_spans("clean", &clean(), &[]);
     assert_eq!(
         out,
         "precheck: OK · format otlp · checked 1 of 1 traces · 2 tool steps read · 0 error(s), 0 warning(s)\n"
@@ -147,7 +148,7 @@ fn structural_errors_exit_2() {
         Some(5),
         json!({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": ""}),
     ));
-    let (code, out, _) = precheck_spans("errors", spans, &["--sample", "0"]);
+    let (code, out, _) = precheck_spans("errors", &spans, &["--sample", "0"]);
     assert_eq!(
         out,
         "\
@@ -188,7 +189,7 @@ fn warnings_exit_0() {
         json!({"gen_ai.tool.name": "track"}),
     ));
     spans.push(span("r2", None, "second root", Some(6), Some(7), json!({})));
-    let (code, out, _) = precheck_spans("warnings", spans, &[]);
+    let (code, out, _) = precheck_spans("warnings", &spans, &[]);
     assert_eq!(
         out,
         "\
@@ -210,7 +211,7 @@ precheck: OK · format otlp · checked 1 of 1 traces · 1 tool steps read · 0 e
 fn a_missing_root_is_warned_but_an_empty_parent_id_is_a_root() {
     let mut spans = clean();
     spans[0]["parentSpanId"] = json!("elsewhere");
-    let (code, out, _) = precheck_spans("no-root", spans, &[]);
+    let (code, out, _) = precheck_spans("no-root", &spans, &[]);
     assert!(out.starts_with(
         "warning  aaaaaaaaaaaa  no root span in the export: prompt and answer are read from child spans\n"
     ));
@@ -218,7 +219,7 @@ fn a_missing_root_is_warned_but_an_empty_parent_id_is_a_root() {
 
     let mut spans = clean();
     spans[0]["parentSpanId"] = json!("");
-    let (_, out, _) = precheck_spans("empty-parent", spans, &[]);
+    let (_, out, _) = precheck_spans("empty-parent", &spans, &[]);
     assert!(out.starts_with("precheck: OK"), "{out}");
 }
 
@@ -229,7 +230,7 @@ fn openinference_exports_warn_about_native_tool_spans() {
         .as_array_mut()
         .expect("attributes")
         .push(json!({"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}}));
-    let (code, out, _) = precheck_spans("mixed", spans, &[]);
+    let (code, out, _) = precheck_spans("mixed", &spans, &[]);
     assert_eq!(
         out,
         "\
@@ -253,7 +254,7 @@ fn an_export_whose_tools_are_not_read_is_warned() {
             json!({"input": "{\"order\": 7}"}),
         ),
     ];
-    let (code, out, _) = precheck_spans("tools-not-read", spans, &[]);
+    let (code, out, _) = precheck_spans("tools-not-read", &spans, &[]);
     assert_eq!(
         out,
         "\
@@ -267,7 +268,7 @@ precheck: OK · format otlp · checked 1 of 1 traces · 0 tool steps read · 0 e
 #[test]
 fn the_policy_keys_and_the_json_results_warning() {
     let dir = dir("policy");
-    std::fs::write(dir.join("t.json"), export(clean())).expect("write traces");
+    std::fs::write(dir.join("t.json"), export(&clean())).expect("write traces");
     std::fs::write(
         dir.join("p.json"),
         r#"{"allow": ["lookup", "track"], "requires": [{"tool": "track", "after": "lookup", "result": [{"path": "status", "equals": "shipped"}]}]}"#,
@@ -286,7 +287,7 @@ precheck: OK · format otlp · checked 1 of 1 traces · 2 tool steps read · 0 e
 
     let mut spans = clean();
     spans[1] = tool("t1", 2, "lookup", "{\"status\": \"shipped\"}");
-    std::fs::write(dir.join("json.json"), export(spans)).expect("write traces");
+    std::fs::write(dir.join("json.json"), export(&spans)).expect("write traces");
     let (_, out, _) = precheck(&dir, &["json.json", "--policy", "p.json"]);
     assert!(!out.contains("warning  -"), "{out}");
 
@@ -301,7 +302,7 @@ precheck: OK · format otlp · checked 1 of 1 traces · 2 tool steps read · 0 e
 #[test]
 fn a_malformed_policy_exits_2_naming_the_key() {
     let dir = dir("bad-policy");
-    std::fs::write(dir.join("t.json"), export(clean())).expect("write traces");
+    std::fs::write(dir.join("t.json"), export(&clean())).expect("write traces");
     let cases = [
         (r#"{"max_calls": "5"}"#, "max_calls"),
         (r#"{"allow": null}"#, "allow"),
@@ -366,7 +367,7 @@ precheck: FAILED · format otlp · checked 0 of 0 traces · 0 tool steps read ·
 #[test]
 fn several_files_each_get_a_block() {
     let dir = dir("several");
-    std::fs::write(dir.join("a.json"), export(clean())).expect("write");
+    std::fs::write(dir.join("a.json"), export(&clean())).expect("write");
     let (code, out, _) = precheck(&dir, &["a.json", "b.json"]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "file a.json");

@@ -170,9 +170,9 @@ fn junit_and_html_are_redacted() {
     let args = |extra: &[&'static str]| -> Vec<String> {
         let mut a: Vec<String> = ["check", PII, "--golden", PII_GOLDEN]
             .iter()
-            .map(|x| x.to_string())
+            .map(ToString::to_string)
             .collect();
-        a.extend(extra.iter().map(|x| x.to_string()));
+        a.extend(extra.iter().map(ToString::to_string));
         a.extend([
             "--junit".into(),
             s(&xml).into(),

@@ -258,13 +258,11 @@ fn read_json_lines(text: &str, sink: &mut Sink) -> Result<(), LabelError> {
             _ => return Err(sink.invalid(at, "missing string member 'key'".into())),
         };
         if members.iter().any(|(name, _)| name == "check") {
-            let check = match take(&mut members, "check") {
-                Some(Value::String(check)) => check,
-                _ => return Err(sink.invalid(at, "'check' must be a string".into())),
+            let Some(Value::String(check)) = take(&mut members, "check") else {
+                return Err(sink.invalid(at, "'check' must be a string".into()));
             };
-            let value = match take(&mut members, "label") {
-                Some(Value::Bool(b)) => b,
-                _ => return Err(sink.invalid(at, "'label' must be true or false".into())),
+            let Some(Value::Bool(value)) = take(&mut members, "label") else {
+                return Err(sink.invalid(at, "'label' must be true or false".into()));
             };
             let split = match take(&mut members, SPLIT_FIELD) {
                 None | Some(Value::Null) => None,

@@ -60,7 +60,7 @@ fn table(rows: &[(&str, &CheckMetrics)]) -> String {
         "κ",
         "unlabelled",
     ];
-    let mut cells: Vec<Vec<String>> = vec![HEADER.iter().map(|h| h.to_string()).collect()];
+    let mut cells: Vec<Vec<String>> = vec![HEADER.iter().map(ToString::to_string).collect()];
     for (check, m) in rows {
         let c = &m.confusion;
         cells.push(vec![

@@ -88,7 +88,7 @@ impl Check for ContextOverflow {
                     format_args!("step {} ({tool}) result: {}", i + 1, py_repr_str(hit)),
                 ),
                 Some(Hit::Termination(hit)) => {
-                    out.sure(true, format_args!("run terminated: {}", py_repr_str(hit)))
+                    out.sure(true, format_args!("run terminated: {}", py_repr_str(hit)));
                 }
                 None => out.sure(false, "no context overflow or token cutoff"),
             }

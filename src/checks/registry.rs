@@ -256,7 +256,7 @@ mod tests {
                     .iter()
                     .any(|v| v.detected)
             })
-            .map(|c| c.name())
+            .map(super::Check::name)
             .collect();
         assert_eq!(
             fired,
@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_described() {
-        let mut names: Vec<&str> = checks().map(|c| c.name()).collect();
+        let mut names: Vec<&str> = checks().map(super::Check::name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ALL.len());

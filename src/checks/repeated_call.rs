@@ -76,7 +76,7 @@ impl Check for RepeatedCall {
                     );
                 }),
                 None if cols.step_rows(t).len() < REPEATS => {
-                    out.sure(false, "fewer than 3 tool calls")
+                    out.sure(false, "fewer than 3 tool calls");
                 }
                 None => out.sure(false, "no repeated calls without progress"),
             }

@@ -52,7 +52,7 @@ impl Check for UnrecoveredToolError {
                 let tool = cols.tool.value(s);
                 match opt(cols.structural_error, s) {
                     Some(desc) if !succeeds_later.contains(tool) => {
-                        unrecovered = Some((s - first_step, tool, desc))
+                        unrecovered = Some((s - first_step, tool, desc));
                     }
                     Some(_) => {}
                     None => {

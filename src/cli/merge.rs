@@ -26,7 +26,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
     for dir in &args.partials {
         parts.push((dir.clone(), Partial::read(dir)?));
     }
-    let merged = partial::merge(parts)?;
+    let merged = partial::merge(&parts)?;
     if !merged.split_ids.is_empty() {
         writeln!(
             std::io::stderr(),
@@ -39,7 +39,11 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
     refuse_flags(args, &command)?;
     if let Some(dir) = &args.partial {
         partial.write(dir)?;
-        let rows: usize = partial.batches.iter().map(|b| b.len()).sum();
+        let rows: usize = partial
+            .batches
+            .iter()
+            .map(crate::report::VerdictBatch::len)
+            .sum();
         writeln!(
             std::io::stdout(),
             "partial written to {}: {rows} trace(s) from {} of {} input file(s)",

@@ -179,7 +179,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         Some(spec) if active.iter().any(|c| c.kind() == CheckKind::Judge) => {
             let mut checks = crate::judge::builtin_checks();
             checks.extend(custom);
-            let options = judge_options(args)?;
+            let options = judge_options(args);
             let env = |name: &str| std::env::var(name).ok();
             Some(Arc::new(Judge::new(
                 spec, checks, redaction, options, &env,
@@ -242,14 +242,14 @@ fn registry_with(custom: &[JudgedSpec]) -> Vec<&'static dyn Check> {
 }
 
 /// The judge flags as call settings.
-fn judge_options(args: &RunArgs) -> Result<JudgeOptions, CliError> {
+fn judge_options(args: &RunArgs) -> JudgeOptions {
     let defaults = JudgeOptions::default();
     let cache_dir = if args.no_judge_cache {
         None
     } else {
         args.judge_cache.clone().or(defaults.cache_dir)
     };
-    Ok(JudgeOptions {
+    JudgeOptions {
         url: args.judge_url.clone(),
         concurrency: usize::try_from(args.judge_concurrency).unwrap_or(usize::MAX),
         policy: crate::judge::client::CallPolicy {
@@ -260,5 +260,5 @@ fn judge_options(args: &RunArgs) -> Result<JudgeOptions, CliError> {
         max_calls: args.judge_max_calls,
         cache_dir,
         record: args.judge_record.is_some(),
-    })
+    }
 }

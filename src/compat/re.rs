@@ -137,12 +137,12 @@ impl Translator {
                     repeatable = self.escape()?;
                 }
                 '*' | '+' | '?' => {
-                    self.quantifier(repeatable, c.to_string(), 1)?;
+                    self.quantifier(repeatable, c.encode_utf8(&mut [0; 4]), 1)?;
                     repeatable = false;
                 }
                 '{' => match self.counted() {
                     Some((text, len)) => {
-                        self.quantifier(repeatable, text, len)?;
+                        self.quantifier(repeatable, &text, len)?;
                         repeatable = false;
                     }
                     None => {
@@ -231,12 +231,12 @@ impl Translator {
         Some((text, i + 1))
     }
 
-    fn quantifier(&mut self, repeatable: bool, text: String, len: usize) -> Result<(), String> {
+    fn quantifier(&mut self, repeatable: bool, text: &str, len: usize) -> Result<(), String> {
         if !repeatable {
             return Err(format!("nothing to repeat at position {}", self.pos));
         }
         self.pos += len;
-        self.out.push_str(&text);
+        self.out.push_str(text);
         match self.peek() {
             Some('?') => {
                 self.pos += 1;

@@ -85,8 +85,8 @@ impl BandBuilder {
     pub fn add_run(&mut self, run: &RunSummary) -> RunDigest {
         let tally = ScenarioTally::new(&run.scenario_clean);
         if self.runs == 0 {
-            self.judge = run.judge.clone();
-            self.checks = run.checks.clone();
+            self.judge.clone_from(&run.judge);
+            self.checks.clone_from(&run.checks);
             for (key, _) in tally.clean_flags() {
                 self.ids.insert(key.to_string(), self.keys.len());
                 self.keys.push(key.to_string());
@@ -375,7 +375,7 @@ impl BandFile {
     ///
     /// An unreadable file, a file that is not JSON, or a document [`BandFile::from_value`] refuses.
     pub fn read(path: &std::path::Path) -> Result<BandFile, GateError> {
-        let shown = || crate::error::display_path(path).to_string();
+        let shown = || crate::error::display_path(path);
         let bytes = crate::sidefile::read(path).map_err(|e| GateError::ReadBand {
             path: shown(),
             message: e.to_string(),
@@ -473,12 +473,11 @@ impl BandFile {
             }
             Some(_) => return Err(bad("clean_rate.per_run", "a list of numbers")),
         };
-        let clean_in_all_runs = match band
+        let Value::Array(clean_in_all_runs) = band
             .clean_in_all_runs
             .ok_or_else(|| missing("clean_in_all_runs"))?
-        {
-            Value::Array(items) => items,
-            _ => return Err(bad("clean_in_all_runs", "a list")),
+        else {
+            return Err(bad("clean_in_all_runs", "a list"));
         };
         let usage = match band.usage {
             None | Some(Shaped::Other(Value::Null)) => Vec::new(),

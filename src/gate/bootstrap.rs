@@ -180,7 +180,7 @@ mod tests {
             .map(|i| if i % 9 != 0 { 1.0 } else { 2.0 / 3.0 })
             .collect();
         let got = scenario_bootstrap(&candidate, &baseline, RESAMPLES, SEED);
-        let tolerance = 1.5 / n as f64;
+        let tolerance = 1.5 / f64::from(n);
         let scipy_rate = [0.75, 0.9333333333333333];
         let scipy_difference = [-0.20555555555555555, -0.02777777777777777];
         for (g, e) in got.candidate.iter().zip(scipy_rate) {

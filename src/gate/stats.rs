@@ -116,9 +116,8 @@ pub(crate) fn sample_variance(values: &[f64]) -> f64 {
         sum += a;
     }
     let numerator = BigInt::from(count) * sum_sq - &sum * &sum;
-    let numerator = match numerator.to_biguint() {
-        Some(n) => n,
-        None => return 0.0,
+    let Some(numerator) = numerator.to_biguint() else {
+        return 0.0;
     };
     let denominator = BigUint::from(count) * BigUint::from(count - 1);
     ratio_to_f64(&numerator, &denominator, 2 * i64::from(min_exp))
@@ -192,7 +191,7 @@ mod tests {
             (26, 0.015843194269896888, 43, 13),
         ];
         for (clean, p_value, required, additional) in cases {
-            let stats = test_drop(&per_run, clean as f64 / 30.0, 30);
+            let stats = test_drop(&per_run, f64::from(clean) / 30.0, 30);
             assert_eq!(stats.p_value, p_value, "p for {clean}/30");
             assert_eq!(
                 stats.required_n,

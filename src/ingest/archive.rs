@@ -219,7 +219,7 @@ fn read_guarded(
     }
     match spill {
         None => Ok(Decompressed::Owned(heap)),
-        Some(file) => Source::map_spilled(file)
+        Some(file) => Source::map_spilled(&file)
             .map(Decompressed::Spilled)
             .map_err(GuardError::Spill),
     }
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn large_output_spills_to_a_mapped_file_with_the_same_bytes() {
-        let data: Vec<u8> = (0..3_000_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let data: Vec<u8> = (0..3_000_000u32).flat_map(u32::to_le_bytes).collect();
         for packed in [gzip(&data), zstd::encode_all(&data[..], 1).unwrap()] {
             let out =
                 decompress_with(Path::new("x.gz"), &packed, Limits::default(), 1 << 20).unwrap();

@@ -303,7 +303,7 @@ pub(crate) fn to_value(v: TapeValue<'_, '_>) -> Value {
     }
     if let Some(obj) = v.as_object() {
         let mut map = Map::with_capacity(obj.len());
-        for (k, item) in obj.iter() {
+        for (k, item) in &obj {
             map.insert(k.to_owned(), to_value(item));
         }
         return Value::Object(map);
@@ -340,7 +340,7 @@ pub(crate) fn get<'t, 'i>(
     key: &str,
 ) -> Option<TapeValue<'t, 'i>> {
     let mut found = None;
-    for (k, v) in obj.iter() {
+    for (k, v) in obj {
         if k == key {
             found = Some(v);
         }

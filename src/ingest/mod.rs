@@ -276,7 +276,7 @@ pub fn read_file<R: Send>(
     let Some(progress) = options.progress.as_deref() else {
         return read_file_with(path, options, each, sink, None);
     };
-    let stored = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let stored = std::fs::metadata(path).map_or(0, |m| m.len());
     let reported = std::sync::atomic::AtomicU64::new(0);
     let result = read_file_with(
         path,
@@ -316,7 +316,7 @@ fn read_file_with<R: Send>(
                 progress.advance(traces, share);
                 result
             };
-            for_each_batch(path, opened.traces.as_ref(), options, &counted, sink)?
+            for_each_batch(path, opened.traces.as_ref(), options, &counted, sink)?;
         }
     }
     Ok((opened.format, total))

@@ -39,7 +39,7 @@ impl Inputs {
         let names: Vec<String> = self
             .skipped
             .iter()
-            .map(|p| crate::error::display_path(p).to_string())
+            .map(|p| crate::error::display_path(p))
             .collect();
         Some(format!(
             "note: skipped {} file(s) in the folders given that are not trace files ({}): {}",

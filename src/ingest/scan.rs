@@ -1287,7 +1287,7 @@ mod tests {
             }
             _ => {
                 l.pretty = false;
-                for _ in 0..1 + rng.below(3) {
+                for _ in 0..=rng.below(3) {
                     export(rng, &mut l, &mut out);
                     out.push('\n');
                 }

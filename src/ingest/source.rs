@@ -48,10 +48,10 @@ impl Source {
 
     /// Maps a temporary file this process created, unlinked and wrote: decompressed input that spilled
     /// out of memory.
-    pub fn map_spilled(file: File) -> std::io::Result<Source> {
+    pub fn map_spilled(file: &File) -> std::io::Result<Source> {
         // SAFETY: the file is unlinked and only this process holds it, so nobody truncates it under the
         // read-only mapping.
-        let map = unsafe { Mmap::map(&file) }?;
+        let map = unsafe { Mmap::map(file) }?;
         Ok(Source::Mapped(map))
     }
 }

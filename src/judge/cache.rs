@@ -24,11 +24,7 @@ pub(crate) fn key(identity: &str, system: &str, user: &str) -> String {
         hasher.update((part.len() as u64).to_le_bytes());
         hasher.update(part.as_bytes());
     }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::partial::lower_hex(&hasher.finalize())
 }
 
 /// The default cache folder: `faultgate/judge` under the user's cache directory.

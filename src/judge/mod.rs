@@ -309,7 +309,10 @@ impl Judge {
         let mut requests = Vec::new();
         let mut keys = HashMap::new();
         {
-            let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+            let mut memo = self
+                .memo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             // Answers live for one batch, so memory holds one batch's replies, not the run's; a
             // repeated render in a later batch is answered by the disk cache.
             memo.clear();
@@ -323,7 +326,10 @@ impl Judge {
                 }
             }
         }
-        *self.batch_keys.lock().unwrap_or_else(|e| e.into_inner()) = keys;
+        *self
+            .batch_keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = keys;
         self.resolve(requests);
     }
 
@@ -348,7 +354,10 @@ impl Judge {
             }
         }
         let allowed = {
-            let mut assigned = self.assigned.lock().unwrap_or_else(|e| e.into_inner());
+            let mut assigned = self
+                .assigned
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let left = self
                 .options
                 .max_calls
@@ -384,7 +393,7 @@ impl Judge {
                                 }
                                 self.remember(&request.key, Answer::Reply(reply));
                             }
-                            Err(detail) => self.fail(endpoint, detail),
+                            Err(detail) => self.fail(endpoint, &detail),
                         }
                     }
                 });
@@ -395,7 +404,7 @@ impl Judge {
     fn remember(&self, key: &str, answer: Answer) {
         self.memo
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(key.to_string(), answer);
     }
 
@@ -410,15 +419,18 @@ impl Judge {
         }
     }
 
-    fn fail(&self, endpoint: &Endpoint, detail: String) {
-        let mut fatal = self.fatal.lock().unwrap_or_else(|e| e.into_inner());
+    fn fail(&self, endpoint: &Endpoint, detail: &str) {
+        let mut fatal = self
+            .fatal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if fatal.is_none() {
             *fatal = Some(
                 JudgeError::Unreachable {
                     judge: self.name.clone(),
                     url: endpoint.url.clone(),
                     // A server's error body may echo what it was sent.
-                    detail: self.redaction.mask(&detail).into_owned(),
+                    detail: self.redaction.mask(detail).into_owned(),
                 }
                 .to_string(),
             );
@@ -430,7 +442,7 @@ impl Judge {
     fn answer_for_key(&self, key: &str) -> Option<Answer> {
         self.memo
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(key)
             .cloned()
     }
@@ -440,7 +452,7 @@ impl Judge {
             judge
                 .memo
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .get(key)
                 .cloned()
         };
@@ -479,7 +491,7 @@ impl Judge {
                 let known = self
                     .batch_keys
                     .lock()
-                    .unwrap_or_else(|e| e.into_inner())
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .get(&batch_slot(cols, t, check))
                     .cloned();
                 let answer = known
@@ -501,12 +513,12 @@ impl Judge {
         self.verdicts.fetch_add(1, Ordering::Relaxed);
         self.usage
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .add(usage);
         if self.options.record {
             self.per_verdict
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(
                     (cols.trace_id.value(t).to_string(), check.to_string()),
                     usage,
@@ -518,7 +530,12 @@ impl Judge {
     /// Ends a run: the error that stopped the judge, if any, else the run's counters (reset for the
     /// next run of a `baseline`).
     pub fn finish_run(&self) -> Result<RunStats, String> {
-        if let Some(e) = self.fatal.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+        if let Some(e) = self
+            .fatal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+        {
             return Err(e);
         }
         let take = |a: &AtomicUsize| a.swap(0, Ordering::Relaxed);
@@ -568,7 +585,10 @@ impl Judge {
     /// The `judge_usage` block of the JSON report: verdicts and the tokens their replies cost (cached
     /// replies count what they cost when made, so a rerun reports the same numbers).
     pub fn usage_json(&self) -> serde_json::Value {
-        let usage = *self.usage.lock().unwrap_or_else(|e| e.into_inner());
+        let usage = *self
+            .usage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         json!({
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
@@ -579,9 +599,16 @@ impl Judge {
     /// Adds a run's judged verdicts to the replay lines (`--judge-record`), in report order, and returns
     /// the lines of every run so far. Reasons and scenario keys are the report's, already masked.
     pub fn record_lines(&self, report: &Report) -> String {
-        let per_verdict =
-            std::mem::take(&mut *self.per_verdict.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut out = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+        let per_verdict = std::mem::take(
+            &mut *self
+                .per_verdict
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let mut out = self
+            .recorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for row in report.rows() {
             for (check, v) in report.checks.iter().zip(row.verdicts()) {
                 if self.spec(check).is_none() {

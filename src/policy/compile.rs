@@ -81,7 +81,7 @@ pub(crate) fn compile(document: &Value) -> Result<Policy> {
         None => deny_set(
             DEFAULT_DENY_PATTERNS
                 .iter()
-                .map(|p| p.to_string())
+                .map(ToString::to_string)
                 .collect(),
         )?,
         Some(v) => deny_patterns(v)?,
@@ -134,7 +134,7 @@ fn top_level(document: &Value) -> Result<&Map<String, Value>> {
     }
     if unknown.iter().all(Value::is_string) && !unknown.is_empty() {
         unknown.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
-    } else if unknown.iter().all(|v| v.is_number()) && !unknown.is_empty() {
+    } else if unknown.iter().all(serde_json::Value::is_number) && !unknown.is_empty() {
         unknown.sort_by(|a, b| {
             let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
             x.total_cmp(&y)
@@ -611,7 +611,7 @@ fn deny_set(sources: Vec<String>) -> Result<DenyPatterns> {
                 let index = pattern.as_usize();
                 // The build error's own text is only "error parsing pattern N"; the reason is its source.
                 let detail =
-                    std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string());
+                    std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string);
                 bad_pattern(
                     index,
                     &sources[index],

@@ -62,7 +62,10 @@ fn run(steps: Vec<Step>) -> Run {
 
 fn with_root(steps: Vec<Step>, attrs: Value) -> Run {
     let mut r = run(steps);
-    r.root = attrs.as_object().cloned();
+    r.root = match attrs {
+        Value::Object(map) => Some(map),
+        _ => None,
+    };
     r
 }
 
@@ -101,7 +104,7 @@ impl Run {
     }
 }
 
-fn policy(v: Value) -> Policy {
+fn policy(v: &Value) -> Policy {
     match Policy::from_json_text(&v.to_string()) {
         Ok(p) => p,
         Err(e) => panic!("policy {v} rejected: {e}"),
@@ -456,15 +459,15 @@ fn key_summary_and_json_needs() {
     assert!(!v031.needs_json_results());
     assert_eq!(Policy::default().key_summary(), "(none)");
     assert_eq!(
-        policy(json!({"requires": [], "max_calls": 3})).key_summary(),
+        policy(&json!({"requires": [], "max_calls": 3})).key_summary(),
         "max_calls, requires"
     );
     assert!(
-        policy(json!({"requires": [{"tool": "a", "after": "b", "latest": true}]}))
+        policy(&json!({"requires": [{"tool": "a", "after": "b", "latest": true}]}))
             .needs_json_results()
     );
     assert!(
-        !policy(json!({"requires": [{"tool": "a", "after": "b", "latest": false}]}))
+        !policy(&json!({"requires": [{"tool": "a", "after": "b", "latest": false}]}))
             .needs_json_results()
     );
 }
@@ -533,14 +536,14 @@ fn bound_types_follow_python() {
         st("s", json!({"q": "y"}), "ok"),
     ]);
     assert_eq!(
-        reason(&policy(json!({"max_calls": 1.5})), &two),
+        reason(&policy(&json!({"max_calls": 1.5})), &two),
         "2 tool calls > max 1.5"
     );
     assert!(!fires(
-        &policy(json!({"max_calls": null, "max_arg_chars": null})),
+        &policy(&json!({"max_calls": null, "max_arg_chars": null})),
         &two
     ));
-    assert!(!fires(&policy(json!({"max_calls": NAN_AS_NULL})), &two));
+    assert!(!fires(&policy(&json!({"max_calls": NAN_AS_NULL})), &two));
 }
 
 #[test]
@@ -598,7 +601,7 @@ fn every_top_level_key_is_type_checked() {
 
 #[test]
 fn a_non_finite_argument_is_quoted_as_python_prints_it() {
-    let p = policy(json!({"limits": [{"tool": "pay", "arg": "amount", "max": 10}]}));
+    let p = policy(&json!({"limits": [{"tool": "pay", "arg": "amount", "max": 10}]}));
     for (raw, shown) in [("NaN", "nan"), ("Infinity", "inf"), ("-Infinity", "-inf")] {
         let args = format!(r#"{{"amount": {raw}}}"#);
         let r = run(vec![st("pay", args.as_str(), "ok")]);
@@ -616,7 +619,7 @@ fn many_deny_patterns_compile_as_one_automaton_or_are_refused() {
     // 20k literal patterns fit: one automaton, the first matching pattern in file order reported.
     let mut patterns: Vec<String> = (0..20_000).map(|i| format!("secret{i:05}")).collect();
     patterns.push("ret0001".into());
-    let p = policy(json!({ "deny_patterns": patterns }));
+    let p = policy(&json!({ "deny_patterns": patterns }));
     let r = run(vec![st("t", json!({"q": "the SECRET00017 here"}), "ok")]);
     assert_eq!(
         reason(&p, &r),
@@ -644,7 +647,7 @@ const NAN_AS_NULL: Value = Value::Null;
 
 #[test]
 fn custom_deny_patterns_replace_defaults_and_report_the_first_match() {
-    let p = policy(json!({"deny_patterns": ["rm -rf", "DROP\\s+TABLE", "rm"]}));
+    let p = policy(&json!({"deny_patterns": ["rm -rf", "DROP\\s+TABLE", "rm"]}));
     let r = run(vec![
         st("sql", json!({"q": "drop   table users; rm -rf /"}), "ok"),
         st("read", json!({"p": "../x"}), "ok"),
@@ -658,7 +661,7 @@ fn custom_deny_patterns_replace_defaults_and_report_the_first_match() {
 // ---------------------------------------------------------------- limits
 
 fn refund_limits() -> Policy {
-    policy(json!({"limits": [{"tool": "issue_refund", "arg": "amount", "min": 0, "max": 500}]}))
+    policy(&json!({"limits": [{"tool": "issue_refund", "arg": "amount", "min": 0, "max": 500}]}))
 }
 
 #[test]
@@ -706,7 +709,7 @@ fn limits_read_paths_encodings_and_skip_what_is_absent() {
         st("other", json!({"amount": 900}), "ok"),
     ]);
     assert!(!fires(&p, &absent));
-    let nested = policy(json!({"limits": [{"tool": "r", "arg": "refund.amount", "max": 1e6}]}));
+    let nested = policy(&json!({"limits": [{"tool": "r", "arg": "refund.amount", "max": 1e6}]}));
     assert_eq!(
         reason(
             &nested,
@@ -748,7 +751,7 @@ fn limits_read_paths_encodings_and_skip_what_is_absent() {
 
 #[test]
 fn repeated_limit_entries_each_report() {
-    let p = policy(json!({"limits": [
+    let p = policy(&json!({"limits": [
         {"tool": "t", "arg": "a", "max": 1}, {"tool": "t", "arg": "a", "min": 0}
     ]}));
     assert_eq!(
@@ -760,7 +763,7 @@ fn repeated_limit_entries_each_report() {
 // ---------------------------------------------------------------- identity
 
 fn billing_identity() -> Policy {
-    policy(json!({"identity": {"arg": "customer_id", "tools": ["modify_billing_record"]}}))
+    policy(&json!({"identity": {"arg": "customer_id", "tools": ["modify_billing_record"]}}))
 }
 
 #[test]
@@ -817,7 +820,7 @@ fn identity_compares_the_argument_with_the_session() {
 
 #[test]
 fn identity_value_texts_and_custom_session_attr() {
-    let p = policy(json!({"identity": {"arg": "c", "session_attr": "sess"}}));
+    let p = policy(&json!({"identity": {"arg": "c", "session_attr": "sess"}}));
     let r = |arg: Value, sess: Value| {
         with_root(
             vec![st("x", json!({"c": arg}), "ok")],
@@ -837,7 +840,7 @@ fn identity_value_texts_and_custom_session_attr() {
         reason(&p, &r(json!({"k": 1}), json!("C1"))),
         "step 1: x.c \"{'k': 1}\" != session sess 'C1'"
     );
-    let nested = policy(json!({"identity": {"arg": "u.id", "session_attr": "sess"}}));
+    let nested = policy(&json!({"identity": {"arg": "u.id", "session_attr": "sess"}}));
     let float_session = with_root(
         vec![st("x", json!({"u": {"id": 5}}), "ok")],
         json!({"sess": 5.0}),
@@ -846,7 +849,7 @@ fn identity_value_texts_and_custom_session_attr() {
         reason(&nested, &float_session),
         "step 1: x.u.id '5' != session sess '5.0'"
     );
-    let empty = policy(json!({"identity": {"arg": "q"}}));
+    let empty = policy(&json!({"identity": {"arg": "q"}}));
     assert_eq!(
         reason(
             &empty,
@@ -857,7 +860,7 @@ fn identity_value_texts_and_custom_session_attr() {
         ),
         "step 1: s.q 'x' != session enduser.id ''"
     );
-    let no_tools = policy(json!({"identity": {"arg": "o", "tools": []}}));
+    let no_tools = policy(&json!({"identity": {"arg": "o", "tools": []}}));
     assert!(!fires(
         &no_tools,
         &run(vec![st("c", json!({"o": "1"}), "ok")])
@@ -874,13 +877,13 @@ fn identity_on_unreadable_arguments() {
         ),
         "step 1: modify_billing_record arguments are not a JSON object, cannot check customer_id"
     );
-    let any_tool = policy(json!({"identity": {"arg": "customer_id"}}));
+    let any_tool = policy(&json!({"identity": {"arg": "customer_id"}}));
     assert!(fires(
         &any_tool,
         &run(vec![st("t", "customer_id=C-9", "ok")])
     ));
     assert!(!fires(&any_tool, &run(vec![st("t", "customer=C-9", "ok")])));
-    let nested = policy(json!({"identity": {"arg": "a.o"}}));
+    let nested = policy(&json!({"identity": {"arg": "a.o"}}));
     assert!(!fires(&nested, &run(vec![st("c", "[1]", "ok")])));
 }
 
@@ -888,7 +891,7 @@ fn identity_on_unreadable_arguments() {
 
 #[test]
 fn plain_requires_order_presence_and_substring() {
-    let p = policy(json!({"requires": [
+    let p = policy(&json!({"requires": [
         {"tool": "modify_billing_record", "after": "verify_customer_identity", "result_contains": "VERIFIED"}
     ]}));
     let first = run(vec![st("modify_billing_record", "{}", "ok")]);
@@ -911,13 +914,13 @@ fn plain_requires_order_presence_and_substring() {
         st("modify_billing_record", "{}", "ok"),
     ]);
     assert!(!fires(&p, &good));
-    let bare = policy(json!({"requires": [{"tool": "b", "after": "a"}]}));
+    let bare = policy(&json!({"requires": [{"tool": "b", "after": "a"}]}));
     assert_eq!(
         reason(&bare, &run(vec![st("b", "{}", "ok")])),
         "step 1: b before a"
     );
     let empty_needle =
-        policy(json!({"requires": [{"tool": "c", "after": "x", "result_contains": ""}]}));
+        policy(&json!({"requires": [{"tool": "c", "after": "x", "result_contains": ""}]}));
     assert_eq!(
         reason(&empty_needle, &run(vec![st("c", "{}", "ok")])),
         "step 1: c before x returned ''"
@@ -926,7 +929,7 @@ fn plain_requires_order_presence_and_substring() {
 
 #[test]
 fn plain_requires_alternatives_and_same_arg() {
-    let alternatives = policy(json!({"requires": [
+    let alternatives = policy(&json!({"requires": [
         {"tool": "get_user_details", "after": ["find_user_id_by_email", "find_user_id_by_name_zip"]}
     ]}));
     assert_eq!(
@@ -998,7 +1001,7 @@ fn order(id: &str) -> Value {
 
 #[test]
 fn success_requires_a_successful_prerequisite() {
-    let p = policy(json!({"requires": [{"tool": "modify_user_address",
+    let p = policy(&json!({"requires": [{"tool": "modify_user_address",
         "after": ["find_user_id_by_email", "find_user_id_by_name_zip"], "success": true}]}));
     let failed = run(vec![
         st("find_user_id_by_email", "{}", "Error: no user"),
@@ -1021,7 +1024,7 @@ fn success_requires_a_successful_prerequisite() {
     ]);
     assert!(!fires(&p, &retried));
     let lenient = policy(
-        json!({"requires": [{"tool": "modify_user_address", "after": "find_user_id_by_email"}]}),
+        &json!({"requires": [{"tool": "modify_user_address", "after": "find_user_id_by_email"}]}),
     );
     assert!(!fires(&lenient, &failed));
 }
@@ -1029,7 +1032,7 @@ fn success_requires_a_successful_prerequisite() {
 #[test]
 fn result_predicates_read_the_json_result() {
     let p = policy(
-        json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details",
+        &json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details",
         "same_arg": "order_id", "result": [{"path": "status", "equals": "pending"}]}]}),
     );
     let cancel = || st("cancel_pending_order", order("#W1"), "ok");
@@ -1063,7 +1066,7 @@ fn result_predicates_read_the_json_result() {
         "step 2: cancel_pending_order before get_order_details with status == 'pending' for the same order_id '#W1' (step 1 get_order_details: status is 'delivered', not 'pending')"
     );
     let plain = policy(
-        json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details", "result_contains": "pending"}]}),
+        &json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details", "result_contains": "pending"}]}),
     );
     assert!(!fires(
         &plain,
@@ -1074,7 +1077,7 @@ fn result_predicates_read_the_json_result() {
 #[test]
 fn predicate_operators() {
     let req = |pred: Value| {
-        policy(json!({"requires": [{"tool": "c", "after": ["g", "h"], "result": [pred]}]}))
+        policy(&json!({"requires": [{"tool": "c", "after": ["g", "h"], "result": [pred]}]}))
     };
     let after = |result: &str| run(vec![st("g", "{}", result), st("c", "{}", "ok")]);
     let in_ = req(json!({"path": "status", "in": ["p", "q"]}));
@@ -1131,7 +1134,7 @@ fn predicate_operators() {
 #[test]
 fn latest_looks_only_at_the_newest_lookup_of_the_same_value() {
     let p = policy(
-        json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details",
+        &json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details",
         "same_arg": "order_id", "latest": true, "result": [{"path": "status", "equals": "pending"}]}]}),
     );
     let cancelled = r##"{"status": "cancelled"}"##;
@@ -1145,7 +1148,7 @@ fn latest_looks_only_at_the_newest_lookup_of_the_same_value() {
         "step 3: cancel_pending_order before get_order_details with status == 'pending' for the same order_id '#W1' (latest get_order_details at step 2: status is 'cancelled', not 'pending')"
     );
     let without_latest = policy(
-        json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details",
+        &json!({"requires": [{"tool": "cancel_pending_order", "after": "get_order_details",
         "same_arg": "order_id", "result": [{"path": "status", "equals": "pending"}]}]}),
     );
     assert!(!fires(&without_latest, &newer));
@@ -1156,7 +1159,7 @@ fn latest_looks_only_at_the_newest_lookup_of_the_same_value() {
     ]);
     assert!(!fires(&p, &other_order));
     let s_eq = policy(
-        json!({"requires": [{"tool": "c", "after": "g", "latest": true, "result": [{"path": "s", "equals": 1}]}]}),
+        &json!({"requires": [{"tool": "c", "after": "g", "latest": true, "result": [{"path": "s", "equals": 1}]}]}),
     );
     let r = run(vec![
         st("g", "{}", r##"{"s": 1}"##),
@@ -1173,7 +1176,7 @@ fn latest_looks_only_at_the_newest_lookup_of_the_same_value() {
 #[test]
 fn invalidated_by_voids_earlier_lookups() {
     let p = policy(
-        json!({"requires": [{"tool": "modify_pending_order_items", "after": "get_order_details",
+        &json!({"requires": [{"tool": "modify_pending_order_items", "after": "get_order_details",
         "same_arg": "order_id", "result": [{"path": "status", "equals": "pending"}],
         "invalidated_by": ["cancel_pending_order"]}]}),
     );
@@ -1207,7 +1210,7 @@ fn invalidated_by_voids_earlier_lookups() {
     ]);
     assert!(!fires(&p, &other_cancel));
     let success = policy(
-        json!({"requires": [{"tool": "c", "after": "g", "success": true, "invalidated_by": ["c"]}]}),
+        &json!({"requires": [{"tool": "c", "after": "g", "success": true, "invalidated_by": ["c"]}]}),
     );
     let twice = run(vec![
         st("g", "{}", "ok"),
@@ -1223,7 +1226,7 @@ fn invalidated_by_voids_earlier_lookups() {
 #[test]
 fn a_step_that_is_both_prerequisite_and_invalidation_is_neither_stale_nor_fresh() {
     let p = policy(
-        json!({"requires": [{"tool": "c", "after": "g", "same_arg": "o", "invalidated_by": ["g"]}]}),
+        &json!({"requires": [{"tool": "c", "after": "g", "same_arg": "o", "invalidated_by": ["g"]}]}),
     );
     let two = run(vec![
         st("g", json!({"o": "1"}), "ok"),
@@ -1244,7 +1247,7 @@ fn a_step_that_is_both_prerequisite_and_invalidation_is_neither_stale_nor_fresh(
 #[test]
 fn all_stateful_parts_in_one_condition() {
     let p = policy(
-        json!({"requires": [{"tool": "c", "after": ["g", "h"], "success": true, "latest": true,
+        &json!({"requires": [{"tool": "c", "after": ["g", "h"], "success": true, "latest": true,
         "result_contains": "o", "result": [{"path": "a.0", "exists": true}, {"path": "b", "not_in": [1, "x"]}],
         "same_arg": "o"}]}),
     );
@@ -1307,7 +1310,7 @@ fn stateful_requires_stay_linear_on_long_runs() {
 
 #[test]
 fn max_calls_per_arg_counts_successful_calls_per_value() {
-    let p = policy(json!({"max_calls_per_arg": [
+    let p = policy(&json!({"max_calls_per_arg": [
         {"tools": ["modify_items", "exchange", "exchange"], "arg": "order_id", "max": 1}]}));
     let twice = run(vec![
         st("exchange", order("#W1"), "ok"),
@@ -1332,7 +1335,7 @@ fn max_calls_per_arg_counts_successful_calls_per_value() {
         reason(&p, &unreadable),
         "step 1: exchange has no readable order_id, cannot count it against max 1 per order_id; step 2: exchange has no readable order_id, cannot count it against max 1 per order_id"
     );
-    let two = policy(json!({"max_calls_per_arg": [{"tools": ["e", "m"], "arg": "o", "max": 2}]}));
+    let two = policy(&json!({"max_calls_per_arg": [{"tools": ["e", "m"], "arg": "o", "max": 2}]}));
     let three = run(vec![
         st("e", json!({"o": 1}), "ok"),
         st("m", json!({"o": "1"}), "ok"),
@@ -1347,7 +1350,7 @@ fn max_calls_per_arg_counts_successful_calls_per_value() {
 #[test]
 fn values_accept_only_listed_texts() {
     let p = policy(
-        json!({"values": [{"tool": "cancel_pending_order", "arg": "reason",
+        &json!({"values": [{"tool": "cancel_pending_order", "arg": "reason",
         "allowed": ["no longer needed", "ordered by mistake"]}]}),
     );
     let with = |reason_: Value| {
@@ -1379,7 +1382,7 @@ fn values_accept_only_listed_texts() {
 #[test]
 fn required_args_reject_empty_values() {
     let p = policy(
-        json!({"required_args": [{"tool": "cancel_pending_order", "args": ["order_id", "reason"]},
+        &json!({"required_args": [{"tool": "cancel_pending_order", "args": ["order_id", "reason"]},
         {"tool": "ship", "args": ["order.id"]}]}),
     );
     let cancel = |args: Value| run(vec![st("cancel_pending_order", args, "ok")]);
@@ -1418,7 +1421,7 @@ fn required_args_reject_empty_values() {
 #[test]
 fn confirmation_needs_an_earlier_successful_confirm_for_the_same_record() {
     let p = policy(
-        json!({"confirmation": {"tools": ["cancel_pending_order"], "by": "confirm_action", "same_arg": "order_id"}}),
+        &json!({"confirmation": {"tools": ["cancel_pending_order"], "by": "confirm_action", "same_arg": "order_id"}}),
     );
     let cancel = || st("cancel_pending_order", order("#W1"), "ok");
     let unconfirmed = run(vec![st("get_order_details", order("#W1"), "ok"), cancel()]);
@@ -1457,7 +1460,7 @@ fn confirmation_needs_an_earlier_successful_confirm_for_the_same_record() {
         "step 1: cancel_pending_order has no readable order_id, cannot match it to a confirm_action"
     );
     let any = policy(
-        json!({"confirmation": {"tools": ["cancel_pending_order"], "by": "confirm_action"}}),
+        &json!({"confirmation": {"tools": ["cancel_pending_order"], "by": "confirm_action"}}),
     );
     assert!(!fires(
         &any,
@@ -1467,7 +1470,7 @@ fn confirmation_needs_an_earlier_successful_confirm_for_the_same_record() {
 
 #[test]
 fn require_complete_reports_every_gap_of_the_run() {
-    let p = policy(json!({"require_complete": true}));
+    let p = policy(&json!({"require_complete": true}));
     let mut broken = run(vec![]);
     broken.answer = "  ";
     broken.termination = "TimeOut";
@@ -1509,7 +1512,7 @@ fn require_complete_reports_every_gap_of_the_run() {
 #[test]
 fn messages_of_one_step_come_in_key_order() {
     let p = policy(
-        json!({"requires": [{"tool": "c", "after": ["g", "h"], "same_arg": "o"}],
+        &json!({"requires": [{"tool": "c", "after": ["g", "h"], "same_arg": "o"}],
         "limits": [{"tool": "c", "arg": "o", "max": 1}], "values": [{"tool": "c", "arg": "o", "allowed": ["1"]}],
         "required_args": [{"tool": "c", "args": ["x", "y"]}],
         "confirmation": {"tools": ["c"], "by": "k", "same_arg": "o"}, "identity": {"arg": "o"}}),
@@ -1531,7 +1534,7 @@ fn retail_full() -> Policy {
     if let Some(allow) = doc["allow"].as_array_mut() {
         allow.push(json!("confirm_action"));
     }
-    policy(doc)
+    policy(&doc)
 }
 
 fn retail_gaps() -> Vec<(&'static str, Vec<Step>)> {
@@ -1693,7 +1696,7 @@ fn retail_gaps_pass_the_0_3_1_policy_apart_from_its_allowlist() {
     if let Some(allow) = doc["allow"].as_array_mut() {
         allow.push(json!("confirm_action"));
     }
-    let p = policy(doc);
+    let p = policy(&doc);
     for (name, steps) in retail_gaps() {
         assert!(!fires(&p, &run(steps)), "{name}");
     }

@@ -21,7 +21,10 @@ fn span(
         name: name.to_string().into(),
         start_ns: start,
         end_ns: start + 10,
-        attrs: Attrs::from_map(attrs.as_object().cloned().unwrap_or_default()),
+        attrs: Attrs::from_map(match attrs {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        }),
         ..SpanRecord::default()
     }
 }

@@ -96,11 +96,7 @@ pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(crate::partial::lower_hex(&hasher.finalize()))
 }
 
 /// verdict.json ([`VerdictJson`] gives its keys).

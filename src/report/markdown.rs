@@ -518,7 +518,7 @@ mod tests {
         }
         Report {
             judge: "none".into(),
-            checks: checks.iter().map(|c| c.to_string()).collect(),
+            checks: checks.iter().map(ToString::to_string).collect(),
             redaction: "builtin".into(),
             batches: vec![
                 builder

@@ -76,7 +76,7 @@ impl Report {
     pub fn failed_traces(&self) -> Vec<&str> {
         let failed: std::collections::HashSet<&str> = self
             .rows()
-            .filter(|r| r.failed())
+            .filter(verdicts::Row::failed)
             .map(|r| r.trace_id())
             .collect();
         self.trace_ids()

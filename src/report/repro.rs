@@ -206,7 +206,7 @@ mod tests {
     ];
 
     fn args(items: &[&str]) -> Vec<String> {
-        items.iter().map(|s| s.to_string()).collect()
+        items.iter().map(ToString::to_string).collect()
     }
 
     fn temp_base(name: &str) -> PathBuf {

@@ -368,7 +368,7 @@ mod tests {
     fn report(batches: Vec<VerdictBatch>) -> Report {
         Report {
             judge: "none".into(),
-            checks: CHECKS.iter().map(|c| c.to_string()).collect(),
+            checks: CHECKS.iter().map(ToString::to_string).collect(),
             redaction: "off".into(),
             batches,
             input_warnings: Vec::new(),

@@ -47,7 +47,7 @@ pub(crate) fn draft_spec(runs: &[&[Event]]) -> SpecConfig {
 fn draft_checkpoints(runs: &[&[Event]]) -> Vec<CheckpointRuleConfig> {
     let mut ids: Vec<String> = Vec::new();
     for run in runs {
-        for event in run.iter() {
+        for event in *run {
             if let Event::Checkpoint(c) = event {
                 push_unique(&mut ids, &c.checkpoint_id);
             }

@@ -220,7 +220,7 @@ pub(crate) fn trace_events(cols: &Columns<'_>, t: usize, workflow: &Workflow) ->
             && !last_sources.contains(&source)
         {
             if previous.payload.is_empty() {
-                previous.payload = next.payload.clone();
+                previous.payload.clone_from(&next.payload);
             }
             last_sources.push(source);
             continue;

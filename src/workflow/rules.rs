@@ -499,7 +499,10 @@ mod tests {
             seq,
             agent: "a".into(),
             action_type: action_type.into(),
-            args: args.as_object().cloned().unwrap_or_default(),
+            args: match args {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            },
         })
     }
 

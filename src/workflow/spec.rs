@@ -93,6 +93,7 @@ pub struct ResponseConfig {
     pub same_args: Vec<String>,
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
 fn is_false(b: &bool) -> bool {
     !*b
 }

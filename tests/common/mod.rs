@@ -63,3 +63,12 @@ pub(crate) fn arg(path: &Path) -> &str {
 pub(crate) fn file(relative: &str) -> PathBuf {
     root().join(relative)
 }
+
+/// Lowercase hex of some bytes (the digests the reports print).
+pub(crate) fn lower_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    })
+}

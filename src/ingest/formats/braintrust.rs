@@ -103,14 +103,16 @@ fn read_record(record: &Map<String, Value>) -> Result<(String, SpanRecord<'stati
     let name = span_attrs
         .and_then(|a| a.get("name"))
         .filter(|v| py_truthy(v))
-        .map(py_str)
-        .unwrap_or_else(|| {
-            if kind.is_empty() {
-                "span".to_string()
-            } else {
-                kind.clone()
-            }
-        });
+        .map_or_else(
+            || {
+                if kind.is_empty() {
+                    "span".to_string()
+                } else {
+                    kind.clone()
+                }
+            },
+            py_str,
+        );
     let parents: &[Value] = record
         .get("span_parents")
         .and_then(Value::as_array)

@@ -240,6 +240,7 @@ pub(crate) fn child_span(
 }
 
 /// One tool call and its result, as a format recorded them.
+#[derive(Clone, Copy)]
 pub(crate) struct ToolStep<'v> {
     /// The agent that made the call (`None`: the root's).
     pub agent: Option<&'v str>,

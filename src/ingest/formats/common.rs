@@ -225,13 +225,16 @@ pub(crate) fn error_status(error: &Value) -> (i64, String) {
 fn has_messages(span: &SpanRecord<'_>) -> bool {
     [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES]
         .iter()
-        .any(|k| span.attr(k).is_some_and(|v| v.truthy()))
+        .any(|k| {
+            span.attr(k)
+                .is_some_and(crate::table::record::AttrValue::truthy)
+        })
 }
 
 /// Orders a vendor trace's spans and picks its root (Z of docs/compatibility.md §8.3): among parentless
 /// spans the root prefers `invoke_agent`, then spans with messages, then the earliest start, then the
 /// smallest id; the root comes first, the rest follow by start and id.
-pub(crate) fn order_trace<'a>(trace_id: String, mut spans: Vec<SpanRecord<'a>>) -> TraceRecord<'a> {
+pub(crate) fn order_trace(trace_id: String, mut spans: Vec<SpanRecord<'_>>) -> TraceRecord<'_> {
     let root = spans
         .iter()
         .enumerate()
@@ -532,9 +535,9 @@ fn clock_micros(t: &[u8]) -> Option<i64> {
         let v = digits(rest, 2)?;
         rest = &rest[2..];
         if field == 0 {
-            minute = v
+            minute = v;
         } else {
-            second = v
+            second = v;
         }
         field += 1;
     }

@@ -46,9 +46,10 @@ impl Decoder for LangsmithSdk {
             return false;
         };
         let runs = |key: &str| get(&obj, key).and_then(|v| v.as_array().map(|a| a.iter().next()));
-        let first = match (runs("post"), runs("patch")) {
-            (Some(Some(run)), _) | (None | Some(None), Some(Some(run))) => run,
-            _ => return false,
+        let ((Some(Some(first)), _) | (None | Some(None), Some(Some(first)))) =
+            (runs("post"), runs("patch"))
+        else {
+            return false;
         };
         first.as_object().is_some_and(|run| {
             get(&run, "id").is_some()

@@ -232,7 +232,10 @@ mod tests {
             parent_id: parent.map(Into::into),
             name: id.into(),
             start_ns: start,
-            attrs: Attrs::from_map(attrs.as_object().unwrap().clone()),
+            attrs: Attrs::from_map(match attrs {
+                Value::Object(map) => map,
+                other => panic!("span attributes must be an object, got {other}"),
+            }),
             ..SpanRecord::default()
         }
     }

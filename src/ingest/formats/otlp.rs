@@ -529,7 +529,7 @@ pub(crate) fn read_span<'i>(
     let mut end = None;
     let mut status = None;
     let mut attributes = None;
-    for (key, value) in obj.iter() {
+    for (key, value) in obj {
         match key {
             "traceId" => trace_id = Some(value),
             "spanId" => span_id = Some(value),
@@ -542,9 +542,8 @@ pub(crate) fn read_span<'i>(
             _ => {}
         }
     }
-    let trace_id = match trace_id.and_then(|v| v.into_string()) {
-        Some(id) => id,
-        None => return Err(required_id(trace_id, "traceId").err().unwrap_or_default()),
+    let Some(trace_id) = trace_id.and_then(ValueIntoString::into_string) else {
+        return Err(required_id(trace_id, "traceId").err().unwrap_or_default());
     };
     let span_id = required_id(span_id, "spanId")?;
     let parent_id = match parent {
@@ -575,7 +574,7 @@ pub(crate) fn read_span<'i>(
             };
             let mut key = None;
             let mut value = None;
-            for (k, v) in kv.iter() {
+            for (k, v) in &kv {
                 match k {
                     "key" => key = Some(v),
                     "value" => value = Some(v),
@@ -704,7 +703,7 @@ fn read_status<'i>(status: Option<TapeValue<'_, 'i>>) -> (i64, Cow<'i, str>) {
 /// Decodes an OTLP `AnyValue`, borrowing a string value from the parser's buffer.
 fn any_value<'i>(v: TapeValue<'_, 'i>) -> Result<AttrValue<'i>, String> {
     if let Some(obj) = v.as_object()
-        && let Some(s) = get(&obj, "stringValue").and_then(|s| s.into_string())
+        && let Some(s) = get(&obj, "stringValue").and_then(ValueIntoString::into_string)
     {
         return Ok(AttrValue::Str(Cow::Borrowed(s)));
     }
@@ -741,7 +740,7 @@ fn any_json(v: TapeValue<'_, '_>) -> Result<Value, String> {
             .and_then(|a| get(&a, "values"))
             .and_then(|v| v.as_array())
         {
-            for item in values.iter() {
+            for item in &values {
                 items.push(any_json(item)?);
             }
         }
@@ -912,7 +911,7 @@ mod tests {
             .1
     }
 
-    fn export(attributes: Value) -> Value {
+    fn export(attributes: &Value) -> Value {
         json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat",
             "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
     }
@@ -984,7 +983,7 @@ mod tests {
         let input = json!([{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": {"hits": 0}}]}]);
         let output = json!([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "search",
             "arguments": {"q": "x"}}]}]);
-        let batch = read(&export(json!([
+        let batch = read(&export(&json!([
             {"key": "gen_ai.input.messages", "value": {"stringValue": input.to_string()}},
             {"key": "gen_ai.output.messages", "value": {"stringValue": output.to_string()}}])));
         assert_eq!(batch.steps.num_rows(), 1);
@@ -1000,7 +999,7 @@ mod tests {
         let message = kv(json!([
             {"key": "role", "value": {"stringValue": "user"}},
             {"key": "content", "value": {"stringValue": "find x"}}]));
-        let batch = read(&export(json!([
+        let batch = read(&export(&json!([
             {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
             {"key": "gen_ai.input.messages", "value": {"arrayValue": {"values": [message]}}},
             {"key": "gen_ai.tool.call.arguments", "value": kv(json!([{"key": "q", "value": {"intValue": "3"}}]))}])));
@@ -1013,7 +1012,7 @@ mod tests {
 
     #[test]
     fn unread_attributes_are_counted_not_kept() {
-        let text = export(json!([
+        let text = export(&json!([
             {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
             {"key": "http.url", "value": {"stringValue": "https://example.com"}},
             {"key": "llm.vendor", "value": {"stringValue": "x"}}]))

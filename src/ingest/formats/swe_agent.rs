@@ -243,7 +243,7 @@ fn mini(
             .map(|m| content_text(m));
         for (j, command) in text_commands(message).into_iter().enumerate() {
             if SUBMIT_MARKERS.iter().any(|k| command.contains(k)) {
-                submitted = observation.clone();
+                submitted.clone_from(&observation);
             }
             let result = observation.clone().map_or(Value::Null, Value::String);
             let mut span = tool_span(

@@ -190,8 +190,7 @@ fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> TraceRecord<'st
 fn trajectory_id(path: &Path) -> String {
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trajectory".into());
+        .map_or_else(|| "trajectory".into(), |n| n.to_string_lossy().into_owned());
     name.split('.').next().unwrap_or("trajectory").to_string()
 }
 

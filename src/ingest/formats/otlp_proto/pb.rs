@@ -2,7 +2,7 @@
 //! them. Copied from the `opentelemetry-proto` crate 0.33.1 (Apache-2.0, generated from
 //! opentelemetry-proto v1.x), with its serde and schemars attributes removed; do not edit by hand.
 //! The collector's `ExportTraceServiceRequest` is not included: its wire form is `TracesData`'s.
-#![allow(clippy::all, missing_docs, rustdoc::all)]
+#![allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
 
 pub(super) mod common {
     pub(crate) mod v1 {
