@@ -16,8 +16,10 @@ fn render(listing: &str) -> String {
     let mut out = String::from("`faultgate checks` prints:\n\n```text\n");
     out.push_str(listing);
     out.push_str("```\n\n");
-    out.push_str("| check | kind | reads | when it fires | default | detects |\n");
-    out.push_str("|---|---|---|---|---|---|\n");
+    out.push_str(
+        "| check | kind | reads | when it fires | default | detects | example reason (its fixture) |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|\n");
     for r in ALL {
         out.push_str(&row(r));
     }
@@ -49,10 +51,25 @@ fn row(r: &Registered) -> String {
         (false, _) => "no".to_string(),
     };
     format!(
-        "| [`{name}`](src/checks/{name}.rs) | {} | {reads} | {fires} | {default} | {} |\n",
+        "| [`{name}`](src/checks/{name}.rs) | {} | {reads} | {fires} | {default} | {} | [{}](tests/checks/{name}/) |\n",
         check.kind().name(),
-        check.description().replace('|', "\\|")
+        check.description().replace('|', "\\|"),
+        example_reason(name).replace('|', "\\|")
     )
+}
+
+/// The reason the check gives on its fixture's firing trace, from the reviewed snapshot
+/// (`tests/checks/<check>/verdicts.snap`, whose line after `fires.…` holds it).
+fn example_reason(name: &str) -> String {
+    let path = root().join(format!("tests/checks/{name}/verdicts.snap"));
+    let snapshot = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (every check has a fixture folder)", path.display()));
+    let mut lines = snapshot.lines();
+    lines
+        .find(|line| line.starts_with("fires."))
+        .and_then(|_| lines.next())
+        .map(|reason| format!("`{}`", reason.trim()))
+        .unwrap_or_else(|| panic!("{}: no reason after the fires line", path.display()))
 }
 
 /// The flag of the first input a check reads (the one an opt-in check is added by).

@@ -1,5 +1,6 @@
 //! Property: the same generated traces give the same verdicts whatever shape they are written in: one
-//! OTLP/JSON export, JSON lines (one export per span), a gzipped export, or a folder of files.
+//! OTLP/JSON export, JSON lines (one export per span), a gzipped export, a folder of files holding
+//! whole traces, or a folder whose files each hold some spans of every trace.
 
 use std::io::Write;
 use std::path::Path;
@@ -184,7 +185,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_shape_gives_the_same_verdicts(traces in proptest::collection::vec(trace(), 1..4)) {
+    fn every_shape_gives_the_same_verdicts(
+        traces in proptest::collection::vec(trace(), 1..4),
+        parts in 2usize..5,
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let all: Vec<Vec<Value>> = traces.iter().enumerate().map(|(n, t)| spans(n, t)).collect();
         let flat: Vec<Value> = all.iter().flatten().cloned().collect();
@@ -197,17 +201,26 @@ proptest! {
             .map(|span| export(std::slice::from_ref(span)).to_string() + "\n")
             .collect();
         std::fs::write(dir.path().join("lines.jsonl"), &lines).unwrap();
-        // A folder of files, one per trace. Whole traces per file: spans of one trace spread over
-        // several files are not merged into one trace (each file is read on its own).
+        // A folder of files, one per trace.
         std::fs::create_dir(dir.path().join("split")).unwrap();
         for (n, spans) in all.iter().enumerate() {
             let file = dir.path().join(format!("split/part-{n}.json"));
             std::fs::write(file, export(spans).to_string()).unwrap();
         }
+        // A folder whose files each hold every `parts`-th span, so each trace's spans (its root
+        // included) are spread over several files and come together by trace id.
+        std::fs::create_dir(dir.path().join("spread")).unwrap();
+        for part in 0..parts {
+            let share: Vec<Value> = flat.iter().skip(part).step_by(parts).cloned().collect();
+            if !share.is_empty() {
+                let file = dir.path().join(format!("spread/part-{part}.json"));
+                std::fs::write(file, export(&share).to_string()).unwrap();
+            }
+        }
 
         let expected = verdicts(dir.path(), "whole.json");
         prop_assert_eq!(expected["traces"].as_u64(), Some(traces.len() as u64));
-        for shape in ["whole.json.gz", "lines.jsonl", "split"] {
+        for shape in ["whole.json.gz", "lines.jsonl", "split", "spread"] {
             let got = verdicts(dir.path(), shape);
             prop_assert_eq!(&got, &expected, "{} differs from whole.json", shape);
         }
