@@ -65,11 +65,11 @@ fn example_reason(name: &str) -> String {
     let snapshot = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (every check has a fixture folder)", path.display()));
     let mut lines = snapshot.lines();
-    lines
+    let reason = lines
         .find(|line| line.starts_with("fires."))
         .and_then(|_| lines.next())
-        .map(|reason| format!("`{}`", reason.trim()))
-        .unwrap_or_else(|| panic!("{}: no reason after the fires line", path.display()))
+        .unwrap_or_else(|| panic!("{}: no reason after the fires line", path.display()));
+    format!("`{}`", reason.trim())
 }
 
 /// The flag of the first input a check reads (the one an opt-in check is added by).
