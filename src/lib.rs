@@ -11,7 +11,7 @@
 //! 4. [`report`] turns the verdict batches into the terminal table, the JSON report and the other
 //!    outputs.
 //!
-//! Everything that exists only to match faultgate 0.4.1 (Python) byte for byte lives in [`compat`]:
+//! Everything that exists only to match faultgate 0.4.1 (Python) byte for byte lives in `compat`:
 //! the domain code reads values and words its reasons through it, and only the writers in [`report`]
 //! and [`cli`] format numbers and JSON with it.
 //!

@@ -4,7 +4,7 @@
 //! of traces at a time (`ingest::read_file`, batches built and checked in parallel); a batch's tables
 //! are dropped as soon as its verdict batch is taken, so memory holds the verdicts, not the archive.
 //! Within a batch the checks run as column passes over parts of the batch, in parallel; a judge, when
-//! the run has one, is asked about the whole batch first ([`crate::judge::Judge::prefetch`]).
+//! the run has one, is asked about the whole batch first (`crate::judge::Judge::prefetch`).
 
 use std::path::{Path, PathBuf};
 
@@ -159,7 +159,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
     }
 }
 
-/// Traces whose id more than one file of the run holds, merged by the rule of [`crate::identity`].
+/// Traces whose id more than one file of the run holds, merged by the rule of `crate::identity`.
 #[derive(Default)]
 pub struct SharedTraces {
     /// The merged traces' verdicts (none when no id is shared).

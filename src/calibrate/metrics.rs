@@ -138,7 +138,7 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// `successes / trials` with the Wilson score interval at [`Z_95`]; `None` when `trials` is 0.
+    /// `successes / trials` with the Wilson score interval at `Z_95`; `None` when `trials` is 0.
     pub fn wilson(successes: u64, trials: u64) -> Option<Estimate> {
         let value = ratio(successes, trials)?;
         let n = trials as f64;

@@ -1,9 +1,9 @@
 //! Calibration: how far each check agrees with human labels on the user's own traces.
 //!
-//! The builder [`Calibration`] takes the labels ([`labels`]) and every verdict of a check run, one
+//! The builder [`Calibration`] takes the labels (`labels`) and every verdict of a check run, one
 //! (trace id, scenario key, check, detected) at a time, and produces a [`CalibrationReport`]: one
-//! [`CheckRow`] per check with its confusion matrix ([`metrics`]), one [`TraceRow`] per verdict for
-//! drill-down, and an account of every label that did not count. Rendering lives in [`render`]. This
+//! [`CheckRow`] per check with its confusion matrix (`metrics`), one [`TraceRow`] per verdict for
+//! drill-down, and an account of every label that did not count. Rendering lives in `render`. This
 //! module does not run checks or read traces; the `calibrate` command feeds it the runner's results.
 //!
 //! ## Matching

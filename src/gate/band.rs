@@ -282,8 +282,8 @@ impl Band {
     }
 
     /// band.json with optional keys after 0.4.1's (which 0.4.1 ignores): with `per_scenario`,
-    /// [`SCENARIO_CLEAN_RUNS`], each scenario's count of clean runs, which the paired gate needs; with
-    /// `pass_k` and runs that had trials, [`PASS_K`], which `--metric pass^k` needs.
+    /// `SCENARIO_CLEAN_RUNS`, each scenario's count of clean runs, which the paired gate needs; with
+    /// `pass_k` and runs that had trials, `PASS_K`, which `--metric pass^k` needs.
     pub fn to_wire_with(&self, per_scenario: bool, pass_k: bool) -> BandJson {
         BandJson {
             judge: Some(Value::from(self.judge.clone())),

@@ -1,11 +1,11 @@
 //! Baseline bands and the release gate.
 //!
 //! This module owns everything after the checks have run: reducing each baseline run to per-scenario
-//! clean flags and usage ([`band`]), reading a band file back, the statistics of a candidate against a
-//! band ([`stats`]), and the verdict with its JSON object and terminal lines ([`verdict`]). Beside
-//! 0.4.1's gate, and only when asked for: the paired per-scenario test ([`paired`]), scenario bootstrap
-//! intervals ([`bootstrap`]), pass^k over trials ([`passk`]), and the layer that wires them onto the
-//! verdict ([`decision`]). The statistics are pure functions of per-scenario counts.
+//! clean flags and usage (`band`), reading a band file back, the statistics of a candidate against a
+//! band (`stats`), and the verdict with its JSON object and terminal lines (`verdict`). Beside
+//! 0.4.1's gate, and only when asked for: the paired per-scenario test (`paired`), scenario bootstrap
+//! intervals (`bootstrap`), pass^k over trials (`passk`), and the layer that wires them onto the
+//! verdict (`decision`). The statistics are pure functions of per-scenario counts.
 //!
 //! It sees runs only as [`RunSummary`] values built by the report layer; it never reads traces, and the
 //! CLI decides where lines are printed and files written.
@@ -334,7 +334,7 @@ impl RunSummary {
 
 /// The pass^k table of a run's report, when some scenario key has several traces (trials).
 ///
-/// The one place that reads per-trace verdicts for pass^k; everything else is in [`passk`].
+/// The one place that reads per-trace verdicts for pass^k; everything else is in `passk`.
 pub fn pass_k_of_report(report: &crate::report::Report) -> Option<passk::PassKTable> {
     let fired: Vec<Vec<bool>> = report
         .rows()

@@ -180,7 +180,7 @@ fn typed<T: Array + Clone + 'static>(batch: &RecordBatch, i: usize) -> Result<T,
 }
 
 impl VerdictBatch {
-    /// Reads a record batch of the verdict schema ([`schema`]).
+    /// Reads a record batch of the verdict schema (`schema`).
     ///
     /// # Errors
     ///
