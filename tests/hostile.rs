@@ -391,6 +391,39 @@ fn gzip_bombs_exit_2_early_within_a_2_gib_address_space() {
     }
 }
 
+#[test]
+fn a_policy_far_past_the_automaton_limit_is_refused_within_a_2_gib_address_space() {
+    // 400,000 patterns in 13 MB: parsed all at once, their syntax trees alone take gigabytes.
+    let patterns: Vec<String> = (0..400_000)
+        .map(|i| format!(r"secret_{i}_[a-z]+\d{{2,4}}"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = serde_json::to_vec(&serde_json::json!({ "deny_patterns": patterns })).unwrap();
+    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
+    let got = Command::new("prlimit")
+        .arg("--as=2147483648")
+        .arg(env!("CARGO_BIN_EXE_faultgate"))
+        .args([
+            "check",
+            &root().join(TRACES).to_string_lossy(),
+            "--policy",
+            "policy.json",
+        ])
+        .current_dir(dir.path())
+        .env("RAYON_NUM_THREADS", "2")
+        .env("MALLOC_ARENA_MAX", "2")
+        .output()
+        .expect("run faultgate under prlimit");
+    let err = stderr(&got);
+    assert_eq!(got.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "policy.json: the 400000 deny_patterns compile past the 32 MiB automaton limit"
+        ),
+        "{err}"
+    );
+}
+
 /// Runs the binary in `dir` under `timeout`, so a reader that blocks on a FIFO fails the test instead
 /// of hanging it.
 fn faultgate_bounded(dir: &Path, args: &[&str]) -> Output {

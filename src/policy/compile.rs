@@ -10,6 +10,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use regex_automata::meta::Regex;
+use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use serde_json::{Map, Value};
 
@@ -592,6 +593,20 @@ fn deny_set(sources: Vec<String>) -> Result<DenyPatterns> {
             regex: None,
         });
     }
+    let too_large = |detail: &dyn std::fmt::Display| PolicyError::TooLarge {
+        path: "policy".into(),
+        detail: format!(
+            "the {} deny_patterns compile past the {} MiB automaton limit ({detail}); use fewer or simpler patterns",
+            sources.len(),
+            DENY_AUTOMATON_LIMIT >> 20
+        ),
+    };
+    if let Some(size) = size_past_limit(&translated) {
+        return Err(too_large(&format_args!(
+            "at least {} MiB",
+            size.div_ceil(1 << 20)
+        )));
+    }
     let regex = Regex::builder()
         .syntax(syntax::Config::new().case_insensitive(true))
         .configure(
@@ -610,28 +625,67 @@ fn deny_set(sources: Vec<String>) -> Result<DenyPatterns> {
             if let Some(pattern) = e.pattern() {
                 let index = pattern.as_usize();
                 // The build error's own text is only "error parsing pattern N"; the reason is its source.
-                let detail =
-                    std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string);
+                let detail = std::error::Error::source(&e)
+                    .map_or_else(|| e.to_string(), ToString::to_string);
                 bad_pattern(
                     index,
                     &sources[index],
                     detail.lines().last().unwrap_or_default(),
                 )
             } else {
-                PolicyError::TooLarge {
-                    path: "policy".into(),
-                    detail: format!(
-                        "the {} deny_patterns compile past the {} MiB automaton limit ({e}); use fewer or simpler patterns",
-                        sources.len(),
-                        DENY_AUTOMATON_LIMIT >> 20
-                    ),
-                }
+                too_large(&e)
             }
         })?;
     Ok(DenyPatterns {
         sources,
         regex: Some(regex),
     })
+}
+
+/// Patterns compiled per step of [`size_past_limit`]: enough to amortise the compiler's start, few
+/// enough that one step's syntax trees stay small.
+const SIZE_CHECK_CHUNK: usize = 1024;
+
+/// The size the automaton of `patterns` is known to pass [`DENY_AUTOMATON_LIMIT`] with, if it does.
+///
+/// Compiling the whole list at once parses every pattern before the size limit can stop it, and the
+/// syntax trees of a million patterns take gigabytes. The automaton of several patterns holds each
+/// pattern's states side by side, so its size is the sum of its parts: compiled a chunk at a time,
+/// the sum passes the limit after compiling just past it, in the memory of one chunk. What a chunk
+/// costs whatever its patterns (the start states, the byte classes) is not counted, so a list this
+/// refuses is one the whole build would refuse too. A pattern that does not parse is left for the whole
+/// build to name.
+fn size_past_limit(patterns: &[String]) -> Option<usize> {
+    let compile = |chunk: &[String]| {
+        thompson::Compiler::new()
+            .syntax(syntax::Config::new().case_insensitive(true))
+            .configure(
+                // No capture states: the count stays below what the whole build compiles.
+                thompson::Config::new()
+                    .nfa_size_limit(Some(DENY_AUTOMATON_LIMIT))
+                    .which_captures(thompson::WhichCaptures::None)
+                    .shrink(false),
+            )
+            .build_many(chunk)
+            // Only the size limit matters here: `None` for any other error.
+            .map_err(|e| e.size_limit())
+    };
+    if patterns.len() <= SIZE_CHECK_CHUNK {
+        return None;
+    }
+    let fixed = compile(&[String::new()]).ok()?.memory_usage();
+    let mut total = 0usize;
+    for chunk in patterns.chunks(SIZE_CHECK_CHUNK) {
+        match compile(chunk) {
+            Ok(nfa) => total += nfa.memory_usage().saturating_sub(fixed),
+            // This chunk alone passes the limit.
+            Err(limit) => return limit.map(|limit| total + limit + 1),
+        }
+        if total > DENY_AUTOMATON_LIMIT {
+            return Some(total);
+        }
+    }
+    None
 }
 
 fn bad_pattern(index: usize, source: &str, detail: &str) -> PolicyError {
