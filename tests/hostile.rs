@@ -360,6 +360,21 @@ fn gzip_bomb(prefix: &[u8], member: &[u8], members: usize) -> Vec<u8> {
     bomb
 }
 
+/// Runs the binary in `dir` with an address space of 2 GiB (RLIMIT_AS): a reader that holds what it
+/// should have refused fails to allocate and aborts instead of exiting 2. Few threads and malloc
+/// arenas keep the address space the runtime reserves small.
+fn faultgate_within_2_gib(dir: &Path, args: &[&str]) -> Output {
+    Command::new("prlimit")
+        .arg("--as=2147483648")
+        .arg(env!("CARGO_BIN_EXE_faultgate"))
+        .args(args)
+        .current_dir(dir)
+        .env("RAYON_NUM_THREADS", "2")
+        .env("MALLOC_ARENA_MAX", "2")
+        .output()
+        .expect("run faultgate under prlimit")
+}
+
 #[test]
 fn gzip_bombs_exit_2_early_within_a_2_gib_address_space() {
     let dir = tempfile::tempdir().unwrap();
@@ -369,17 +384,7 @@ fn gzip_bombs_exit_2_early_within_a_2_gib_address_space() {
     std::fs::write(dir.path().join("zeros.json.gz"), &zeros).unwrap();
     std::fs::write(dir.path().join("spaces.json.gz"), &spaces).unwrap();
     for bomb in ["zeros.json.gz", "spaces.json.gz"] {
-        // RLIMIT_AS of 2 GiB: a reader that buffers the bomb fails to allocate and aborts instead of
-        // exiting 2. Few threads and malloc arenas keep the address space the runtime reserves small.
-        let got = Command::new("prlimit")
-            .arg("--as=2147483648")
-            .arg(env!("CARGO_BIN_EXE_faultgate"))
-            .args(["check", bomb])
-            .current_dir(dir.path())
-            .env("RAYON_NUM_THREADS", "2")
-            .env("MALLOC_ARENA_MAX", "2")
-            .output()
-            .expect("run faultgate under prlimit");
+        let got = faultgate_within_2_gib(dir.path(), &["check", bomb]);
         let err = stderr(&got);
         assert_eq!(got.status.code(), Some(2), "{bomb}: {err}");
         assert!(
@@ -400,20 +405,16 @@ fn a_policy_far_past_the_automaton_limit_is_refused_within_a_2_gib_address_space
     let dir = tempfile::tempdir().unwrap();
     let policy = serde_json::to_vec(&serde_json::json!({ "deny_patterns": patterns })).unwrap();
     std::fs::write(dir.path().join("policy.json"), policy).unwrap();
-    let got = Command::new("prlimit")
-        .arg("--as=2147483648")
-        .arg(env!("CARGO_BIN_EXE_faultgate"))
-        .args([
+    let traces = root().join(TRACES);
+    let got = faultgate_within_2_gib(
+        dir.path(),
+        &[
             "check",
-            &root().join(TRACES).to_string_lossy(),
+            &traces.to_string_lossy(),
             "--policy",
             "policy.json",
-        ])
-        .current_dir(dir.path())
-        .env("RAYON_NUM_THREADS", "2")
-        .env("MALLOC_ARENA_MAX", "2")
-        .output()
-        .expect("run faultgate under prlimit");
+        ],
+    );
     let err = stderr(&got);
     assert_eq!(got.status.code(), Some(2), "{err}");
     assert!(
