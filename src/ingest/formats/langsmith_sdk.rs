@@ -28,7 +28,6 @@ use super::openinference_spans::{invalid, parse_documents};
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::Format;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
 use crate::ingest::json::get;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
@@ -37,8 +36,8 @@ use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 pub(crate) struct LangsmithSdk;
 
 impl Decoder for LangsmithSdk {
-    fn format(&self) -> Format {
-        Format::LangsmithSdk
+    fn name(&self) -> &'static str {
+        "langsmith-sdk"
     }
 
     fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
