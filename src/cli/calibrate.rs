@@ -93,7 +93,7 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
 
 /// The SHA-256 of a label file, which every partial of one calibration shares.
 pub(crate) fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
-    crate::report::audit::sha256_file(path).map_err(|source| CliError::Read {
+    crate::digest::sha256_file(path).map_err(|source| CliError::Read {
         path: crate::error::display_path(path),
         source,
     })

@@ -82,7 +82,7 @@ impl Inputs {
         Ok(Inputs {
             files,
             runs,
-            digest: crate::partial::sha256_hex(listing.as_bytes()),
+            digest: crate::digest::sha256_hex(listing.as_bytes()),
         })
     }
 
@@ -316,7 +316,7 @@ pub(crate) fn settings_of(
 ) -> Result<Vec<Setting>, CliError> {
     let digest = |path: &Option<PathBuf>| -> Result<String, CliError> {
         match path {
-            Some(p) => crate::report::audit::sha256_file(p).map_err(|source| CliError::Read {
+            Some(p) => crate::digest::sha256_file(p).map_err(|source| CliError::Read {
                 path: display_path(p),
                 source,
             }),
@@ -371,7 +371,7 @@ pub(crate) fn write_partial(
         .files
         .par_iter()
         .map(|f| {
-            crate::report::audit::sha256_file(&f.path).map_err(|source| CliError::Read {
+            crate::digest::sha256_file(&f.path).map_err(|source| CliError::Read {
                 path: display_path(&f.path),
                 source,
             })
