@@ -135,7 +135,7 @@ pub(crate) fn finish(
             None => result.scenario().to_string(),
         };
         for (check, verdict) in report.checks.iter().zip(result.verdicts()) {
-            calibration.add_verdict(result.trace_id(), &raw, check, verdict.detected);
+            calibration.add_verdict(result.trace_id(), &raw, &check.name, verdict.detected);
         }
         written.push(result.scenario());
     }

@@ -250,15 +250,16 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Prod
         )));
     }
     let mut judge_usage = None;
-    if let Some(judge) = &resolved.settings.context.judge {
+    if let Some(judge) = &resolved.settings.judge {
         // A judge that failed for good ends the run: its verdicts would be guesses.
         let stats = judge.finish_run().map_err(CliError::JudgeFailed)?;
         for line in judge.stats_lines(&stats) {
             writeln!(stderr, "{line}")?;
         }
-        if let Some(path) = &resolved.judge_record {
-            let report = resolved.report(batches.clone(), Vec::new(), Vec::new());
-            crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
+        if let Some(record) = &resolved.judge_record {
+            let checks = super::selection::report_checks(&resolved.check_names);
+            record
+                .add_run(&batches, &checks, &judge.take_verdict_usage(), judge.name())
                 .map_err(CliError::output)?;
         }
         let usage = judge.usage_json();

@@ -119,7 +119,7 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
         install: PIP_INSTALL.to_string(),
         inputs,
         judge: report.judge.clone(),
-        checks: report.checks.clone(),
+        checks: report.check_names(),
         redaction: report.redaction.clone(),
         traces: report.trace_ids().len(),
         failed_traces: report.failed_traces().len(),
@@ -141,8 +141,8 @@ pub(crate) fn failing(report: &Report) -> Vec<FailingTrace> {
                 .iter()
                 .flat_map(|r| report.checks.iter().zip(r.verdicts()))
                 .filter(|(_, v)| v.detected)
-                .map(|(name, v)| FiredCheck {
-                    check: name.clone(),
+                .map(|(check, v)| FiredCheck {
+                    check: check.name.clone(),
                     reason: v.reason.unwrap_or_default().to_string(),
                 })
                 .collect();
