@@ -130,10 +130,7 @@ fn end(set: &Set) -> String {
 fn render(set: &Set) -> String {
     let mut out = String::new();
     for run in set.runs {
-        let command = format!(
-            "faultgate calibrate {} --labels {}",
-            run.traces, run.labels
-        );
+        let command = format!("faultgate calibrate {} --labels {}", run.traces, run.labels);
         let tmp = scratch();
         let json = tmp.path().join("calibration.json");
         let mut args: Vec<&str> = command.split(' ').skip(1).collect();
@@ -193,13 +190,7 @@ fn mistake_table(rows: &[&Value], run: &Run, mistakes: &str, command: &str) -> S
     let mistakes = read_mistakes(mistakes);
     let tmp = scratch();
     let json = tmp.path().join("check.json");
-    let o = faultgate(&[
-        "check",
-        run.traces,
-        "--json",
-        common::arg(&json),
-        "-q",
-    ]);
+    let o = faultgate(&["check", run.traces, "--json", common::arg(&json), "-q"]);
     assert!(
         matches!(o.status.code(), Some(0 | 1)),
         "check {}: {}",
@@ -321,7 +312,10 @@ fn share(part: u64, whole: u64) -> String {
     if whole == 0 {
         return format!("{part}/{whole}");
     }
-    format!("{part}/{whole} ({:.1}%)", part as f64 * 100.0 / whole as f64)
+    format!(
+        "{part}/{whole} ({:.1}%)",
+        part as f64 * 100.0 / whole as f64
+    )
 }
 
 fn interval(value: &Value, ci: &Value) -> String {
