@@ -25,10 +25,10 @@ use std::path::Path;
 use crate::error::InputError;
 use crate::table::record::TraceRecord;
 use crate::table::{TableOptions, TraceBatch};
-use decoder::{Detection, Document, Fast};
+use decoder::Document;
 use json::with_tape;
 
-pub use decoder::{Decoder, ReadOptions, ReadProgress, Traces, for_each_batch};
+pub use decoder::{Decoder, Detection, Fast, ReadOptions, ReadProgress, Traces, for_each_batch};
 pub use formats::{DECODERS, Format};
 pub use paths::{Inputs, expand_inputs, expand_paths};
 
