@@ -31,22 +31,22 @@ struct FileFacts {
 
 /// An arrow between two files, and one place in the first that draws it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Arrow {
-    pub from: String,
-    pub to: String,
-    pub line: usize,
+pub(crate) struct Arrow {
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) line: usize,
 }
 
 /// The file graph of a source tree given as (path under the crate, text), e.g.
 /// `("src/checks/mod.rs", "...")`. `src/lib.rs` is the root; `src/main.rs` is a separate crate and
 /// is left out.
-pub struct Graph {
+pub(crate) struct Graph {
     /// One arrow per (from, to) pair, at its first line.
-    pub arrows: Vec<Arrow>,
+    pub(crate) arrows: Vec<Arrow>,
 }
 
 impl Graph {
-    pub fn of(files: &BTreeMap<String, String>) -> Graph {
+    pub(crate) fn of(files: &BTreeMap<String, String>) -> Graph {
         let modules: BTreeMap<ModPath, &str> = files
             .keys()
             .filter_map(|f| module_of(f).map(|m| (m, f.as_str())))
@@ -97,7 +97,7 @@ impl Graph {
 
     /// Every set of two or more files that reach each other through arrows, each as its files
     /// (sorted) and the arrows inside it.
-    pub fn cycles(&self) -> Vec<(Vec<String>, Vec<Arrow>)> {
+    pub(crate) fn cycles(&self) -> Vec<(Vec<String>, Vec<Arrow>)> {
         let mut nodes: BTreeSet<&str> = BTreeSet::new();
         for a in &self.arrows {
             nodes.insert(&a.from);
@@ -256,7 +256,7 @@ fn read_facts(module: &[String], text: &str, is_module: &dyn Fn(&[String]) -> bo
                     .unwrap_or(tokens.len());
                 let base = here(&scope);
                 let mut trees = Vec::new();
-                use_tree(&tokens[i + 1..end], &mut Vec::new(), &mut trees);
+                use_tree(&tokens[i + 1..end], &[], &mut trees);
                 for (path, alias) in trees {
                     if let Some(absolute) = absolute(&path, &base, is_module) {
                         if scope.is_empty()
@@ -332,10 +332,10 @@ fn absolute(
 /// brings into scope (`None` for a glob).
 fn use_tree(
     tokens: &[(Token, usize)],
-    prefix: &mut Vec<String>,
+    prefix: &[String],
     out: &mut Vec<(ModPath, Option<String>)>,
 ) {
-    let mut path = prefix.clone();
+    let mut path = prefix.to_vec();
     let mut i = 0;
     while i < tokens.len() {
         match &tokens[i].0 {
@@ -364,12 +364,12 @@ fn use_tree(
                         Token::Punct('}') => {
                             level -= 1;
                             if level == 0 {
-                                use_tree(&tokens[start..k], &mut path.clone(), out);
+                                use_tree(&tokens[start..k], &path, out);
                                 return;
                             }
                         }
                         Token::Punct(',') if level == 1 => {
-                            use_tree(&tokens[start..k], &mut path.clone(), out);
+                            use_tree(&tokens[start..k], &path, out);
                             start = k + 1;
                         }
                         _ => {}
