@@ -82,7 +82,7 @@ impl Inputs {
         Ok(Inputs {
             files,
             runs,
-            digest: crate::partial::sha256_hex(listing.as_bytes()),
+            digest: crate::digest::sha256_hex(listing.as_bytes()),
         })
     }
 
@@ -250,15 +250,16 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Prod
         )));
     }
     let mut judge_usage = None;
-    if let Some(judge) = &resolved.settings.context.judge {
+    if let Some(judge) = &resolved.settings.judge {
         // A judge that failed for good ends the run: its verdicts would be guesses.
         let stats = judge.finish_run().map_err(CliError::JudgeFailed)?;
         for line in judge.stats_lines(&stats) {
             writeln!(stderr, "{line}")?;
         }
-        if let Some(path) = &resolved.judge_record {
-            let report = resolved.report(batches.clone(), Vec::new(), Vec::new());
-            crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
+        if let Some(record) = &resolved.judge_record {
+            let checks = super::selection::report_checks(&resolved.check_names);
+            record
+                .add_run(&batches, &checks, &judge.take_verdict_usage(), judge.name())
                 .map_err(CliError::output)?;
         }
         let usage = judge.usage_json();
@@ -316,7 +317,7 @@ pub(crate) fn settings_of(
 ) -> Result<Vec<Setting>, CliError> {
     let digest = |path: &Option<PathBuf>| -> Result<String, CliError> {
         match path {
-            Some(p) => crate::report::audit::sha256_file(p).map_err(|source| CliError::Read {
+            Some(p) => crate::digest::sha256_file(p).map_err(|source| CliError::Read {
                 path: display_path(p),
                 source,
             }),
@@ -371,7 +372,7 @@ pub(crate) fn write_partial(
         .files
         .par_iter()
         .map(|f| {
-            crate::report::audit::sha256_file(&f.path).map_err(|source| CliError::Read {
+            crate::digest::sha256_file(&f.path).map_err(|source| CliError::Read {
                 path: display_path(&f.path),
                 source,
             })

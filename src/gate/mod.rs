@@ -312,7 +312,7 @@ impl RunSummary {
         }
         RunSummary {
             judge: report.judge.clone(),
-            checks: report.checks.clone(),
+            checks: report.check_names(),
             trace_count: report.trace_ids().len(),
             scenario_clean: report
                 .rows()
@@ -341,7 +341,7 @@ pub fn pass_k_of_report(report: &crate::report::Report) -> Option<passk::PassKTa
         .map(|r| r.verdicts().map(|v| v.detected).collect())
         .collect();
     passk::pass_k_table(
-        &report.checks,
+        &report.check_names(),
         report
             .rows()
             .zip(&fired)
