@@ -10,8 +10,10 @@ use super::run::{
 };
 use super::selection::resolve;
 use super::{CliError, ExitStatus};
-use crate::gate::{RunSummary, band, repeated_keys_warning};
+use crate::gate::BandBuilder;
 use crate::partial::RunEntry;
+use crate::report::gate_input::run_summary;
+use crate::report::gate_lines::{band_line, few_runs_note, repeated_keys_warning, run_line};
 use crate::report::{Report, parquet, write_atomic};
 
 /// The output flags of `baseline`, which `merge` takes too.
@@ -26,7 +28,7 @@ pub(crate) struct BaselineOutputs {
 /// The band being built, one run at a time: by a baseline over its runs, or by a merge over the runs
 /// of its partials, with the same code.
 pub(crate) struct BandRuns {
-    builder: band::BandBuilder,
+    builder: BandBuilder,
     /// Per-run clean flags, kept only when their tables are asked for.
     tables: Option<parquet::BaselineTables>,
 }
@@ -35,9 +37,9 @@ impl BandRuns {
     pub(crate) fn new(outs: &BaselineOutputs) -> BandRuns {
         BandRuns {
             builder: if outs.pass_k {
-                band::BandBuilder::with_trials()
+                BandBuilder::with_trials()
             } else {
-                band::BandBuilder::new()
+                BandBuilder::new()
             },
             tables: outs
                 .parquet
@@ -53,7 +55,7 @@ impl BandRuns {
         report: Report,
         started: Instant,
     ) -> Result<(), CliError> {
-        let summary = RunSummary::from_report(&report);
+        let summary = run_summary(&report);
         drop(report);
         let digest = self.builder.add_run(&summary);
         if let Some(tables) = &mut self.tables {
@@ -63,7 +65,7 @@ impl BandRuns {
         writeln!(
             std::io::stdout(),
             "{}",
-            band::run_line(&run.arg, &digest, started.elapsed().as_secs_f64())
+            run_line(&run.arg, &digest, started.elapsed().as_secs_f64())
         )?;
         if !digest.repeated_keys.is_empty() {
             writeln!(
@@ -79,7 +81,7 @@ impl BandRuns {
     /// Writes the band (and the tables); returns 0.
     pub(crate) fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
         let band = self.builder.finish()?;
-        if let Some(note) = band::few_runs_note(band.runs) {
+        if let Some(note) = few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
         }
         let text =
@@ -88,7 +90,7 @@ impl BandRuns {
         writeln!(
             std::io::stdout(),
             "{}",
-            band.summary_line(&outs.out.to_string_lossy())
+            band_line(&band, &outs.out.to_string_lossy())
         )?;
         if let (Some(dir), Some(tables)) = (&outs.parquet, &self.tables) {
             tables.write(dir, &band).map_err(CliError::output)?;

@@ -13,14 +13,13 @@ use super::selection::resolve;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
-use crate::gate::passk::PassKTable;
-use crate::gate::{
-    GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
-};
+use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::colour::ColorChoice;
 use crate::report::format::{self, JsonReport, JudgeUsage};
+use crate::report::gate_input::{pass_k_table, run_summary};
+use crate::report::gate_lines::{gate_lines, pass_k_line};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 /// The output flags of `check`, which `merge` takes too.
@@ -269,10 +268,10 @@ pub(crate) fn finish(
     }
     // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
     let pass_k = (outs.pass_k || outs.metric == "pass^k")
-        .then(|| pass_k_of_report(&report))
+        .then(|| pass_k_table(&report))
         .flatten();
     if let Some(table) = &pass_k {
-        writeln!(out, "{}", table.line())?;
+        writeln!(out, "{}", pass_k_line(table))?;
     }
     let mut exit = ExitStatus::fail_if(!report.failed_traces().is_empty());
     let band_gate_for_metric =
@@ -281,7 +280,7 @@ pub(crate) fn finish(
             _ => Ok(None),
         };
     let gate = band.as_ref().map(|band| -> Result<_, CliError> {
-        let summary = RunSummary::from_report(&report);
+        let summary = run_summary(&report);
         let band_gate = band_gate_for_metric(band, &summary)?;
         let gate = evaluate_mode(
             band,
@@ -294,7 +293,7 @@ pub(crate) fn finish(
     });
     let gate = gate.transpose()?;
     if let Some((gate, runs_text)) = &gate {
-        let (warnings, lines) = gate.terminal_lines(runs_text);
+        let (warnings, lines) = gate_lines(gate, runs_text);
         let mut stderr = std::io::stderr().lock();
         for w in warnings {
             writeln!(stderr, "{w}")?;
@@ -313,8 +312,8 @@ pub(crate) fn finish(
             // bytes.
             judge_usage: judge_usage.map(judge_usage_of),
             outcome: outcome.as_ref().map(json::outcome),
-            pass_k: pass_k.as_ref().map(PassKTable::to_wire),
-            gate: gate.as_ref().map(|(gate, _)| gate.to_wire()),
+            pass_k: pass_k.as_ref().map(json::pass_k),
+            gate: gate.as_ref().map(|(gate, _)| json::gate(gate)),
             ..json::report(&report)
         };
         let text = format::to_pretty(&doc);
