@@ -151,9 +151,9 @@ pub struct PairedGate {
     pub verdict: Verdict,
     /// The paired test over the band's scenarios.
     pub stats: PairedStats,
-    /// Keys of [`PairedStats::regressed`], in band order.
+    /// Keys of the scenarios in `stats.regressed`, in band order.
     pub regressed: Vec<Value>,
-    /// Keys of [`PairedStats::improved`], in band order.
+    /// Keys of the scenarios in `stats.improved`, in band order.
     pub improved: Vec<Value>,
     /// `required_n` minus the band's scenarios, at least 0.
     pub additional_n: Option<u64>,

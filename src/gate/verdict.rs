@@ -173,21 +173,8 @@ mod tests {
     /// Reference: the same candidate with `--golden` against the shipped, older examples/gate/band.json.
     #[test]
     fn shipped_band_warns_about_its_check_list() {
-        let text = std::fs::read_to_string("examples/gate/band.json").expect("shipped band");
-        let value: Value = serde_json::from_str(&text).expect("band json");
-        let band = BandFile::from_value(std::path::Path::new("examples/gate/band.json"), &value)
-            .expect("band file");
-        let mut run = fixtures::candidate_gpt();
-        run.checks
-            .extend(["wrong_answer".to_string(), "truncation".to_string()]);
-        let failing = [
-            "r-0336", "r-0221", "r-0286", "r-0232", "r-0216", "r-0292", "r-0214", "r-0263",
-            "r-0344", "r-0320", "r-0350", "r-0224", "r-0332", "r-0279", "r-0330", "r-0226",
-            "r-0258", "r-0324", "r-0322", "r-0317", "r-0208",
-        ];
-        for (key, clean) in &mut run.scenario_clean {
-            *clean = !failing.contains(&key.as_str());
-        }
+        let band = fixtures::shipped_band();
+        let run = fixtures::candidate_gpt_with_golden();
         let gate = evaluate(&band, &run);
         assert_eq!(gate.verdict, Verdict::Fail);
         assert_eq!(gate.clean_rate, 0.3);

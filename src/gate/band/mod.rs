@@ -44,7 +44,8 @@ pub struct Band {
     pub clean_runs: Vec<u32>,
     /// Scenarios clean in every run, sorted.
     pub clean_in_all_runs: Vec<String>,
-    /// Per measure of [`MEASURES`], the mean over all traces of all runs that recorded it.
+    /// Per measure of [`MEASURES`](crate::gate::MEASURES), the mean over all traces of all runs that
+    /// recorded it.
     pub usage: [Option<f64>; 3],
     /// pass^k per run, when some run had several traces for a key.
     pub pass_k: Option<BandPassK>,
