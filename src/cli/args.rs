@@ -41,10 +41,20 @@ pub(crate) enum Command {
     /// Print a shell completion script (e.g. `faultgate completions bash > /etc/bash_completion.d/faultgate`).
     Completions {
         #[arg(value_enum)]
-        shell: super::shell::CompletionShell,
+        shell: CompletionShell,
     },
     /// Print the man page (roff), e.g. `faultgate man > faultgate.1`.
     Man,
+}
+
+/// Shells `completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
 }
 
 /// `--redact` modes.
