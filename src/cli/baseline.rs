@@ -4,11 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::args::BaselineArgs;
-use super::run::{
-    Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
-};
-use super::selection::resolve;
+use super::args::{BaselineArgs, RunArgs};
+use super::run::{Outputs, Run, RunCommand, execute};
 use super::{CliError, ExitStatus};
 use crate::gate::BandBuilder;
 use crate::partial::RunEntry;
@@ -102,64 +99,63 @@ impl BandRuns {
 
 /// Runs `baseline`; returns 0 once the band (or the partial) is written.
 pub(crate) fn run(args: &BaselineArgs) -> Result<ExitStatus, CliError> {
-    let resolved = resolve(&args.run)?;
-    refuse_outputs_with_partial(
-        args.run.partial.as_ref(),
-        &[
-            ("--parquet", args.parquet.is_some()),
-            ("--per-scenario", args.per_scenario),
-            ("--pass-k", args.pass_k),
-            ("--judge-record", resolved.judge_record.is_some()),
-        ],
-    )?;
-    print_notes(&resolved)?;
-    let out = args.run.partial.is_none().then_some(&args.out);
-    super::run::refuse_overwriting_inputs(
-        &[("--out", out)],
-        &[
-            (
+    execute(args)
+}
+
+impl RunCommand for BaselineArgs {
+    const NAME: &'static str = "baseline";
+    const RUN_PER_ARGUMENT: bool = true;
+    type Prepared = ();
+
+    fn traces(&self) -> &[PathBuf] {
+        &self.traces
+    }
+
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn outputs_given(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--parquet", self.parquet.is_some()),
+            ("--per-scenario", self.per_scenario),
+            ("--pass-k", self.pass_k),
+        ]
+    }
+
+    fn prepare(&self) -> Result<(), CliError> {
+        Ok(())
+    }
+
+    fn outputs(&self) -> Outputs<'_> {
+        Outputs {
+            // A partial is written instead of the band.
+            files: vec![("--out", self.run.partial.is_none().then_some(&self.out))],
+            dirs: vec![(
                 "--parquet",
-                args.parquet.as_ref(),
+                self.parquet.as_ref(),
                 &[parquet::MATRIX_FILE, parquet::RUNS_FILE],
-            ),
-            (
-                "--partial",
-                args.run.partial.as_ref(),
-                &[crate::partial::MANIFEST_FILE, crate::partial::VERDICTS_FILE],
-            ),
-        ],
-        &args.traces,
-        &args.run,
-        &[],
-    )?;
-    let inputs = Inputs::list(&args.traces, true)?;
-    if let Some(dir) = &args.run.partial {
-        let produced = produce(inputs.share(args.run.shard), &resolved)?;
-        let settings = settings_of("baseline", &args.run, &resolved, &inputs, &[])?;
-        let manifest = manifest(
-            "baseline",
-            settings,
-            &resolved,
-            &inputs,
-            Vec::new(),
-            String::new(),
-        );
-        return write_partial(dir, manifest, produced, args.run.shard.map_or(0, |s| s.0));
+            )],
+            inputs: Vec::new(),
+        }
     }
-    let outs = BaselineOutputs {
-        out: args.out.clone(),
-        per_scenario: args.per_scenario,
-        pass_k: args.pass_k,
-        parquet: args.parquet.clone(),
-    };
-    let mut runs = BandRuns::new(&outs);
-    let share = inputs.share(args.run.shard);
-    for (r, run) in inputs.runs.iter().enumerate() {
-        let started = Instant::now();
-        // A run may be a directory or archive of many files; it is read, then reduced, alone.
-        let files = share.iter().filter(|f| f.run == r).cloned().collect();
-        let produced = produce(files, &resolved)?;
-        runs.add_run(run, produced.report(&resolved), started)?;
+
+    fn write_outputs(&self, (): (), run: &Run<'_>) -> Result<ExitStatus, CliError> {
+        let outs = BaselineOutputs {
+            out: self.out.clone(),
+            per_scenario: self.per_scenario,
+            pass_k: self.pass_k,
+            parquet: self.parquet.clone(),
+        };
+        let mut runs = BandRuns::new(&outs);
+        let share = run.share();
+        for (r, entry) in run.inputs.runs.iter().enumerate() {
+            let started = Instant::now();
+            // A run may be a directory or archive of many files; it is read, then reduced, alone.
+            let files = share.iter().filter(|f| f.run == r).cloned().collect();
+            let produced = run.produce(files)?;
+            runs.add_run(entry, produced.report(run.resolved), started)?;
+        }
+        runs.finish(&outs)
     }
-    runs.finish(&outs)
 }
