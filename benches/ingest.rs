@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use faultgate::checks::{CheckContext, CheckKind, Reasons, checks};
+use faultgate::checks::{CheckKind, Reasons, SideInputs, checks};
 use faultgate::ingest::{self, Format, ReadOptions, for_each_batch, scan};
 use faultgate::pipeline::{RunSettings, run_batch};
 use faultgate::redact::Redaction;
@@ -121,7 +121,8 @@ fn default_settings() -> RunSettings {
         checks: checks()
             .filter(|c| c.default_enabled() && c.kind() == CheckKind::Rule)
             .collect(),
-        context: CheckContext::default(),
+        inputs: SideInputs::default(),
+        judge: None,
         redaction: Redaction::Builtin,
         format: Format::Auto,
         keep_raw_scenario: false,

@@ -21,6 +21,7 @@ pub mod calibrate;
 pub mod checks;
 pub mod cli;
 mod compat;
+mod digest;
 pub mod error;
 pub mod gate;
 pub mod golden;

@@ -29,7 +29,6 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, LargeStringArray, RecordBatch};
 use arrow_schema::{ArrowError, SchemaRef};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::report::steps::{MAX_TRACES, TraceSteps};
 use crate::report::verdicts::{self, VerdictBatch};
@@ -168,25 +167,9 @@ pub(crate) struct Partial {
     pub steps: Vec<Vec<TraceSteps>>,
 }
 
-/// Lowercase hex SHA-256 of some bytes.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    lower_hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase hex of some bytes (digests in reports, partials and cache file names).
-pub(crate) fn lower_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{b:02x}");
-    }
-    out
-}
-
 /// The digest a partial keeps instead of a raw scenario key.
 pub(crate) fn key_digest(raw: &str) -> String {
-    sha256_hex(raw.as_bytes())
+    crate::digest::sha256_hex(raw.as_bytes())
 }
 
 /// Replaces the raw scenario keys of a batch by their digests, so no raw key leaves the process.

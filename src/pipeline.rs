@@ -4,7 +4,8 @@
 //! of traces at a time (`ingest::read_file`, batches built and checked in parallel); a batch's tables
 //! are dropped as soon as its verdict batch is taken, so memory holds the verdicts, not the archive.
 //! Within a batch the checks run as column passes over parts of the batch, in parallel; a judge, when
-//! the run has one, is asked about the whole batch first (`crate::judge::Judge::prefetch`).
+//! the run has one, is asked about the whole batch first (`crate::judge::Judge::verdicts`), and its
+//! verdicts go to the judged checks of every part as data.
 
 use std::path::{Path, PathBuf};
 
@@ -12,14 +13,15 @@ use arrow_array::{Array, Float64Array, Int64Array};
 use arrow_schema::SchemaRef;
 use rayon::prelude::*;
 
-use crate::checks::columns::opt;
-use crate::checks::{Check, CheckContext, Columns, Reasons, VerdictColumn};
+use crate::checks::{Check, CheckContext, JudgedVerdicts, Reasons, SideInputs, VerdictColumn};
 use crate::error::InputError;
 use crate::ingest::{self, Format, ReadOptions};
+use crate::judge::Judge;
 use crate::redact::Redaction;
 use crate::report::Measures;
 use crate::report::steps::{self, TraceSteps};
 use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
+use crate::table::columns::{Columns, opt};
 use crate::table::{TableOptions, TraceBatch};
 
 /// Traces per check pass: a batch is cut into parts of this many traces, checked in parallel.
@@ -29,8 +31,10 @@ const PART_TRACES: usize = 256;
 pub struct RunSettings {
     /// The checks to run, in selection order.
     pub checks: Vec<&'static dyn Check>,
-    /// The side inputs the checks read (golden, outcomes, policy).
-    pub context: CheckContext,
+    /// The side inputs the checks read (golden, outcomes, policy, workflow).
+    pub inputs: SideInputs,
+    /// The run's judge, when a judged check runs.
+    pub judge: Option<std::sync::Arc<Judge>>,
     /// What is redacted from everything the run writes.
     pub redaction: Redaction,
     /// The format to read the files as ([`Format::Auto`] detects each).
@@ -55,7 +59,7 @@ impl RunSettings {
     /// Returns true if and only if a selected check reads the root span's attributes (the policy's
     /// identity rule), so decoders must keep every attribute.
     pub fn needs_root_attributes(&self) -> bool {
-        self.context.policy.uses_identity()
+        self.inputs.policy.uses_identity()
             && self
                 .checks
                 .iter()
@@ -128,7 +132,7 @@ pub fn run_files(
     let schema = settings.verdict_schema();
     // Groups bound how many files' tables are alive at once. With a judge, files go one at a time: its
     // calls already run in parallel, and a fixed order keeps `--judge-max-calls` deterministic.
-    let group = if settings.context.judge.is_some() {
+    let group = if settings.judge.is_some() {
         1
     } else {
         rayon::current_num_threads().max(1) * 2
@@ -148,7 +152,7 @@ pub fn run_files(
 fn read_options(settings: &RunSettings) -> ReadOptions {
     ReadOptions {
         // A judge clears its answers at each batch's prefetch, so batches take turns.
-        parallel_batches: settings.context.judge.is_none(),
+        parallel_batches: settings.judge.is_none(),
         progress: settings.progress.clone(),
         ..ReadOptions::new(
             settings.format,
@@ -330,24 +334,30 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> VerdictBatch {
     check_batch(&Columns::new(batch), settings, &settings.verdict_schema())
 }
 
-/// Asks the run's judge, if any, about the whole batch; then cuts the batch into parts, runs every check as a pass over each part in parallel, and joins the
-/// parts' verdicts in order, so the result does not depend on the number of threads.
+/// Asks the run's judge, if any, about the whole batch; then cuts the batch into parts, runs every
+/// check as a pass over each part in parallel, and joins the parts' verdicts in order, so the result
+/// does not depend on the number of threads.
 fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
-    if let Some(judge) = &settings.context.judge {
-        // The whole batch's judge calls overlap here, before any part is checked; the judged checks
-        // of every part then read their answers.
-        judge.prefetch(cols, &settings.checks);
-    }
+    // The whole batch's judge calls overlap here, before any part is checked; the judged checks of
+    // every part then push the verdicts.
+    let judged = match &settings.judge {
+        Some(judge) => judge.verdicts(cols, &settings.checks),
+        None => JudgedVerdicts::default(),
+    };
+    let cx = CheckContext {
+        inputs: &settings.inputs,
+        judged: &judged,
+    };
     let n = cols.len();
     let parts: Vec<VerdictBatch> = (0..n.div_ceil(PART_TRACES))
         .into_par_iter()
         .map(|i| {
             let range = i * PART_TRACES..((i + 1) * PART_TRACES).min(n);
-            check_part(&cols.part(range), settings, schema)
+            check_part(&cols.part(range), &cx, settings, schema)
         })
         .collect();
     match parts.len() {
-        0 => check_part(cols, settings, schema),
+        0 => check_part(cols, &cx, settings, schema),
         1 => parts.into_iter().next().expect("one part"),
         _ => {
             let joined = arrow_select::concat::concat_batches(
@@ -362,7 +372,12 @@ fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -
 
 /// The verdict batch of one part: trace fields (scenario key and agent masked), then one column per
 /// check.
-fn check_part(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+fn check_part(
+    cols: &Columns<'_>,
+    cx: &CheckContext<'_>,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+) -> VerdictBatch {
     let redaction = settings.redaction;
     let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
     for t in cols.traces() {
@@ -392,7 +407,7 @@ fn check_part(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) ->
         .iter()
         .map(|check| {
             let mut column = VerdictColumn::new(cols.len(), settings.reasons, redaction);
-            check.run(cols, &settings.context, &mut column);
+            check.run(cols, cx, &mut column);
             column
         })
         .collect();
@@ -408,13 +423,14 @@ mod tests {
 
     use super::*;
     use crate::checks::checks;
-    use crate::checks::testing::TraceSpec;
     use crate::table::record::TraceRecord;
+    use crate::table::testing::TraceSpec;
 
     fn settings(reasons: Reasons) -> RunSettings {
         RunSettings {
             checks: checks().filter(|c| c.default_enabled()).collect(),
-            context: CheckContext::default(),
+            inputs: SideInputs::default(),
+            judge: None,
             redaction: Redaction::Builtin,
             format: Format::Auto,
             keep_raw_scenario: true,

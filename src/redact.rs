@@ -23,7 +23,6 @@ use std::sync::LazyLock;
 
 use regex_automata::meta::Regex;
 use regex_automata::{Anchored, Input};
-use sha2::{Digest, Sha256};
 
 use crate::compat::reason::py_repr_str;
 
@@ -80,13 +79,8 @@ impl Redaction {
         match self.mask(raw_key) {
             masked if masked == raw_key => raw_key.to_string(),
             masked => {
-                let digest = Sha256::digest(raw_key.as_bytes());
-                let mut written = masked.into_owned();
-                written.push('#');
-                for byte in digest.iter().take(4) {
-                    written.push_str(&format!("{byte:02x}"));
-                }
-                written
+                let digest = crate::digest::sha256(raw_key.as_bytes());
+                format!("{masked}#{}", crate::digest::lower_hex(&digest[..4]))
             }
         }
     }

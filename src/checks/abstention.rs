@@ -17,9 +17,10 @@ use std::sync::LazyLock;
 
 use regex_automata::meta::Regex;
 
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::compat::reason::py_repr_str;
 use crate::compat::value::py_strip;
+use crate::table::columns::Columns;
 
 /// The phrase shapes, tried together so the earliest match in the answer wins. [`PHRASES_ASCII`]
 /// rewrites their `\b`, `\w` and `\s`, so they use no other backslash classes.
@@ -73,7 +74,7 @@ impl Check for Abstention {
         "Final answer explicitly says the information could not be found."
     }
 
-    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         for t in cols.traces() {
             let answer = py_strip(cols.answer.value(t));
             if answer.is_empty() {
@@ -165,7 +166,7 @@ mod tests {
 #[cfg(test)]
 mod check_tests {
     use super::*;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::testing::{RunCheck, TraceSpec};
 
     #[test]
     fn reason_quotes_the_match() {

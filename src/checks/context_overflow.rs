@@ -19,10 +19,11 @@ use std::sync::LazyLock;
 use arrow_array::Array;
 use regex_automata::meta::Regex;
 
-use super::columns::opt;
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::compat::reason::py_repr_str;
 use crate::compat::value::is_py_space;
+use crate::table::columns::Columns;
+use crate::table::columns::opt;
 
 const CUTOFF_REASONS: [&str; 5] = [
     "length",
@@ -68,7 +69,7 @@ impl Check for ContextOverflow {
         "The run hit the context window or output token limit (finish reason or provider error)."
     }
 
-    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         for t in cols.traces() {
             match overflow(cols, t) {
                 Some(Hit::FinishReason { p, name, reason }) => out.sure(
@@ -200,7 +201,7 @@ mod tests {
 #[cfg(test)]
 mod check_tests {
     use super::*;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::testing::{RunCheck, TraceSpec};
     use serde_json::json;
 
     #[test]

@@ -11,7 +11,8 @@
 //! **Known limits.** The outcome is taken as given; a scenario missing from the file is not judged
 //! (confidence 0) and counts as clean.
 
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
+use crate::table::columns::Columns;
 
 pub(crate) struct Outcome;
 
@@ -32,9 +33,10 @@ impl Check for Outcome {
         false
     }
 
-    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         for t in cols.traces() {
             match cx
+                .inputs
                 .outcomes
                 .as_ref()
                 .and_then(|o| o.lookup(cols.scenario.value(t), cols.prompt.value(t)))
@@ -51,15 +53,16 @@ impl Check for Outcome {
 mod tests {
     use super::*;
     use crate::checks::Verdict;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::contract::SideInputs;
+    use crate::checks::testing::{RunCheck, TraceSpec};
     use crate::golden::Outcomes;
     use serde_json::json;
 
     #[test]
     fn reads_the_recorded_outcome() {
-        let cx = CheckContext {
+        let cx = SideInputs {
             outcomes: Some(Outcomes::from_value(json!({"a": false, "b": true})).unwrap()),
-            ..CheckContext::default()
+            ..SideInputs::default()
         };
         let run = |key: &str| {
             TraceSpec::new()

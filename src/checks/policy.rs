@@ -19,9 +19,10 @@
 use arrow_array::Array;
 use serde_json::Map;
 
-use super::columns::opt;
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::policy::{PolicyRoot, PolicyRun, PolicyStep};
+use crate::table::columns::Columns;
+use crate::table::columns::opt;
 
 pub(crate) struct PolicyCheck;
 
@@ -38,7 +39,7 @@ impl Check for PolicyCheck {
         "A tool call broke the policy: unlisted tool, denied argument pattern, oversized argument, call budget, argument limit, identity mismatch, missing prerequisite, per-value budget, value not allowed, missing required argument, missing confirmation, or (with require_complete) an incomplete run."
     }
 
-    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         let empty = Map::new();
         // One step list for the whole pass, refilled per trace.
         let mut steps: Vec<PolicyStep<'_>> = Vec::new();
@@ -64,7 +65,8 @@ impl Check for PolicyCheck {
             }));
             // Only identity reads the root attributes, and decoding them is most of a trace's policy
             // cost.
-            let attrs: Option<Map<String, serde_json::Value>> = if cx.policy.uses_identity() {
+            let attrs: Option<Map<String, serde_json::Value>> = if cx.inputs.policy.uses_identity()
+            {
                 cols.root(t).and_then(|_| cols.root_attributes(t))
             } else {
                 None
@@ -80,7 +82,7 @@ impl Check for PolicyCheck {
                 answer: cols.answer.value(t),
                 termination: cols.termination.value(t),
             };
-            let (detected, reason) = cx.policy.evaluate(&run);
+            let (detected, reason) = cx.inputs.policy.evaluate(&run);
             out.sure(detected, reason);
         }
     }

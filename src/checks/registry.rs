@@ -1,96 +1,11 @@
 //! The one list of checks. A new check is a file in `checks/` and a line in [`ALL`], which also says
 //! what the report and the gate need to know about it: the inputs it reads, whether its firing is a
 //! hard block at the gate, and whether its verdicts feed the report's `outcome` block. Nothing else
-//! matches on a check's name.
+//! matches on a check's name: the run's selection takes each selected check's [`Role`] from here, and
+//! the report carries it.
 
-use super::{CheckContext, Columns, VerdictColumn};
+use super::contract::{Check, CheckKind, Gating, Input};
 use Gating::{CleanRate, PolicyBlock, WorkflowBlock};
-
-/// How a check reaches its verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckKind {
-    /// A rule over the trace's own columns; needs no side input.
-    Rule,
-    /// Compares the answer with the golden file's expected answer.
-    Golden,
-    /// Asks an LLM judge.
-    Judge,
-    /// Reads the outcomes file's verdict on the trace.
-    Outcome,
-    /// Needs a workflow spec (`--workflow`).
-    Workflow,
-}
-
-impl CheckKind {
-    /// The kind as the README's check table and `faultgate checks` print it (`rule`, `golden`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            CheckKind::Rule => "rule",
-            CheckKind::Golden => "golden",
-            CheckKind::Judge => "judge",
-            CheckKind::Outcome => "outcome",
-            CheckKind::Workflow => "spec",
-        }
-    }
-}
-
-/// A failure mode faultgate can detect in a trace.
-pub trait Check: Sync {
-    /// The permanent name used on the command line and in reports.
-    fn name(&self) -> &'static str;
-    /// How the check reaches its verdict, which says which side input it needs.
-    fn kind(&self) -> CheckKind;
-    /// One line for `faultgate checks`.
-    fn description(&self) -> &'static str;
-    /// Returns true if and only if the check is part of the default selection.
-    fn default_enabled(&self) -> bool {
-        true
-    }
-    /// Runs over every trace of `cols.traces()`, in order, pushing exactly one verdict per trace into
-    /// `out`.
-    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn);
-}
-
-/// A side input a check reads besides the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
-    /// Expected answers (`--golden`).
-    Golden,
-    /// The team's own outcomes (`--outcomes`).
-    Outcomes,
-    /// The tool-call policy (`--policy`; without it, the empty policy).
-    Policy,
-    /// A workflow spec (`--workflow`).
-    Workflow,
-    /// A judge (`--judge`).
-    Judge,
-}
-
-impl Input {
-    /// The flag that gives the input.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Input::Golden => "--golden",
-            Input::Outcomes => "--outcomes",
-            Input::Policy => "--policy",
-            Input::Workflow => "--workflow",
-            Input::Judge => "--judge",
-        }
-    }
-}
-
-/// What a check's firing does at the gate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gating {
-    /// The trace is not clean; the gate weighs the run's clean rate against the band.
-    CleanRate,
-    /// A hard block: the gate fails whatever the clean rate, and lists the traces as policy violations
-    /// (the gate object always has the list, as in 0.4.1).
-    PolicyBlock,
-    /// A hard block listed as workflow violations; the gate object has the list only when the check ran,
-    /// so runs without it keep 0.4.1's gate object.
-    WorkflowBlock,
-}
 
 /// A check with what the report and the gate need to know about it; one line of [`ALL`].
 pub struct Registered {
@@ -154,18 +69,36 @@ pub fn find(name: &str) -> Option<&'static dyn Check> {
 
 /// The registry line of the check with this name; `None` for a custom judged check (`--judge-checks`),
 /// which reads the judge, counts against the clean rate and feeds no block.
-pub(crate) fn registered(name: &str) -> Option<&'static Registered> {
+fn registered(name: &str) -> Option<&'static Registered> {
     ALL.iter().find(|r| r.check.name() == name)
 }
 
-/// What a firing of the named check does at the gate.
-pub(crate) fn gating(name: &str) -> Gating {
-    registered(name).map_or(Gating::CleanRate, |r| r.gating)
+/// What a selected check's verdicts mean to the gate and the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Role {
+    /// What its firing does at the gate.
+    pub gating: Gating,
+    /// Its verdicts feed the report's `outcome` block (see [`Registered::outcome_block`]).
+    pub outcome_block: bool,
+    /// A judge gives its verdicts (they are what `--judge-record` writes).
+    pub judged: bool,
 }
 
-/// Returns true if and only if the named check's verdicts feed the report's `outcome` block.
-pub(crate) fn feeds_outcome_block(name: &str) -> bool {
-    registered(name).is_some_and(|r| r.outcome_block)
+/// The role of the named check: its registry line's, or for a custom judged check that of a judged
+/// check counting against the clean rate.
+pub(crate) fn role(name: &str) -> Role {
+    match registered(name) {
+        Some(r) => Role {
+            gating: r.gating,
+            outcome_block: r.outcome_block,
+            judged: r.check.kind() == CheckKind::Judge,
+        },
+        None => Role {
+            gating: CleanRate,
+            outcome_block: false,
+            judged: true,
+        },
+    }
 }
 
 /// Returns true if and only if the named check reads `input`.
@@ -181,8 +114,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::checks::contract::{Reasons, SideInputs, Verdict};
     use crate::checks::testing::{TraceSpec, run_all};
-    use crate::checks::{Reasons, Verdict};
     use crate::golden::{Golden, Outcomes};
     use crate::workflow::{SpecConfig, Workflow};
 
@@ -218,16 +151,16 @@ mod tests {
         ]
     }
 
-    fn context() -> CheckContext {
+    fn context() -> SideInputs {
         let spec: SpecConfig = serde_json::from_value(json!({
             "mandatory_checkpoints": [{"checkpoint_id": "confirm", "must_precede": "send"}]
         }))
         .expect("spec");
-        CheckContext {
+        SideInputs {
             golden: Some(Golden::from_value(json!({"sc1": "Alto-5275", "sc2": "x"})).unwrap()),
             outcomes: Some(Outcomes::from_value(json!({"sc1": false, "sc2": true})).unwrap()),
             workflow: Some(Workflow::compile(spec).expect("valid spec")),
-            ..CheckContext::default()
+            ..SideInputs::default()
         }
     }
 
@@ -323,9 +256,18 @@ mod tests {
             .map(|r| r.check.name())
             .collect();
         assert_eq!(outcome, ["outcome"]);
-        assert!(feeds_outcome_block("outcome") && !feeds_outcome_block("search_loop"));
+        assert!(role("outcome").outcome_block && !role("search_loop").outcome_block);
+        assert_eq!(role("policy").gating, Gating::PolicyBlock);
+        assert!(role("wrong_direction").judged && !role("abstention").judged);
         // A custom judged check is not in the registry: it reads the judge and weighs on the clean rate.
-        assert_eq!(gating("my_judged_check"), Gating::CleanRate);
+        assert_eq!(
+            role("my_judged_check"),
+            Role {
+                gating: Gating::CleanRate,
+                outcome_block: false,
+                judged: true
+            }
+        );
         assert!(reads("my_judged_check", Input::Judge) && !reads("my_judged_check", Input::Policy));
         assert!(reads("policy", Input::Policy) && !reads("abstention", Input::Policy));
     }

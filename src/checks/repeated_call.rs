@@ -17,9 +17,10 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::compat::value::canonical_json;
 use crate::compat::value::py_strip;
+use crate::table::columns::Columns;
 
 pub(crate) struct RepeatedCall;
 
@@ -57,7 +58,7 @@ impl Check for RepeatedCall {
         "Same tool and arguments called >=3 times with identical results."
     }
 
-    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         // Maps reused across the pass, so a trace costs no fresh table.
         let mut calls: HashMap<&str, usize> = HashMap::new();
         let mut index: HashMap<(&str, String), usize> = HashMap::new();
@@ -137,7 +138,7 @@ fn repeated<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::testing::{RunCheck, TraceSpec};
 
     #[test]
     fn three_identical_calls_with_identical_results_fire() {

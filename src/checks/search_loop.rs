@@ -15,9 +15,10 @@
 
 use std::fmt::Write;
 
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::compat::reason::fmt_percent0;
 use crate::compat::value::py_strip;
+use crate::table::columns::Columns;
 
 /// Step count from which a run counts as capped even without a termination reason.
 const STEP_CAP: usize = 12;
@@ -45,7 +46,7 @@ impl Check for SearchLoop {
         "Run ended with no answer at the step budget and most tool calls returned nothing."
     }
 
-    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         for t in cols.traces() {
             if !py_strip(cols.answer.value(t)).is_empty() {
                 out.sure(false, "answered");
@@ -75,7 +76,7 @@ impl Check for SearchLoop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::testing::{RunCheck, TraceSpec};
 
     fn steps(n: usize, empty: usize) -> TraceSpec {
         (0..n).fold(TraceSpec::new(), |t, i| {

@@ -14,8 +14,10 @@
 
 use regex_automata::meta::Regex;
 
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn, golden_and_answer};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
+use super::graded::golden_and_answer;
 use crate::compat::reason::py_repr_str;
+use crate::table::columns::Columns;
 
 pub(crate) struct Truncation;
 
@@ -46,7 +48,7 @@ impl Check for Truncation {
         "Answer has the head of the expected token but not the whole token (needs --golden)."
     }
 
-    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         for t in cols.traces() {
             let (expected, answer) = match golden_and_answer(cols, t, cx) {
                 Ok(pair) => pair,
@@ -86,14 +88,15 @@ impl Check for Truncation {
 mod tests {
     use super::*;
     use crate::checks::Verdict;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::contract::SideInputs;
+    use crate::checks::testing::{RunCheck, TraceSpec};
     use crate::golden::Golden;
     use serde_json::json;
 
     fn run(expected: &str, answer: &str) -> Verdict {
-        let cx = CheckContext {
+        let cx = SideInputs {
             golden: Some(Golden::from_value(json!({"sc": expected})).unwrap()),
-            ..CheckContext::default()
+            ..SideInputs::default()
         };
         TraceSpec::new()
             .root_attr("faultgate.scenario", json!("sc"))

@@ -18,8 +18,9 @@ use std::collections::HashSet;
 
 use arrow_array::Array;
 
-use super::columns::opt;
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
+use crate::table::columns::Columns;
+use crate::table::columns::opt;
 
 pub(crate) struct UnrecoveredToolError;
 
@@ -36,7 +37,7 @@ impl Check for UnrecoveredToolError {
         "A tool call produced a structural error and the tool was never used successfully afterwards."
     }
 
-    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, _cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         // Buffers reused across the pass.
         let mut succeeds_later: HashSet<&str> = HashSet::new();
         let mut clean_backer: Vec<bool> = Vec::new();
@@ -113,7 +114,7 @@ impl Check for UnrecoveredToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::testing::{RunCheck, TraceSpec};
 
     #[test]
     fn an_error_never_followed_by_success_fires() {

@@ -20,7 +20,8 @@
 
 use std::fmt::Write;
 
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
+use crate::table::columns::Columns;
 use crate::workflow::{Severity, from_table};
 
 pub(crate) struct WorkflowCheck;
@@ -45,8 +46,8 @@ impl Check for WorkflowCheck {
         false
     }
 
-    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
-        let Some(workflow) = &cx.workflow else {
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext<'_>, out: &mut VerdictColumn) {
+        let Some(workflow) = &cx.inputs.workflow else {
             for _ in cols.traces() {
                 out.push(false, 0.0, "no workflow spec");
             }
@@ -80,18 +81,19 @@ mod tests {
 
     use super::*;
     use crate::checks::Verdict;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::contract::SideInputs;
+    use crate::checks::testing::{RunCheck, TraceSpec};
     use crate::workflow::{SpecConfig, Workflow};
 
-    fn context() -> CheckContext {
+    fn context() -> SideInputs {
         let config: SpecConfig = serde_json::from_value(json!({
             "mandatory_checkpoints": [{"checkpoint_id": "confirm", "must_precede": "send"}],
             "handoff_contracts": [{"from_agent": "a", "to_agent": "b", "required_fields": ["x"]}]
         }))
         .expect("spec");
-        CheckContext {
+        SideInputs {
             workflow: Some(Workflow::compile(config).expect("valid spec")),
-            ..CheckContext::default()
+            ..SideInputs::default()
         }
     }
 

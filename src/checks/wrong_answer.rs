@@ -14,8 +14,10 @@
 
 use std::fmt::Write;
 
-use super::{Check, CheckContext, CheckKind, Columns, VerdictColumn, golden_and_answer};
+use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
+use super::graded::golden_and_answer;
 use crate::compat::reason::py_repr_str;
+use crate::table::columns::Columns;
 
 pub(crate) struct WrongAnswer;
 
@@ -32,7 +34,7 @@ impl Check for WrongAnswer {
         "Answered, but the expected answer is not in the final answer (needs --golden)."
     }
 
-    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         for t in cols.traces() {
             let (expected, answer) = match golden_and_answer(cols, t, cx) {
                 Ok(pair) => pair,
@@ -57,15 +59,15 @@ impl Check for WrongAnswer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::CheckContext;
-    use crate::checks::testing::TraceSpec;
+    use crate::checks::contract::SideInputs;
+    use crate::checks::testing::{RunCheck, TraceSpec};
     use crate::golden::Golden;
     use serde_json::json;
 
-    fn cx(golden: serde_json::Value) -> CheckContext {
-        CheckContext {
+    fn cx(golden: serde_json::Value) -> SideInputs {
+        SideInputs {
             golden: Some(Golden::from_value(golden).unwrap()),
-            ..CheckContext::default()
+            ..SideInputs::default()
         }
     }
 

@@ -105,7 +105,7 @@ impl RunCommand for CalibrateArgs {
 
 /// The SHA-256 of a label file, which every partial of one calibration shares.
 pub(crate) fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
-    crate::report::audit::sha256_file(path).map_err(|source| CliError::Read {
+    crate::digest::sha256_file(path).map_err(|source| CliError::Read {
         path: crate::error::display_path(path),
         source,
     })
@@ -147,7 +147,7 @@ pub(crate) fn finish(
             None => result.scenario().to_string(),
         };
         for (check, verdict) in report.checks.iter().zip(result.verdicts()) {
-            calibration.add_verdict(result.trace_id(), &raw, check, verdict.detected);
+            calibration.add_verdict(result.trace_id(), &raw, &check.name, verdict.detected);
         }
         written.push(result.scenario());
     }

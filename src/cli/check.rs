@@ -432,7 +432,7 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
         if input.role == "traces" || input.role == "band" {
             continue;
         }
-        let sha256 = audit::sha256_file(&input.path).map_err(|source| CliError::Read {
+        let sha256 = crate::digest::sha256_file(&input.path).map_err(|source| CliError::Read {
             path: crate::error::display_path(&input.path),
             source,
         })?;

@@ -113,7 +113,7 @@ fn report_of(partial: &Partial, run: Option<usize>) -> Report {
     let entries = files.iter().map(|&i| &partial.manifest.files[i]);
     Report {
         judge: partial.manifest.judge.clone(),
-        checks: partial.manifest.checks.clone(),
+        checks: super::selection::report_checks(&partial.manifest.checks),
         redaction: partial.manifest.redaction.clone(),
         batches: files.iter().map(|&i| partial.batches[i].clone()).collect(),
         input_warnings: super::run::input_warnings(

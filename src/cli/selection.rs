@@ -6,12 +6,15 @@ use super::args::{RedactArg, RunArgs};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::checks::{Check, CheckContext, CheckKind, checks};
+use crate::checks::judged::CustomCheck;
+use crate::checks::{Check, CheckKind, SideInputs, checks};
 use crate::golden::{Golden, Outcomes};
-use crate::judge::custom::{CustomCheck, JudgedSpec};
+use crate::judge::custom::JudgedSpec;
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
 use crate::pipeline::RunSettings;
 use crate::redact::{Redaction, RedactionError};
+use crate::report::ReportCheck;
+use crate::report::replay::JudgeRecord;
 
 /// A resolved run, plus what to tell the user before it starts.
 pub(crate) struct Resolved {
@@ -22,7 +25,7 @@ pub(crate) struct Resolved {
     /// `note: … skipped …` lines for stderr.
     pub notes: Vec<String>,
     /// `--judge-record`: where to write the judged verdicts.
-    pub judge_record: Option<std::path::PathBuf>,
+    pub judge_record: Option<JudgeRecord>,
     /// `--strict-input`: an input warning ends the run (exit 2).
     pub strict_input: bool,
     /// The progress bar, when one may be shown (also `settings.progress`).
@@ -39,13 +42,24 @@ impl Resolved {
     ) -> crate::report::Report {
         crate::report::Report {
             judge: self.judge.clone(),
-            checks: self.check_names.clone(),
+            checks: report_checks(&self.check_names),
             redaction: self.redaction_name.to_string(),
             batches,
             input_warnings,
             failing_steps,
         }
     }
+}
+
+/// The named checks as a report knows them, each with the role the registry gives it.
+pub(crate) fn report_checks(names: &[String]) -> Vec<ReportCheck> {
+    names
+        .iter()
+        .map(|name| ReportCheck {
+            name: name.clone(),
+            role: crate::checks::registry::role(name),
+        })
+        .collect()
 }
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
@@ -197,13 +211,13 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {
             checks: active,
-            context: CheckContext {
+            inputs: SideInputs {
                 golden,
                 outcomes,
                 policy,
                 workflow,
-                judge,
             },
+            judge,
             redaction,
             format: args.format,
             keep_raw_scenario: false,
@@ -220,7 +234,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
                 .map(|bar| bar as Arc<dyn crate::ingest::ReadProgress>),
         },
         judge: judge_name,
-        judge_record: args.judge_record.clone(),
+        judge_record: args.judge_record.clone().map(JudgeRecord::new),
         redaction_name: redaction.name(),
         notes,
         progress,
@@ -236,7 +250,7 @@ fn registry_with(custom: &[JudgedSpec]) -> Vec<&'static dyn Check> {
         .rposition(|c| c.kind() == CheckKind::Judge)
         .map_or(registry.len(), |i| i + 1);
     for (i, spec) in custom.iter().enumerate() {
-        registry.insert(at + i, CustomCheck::leak(spec));
+        registry.insert(at + i, CustomCheck::leak(&spec.name, &spec.question));
     }
     registry
 }

@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use super::client::Reply;
 use super::providers::Usage;
@@ -18,13 +17,13 @@ const KEY_VERSION: &str = "faultgate-judge-1";
 
 /// The cache key of one request, as 64 hex digits.
 pub(crate) fn key(identity: &str, system: &str, user: &str) -> String {
-    let mut hasher = Sha256::new();
+    let mut hasher = crate::digest::Hasher::new();
     // Lengths first, so no two different triples hash the same bytes.
     for part in [KEY_VERSION, identity, system, user] {
-        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(part.as_bytes());
     }
-    crate::partial::lower_hex(&hasher.finalize())
+    hasher.finish_hex()
 }
 
 /// The default cache folder: `faultgate/judge` under the user's cache directory.

@@ -1,4 +1,5 @@
 //! Custom judged checks from `--judge-checks FILE`: a team adds a judged failure mode without code.
+//! This file reads their definitions; each runs as a `crate::checks::judged::CustomCheck`.
 //!
 //! ## File format
 //!
@@ -11,8 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::JudgeError;
-use crate::checks::{Check, CheckContext, CheckKind, Columns, VerdictColumn};
+use super::error::JudgeError;
 
 /// A judged check: a name, the question the judge answers, and an optional render budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,41 +20,6 @@ pub struct JudgedSpec {
     pub name: String,
     pub question: String,
     pub budget: Option<usize>,
-}
-
-/// A custom judged check, run, reported, gated and calibrated like `wrong_direction`.
-pub(crate) struct CustomCheck {
-    name: &'static str,
-    description: &'static str,
-}
-
-impl Check for CustomCheck {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn kind(&self) -> CheckKind {
-        CheckKind::Judge
-    }
-
-    fn description(&self) -> &'static str {
-        self.description
-    }
-
-    fn run(&self, cols: &Columns<'_>, cx: &CheckContext, out: &mut VerdictColumn) {
-        super::judged_column(cols, cx, self.name, out);
-    }
-}
-
-impl CustomCheck {
-    /// The check for a spec. The registry holds `&'static dyn Check`; a run loads its file once, so the
-    /// few bytes of each custom check live for the rest of the process.
-    pub(crate) fn leak(spec: &JudgedSpec) -> &'static dyn Check {
-        Box::leak(Box::new(CustomCheck {
-            name: Box::leak(spec.name.clone().into_boxed_str()),
-            description: Box::leak(format!("Judged: {}", spec.question).into_boxed_str()),
-        }))
-    }
 }
 
 /// Reads a judged-checks file.

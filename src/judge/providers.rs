@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::JudgeError;
+use super::error::JudgeError;
 
 /// The request and reply shapes a server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,7 @@
 //! The trace render a judge reads (docs/compatibility.md §7.8): a header, then one line per tool step,
 //! cut to a character budget when the judge has one.
 
-use crate::checks::Columns;
-use crate::checks::columns::opt;
+use crate::table::columns::{Columns, opt};
 
 /// What the render shows of one trace.
 pub(crate) struct RenderInput<'a> {

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::JudgeError;
+use super::error::JudgeError;
 use super::providers::Usage;
 use crate::checks::Verdict;
 

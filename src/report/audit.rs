@@ -13,11 +13,8 @@
 //! `repro.sh` installs and names this tool (`faultgate-rs`) instead of 0.4.1; and `created_utc` honours
 //! `SOURCE_DATE_EPOCH` so reproducible builds can pin it. Each file is written atomically.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-use sha2::{Digest, Sha256};
 
 use super::format::{FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty};
 use super::markdown::{overall_verdict, results_by_id};
@@ -84,21 +81,6 @@ pub(crate) fn format_utc(secs: i64) -> String {
     )
 }
 
-/// Lowercase hex SHA-256 of a file's bytes, read in blocks.
-pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(crate::partial::lower_hex(&hasher.finalize()))
-}
-
 /// verdict.json ([`VerdictJson`] gives its keys).
 ///
 /// # Errors
@@ -125,7 +107,7 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
         inputs.push(InputDigest {
             role: input.role.to_string(),
             path: shown,
-            sha256: sha256_file(&input.path)?,
+            sha256: crate::digest::sha256_file(&input.path)?,
         });
     }
     Ok(VerdictJson {
@@ -137,7 +119,7 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
         install: PIP_INSTALL.to_string(),
         inputs,
         judge: report.judge.clone(),
-        checks: report.checks.clone(),
+        checks: report.check_names(),
         redaction: report.redaction.clone(),
         traces: report.trace_ids().len(),
         failed_traces: report.failed_traces().len(),
@@ -159,8 +141,8 @@ pub(crate) fn failing(report: &Report) -> Vec<FailingTrace> {
                 .iter()
                 .flat_map(|r| report.checks.iter().zip(r.verdicts()))
                 .filter(|(_, v)| v.detected)
-                .map(|(name, v)| FiredCheck {
-                    check: name.clone(),
+                .map(|(check, v)| FiredCheck {
+                    check: check.name.clone(),
                     reason: v.reason.unwrap_or_default().to_string(),
                 })
                 .collect();

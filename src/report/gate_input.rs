@@ -26,7 +26,7 @@ pub(crate) fn run_summary(report: &Report) -> RunSummary {
     }
     RunSummary {
         judge: report.judge.clone(),
-        checks: report.checks.clone(),
+        checks: report.check_names(),
         trace_count: report.trace_ids().len(),
         scenario_clean: report
             .rows()
@@ -54,7 +54,7 @@ pub(crate) fn pass_k_table(report: &Report) -> Option<PassKTable> {
         .map(|r| r.verdicts().map(|v| v.detected).collect())
         .collect();
     passk::pass_k_table(
-        &report.checks,
+        &report.check_names(),
         report
             .rows()
             .zip(&fired)

@@ -78,9 +78,9 @@ fn trace_steps(report: &Report) -> String {
         let mut named = std::collections::HashSet::new();
         let mut fired = Vec::new();
         for r in by_id.get(trace.trace_id.as_str()).into_iter().flatten() {
-            for (name, v) in report.checks.iter().zip(r.verdicts()) {
+            for (check, v) in report.checks.iter().zip(r.verdicts()) {
                 if v.detected {
-                    fired.push(name.as_str());
+                    fired.push(check.name.as_str());
                     named.extend(super::steps::steps_named(v.reason.unwrap_or_default()));
                 }
             }
@@ -237,7 +237,8 @@ pub(crate) fn render(page: &Page<'_>) -> String {
         let mut total = 0;
         for id in &failed {
             for r in &by_id[id] {
-                for (name, v) in report.checks.iter().zip(r.verdicts()) {
+                for (check, v) in report.checks.iter().zip(r.verdicts()) {
+                    let name = check.name.as_str();
                     if !v.detected {
                         continue;
                     }
@@ -248,7 +249,7 @@ pub(crate) fn render(page: &Page<'_>) -> String {
                     rows += 1;
                     let class = filters
                         .iter()
-                        .position(|f| f == name)
+                        .position(|f| *f == name)
                         .map_or_else(String::new, |i| format!(" c{i}"));
                     let trace = match anchors.get(id) {
                         Some(anchor) => {

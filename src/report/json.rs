@@ -40,7 +40,7 @@ pub(crate) fn report(report: &Report) -> JsonReport {
             results.push(CheckResult {
                 trace_id: r.trace_id().to_string(),
                 scenario: r.scenario().to_string(),
-                check: check.clone(),
+                check: check.name.clone(),
                 detected: v.detected,
                 confidence: round_half_even(v.confidence, 4),
                 // A run writing this report keeps every reason (`Reasons::All`).
@@ -50,7 +50,7 @@ pub(crate) fn report(report: &Report) -> JsonReport {
     }
     JsonReport {
         judge: report.judge.clone(),
-        checks: report.checks.clone(),
+        checks: report.check_names(),
         redaction: report.redaction.clone(),
         traces: report.trace_ids().len(),
         failed_traces: report

@@ -78,14 +78,14 @@ pub(crate) fn gate_line(report: &Report, gate: Option<&Gate>) -> String {
 /// Only if the XML writer fails, which writing into memory does not.
 pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> Result<String, JunitError> {
     let mut junit = JunitReport::new("faultgate");
-    for (k, suite_name) in suite_names(&report.checks).into_iter().enumerate() {
+    for (k, suite_name) in suite_names(&report.check_names()).into_iter().enumerate() {
         let mut suite = TestSuite::new(suite_name.as_str());
         for row in report.rows() {
             let verdict = row.verdict(k);
             let status = if verdict.detected {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 status
-                    .set_type(report.checks[k].as_str())
+                    .set_type(report.checks[k].name.as_str())
                     .set_message(verdict.reason.unwrap_or_default());
                 status
             } else {

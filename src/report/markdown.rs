@@ -284,10 +284,8 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
             "|---|---|".into(),
         ]);
         'rows: for r in report.rows() {
-            for (name, v) in report.checks.iter().zip(r.verdicts()) {
-                if !v.detected
-                    || crate::checks::registry::gating(name) != crate::checks::Gating::PolicyBlock
-                {
+            for (check, v) in report.checks.iter().zip(r.verdicts()) {
+                if !v.detected || check.role.gating != crate::checks::Gating::PolicyBlock {
                     continue;
                 }
                 if lines.len() - chart_lines >= MAX_LINES_FOR_POLICY_ROWS {
@@ -320,12 +318,12 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
             let records = &by_id[id];
             let scenario = md_cell(records[0].scenario());
             for r in records {
-                for (name, v) in report.checks.iter().zip(r.verdicts()) {
+                for (check, v) in report.checks.iter().zip(r.verdicts()) {
                     if v.detected {
                         lines.push(format!(
                             "| {scenario} | `{}` | {} | {} |",
                             md_cell(head(id, 12)),
-                            md_cell(name),
+                            md_cell(&check.name),
                             md_cell(v.reason.unwrap_or_default())
                         ));
                     }
@@ -476,9 +474,10 @@ fn chart(gate: &Gate, band: &BandFile) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Reasons, VerdictColumn};
+    use crate::checks::{Gating, Reasons, VerdictColumn};
     use crate::gate::evaluate;
     use crate::redact::Redaction;
+    use crate::report::ReportCheck;
     use crate::report::gate_input::run_summary;
     use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
     use serde_json::json;
@@ -519,7 +518,10 @@ mod tests {
         }
         Report {
             judge: "none".into(),
-            checks: checks.iter().map(ToString::to_string).collect(),
+            checks: vec![
+                ReportCheck::rule("search_loop", Gating::CleanRate),
+                ReportCheck::rule("policy", Gating::PolicyBlock),
+            ],
             redaction: "builtin".into(),
             batches: vec![
                 builder

@@ -1,7 +1,8 @@
 //! The report model: the verdict batches of one run, and the numbers every output derives from them.
 //!
 //! Renderers (terminal, JSON, and the others) read only this model. Reasons, agents and scenario keys
-//! stored here are already redacted.
+//! stored here are already redacted. The report knows each active check by its name and the role the
+//! run's selection gave it ([`ReportCheck`]), so no output asks the check registry.
 //!
 //! The gate sits below the report: `gate_input` hands it a run's counts, and the renderers word what
 //! it decided (`json` builds the gate object, `gate_lines` the lines `check` and `baseline` print).
@@ -16,6 +17,7 @@ pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod markdown;
 pub(crate) mod parquet;
+pub(crate) mod replay;
 pub(crate) mod repro;
 pub(crate) mod steps;
 pub(crate) mod terminal;
@@ -25,7 +27,7 @@ use std::collections::HashMap;
 
 pub use verdicts::{Row, VerdictBatch, VerdictRef};
 
-use crate::checks::Gating;
+use crate::checks::{Gating, Role};
 
 /// The measures of one trace (`measures` in the JSON report).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -43,8 +45,8 @@ pub struct Measures {
 pub struct Report {
     /// Judge name of the run (`none` when no judge ran).
     pub judge: String,
-    /// Active check names in selection order.
-    pub checks: Vec<String>,
+    /// The active checks in selection order.
+    pub checks: Vec<ReportCheck>,
     /// Redaction mode the run used (`builtin`, `off`, ...).
     pub redaction: String,
     /// The verdict batches, in run order: one row per trace, one verdict per active check in selection
@@ -57,7 +59,36 @@ pub struct Report {
     pub failing_steps: Vec<steps::TraceSteps>,
 }
 
+/// An active check as the report knows it: its name, and the role its selection gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportCheck {
+    /// The check's name, as the command line and the outputs spell it.
+    pub name: String,
+    /// What its verdicts mean to the gate and the report.
+    pub role: Role,
+}
+
+#[cfg(test)]
+impl ReportCheck {
+    /// A rule check of this gating, for the reports tests build by hand.
+    pub(crate) fn rule(name: &str, gating: Gating) -> ReportCheck {
+        ReportCheck {
+            name: name.to_string(),
+            role: Role {
+                gating,
+                outcome_block: false,
+                judged: false,
+            },
+        }
+    }
+}
+
 impl Report {
+    /// The active checks' names, in selection order.
+    pub fn check_names(&self) -> Vec<String> {
+        self.checks.iter().map(|c| c.name.clone()).collect()
+    }
+
     /// Every trace's row, in run order.
     pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
         self.batches.iter().flat_map(VerdictBatch::rows)
@@ -93,16 +124,16 @@ impl Report {
     /// Fired counts per distinct check name, in selection order (a duplicated check counts twice).
     pub fn fired(&self) -> Vec<(&str, usize)> {
         let mut names: Vec<&str> = Vec::new();
-        for name in &self.checks {
-            if !names.contains(&name.as_str()) {
-                names.push(name);
+        for check in &self.checks {
+            if !names.contains(&check.name.as_str()) {
+                names.push(&check.name);
             }
         }
         let mut counts: HashMap<&str, usize> = names.iter().map(|n| (*n, 0)).collect();
         for row in self.rows() {
-            for (name, verdict) in self.checks.iter().zip(row.verdicts()) {
+            for (check, verdict) in self.checks.iter().zip(row.verdicts()) {
                 if verdict.detected {
-                    *counts.entry(name.as_str()).or_default() += 1;
+                    *counts.entry(check.name.as_str()).or_default() += 1;
                 }
             }
         }
@@ -111,21 +142,21 @@ impl Report {
 
     /// Ids of traces where the named check fired, in report order.
     pub fn fired_on(&self, check: &str) -> Vec<&str> {
-        self.fired_where(|name| name == check)
+        self.fired_where(|c| c.name == check)
     }
 
     /// Ids of traces where a check of this gate effect fired, in report order; `None` when no such
     /// check ran (see [`crate::checks::Gating`]).
     pub fn blocked_on(&self, gating: Gating) -> Option<Vec<&str>> {
-        let of_gating = |name: &str| crate::checks::registry::gating(name) == gating;
+        let of_gating = |c: &ReportCheck| c.role.gating == gating;
         self.checks
             .iter()
-            .any(|c| of_gating(c))
+            .any(of_gating)
             .then(|| self.fired_where(of_gating))
     }
 
-    /// Ids of traces where a check whose name passes `selected` fired, in report order.
-    fn fired_where(&self, selected: impl Fn(&str) -> bool) -> Vec<&str> {
+    /// Ids of traces where a check that passes `selected` fired, in report order.
+    fn fired_where(&self, selected: impl Fn(&ReportCheck) -> bool) -> Vec<&str> {
         let positions: Vec<usize> = (0..self.checks.len())
             .filter(|&k| selected(&self.checks[k]))
             .collect();
@@ -156,11 +187,7 @@ pub struct OutcomeSummary {
 impl Report {
     /// The outcome block, when the check that feeds it (see [`crate::checks::Registered`]) ran.
     pub fn outcome_summary(&self) -> Option<OutcomeSummary> {
-        let feeds: Vec<bool> = self
-            .checks
-            .iter()
-            .map(|c| crate::checks::registry::feeds_outcome_block(c))
-            .collect();
+        let feeds: Vec<bool> = self.checks.iter().map(|c| c.role.outcome_block).collect();
         if !feeds.contains(&true) {
             return None;
         }

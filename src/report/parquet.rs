@@ -105,7 +105,7 @@ pub(crate) fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError>
     for (r, check, v) in rows {
         ids.push(r.trace_id());
         scenarios.push(r.scenario());
-        checks.push(check.as_str());
+        checks.push(check.name.as_str());
         detected.push(v.detected);
         confidence.push(round_half_even(v.confidence, 4));
         // A run writing this table keeps every reason (`Reasons::All`).

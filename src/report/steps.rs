@@ -5,10 +5,9 @@
 //! while the batch is alive, redacted and cut to a readable length, and only for traces on which a
 //! check fired, up to [`MAX_TRACES`] per run, so a run over millions of traces keeps a bounded amount.
 
-use crate::checks::Columns;
-use crate::checks::columns::opt;
+use super::verdicts::VerdictBatch;
 use crate::redact::Redaction;
-use crate::report::VerdictBatch;
+use crate::table::columns::{Columns, opt};
 
 /// Failing traces whose steps a run keeps; the rest show their step count only.
 pub(crate) const MAX_TRACES: usize = 200;
@@ -101,12 +100,26 @@ pub(crate) fn steps_named(reason: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::testing::TraceSpec;
-    use crate::checks::{CheckContext, Reasons, checks};
-    use crate::ingest::Format;
-    use crate::pipeline::{RunSettings, run_batch};
+    use crate::checks::{Reasons, VerdictColumn};
+    use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
     use crate::table::TraceBatch;
     use crate::table::record::TraceRecord;
+    use crate::table::testing::TraceSpec;
+
+    /// The verdicts of a run of one check that fired on the traces `fired` marks.
+    fn verdicts(ids: &[&str], fired: &[bool]) -> VerdictBatch {
+        let mut builder = VerdictBatchBuilder::new(schema(&["search_loop"]), ids.len());
+        let mut column = VerdictColumn::new(ids.len(), Reasons::None, Redaction::Off);
+        for (id, &fired) in ids.iter().zip(fired) {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: id,
+                ..TraceFields::default()
+            });
+            column.sure(fired, "");
+        }
+        builder.finish(vec![column]).expect("verdict batch")
+    }
 
     #[test]
     fn reasons_name_their_steps() {
@@ -136,17 +149,7 @@ mod tests {
         ];
         let batch = TraceBatch::build(&traces);
         let cols = Columns::new(&batch);
-        let settings = RunSettings {
-            checks: checks().filter(|c| c.default_enabled()).collect(),
-            context: CheckContext::default(),
-            redaction: Redaction::Builtin,
-            format: Format::Auto,
-            keep_raw_scenario: false,
-            reasons: Reasons::None,
-            failing_steps: 0,
-            progress: None,
-        };
-        let verdicts = run_batch(&batch, &settings);
+        let verdicts = verdicts(&["clean", "looping"], &[false, true]);
         let kept = failing(&cols, &verdicts, Redaction::Builtin, 10);
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].trace_id, "looping");

@@ -32,7 +32,7 @@ pub(crate) fn table(report: &Report) -> String {
         &report
             .checks
             .iter()
-            .map(|c| pad(c, 16))
+            .map(|c| pad(&c.name, 16))
             .collect::<Vec<_>>()
             .join("  "),
     );

@@ -335,9 +335,9 @@ impl<'a> Row<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Reasons, VerdictColumn};
+    use crate::checks::{Gating, Reasons, VerdictColumn};
     use crate::redact::Redaction;
-    use crate::report::Report;
+    use crate::report::{Report, ReportCheck};
 
     const CHECKS: [&str; 3] = ["abstention", "policy", "abstention"];
 
@@ -368,7 +368,17 @@ mod tests {
     fn report(batches: Vec<VerdictBatch>) -> Report {
         Report {
             judge: "none".into(),
-            checks: CHECKS.iter().map(ToString::to_string).collect(),
+            checks: CHECKS
+                .iter()
+                .map(|&name| {
+                    let gating = if name == "policy" {
+                        Gating::PolicyBlock
+                    } else {
+                        Gating::CleanRate
+                    };
+                    ReportCheck::rule(name, gating)
+                })
+                .collect(),
             redaction: "off".into(),
             batches,
             input_warnings: Vec::new(),

@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use serde_json::value::RawValue;
 
@@ -118,14 +117,8 @@ pub(crate) fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> Strin
             }
         }
     }
-    let digest = Sha256::digest(prompt.as_bytes());
-    let mut key = String::with_capacity(14);
-    key.push_str("p-");
-    for byte in &digest[..6] {
-        use std::fmt::Write as _;
-        let _ = write!(key, "{byte:02x}");
-    }
-    key
+    let digest = crate::digest::sha256(prompt.as_bytes());
+    format!("p-{}", crate::digest::lower_hex(&digest[..6]))
 }
 
 /// The prompt: the root's user messages (or `gen_ai.prompt`), else the first span's that has one.

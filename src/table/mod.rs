@@ -1,8 +1,10 @@
 //! The columnar tables the checks run over: traces, spans and tool steps of one batch of traces.
 //!
-//! `TraceBatch::build` turns parsed traces into Arrow record batches (schema in [`schema`]); checks read
-//! typed columns through the accessors here and walk a trace's rows through its offsets.
+//! `TraceBatch::build` turns parsed traces into Arrow record batches (schema in [`schema`]); checks and
+//! the other readers of a batch see it through the typed view of [`columns`], walking a trace's rows
+//! through its offsets.
 
+pub mod columns;
 pub(crate) mod derive;
 pub(crate) mod lazy;
 pub(crate) mod record;
@@ -11,6 +13,8 @@ pub mod schema;
 /// The attribute names the readers look for, as the trace formats spell them.
 pub use record::attr;
 pub(crate) mod signals;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::ops::Range;
 use std::sync::Arc;

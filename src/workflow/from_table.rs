@@ -29,8 +29,7 @@ use super::event::{Action, Checkpoint, Event, Handoff, PayloadField};
 use super::spec::Workflow;
 use arrow_array::LargeStringArray;
 
-use crate::checks::Columns;
-use crate::checks::columns::opt;
+use crate::table::columns::{Columns, opt};
 use crate::table::record::attr::OP_INVOKE_AGENT;
 
 /// The tool-name prefix of a handoff made as a tool call (`transfer_to_refunds`).
@@ -329,8 +328,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::checks::testing::TraceSpec;
     use crate::table::record::{SpanRecord, attr};
+    use crate::table::testing::TraceSpec;
 
     type Span = SpanRecord<'static>;
     use crate::table::TraceBatch;

@@ -24,7 +24,6 @@
 //! ```
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use super::event::Event;
 use super::rules::{Finding, Severity};
@@ -318,7 +317,7 @@ impl ConformReport {
     /// The text report and its SHA-256 (lowercase hex) over everything before the last line.
     pub(crate) fn render_text(&self) -> (String, String) {
         let mut text = self.body();
-        let digest = hex(&Sha256::digest(text.as_bytes()));
+        let digest = crate::digest::sha256_hex(text.as_bytes());
         text.push_str("report-sha256: ");
         text.push_str(&digest);
         text.push('\n');
@@ -391,13 +390,5 @@ fn file_json(file: &FileReport) -> Value {
         "notes": findings_json(file.findings(Severity::Note)),
         "contrast": file.contrast(),
         "error": error,
-    })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
     })
 }

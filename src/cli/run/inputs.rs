@@ -79,7 +79,7 @@ impl Inputs {
         Ok(Inputs {
             files,
             runs,
-            digest: crate::partial::sha256_hex(listing.as_bytes()),
+            digest: crate::digest::sha256_hex(listing.as_bytes()),
         })
     }
 

@@ -23,7 +23,7 @@ pub(crate) fn settings_of(
 ) -> Result<Vec<Setting>, CliError> {
     let digest = |path: &Option<PathBuf>| -> Result<String, CliError> {
         match path {
-            Some(p) => crate::report::audit::sha256_file(p).map_err(|source| CliError::Read {
+            Some(p) => crate::digest::sha256_file(p).map_err(|source| CliError::Read {
                 path: display_path(p),
                 source,
             }),
@@ -72,7 +72,7 @@ pub(crate) fn write_partial(
         .files
         .par_iter()
         .map(|f| {
-            crate::report::audit::sha256_file(&f.path).map_err(|source| CliError::Read {
+            crate::digest::sha256_file(&f.path).map_err(|source| CliError::Read {
                 path: display_path(&f.path),
                 source,
             })

@@ -64,7 +64,7 @@ pub(super) fn finish_judge(
     resolved: &Resolved,
     batches: &[VerdictBatch],
 ) -> Result<Option<Usage>, CliError> {
-    let Some(judge) = &resolved.settings.context.judge else {
+    let Some(judge) = &resolved.settings.judge else {
         return Ok(None);
     };
     // A judge that failed for good ends the run: its verdicts would be guesses.
@@ -73,9 +73,10 @@ pub(super) fn finish_judge(
     for line in judge.stats_lines(&stats) {
         writeln!(stderr, "{line}")?;
     }
-    if let Some(path) = &resolved.judge_record {
-        let report = resolved.report(batches.to_vec(), Vec::new(), Vec::new());
-        crate::report::write_atomic(path, judge.record_lines(&report).as_bytes())
+    if let Some(record) = &resolved.judge_record {
+        let checks = crate::cli::selection::report_checks(&resolved.check_names);
+        record
+            .add_run(batches, &checks, &judge.take_verdict_usage(), judge.name())
             .map_err(CliError::output)?;
     }
     let usage = judge.usage_json();

@@ -24,6 +24,7 @@ use simd_json::tape::Value as TapeValue;
 
 use super::openinference;
 use super::otlp::{group_spans, normalize_content};
+use crate::digest::lower_hex;
 use crate::error::InputError;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
 use crate::ingest::{Format, Opened};
@@ -179,15 +180,6 @@ fn map_messages(
     group_spans(spans, skipped, map)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
-}
-
 fn map_span(
     span: pb::trace::v1::Span,
     all: bool,
@@ -206,9 +198,9 @@ fn map_span(
         .status
         .map_or((0, String::new()), |s| (i64::from(s.code), s.message));
     let parent_id =
-        (!span.parent_span_id.is_empty()).then(|| Cow::Owned(hex(&span.parent_span_id)));
+        (!span.parent_span_id.is_empty()).then(|| Cow::Owned(lower_hex(&span.parent_span_id)));
     let record = SpanRecord {
-        span_id: Cow::Owned(hex(&span.span_id)),
+        span_id: Cow::Owned(lower_hex(&span.span_id)),
         parent_id,
         name: Cow::Owned(span.name),
         start_ns: i64::try_from(span.start_time_unix_nano).unwrap_or(i64::MAX),
@@ -217,7 +209,7 @@ fn map_span(
         status_code,
         status_message: Cow::Owned(status_message),
     };
-    (hex(&span.trace_id), record)
+    (lower_hex(&span.trace_id), record)
 }
 
 /// An attribute value as the OTLP/JSON reader decodes the JSON form of the same value: scalars and arrays
@@ -278,7 +270,7 @@ fn wrapped(value: Option<any_value::Value>) -> Value {
             )
         }
         // No check reads bytes; they are kept as hex rather than the JSON mapping's base64.
-        Some(V::BytesValue(b)) => ("bytesValue", Value::String(hex(&b))),
+        Some(V::BytesValue(b)) => ("bytesValue", Value::String(lower_hex(&b))),
         Some(V::StringValueStrindex(i)) => ("stringValueStrindex", Value::Number(i.into())),
     };
     let mut map = Map::new();

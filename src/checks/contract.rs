@@ -1,4 +1,10 @@
-//! The verdict column a check pass fills: one detected flag, confidence and reason per trace.
+//! The check contract: what every check declares and what a check pass receives and fills.
+//!
+//! A check ([`Check`]) is a pass over one batch: it reads the batch's typed columns
+//! ([`crate::table::columns::Columns`]) and its [`CheckContext`] (the run's [`SideInputs`], and the
+//! judge's verdicts on the batch for a judged check), and pushes one verdict per trace into a
+//! [`VerdictColumn`]. Its registry line says what the rest of the run needs besides: the [`Input`]s it
+//! reads and its [`Gating`].
 //!
 //! Reasons are text, and most traces pass most checks, so a column builds only the reasons some output
 //! of the run prints ([`Reasons`]): none for the terminal table, the gate, `baseline` and `calibrate`;
@@ -8,14 +14,187 @@
 //! run's redaction before it is stored, so nothing unmasked leaves the check pass.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::{self, Write};
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::builder::LargeStringBuilder;
 use arrow_array::{ArrayRef, BooleanArray, Float64Array};
 
-use super::Verdict;
+use crate::golden::{Golden, Outcomes};
 use crate::redact::Redaction;
+use crate::table::columns::Columns;
+
+/// A failure mode faultgate can detect in a trace.
+pub trait Check: Sync {
+    /// The permanent name used on the command line and in reports.
+    fn name(&self) -> &'static str;
+    /// How the check reaches its verdict, which says which side input it needs.
+    fn kind(&self) -> CheckKind;
+    /// One line for `faultgate checks`.
+    fn description(&self) -> &'static str;
+    /// Returns true if and only if the check is part of the default selection.
+    fn default_enabled(&self) -> bool {
+        true
+    }
+    /// Runs over every trace of `cols.traces()`, in order, pushing exactly one verdict per trace into
+    /// `out`.
+    fn run(&self, cols: &Columns<'_>, cx: &CheckContext<'_>, out: &mut VerdictColumn);
+}
+
+/// How a check reaches its verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckKind {
+    /// A rule over the trace's own columns; needs no side input.
+    Rule,
+    /// Compares the answer with the golden file's expected answer.
+    Golden,
+    /// Asks an LLM judge.
+    Judge,
+    /// Reads the outcomes file's verdict on the trace.
+    Outcome,
+    /// Needs a workflow spec (`--workflow`).
+    Workflow,
+}
+
+impl CheckKind {
+    /// The kind as the README's check table and `faultgate checks` print it (`rule`, `golden`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckKind::Rule => "rule",
+            CheckKind::Golden => "golden",
+            CheckKind::Judge => "judge",
+            CheckKind::Outcome => "outcome",
+            CheckKind::Workflow => "spec",
+        }
+    }
+}
+
+/// A side input a check reads besides the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Expected answers (`--golden`).
+    Golden,
+    /// The team's own outcomes (`--outcomes`).
+    Outcomes,
+    /// The tool-call policy (`--policy`; without it, the empty policy).
+    Policy,
+    /// A workflow spec (`--workflow`).
+    Workflow,
+    /// A judge (`--judge`).
+    Judge,
+}
+
+impl Input {
+    /// The flag that gives the input.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Input::Golden => "--golden",
+            Input::Outcomes => "--outcomes",
+            Input::Policy => "--policy",
+            Input::Workflow => "--workflow",
+            Input::Judge => "--judge",
+        }
+    }
+}
+
+/// What a check's firing does at the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gating {
+    /// The trace is not clean; the gate weighs the run's clean rate against the band.
+    CleanRate,
+    /// A hard block: the gate fails whatever the clean rate, and lists the traces as policy violations
+    /// (the gate object always has the list, as in 0.4.1).
+    PolicyBlock,
+    /// A hard block listed as workflow violations; the gate object has the list only when the check ran,
+    /// so runs without it keep 0.4.1's gate object.
+    WorkflowBlock,
+}
+
+/// The side inputs a run's checks read besides the trace, loaded once per run.
+#[derive(Default)]
+pub struct SideInputs {
+    /// Expected answers per scenario (`--golden`); `None` when not given.
+    pub golden: Option<Golden>,
+    /// Task outcomes per trace (`--outcomes`); `None` when not given.
+    pub outcomes: Option<Outcomes>,
+    /// The tool-use policy (`--policy`); the built-in default when none is given.
+    pub policy: crate::policy::Policy,
+    /// The workflow spec of `--workflow`; the `workflow` check needs it.
+    pub workflow: Option<crate::workflow::Workflow>,
+}
+
+/// What a check pass reads besides the batch's columns.
+#[derive(Clone, Copy)]
+pub struct CheckContext<'a> {
+    /// The run's side inputs.
+    pub inputs: &'a SideInputs,
+    /// The judge's verdicts on the batch, which the judged checks push; empty when the run has no judge.
+    pub judged: &'a JudgedVerdicts,
+}
+
+/// A judge's verdicts on the traces of one batch, by judged check: the answers the run asked for
+/// before the batch's checks ran, handed to them as data.
+#[derive(Debug, Default)]
+pub struct JudgedVerdicts {
+    /// Per judged check, one verdict per trace of `traces`, in order.
+    by_check: HashMap<String, Vec<Verdict>>,
+    traces: Range<usize>,
+}
+
+impl JudgedVerdicts {
+    /// No verdict yet, for the traces `traces` of a batch.
+    pub fn new(traces: Range<usize>) -> JudgedVerdicts {
+        JudgedVerdicts {
+            by_check: HashMap::new(),
+            traces,
+        }
+    }
+
+    /// Sets one judged check's verdicts, one per trace, in trace order.
+    pub fn insert(&mut self, check: &str, verdicts: Vec<Verdict>) {
+        debug_assert_eq!(verdicts.len(), self.traces.len());
+        self.by_check.insert(check.to_string(), verdicts);
+    }
+
+    /// The verdict of the named check on trace `t`; `None` when the judge gave it none.
+    pub fn get(&self, check: &str, t: usize) -> Option<&Verdict> {
+        let i = t.checked_sub(self.traces.start)?;
+        self.by_check.get(check)?.get(i)
+    }
+}
+
+/// What one check concluded about one trace, as a value (a judge's verdict, a test's expectation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// Whether the check fired.
+    pub detected: bool,
+    /// How sure the check is, from 0 to 1.
+    pub confidence: f64,
+    /// Why the check fired or not; empty when it gives no reason.
+    pub reason: String,
+}
+
+impl Verdict {
+    /// A verdict with full confidence.
+    pub fn sure(detected: bool, reason: impl Into<String>) -> Verdict {
+        Verdict {
+            detected,
+            confidence: 1.0,
+            reason: reason.into(),
+        }
+    }
+
+    /// Not detected, with no confidence: the verdict of a check that could not decide.
+    pub fn unsure(reason: impl Into<String>) -> Verdict {
+        Verdict {
+            detected: false,
+            confidence: 0.0,
+            reason: reason.into(),
+        }
+    }
+}
 
 /// Which reasons a run keeps: those its outputs print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -117,8 +296,12 @@ impl VerdictColumn {
     }
 
     /// Appends a verdict reached for one trace on its own (a judge's, say).
-    pub fn push_verdict(&mut self, verdict: Verdict) {
-        self.push(verdict.detected, verdict.confidence, verdict.reason);
+    pub fn push_verdict(&mut self, verdict: &Verdict) {
+        self.push(
+            verdict.detected,
+            verdict.confidence,
+            verdict.reason.as_str(),
+        );
     }
 
     /// Number of verdicts so far.
@@ -171,7 +354,7 @@ mod tests {
             written.set(written.get() + 1);
             r.push_str("fired");
         });
-        column.push_verdict(Verdict::sure(false, "also clean"));
+        column.push_verdict(&Verdict::sure(false, "also clean"));
         assert_eq!(written.get(), 1, "the clean verdict's reason was built");
         assert_eq!(reasons_of(column), vec![None, Some("fired".into()), None]);
 

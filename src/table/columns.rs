@@ -1,7 +1,8 @@
-//! The typed columns of one [`TraceBatch`], resolved once per batch, that every check pass reads.
+//! The typed view of one [`TraceBatch`]: its columns resolved once per batch, for everything that reads
+//! a batch trace by trace (the check passes, the judge's render, workflow events, the failing steps).
 //!
-//! A check walks the traces of [`Columns::traces`] and reads a trace's spans and steps through the
-//! row ranges [`Columns::span_rows`] and [`Columns::step_rows`]: each cell read is an index into an
+//! A reader walks the traces of `Columns::traces` and reads a trace's spans and steps through the
+//! row ranges `Columns::span_rows` and `Columns::step_rows`: each cell read is an index into an
 //! array already cast to its type, never a column lookup by name.
 
 use std::ops::Range;
@@ -13,8 +14,8 @@ use arrow_array::{
 };
 use serde_json::{Map, Value};
 
-use crate::table::TraceBatch;
-use crate::table::schema::*;
+use super::TraceBatch;
+use super::schema::*;
 
 /// Typed references to every column of a batch, plus the trace range a pass covers.
 ///
