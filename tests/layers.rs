@@ -1,11 +1,23 @@
-//! The compatibility layer's import rule: outside `src/compat/`, code may use only `compat::value`
-//! (Python's read semantics), `compat::reason` (the formatters of reason texts) and `compat::re` (policy
-//! patterns, which are read in Python's syntax). The writers `compat::fmt` and `compat::json` belong to
-//! the output layers: `src/report/` and `src/cli/` (conform's command code included).
-//! Checks and the gate compute values; only writers and reason texts format them the Python way.
+//! The crate's import rules.
+//!
+//! 1. **Layers.** The README's Architecture section lists the modules in layers, top to bottom
+//!    (between the `layers` markers). A file may import from its own layer or the layers below, and
+//!    no files may import each other, directly or through others. The graph is read from the source
+//!    (`layers/graph.rs`), so a new import that breaks either rule fails here, naming the line.
+//! 2. **Python compatibility.** Outside `src/compat/`, code may use only `compat::value` (Python's
+//!    read semantics), `compat::reason` (the formatters of reason texts) and `compat::re` (policy
+//!    patterns, which are read in Python's syntax). The writers `compat::fmt` and `compat::json`
+//!    belong to the output layers: `src/report/` and `src/cli/` (conform's command code included).
+//!    Checks and the gate compute values; only writers and reason texts format them the Python way.
 
+#[path = "layers/graph.rs"]
+mod graph;
+
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+
+use graph::Graph;
 
 /// What code outside `compat/` may use of it.
 const OPEN_MODULES: [&str; 3] = ["value", "reason", "re"];
@@ -115,4 +127,209 @@ fn the_scan_sees_a_breach() {
     let fine = "use crate::compat::value::py_strip;\n/// see [`crate::compat::json::to_pretty`]\n\
                 let r = compat::reason::py_repr_str(s);\nlet p = crate::compat::re::translate(s);\n";
     assert!(breaches("src/checks/new_check.rs", fine).is_empty());
+}
+
+/// The crate's sources as (path under the crate, text).
+fn sources() -> BTreeMap<String, String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files
+        .iter()
+        .map(|path| {
+            let name = path
+                .strip_prefix(&root)
+                .expect("under the root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (name, fs::read_to_string(path).expect("source is UTF-8"))
+        })
+        .collect()
+}
+
+/// The layers the README's Architecture section lists between `<!-- layers -->` and
+/// `<!-- /layers -->`: one line each, top first, module names in backticks.
+fn readme_layers(readme: &str) -> Vec<Vec<String>> {
+    let start = readme
+        .find("<!-- layers -->")
+        .expect("the README marks its layers");
+    let end = readme[start..]
+        .find("<!-- /layers -->")
+        .expect("the layers block ends")
+        + start;
+    readme[start..end]
+        .lines()
+        .filter(|line| line.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .map(|line| {
+            line.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(String::from)
+                .collect::<Vec<String>>()
+        })
+        .filter(|layer| !layer.is_empty())
+        .collect()
+}
+
+/// The top-level module of a file under `src/`: `src/checks/registry.rs` is `checks`, `src/pipeline.rs`
+/// is `pipeline`.
+fn top_module(file: &str) -> &str {
+    let rest = file.strip_prefix("src/").unwrap_or(file);
+    let first = rest.split('/').next().unwrap_or(rest);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// Every breach of the layer rule in `files`: arrows to a higher layer, file cycles, and modules the
+/// layers do not place. `layers` are top first.
+fn layer_breaches(files: &BTreeMap<String, String>, layers: &[Vec<String>]) -> Vec<String> {
+    let height = |module: &str| {
+        layers
+            .iter()
+            .position(|layer| layer.iter().any(|m| m == module))
+            .map(|from_top| layers.len() - from_top)
+    };
+    let mut out = Vec::new();
+    let mut unplaced: Vec<&str> = files
+        .keys()
+        .map(|f| top_module(f))
+        .filter(|m| !["lib", "main"].contains(m) && height(m).is_none())
+        .collect();
+    unplaced.dedup();
+    for module in unplaced {
+        out.push(format!("module `{module}` is in no layer of the README"));
+    }
+    let graph = Graph::of(files);
+    for arrow in &graph.arrows {
+        let (from, to) = (top_module(&arrow.from), top_module(&arrow.to));
+        if let (Some(a), Some(b)) = (height(from), height(to))
+            && b > a
+        {
+            out.push(format!(
+                "{}:{}: `{from}` imports `{to}` ({}), a higher layer",
+                arrow.from, arrow.line, arrow.to
+            ));
+        }
+    }
+    for (files, arrows) in graph.cycles() {
+        let arrows: Vec<String> = arrows
+            .iter()
+            .map(|a| format!("  {}:{} -> {}", a.from, a.line, a.to))
+            .collect();
+        out.push(format!(
+            "files that import each other: {}\n{}",
+            files.join(", "),
+            arrows.join("\n")
+        ));
+    }
+    out
+}
+
+#[test]
+fn imports_go_down_the_readme_layers_and_no_files_import_each_other() {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let layers = readme_layers(&readme);
+    assert!(layers.len() >= 5, "the README lists the layers: {layers:?}");
+    let files = sources();
+    let graph = Graph::of(&files);
+    assert!(
+        graph.arrows.len() > 100,
+        "the scan found the imports ({} arrows)",
+        graph.arrows.len()
+    );
+    let breaches = layer_breaches(&files, &layers);
+    assert!(
+        breaches.is_empty(),
+        "the module graph breaks the README's layers:\n{}",
+        breaches.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_scan_sees_cycles_upward_arrows_and_unplaced_modules() {
+    let tree = |files: &[(&str, &str)]| -> BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|(f, t)| (f.to_string(), t.to_string()))
+            .collect()
+    };
+    let layers = vec![
+        vec!["report".to_string()],
+        vec!["checks".to_string()],
+        vec!["table".to_string()],
+    ];
+    // A re-export is followed to its source, test code and comments are not imports, and a chain
+    // down the layers is fine.
+    let fine = tree(&[
+        (
+            "src/lib.rs",
+            "pub mod checks; pub mod report; pub mod table;",
+        ),
+        (
+            "src/checks/mod.rs",
+            "mod contract; mod registry; mod loop_check;\npub use contract::Check;\n\
+             #[cfg(test)] mod testing;",
+        ),
+        (
+            "src/checks/contract.rs",
+            "pub trait Check {}\nuse crate::table::Columns;",
+        ),
+        (
+            "src/checks/registry.rs",
+            "use super::loop_check::LoopCheck;\npub static ALL: &[&dyn super::Check] = &[&LoopCheck];",
+        ),
+        (
+            "src/checks/loop_check.rs",
+            "use super::Check; // not crate::report\nconst S: &str = \"crate::report::x\";\n\
+             #[cfg(test)]\nmod tests { use crate::report::Report; }",
+        ),
+        ("src/checks/testing.rs", "use crate::report::Report;"),
+        ("src/table/mod.rs", "pub struct Columns;"),
+        (
+            "src/report/mod.rs",
+            "use crate::checks::{self, Check};\nfn f() { crate::table::Columns; }",
+        ),
+    ]);
+    assert_eq!(layer_breaches(&fine, &layers), Vec::<String>::new());
+    let graph = Graph::of(&fine);
+    let arrows: Vec<(&str, &str)> = graph
+        .arrows
+        .iter()
+        .map(|a| (a.from.as_str(), a.to.as_str()))
+        .collect();
+    assert!(arrows.contains(&("src/checks/loop_check.rs", "src/checks/contract.rs")));
+    assert!(arrows.contains(&("src/checks/mod.rs", "src/checks/contract.rs")));
+    assert!(
+        !arrows
+            .iter()
+            .any(|(from, to)| from.contains("loop_check") && to.contains("report"))
+    );
+    assert!(arrows.contains(&("src/report/mod.rs", "src/table/mod.rs")));
+
+    // Two files that import each other, an upward arrow, and a module outside every layer.
+    let mut broken = fine.clone();
+    broken.insert(
+        "src/checks/contract.rs".into(),
+        "pub trait Check {}\nuse super::registry::ALL;".into(),
+    );
+    broken.insert(
+        "src/table/extra.rs".into(),
+        "fn f() {\n    crate::report::render();\n}".into(),
+    );
+    broken.insert("src/judge.rs".into(), "use crate::table::Columns;".into());
+    let found = layer_breaches(&broken, &layers);
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert_eq!(found[0], "module `judge` is in no layer of the README");
+    assert_eq!(
+        found[1],
+        "src/table/extra.rs:2: `table` imports `report` (src/report/mod.rs), a higher layer"
+    );
+    assert!(
+        found[2].starts_with(
+            "files that import each other: src/checks/contract.rs, src/checks/loop_check.rs, \
+             src/checks/registry.rs"
+        ),
+        "{}",
+        found[2]
+    );
 }

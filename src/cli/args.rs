@@ -41,10 +41,20 @@ pub(crate) enum Command {
     /// Print a shell completion script (e.g. `faultgate completions bash > /etc/bash_completion.d/faultgate`).
     Completions {
         #[arg(value_enum)]
-        shell: super::shell::CompletionShell,
+        shell: CompletionShell,
     },
     /// Print the man page (roff), e.g. `faultgate man > faultgate.1`.
     Man,
+}
+
+/// Shells `completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
 }
 
 /// `--redact` modes.
@@ -149,6 +159,7 @@ fn shard_arg(text: &str) -> Result<(usize, usize), String> {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_args(merge_wording))]
 pub(crate) struct MergeArgs {
     /// Partial result directories (written by check, baseline or calibrate with --partial).
     #[arg(required = true, value_name = "PARTIAL")]
@@ -156,39 +167,8 @@ pub(crate) struct MergeArgs {
     /// Write the merged partial into DIR instead of the outputs (to merge in levels).
     #[arg(long, value_name = "DIR")]
     pub partial: Option<PathBuf>,
-    /// check, calibrate: write the JSON report here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// check: write a Markdown summary here.
-    #[arg(long)]
-    pub markdown: Option<PathBuf>,
-    /// check: write an audit folder here.
-    #[arg(long)]
-    pub audit: Option<PathBuf>,
-    /// check: gate against this band.
-    #[arg(long)]
-    pub band: Option<PathBuf>,
-    /// check: which test decides the gate (band, paired or both).
-    #[arg(long, value_enum, value_name = "TEST")]
-    pub gate: Option<GateArg>,
-    /// check: what the band gate compares (clean or pass^k).
-    #[arg(long, value_parser = ["clean", "pass^k"], value_name = "METRIC")]
-    pub metric: Option<String>,
-    /// check: report pass^1 … pass^k; baseline: write each run's pass^k into the band.
-    #[arg(long)]
-    pub pass_k: bool,
-    /// check, baseline, calibrate: write the Parquet tables into this directory.
-    #[arg(long, value_name = "DIR")]
-    pub parquet: Option<PathBuf>,
-    /// check: write JUnit XML here.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// check: write a self-contained HTML report here.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// check: colour the table (auto, always or never).
-    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
-    pub color: crate::report::colour::ColorChoice,
+    #[command(flatten)]
+    pub outputs: CheckOutputs,
     /// baseline: where to write the band (default band.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -200,23 +180,53 @@ pub(crate) struct MergeArgs {
     pub labels: Option<PathBuf>,
 }
 
+/// `merge`'s wording of the flags it shares with `check` ([`CheckOutputs`]): each says which partials
+/// it applies to, and `--gate` and `--metric` have no default, so that one given to partials of
+/// another command is caught.
+fn merge_wording(arg: clap::Arg) -> clap::Arg {
+    let help = match arg.get_id().as_str() {
+        "json" => "check, calibrate: write the JSON report here",
+        "markdown" => "check: write a Markdown summary here",
+        "audit" => "check: write an audit folder here",
+        "band" => "check: gate against this band",
+        "gate" => "check: which test decides the gate (band, paired or both)",
+        "metric" => "check: what the band gate compares (clean or pass^k)",
+        "pass_k" => {
+            "check: report pass^1 … pass^k; baseline: write each run's pass^k into the band"
+        }
+        "parquet" => "check, baseline, calibrate: write the Parquet tables into this directory",
+        "junit" => "check: write JUnit XML here",
+        "html" => "check: write a self-contained HTML report here",
+        "color" => "check: colour the table (auto, always or never)",
+        _ => return arg,
+    };
+    let arg = arg.help(help);
+    match arg.get_id().as_str() {
+        "gate" | "metric" => arg.default_value(None),
+        _ => arg,
+    }
+}
+
 impl RunArgs {
-    /// The side files a run reads besides its traces: policy, golden, outcomes, workflow spec, judged
-    /// checks and the judge's replay file.
-    pub(crate) fn side_inputs(&self) -> Vec<PathBuf> {
-        let replay = self
-            .judge
+    /// The file of `--judge replay:FILE`.
+    pub(crate) fn judge_replay(&self) -> Option<PathBuf> {
+        self.judge
             .as_deref()
             .and_then(|spec| spec.strip_prefix("replay:"))
             .filter(|file| !file.is_empty())
-            .map(PathBuf::from);
+            .map(PathBuf::from)
+    }
+
+    /// The side files a run reads besides its traces: policy, golden, outcomes, workflow spec, judged
+    /// checks and the judge's replay file.
+    pub(crate) fn side_inputs(&self) -> Vec<PathBuf> {
         [
             self.policy.clone(),
             self.golden.clone(),
             self.outcomes.clone(),
             self.workflow.clone(),
             self.judge_checks.clone(),
-            replay,
+            self.judge_replay(),
         ]
         .into_iter()
         .flatten()
@@ -231,6 +241,14 @@ pub(crate) struct CheckArgs {
     pub traces: Vec<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub outputs: CheckOutputs,
+}
+
+// The output flags of `check`, which `merge` takes too (worded there by `merge_wording`). No doc
+// comment: on a flattened struct it would become the command's about text.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct CheckOutputs {
     /// Write the JSON report here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -246,11 +264,11 @@ pub(crate) struct CheckArgs {
     /// Which test decides the gate: band (0.4.1's), paired (per-scenario, needs a band from
     /// `baseline --per-scenario`) or both (fails when either fails).
     #[arg(long, value_enum, default_value = "band", value_name = "TEST")]
-    pub gate: GateArg,
+    pub gate: Option<GateArg>,
     /// What the band gate compares: clean (the clean rate) or pass^k (needs a band built from runs with
     /// several traces per scenario).
     #[arg(long, value_parser = ["clean", "pass^k"], default_value = "clean", value_name = "METRIC")]
-    pub metric: String,
+    pub metric: Option<String>,
     /// Report pass^1 … pass^k when a scenario has several traces (trials), in every output.
     #[arg(long)]
     pub pass_k: bool,
@@ -334,5 +352,60 @@ fn positive_seconds(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "expected a positive number of seconds, got '{text}'"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args as _, CommandFactory as _};
+
+    use super::*;
+
+    /// `merge` takes `check`'s output flags: each is worded there for partials, and only `--gate` and
+    /// `--metric` lose their default (a merge must tell whether they were given).
+    #[test]
+    fn merge_words_every_output_flag_of_check_for_partials() {
+        let cli = Cli::command();
+        let sub = |name: &str| cli.find_subcommand(name).expect("subcommand").clone();
+        let (check, merge) = (sub("check"), sub("merge"));
+        let outputs = CheckOutputs::augment_args(clap::Command::new("outputs"));
+        let ids: Vec<&str> = outputs
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .collect();
+        assert_eq!(ids.len(), 11, "{ids:?}");
+        for id in ids {
+            let arg = |command: &clap::Command| {
+                command
+                    .get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{} has no {id}", command.get_name()))
+            };
+            let (in_check, in_merge) = (arg(&check), arg(&merge));
+            let help = in_merge
+                .get_help()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            assert!(
+                ["check", "baseline", "calibrate"]
+                    .iter()
+                    .any(|c| help.starts_with(c)),
+                "merge --{id}: {help}"
+            );
+            assert_ne!(
+                in_check.get_help().map(ToString::to_string),
+                Some(help),
+                "{id}"
+            );
+            let defaults = |a: &clap::Arg| a.get_default_values().to_vec();
+            match id {
+                "gate" | "metric" => {
+                    assert!(!defaults(&in_check).is_empty(), "{id}");
+                    assert!(defaults(&in_merge).is_empty(), "{id}");
+                }
+                _ => assert_eq!(defaults(&in_check), defaults(&in_merge), "{id}"),
+            }
+        }
     }
 }

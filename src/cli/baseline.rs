@@ -4,14 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::args::BaselineArgs;
-use super::run::{
-    Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
-};
-use super::selection::resolve;
+use super::args::{BaselineArgs, RunArgs};
+use super::run::{Outputs, Run, RunCommand, execute};
 use super::{CliError, ExitStatus};
-use crate::gate::{RunSummary, band, repeated_keys_warning};
+use crate::gate::BandBuilder;
 use crate::partial::RunEntry;
+use crate::report::gate_input::run_summary;
+use crate::report::gate_lines::{band_line, few_runs_note, repeated_keys_warning, run_line};
 use crate::report::{Report, parquet, write_atomic};
 
 /// The output flags of `baseline`, which `merge` takes too.
@@ -26,7 +25,7 @@ pub(crate) struct BaselineOutputs {
 /// The band being built, one run at a time: by a baseline over its runs, or by a merge over the runs
 /// of its partials, with the same code.
 pub(crate) struct BandRuns {
-    builder: band::BandBuilder,
+    builder: BandBuilder,
     /// Per-run clean flags, kept only when their tables are asked for.
     tables: Option<parquet::BaselineTables>,
 }
@@ -35,9 +34,9 @@ impl BandRuns {
     pub(crate) fn new(outs: &BaselineOutputs) -> BandRuns {
         BandRuns {
             builder: if outs.pass_k {
-                band::BandBuilder::with_trials()
+                BandBuilder::with_trials()
             } else {
-                band::BandBuilder::new()
+                BandBuilder::new()
             },
             tables: outs
                 .parquet
@@ -53,7 +52,7 @@ impl BandRuns {
         report: Report,
         started: Instant,
     ) -> Result<(), CliError> {
-        let summary = RunSummary::from_report(&report);
+        let summary = run_summary(&report);
         drop(report);
         let digest = self.builder.add_run(&summary);
         if let Some(tables) = &mut self.tables {
@@ -63,7 +62,7 @@ impl BandRuns {
         writeln!(
             std::io::stdout(),
             "{}",
-            band::run_line(&run.arg, &digest, started.elapsed().as_secs_f64())
+            run_line(&run.arg, &digest, started.elapsed().as_secs_f64())
         )?;
         if !digest.repeated_keys.is_empty() {
             writeln!(
@@ -79,7 +78,7 @@ impl BandRuns {
     /// Writes the band (and the tables); returns 0.
     pub(crate) fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
         let band = self.builder.finish()?;
-        if let Some(note) = band::few_runs_note(band.runs) {
+        if let Some(note) = few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
         }
         let text =
@@ -88,7 +87,7 @@ impl BandRuns {
         writeln!(
             std::io::stdout(),
             "{}",
-            band.summary_line(&outs.out.to_string_lossy())
+            band_line(&band, &outs.out.to_string_lossy())
         )?;
         if let (Some(dir), Some(tables)) = (&outs.parquet, &self.tables) {
             tables.write(dir, &band).map_err(CliError::output)?;
@@ -100,64 +99,63 @@ impl BandRuns {
 
 /// Runs `baseline`; returns 0 once the band (or the partial) is written.
 pub(crate) fn run(args: &BaselineArgs) -> Result<ExitStatus, CliError> {
-    let resolved = resolve(&args.run)?;
-    refuse_outputs_with_partial(
-        args.run.partial.as_ref(),
-        &[
-            ("--parquet", args.parquet.is_some()),
-            ("--per-scenario", args.per_scenario),
-            ("--pass-k", args.pass_k),
-            ("--judge-record", resolved.judge_record.is_some()),
-        ],
-    )?;
-    print_notes(&resolved)?;
-    let out = args.run.partial.is_none().then_some(&args.out);
-    super::run::refuse_overwriting_inputs(
-        &[("--out", out)],
-        &[
-            (
+    execute(args)
+}
+
+impl RunCommand for BaselineArgs {
+    const NAME: &'static str = "baseline";
+    const RUN_PER_ARGUMENT: bool = true;
+    type Prepared = ();
+
+    fn traces(&self) -> &[PathBuf] {
+        &self.traces
+    }
+
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn outputs_given(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--parquet", self.parquet.is_some()),
+            ("--per-scenario", self.per_scenario),
+            ("--pass-k", self.pass_k),
+        ]
+    }
+
+    fn prepare(&self) -> Result<(), CliError> {
+        Ok(())
+    }
+
+    fn outputs(&self) -> Outputs<'_> {
+        Outputs {
+            // A partial is written instead of the band.
+            files: vec![("--out", self.run.partial.is_none().then_some(&self.out))],
+            dirs: vec![(
                 "--parquet",
-                args.parquet.as_ref(),
+                self.parquet.as_ref(),
                 &[parquet::MATRIX_FILE, parquet::RUNS_FILE],
-            ),
-            (
-                "--partial",
-                args.run.partial.as_ref(),
-                &[crate::partial::MANIFEST_FILE, crate::partial::VERDICTS_FILE],
-            ),
-        ],
-        &args.traces,
-        &args.run,
-        &[],
-    )?;
-    let inputs = Inputs::list(&args.traces, true)?;
-    if let Some(dir) = &args.run.partial {
-        let produced = produce(inputs.share(args.run.shard), &resolved)?;
-        let settings = settings_of("baseline", &args.run, &resolved, &inputs, &[])?;
-        let manifest = manifest(
-            "baseline",
-            settings,
-            &resolved,
-            &inputs,
-            Vec::new(),
-            String::new(),
-        );
-        return write_partial(dir, manifest, produced, args.run.shard.map_or(0, |s| s.0));
+            )],
+            inputs: Vec::new(),
+        }
     }
-    let outs = BaselineOutputs {
-        out: args.out.clone(),
-        per_scenario: args.per_scenario,
-        pass_k: args.pass_k,
-        parquet: args.parquet.clone(),
-    };
-    let mut runs = BandRuns::new(&outs);
-    let share = inputs.share(args.run.shard);
-    for (r, run) in inputs.runs.iter().enumerate() {
-        let started = Instant::now();
-        // A run may be a directory or archive of many files; it is read, then reduced, alone.
-        let files = share.iter().filter(|f| f.run == r).cloned().collect();
-        let produced = produce(files, &resolved)?;
-        runs.add_run(run, produced.report(&resolved), started)?;
+
+    fn write_outputs(&self, (): (), run: &Run<'_>) -> Result<ExitStatus, CliError> {
+        let outs = BaselineOutputs {
+            out: self.out.clone(),
+            per_scenario: self.per_scenario,
+            pass_k: self.pass_k,
+            parquet: self.parquet.clone(),
+        };
+        let mut runs = BandRuns::new(&outs);
+        let share = run.share();
+        for (r, entry) in run.inputs.runs.iter().enumerate() {
+            let started = Instant::now();
+            // A run may be a directory or archive of many files; it is read, then reduced, alone.
+            let files = share.iter().filter(|f| f.run == r).cloned().collect();
+            let produced = run.produce(files)?;
+            runs.add_run(entry, produced.report(run.resolved), started)?;
+        }
+        runs.finish(&outs)
     }
-    runs.finish(&outs)
 }

@@ -4,11 +4,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::args::CalibrateArgs;
-use super::run::{
-    Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
-};
-use super::selection::resolve;
+use super::args::{CalibrateArgs, RunArgs};
+use super::run::{Outputs, Run, RunCommand, execute};
+use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::calibrate::{Calibration, LabelSet, SplitFilter, parquet, read_labels, render};
 use crate::partial::key_digest;
@@ -24,71 +22,85 @@ pub(crate) struct CalibrateOutputs {
 
 /// Runs `calibrate`; exit 0 once the metrics are printed (calibration measures, it does not gate).
 pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
-    let mut resolved = resolve(&args.run)?;
-    resolved.settings.keep_raw_scenario = true;
-    refuse_outputs_with_partial(
-        args.run.partial.as_ref(),
-        &[
-            ("--json", args.json.is_some()),
-            ("--parquet", args.parquet.is_some()),
-            ("--judge-record", resolved.judge_record.is_some()),
-        ],
-    )?;
-    let labels = read_labels(&args.labels).map_err(crate::error::InputError::from)?;
-    let split = args.split.as_deref().map(SplitFilter::parse).transpose()?;
-    super::run::refuse_overwriting_inputs(
-        &[("--json", args.json.as_ref())],
-        &[
-            (
+    execute(args)
+}
+
+impl RunCommand for CalibrateArgs {
+    const NAME: &'static str = "calibrate";
+    const NOTES_LATE: bool = true;
+    /// The labels and the split to score.
+    type Prepared = (LabelSet, Option<SplitFilter>);
+
+    fn traces(&self) -> &[PathBuf] {
+        &self.traces
+    }
+
+    fn run_args(&self) -> &RunArgs {
+        &self.run
+    }
+
+    fn outputs_given(&self) -> Vec<(&'static str, bool)> {
+        vec![
+            ("--json", self.json.is_some()),
+            ("--parquet", self.parquet.is_some()),
+        ]
+    }
+
+    fn configure(&self, resolved: &mut Resolved) {
+        resolved.settings.keep_raw_scenario = true;
+    }
+
+    fn prepare(&self) -> Result<Self::Prepared, CliError> {
+        let labels = read_labels(&self.labels).map_err(crate::error::InputError::from)?;
+        let split = self.split.as_deref().map(SplitFilter::parse).transpose()?;
+        Ok((labels, split))
+    }
+
+    fn outputs(&self) -> Outputs<'_> {
+        Outputs {
+            files: vec![("--json", self.json.as_ref())],
+            dirs: vec![(
                 "--parquet",
-                args.parquet.as_ref(),
+                self.parquet.as_ref(),
                 &[parquet::CHECKS_FILE, parquet::VERDICTS_FILE],
-            ),
-            (
-                "--partial",
-                args.run.partial.as_ref(),
-                &[crate::partial::MANIFEST_FILE, crate::partial::VERDICTS_FILE],
-            ),
-        ],
-        &args.traces,
-        &args.run,
-        &[Some(&args.labels)],
-    )?;
-    print_notes(&resolved)?;
-    let inputs = Inputs::list(&args.traces, false)?;
-    let produced = produce(inputs.share(args.run.shard), &resolved)?;
-    if let Some(dir) = &args.run.partial {
-        let extra = [
-            ("labels", labels_digest(&args.labels)?),
+            )],
+            inputs: vec![Some(&self.labels)],
+        }
+    }
+
+    fn partial_settings(
+        &self,
+        (_, split): &Self::Prepared,
+    ) -> Result<Vec<(&'static str, String)>, CliError> {
+        Ok(vec![
+            ("labels", labels_digest(&self.labels)?),
             (
                 "split",
                 split
                     .as_ref()
                     .map_or_else(|| "none".into(), |s| s.name.clone()),
             ),
-        ];
-        let settings = settings_of("calibrate", &args.run, &resolved, &inputs, &extra)?;
-        let manifest = manifest(
-            "calibrate",
-            settings,
-            &resolved,
-            &inputs,
-            Vec::new(),
-            String::new(),
-        );
-        return write_partial(dir, manifest, produced, args.run.shard.map_or(0, |s| s.0));
+        ])
     }
-    let outs = CalibrateOutputs {
-        json: args.json.clone(),
-        parquet: args.parquet.clone(),
-    };
-    finish(
-        &produced.report(&resolved),
-        labels,
-        split,
-        resolved.settings.redaction,
-        &outs,
-    )
+
+    fn write_outputs(
+        &self,
+        (labels, split): Self::Prepared,
+        run: &Run<'_>,
+    ) -> Result<ExitStatus, CliError> {
+        let produced = run.produce(run.share())?;
+        let outs = CalibrateOutputs {
+            json: self.json.clone(),
+            parquet: self.parquet.clone(),
+        };
+        finish(
+            &produced.report(run.resolved),
+            labels,
+            split,
+            run.resolved.settings.redaction,
+            &outs,
+        )
+    }
 }
 
 /// The SHA-256 of a label file, which every partial of one calibration shares.

@@ -5,55 +5,29 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::args::{CheckArgs, GateArg};
-use super::run::{
-    Inputs, manifest, print_notes, produce, refuse_outputs_with_partial, settings_of, write_partial,
-};
-use super::selection::resolve;
+use super::args::{CheckArgs, CheckOutputs, RunArgs};
+use super::run::{Outputs, Run, RunCommand, execute};
+use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
-use crate::gate::passk::PassKTable;
-use crate::gate::{
-    GateMode, RunSummary, band::BandFile, evaluate_mode, evaluate_pass_k, pass_k_of_report,
-};
+use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
-use crate::report::colour::ColorChoice;
 use crate::report::format::{self, JsonReport, JudgeUsage};
+use crate::report::gate_input::{pass_k_table, run_summary};
+use crate::report::gate_lines::{gate_lines, pass_k_line};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
-/// The output flags of `check`, which `merge` takes too.
-#[derive(Debug, Clone)]
-pub(crate) struct CheckOutputs {
-    pub json: Option<PathBuf>,
-    pub markdown: Option<PathBuf>,
-    pub audit: Option<PathBuf>,
-    pub band: Option<PathBuf>,
-    pub gate: GateArg,
-    pub metric: String,
-    pub pass_k: bool,
-    pub parquet: Option<PathBuf>,
-    pub junit: Option<PathBuf>,
-    pub html: Option<PathBuf>,
-    pub color: ColorChoice,
-}
-
 impl CheckOutputs {
-    fn of(args: &CheckArgs) -> CheckOutputs {
-        CheckOutputs {
-            json: args.json.clone(),
-            markdown: args.markdown.clone(),
-            audit: args.audit.clone(),
-            band: args.band.clone(),
-            gate: args.gate,
-            metric: args.metric.clone(),
-            pass_k: args.pass_k,
-            parquet: args.parquet.clone(),
-            junit: args.junit.clone(),
-            html: args.html.clone(),
-            color: args.color,
-        }
+    /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
+    fn mode(&self) -> GateMode {
+        self.gate.map(GateMode::from).unwrap_or_default()
+    }
+
+    /// `--metric pass^k`: the band gate compares pass^k instead of the clean rate.
+    fn pass_k_metric(&self) -> bool {
+        self.metric.as_deref() == Some("pass^k")
     }
 
     /// The reasons these outputs print. The JSON report and verdicts.parquet print the reason of every
@@ -74,7 +48,7 @@ impl CheckOutputs {
     }
 
     /// The flags given, by name, for refusing them where they do not apply.
-    pub(crate) fn given(&self) -> Vec<(&'static str, bool)> {
+    fn given(&self) -> Vec<(&'static str, bool)> {
         vec![
             ("--json", self.json.is_some()),
             ("--markdown", self.markdown.is_some()),
@@ -98,7 +72,7 @@ pub(crate) struct Gating {
 /// Reads the band and checks the output flags that can be checked before the run.
 pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
     let band = outs.band.as_deref().map(BandFile::read).transpose()?;
-    let mode = GateMode::from(outs.gate);
+    let mode = outs.mode();
     let clean_runs = match (&band, &outs.band) {
         (Some(band), Some(path)) if mode != GateMode::Band => {
             Some(band.require_clean_runs(path)?.to_vec())
@@ -135,79 +109,104 @@ pub(crate) struct Finish {
 /// FAIL). The run produces its verdict table in memory, as a partial would hold it, and [`finish`]
 /// writes the outputs from it, the same code `faultgate merge` ends with.
 pub(crate) fn run(args: &CheckArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
-    let mut resolved = resolve(&args.run)?;
-    let outs = CheckOutputs::of(args);
-    let mut given = outs.given();
-    given.push(("--judge-record", resolved.judge_record.is_some()));
-    refuse_outputs_with_partial(args.run.partial.as_ref(), &given)?;
-    // A partial keeps every reason, so the merge can write any output. A replay file
-    // (`--judge-record`) keeps every judged verdict's reason.
-    resolved.settings.reasons = if args.run.partial.is_some() || resolved.judge_record.is_some() {
-        Reasons::All
-    } else {
-        outs.reasons()
-    };
-    // A partial keeps the failing traces' steps too, so the merge can write the HTML report.
-    if args.html.is_some() || args.run.partial.is_some() {
-        resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
+    execute(&Check { args, raw_args })
+}
+
+/// `check` as a [`RunCommand`]: the command line as typed names the run in its reproduce command.
+struct Check<'a> {
+    args: &'a CheckArgs,
+    raw_args: &'a [String],
+}
+
+impl RunCommand for Check<'_> {
+    const NAME: &'static str = "check";
+    type Prepared = Gating;
+
+    fn traces(&self) -> &[PathBuf] {
+        &self.args.traces
     }
-    print_notes(&resolved)?;
-    let gating = prepare(&outs)?;
-    super::run::refuse_overwriting_inputs(
-        &[
-            ("--json", args.json.as_ref()),
-            ("--markdown", args.markdown.as_ref()),
-        ],
-        &[
-            (
-                "--audit",
-                args.audit.as_ref(),
-                &["verdict.json", "failing_traces.json", "repro.sh"],
-            ),
-            (
-                "--parquet",
-                args.parquet.as_ref(),
-                &[parquet::VERDICTS_FILE, parquet::TRACES_FILE],
-            ),
-            (
-                "--partial",
-                args.run.partial.as_ref(),
-                &[crate::partial::MANIFEST_FILE, crate::partial::VERDICTS_FILE],
-            ),
-        ],
-        &args.traces,
-        &args.run,
-        &[args.band.as_ref()],
-    )?;
-    let started = Instant::now();
-    let inputs = Inputs::list(&args.traces, false)?;
-    let produced = produce(inputs.share(args.run.shard), &resolved)?;
-    let flags = check_long_flags();
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let command = repro::command(raw_args, &flags);
-    if let Some(dir) = &args.run.partial {
-        let settings = settings_of("check", &args.run, &resolved, &inputs, &[])?;
-        let others = other_inputs(args)?;
-        let manifest = manifest("check", settings, &resolved, &inputs, others, command);
-        return write_partial(dir, manifest, produced, args.run.shard.map_or(0, |s| s.0));
+
+    fn run_args(&self) -> &RunArgs {
+        &self.args.run
     }
-    let audit_inputs = if args.audit.is_some() {
-        audit_inputs(args)?
-    } else {
-        Vec::new()
-    };
-    let judge_usage = produced.judge_usage;
-    finish(
-        &outs,
-        &gating,
-        Finish {
-            report: produced.report(&resolved),
-            judge_usage,
-            command,
-            audit_inputs,
-            started,
-        },
-    )
+
+    fn outputs_given(&self) -> Vec<(&'static str, bool)> {
+        self.args.outputs.given()
+    }
+
+    fn configure(&self, resolved: &mut Resolved) {
+        let partial = self.args.run.partial.is_some();
+        // A partial keeps every reason, so the merge can write any output. A replay file
+        // (`--judge-record`) keeps every judged verdict's reason.
+        resolved.settings.reasons = if partial || resolved.judge_record.is_some() {
+            Reasons::All
+        } else {
+            self.args.outputs.reasons()
+        };
+        // A partial keeps the failing traces' steps too, so the merge can write the HTML report.
+        if self.args.outputs.html.is_some() || partial {
+            resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
+        }
+    }
+
+    fn prepare(&self) -> Result<Gating, CliError> {
+        prepare(&self.args.outputs)
+    }
+
+    fn outputs(&self) -> Outputs<'_> {
+        let outs = &self.args.outputs;
+        Outputs {
+            files: vec![
+                ("--json", outs.json.as_ref()),
+                ("--markdown", outs.markdown.as_ref()),
+            ],
+            dirs: vec![
+                (
+                    "--audit",
+                    outs.audit.as_ref(),
+                    &["verdict.json", "failing_traces.json", "repro.sh"],
+                ),
+                (
+                    "--parquet",
+                    outs.parquet.as_ref(),
+                    &[parquet::VERDICTS_FILE, parquet::TRACES_FILE],
+                ),
+            ],
+            inputs: vec![outs.band.as_ref()],
+        }
+    }
+
+    fn other_inputs(&self) -> Result<Vec<OtherInput>, CliError> {
+        other_inputs(self.args)
+    }
+
+    fn repro(&self) -> String {
+        let flags = check_long_flags();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        repro::command(self.raw_args, &flags)
+    }
+
+    fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
+        let produced = run.produce(run.share())?;
+        let command = self.repro();
+        let audit_inputs = if self.args.outputs.audit.is_some() {
+            audit_inputs(self.args)?
+        } else {
+            Vec::new()
+        };
+        let judge_usage = produced.judge_usage;
+        finish(
+            &self.args.outputs,
+            &gating,
+            Finish {
+                report: produced.report(run.resolved),
+                judge_usage,
+                command,
+                audit_inputs,
+                started: run.started,
+            },
+        )
+    }
 }
 
 /// The judge's token counts as the JSON report prints them.
@@ -268,20 +267,20 @@ pub(crate) fn finish(
         )?;
     }
     // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
-    let pass_k = (outs.pass_k || outs.metric == "pass^k")
-        .then(|| pass_k_of_report(&report))
+    let pass_k = (outs.pass_k || outs.pass_k_metric())
+        .then(|| pass_k_table(&report))
         .flatten();
     if let Some(table) = &pass_k {
-        writeln!(out, "{}", table.line())?;
+        writeln!(out, "{}", pass_k_line(table))?;
     }
     let mut exit = ExitStatus::fail_if(!report.failed_traces().is_empty());
     let band_gate_for_metric =
-        |band: &BandFile, summary: &RunSummary| match (outs.metric.as_str(), &outs.band) {
-            ("pass^k", Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
+        |band: &BandFile, summary: &RunSummary| match (outs.pass_k_metric(), &outs.band) {
+            (true, Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
             _ => Ok(None),
         };
     let gate = band.as_ref().map(|band| -> Result<_, CliError> {
-        let summary = RunSummary::from_report(&report);
+        let summary = run_summary(&report);
         let band_gate = band_gate_for_metric(band, &summary)?;
         let gate = evaluate_mode(
             band,
@@ -294,7 +293,7 @@ pub(crate) fn finish(
     });
     let gate = gate.transpose()?;
     if let Some((gate, runs_text)) = &gate {
-        let (warnings, lines) = gate.terminal_lines(runs_text);
+        let (warnings, lines) = gate_lines(gate, runs_text);
         let mut stderr = std::io::stderr().lock();
         for w in warnings {
             writeln!(stderr, "{w}")?;
@@ -313,8 +312,8 @@ pub(crate) fn finish(
             // bytes.
             judge_usage: judge_usage.map(judge_usage_of),
             outcome: outcome.as_ref().map(json::outcome),
-            pass_k: pass_k.as_ref().map(PassKTable::to_wire),
-            gate: gate.as_ref().map(|(gate, _)| gate.to_wire()),
+            pass_k: pass_k.as_ref().map(json::pass_k),
+            gate: gate.as_ref().map(|(gate, _)| json::gate(gate)),
             ..json::report(&report)
         };
         let text = format::to_pretty(&doc);
@@ -400,7 +399,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
         })
         .collect();
     for (role, path) in [
-        ("band", &args.band),
+        ("band", &args.outputs.band),
         ("policy", &args.run.policy),
         ("golden", &args.run.golden),
         ("outcomes", &args.run.outcomes),
@@ -415,16 +414,10 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
         }
     }
     // Saved verdicts decide judged results, so the audit fingerprints them like any other input.
-    if let Some(file) = args
-        .run
-        .judge
-        .as_deref()
-        .and_then(|j| j.strip_prefix("replay:"))
-        && !file.is_empty()
-    {
+    if let Some(path) = args.run.judge_replay() {
         inputs.push(audit::Input {
             role: "judge_replay",
-            path: file.into(),
+            path,
             recorded: None,
         });
     }

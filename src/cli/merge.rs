@@ -9,10 +9,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::args::{GateArg, MergeArgs};
+use super::args::MergeArgs;
 use super::baseline::{BandRuns, BaselineOutputs};
 use super::calibrate::{CalibrateOutputs, labels_digest};
-use super::check::{CheckOutputs, Finish};
+use super::check::Finish;
 use super::{CliError, ExitStatus};
 use crate::calibrate::{SplitFilter, read_labels};
 use crate::partial::{self, Partial};
@@ -67,21 +67,22 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
 
 /// Refuses flags that the partials' command does not take.
 fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
+    let outs = &args.outputs;
     let flags: [(&str, bool, &[&str]); 13] = [
-        ("--json", args.json.is_some(), &["check", "calibrate"]),
-        ("--markdown", args.markdown.is_some(), &["check"]),
-        ("--audit", args.audit.is_some(), &["check"]),
-        ("--band", args.band.is_some(), &["check"]),
-        ("--gate", args.gate.is_some(), &["check"]),
-        ("--metric", args.metric.is_some(), &["check"]),
-        ("--pass-k", args.pass_k, &["check", "baseline"]),
+        ("--json", outs.json.is_some(), &["check", "calibrate"]),
+        ("--markdown", outs.markdown.is_some(), &["check"]),
+        ("--audit", outs.audit.is_some(), &["check"]),
+        ("--band", outs.band.is_some(), &["check"]),
+        ("--gate", outs.gate.is_some(), &["check"]),
+        ("--metric", outs.metric.is_some(), &["check"]),
+        ("--pass-k", outs.pass_k, &["check", "baseline"]),
         (
             "--parquet",
-            args.parquet.is_some(),
+            outs.parquet.is_some(),
             &["check", "baseline", "calibrate"],
         ),
-        ("--junit", args.junit.is_some(), &["check"]),
-        ("--html", args.html.is_some(), &["check"]),
+        ("--junit", outs.junit.is_some(), &["check"]),
+        ("--html", outs.html.is_some(), &["check"]),
         ("--out", args.out.is_some(), &["baseline"]),
         ("--per-scenario", args.per_scenario, &["baseline"]),
         ("--labels", args.labels.is_some(), &["calibrate"]),
@@ -129,20 +130,8 @@ fn merge_check(
     partial: &Partial,
     started: Instant,
 ) -> Result<ExitStatus, CliError> {
-    let outs = CheckOutputs {
-        json: args.json.clone(),
-        markdown: args.markdown.clone(),
-        audit: args.audit.clone(),
-        band: args.band.clone(),
-        gate: args.gate.unwrap_or(GateArg::Band),
-        metric: args.metric.clone().unwrap_or_else(|| "clean".into()),
-        pass_k: args.pass_k,
-        parquet: args.parquet.clone(),
-        junit: args.junit.clone(),
-        html: args.html.clone(),
-        color: args.color,
-    };
-    let gating = super::check::prepare(&outs)?;
+    let outs = &args.outputs;
+    let gating = super::check::prepare(outs)?;
     let mut audit_inputs: Vec<audit::Input> = partial
         .manifest
         .files
@@ -153,7 +142,7 @@ fn merge_check(
             recorded: Some((f.path.clone(), f.sha256.clone())),
         })
         .collect();
-    if let Some(band) = &args.band {
+    if let Some(band) = &outs.band {
         audit_inputs.push(audit::Input {
             role: "band",
             path: band.clone(),
@@ -175,11 +164,11 @@ fn merge_check(
     }
     let command = format!("{}{}", partial.manifest.repro, gate_flags(args, raw_args));
     super::check::finish(
-        &outs,
+        outs,
         &gating,
         Finish {
             report: Report {
-                failing_steps: if args.html.is_some() {
+                failing_steps: if outs.html.is_some() {
                     partial.failing_steps()
                 } else {
                     Vec::new()
@@ -234,8 +223,8 @@ fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cli
             .clone()
             .unwrap_or_else(|| PathBuf::from("band.json")),
         per_scenario: args.per_scenario,
-        pass_k: args.pass_k,
-        parquet: args.parquet.clone(),
+        pass_k: args.outputs.pass_k,
+        parquet: args.outputs.parquet.clone(),
     };
     let mut runs = BandRuns::new(&outs);
     for (r, run) in partial.manifest.runs.iter().enumerate() {
@@ -276,8 +265,8 @@ fn merge_calibrate(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cl
         _ => Redaction::Builtin,
     };
     let outs = CalibrateOutputs {
-        json: args.json.clone(),
-        parquet: args.parquet.clone(),
+        json: args.outputs.json.clone(),
+        parquet: args.outputs.parquet.clone(),
     };
     super::calibrate::finish(&report_of(partial, None), labels, split, redaction, &outs)
 }

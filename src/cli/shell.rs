@@ -9,18 +9,8 @@ use std::io::Write;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use super::args::Cli;
+use super::args::{Cli, CompletionShell};
 use super::{CliError, ExitStatus};
-
-/// Shells `completions` writes a script for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompletionShell {
-    Bash,
-    Zsh,
-    Fish,
-    Powershell,
-    Elvish,
-}
 
 impl From<CompletionShell> for Shell {
     fn from(shell: CompletionShell) -> Self {

@@ -1,13 +1,15 @@
 //! Baseline bands and the release gate.
 //!
-//! This module owns everything after the checks have run: reducing each baseline run to per-scenario
-//! clean flags and usage (`band`), reading a band file back, the statistics of a candidate against a
-//! band (`stats`), and the verdict with its JSON object and terminal lines (`verdict`). Beside
-//! 0.4.1's gate, and only when asked for: the paired per-scenario test (`paired`), scenario bootstrap
-//! intervals (`bootstrap`), pass^k over trials (`passk`), and the layer that wires them onto the
-//! verdict (`decision`). The statistics are pure functions of per-scenario counts.
+//! This module owns the numbers after the checks have run: reducing each baseline run to per-scenario
+//! clean flags and usage, writing the band file and reading it back (`band`), the statistics of a
+//! candidate against a band (`stats`), and the band gate's verdict (`verdict`), whose values are
+//! `outcome`'s types. Beside 0.4.1's gate, and only when asked for: the paired per-scenario test
+//! (`paired`), scenario bootstrap intervals (`bootstrap`), pass^k over trials (`passk`), and the layer
+//! that wires them onto the verdict (`decision`). The statistics are pure functions of per-scenario
+//! counts.
 //!
-//! It sees runs only as [`RunSummary`] values built by the report layer; it never reads traces, and the
+//! It sees runs only as [`RunSummary`] values, which the report builds; it never reads traces. The
+//! report words and renders what the gate computed (the JSON gate object, the terminal lines), and the
 //! CLI decides where lines are printed and files written.
 //!
 //! Compatibility: faultgate 0.4.1 keeps only the last trace per scenario key, which can hide a failing
@@ -19,7 +21,8 @@ pub(crate) mod bootstrap;
 pub(crate) mod decision;
 pub(crate) mod erf;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
+pub(crate) mod outcome;
 pub(crate) mod paired;
 pub(crate) mod passk;
 pub(crate) mod stats;
@@ -27,11 +30,10 @@ pub(crate) mod verdict;
 
 use std::collections::HashMap;
 
-use crate::checks::Gating;
-
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
-pub use decision::{GateMode, evaluate_mode, evaluate_pass_k};
-pub use verdict::{Gate, UsageDelta, Verdict, evaluate};
+pub use decision::{evaluate_mode, evaluate_pass_k};
+pub use outcome::{Gate, GateMode, GateWarning, PairedGate, UsageDelta, Verdict};
+pub use verdict::evaluate;
 
 /// Names of the usage measures, in the order of band.json's `usage` object.
 pub const MEASURES: [&str; 3] = ["tokens", "latency_ms", "cost_usd"];
@@ -47,10 +49,12 @@ pub struct RunSummary {
     pub trace_count: usize,
     /// (written scenario key, trace is clean) for every trace, in report order; repeated keys are kept.
     pub scenario_clean: Vec<(String, bool)>,
-    /// Trace ids where a [`Gating::PolicyBlock`] check (`policy`) fired, in report order.
+    /// Trace ids where a [`Gating::PolicyBlock`](crate::checks::Gating::PolicyBlock) check (`policy`)
+    /// fired, in report order.
     pub policy_violations: Vec<String>,
-    /// Trace ids where a [`Gating::WorkflowBlock`] check (`workflow`) fired, in report order; `None` when
-    /// no such check ran, so that runs without `--workflow` keep 0.4.1's gate object.
+    /// Trace ids where a [`Gating::WorkflowBlock`](crate::checks::Gating::WorkflowBlock) check
+    /// (`workflow`) fired, in report order; `None` when no such check ran, so that runs without
+    /// `--workflow` keep 0.4.1's gate object.
     pub workflow_violations: Option<Vec<String>>,
     /// Per measure of [`MEASURES`]: the values recorded, one per distinct trace id in the order of the
     /// report's `measures` map, traces without the measure skipped.
@@ -249,15 +253,6 @@ impl<'a> ScenarioTally<'a> {
     }
 }
 
-/// The warning for keys carried by several traces of one run (not printed by 0.4.1).
-pub fn repeated_keys_warning(keys: &[String]) -> String {
-    format!(
-        "{} scenario key(s) carried by more than one trace, each clean only if all its traces are: {}",
-        keys.len(),
-        keys.join(", ")
-    )
-}
-
 /// Mean of the values summed left to right, as 0.4.1 computes usage means; `None` when empty.
 pub(crate) fn pooled_mean(values: &[f64]) -> Option<f64> {
     if values.is_empty() {
@@ -292,88 +287,5 @@ mod tests {
         let values = [0.1, 0.2, 0.7, 0.3, 0.1, 0.11];
         assert_eq!(pooled_mean(&values), Some(0.2516666666666667));
         assert_eq!(pooled_mean(&[]), None);
-    }
-}
-
-impl RunSummary {
-    /// What the gate needs from one run's report.
-    pub fn from_report(report: &crate::report::Report) -> RunSummary {
-        let mut measures: indexmap_like::OrderedLast = Default::default();
-        for r in report.rows() {
-            measures.insert(r.trace_id(), r.measures());
-        }
-        let mut usage: [Vec<f64>; 3] = Default::default();
-        for m in measures.values() {
-            for (slot, value) in usage.iter_mut().zip([m.tokens, m.latency_ms, m.cost_usd]) {
-                if let Some(v) = value {
-                    slot.push(v);
-                }
-            }
-        }
-        RunSummary {
-            judge: report.judge.clone(),
-            checks: report.check_names(),
-            trace_count: report.trace_ids().len(),
-            scenario_clean: report
-                .rows()
-                .map(|r| (r.scenario().to_string(), !r.failed()))
-                .collect(),
-            policy_violations: report
-                .blocked_on(Gating::PolicyBlock)
-                .unwrap_or_default()
-                .into_iter()
-                .map(String::from)
-                .collect(),
-            workflow_violations: report
-                .blocked_on(Gating::WorkflowBlock)
-                .map(|ids| ids.into_iter().map(String::from).collect()),
-            usage,
-        }
-    }
-}
-
-/// The pass^k table of a run's report, when some scenario key has several traces (trials).
-///
-/// The one place that reads per-trace verdicts for pass^k; everything else is in `passk`.
-pub fn pass_k_of_report(report: &crate::report::Report) -> Option<passk::PassKTable> {
-    let fired: Vec<Vec<bool>> = report
-        .rows()
-        .map(|r| r.verdicts().map(|v| v.detected).collect())
-        .collect();
-    passk::pass_k_table(
-        &report.check_names(),
-        report
-            .rows()
-            .zip(&fired)
-            .map(|(r, f)| (r.scenario(), f.as_slice())),
-    )
-}
-
-/// A map that keeps each key's first position and its last value, like a Python dict.
-mod indexmap_like {
-    use std::collections::HashMap;
-
-    use crate::report::Measures;
-
-    #[derive(Default)]
-    pub(super) struct OrderedLast<'a> {
-        index: HashMap<&'a str, usize>,
-        values: Vec<Measures>,
-    }
-
-    impl<'a> OrderedLast<'a> {
-        pub(super) fn insert(&mut self, key: &'a str, value: Measures) {
-            match self.index.get(key) {
-                Some(&i) => self.values[i] = value,
-                None => {
-                    self.index.insert(key, self.values.len());
-                    self.values.push(value);
-                }
-            }
-        }
-
-        pub(super) fn values(&self) -> &[Measures] {
-            &self.values
-        }
     }
 }

@@ -16,7 +16,7 @@ pub(crate) struct Trials {
 
 /// pass^k for one k.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PassK {
+pub(crate) struct PassK {
     pub k: u32,
     /// Mean over the scenarios with at least k trials.
     pub value: f64,
@@ -57,7 +57,7 @@ pub(crate) fn has_trials(scenarios: &[Trials]) -> bool {
 
 /// pass^1 … pass^K of one run, overall and per check.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PassKTable {
+pub(crate) struct PassKTable {
     /// Distinct scenario keys.
     pub scenarios: usize,
     /// Largest number of traces carrying one key.
@@ -125,45 +125,6 @@ pub(crate) fn pass_k_table<'a>(
             .map(|(i, n)| (n.to_string(), pass_hat_k(&column(i + 1))))
             .collect(),
     })
-}
-
-impl PassKTable {
-    /// The `pass_k` object of the JSON report.
-    pub fn to_wire(&self) -> crate::report::format::PassKBlock {
-        let values = |ks: &[PassK]| ks.iter().map(|p| p.value).collect::<Vec<f64>>();
-        crate::report::format::PassKBlock {
-            scenarios: self.scenarios,
-            max_trials: self.max_trials,
-            scenarios_per_k: self.overall.iter().map(|p| p.scenarios).collect(),
-            overall: values(&self.overall),
-            by_check: self
-                .by_check
-                .iter()
-                .map(|(name, ks)| (name.clone(), values(ks)))
-                .collect(),
-        }
-    }
-
-    /// The one-line summary printed after the run's summary line.
-    pub fn line(&self) -> String {
-        let values: Vec<String> = self
-            .overall
-            .iter()
-            .map(|p| {
-                format!(
-                    "pass^{} {}",
-                    p.k,
-                    crate::compat::reason::fmt_fixed(p.value, 2)
-                )
-            })
-            .collect();
-        format!(
-            "trials: {} scenarios, up to {} traces each \u{b7} {}",
-            self.scenarios,
-            self.max_trials,
-            values.join(" \u{b7} ")
-        )
-    }
 }
 
 /// Per trace (same order as `traces`, each a scenario key and clean flag): the traces carrying its key,

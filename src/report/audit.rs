@@ -124,7 +124,7 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
         traces: report.trace_ids().len(),
         failed_traces: report.failed_traces().len(),
         fired: report.fired().into_iter().collect(),
-        gate: audit.gate.map(Gate::to_wire),
+        gate: audit.gate.map(super::json::gate),
     })
 }
 

@@ -4,14 +4,15 @@
 //! Each struct's field order is the order its keys are written in, and the doc comments here are the
 //! format's reference (`docs/formats.md` is written from them; a test keeps the two in step). Writers
 //! build one of these values and print it with [`to_pretty`]; nothing else decides a key's name, place
-//! or presence.
+//! or presence. band.json, which the gate writes and reads back itself, has its types in the gate
+//! (`src/gate/band/file.rs`); they are re-exported here with the rest.
 //!
 //! Conventions for every file: one-space indentation and ASCII escapes, as faultgate 0.4.1 writes JSON;
 //! floats keep a decimal point (`1.0`); an undefined or non-finite float is `null`. Values that a band
 //! file gave and the gate echoes ([`serde_json::Value`] fields) are written back exactly as read, so a
 //! band's integer `1` stays `1`.
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -377,125 +378,8 @@ pub struct IntervalsBlock {
 // band.json
 // ---------------------------------------------------------------------------------------------------
 
-/// band.json, written by `baseline` and read by `check --band`.
-///
-/// The gate reads a band leniently, as 0.4.1 did, and echoes some of its values: those fields are
-/// [`Value`]s holding what the file has (the doc says what faultgate writes there). A key faultgate
-/// requires is `None` when the file lacks it and `Some(Value::Null)` when it is `null`. Keys only
-/// written (`n`, `rule`, `clean_rate.mean`) are not read back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BandJson {
-    /// Judge name of the baseline runs (a string). Required.
-    #[serde(default, deserialize_with = "present")]
-    pub judge: Option<Value>,
-    /// Active check list of the baseline runs (a list of strings). Required.
-    #[serde(default, deserialize_with = "present")]
-    pub checks: Option<Value>,
-    /// Number of baseline runs (an integer). Required: a whole number, 1 or more.
-    #[serde(default, deserialize_with = "present")]
-    pub runs: Option<Value>,
-    /// Number of `scenarios`. Not read back.
-    #[serde(skip_deserializing)]
-    pub n: usize,
-    /// Scenario keys present in every baseline run, sorted by code point. Required, not empty.
-    #[serde(default, deserialize_with = "present")]
-    pub scenarios: Option<Value>,
-    /// The per-run clean rates. Required, an object.
-    #[serde(default, deserialize_with = "present")]
-    pub clean_rate: Option<Shaped<BandCleanRate>>,
-    /// Scenarios clean in every baseline run, sorted. Required, a list.
-    #[serde(default, deserialize_with = "present")]
-    pub clean_in_all_runs: Option<Value>,
-    /// Measure (`tokens`, `latency_ms`, `cost_usd`) → its mean over every trace of every run that
-    /// recorded it, or `null`. Optional when read.
-    #[serde(default, deserialize_with = "present")]
-    pub usage: Option<Shaped<Entries<Value>>>,
-    /// The decision rule in words (a fixed sentence). Not read back.
-    #[serde(skip_deserializing)]
-    pub rule: String,
-    /// pass^1 … pass^k of each baseline run; written by `baseline --pass-k` when some run had several
-    /// traces for a scenario, needed by `check --metric pass^k`. Absent otherwise.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub pass_k: Option<Shaped<BandPassKJson>>,
-    /// Per scenario (in `scenarios` order), the number of baseline runs it was clean in; written by
-    /// `baseline --per-scenario`, needed by `check --gate paired` and `both`. Absent otherwise.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub scenario_clean_runs: Option<Value>,
-}
-
-/// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BandCleanRate {
-    /// Lowest per-run rate, from 0 to 1. Required; the gate's thresholds start from it.
-    #[serde(default, deserialize_with = "present")]
-    pub min: Option<Value>,
-    /// Highest per-run rate, from 0 to 1, at least `min`. Required.
-    #[serde(default, deserialize_with = "present")]
-    pub max: Option<Value>,
-    /// Mean of `per_run`. Not read back.
-    #[serde(skip_deserializing)]
-    pub mean: f64,
-    /// Each run's rate, one per run. When read: optional (`[min, max]` stands in for a band without
-    /// it), else as many rates from 0 to 1 as `runs`.
-    #[serde(default, deserialize_with = "present")]
-    pub per_run: Option<Value>,
-}
-
-/// A band's `pass_k`: pass^1 … pass^k of each baseline run over the shared scenarios.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BandPassKJson {
-    /// The largest k every shared scenario has traces for in every run (1 or more).
-    pub k: u32,
-    /// Per run, `[pass^1, …, pass^k]`: one list of k numbers per run, at least one run.
-    pub per_run: Vec<Vec<f64>>,
-}
-
-/// A band value that should be an object: `T` when it is an object that reads as `T`, else the value
-/// as written, so the reader can name the key that is wrong.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Shaped<T> {
-    /// An object that reads as `T`.
-    Object(T),
-    /// Anything else, as written.
-    Other(Value),
-}
-
-impl<T: Serialize> Serialize for Shaped<T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Shaped::Object(fields) => fields.serialize(serializer),
-            Shaped::Other(value) => value.serialize(serializer),
-        }
-    }
-}
-
-impl<'de, T: de::DeserializeOwned> Deserialize<'de> for Shaped<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match Value::deserialize(deserializer)? {
-            Value::Object(fields) => {
-                let object = Value::Object(fields);
-                Ok(T::deserialize(&object).map_or(Shaped::Other(object), Shaped::Object))
-            }
-            other => Ok(Shaped::Other(other)),
-        }
-    }
-}
-
-/// A key that is present, even as `null`: `Some(value)`; with `#[serde(default)]`, a missing key is
-/// `None`.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    deserializer: D,
-) -> Result<Option<T>, D::Error> {
-    T::deserialize(deserializer).map(Some)
-}
+// band.json is the gate's own file: it writes and reads it back, so its types live in the gate.
+pub use crate::gate::band::{BandCleanRate, BandJson, BandPassKJson, Shaped};
 
 // ---------------------------------------------------------------------------------------------------
 // The audit folder

@@ -1,12 +1,21 @@
-//! The `--json` report: builds a [`JsonReport`] from the run's [`Report`].
+//! The `--json` report: builds a [`JsonReport`] from the run's [`Report`], and its optional blocks from
+//! what the run computed besides: the outcome summary, pass^k, and the gate (also verdict.json's).
 //!
 //! The format itself (keys, order, when a key is absent) is [`super::format::JsonReport`]; the CLI
 //! adds the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks and writes it with
 //! [`super::format::to_pretty`].
 
-use super::format::{CheckResult, Entries, JsonReport, OutcomeBlock, TraceMeasures};
+use super::format::{
+    self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
+    OutcomeBlock, PairedBlock, PassKBlock, TraceMeasures,
+};
+use super::gate_lines;
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::round_half_even;
+use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
+use crate::gate::passk::{PassK, PassKTable};
+use crate::gate::stats::{ALPHA, POWER};
+use crate::gate::{Gate, PairedGate};
 
 /// The report without the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks.
 pub(crate) fn report(report: &Report) -> JsonReport {
@@ -70,5 +79,237 @@ pub(crate) fn outcome(summary: &OutcomeSummary) -> OutcomeBlock {
         outcome_rate: summary.outcome_rate,
         structural_clean_rate: summary.structural_clean_rate,
         clean_rate: summary.clean_rate,
+    }
+}
+
+/// The `pass_k` block of the report.
+pub(crate) fn pass_k(table: &PassKTable) -> PassKBlock {
+    let values = |ks: &[PassK]| ks.iter().map(|p| p.value).collect::<Vec<f64>>();
+    PassKBlock {
+        scenarios: table.scenarios,
+        max_trials: table.max_trials,
+        scenarios_per_k: table.overall.iter().map(|p| p.scenarios).collect(),
+        overall: values(&table.overall),
+        by_check: table
+            .by_check
+            .iter()
+            .map(|(name, ks)| (name.clone(), values(ks)))
+            .collect(),
+    }
+}
+
+/// The `gate` object of the report and of verdict.json ([`GateBlock`] gives its keys).
+pub(crate) fn gate(gate: &Gate) -> GateBlock {
+    let paired = gate.paired.as_ref();
+    GateBlock {
+        verdict: gate.verdict.as_str().to_string(),
+        clean_rate: gate.clean_rate,
+        usage: gate
+            .usage
+            .iter()
+            .map(|delta| {
+                (
+                    delta.measure.clone(),
+                    format::UsageDelta {
+                        baseline: delta.baseline.clone(),
+                        candidate: delta.candidate,
+                        delta_pct: delta.delta_pct,
+                    },
+                )
+            })
+            .collect(),
+        band: gate.band.clone(),
+        pass_threshold: gate.pass_threshold,
+        fail_threshold: gate.fail_threshold,
+        stats: GateStatsBlock {
+            baseline_mean: gate.stats.baseline_mean,
+            drop: gate.stats.drop,
+            p_value: gate.stats.p_value,
+            alpha: ALPHA,
+            power: POWER,
+            required_n: gate.stats.required_n,
+            additional_n: gate.stats.additional_n,
+        },
+        regressions: gate.regressions.clone(),
+        missing: gate.missing.clone(),
+        policy_violations: gate.policy_violations.clone(),
+        workflow_violations: gate.workflow_violations.clone(),
+        warnings: gate.warnings.iter().map(gate_lines::warning).collect(),
+        // Added after 0.4.1's keys, and only with --metric pass^k.
+        metric: gate_lines::metric(gate),
+        // Added after 0.4.1's keys, and only outside the default mode.
+        decided_by: paired.map(|_| gate.mode.as_str().to_string()),
+        band_verdict: paired.map(|_| gate.band_verdict.as_str().to_string()),
+        paired: paired.map(paired_block),
+        intervals: paired.map(intervals_block),
+    }
+}
+
+/// The `paired` object of the gate.
+fn paired_block(paired: &PairedGate) -> PairedBlock {
+    let s = &paired.stats;
+    PairedBlock {
+        verdict: paired.verdict.as_str().to_string(),
+        method: s.method.as_str().to_string(),
+        scenarios: s.n,
+        baseline_rate: s.baseline_rate,
+        candidate_rate: s.candidate_rate,
+        drop: s.drop,
+        discordant: s.discordant,
+        regressed: paired.regressed.clone(),
+        improved: paired.improved.clone(),
+        p_value: s.p_value,
+        alpha: ALPHA,
+        power: POWER,
+        required_n: s.required_n,
+        additional_n: paired.additional_n,
+    }
+}
+
+/// The `intervals` object of the gate.
+fn intervals_block(paired: &PairedGate) -> IntervalsBlock {
+    IntervalsBlock {
+        confidence: CONFIDENCE,
+        method: "scenario bootstrap, percentile".to_string(),
+        resamples: RESAMPLES,
+        seed: SEED,
+        clean_rate: paired.intervals.candidate,
+        difference: paired.intervals.difference,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::gate::fixtures::{self, all_clean_band, glm_band, with_failures};
+    use crate::gate::{GateMode, evaluate, evaluate_mode};
+
+    fn value(gate: &Gate) -> Value {
+        serde_json::to_value(super::gate(gate)).unwrap()
+    }
+
+    /// Reference: `faultgate check examples/gate/candidate_gpt.json --band <glm band> --json r.json`.
+    #[test]
+    fn gpt_candidate_against_the_glm_band_matches_the_reference() {
+        let gate = evaluate(&glm_band(), &fixtures::candidate_gpt());
+        let expected = json!({
+            "verdict": "FAIL",
+            "clean_rate": 0.4,
+            "usage": {"latency_ms": {"baseline": 16483.333333333332, "candidate": 21900.0, "delta_pct": 32.9}},
+            "band": [0.9333333333333333, 0.9333333333333333],
+            "pass_threshold": 0.9,
+            "fail_threshold": 0.8333333333333334,
+            "stats": {
+                "baseline_mean": 0.9333333333333333, "drop": 0.5333333333333333,
+                "p_value": 1.0099101221960893e-08, "alpha": 0.05, "power": 0.8,
+                "required_n": null, "additional_n": null
+            },
+            "regressions": ["r-0208", "r-0214", "r-0216", "r-0224", "r-0226", "r-0232", "r-0258", "r-0263",
+                "r-0279", "r-0286", "r-0292", "r-0317", "r-0320", "r-0322", "r-0330", "r-0344", "r-0350"],
+            "missing": [],
+            "policy_violations": [],
+            "warnings": ["band built from 2 baseline runs; use 3 or more for a stable noise estimate"]
+        });
+        assert_eq!(value(&gate), expected);
+        assert_eq!(
+            serde_json::to_string(&value(&gate)).expect("json"),
+            serde_json::to_string(&expected).expect("json"),
+            "key order"
+        );
+    }
+
+    #[test]
+    fn fail_by_significance_with_run_spread() {
+        let gate = evaluate(
+            &fixtures::spread_band(),
+            &fixtures::spread_candidate(&[1, 2, 3]),
+        );
+        let expected = json!({
+            "verdict": "FAIL", "clean_rate": 0.8095238095238095,
+            "usage": {"cost_usd": {"baseline": 0.2, "candidate": 0.9285714285714286, "delta_pct": 364.3}},
+            "band": [0.95, 1], "pass_threshold": 0.9023809523809523, "fail_threshold": 0.8071428571428572,
+            "stats": {"baseline_mean": 0.9753968253968254, "drop": 0.16587301587301584,
+                "p_value": 0.034735753288469784, "alpha": 0.05, "power": 0.8,
+                "required_n": null, "additional_n": null},
+            "regressions": ["s01", "q"], "missing": ["zz"], "policy_violations": [],
+            "warnings": ["1 band scenario(s) absent from this run, counted as not clean"]
+        });
+        assert_eq!(value(&gate), expected);
+    }
+
+    #[test]
+    fn workflow_violations_appear_only_when_the_workflow_check_ran() {
+        let band = all_clean_band();
+        let mut run = with_failures(0);
+        run.workflow_violations = Some(vec!["t-skipped".into()]);
+        let blocked = value(&evaluate(&band, &run));
+        let keys: Vec<&str> = blocked
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys[keys.len() - 3..],
+            ["policy_violations", "workflow_violations", "warnings"]
+        );
+        assert_eq!(blocked["workflow_violations"], json!(["t-skipped"]));
+        run.workflow_violations = Some(Vec::new());
+        assert_eq!(
+            value(&evaluate(&band, &run))["workflow_violations"],
+            json!([])
+        );
+        // Without the workflow check the gate object keeps 0.4.1's keys.
+        assert!(
+            value(&evaluate(&band, &with_failures(0)))
+                .get("workflow_violations")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn paired_keys_appear_only_outside_the_band_mode() {
+        let band = fixtures::worked_band();
+        let clean_runs = band.clean_runs.clone().expect("per-scenario data");
+        let plain = evaluate_mode(
+            &band,
+            &fixtures::worked_candidate(),
+            GateMode::Band,
+            Some(&clean_runs),
+            None,
+        );
+        assert!(value(&plain).get("paired").is_none());
+        assert!(value(&plain).get("decided_by").is_none());
+        let mut run = fixtures::worked_candidate();
+        for (i, (_, clean)) in run.scenario_clean.iter_mut().enumerate() {
+            if (1..7).contains(&i) {
+                *clean = true;
+            }
+        }
+        let paired = value(&evaluate_mode(
+            &band,
+            &run,
+            GateMode::Paired,
+            Some(&clean_runs),
+            None,
+        ));
+        assert_eq!(paired["decided_by"], "paired");
+        assert_eq!(paired["band_verdict"], "PASS");
+        assert_eq!(paired["paired"]["verdict"], "PASS");
+        assert_eq!(paired["intervals"]["seed"], 16);
+        let keys: Vec<&str> = paired
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys[keys.len() - 5..],
+            [
+                "warnings",
+                "decided_by",
+                "band_verdict",
+                "paired",
+                "intervals"
+            ]
+        );
     }
 }

@@ -69,7 +69,7 @@ fn number(v: &Value) -> f64 {
 }
 
 /// The paired gate's lines (`--gate paired` or `both`).
-fn paired_lines(gate: &Gate, paired: &crate::gate::decision::PairedGate) -> Vec<String> {
+fn paired_lines(gate: &Gate, paired: &crate::gate::PairedGate) -> Vec<String> {
     use crate::gate::stats::{ALPHA, POWER};
     let s = &paired.stats;
     let mut lines = vec![format!(
@@ -475,9 +475,10 @@ fn chart(gate: &Gate, band: &BandFile) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::checks::{Gating, Reasons, VerdictColumn};
-    use crate::gate::{RunSummary, evaluate};
+    use crate::gate::evaluate;
     use crate::redact::Redaction;
     use crate::report::ReportCheck;
+    use crate::report::gate_input::run_summary;
     use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
     use serde_json::json;
 
@@ -545,7 +546,7 @@ mod tests {
 
     fn render_against_band(report: &Report) -> (Gate, String) {
         let band = band();
-        let gate = evaluate(&band, &RunSummary::from_report(report));
+        let gate = evaluate(&band, &run_summary(report));
         let text = render(&Summary {
             report,
             outcome: None,

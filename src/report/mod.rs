@@ -3,10 +3,15 @@
 //! Renderers (terminal, JSON, and the others) read only this model. Reasons, agents and scenario keys
 //! stored here are already redacted. The report knows each active check by its name and the role the
 //! run's selection gave it ([`ReportCheck`]), so no output asks the check registry.
+//!
+//! The gate sits below the report: `gate_input` hands it a run's counts, and the renderers word what
+//! it decided (`json` builds the gate object, `gate_lines` the lines `check` and `baseline` print).
 
 pub(crate) mod audit;
 pub(crate) mod colour;
 pub mod format;
+pub(crate) mod gate_input;
+pub(crate) mod gate_lines;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod junit;

@@ -1,0 +1,95 @@
+//! The input files of a run: the trace paths expanded into files, grouped into runs (one per argument
+//! for `baseline`), and the share of them one shard reads.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::cli::CliError;
+use crate::error::display_path;
+use crate::partial::RunEntry;
+use crate::report::repro;
+
+/// One input file of a run: its place in the whole input list, its run (a `baseline` argument) and
+/// its size.
+#[derive(Debug, Clone)]
+pub(crate) struct InputFile {
+    pub index: usize,
+    pub run: usize,
+    pub path: PathBuf,
+    pub bytes: u64,
+    /// Found by walking a folder (not named, nor matched by a pattern): a file there that holds no
+    /// traces is skipped with an input warning instead of failing the run.
+    pub walked: bool,
+}
+
+/// Every input file of a run, in input order, and the runs they belong to.
+pub(crate) struct Inputs {
+    pub files: Vec<InputFile>,
+    pub runs: Vec<RunEntry>,
+    /// SHA-256 of the list (runs, paths and sizes): every shard of one run computes the same.
+    pub digest: String,
+}
+
+impl Inputs {
+    /// Lists the files behind `paths`: one run over all of them, or (`per_arg`, for `baseline`) one
+    /// run per argument.
+    pub(crate) fn list(paths: &[PathBuf], per_arg: bool) -> Result<Inputs, CliError> {
+        let groups: Vec<crate::ingest::paths::Inputs> = if per_arg {
+            paths
+                .iter()
+                .map(|p| crate::ingest::expand_inputs(std::slice::from_ref(p)))
+                .collect::<Result<_, _>>()?
+        } else {
+            vec![crate::ingest::expand_inputs(paths)?]
+        };
+        for group in &groups {
+            if let Some(note) = group.skipped_note() {
+                writeln!(std::io::stderr(), "{note}")?;
+            }
+        }
+        let runs = if per_arg {
+            paths
+                .iter()
+                .map(|p| RunEntry {
+                    arg: p.to_string_lossy().into_owned(),
+                    shown: repro::display_path(p).unwrap_or_else(|| display_path(p)),
+                })
+                .collect()
+        } else {
+            vec![RunEntry {
+                arg: String::new(),
+                shown: String::new(),
+            }]
+        };
+        let mut files = Vec::new();
+        let mut listing = String::new();
+        for (run, group) in groups.into_iter().enumerate() {
+            for (path, walked) in group.files.into_iter().zip(group.walked) {
+                let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+                listing.push_str(&format!("{run}\t{bytes}\t{}\n", path.to_string_lossy()));
+                files.push(InputFile {
+                    index: files.len(),
+                    run,
+                    path,
+                    bytes,
+                    walked,
+                });
+            }
+        }
+        Ok(Inputs {
+            files,
+            runs,
+            digest: crate::digest::sha256_hex(listing.as_bytes()),
+        })
+    }
+
+    /// The files of shard `k` of `n` ([`crate::partial::shard_plan`]), or all of them.
+    pub(crate) fn share(&self, shard: Option<(usize, usize)>) -> Vec<InputFile> {
+        let Some((k, n)) = shard else {
+            return self.files.clone();
+        };
+        let sizes: Vec<u64> = self.files.iter().map(|f| f.bytes).collect();
+        let plan = crate::partial::shard_plan(&sizes, n);
+        plan[k - 1].iter().map(|&i| self.files[i].clone()).collect()
+    }
+}

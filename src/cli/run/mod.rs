@@ -1,0 +1,162 @@
+//! One run of the checks over trace files, as `check`, `baseline` and `calibrate` make it.
+//!
+//! The steps they share are [`execute`]'s, in this order: resolve the run flags, refuse output flags
+//! given with `--partial`, print the notes about checks that cannot run, read what must fail fast (the
+//! band, the labels), refuse outputs that would overwrite an input, list the input files, then either
+//! produce the run and write it as a partial, or let the command produce it and write its outputs. A
+//! command configures the run through [`RunCommand`]: what it refuses, reads, writes and records, and
+//! how it finishes.
+//!
+//! The parts: the input files and shards (`inputs`), producing the verdicts (`produce`), what a
+//! produced run must satisfy (`policy`), a partial's manifest (`manifest`) and the checks on outputs
+//! before any work (`safety`).
+
+mod inputs;
+mod manifest;
+mod policy;
+mod produce;
+mod safety;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+pub(crate) use inputs::{InputFile, Inputs};
+pub(crate) use produce::{Produced, input_warnings};
+pub(crate) use safety::Outputs;
+
+use super::args::RunArgs;
+use super::selection::{Resolved, resolve};
+use super::{CliError, ExitStatus};
+use crate::partial::{MANIFEST_FILE, OtherInput, VERDICTS_FILE};
+
+/// A command that runs the checks over trace files. [`execute`] runs it; the defaults fit a command
+/// that reads nothing before the run and records nothing of its own in a partial.
+pub(crate) trait RunCommand {
+    /// The subcommand, as a partial records it.
+    const NAME: &'static str;
+    /// One run per trace argument (`baseline`) instead of one run over all of them.
+    const RUN_PER_ARGUMENT: bool = false;
+    /// Print the notes about checks that cannot run only after [`RunCommand::prepare`] and the output
+    /// checks (as `calibrate` does), not before them.
+    const NOTES_LATE: bool = false;
+    /// What the command reads before any work (the band, the labels), so that a bad file fails fast.
+    type Prepared;
+
+    /// The trace arguments.
+    fn traces(&self) -> &[PathBuf];
+    /// The run flags.
+    fn run_args(&self) -> &RunArgs;
+    /// The output flags, by name and whether they were given, that `--partial` refuses.
+    fn outputs_given(&self) -> Vec<(&'static str, bool)>;
+    /// Fits the resolved run to the outputs (which reasons to keep, raw keys, failing steps).
+    fn configure(&self, _resolved: &mut Resolved) {}
+    /// Reads what must fail before any work.
+    fn prepare(&self) -> Result<Self::Prepared, CliError>;
+    /// The outputs the command writes (`--partial`'s are added) and its other inputs.
+    fn outputs(&self) -> Outputs<'_>;
+    /// Settings of the command's own that a partial records after the shared ones.
+    fn partial_settings(
+        &self,
+        _prepared: &Self::Prepared,
+    ) -> Result<Vec<(&'static str, String)>, CliError> {
+        Ok(Vec::new())
+    }
+    /// Inputs besides the traces that a partial records for the merged run's audit.
+    fn other_inputs(&self) -> Result<Vec<OtherInput>, CliError> {
+        Ok(Vec::new())
+    }
+    /// The reproduce command a partial records (none by default).
+    fn repro(&self) -> String {
+        String::new()
+    }
+    /// Produces the run and writes the outputs; returns the exit code.
+    fn write_outputs(
+        &self,
+        prepared: Self::Prepared,
+        run: &Run<'_>,
+    ) -> Result<ExitStatus, CliError>;
+}
+
+/// A run whose input files are listed, for [`RunCommand::write_outputs`] to produce.
+pub(crate) struct Run<'a> {
+    pub resolved: &'a Resolved,
+    pub inputs: &'a Inputs,
+    /// `--shard K/N`.
+    pub shard: Option<(usize, usize)>,
+    /// When the work began (before the input files were listed).
+    pub started: Instant,
+}
+
+impl Run<'_> {
+    /// The input files this shard reads (every file without `--shard`).
+    pub(crate) fn share(&self) -> Vec<InputFile> {
+        self.inputs.share(self.shard)
+    }
+
+    /// Produces the run over `files` and holds it to the post-run policy (file errors, skipped files,
+    /// `--strict-input`, the judge's end).
+    pub(crate) fn produce(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
+        let outcome = produce::produce(files, self.resolved)?;
+        let mut produced = policy::accept(outcome, self.resolved.strict_input)?;
+        produced.judge_usage = policy::finish_judge(self.resolved, &produced.batches)?;
+        Ok(produced)
+    }
+}
+
+/// Runs `command`: the shared steps in their order, and the command's own where it has them.
+pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError> {
+    let args = command.run_args();
+    let mut resolved = resolve(args)?;
+    let mut given = command.outputs_given();
+    given.push(("--judge-record", resolved.judge_record.is_some()));
+    safety::refuse_outputs_with_partial(args.partial.as_ref(), &given)?;
+    command.configure(&mut resolved);
+    if !C::NOTES_LATE {
+        print_notes(&resolved)?;
+    }
+    let prepared = command.prepare()?;
+    let mut outputs = command.outputs();
+    outputs.dirs.push((
+        "--partial",
+        args.partial.as_ref(),
+        &[MANIFEST_FILE, VERDICTS_FILE],
+    ));
+    safety::refuse_overwriting_inputs(&outputs, command.traces(), args)?;
+    if C::NOTES_LATE {
+        print_notes(&resolved)?;
+    }
+    let started = Instant::now();
+    let inputs = Inputs::list(command.traces(), C::RUN_PER_ARGUMENT)?;
+    let run = Run {
+        resolved: &resolved,
+        inputs: &inputs,
+        shard: args.shard,
+        started,
+    };
+    let Some(dir) = &args.partial else {
+        return command.write_outputs(prepared, &run);
+    };
+    let produced = run.produce(run.share())?;
+    let own = command.partial_settings(&prepared)?;
+    let settings = manifest::settings_of(C::NAME, args, &resolved, &inputs, &own)?;
+    let others = command.other_inputs()?;
+    let manifest = manifest::manifest(
+        C::NAME,
+        settings,
+        &resolved,
+        &inputs,
+        others,
+        command.repro(),
+    );
+    manifest::write_partial(dir, manifest, produced, args.shard.map_or(0, |s| s.0))
+}
+
+/// Prints the notes of a resolved run to stderr.
+fn print_notes(resolved: &Resolved) -> Result<(), CliError> {
+    let mut stderr = std::io::stderr().lock();
+    for note in &resolved.notes {
+        writeln!(stderr, "{note}")?;
+    }
+    Ok(())
+}

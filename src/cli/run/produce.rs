@@ -1,0 +1,183 @@
+//! Producing a run: reading its files and running the checks, one verdict batch per file, with each
+//! file's warnings, skip reasons and failing traces' steps, as a partial holds them.
+
+use std::path::PathBuf;
+
+use super::inputs::InputFile;
+use crate::cli::CliError;
+use crate::cli::selection::Resolved;
+use crate::error::display_path;
+use crate::partial::Usage;
+use crate::report::steps::TraceSteps;
+use crate::report::{Report, VerdictBatch};
+
+/// What running the checks over some input files produced: one verdict batch per file.
+pub(crate) struct Produced {
+    pub files: Vec<InputFile>,
+    pub batches: Vec<VerdictBatch>,
+    /// The steps kept of each file's failing traces (for the HTML report).
+    pub failing_steps: Vec<Vec<TraceSteps>>,
+    /// Each file's input warnings (the run's trace-identity warnings go with its last file).
+    pub warnings: Vec<Vec<String>>,
+    /// Why each file was skipped, for a walked file that holds no traces.
+    pub skipped: Vec<Option<String>>,
+    /// Tokens the judge used, when the run has one.
+    pub judge_usage: Option<Usage>,
+}
+
+/// What reading the files gave, before [`super::policy`] accepts it.
+pub(crate) struct Outcome {
+    /// The verdicts and what goes with them; the judge's usage is filled in once its run ends.
+    pub produced: Produced,
+    /// Why each file that could not be read failed, in input order.
+    pub errors: Vec<String>,
+    /// Lines for stderr about files that were read (traces without content).
+    pub notices: Vec<String>,
+}
+
+/// A run's input warnings, from each file's warnings and skip reasons in input order: what the JSON
+/// report's `input_warnings` lists.
+pub(crate) fn input_warnings<'a>(
+    warnings: impl IntoIterator<Item = &'a Vec<String>>,
+    skipped: impl IntoIterator<Item = &'a Option<String>>,
+) -> Vec<String> {
+    let mut out: Vec<String> = warnings.into_iter().flatten().cloned().collect();
+    let skipped: Vec<&str> = skipped.into_iter().flatten().map(String::as_str).collect();
+    if !skipped.is_empty() {
+        out.push(format!(
+            "skipped {} file(s) in the folders given that hold no traces: {}",
+            skipped.len(),
+            skipped.join("; ")
+        ));
+    }
+    out
+}
+
+/// Reads every file and runs the checks; a file that cannot be read is noted and the others are still
+/// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]).
+pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outcome, CliError> {
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    if let Some(bar) = &resolved.progress {
+        bar.start(&paths);
+    }
+    let mut outcomes = crate::pipeline::run_files(&paths, &resolved.settings);
+    // One trace id is one trace across the run's files (see `identity`).
+    let mut shared =
+        crate::pipeline::merge_shared_traces(&paths, &mut outcomes, &resolved.settings);
+    if let Some(bar) = &resolved.progress {
+        bar.clear();
+    }
+    let redaction = resolved.settings.redaction;
+    let settings = &resolved.settings;
+    let mut batches = Vec::with_capacity(files.len());
+    // The steps of the run's first failing traces, per file: a file keeps what is left of the run's
+    // room, so a share keeps every step a run over all of it could show.
+    let mut failing_steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
+    let mut file_warnings: Vec<Vec<String>> = Vec::with_capacity(files.len());
+    let mut skipped: Vec<Option<String>> = Vec::with_capacity(files.len());
+    let mut kept = 0;
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let empty = || {
+        VerdictBatch::try_new(arrow_array::RecordBatch::new_empty(
+            settings.verdict_schema(),
+        ))
+        .expect("an empty verdict batch")
+    };
+    for (outcome, input) in outcomes.into_iter().zip(&files) {
+        match outcome {
+            Ok(file) => {
+                if file.without_content > 0 {
+                    warnings.push(format!(
+                        "warning: {} trace(s) in {} carry no content attributes; the judge sees structure only",
+                        file.without_content,
+                        display_path(&file.path)
+                    ));
+                }
+                let shown = display_path(&file.path);
+                file_warnings.push(
+                    file.unread_tools
+                        .warning(&shown, redaction)
+                        .into_iter()
+                        .collect(),
+                );
+                skipped.push(None);
+                batches.push(one_batch(settings, file.batches));
+                let room = settings.failing_steps.saturating_sub(kept);
+                let steps: Vec<TraceSteps> = file.failing_steps.into_iter().take(room).collect();
+                kept += steps.len();
+                failing_steps.push(steps);
+            }
+            Err(e) if input.walked && e.is_not_traces() => {
+                file_warnings.push(Vec::new());
+                skipped.push(Some(e.short_reason()));
+                batches.push(empty());
+                failing_steps.push(Vec::new());
+            }
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    // Traces merged across files are checked once, after every file; their rows, steps and warnings
+    // go with the last file, where a run over all the files reports them.
+    if let Some(last) = batches.len().checked_sub(1) {
+        let extra = file_warnings.last_mut().expect("one per file");
+        extra.append(&mut shared.warnings);
+        extra.extend(
+            shared
+                .unread_tools
+                .warning("the traces merged across files", redaction),
+        );
+        if let Some(merged) = shared.verdicts.take() {
+            let both = vec![batches.pop().expect("a last batch"), merged];
+            batches.push(one_batch(settings, both));
+        }
+        let room = settings.failing_steps.saturating_sub(kept);
+        failing_steps[last].extend(shared.failing_steps.drain(..).take(room));
+    }
+    if settings.keep_raw_scenario {
+        for batch in &mut batches {
+            *batch = crate::partial::digest_raw_keys(batch)
+                .map_err(|e| CliError::Invalid(format!("verdict table: {e}")))?;
+        }
+    }
+    Ok(Outcome {
+        produced: Produced {
+            files,
+            batches,
+            failing_steps,
+            warnings: file_warnings,
+            skipped,
+            judge_usage: None,
+        },
+        errors,
+        notices: warnings,
+    })
+}
+
+impl Produced {
+    /// The report of what was produced.
+    pub(crate) fn report(self, resolved: &Resolved) -> Report {
+        let warnings = input_warnings(&self.warnings, &self.skipped);
+        resolved.report(
+            self.batches,
+            self.failing_steps.into_iter().flatten().collect(),
+            warnings,
+        )
+    }
+}
+
+/// A file's verdict batches as one batch (a partial holds one per file).
+fn one_batch(
+    settings: &crate::pipeline::RunSettings,
+    mut batches: Vec<VerdictBatch>,
+) -> VerdictBatch {
+    if batches.len() == 1 {
+        return batches.pop().expect("one batch");
+    }
+    arrow_select::concat::concat_batches(
+        &settings.verdict_schema(),
+        batches.iter().map(VerdictBatch::record_batch),
+    )
+    .and_then(VerdictBatch::try_new)
+    .expect("batches of one verdict schema concatenate")
+}

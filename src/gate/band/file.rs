@@ -1,0 +1,232 @@
+//! band.json: the keys `baseline` writes, in order, and how they read back.
+
+use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::Band;
+use crate::gate::MEASURES;
+
+/// The band's decision rule, written verbatim into band.json.
+const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
+the baseline mean is significant (one-sided, alpha 0.05); else INCONCLUSIVE with the n needed for power 0.8";
+
+/// The band.json key of the per-scenario clean-run counts (in `scenarios` order), written by
+/// `baseline --per-scenario` for the paired gate.
+pub(crate) const SCENARIO_CLEAN_RUNS: &str = "scenario_clean_runs";
+
+/// The band.json key of pass^k per run, written when a baseline run has several traces for a key:
+/// `{"k": K, "per_run": [[pass^1, …, pass^K] per run]}`.
+pub(crate) const PASS_K: &str = "pass_k";
+
+/// band.json, written by `baseline` and read by `check --band`.
+///
+/// The gate reads a band leniently, as 0.4.1 did, and echoes some of its values: those fields are
+/// [`Value`]s holding what the file has (the doc says what faultgate writes there). A key faultgate
+/// requires is `None` when the file lacks it and `Some(Value::Null)` when it is `null`. Keys only
+/// written (`n`, `rule`, `clean_rate.mean`) are not read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandJson {
+    /// Judge name of the baseline runs (a string). Required.
+    #[serde(default, deserialize_with = "present")]
+    pub judge: Option<Value>,
+    /// Active check list of the baseline runs (a list of strings). Required.
+    #[serde(default, deserialize_with = "present")]
+    pub checks: Option<Value>,
+    /// Number of baseline runs (an integer). Required: a whole number, 1 or more.
+    #[serde(default, deserialize_with = "present")]
+    pub runs: Option<Value>,
+    /// Number of `scenarios`. Not read back.
+    #[serde(skip_deserializing)]
+    pub n: usize,
+    /// Scenario keys present in every baseline run, sorted by code point. Required, not empty.
+    #[serde(default, deserialize_with = "present")]
+    pub scenarios: Option<Value>,
+    /// The per-run clean rates. Required, an object.
+    #[serde(default, deserialize_with = "present")]
+    pub clean_rate: Option<Shaped<BandCleanRate>>,
+    /// Scenarios clean in every baseline run, sorted. Required, a list.
+    #[serde(default, deserialize_with = "present")]
+    pub clean_in_all_runs: Option<Value>,
+    /// Measure (`tokens`, `latency_ms`, `cost_usd`) → its mean over every trace of every run that
+    /// recorded it, or `null`. Optional when read.
+    #[serde(default, deserialize_with = "present")]
+    pub usage: Option<Shaped<Map<String, Value>>>,
+    /// The decision rule in words (a fixed sentence). Not read back.
+    #[serde(skip_deserializing)]
+    pub rule: String,
+    /// pass^1 … pass^k of each baseline run; written by `baseline --pass-k` when some run had several
+    /// traces for a scenario, needed by `check --metric pass^k`. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pass_k: Option<Shaped<BandPassKJson>>,
+    /// Per scenario (in `scenarios` order), the number of baseline runs it was clean in; written by
+    /// `baseline --per-scenario`, needed by `check --gate paired` and `both`. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scenario_clean_runs: Option<Value>,
+}
+
+/// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandCleanRate {
+    /// Lowest per-run rate, from 0 to 1. Required; the gate's thresholds start from it.
+    #[serde(default, deserialize_with = "present")]
+    pub min: Option<Value>,
+    /// Highest per-run rate, from 0 to 1, at least `min`. Required.
+    #[serde(default, deserialize_with = "present")]
+    pub max: Option<Value>,
+    /// Mean of `per_run`. Not read back.
+    #[serde(skip_deserializing)]
+    pub mean: f64,
+    /// Each run's rate, one per run. When read: optional (`[min, max]` stands in for a band without
+    /// it), else as many rates from 0 to 1 as `runs`.
+    #[serde(default, deserialize_with = "present")]
+    pub per_run: Option<Value>,
+}
+
+/// A band's `pass_k`: pass^1 … pass^k of each baseline run over the shared scenarios.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandPassKJson {
+    /// The largest k every shared scenario has traces for in every run (1 or more).
+    pub k: u32,
+    /// Per run, `[pass^1, …, pass^k]`: one list of k numbers per run, at least one run.
+    pub per_run: Vec<Vec<f64>>,
+}
+
+/// A band value that should be an object: `T` when it is an object that reads as `T`, else the value
+/// as written, so the reader can name the key that is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shaped<T> {
+    /// An object that reads as `T`.
+    Object(T),
+    /// Anything else, as written.
+    Other(Value),
+}
+
+impl<T: Serialize> Serialize for Shaped<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Shaped::Object(fields) => fields.serialize(serializer),
+            Shaped::Other(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl<'de, T: de::DeserializeOwned> Deserialize<'de> for Shaped<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Object(fields) => {
+                let object = Value::Object(fields);
+                Ok(T::deserialize(&object).map_or(Shaped::Other(object), Shaped::Object))
+            }
+            other => Ok(Shaped::Other(other)),
+        }
+    }
+}
+
+/// A key that is present, even as `null`: `Some(value)`; with `#[serde(default)]`, a missing key is
+/// `None`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+impl Band {
+    /// band.json, keys in 0.4.1's order ([`BandJson`] gives them).
+    pub fn to_wire(&self) -> BandJson {
+        self.to_wire_with(false, false)
+    }
+
+    /// band.json with optional keys after 0.4.1's (which 0.4.1 ignores): with `per_scenario`,
+    /// `SCENARIO_CLEAN_RUNS`, each scenario's count of clean runs, which the paired gate needs; with
+    /// `pass_k` and runs that had trials, `PASS_K`, which `--metric pass^k` needs.
+    pub fn to_wire_with(&self, per_scenario: bool, pass_k: bool) -> BandJson {
+        BandJson {
+            judge: Some(Value::from(self.judge.clone())),
+            checks: Some(Value::from(self.checks.clone())),
+            runs: Some(Value::from(self.runs)),
+            n: self.scenarios.len(),
+            scenarios: Some(Value::from(self.scenarios.clone())),
+            clean_rate: Some(Shaped::Object(BandCleanRate {
+                min: Some(Value::from(self.min())),
+                max: Some(Value::from(self.max())),
+                mean: self.mean(),
+                per_run: Some(Value::from(self.per_run.clone())),
+            })),
+            clean_in_all_runs: Some(Value::from(self.clean_in_all_runs.clone())),
+            usage: Some(Shaped::Object(
+                MEASURES
+                    .iter()
+                    .zip(self.usage)
+                    .map(|(name, mean)| (name.to_string(), Value::from(mean)))
+                    .collect(),
+            )),
+            rule: RULE.to_string(),
+            pass_k: self.pass_k.as_ref().filter(|_| pass_k).map(|table| {
+                Shaped::Object(BandPassKJson {
+                    k: table.k,
+                    per_run: table.per_run.clone(),
+                })
+            }),
+            scenario_clean_runs: per_scenario.then(|| Value::from(self.clean_runs.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::gate::BandBuilder;
+    use crate::gate::fixtures;
+
+    #[test]
+    fn band_over_glm_runs_matches_the_reference() {
+        let (run1, run2) = (fixtures::glm_run1(), fixtures::glm_run2());
+        let mut builder = BandBuilder::new();
+        builder.add_run(&run1);
+        builder.add_run(&run2);
+        let band = builder.finish().expect("band");
+        let json = serde_json::to_value(band.to_wire()).unwrap();
+        assert_eq!(json["n"], json!(30));
+        assert_eq!(json["clean_rate"]["min"], json!(0.9333333333333333));
+        assert_eq!(
+            json["clean_rate"]["per_run"],
+            json!([0.9333333333333333, 0.9333333333333333])
+        );
+        assert_eq!(json["clean_in_all_runs"].as_array().map(Vec::len), Some(26));
+        assert_eq!(
+            json["usage"],
+            json!({"tokens": null, "latency_ms": 16483.333333333332, "cost_usd": null})
+        );
+        let keys: Vec<&str> = json
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "judge",
+                "checks",
+                "runs",
+                "n",
+                "scenarios",
+                "clean_rate",
+                "clean_in_all_runs",
+                "usage",
+                "rule"
+            ]
+        );
+    }
+}

@@ -1,0 +1,162 @@
+//! What a gate decides, as plain values: the verdict, the band gate's numbers, the paired gate beside
+//! it, and the warnings about the comparison.
+//!
+//! The band gate ([`super::verdict`]) fills a [`Gate`]; the paired layer ([`super::decision`]) adds its
+//! [`PairedGate`] and may change the verdict. Both only compute: the report words and renders these
+//! values (the `gate` object of the JSON report, the lines `check --band` prints).
+
+use serde_json::Value;
+
+use super::bootstrap::Intervals;
+use super::paired::PairedStats;
+use super::stats::GateStats;
+
+/// The gate's decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The candidate is within the band: exit 0.
+    Pass,
+    /// The candidate regressed (or a hard block fired): exit 1.
+    Fail,
+    /// Too few traces to tell a regression from noise.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The verdict as printed and written: `PASS`, `FAIL` or `INCONCLUSIVE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Inconclusive => "INCONCLUSIVE",
+        }
+    }
+
+    /// The process exit code the verdict implies: 1 only on FAIL.
+    pub fn exit_code(self) -> i32 {
+        i32::from(self == Verdict::Fail)
+    }
+}
+
+/// Which test decides the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GateMode {
+    /// 0.4.1's band gate alone, byte for byte.
+    #[default]
+    Band,
+    /// The paired per-scenario test decides; the band gate is reported beside it.
+    Paired,
+    /// Both are reported; the gate fails when either fails.
+    Both,
+}
+
+impl GateMode {
+    /// The mode as `--gate` spells it (`band`, `paired`, `both`).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            GateMode::Band => "band",
+            GateMode::Paired => "paired",
+            GateMode::Both => "both",
+        }
+    }
+}
+
+/// A usage measure of the candidate next to the band's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageDelta {
+    /// Measure name as the band file spells it.
+    pub measure: String,
+    /// The band's value, as read.
+    pub baseline: Value,
+    /// The candidate's mean over traces that recorded the measure.
+    pub candidate: f64,
+    /// Change in percent, rounded to one decimal.
+    pub delta_pct: f64,
+}
+
+/// Something about the comparison the reader should know; it does not change the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateWarning {
+    /// The band was built with another judge or check list than this run's.
+    OtherRuns {
+        /// The band's `judge`, as read.
+        band_judge: Value,
+        /// The band's `checks`, as read.
+        band_checks: Value,
+        /// This run's judge.
+        judge: String,
+        /// This run's active checks.
+        checks: Vec<String>,
+    },
+    /// Band scenarios absent from this run (their number), counted as not clean.
+    MissingScenarios(usize),
+    /// The band was built from fewer than 3 runs: its `runs`, as read.
+    FewBaselineRuns(Value),
+    /// Scenario keys carried by more than one trace of this run, in first-seen order.
+    RepeatedKeys(Vec<String>),
+    /// With pass^k: band scenarios that have fewer than `k` traces in this run, counted as pass^k 0.
+    FewTrials {
+        /// How many such scenarios.
+        scenarios: usize,
+        /// The band's k.
+        k: u32,
+    },
+}
+
+/// The outcome of a candidate against a band.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    /// The decision that sets the exit code.
+    pub verdict: Verdict,
+    /// Share of band scenarios clean in the candidate (absent ones count as not clean).
+    pub clean_rate: f64,
+    /// Each band measure with a non-zero baseline that the candidate recorded, in the band's order.
+    pub usage: Vec<UsageDelta>,
+    /// The band's `clean_rate.min` and `clean_rate.max`, as read.
+    pub band: [Value; 2],
+    /// `min - 1/n`: a clean rate at or above it passes.
+    pub pass_threshold: f64,
+    /// `min - 3/n`: a clean rate below it fails.
+    pub fail_threshold: f64,
+    /// `required_n` and `additional_n` are set only for INCONCLUSIVE.
+    pub stats: GateStats,
+    /// Band `clean_in_all_runs` entries not clean now, in band order.
+    pub regressions: Vec<Value>,
+    /// Band scenarios the candidate does not have, in band order.
+    pub missing: Vec<Value>,
+    /// Candidate trace ids where `policy` fired: each one fails the gate.
+    pub policy_violations: Vec<String>,
+    /// Candidate trace ids where `workflow` fired: each one fails the gate. `None` when the workflow
+    /// check did not run; then the gate object has no `workflow_violations` key, as in 0.4.1.
+    pub workflow_violations: Option<Vec<String>>,
+    /// Warnings about the comparison (another judge or check list, missing scenarios, few runs).
+    pub warnings: Vec<GateWarning>,
+    /// Which test decides `verdict` ([`GateMode::Band`] unless `--gate paired` or `both`).
+    pub mode: GateMode,
+    /// The band gate's own verdict; equals `verdict` in [`GateMode::Band`].
+    pub band_verdict: Verdict,
+    /// The paired gate and intervals, outside [`GateMode::Band`].
+    pub paired: Option<PairedGate>,
+    /// k, when `--metric pass^k` put pass^k in place of the clean rate.
+    pub pass_k: Option<u32>,
+    /// Band `clean_rate.min` and `max` as numbers, for the terminal line.
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+}
+
+/// The paired gate's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedGate {
+    /// The paired test's verdict: what decides with `--gate paired`, and half of `--gate both`.
+    pub verdict: Verdict,
+    /// The paired test over the band's scenarios.
+    pub stats: PairedStats,
+    /// Keys of the scenarios in `stats.regressed`, in band order.
+    pub regressed: Vec<Value>,
+    /// Keys of the scenarios in `stats.improved`, in band order.
+    pub improved: Vec<Value>,
+    /// `required_n` minus the band's scenarios, at least 0.
+    pub additional_n: Option<u64>,
+    /// Bootstrap intervals of the candidate clean rate and of candidate minus baseline.
+    pub intervals: Intervals,
+}

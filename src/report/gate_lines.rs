@@ -1,0 +1,379 @@
+//! The gate and the band in words: the lines `check --band` and `baseline` print, and the wording of
+//! the gate's warnings, which the JSON gate object lists too.
+//!
+//! The gate computes ([`crate::gate`]); these functions only format its values, 0.4.1's lines byte for
+//! byte where 0.4.1 prints them. The CLI decides where each line goes.
+
+use crate::compat::fmt::{float_repr, fmt_fixed, py_repr, py_str};
+use crate::gate::bootstrap::CONFIDENCE;
+use crate::gate::passk::PassKTable;
+use crate::gate::stats::{ALPHA, POWER};
+use crate::gate::{Band, Gate, GateMode, GateWarning, PairedGate, RunDigest, Verdict};
+
+/// A warning about the comparison, as the JSON gate object lists it and stderr prints it after
+/// `warning: `.
+pub(crate) fn warning(warning: &GateWarning) -> String {
+    match warning {
+        GateWarning::OtherRuns {
+            band_judge,
+            band_checks,
+            judge,
+            checks,
+        } => format!(
+            "band was built with judge={} checks={}; this run used judge={judge} checks={}",
+            py_str(band_judge),
+            py_repr(band_checks),
+            py_repr(&serde_json::Value::from(checks.clone()))
+        ),
+        GateWarning::MissingScenarios(count) => {
+            format!("{count} band scenario(s) absent from this run, counted as not clean")
+        }
+        GateWarning::FewBaselineRuns(runs) => format!(
+            "band built from {} baseline runs; use 3 or more for a stable noise estimate",
+            py_str(runs)
+        ),
+        GateWarning::RepeatedKeys(keys) => repeated_keys_warning(keys),
+        GateWarning::FewTrials { scenarios, k } => format!(
+            "{scenarios} band scenario(s) have fewer than {k} traces in this run, counted as pass^{k} 0"
+        ),
+    }
+}
+
+/// The warning for keys carried by several traces of one run (not printed by 0.4.1).
+pub(crate) fn repeated_keys_warning(keys: &[String]) -> String {
+    format!(
+        "{} scenario key(s) carried by more than one trace, each clean only if all its traces are: {}",
+        keys.len(),
+        keys.join(", ")
+    )
+}
+
+/// What the band gate compared, when `--metric pass^k` put pass^k in place of the clean rate.
+pub(crate) fn metric(gate: &Gate) -> Option<String> {
+    gate.pass_k.map(|k| format!("pass^{k}"))
+}
+
+/// The lines `check --band` prints: (stderr warnings, stdout gate lines).
+///
+/// `band_runs_text` is the band's `runs` in str-notation ([`crate::gate::BandFile::runs_text`]).
+pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec<String>) {
+    let stderr = gate
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {}", warning(w)))
+        .collect();
+    // Outside the default mode the band line names its own verdict and a last line the decision.
+    let prefix = if gate.paired.is_some() {
+        "band gate"
+    } else {
+        "gate"
+    };
+    let mut stdout = vec![format!(
+        "{prefix}: {} \u{b7} {} {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
+        gate.band_verdict.as_str(),
+        metric(gate).as_deref().unwrap_or("clean rate"),
+        fmt_fixed(gate.clean_rate, 2),
+        fmt_fixed(gate.lo, 2),
+        fmt_fixed(gate.hi, 2),
+        band_runs_text,
+        fmt_fixed(gate.fail_threshold, 2),
+        fmt_fixed(gate.stats.p_value, 3)
+    )];
+    if gate.band_verdict == Verdict::Inconclusive {
+        stdout.push(format!(
+            "inconclusive: a drop of {} needs {} scenarios to tell from noise (alpha {}, power {}) \u{b7} run {} more",
+            fmt_fixed(gate.stats.drop, 2),
+            gate.stats.required_n.unwrap_or(0),
+            float_repr(ALPHA),
+            fmt_fixed(POWER, 2),
+            gate.stats.additional_n.unwrap_or(0)
+        ));
+    }
+    if !gate.policy_violations.is_empty() {
+        stdout.push(format!(
+            "gate: FAIL \u{b7} policy violation in {} trace(s) (hard block)",
+            gate.policy_violations.len()
+        ));
+    }
+    if let Some(violations) = gate.workflow_violations.as_ref().filter(|v| !v.is_empty()) {
+        stdout.push(format!(
+            "gate: FAIL \u{b7} workflow violation in {} trace(s) (hard block)",
+            violations.len()
+        ));
+    }
+    if !gate.regressions.is_empty() {
+        let keys: Vec<String> = gate.regressions.iter().map(py_str).collect();
+        stdout.push(format!(
+            "regressions (clean in every baseline, not now): {}",
+            keys.join(", ")
+        ));
+    }
+    if let Some(paired) = &gate.paired {
+        stdout.extend(paired_lines(paired));
+        let by = match gate.mode {
+            GateMode::Both => "band and paired",
+            _ => "paired",
+        };
+        stdout.push(format!("gate: {} (decided by {by})", gate.verdict.as_str()));
+    }
+    (stderr, stdout)
+}
+
+/// The stdout lines of the paired gate and the intervals.
+fn paired_lines(paired: &PairedGate) -> Vec<String> {
+    let s = &paired.stats;
+    let mut lines = vec![format!(
+        "paired gate: {} \u{b7} {} regressed, {} improved, {} discordant of {} scenarios \u{b7} {} p={} (alpha {})",
+        paired.verdict.as_str(),
+        paired.regressed.len(),
+        paired.improved.len(),
+        s.discordant,
+        s.n,
+        s.method.as_str(),
+        fmt_fixed(s.p_value, 3),
+        float_repr(ALPHA)
+    )];
+    if paired.verdict == Verdict::Inconclusive {
+        lines.push(format!(
+            "inconclusive: the paired test needs {} scenarios to detect a drop of {} (alpha {}, power {}) \u{b7} run {} more",
+            s.required_n.unwrap_or(0),
+            fmt_fixed(s.drop, 2),
+            float_repr(ALPHA),
+            fmt_fixed(POWER, 2),
+            paired.additional_n.unwrap_or(0)
+        ));
+    }
+    let [c_lo, c_hi] = paired.intervals.candidate;
+    let [d_lo, d_hi] = paired.intervals.difference;
+    lines.push(format!(
+        "interval ({}%, scenario bootstrap): clean rate {} [{}, {}] \u{b7} change from baseline {} [{}, {}]",
+        fmt_fixed(CONFIDENCE * 100.0, 0),
+        fmt_fixed(s.candidate_rate, 2),
+        fmt_fixed(c_lo, 2),
+        fmt_fixed(c_hi, 2),
+        fmt_fixed(-s.drop, 2),
+        fmt_fixed(d_lo, 2),
+        fmt_fixed(d_hi, 2)
+    ));
+    if !paired.improved.is_empty() {
+        let keys: Vec<String> = paired.improved.iter().map(py_str).collect();
+        lines.push(format!(
+            "improved (clean in no baseline run, clean now): {}",
+            keys.join(", ")
+        ));
+    }
+    lines
+}
+
+/// The one-line pass^k summary printed after the run's summary line.
+pub(crate) fn pass_k_line(table: &PassKTable) -> String {
+    let values: Vec<String> = table
+        .overall
+        .iter()
+        .map(|p| format!("pass^{} {}", p.k, fmt_fixed(p.value, 2)))
+        .collect();
+    format!(
+        "trials: {} scenarios, up to {} traces each \u{b7} {}",
+        table.scenarios,
+        table.max_trials,
+        values.join(" \u{b7} ")
+    )
+}
+
+/// The stdout line `baseline` prints after checking one run; `path` is the argument as typed.
+pub(crate) fn run_line(path: &str, digest: &RunDigest, elapsed_secs: f64) -> String {
+    format!(
+        "{path}: {} traces \u{b7} clean rate {} \u{b7} {}s",
+        digest.traces,
+        fmt_fixed(digest.line_clean_rate, 2),
+        fmt_fixed(elapsed_secs, 1)
+    )
+}
+
+/// The stderr note `baseline` prints for fewer than three runs.
+pub(crate) fn few_runs_note(runs: usize) -> Option<String> {
+    (runs < 3).then(|| format!("note: {runs} baseline runs measure noise poorly; use 3 or more"))
+}
+
+/// The closing stdout line of `baseline`; `out` is the `--out` argument as typed.
+pub(crate) fn band_line(band: &Band, out: &str) -> String {
+    format!(
+        "band [{}, {}] over {} scenarios \u{d7} {} runs \u{b7} {} clean in every run \u{b7} written to {}",
+        fmt_fixed(band.min(), 2),
+        fmt_fixed(band.max(), 2),
+        band.scenarios.len(),
+        band.runs,
+        band.clean_in_all_runs.len(),
+        out
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::fixtures::{self, all_clean_band, glm_band, spread_band, with_failures};
+    use crate::gate::{BandBuilder, evaluate, evaluate_mode};
+
+    /// Reference: `faultgate check examples/gate/candidate_gpt.json --band <glm band>`.
+    #[test]
+    fn gpt_candidate_against_the_glm_band_prints_the_reference_lines() {
+        let band = glm_band();
+        let gate = evaluate(&band, &fixtures::candidate_gpt());
+        let (stderr, stdout) = gate_lines(&gate, &band.runs_text());
+        assert_eq!(
+            stderr,
+            ["warning: band built from 2 baseline runs; use 3 or more for a stable noise estimate"]
+        );
+        assert_eq!(
+            stdout,
+            [
+                "gate: FAIL · clean rate 0.40 vs band [0.93, 0.93] from 2 baseline runs · fail below 0.83 · p=0.000",
+                "regressions (clean in every baseline, not now): r-0208, r-0214, r-0216, r-0224, r-0226, r-0232, \
+r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, r-0350",
+            ]
+        );
+    }
+
+    /// Reference: the same candidate with `--golden` against the shipped, older examples/gate/band.json.
+    #[test]
+    fn shipped_band_warns_about_its_check_list() {
+        let band = fixtures::shipped_band();
+        let run = fixtures::candidate_gpt_with_golden();
+        let gate = evaluate(&band, &run);
+        let words: Vec<String> = gate.warnings.iter().map(warning).collect();
+        assert_eq!(
+            words,
+            [
+                "band was built with judge=none checks=['search_loop', 'abstention', 'policy', 'wrong_answer', \
+'truncation']; this run used judge=none checks=['search_loop', 'abstention', 'policy', 'repeated_call', \
+'unrecovered_tool_error', 'context_overflow', 'wrong_answer', 'truncation']",
+                "band built from 2 baseline runs; use 3 or more for a stable noise estimate",
+            ]
+        );
+        let (_, stdout) = gate_lines(&gate, &band.runs_text());
+        assert_eq!(
+            stdout[0],
+            "gate: FAIL · clean rate 0.30 vs band [0.80, 0.87] from 2 baseline runs · fail below 0.70 · p=0.000"
+        );
+    }
+
+    #[test]
+    fn inconclusive_lines_match_the_reference() {
+        let band = all_clean_band();
+        let gate = evaluate(&band, &with_failures(2));
+        let (_, stdout) = gate_lines(&gate, &band.runs_text());
+        assert_eq!(
+            stdout,
+            [
+                "gate: INCONCLUSIVE · clean rate 0.93 vs band [1.00, 1.00] from 2 baseline runs · fail below 0.90 · p=0.072",
+                "inconclusive: a drop of 0.07 needs 89 scenarios to tell from noise (alpha 0.05, power 0.80) · run 59 more",
+                "regressions (clean in every baseline, not now): s00, s01",
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_of_a_band_with_run_spread() {
+        let band = spread_band();
+        let gate = evaluate(&band, &fixtures::spread_candidate(&[1, 2, 3]));
+        let (stderr, stdout) = gate_lines(&gate, &band.runs_text());
+        assert_eq!(
+            stderr,
+            ["warning: 1 band scenario(s) absent from this run, counted as not clean"]
+        );
+        assert_eq!(
+            stdout[0],
+            "gate: FAIL · clean rate 0.81 vs band [0.95, 1.00] from 3 baseline runs · fail below 0.81 · p=0.035"
+        );
+        let gate = evaluate(&band, &fixtures::spread_candidate(&[1, 2]));
+        let (_, stdout) = gate_lines(&gate, &band.runs_text());
+        assert_eq!(
+            stdout[1],
+            "inconclusive: a drop of 0.12 needs 67 scenarios to tell from noise (alpha 0.05, power 0.80) · run 46 more"
+        );
+    }
+
+    #[test]
+    fn hard_blocks_print_their_own_line() {
+        let band = all_clean_band();
+        let mut run = with_failures(0);
+        run.policy_violations = vec!["trace-outside-the-band".into()];
+        let (_, stdout) = gate_lines(&evaluate(&band, &run), "2");
+        assert_eq!(
+            stdout[1],
+            "gate: FAIL · policy violation in 1 trace(s) (hard block)"
+        );
+        let mut run = with_failures(0);
+        run.workflow_violations = Some(vec!["t-skipped".into()]);
+        let (_, stdout) = gate_lines(&evaluate(&band, &run), "2");
+        assert_eq!(
+            stdout[1..],
+            ["gate: FAIL · workflow violation in 1 trace(s) (hard block)"]
+        );
+        run.workflow_violations = Some(Vec::new());
+        assert_eq!(gate_lines(&evaluate(&band, &run), "2").1.len(), 1);
+    }
+
+    #[test]
+    fn repeated_keys_and_short_trials_are_worded() {
+        let mut run = with_failures(0);
+        run.scenario_clean.insert(5, ("s05".into(), false));
+        let gate = evaluate(&all_clean_band(), &run);
+        assert_eq!(
+            gate.warnings.last().map(warning).as_deref(),
+            Some(
+                "1 scenario key(s) carried by more than one trace, each clean only if all its traces are: s05"
+            )
+        );
+        assert_eq!(
+            warning(&GateWarning::FewTrials { scenarios: 3, k: 2 }),
+            "3 band scenario(s) have fewer than 2 traces in this run, counted as pass^2 0"
+        );
+    }
+
+    #[test]
+    fn paired_and_both_modes_print_each_gate_and_the_decision() {
+        let band = fixtures::worked_band();
+        let clean_runs = band.clean_runs.clone().expect("per-scenario data");
+        let gate = evaluate_mode(
+            &band,
+            &fixtures::worked_candidate(),
+            GateMode::Both,
+            Some(&clean_runs),
+            None,
+        );
+        let (_, stdout) = gate_lines(&gate, &band.runs_text());
+        assert_eq!(
+            stdout,
+            [
+                "band gate: INCONCLUSIVE · clean rate 0.68 vs band [0.70, 0.80] from 3 baseline runs · fail below 0.67 · p=0.168",
+                "inconclusive: a drop of 0.07 needs 514 scenarios to tell from noise (alpha 0.05, power 0.80) · run 414 more",
+                "regressions (clean in every baseline, not now): s00, s01, s02, s03, s04, s05, s06",
+                "paired gate: FAIL · 7 regressed, 0 improved, 17 discordant of 100 scenarios · paired permutation (exact) p=0.014 (alpha 0.05)",
+                "interval (95%, scenario bootstrap): clean rate 0.68 [0.58, 0.77] · change from baseline -0.07 [-0.13, -0.01]",
+                "gate: FAIL (decided by band and paired)",
+            ]
+        );
+    }
+
+    #[test]
+    fn baseline_lines_match_the_reference() {
+        let mut builder = BandBuilder::new();
+        let digest = builder.add_run(&fixtures::glm_run1());
+        builder.add_run(&fixtures::glm_run2());
+        let band = builder.finish().expect("band");
+        assert_eq!(
+            band_line(&band, "out/band.json"),
+            "band [0.93, 0.93] over 30 scenarios × 2 runs · 26 clean in every run · written to out/band.json"
+        );
+        assert_eq!(
+            run_line("examples/gate/baseline_glm_run1.json", &digest, 0.1),
+            "examples/gate/baseline_glm_run1.json: 30 traces · clean rate 0.93 · 0.1s"
+        );
+        assert_eq!(
+            few_runs_note(2).as_deref(),
+            Some("note: 2 baseline runs measure noise poorly; use 3 or more")
+        );
+        assert_eq!(few_runs_note(3), None);
+    }
+}
