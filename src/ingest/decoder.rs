@@ -14,18 +14,16 @@
 //! rows, for the run to merge.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
-use super::Format;
+use super::ReadOptions;
 use super::json::ParseFailure;
 use crate::error::InputError;
 use crate::table::record::TraceRecord;
-use crate::table::{TableBuilder, TableOptions, TraceBatch};
+use crate::table::{TableBuilder, TraceBatch};
 
 /// Told how far a read has got, for a progress display. Calls come from worker threads, in any order.
 pub trait ReadProgress: Send + Sync {
@@ -33,47 +31,6 @@ pub trait ReadProgress: Send + Sync {
     fn advance(&self, traces: usize, bytes: u64);
     /// A file is finished (read whole or refused); `bytes` is the part of its size not yet reported.
     fn file_done(&self, bytes: u64);
-}
-
-/// How a file is read.
-#[derive(Clone)]
-pub struct ReadOptions {
-    /// The format to read the file as; [`Format::Auto`] detects it.
-    pub format: Format,
-    /// What the tables keep beyond what every check reads.
-    pub table: TableOptions,
-    /// Traces a batch holds at most.
-    pub batch_traces: usize,
-    /// Bytes of input a batch holds at most (a single larger trace makes a batch of its own).
-    pub batch_bytes: usize,
-    /// Build and check several batches at once. Off when the per-batch work must not overlap (a
-    /// judge's calls for one batch already run in parallel, and its memo holds one batch).
-    pub parallel_batches: bool,
-    /// Where to report progress, if anywhere.
-    pub progress: Option<Arc<dyn ReadProgress>>,
-    /// Trace ids whose traces are kept whole instead of becoming rows (the traces other files of the run
-    /// also hold, merged once every file is read; see `crate::identity`).
-    pub hold: Option<Arc<HashSet<String>>>,
-}
-
-impl ReadOptions {
-    /// Options for `format` and `table`, with the defaults for everything else.
-    pub fn new(format: Format, table: TableOptions) -> ReadOptions {
-        ReadOptions {
-            format,
-            table,
-            batch_traces: 1024,
-            batch_bytes: 8 << 20,
-            parallel_batches: true,
-            progress: None,
-            hold: None,
-        }
-    }
-
-    /// Returns true if and only if decoders must keep every attribute, not just those checks read.
-    pub fn all_attributes(&self) -> bool {
-        self.table.root_attributes
-    }
 }
 
 /// One JSON document of a file: the whole file, or one of its JSON lines.
@@ -311,6 +268,8 @@ pub fn for_each_batch<R: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::Format;
+    use crate::table::TableOptions;
     use crate::table::schema::{STEP_RESULT, TRACE_ID, TRACE_PROMPT};
 
     /// Trace ids, prompts and step results of every batch, in the order the sink received them.

@@ -1,41 +1,24 @@
 //! Which format a document is (`--format auto`, docs/compatibility.md §8.1), and the record list vendor
 //! formats read.
 //!
-//! The order formats are tried in comes from their declarations ([`order`]). OTLP documents are
-//! recognised on the simd-json tape, without building values; the record list of a vendor document is
-//! found on its `serde_json::Value`.
+//! The order formats are tried in comes from their declarations (`formats::detection_order`). OTLP
+//! documents are recognised on the simd-json tape, without building values; the record list of a
+//! vendor document is found on its `serde_json::Value`.
 
 use serde_json::{Map, Value};
 use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
-use super::Format;
-use super::decoder::{Decoder, Detection};
 use super::json::{get, to_value};
 
 /// The keys under which an object document may hold its record list, in the order they are tried.
 const LIST_KEYS: [&str; 6] = ["data", "runs", "events", "traces", "spans", "observations"];
 
-/// The formats `--format auto` tries on a parsed document, in order: the order `--format` lists them,
-/// except that a format refining another ([`Detection::Refines`]) is tried just before it. Binary
-/// formats are not among them: only their fast paths recognise them.
-pub(crate) fn order() -> Vec<(Format, &'static dyn Decoder)> {
-    let mut order = Vec::new();
-    for (format, decoder) in Format::decoded().filter(|(_, d)| d.detection() == Detection::Document)
-    {
-        order.extend(
-            Format::decoded().filter(|(_, r)| r.detection() == Detection::Refines(decoder.name())),
-        );
-        order.push((format, decoder));
-    }
-    order
-}
-
 /// The format of a parsed document, or `None` when no reader recognises it (what `ingest::choose`
 /// does for `--format auto`, kept for the detection tests).
 #[cfg(test)]
-fn detect(doc: TapeValue<'_, '_>) -> Option<Format> {
-    order()
+fn detect(doc: TapeValue<'_, '_>) -> Option<super::Format> {
+    super::formats::detection_order()
         .into_iter()
         .find(|(_, d)| d.detect(doc))
         .map(|(format, _)| format)
@@ -148,35 +131,8 @@ pub(crate) fn records(doc: &Value) -> Vec<&Map<String, Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::Format;
     use crate::ingest::json::with_tape;
-
-    #[test]
-    fn formats_are_tried_in_0_4_1_order_then_in_the_order_they_were_added() {
-        let names: Vec<&str> = order().iter().map(|(_, d)| d.name()).collect();
-        assert_eq!(
-            names,
-            [
-                "openinference",
-                "otlp",
-                "langfuse",
-                "langsmith",
-                "braintrust",
-                "trajectory",
-                "tau-bench",
-                "swe-agent",
-                "multi-agent",
-                "any-agent",
-                "langsmith-sdk",
-                "openinference-spans",
-            ]
-        );
-        // Every format is recognised somewhere: on documents here, or by its fast path.
-        for (format, decoder) in Format::decoded() {
-            let tried = order().iter().filter(|(f, _)| *f == format).count();
-            let binary = decoder.detection() == Detection::Binary;
-            assert_eq!(tried, usize::from(!binary), "{}", decoder.name());
-        }
-    }
 
     fn detect_text(text: &str) -> Option<Format> {
         with_tape(text.as_bytes(), detect).unwrap()

@@ -20,7 +20,9 @@ pub(crate) mod paths;
 pub mod scan;
 pub(crate) mod source;
 
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::InputError;
 use crate::table::record::TraceRecord;
@@ -28,9 +30,50 @@ use crate::table::{TableOptions, TraceBatch};
 use decoder::Document;
 use json::with_tape;
 
-pub use decoder::{Decoder, Detection, Fast, ReadOptions, ReadProgress, Traces, for_each_batch};
+pub use decoder::{Decoder, Detection, Fast, ReadProgress, Traces, for_each_batch};
 pub use formats::{DECODERS, Format};
 pub use paths::{Inputs, expand_inputs, expand_paths};
+
+/// How a file is read.
+#[derive(Clone)]
+pub struct ReadOptions {
+    /// The format to read the file as; [`Format::Auto`] detects it.
+    pub format: Format,
+    /// What the tables keep beyond what every check reads.
+    pub table: TableOptions,
+    /// Traces a batch holds at most.
+    pub batch_traces: usize,
+    /// Bytes of input a batch holds at most (a single larger trace makes a batch of its own).
+    pub batch_bytes: usize,
+    /// Build and check several batches at once. Off when the per-batch work must not overlap (a
+    /// judge's calls for one batch already run in parallel, and its memo holds one batch).
+    pub parallel_batches: bool,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn ReadProgress>>,
+    /// Trace ids whose traces are kept whole instead of becoming rows (the traces other files of the run
+    /// also hold, merged once every file is read; see `crate::identity`).
+    pub hold: Option<Arc<HashSet<String>>>,
+}
+
+impl ReadOptions {
+    /// Options for `format` and `table`, with the defaults for everything else.
+    pub fn new(format: Format, table: TableOptions) -> ReadOptions {
+        ReadOptions {
+            format,
+            table,
+            batch_traces: 1024,
+            batch_bytes: 8 << 20,
+            parallel_batches: true,
+            progress: None,
+            hold: None,
+        }
+    }
+
+    /// Returns true if and only if decoders must keep every attribute, not just those checks read.
+    pub fn all_attributes(&self) -> bool {
+        self.table.root_attributes
+    }
+}
 
 /// The refusal of a document no format recognises: every format by its title, JSON formats first, in
 /// the order `--format` lists them (as 0.4.1 lists its own).
@@ -67,7 +110,7 @@ pub fn open<'b>(
         Some(decoder) => vec![(options.format, decoder)],
         None => Format::decoded()
             .filter(|(_, d)| d.detection() == Detection::Binary)
-            .chain(detect::order())
+            .chain(formats::detection_order())
             .collect(),
     };
     let (binary, text): (Vec<_>, Vec<_>) = tried
@@ -149,7 +192,7 @@ fn choose(
 ) -> Result<(Format, &'static dyn Decoder), String> {
     match format.decoder() {
         Some(decoder) => Ok((format, decoder)),
-        None => detect::order()
+        None => formats::detection_order()
             .into_iter()
             .find(|(_, d)| d.detect(doc))
             .ok_or_else(unrecognised),

@@ -26,7 +26,8 @@ use super::spans::group_spans;
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::table::record::{Attrs, TraceRecord, attr, is_tool_span};
 
 /// any-agent traces.

@@ -17,7 +17,8 @@ use simd_json::tape::Value as TapeValue;
 use super::common::{ns, order_trace, payload, set_tool_attrs, wrap_messages};
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::{to_value, with_tape};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 

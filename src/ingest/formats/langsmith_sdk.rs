@@ -28,7 +28,8 @@ use super::openinference_spans::{invalid, parse_documents};
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::get;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 

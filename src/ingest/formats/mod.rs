@@ -5,7 +5,7 @@
 //! `--format auto` tries it, how it recognises a document, its optional fast path, how it reads), and its
 //! line in the `formats!` list below. Everything else is derived from that list: the [`Format`] enum
 //! and [`Format::ALL`] (what `--format` accepts, in the order `--help` lists it), [`Format::name`], the
-//! detection order (`detect::order`) and the refusal that names every format. The steps to add one are in
+//! detection order (`detection_order`) and the refusal that names every format. The steps to add one are in
 //! CONTRIBUTING.md ("Adding a format").
 
 pub(crate) mod any_agent;
@@ -25,7 +25,7 @@ pub(crate) mod swe_agent;
 pub(crate) mod tau;
 pub(crate) mod trajectory;
 
-use crate::ingest::decoder::Decoder;
+use crate::ingest::decoder::{Decoder, Detection};
 
 /// Declares the formats: each line is a [`Format`] variant (with its documentation) and the decoder that
 /// reads it, in the order `--format` lists them. It writes [`Format`] (with `Auto` first),
@@ -56,7 +56,7 @@ macro_rules! formats {
         }
 
         /// Every format's decoder, in the order `--format` lists them (`--format auto` tries them in
-        /// the order their [`Decoder::detection`] gives, see `detect::order`).
+        /// the order their [`Decoder::detection`] gives, see `detection_order`).
         pub static DECODERS: &[&dyn Decoder] = &[$(&$decoder),+];
     };
 }
@@ -106,6 +106,21 @@ impl Format {
     }
 }
 
+/// The formats `--format auto` tries on a parsed document, in order: the order `--format` lists them,
+/// except that a format refining another ([`Detection::Refines`]) is tried just before it. Binary
+/// formats are not among them: only their fast paths recognise them.
+pub(crate) fn detection_order() -> Vec<(Format, &'static dyn Decoder)> {
+    let mut order = Vec::new();
+    for (format, decoder) in Format::decoded().filter(|(_, d)| d.detection() == Detection::Document)
+    {
+        order.extend(
+            Format::decoded().filter(|(_, r)| r.detection() == Detection::Refines(decoder.name())),
+        );
+        order.push((format, decoder));
+    }
+    order
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +136,36 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Format::ALL.len(), "names are unique");
+    }
+
+    #[test]
+    fn formats_are_tried_in_0_4_1_order_then_in_the_order_they_were_added() {
+        let names: Vec<&str> = detection_order().iter().map(|(_, d)| d.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "openinference",
+                "otlp",
+                "langfuse",
+                "langsmith",
+                "braintrust",
+                "trajectory",
+                "tau-bench",
+                "swe-agent",
+                "multi-agent",
+                "any-agent",
+                "langsmith-sdk",
+                "openinference-spans",
+            ]
+        );
+        // Every format is recognised somewhere: on documents here, or by its fast path.
+        for (format, decoder) in Format::decoded() {
+            let tried = detection_order()
+                .iter()
+                .filter(|(f, _)| *f == format)
+                .count();
+            let binary = decoder.detection() == Detection::Binary;
+            assert_eq!(tried, usize::from(!binary), "{}", decoder.name());
+        }
     }
 }

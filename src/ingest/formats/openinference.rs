@@ -19,7 +19,8 @@ use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Detection, Document, Fast, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Detection, Document, Fast, Traces};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr, is_tool_span};
 
 /// The attribute that marks an OpenInference span.

@@ -25,7 +25,8 @@ use super::openinference;
 use super::spans::{MapTrace, group_spans, normalize_content};
 use crate::compat::value::py_str;
 use crate::error::InputError;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::{to_value, with_tape};
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, wanted};
 

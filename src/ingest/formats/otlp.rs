@@ -23,7 +23,8 @@ use simd_json::tape::{Object, Value as TapeValue};
 
 use super::spans::{MapTrace, group_spans, normalize_content};
 use crate::error::InputError;
-use crate::ingest::decoder::{Decoder, Document, Fast, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, Fast, OwnedTraces, Traces};
 use crate::ingest::json::{get, to_value, with_tape};
 use crate::table::record::{AttrValue, Attrs, SpanRecord, wanted};
 

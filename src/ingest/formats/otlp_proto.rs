@@ -27,9 +27,8 @@ use super::spans::{MapTrace, group_spans, normalize_content};
 use crate::digest::lower_hex;
 use crate::error::InputError;
 use crate::ingest::Format;
-use crate::ingest::decoder::{
-    Decoder, Detection, Document, Fast, OwnedTraces, ReadOptions, Traces,
-};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Detection, Document, Fast, OwnedTraces, Traces};
 use crate::table::record::{AttrValue, Attrs, SpanRecord, attr, wanted};
 use pb::common::v1::{AnyValue, KeyValue, any_value};
 use pb::trace::v1::TracesData;
