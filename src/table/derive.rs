@@ -109,6 +109,12 @@ pub(crate) struct Step<'s> {
     pub span: usize,
 }
 
+/// The start of a scenario key derived from the prompt, before the hex digits of its SHA-256.
+const PROMPT_KEY_PREFIX: &str = "p-";
+
+/// The bytes of the prompt's SHA-256 a derived key holds, as two hex digits each.
+const PROMPT_KEY_BYTES: usize = 6;
+
 /// The scenario key: `faultgate.scenario`, else `gen_ai.agent.id`, else a hash of the prompt.
 pub(crate) fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> String {
     if let Some(root) = root {
@@ -119,13 +125,23 @@ pub(crate) fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> Strin
         }
     }
     let digest = Sha256::digest(prompt.as_bytes());
-    let mut key = String::with_capacity(14);
-    key.push_str("p-");
-    for byte in &digest[..6] {
+    let mut key = String::with_capacity(PROMPT_KEY_PREFIX.len() + 2 * PROMPT_KEY_BYTES);
+    key.push_str(PROMPT_KEY_PREFIX);
+    for byte in &digest[..PROMPT_KEY_BYTES] {
         use std::fmt::Write as _;
         let _ = write!(key, "{byte:02x}");
     }
     key
+}
+
+/// Returns true if and only if `key` has the form of a key [`scenario_key`] derives from a prompt:
+/// `p-` and 12 lowercase hex digits. Such a key holds nothing from the trace but a hash, so redaction
+/// leaves it alone even when its digits happen to look like a phone number.
+pub(crate) fn is_prompt_hash_key(key: &str) -> bool {
+    key.strip_prefix(PROMPT_KEY_PREFIX).is_some_and(|hex| {
+        hex.len() == 2 * PROMPT_KEY_BYTES
+            && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
 }
 
 /// The prompt: the root's user messages (or `gen_ai.prompt`), else the first span's that has one.
