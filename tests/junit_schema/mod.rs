@@ -35,7 +35,8 @@ type Particle = (&'static [&'static str], usize, usize);
 
 /// A complex type of the schema.
 struct Type {
-    attributes: &'static [Attribute],
+    /// Its attributes, in groups that several types share.
+    attributes: &'static [&'static [Attribute]],
     children: &'static [Particle],
     /// Text may stand between the children (`mixed`, or a simple `xs:string` type).
     text: bool,
@@ -43,42 +44,32 @@ struct Type {
 
 const MANY: usize = usize::MAX;
 
-const COUNTS: [Attribute; 5] = [
+/// The counts and times of `<testsuites>` and `<testsuite>`.
+const TOTALS: [Attribute; 7] = [
     ("tests", Value::Count, true),
     ("failures", Value::Count, true),
     ("errors", Value::Count, true),
     ("skipped", Value::Count, false),
     ("disabled", Value::Count, false),
+    ("time", Value::Seconds, false),
+    ("timestamp", Value::DateTime, false),
 ];
 
 const TESTSUITES: Type = Type {
-    attributes: &[
-        ("name", Value::Text, false),
-        COUNTS[0],
-        COUNTS[1],
-        COUNTS[2],
-        COUNTS[3],
-        COUNTS[4],
-        ("time", Value::Seconds, false),
-        ("timestamp", Value::DateTime, false),
-    ],
+    attributes: &[&[("name", Value::Text, false)], &TOTALS],
     children: &[(&["testsuite"], 0, MANY)],
     text: false,
 };
 
 const TESTSUITE: Type = Type {
     attributes: &[
-        ("name", Value::Text, true),
-        COUNTS[0],
-        COUNTS[1],
-        COUNTS[2],
-        COUNTS[3],
-        COUNTS[4],
-        ("time", Value::Seconds, false),
-        ("timestamp", Value::DateTime, false),
-        ("hostname", Value::Text, false),
-        ("id", Value::Text, false),
-        ("package", Value::Text, false),
+        &[("name", Value::Text, true)],
+        &TOTALS,
+        &[
+            ("hostname", Value::Text, false),
+            ("id", Value::Text, false),
+            ("package", Value::Text, false),
+        ],
     ],
     children: &[
         (&["properties"], 0, 1),
@@ -90,13 +81,13 @@ const TESTSUITE: Type = Type {
 };
 
 const TESTCASE: Type = Type {
-    attributes: &[
+    attributes: &[&[
         ("name", Value::Text, true),
         ("classname", Value::Text, false),
         ("assertions", Value::Count, false),
         ("time", Value::Seconds, false),
         ("timestamp", Value::DateTime, false),
-    ],
+    ]],
     children: &[
         (&["properties"], 0, 1),
         (&["failure", "error", "skipped"], 0, 1),
@@ -107,10 +98,10 @@ const TESTCASE: Type = Type {
 };
 
 const OUTCOME: Type = Type {
-    attributes: &[
+    attributes: &[&[
         ("message", Value::Text, false),
         ("type", Value::Text, false),
-    ],
+    ]],
     children: &[],
     text: true,
 };
@@ -122,7 +113,7 @@ const PROPERTIES: Type = Type {
 };
 
 const PROPERTY: Type = Type {
-    attributes: &[("name", Value::Text, true), ("value", Value::Text, true)],
+    attributes: &[&[("name", Value::Text, true), ("value", Value::Text, true)]],
     children: &[],
     text: false,
 };
@@ -247,13 +238,15 @@ fn check(element: &Element, path: &str) -> Result<(), String> {
         let (_, value_type, _) = kind
             .attributes
             .iter()
+            .copied()
+            .flatten()
             .find(|(known, _, _)| *known == name.as_str())
             .ok_or_else(|| format!("{path}: attribute {name} is not allowed"))?;
         if !valid(*value_type, value) {
             return Err(format!("{path}: {name}={value:?} is not of its type"));
         }
     }
-    for (name, _, required) in kind.attributes {
+    for (name, _, required) in kind.attributes.iter().copied().flatten() {
         if *required && !element.attributes.iter().any(|(n, _)| n.as_str() == *name) {
             return Err(format!("{path}: attribute {name} is required"));
         }
