@@ -35,6 +35,31 @@ pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
     Ok(hasher.finish_hex())
 }
 
+/// The start of a scenario key derived from a prompt, before the hex digits of its SHA-256.
+const PROMPT_KEY_PREFIX: &str = "p-";
+
+/// The bytes of the prompt's SHA-256 a derived key holds, as two hex digits each.
+const PROMPT_KEY_BYTES: usize = 6;
+
+/// The scenario key of a trace that names none: `p-` and 12 hex digits of its prompt's SHA-256.
+pub(crate) fn prompt_key(prompt: &str) -> String {
+    let digest = sha256(prompt.as_bytes());
+    format!(
+        "{PROMPT_KEY_PREFIX}{}",
+        lower_hex(&digest[..PROMPT_KEY_BYTES])
+    )
+}
+
+/// Returns true if and only if `key` has the form [`prompt_key`] gives: `p-` and 12 lowercase hex
+/// digits. Such a key holds nothing from the trace but a hash, so redaction leaves it alone even when
+/// its digits happen to look like a phone number.
+pub(crate) fn is_prompt_key(key: &str) -> bool {
+    key.strip_prefix(PROMPT_KEY_PREFIX).is_some_and(|hex| {
+        hex.len() == 2 * PROMPT_KEY_BYTES
+            && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 /// Lowercase hex of some bytes, two digits each.
 pub(crate) fn lower_hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;

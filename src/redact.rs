@@ -75,7 +75,13 @@ impl Redaction {
 
     /// The scenario key to write out (§18.4): the raw key when masking leaves it unchanged, else
     /// the masked key plus `#` and 8 hex digits of its SHA-256, so distinct raw keys stay distinct.
+    /// A key of the form faultgate derives from a prompt hash (`p-` and 12 hex digits) is written as
+    /// is: it holds no data of the trace, and about one in 300 of them has only decimal digits, which
+    /// the unseparated phone number pass would take.
     pub fn scenario_key(&self, raw_key: &str) -> String {
+        if crate::digest::is_prompt_key(raw_key) {
+            return raw_key.to_string();
+        }
         match self.mask(raw_key) {
             masked if masked == raw_key => raw_key.to_string(),
             masked => {
@@ -833,7 +839,10 @@ fn phone_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
 // 10. Phone numbers without separators (not in 0.4.1).
 
 /// `\+?` and 10–15 digits, with no letter or digit on either side (an underscore may touch them).
-/// Hex ids (`0123456789abcdef`) are glued to letters and stay.
+/// Hex ids (`0123456789abcdef`) are glued to letters and stay, and so does a millisecond timestamp
+/// of this century (13 ASCII digits starting with `1`, without a `+`): no phone number has that
+/// form, since the only country code starting with 1 is the North American one, whose numbers have
+/// 11 digits. Longer runs (microsecond and nanosecond timestamps) are not phone numbers either.
 fn bare_phone_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> {
     let plus = text.as_bytes().get(at) == Some(&b'+');
     let from = at + usize::from(plus);
@@ -848,6 +857,11 @@ fn bare_phone_at(text: &str, at: usize, edits: &mut Vec<Edit>) -> Option<usize> 
         return Some(digits.end);
     }
     if followed_by(text, digits.end, char::is_alphanumeric) {
+        return Some(digits.end);
+    }
+    let millisecond_timestamp =
+        !plus && digits.end - from == 13 && digits.len == 13 && text.as_bytes()[from] == b'1';
+    if millisecond_timestamp {
         return Some(digits.end);
     }
     edits.push(Edit {
@@ -1157,6 +1171,64 @@ mod tests {
             Redaction::Builtin.scenario_key("a@b.com"),
             Redaction::Builtin.scenario_key("c@d.com")
         );
+    }
+
+    #[test]
+    fn derived_scenario_keys_are_never_masked() {
+        // The prompt-hash key of this prompt has twelve decimal digits, which the unseparated phone
+        // pass masks in running text.
+        let key = crate::table::derive::scenario_key(None, "prompt 171");
+        assert_eq!(key, "p-203279939695");
+        assert_eq!(mask_builtin(&key), "p-<PHONE>");
+        assert_eq!(Redaction::Builtin.scenario_key(&key), key);
+        // Every derived key is written as derived, whatever its digits.
+        for n in 0..3000 {
+            let key = crate::table::derive::scenario_key(None, &format!("prompt {n}"));
+            assert_eq!(Redaction::Builtin.scenario_key(&key), key, "prompt {n}");
+        }
+        // Only that exact form is exempt: a key that merely starts like one is masked as before.
+        assert!(
+            Redaction::Builtin
+                .scenario_key("p-203279939695-2")
+                .starts_with("p-<PHONE>-2#")
+        );
+        assert_ne!(
+            Redaction::Builtin.scenario_key("cust-4155550123"),
+            "cust-4155550123"
+        );
+    }
+
+    /// Ids that are no personal data, next to the unseparated phone pass: what it takes and why.
+    #[test]
+    fn ids_beside_the_unseparated_phone_pass() {
+        let cases = [
+            // Millisecond timestamps of 2001 to 2033: 13 digits starting with 1, which no phone
+            // number has (North American numbers, country code 1, have 11 digits). Kept.
+            ("at 1717171717171 ms", "at 1717171717171 ms"),
+            ("{\"ts\": 1000000000000}", "{\"ts\": 1000000000000}"),
+            // With a `+` it is written as a phone number, and masked.
+            ("+1717171717171", "<PHONE>"),
+            // Microseconds (16 digits) and nanoseconds (19) since the epoch are longer than any
+            // phone number. Kept (0.4.1's card pattern still takes the one in ten of them that
+            // passes the Luhn check, as 0.4.1 does).
+            ("since 1717171717171717", "since 1717171717171717"),
+            (
+                "{\"start_time_unix_nano\": 1717171717171717171}",
+                "{\"start_time_unix_nano\": 1717171717171717171}",
+            ),
+            // Epoch seconds (10 digits) are also a national phone number's length: masked, the
+            // safe side.
+            ("at 1717171717", "at <PHONE>"),
+            // Order numbers of 10 to 15 digits cannot be told from phone numbers: masked, unless a
+            // letter is glued to them (then they are an id).
+            ("order 4001234567 refunded", "order <PHONE> refunded"),
+            ("order ORD4001234567", "order ORD4001234567"),
+            // A 13-digit number not starting with 1 is a possible international number: masked.
+            ("ref 4412345678902", "ref <PHONE>"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(mask_builtin(text), want, "{text:?}");
+        }
     }
 
     #[test]

@@ -290,6 +290,50 @@ fn tau2_results_read_termination_usage_times_and_tool_errors() {
 }
 
 #[test]
+fn tau2_leaderboard_submissions_read_as_their_simulations() {
+    // A trajectory file of the tau2-bench leaderboard: the simulations under a summary, no `info`.
+    let (format, batch) = read("tau/tau2_leaderboard_airline.json");
+    assert_eq!(format, Format::TauBench);
+    let t = traces(&batch);
+    let ids: Vec<(&str, &str)> = t
+        .iter()
+        .map(|t| (t.id.as_str(), t.scenario.as_str()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("task-3#0@tau2_leaderboard_airline", "task-3"),
+            ("task-7#0@tau2_leaderboard_airline", "task-7")
+        ]
+    );
+    let (passed, broken) = (&t[0], &t[1]);
+    assert_eq!(passed.outcome(), Some(&json!(true)));
+    assert_eq!(passed.termination, "user_stop");
+    assert_eq!(
+        passed.tools(),
+        [
+            "get_reservation_details",
+            "get_user_details",
+            "transfer_to_human_agents"
+        ]
+    );
+    assert!(passed.latency_ms.is_some_and(|ms| ms > 0.0));
+    // The run that never started (an infrastructure error) has no messages, hence no steps.
+    assert_eq!(broken.termination, "infrastructure_error");
+    assert!(broken.steps.is_empty());
+    let (run, _) = check_json(
+        "tau2-leaderboard",
+        &["tests/fixtures/formats/tau/tau2_leaderboard_airline.json"],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+#[test]
 fn a_tau_results_file_feeds_baseline_one_scenario_per_task() {
     let dir = scratch("baseline");
     let second = dir.join("run2.json");

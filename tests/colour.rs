@@ -111,6 +111,7 @@ fn on_terminal(no_color: Option<&str>) -> String {
 }
 
 #[test]
+#[ignore = "needs util-linux `script` for a terminal; .ci/run runs it (cargo test -- --ignored)"]
 fn a_terminal_gets_colour_unless_no_color_is_set() {
     assert!(on_terminal(None).contains("\x1b[31mFAIL\x1b[0m"));
     let plain = on_terminal(Some("1"));

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{faultgate_in, root, stderr};
-use std::os::unix::fs::{FileTypeExt, symlink};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -143,14 +143,10 @@ fn a_path_that_looks_like_a_flag_stays_a_path_in_repro_sh() {
     std::fs::create_dir_all(&bin).unwrap();
     symlink(env!("CARGO_BIN_EXE_faultgate"), bin.join("faultgate")).unwrap();
     std::fs::write(bin.join("pip"), "#!/bin/sh\nexit 0\n").unwrap();
-    let made = Command::new("chmod")
-        .arg("+x")
-        .arg(bin.join("pip"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    std::fs::set_permissions(bin.join("pip"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let ran = Command::new("sh")
+    // By the interpreter its first line names (every POSIX system has /bin/sh, on PATH or not).
+    let ran = Command::new("/bin/sh")
         .arg("audit/repro.sh")
         .current_dir(dir.path())
         .env("PATH", path)
@@ -341,88 +337,6 @@ fn extreme_span_times_do_not_overflow_the_latency() {
         stderr(&got)
     );
     assert!(!stderr(&got).contains("panicked"), "{}", stderr(&got));
-}
-
-/// A gzip file of `members` copies of one gzip member holding `member` (a gzip reader reads every
-/// member): 640 members of 16 MiB make a 10 GiB bomb of about 10 MB, built from one 16 MiB compression.
-fn gzip_bomb(prefix: &[u8], member: &[u8], members: usize) -> Vec<u8> {
-    use std::io::Write;
-    let pack = |data: &[u8]| {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        gz.write_all(data).unwrap();
-        gz.finish().unwrap()
-    };
-    let mut bomb = pack(prefix);
-    let one = pack(member);
-    for _ in 0..members {
-        bomb.extend_from_slice(&one);
-    }
-    bomb
-}
-
-/// Runs the binary in `dir` with an address space of 2 GiB (RLIMIT_AS): a reader that holds what it
-/// should have refused fails to allocate and aborts instead of exiting 2. Few threads and malloc
-/// arenas keep the address space the runtime reserves small.
-fn faultgate_within_2_gib(dir: &Path, args: &[&str]) -> Output {
-    Command::new("prlimit")
-        .arg("--as=2147483648")
-        .arg(env!("CARGO_BIN_EXE_faultgate"))
-        .args(args)
-        .current_dir(dir)
-        .env("RAYON_NUM_THREADS", "2")
-        .env("MALLOC_ARENA_MAX", "2")
-        .output()
-        .expect("run faultgate under prlimit")
-}
-
-#[test]
-fn gzip_bombs_exit_2_early_within_a_2_gib_address_space() {
-    let dir = tempfile::tempdir().unwrap();
-    let zeros = gzip_bomb(b"", &vec![0u8; 16 << 20], 640);
-    let spaces = gzip_bomb(b"{\"resourceSpans\": [", &vec![b' '; 16 << 20], 640);
-    assert!(zeros.len() < 16 << 20, "{}", zeros.len());
-    std::fs::write(dir.path().join("zeros.json.gz"), &zeros).unwrap();
-    std::fs::write(dir.path().join("spaces.json.gz"), &spaces).unwrap();
-    for bomb in ["zeros.json.gz", "spaces.json.gz"] {
-        let got = faultgate_within_2_gib(dir.path(), &["check", bomb]);
-        let err = stderr(&got);
-        assert_eq!(got.status.code(), Some(2), "{bomb}: {err}");
-        assert!(
-            err.contains(&format!(
-                "{bomb}: decompresses to more than 200 times its size"
-            )),
-            "{bomb}: {err}"
-        );
-    }
-}
-
-#[test]
-fn a_policy_far_past_the_automaton_limit_is_refused_within_a_2_gib_address_space() {
-    // 400,000 patterns in 13 MB: parsed all at once, their syntax trees alone take gigabytes.
-    let patterns: Vec<String> = (0..400_000)
-        .map(|i| format!(r"secret_{i}_[a-z]+\d{{2,4}}"))
-        .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let policy = serde_json::to_vec(&serde_json::json!({ "deny_patterns": patterns })).unwrap();
-    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
-    let traces = root().join(TRACES);
-    let got = faultgate_within_2_gib(
-        dir.path(),
-        &[
-            "check",
-            &traces.to_string_lossy(),
-            "--policy",
-            "policy.json",
-        ],
-    );
-    let err = stderr(&got);
-    assert_eq!(got.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains(
-            "policy.json: the 400000 deny_patterns compile past the 32 MiB automaton limit"
-        ),
-        "{err}"
-    );
 }
 
 /// Runs the binary in `dir` under `timeout`, so a reader that blocks on a FIFO fails the test instead

@@ -228,6 +228,31 @@ fn langsmith_sdk_batches_merge_updates_into_their_runs() {
 }
 
 #[test]
+fn langsmith_js_sdk_updates_without_ids_merge_into_their_runs() {
+    // The JS SDK's own wrap_openai recording: its patch carries no id, only trace_id and dotted_order.
+    let file = "tests/fixtures/langsmith_sdk/js_wrap_openai_default.json";
+    let (format, batch) = read(file);
+    assert_eq!(format, Format::LangsmithSdk);
+    assert_eq!(
+        facts(&batch),
+        [Facts {
+            trace_id: "dc34609e-3eeb-459d-bc2a-6fedb01d2e6e".into(),
+            prompt: "howdy".into(),
+            answer: "Howdy! How can I assist you today?".into(),
+            // No scenario in the run: the key is the hash of the prompt.
+            scenario: "p-0f1128046248".into(),
+            tokens: (Some(9), Some(9)),
+            steps: Vec::new(),
+        }]
+    );
+    // Created at 1728803137170 ms, ended at 1728803138285 ms (the patch's end time).
+    assert_eq!(batch.trace_f64(TRACE_LATENCY_MS).value(0), 1115.0);
+    let (code, results) = verdicts(&fixture(file), &[]);
+    assert_eq!(code, 0);
+    assert!(results.iter().all(|r| r["detected"] == json!(false)));
+}
+
+#[test]
 fn langsmith_sdk_tool_calls_without_tool_runs_are_steps() {
     // The same agent, traced by the OpenAI wrapper alone: the tool ran outside any run.
     let text =

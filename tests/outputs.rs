@@ -390,3 +390,76 @@ fn an_output_that_cannot_be_written_exits_2() {
         .collect();
     assert!(leftovers.is_empty());
 }
+
+/// One OTLP trace whose root asks `prompt` and carries `attributes` besides.
+fn one_trace(trace_id: &str, prompt: &str, attributes: &[(&str, &str)]) -> Value {
+    let mut attrs = vec![
+        serde_json::json!({"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}),
+        serde_json::json!({"key": "gen_ai.input.messages", "value": {"stringValue":
+            serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": prompt}]}]).to_string()}}),
+        serde_json::json!({"key": "gen_ai.output.messages", "value": {"stringValue":
+            serde_json::json!([{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]).to_string()}}),
+    ];
+    attrs.extend(
+        attributes
+            .iter()
+            .map(|(k, v)| serde_json::json!({"key": k, "value": {"stringValue": v}})),
+    );
+    serde_json::json!({"scopeSpans": [{"spans": [{
+        "traceId": trace_id, "spanId": "r1", "name": "invoke_agent",
+        "startTimeUnixNano": "1790000000000000000", "endTimeUnixNano": "1790000001000000000",
+        "attributes": attrs,
+    }]}]})
+}
+
+#[test]
+fn ids_that_look_like_phone_numbers_are_written_unmasked() {
+    // "prompt 171" hashes to the key p-203279939695, twelve decimal digits; the second trace's key
+    // ends in a millisecond timestamp. Neither is personal data, and 0.4.1 masks neither.
+    let dir = out_dir("unmasked-keys");
+    let export = serde_json::json!({"resourceSpans": [
+        one_trace("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "prompt 171", &[]),
+        one_trace("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "other", &[("faultgate.scenario", "run-1717171717171")]),
+    ]});
+    let traces = dir.join("t.json");
+    std::fs::write(&traces, export.to_string()).unwrap();
+    let report = dir.join("r.json");
+    let audit = dir.join("audit");
+    let band = dir.join("band.json");
+    let (traces, report, audit, band) = (
+        traces.to_str().unwrap(),
+        report.to_str().unwrap(),
+        audit.to_str().unwrap(),
+        band.to_str().unwrap(),
+    );
+    let run = faultgate(&["check", traces, "--json", report, "--audit", audit]);
+    assert!(matches!(run.status.code(), Some(0 | 1)), "{run:?}");
+    let run = faultgate(&["baseline", traces, traces, "--out", band]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let (report, audit, band) = (Path::new(report), Path::new(audit), Path::new(band));
+    let scenarios: Vec<String> = json(report)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["scenario"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        scenarios.iter().any(|s| s == "p-203279939695"),
+        "{scenarios:?}"
+    );
+    assert!(
+        scenarios.iter().any(|s| s == "run-1717171717171"),
+        "{scenarios:?}"
+    );
+    assert!(
+        scenarios.iter().all(|s| !s.contains("<PHONE>")),
+        "{scenarios:?}"
+    );
+    assert_eq!(
+        json(band)["scenarios"],
+        serde_json::json!(["p-203279939695", "run-1717171717171"])
+    );
+    for file in ["verdict.json", "failing_traces.json"] {
+        assert!(!text(&audit.join(file)).contains("<PHONE>"), "{file}");
+    }
+}

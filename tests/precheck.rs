@@ -391,3 +391,50 @@ precheck: FAILED · format unknown · checked 0 of 0 traces · 0 tool steps read
     );
     assert_eq!(code, 2);
 }
+
+#[test]
+fn benchmark_logs_without_times_pass_with_one_note() {
+    // tau-bench, SWE-agent `.traj` and Who&When logs record no times; each is a valid export.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, format, traces, steps) in [
+        (
+            "tests/fixtures/formats/tau/tau_bench_airline.json",
+            "tau-bench",
+            3,
+            7,
+        ),
+        (
+            "tests/fixtures/formats/swe_agent/6e44b9__sweagenttestrepo-1c2844.traj",
+            "swe-agent",
+            1,
+            5,
+        ),
+        (
+            "tests/fixtures/formats/multi_agent/who_and_when_ag2.json",
+            "multi-agent",
+            1,
+            2,
+        ),
+    ] {
+        let (code, out, err) = precheck(root, &[file, "--sample", "0"]);
+        assert_eq!((code, err.as_str()), (0, ""), "{file}: {out}");
+        assert!(!out.contains("missing start time"), "{file}: {out}");
+        let notes: Vec<&str> = out.lines().filter(|l| l.starts_with("note: ")).collect();
+        assert_eq!(
+            notes,
+            [format!("note: format {format} records no times: latency is not measured").as_str()],
+            "{file}"
+        );
+        let summary = out.lines().last().unwrap();
+        assert!(
+            summary.starts_with(&format!(
+                "precheck: OK · format {format} · checked {traces} of {traces} traces · {steps} tool steps read · 0 error(s)"
+            )),
+            "{file}: {summary}"
+        );
+    }
+    // A tau2 results file records each simulation's start and end: nothing to note.
+    let (code, out, _) = precheck(root, &["tests/fixtures/formats/tau/tau2_airline.json"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("note: "), "{out}");
+}

@@ -73,6 +73,7 @@ fn without_elapsed(text: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs util-linux `script` for a terminal; .ci/run runs it (cargo test -- --ignored)"]
 fn a_long_run_shows_progress_on_a_terminal_and_changes_no_output() {
     let dir = tempfile::tempdir().unwrap();
     let export = long_export(dir.path(), 600);

@@ -17,6 +17,7 @@ fn stdout(args: &[&str]) -> String {
 }
 
 #[test]
+#[ignore = "needs bash; .ci/run runs it (cargo test -- --ignored)"]
 fn bash_completion_loads_and_completes_subcommands_and_flags() {
     let script = stdout(&["completions", "bash"]);
     // Source it in a real bash and ask the completion function for `faultgate che` and

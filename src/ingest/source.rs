@@ -1,6 +1,6 @@
 //! Bytes of an input file: memory-mapped when possible, read otherwise.
 //!
-//! This is the crate's only `unsafe` code (the input mapping and the mapping of spilled decompressed input). Parsers never receive the mapping itself (simd-json mutates its
+//! This is the crate's `unsafe` code (the input mapping and the mapping of spilled decompressed input), besides the call of the C library's `erf` in `gate/erf.rs`. Parsers never receive the mapping itself (simd-json mutates its
 //! input); they copy the piece they parse into a per-thread buffer.
 
 #![allow(unsafe_code)]

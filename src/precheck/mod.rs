@@ -100,6 +100,9 @@ pub(crate) struct Precheck {
     /// Tool steps read from the checked traces.
     pub steps: usize,
     pub issues: Vec<Issue>,
+    /// Said once below the issues when, in a format that need not record times, some checked trace
+    /// has none to measure its latency with.
+    pub note: Option<String>,
 }
 
 /// Warned when a policy's `result` / `latest` requirements can never be met.
@@ -128,6 +131,9 @@ impl Precheck {
             out.push_str(&issue.line());
             out.push('\n');
         }
+        if let Some(note) = &self.note {
+            let _ = writeln!(out, "note: {note}");
+        }
         let _ = writeln!(
             out,
             "precheck: {} · format {} · checked {} of {} traces · {} tool steps read · {} error(s), {} warning(s)",
@@ -149,6 +155,7 @@ impl Precheck {
             checked: 0,
             steps: 0,
             issues: vec![Issue::error(None, message)],
+            note: None,
         }
     }
 }
@@ -156,9 +163,7 @@ impl Precheck {
 /// Prechecks one file. Never fails: a file that cannot be read, parsed or loaded is an error issue.
 pub(crate) fn precheck_file(path: &Path, options: &Options) -> Precheck {
     match sample_file(path, options) {
-        Ok((detected, total, batch)) => {
-            precheck_batch(&batch, total, format_name(detected, &batch), options)
-        }
+        Ok((detected, total, batch)) => precheck_batch(&batch, total, detected, options),
         Err(error) => read_failure(path, options.format, &error),
     }
 }
@@ -264,6 +269,16 @@ pub(crate) fn format_name(format: Format, batch: &TraceBatch) -> &'static str {
     }
 }
 
+/// Returns true if and only if exports of `format` give their spans times, so that a span without
+/// one is broken. Benchmark logs (tau-bench, SWE-agent `.traj`, Who&When) record messages, not spans:
+/// some of their files carry timestamps, most carry none, and either is a valid file.
+fn records_times(format: Format) -> bool {
+    !matches!(
+        format,
+        Format::TauBench | Format::SweAgent | Format::MultiAgent
+    )
+}
+
 /// Prechecks traces already read with `detected`.
 #[cfg(test)]
 pub(crate) fn precheck_traces(
@@ -272,23 +287,25 @@ pub(crate) fn precheck_traces(
     options: &Options,
 ) -> Precheck {
     let batch = TraceBatch::build(&traces[..sample_size(options, traces.len())]);
-    precheck_batch(&batch, traces.len(), format_name(detected, &batch), options)
+    precheck_batch(&batch, traces.len(), detected, options)
 }
 
-/// Prechecks the sampled traces' tables of a file holding `total` traces.
+/// Prechecks the sampled traces' tables of a file holding `total` traces read as `detected`.
 fn precheck_batch(
     batch: &TraceBatch,
     total: usize,
-    format: &'static str,
+    detected: Format,
     options: &Options,
 ) -> Precheck {
+    let format = format_name(detected, batch);
     if total == 0 {
         return Precheck::failed(format.into(), "no traces in file".into());
     }
     let checked = batch.len();
     let openinference = format == "openinference";
+    let times = records_times(detected);
     let mut issues: Vec<Issue> = (0..checked)
-        .flat_map(|t| trace_issues(batch, t, openinference))
+        .flat_map(|t| trace_issues(batch, t, openinference, times))
         .collect();
     let steps = batch.steps.num_rows();
     if options.needs_json_results && !any_json_result(batch) {
@@ -307,12 +324,16 @@ fn precheck_batch(
             ),
         ));
     }
+    let unmeasured = batch.trace_f64(TRACE_LATENCY_MS).null_count() > 0;
+    let note = (!times && unmeasured)
+        .then(|| format!("format {format} records no times: latency is not measured"));
     Precheck {
         format: format.into(),
         total,
         checked,
         steps,
         issues,
+        note,
     }
 }
 
@@ -334,8 +355,14 @@ fn is_json_container(raw: &str) -> bool {
     }
 }
 
-/// The issues of trace `t`, in §5.2 order.
-pub(crate) fn trace_issues(batch: &TraceBatch, t: usize, openinference: bool) -> Vec<Issue> {
+/// The issues of trace `t`, in §5.2 order. Without `times` (a format that records none), a span
+/// without a start time is no error; one whose times are backwards still is.
+pub(crate) fn trace_issues(
+    batch: &TraceBatch,
+    t: usize,
+    openinference: bool,
+    times: bool,
+) -> Vec<Issue> {
     let id = batch.trace_str(TRACE_ID).value(t);
     let trace = Some(id);
     let rows = batch.span_rows(t);
@@ -405,6 +432,9 @@ pub(crate) fn trace_issues(batch: &TraceBatch, t: usize, openinference: bool) ->
     for row in rows.clone() {
         let (start, end) = (starts.value(row), ends.value(row));
         let what = if start <= 0 {
+            if !times {
+                continue;
+            }
             "missing start time"
         } else if end != 0 && end < start {
             "ends before it starts"

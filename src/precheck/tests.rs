@@ -198,6 +198,50 @@ fn missing_and_backwards_timestamps_are_errors_in_span_order() {
 }
 
 #[test]
+fn formats_without_times_take_a_missing_time_as_a_note_not_an_error() {
+    let mut spans = clean();
+    for span in &mut spans {
+        span.start_ns = 0;
+        span.end_ns = 0;
+    }
+    let traces = [trace(spans)];
+    for format in [Format::TauBench, Format::SweAgent, Format::MultiAgent] {
+        let p = precheck_traces(&traces, format, &options());
+        assert_eq!(messages(&p), vec![], "{format:?}");
+        assert_eq!(
+            p.render(),
+            format!(
+                "note: format {} records no times: latency is not measured\n\
+                 precheck: OK · format {} · checked 1 of 1 traces · 2 tool steps read · 0 error(s), 0 warning(s)\n",
+                format.name(),
+                format.name()
+            )
+        );
+    }
+    // The formats that define times keep 0.4.1's error (docs/compatibility.md §5.2).
+    let p = precheck_traces(&traces, Format::Langsmith, &options());
+    assert_eq!(p.errors(), 3);
+    assert_eq!(p.note, None);
+}
+
+#[test]
+fn formats_without_times_still_refuse_backwards_times_and_note_only_what_is_unmeasured() {
+    // A tau2 simulation records its start and end: its latency is measured, so nothing is noted.
+    let timed = precheck_traces(&[trace(clean())], Format::TauBench, &options());
+    assert_eq!((timed.errors(), timed.note.as_deref()), (0, None));
+    let mut spans = clean();
+    spans[2].end_ns = spans[2].start_ns - 1;
+    let p = precheck_traces(&[trace(spans)], Format::SweAgent, &options());
+    assert_eq!(
+        messages(&p),
+        vec![(
+            Level::Error,
+            "span t2 (execute_tool fetch): ends before it starts"
+        )]
+    );
+}
+
+#[test]
 fn an_unknown_end_time_is_not_backwards() {
     let mut spans = clean();
     spans[1].end_ns = 0;

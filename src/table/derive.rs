@@ -117,8 +117,7 @@ pub(crate) fn scenario_key(root: Option<&SpanRecord<'_>>, prompt: &str) -> Strin
             }
         }
     }
-    let digest = crate::digest::sha256(prompt.as_bytes());
-    format!("p-{}", crate::digest::lower_hex(&digest[..6]))
+    crate::digest::prompt_key(prompt)
 }
 
 /// The prompt: the root's user messages (or `gen_ai.prompt`), else the first span's that has one.

@@ -2,6 +2,9 @@
 //! (one per document, or one per JSON line), each update merged into the run of the same `id` (later
 //! fields win; an update without its run is a run of its own).
 //!
+//! The JS SDK's updates carry no `id` (it travels in the PATCH URL): they are merged by `dotted_order`,
+//! then `trace_id` (see `merge_runs`).
+//!
 //! Runs are grouped into traces by `trace_id` (else their own id) and mapped as the LangSmith export
 //! format maps them, with what the SDK's OpenAI wrapper records: an llm run's prompt is the last user
 //! message of `inputs.messages` and its answer `outputs.choices[0].message.content`; tokens come from
@@ -11,9 +14,10 @@
 //! tool steps; without them, the `tool_calls` of llm runs' output messages are the steps, with results
 //! from `tool` role messages of later inputs.
 //!
-//! Left unread: `events` (streaming tokens), `serialized`, `tags`, `attachments`, `dotted_order`, and
-//! feedback.
+//! Left unread: `events` (streaming tokens), `serialized`, `tags`, `attachments`, `child_runs`,
+//! `session_name`, `extra.runtime`, and feedback; `dotted_order` only pairs an update with its run.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -75,46 +79,109 @@ impl Decoder for LangsmithSdk {
     }
 }
 
-/// The runs of every batch, in order of first appearance, with their updates merged in.
+/// The runs of every batch, in order of first appearance, with their updates merged in. An update
+/// names its run by `id`. The JS SDK's updates carry none (the id travels in the PATCH URL), so an
+/// update without one is the run of the same `dotted_order` (which is unique to a run), else the one
+/// run of its `trace_id`, else, in a batch that posts one run and updates one, that run.
 fn merge_runs(batches: &[Value]) -> Result<Vec<Map<String, Value>>, String> {
-    let mut runs: Vec<Map<String, Value>> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut runs = Runs::default();
     for (b, batch) in batches.iter().enumerate() {
         let Some(batch) = batch.as_object() else {
             return Err(format!("batch {b} is not an object"));
         };
-        for key in ["post", "patch"] {
-            let Some(items) = batch.get(key) else {
-                continue;
-            };
-            let Some(items) = items.as_array() else {
-                return Err(format!("batch {b}: {key} is not a list"));
-            };
+        let list = |key: &str| match batch.get(key) {
+            None => Ok(&[][..]),
+            Some(Value::Array(items)) => Ok(items.as_slice()),
+            Some(_) => Err(format!("batch {b}: {key} is not a list")),
+        };
+        let (posts, patches) = (list("post")?, list("patch")?);
+        // Where each run this batch posts went, for an update that names none.
+        let mut posted = Vec::with_capacity(posts.len());
+        for (key, items) in [("post", posts), ("patch", patches)] {
             for (i, run) in items.iter().enumerate() {
                 let Some(run) = run.as_object() else {
                     return Err(format!("batch {b}: {key}[{i}] is not an object"));
                 };
-                let Some(id) = run.get("id").filter(|v| py_truthy(v)).map(py_str) else {
-                    return Err(format!("batch {b}: {key}[{i}] has no id"));
+                let at = match run.get("id").filter(|v| py_truthy(v)).map(py_str) {
+                    Some(id) => runs.by_id.get(&id).copied(),
+                    None if key == "patch" => {
+                        let only_run = match (posted.as_slice(), patches.len()) {
+                            (&[at], 1) => Some(at),
+                            _ => None,
+                        };
+                        let at = runs.update_target(run).or(only_run).ok_or_else(|| {
+                            format!(
+                                "batch {b}: patch[{i}] has no id and matches no single run by dotted_order or trace_id"
+                            )
+                        })?;
+                        Some(at)
+                    }
+                    None => return Err(format!("batch {b}: {key}[{i}] has no id")),
                 };
-                match index.get(&id) {
-                    Some(&at) => {
-                        for (k, v) in run {
-                            // An update's empty fields do not erase what the run was created with.
-                            if !v.is_null() || !runs[at].contains_key(k) {
-                                runs[at].insert(k.clone(), v.clone());
-                            }
-                        }
+                let at = match at {
+                    Some(at) => {
+                        runs.update(at, run);
+                        at
                     }
-                    None => {
-                        index.insert(id, runs.len());
-                        runs.push(run.clone());
-                    }
+                    None => runs.add(run),
+                };
+                if key == "post" {
+                    posted.push(at);
                 }
             }
         }
     }
-    Ok(runs)
+    Ok(runs.list)
+}
+
+/// The runs read so far, found by id, by `dotted_order` and by `trace_id`.
+#[derive(Default)]
+struct Runs {
+    list: Vec<Map<String, Value>>,
+    by_id: HashMap<String, usize>,
+    by_order: HashMap<String, usize>,
+    /// A trace id and its run, or `None` when several runs share it.
+    by_trace: HashMap<String, Option<usize>>,
+}
+
+impl Runs {
+    /// Adds a run; returns its index.
+    fn add(&mut self, run: &Map<String, Value>) -> usize {
+        let at = self.list.len();
+        if let Some(id) = run.get("id").filter(|v| py_truthy(v)) {
+            self.by_id.insert(py_str(id), at);
+        }
+        if let Some(order) = run.get("dotted_order").filter(|v| py_truthy(v)) {
+            self.by_order.insert(py_str(order), at);
+        }
+        if let Some(trace) = run.get("trace_id").filter(|v| py_truthy(v)) {
+            self.by_trace
+                .entry(py_str(trace))
+                .and_modify(|one| *one = None)
+                .or_insert(Some(at));
+        }
+        self.list.push(run.clone());
+        at
+    }
+
+    fn update(&mut self, at: usize, update: &Map<String, Value>) {
+        let run = &mut self.list[at];
+        for (k, v) in update {
+            // An update's empty fields do not erase what the run was created with.
+            if !v.is_null() || !run.contains_key(k) {
+                run.insert(k.clone(), v.clone());
+            }
+        }
+    }
+
+    /// The run an update without an id belongs to, by `dotted_order`, else by a `trace_id` that
+    /// names one run only.
+    fn update_target(&self, update: &Map<String, Value>) -> Option<usize> {
+        let key = |k: &str| update.get(k).filter(|v| py_truthy(v)).map(py_str);
+        key("dotted_order")
+            .and_then(|order| self.by_order.get(&order).copied())
+            .or_else(|| key("trace_id").and_then(|trace| self.by_trace.get(&trace).copied()?))
+    }
 }
 
 fn read_runs(runs: &[Map<String, Value>]) -> Result<Vec<TraceRecord<'static>>, String> {
@@ -296,4 +363,73 @@ fn messages(list: Option<&Value>, text_only: bool) -> Vec<Value> {
         out.push(serde_json::json!({"role": role, "parts": parts}));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn merged(batches: &[Value]) -> Result<Vec<Value>, String> {
+        merge_runs(batches).map(|runs| runs.into_iter().map(Value::Object).collect())
+    }
+
+    #[test]
+    fn an_update_without_an_id_joins_the_run_of_its_dotted_order() {
+        // Two runs of one trace, completed out of order, as the JS SDK patches them.
+        let batch = json!({
+            "post": [
+                {"id": "r", "trace_id": "r", "dotted_order": "1Zr", "run_type": "chain"},
+                {"id": "c", "trace_id": "r", "dotted_order": "1Zr.2Zc", "run_type": "tool"},
+            ],
+            "patch": [
+                {"trace_id": "r", "dotted_order": "1Zr.2Zc", "outputs": {"n": 2}},
+                {"trace_id": "r", "dotted_order": "1Zr", "outputs": {"n": 1}},
+            ],
+        });
+        let runs = merged(&[batch]).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(
+            (&runs[0]["id"], &runs[0]["outputs"]),
+            (&json!("r"), &json!({"n": 1}))
+        );
+        assert_eq!(
+            (&runs[1]["id"], &runs[1]["outputs"]),
+            (&json!("c"), &json!({"n": 2}))
+        );
+    }
+
+    #[test]
+    fn without_a_dotted_order_the_trace_id_then_the_only_run_of_the_batch_decide() {
+        let post = json!({"post": [{"id": "a", "trace_id": "t", "run_type": "llm"}]});
+        let by_trace = json!({"patch": [{"trace_id": "t", "outputs": {"x": 1}}]});
+        let runs = merged(&[post, by_trace]).unwrap();
+        assert_eq!((runs.len(), &runs[0]["outputs"]), (1, &json!({"x": 1})));
+
+        let alone = json!({
+            "post": [{"id": "a", "run_type": "llm"}],
+            "patch": [{"outputs": {"x": 2}}],
+        });
+        let runs = merged(&[alone]).unwrap();
+        assert_eq!((runs.len(), &runs[0]["outputs"]), (1, &json!({"x": 2})));
+    }
+
+    #[test]
+    fn an_update_naming_no_single_run_is_refused() {
+        // Two runs share the trace id, and the batch posts two runs: nothing says which one is meant.
+        let batch = json!({
+            "post": [
+                {"id": "a", "trace_id": "t", "run_type": "chain"},
+                {"id": "b", "trace_id": "t", "run_type": "llm"},
+            ],
+            "patch": [{"trace_id": "t", "outputs": {}}],
+        });
+        assert_eq!(
+            merged(&[batch]).unwrap_err(),
+            "batch 0: patch[0] has no id and matches no single run by dotted_order or trace_id"
+        );
+        // A run posted without an id is still refused.
+        let batch = json!({"post": [{"run_type": "llm"}]});
+        assert_eq!(merged(&[batch]).unwrap_err(), "batch 0: post[0] has no id");
+    }
 }

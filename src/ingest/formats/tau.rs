@@ -6,6 +6,9 @@
 //! - **tau2-bench** (`Results`): `{"info", "tasks", "simulations": [...]}`, each simulation a
 //!   `SimulationRun` (`task_id`, `trial`, `termination_reason`, `reward_info`, `messages`, times and
 //!   costs); a single simulation file (the `dir` storage format) or a list of simulations reads the same.
+//!   A leaderboard submission's trajectory file is `{"domain", "agent", "model", "total_tasks",
+//!   "passed", "pass_rate", "simulations": [...]}`, the same simulations under a summary instead of
+//!   `info` and `tasks`; the summary is not read.
 //!
 //! Each simulation is one trace, `task-<task_id>#<trial>@<file name>`. The scenario key is `task-<task_id>`: every trial of a task is the same
 //! scenario, so a results file can feed `baseline`. The reward is the recorded outcome (success when it
@@ -37,6 +40,10 @@ pub(crate) static TAU: DocumentFormat = DocumentFormat {
     map: |docs, path| read(docs, &file_stem(path)),
 };
 
+/// The summary a leaderboard submission's trajectory file carries instead of `info` and `tasks`
+/// (beside `domain`, `agent`, `model` and `passed`): faultgate counts the outcomes itself.
+const LEADERBOARD_SUMMARY: [&str; 2] = ["total_tasks", "pass_rate"];
+
 /// The agent name of every tau trace (results files do not name the agent).
 const AGENT: &str = "agent";
 
@@ -48,13 +55,15 @@ fn is_simulation(v: TapeValue<'_, '_>) -> bool {
     tape_has(v, &["task_id", "termination_reason"])
 }
 
-/// A list of tau-bench records or simulations, a tau2 `Results` object, or one simulation.
+/// A list of tau-bench records or simulations, a tau2 `Results` object, a leaderboard submission's
+/// trajectory file, or one simulation.
 fn detect(doc: TapeValue<'_, '_>) -> bool {
     if doc.as_array().is_some() {
         return tape_first(doc).is_some_and(|r| is_tau_bench_record(r) || is_simulation(r));
     }
     if let Some(sims) = tape_get(doc, "simulations").filter(|s| s.as_array().is_some()) {
-        return tape_first(sims).is_none_or(is_simulation) && tape_has(doc, &["info"]);
+        let results = tape_has(doc, &["info"]) || tape_has(doc, &LEADERBOARD_SUMMARY);
+        return tape_first(sims).is_none_or(is_simulation) && results;
     }
     is_simulation(doc)
 }
@@ -218,6 +227,14 @@ mod tests {
         ));
         assert!(detects(
             r#"{"task_id": "1", "termination_reason": "max_steps", "messages": []}"#
+        ));
+        // A leaderboard submission's trajectory file: a summary instead of `info`.
+        assert!(detects(
+            r#"{"domain": "airline", "agent": "a", "model": "m", "total_tasks": 1, "passed": 1,
+                "pass_rate": 100.0, "simulations": [{"task_id": "1", "termination_reason": "user_stop"}]}"#
+        ));
+        assert!(!detects(
+            r#"{"simulations": [{"task_id": "1", "termination_reason": "user_stop"}]}"#
         ));
         assert!(!detects(r#"[{"task_id": 0, "reward": 1.0}]"#));
         assert!(!detects(r#"{"simulations": [{"id": 1}], "info": {}}"#));
