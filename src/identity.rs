@@ -7,8 +7,11 @@
 //! later file's trace is kept apart, under the id `<trace id>@<file>`, and a warning names both.
 //! Within one file, traces are read as 0.4.1 reads them (each format groups its spans by trace id).
 //!
-//! Most runs share no trace id between files, and pay nothing: the ids come from the verdicts already
-//! kept, and only files that share an id are read again, keeping just the shared traces.
+//! The rule is applied as the files are read: a run first lists every file's trace ids from its index
+//! (`ingest::trace_ids`; for an OTLP/JSON export, the structural scan, with no span parsed) to find the
+//! ids several files hold ([`SharedIds`]), then reads each file once, keeping whole its parts of those
+//! traces, and [`merge`] joins the parts once every file is read. Memory holds the run's ids and the
+//! shared traces' parts, not the archive.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -16,24 +19,33 @@ use std::path::PathBuf;
 use crate::error::display_path;
 use crate::table::record::{SpanRecord, TraceRecord};
 
-/// The trace ids found in more than one file. `ids_per_file` holds each file's ids (repeats allowed).
-pub(crate) fn shared_ids<'a>(ids_per_file: &[Vec<&'a str>]) -> HashSet<&'a str> {
-    let mut first_file: HashMap<&str, usize> = HashMap::new();
-    let mut shared = HashSet::new();
-    for (file, ids) in ids_per_file.iter().enumerate() {
-        for &id in ids {
-            match first_file.get(id) {
+/// The trace ids of a run's files, told file by file, and those found in more than one file.
+#[derive(Debug, Default)]
+pub(crate) struct SharedIds {
+    first_file: HashMap<String, usize>,
+    shared: HashSet<String>,
+}
+
+impl SharedIds {
+    /// Adds the ids of file number `file` (repeats allowed).
+    pub(crate) fn add(&mut self, file: usize, ids: Vec<String>) {
+        for id in ids {
+            match self.first_file.get(&id) {
                 Some(&f) if f != file => {
-                    shared.insert(id);
+                    self.shared.insert(id);
                 }
                 Some(_) => {}
                 None => {
-                    first_file.insert(id, file);
+                    self.first_file.insert(id, file);
                 }
             }
         }
     }
-    shared
+
+    /// The ids found in more than one file.
+    pub(crate) fn shared(self) -> HashSet<String> {
+        self.shared
+    }
 }
 
 /// Traces merged across files, and what the merge found.
@@ -216,11 +228,14 @@ mod tests {
 
     #[test]
     fn ids_shared_between_files_only() {
-        let ids = vec![vec!["t1", "t2", "t2"], vec!["t3", "t1"], vec!["t4"]];
-        let shared = shared_ids(&ids);
+        let mut ids = SharedIds::default();
+        let owned = |ids: &[&str]| ids.iter().map(ToString::to_string).collect();
+        ids.add(0, owned(&["t1", "t2", "t2"]));
+        ids.add(1, owned(&["t3", "t1"]));
+        ids.add(2, owned(&["t4"]));
         assert_eq!(
-            shared,
-            HashSet::from(["t1"]),
+            ids.shared(),
+            HashSet::from(["t1".to_string()]),
             "t2 repeats within one file only"
         );
     }

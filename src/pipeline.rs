@@ -6,7 +6,13 @@
 //! Within a batch the checks run as column passes over parts of the batch, in parallel; a judge, when
 //! the run has one, is asked about the whole batch first (`crate::judge::Judge::verdicts`), and its
 //! verdicts go to the judged checks of every part as data.
+//!
+//! A trace is its trace id within the run (`crate::identity`). Before any file is read, each file's
+//! trace ids are listed from its index (`ingest::trace_ids`), so the traces several files hold are
+//! known in advance: when their files are read, their parts are kept whole instead of being checked,
+//! and once every file is read they are merged and checked once ([`merge_shared_traces`]).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use arrow_array::{Array, Float64Array, Int64Array};
@@ -22,6 +28,7 @@ use crate::report::Measures;
 use crate::report::steps::{self, TraceSteps};
 use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
 use crate::table::columns::{Columns, opt};
+use crate::table::record::TraceRecord;
 use crate::table::{TableOptions, TraceBatch};
 
 /// Traces per check pass: a batch is cut into parts of this many traces, checked in parallel.
@@ -79,6 +86,9 @@ pub struct FileResults {
     pub unread_tools: UnreadTools,
     /// The steps of the file's first failing traces, up to `settings.failing_steps`.
     pub failing_steps: Vec<TraceSteps>,
+    /// The file's parts of the traces other files hold too, whole and unchecked, in file order (their
+    /// verdicts come from [`merge_shared_traces`]).
+    pub(crate) shared_parts: Vec<TraceRecord<'static>>,
 }
 
 /// Traces that show tool activity but from which no tool step was read: each one's id and what shows
@@ -123,29 +133,82 @@ impl UnreadTools {
     }
 }
 
-/// Runs the checks over every trace of every file, in file order. Each file is read and checked
-/// independently; errors are returned per file so a caller can report all of them.
+/// Runs the checks over every trace of every file, in file order, except the traces several files
+/// hold: each file keeps its parts of those whole, for [`merge_shared_traces`]. Errors are returned per
+/// file so a caller can report all of them.
 pub fn run_files(
     files: &[PathBuf],
     settings: &RunSettings,
 ) -> Vec<Result<FileResults, InputError>> {
     let schema = settings.verdict_schema();
+    let parallel = rayon::current_num_threads().max(1) * 2;
     // Groups bound how many files' tables are alive at once. With a judge, files go one at a time: its
     // calls already run in parallel, and a fixed order keeps `--judge-max-calls` deterministic.
     let group = if settings.judge.is_some() {
         1
     } else {
-        rayon::current_num_threads().max(1) * 2
+        parallel
+    };
+    let (mut refused, shared) = index_files(files, settings, parallel);
+    let options = ReadOptions {
+        hold: (!shared.is_empty()).then(|| std::sync::Arc::new(shared)),
+        ..read_options(settings)
     };
     let mut out = Vec::with_capacity(files.len());
-    for chunk in files.chunks(group) {
+    for (c, chunk) in files.chunks(group).enumerate() {
+        let refused = &mut refused[c * group..c * group + chunk.len()];
         let part: Vec<Result<FileResults, InputError>> = chunk
             .par_iter()
-            .map(|path| run_file(path, settings, &schema))
+            .zip(refused.par_iter_mut())
+            .map(|(path, refusal)| match refusal.take() {
+                // Its index already failed: it is not read again.
+                Some(error) => {
+                    if let Some(progress) = &options.progress {
+                        progress.file_done(std::fs::metadata(path).map_or(0, |m| m.len()));
+                    }
+                    Err(error)
+                }
+                None => run_file(path, settings, &options, &schema),
+            })
             .collect();
         out.extend(part);
     }
     out
+}
+
+/// Lists every file's trace ids from its index (`parallel` files at a time) when the run has several
+/// files: each file's refusal, if its index could not be made, and the ids more than one file holds.
+fn index_files(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    parallel: usize,
+) -> (Vec<Option<InputError>>, HashSet<String>) {
+    let mut refused: Vec<Option<InputError>> = files.iter().map(|_| None).collect();
+    if files.len() < 2 {
+        return (refused, HashSet::new());
+    }
+    let options = ReadOptions {
+        progress: None,
+        ..read_options(settings)
+    };
+    let mut ids = crate::identity::SharedIds::default();
+    for (c, chunk) in files.chunks(parallel).enumerate() {
+        let listed: Vec<Result<Vec<String>, InputError>> = chunk
+            .par_iter()
+            .map(|path| match ingest::trace_ids(path, &options) {
+                Ok(listed) if listed.is_empty() => Err(InputError::NoTraces(path.clone())),
+                other => other,
+            })
+            .collect();
+        for (i, listed) in listed.into_iter().enumerate() {
+            let file = c * parallel + i;
+            match listed {
+                Ok(listed) => ids.add(file, listed),
+                Err(error) => refused[file] = Some(error),
+            }
+        }
+    }
+    (refused, ids.shared())
 }
 
 /// How a run reads its files.
@@ -176,59 +239,29 @@ pub struct SharedTraces {
     pub warnings: Vec<String>,
 }
 
-/// Applies the trace-identity rule to a run's results: the rows of trace ids that several files hold
-/// are taken out of each file's results, and those traces are read again from just those files,
-/// merged, and checked once. Returns nothing when no id is shared (no file is read again).
+/// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
+/// which [`run_files`] kept whole when it read their files, are merged and checked once. Returns
+/// nothing when no id is shared.
 pub fn merge_shared_traces(
     files: &[PathBuf],
     results: &mut [Result<FileResults, InputError>],
     settings: &RunSettings,
-) -> Result<SharedTraces, InputError> {
-    if files.len() < 2 {
-        return Ok(SharedTraces::default());
-    }
-    let ids_per_file: Vec<Vec<&str>> = results
-        .iter()
-        .map(|r| match r {
-            Ok(file) => file
-                .batches
-                .iter()
-                .flat_map(|b| b.rows().map(|row| row.trace_id()))
-                .collect(),
-            Err(_) => Vec::new(),
+) -> SharedTraces {
+    let parts: Vec<(usize, TraceRecord<'static>)> = results
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, r)| r.as_mut().ok().map(|file| (i, file)))
+        .flat_map(|(i, file)| {
+            std::mem::take(&mut file.shared_parts)
+                .into_iter()
+                .map(move |part| (i, part))
         })
         .collect();
-    let shared: std::collections::HashSet<String> = crate::identity::shared_ids(&ids_per_file)
-        .into_iter()
-        .map(String::from)
-        .collect();
-    if shared.is_empty() {
-        return Ok(SharedTraces::default());
-    }
-    let holders: Vec<usize> = ids_per_file
-        .iter()
-        .enumerate()
-        .filter(|(_, ids)| ids.iter().any(|id| shared.contains(*id)))
-        .map(|(i, _)| i)
-        .collect();
-    drop(ids_per_file);
-    let options = read_options(settings);
-    let mut parts = Vec::new();
-    for &i in &holders {
-        let path = &files[i];
-        let bytes = ingest::source::Source::open(path).map_err(|source| InputError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let data = ingest::archive::decompress(path, &bytes, ingest::archive::Limits::default())?;
-        let opened = ingest::open(path, &data, &options)?;
-        let mut builder = crate::table::TableBuilder::capturing(shared.clone());
-        for t in 0..opened.traces.len() {
-            opened.traces.append(path, t, &mut builder)?;
-        }
-        parts.extend(builder.captured().into_iter().map(|trace| (i, trace)));
+    if parts.is_empty() {
+        return SharedTraces::default();
     }
     let merged = crate::identity::merge(parts, files);
+    let options = read_options(settings);
     let mut builder = crate::table::TableBuilder::new(options.table);
     for trace in &merged.traces {
         builder.append(trace);
@@ -239,54 +272,20 @@ pub fn merge_shared_traces(
     let verdicts = check_batch(&cols, settings, &schema);
     let failing_steps =
         steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
-    for &i in &holders {
-        if let Ok(file) = &mut results[i] {
-            file.batches = file
-                .batches
-                .drain(..)
-                .filter_map(|b| without_traces(b, &shared))
-                .collect();
-            file.unread_tools
-                .traces
-                .retain(|(id, _)| !shared.contains(id));
-            file.failing_steps.retain(|t| !shared.contains(&t.trace_id));
-        }
-    }
-    Ok(SharedTraces {
+    SharedTraces {
         verdicts: Some(verdicts),
         unread_tools: UnreadTools::of_batch(&batch),
         failing_steps,
         warnings: merged.warnings(),
-    })
-}
-
-/// The batch without the rows of the given trace ids (`None` when no row is left).
-fn without_traces(
-    batch: VerdictBatch,
-    ids: &std::collections::HashSet<String>,
-) -> Option<VerdictBatch> {
-    let keep: arrow_array::BooleanArray = batch
-        .rows()
-        .map(|row| Some(!ids.contains(row.trace_id())))
-        .collect();
-    if keep.true_count() == batch.len() {
-        return Some(batch);
     }
-    if keep.true_count() == 0 {
-        return None;
-    }
-    let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
-        .and_then(VerdictBatch::try_new);
-    // Filtering rows of a valid verdict batch keeps it valid.
-    Some(kept.expect("a filtered verdict batch"))
 }
 
 fn run_file(
     path: &Path,
     settings: &RunSettings,
+    options: &ReadOptions,
     schema: &SchemaRef,
 ) -> Result<FileResults, InputError> {
-    let options = read_options(settings);
     let mut batches = Vec::new();
     let mut without_content = 0;
     let mut unread_tools = UnreadTools::default();
@@ -304,7 +303,7 @@ fn run_file(
             steps,
         )
     };
-    let (_, total) = ingest::read_file(path, &options, &each, &mut |(
+    let read = ingest::read_file(path, options, &each, &mut |(
         empty,
         unread,
         verdicts,
@@ -317,15 +316,22 @@ fn run_file(
         failing_steps.extend(steps.into_iter().take(room));
         Ok(())
     })?;
-    if total == 0 {
+    if read.traces == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
+    // A part of a shared trace counts where it was read, as a trace of its file.
+    without_content += read
+        .held
+        .iter()
+        .filter(|part| !crate::table::has_content(part))
+        .count();
     Ok(FileResults {
         path: path.to_path_buf(),
         batches,
         without_content,
         unread_tools,
         failing_steps,
+        shared_parts: read.held,
     })
 }
 
@@ -527,5 +533,121 @@ mod tests {
         );
         assert_eq!(all.row(1).measures().tokens, None, "no tokens recorded");
         assert_eq!(all.row(3).measures().tokens, Some(7.0));
+    }
+
+    /// A span: trace id, span id, parent, name, start, and the result of a tool span.
+    type Span<'a> = (
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        &'a str,
+        i64,
+        Option<&'a str>,
+    );
+
+    /// An OTLP/JSON export of `spans`.
+    fn export(spans: &[Span<'_>]) -> String {
+        let spans: Vec<serde_json::Value> = spans
+            .iter()
+            .map(|&(trace, span, parent, name, start, result)| {
+                let mut attributes = vec![json!({"key": "gen_ai.operation.name",
+                    "value": {"stringValue": if result.is_some() { "execute_tool" } else { "invoke_agent" }}})];
+                if let Some(result) = result {
+                    attributes.push(json!({"key": "gen_ai.tool.name", "value": {"stringValue": "search"}}));
+                    attributes.push(json!({"key": "gen_ai.tool.call.result", "value": {"stringValue": result}}));
+                }
+                json!({"traceId": trace, "spanId": span, "parentSpanId": parent, "name": name,
+                    "startTimeUnixNano": start.to_string(), "endTimeUnixNano": (start + 1).to_string(),
+                    "attributes": attributes})
+            })
+            .collect();
+        json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+    }
+
+    fn ids(batches: &[VerdictBatch]) -> Vec<String> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                b.rows()
+                    .map(|r| r.trace_id().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn traces_split_across_files_are_merged_as_the_files_are_read_each_trace_decoded_once() {
+        use crate::ingest::reads::{self, Reads};
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        let b = dir.path().join("b.json");
+        let c = dir.path().join("c.json");
+        let d = dir.path().join("d.json");
+        // t2 starts in a.json and ends in b.json, whose copy of its id is escaped (`t\u0032`).
+        std::fs::write(
+            &a,
+            export(&[
+                ("t1", "r1", None, "agent", 1, None),
+                ("t1", "s1", Some("r1"), "search", 2, Some("[]")),
+                ("t2", "r2", None, "agent", 3, None),
+            ]),
+        )
+        .unwrap();
+        let b_text = export(&[
+            ("t2", "s2", Some("r2"), "search", 4, Some("found")),
+            ("t3", "r3", None, "agent", 5, None),
+        ])
+        .replace(r#""traceId":"t2""#, r#""traceId":"t\u0032""#);
+        assert!(b_text.contains(r"t\u0032"));
+        std::fs::write(&b, b_text).unwrap();
+        // A vendor export read twice: every span of its trace is a duplicate the second time.
+        let langfuse = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/formats/langfuse.json");
+        std::fs::copy(&langfuse, &c).unwrap();
+        std::fs::copy(&langfuse, &d).unwrap();
+        let files = vec![a.clone(), b.clone(), c.clone(), d.clone()];
+        let settings = settings(Reasons::All);
+        let mut results = run_files(&files, &settings);
+        let shared = merge_shared_traces(&files, &mut results, &settings);
+
+        let kept: Vec<Vec<String>> = results
+            .iter()
+            .map(|r| ids(&r.as_ref().unwrap().batches))
+            .collect();
+        assert_eq!(kept, [vec!["t1"], vec!["t3"], vec![], vec![]]);
+        let merged = shared.verdicts.expect("traces are shared");
+        assert_eq!(ids(std::slice::from_ref(&merged)), ["t2", "t-lf-1"]);
+        assert_eq!(merged.row(0).steps(), 1, "t2's tool span came from b.json");
+        assert_eq!(merged.row(1).steps(), 2, "the vendor trace counted once");
+        assert_eq!(shared.warnings.len(), 1);
+        assert!(
+            shared.warnings[0].starts_with("4 duplicate span(s) dropped"),
+            "{}",
+            shared.warnings[0]
+        );
+        // Each file is opened twice (its trace index, then its read) and each trace decoded once; a
+        // format read whole when opened (the vendor export) is decoded by each opening.
+        for (file, traces) in [(&a, 2), (&b, 2), (&c, 1), (&d, 1)] {
+            assert_eq!(
+                reads::of(file),
+                Reads {
+                    opened: 2,
+                    decoded: traces
+                },
+                "{}",
+                file.display()
+            );
+        }
+        // One file: nothing to share, so no index is read first.
+        let alone = dir.path().join("alone.json");
+        std::fs::copy(&a, &alone).unwrap();
+        let results = run_files(std::slice::from_ref(&alone), &settings);
+        assert_eq!(ids(&results[0].as_ref().unwrap().batches), ["t1", "t2"]);
+        assert_eq!(
+            reads::of(&alone),
+            Reads {
+                opened: 1,
+                decoded: 2
+            }
+        );
     }
 }

@@ -1,22 +1,29 @@
 //! The one interface every trace format implements, and the driver that turns a file's traces into
 //! batches of tables in parallel.
 //!
-//! A [`Decoder`] recognises a document of its format and indexes a file's documents into [`Traces`]: a
-//! list of traces that can each be decoded on their own, in any order, straight into a
-//! [`TableBuilder`]. [`for_each_batch`] cuts that list into batches bounded by traces and by bytes,
-//! decodes the batches of a round in parallel (one builder per worker, reused across batches) and hands
-//! each batch's tables to the caller's function, whose results come back in trace order.
+//! A [`Decoder`] names its format, says where `--format auto` tries it ([`Detection`]), recognises a
+//! document of its format and indexes a file's documents into [`Traces`]: a list of traces that can each
+//! be decoded on their own, in any order, straight into a [`TableBuilder`]. A decoder may also have a
+//! fast path ([`Decoder::fast`]) that indexes a file without parsing it as whole documents. The formats
+//! themselves are declared in one list, `formats!` in `formats/mod.rs`.
+//!
+//! [`for_each_batch`] cuts a file's traces into batches bounded by traces and by bytes, decodes the
+//! batches of a round in parallel (one builder per worker, reused across batches) and hands each batch's
+//! tables to the caller's function, whose results come back in trace order. Traces the options hold
+//! ([`ReadOptions::hold`]: those other files of the run also hold) are kept whole instead of becoming
+//! rows, for the run to merge.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use rayon::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
-use super::Format;
+use super::ReadOptions;
 use super::json::ParseFailure;
 use crate::error::InputError;
 use crate::table::record::TraceRecord;
-use crate::table::{TableBuilder, TableOptions, TraceBatch};
+use crate::table::{TableBuilder, TraceBatch};
 
 /// Told how far a read has got, for a progress display. Calls come from worker threads, in any order.
 pub trait ReadProgress: Send + Sync {
@@ -24,43 +31,6 @@ pub trait ReadProgress: Send + Sync {
     fn advance(&self, traces: usize, bytes: u64);
     /// A file is finished (read whole or refused); `bytes` is the part of its size not yet reported.
     fn file_done(&self, bytes: u64);
-}
-
-/// How a file is read.
-#[derive(Clone)]
-pub struct ReadOptions {
-    /// The format to read the file as; [`Format::Auto`] detects it.
-    pub format: Format,
-    /// What the tables keep beyond what every check reads.
-    pub table: TableOptions,
-    /// Traces a batch holds at most.
-    pub batch_traces: usize,
-    /// Bytes of input a batch holds at most (a single larger trace makes a batch of its own).
-    pub batch_bytes: usize,
-    /// Build and check several batches at once. Off when the per-batch work must not overlap (a
-    /// judge's calls for one batch already run in parallel, and its memo holds one batch).
-    pub parallel_batches: bool,
-    /// Where to report progress, if anywhere.
-    pub progress: Option<std::sync::Arc<dyn ReadProgress>>,
-}
-
-impl ReadOptions {
-    /// Options for `format` and `table`, with the defaults for everything else.
-    pub fn new(format: Format, table: TableOptions) -> ReadOptions {
-        ReadOptions {
-            format,
-            table,
-            batch_traces: 1024,
-            batch_bytes: 8 << 20,
-            parallel_batches: true,
-            progress: None,
-        }
-    }
-
-    /// Returns true if and only if decoders must keep every attribute, not just those checks read.
-    pub fn all_attributes(&self) -> bool {
-        self.table.root_attributes
-    }
 }
 
 /// One JSON document of a file: the whole file, or one of its JSON lines.
@@ -96,11 +66,31 @@ impl Document<'_> {
 
 /// A trace format.
 pub trait Decoder: Sync {
-    /// The format this decoder reads.
-    fn format(&self) -> Format;
+    /// The name `--format` takes and reports print.
+    fn name(&self) -> &'static str;
+
+    /// How the refusal of a file no format recognises names the format: 0.4.1's names for its own
+    /// formats (`OTLP/JSON`, `Langfuse`), the `--format` name for the others.
+    fn title(&self) -> &'static str {
+        self.name()
+    }
+
+    /// Where `--format auto` tries the format.
+    fn detection(&self) -> Detection {
+        Detection::Document
+    }
 
     /// Returns true if and only if the document (a file's first) is in this format.
     fn detect(&self, doc: TapeValue<'_, '_>) -> bool;
+
+    /// Indexes a file's (uncompressed) bytes without parsing them as whole JSON documents, when the
+    /// format has a faster way (a structural scan) or is not JSON; most formats have none. Asked when
+    /// the format is forced and, with `--format auto`, in detection order (a [`Detection::Binary`]
+    /// format's before the file must be UTF-8 text). With `auto` it must take only files of its format,
+    /// and answer [`Fast::Whole`] for one it cannot take, so that no fast path tried later takes it.
+    fn fast<'b>(&self, _: &Path, _: &'b [u8], _: &ReadOptions) -> Fast<'b> {
+        Fast::Pass
+    }
 
     /// Indexes the traces of a file's documents.
     fn read(
@@ -109,6 +99,30 @@ pub trait Decoder: Sync {
         docs: &[Document<'_>],
         options: &ReadOptions,
     ) -> Result<Box<dyn Traces>, InputError>;
+}
+
+/// Where `--format auto` tries a format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detection {
+    /// On a file's parsed (first) document, in the order `--format` lists the formats.
+    Document,
+    /// On the parsed document, just before the format named here, whose documents it also matches:
+    /// OpenInference refines OTLP (an OTLP export is OpenInference when a span carries
+    /// `openinference.span.kind`).
+    Refines(&'static str),
+    /// A binary encoding: only its fast path recognises it, on the file's name or bytes, before any
+    /// JSON is parsed; never on a document.
+    Binary,
+}
+
+/// What a decoder's fast path made of a file.
+pub enum Fast<'b> {
+    /// Not a file this fast path takes: the next format's is asked.
+    Pass,
+    /// A file no fast path takes: it is parsed as whole documents.
+    Whole,
+    /// The file's traces, or why the file cannot be read.
+    Read(Result<Box<dyn Traces + 'b>, InputError>),
 }
 
 /// The traces of one file, each decodable on its own.
@@ -123,6 +137,9 @@ pub trait Traces: Sync {
 
     /// About how many bytes of input trace `trace` takes (what bounds a batch).
     fn weight(&self, trace: usize) -> usize;
+
+    /// The id trace `trace` has once decoded, found without decoding it.
+    fn trace_id(&self, trace: usize) -> Cow<'_, str>;
 
     /// Decodes trace `trace` and appends its rows.
     fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError>;
@@ -144,7 +161,13 @@ impl Traces for OwnedTraces {
             .sum()
     }
 
+    fn trace_id(&self, trace: usize) -> Cow<'_, str> {
+        Cow::Borrowed(&self.0[trace].trace_id)
+    }
+
     fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
+        #[cfg(test)]
+        super::reads::decoded(path);
         let record = &self.0[trace];
         check_span_count(path, record.spans.len(), || record.trace_id.to_string())?;
         out.append(record);
@@ -198,49 +221,55 @@ thread_local! {
 }
 
 /// Decodes `traces` batch by batch, runs `each` on every batch's tables in parallel, and hands the results
-/// to `sink` in trace order. At most a round of batches (two per worker) is alive at once.
+/// to `sink` in trace order. At most a round of batches (two per worker) is alive at once. Returns the
+/// traces the options hold, whole, in trace order (they are in no batch).
 pub fn for_each_batch<R: Send>(
     path: &Path,
     traces: &dyn Traces,
     options: &ReadOptions,
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
-) -> Result<(), InputError> {
+) -> Result<Vec<TraceRecord<'static>>, InputError> {
     let ranges = batch_ranges(traces, options);
     let round = if options.parallel_batches {
         rayon::current_num_threads().max(1) * 2
     } else {
         1
     };
+    let mut held = Vec::new();
     for group in ranges.chunks(round) {
-        let results: Vec<Result<R, InputError>> = group
+        let results: Vec<Result<(R, Vec<TraceRecord<'static>>), InputError>> = group
             .par_iter()
             .map(|range| {
-                let batch = BUILDER.with(|cell| {
+                let (batch, held) = BUILDER.with(|cell| {
                     let mut slot = cell.borrow_mut();
                     let builder = slot.get_or_insert_with(|| TableBuilder::new(options.table));
-                    builder.reset(options.table);
+                    builder.reset(options.table, options.hold.clone());
                     for t in range.clone() {
                         if let Err(e) = traces.append(path, t, builder) {
                             builder.finish();
                             return Err(e);
                         }
                     }
-                    Ok(builder.finish())
+                    Ok((builder.finish(), builder.take_held()))
                 })?;
-                Ok(each(batch))
+                Ok((each(batch), held))
             })
             .collect();
         for result in results {
-            sink(result?)?;
+            let (result, part) = result?;
+            sink(result)?;
+            held.extend(part);
         }
     }
-    Ok(())
+    Ok(held)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::Format;
+    use crate::table::TableOptions;
     use crate::table::schema::{STEP_RESULT, TRACE_ID, TRACE_PROMPT};
 
     /// Trace ids, prompts and step results of every batch, in the order the sink received them.
@@ -305,6 +334,9 @@ mod tests {
             }
             fn weight(&self, trace: usize) -> usize {
                 self.0[trace]
+            }
+            fn trace_id(&self, _: usize) -> Cow<'_, str> {
+                Cow::Borrowed("t")
             }
             fn append(&self, _: &Path, _: usize, _: &mut TableBuilder) -> Result<(), InputError> {
                 Ok(())

@@ -1,7 +1,8 @@
 //! Which format a document is (`--format auto`, docs/compatibility.md §8.1), and the record list vendor
 //! formats read.
 //!
-//! OTLP documents are recognised on the simd-json tape, without building values; the record list of a
+//! The order formats are tried in comes from their declarations (`formats::detection_order`). OTLP
+//! documents are recognised on the simd-json tape, without building values; the record list of a
 //! vendor document is found on its `serde_json::Value`.
 
 use serde_json::{Map, Value};
@@ -17,10 +18,10 @@ const LIST_KEYS: [&str; 6] = ["data", "runs", "events", "traces", "spans", "obse
 /// does for `--format auto`, kept for the detection tests).
 #[cfg(test)]
 fn detect(doc: TapeValue<'_, '_>) -> Option<super::Format> {
-    super::DECODERS
-        .iter()
-        .find(|d| d.detect(doc))
-        .map(|d| d.format())
+    super::formats::detection_order()
+        .into_iter()
+        .find(|(_, d)| d.detect(doc))
+        .map(|(format, _)| format)
 }
 
 /// The first record of a vendor document, as JSON.

@@ -2,10 +2,14 @@
 //!
 //! Owns file discovery (`paths`: directories walked recursively in sorted order, glob patterns),
 //! decompression (`archive`: gzip and zstd under a bomb guard), framing (one document, a JSON list of
-//! exports, or JSON lines with one export or record per line), format detection (the [`DECODERS`] list,
-//! walked in 0.4.1's order) and the one reader per format (`formats`), all behind [`Decoder`]. Large OTLP
-//! exports skip whole-document parsing: the structural scan (`scan`) locates every span, and each trace is
-//! parsed on its own when its batch is built. Knows nothing of checks.
+//! exports, or JSON lines with one export or record per line), format detection (`detect`) and the one
+//! decoder per format (`formats`, where one list declares them; [`DECODERS`]), all behind [`Decoder`].
+//! [`open`] indexes a file: it asks the formats' fast paths first (OTLP protobuf, known by its name or
+//! bytes; large OTLP exports, whose spans the structural scan `scan` locates so that each trace is
+//! parsed on its own when its batch is built), else parses the file as whole documents and detects their
+//! format. [`trace_ids`] lists a file's trace ids from that index, so that a run finds the traces its
+//! files share before it reads them; traces are decoded one by one when batches are built (a format read
+//! whole, such as a vendor export, is decoded by the opening itself). Knows nothing of checks.
 
 pub mod archive;
 pub(crate) mod decoder;
@@ -16,145 +20,69 @@ pub(crate) mod paths;
 pub mod scan;
 pub(crate) mod source;
 
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::InputError;
+use crate::table::record::TraceRecord;
 use crate::table::{TableOptions, TraceBatch};
 use decoder::Document;
-use formats::{
-    any_agent, braintrust, langfuse, langsmith, langsmith_sdk, openinference, openinference_spans,
-    otlp, otlp_proto, trajectory,
-};
-use formats::{multi_agent, swe_agent, tau};
 use json::with_tape;
 
-pub use decoder::{Decoder, ReadOptions, ReadProgress, Traces, for_each_batch};
+pub use decoder::{Decoder, Detection, Fast, ReadProgress, Traces, for_each_batch};
+pub use formats::{DECODERS, Format};
 pub use paths::{Inputs, expand_inputs, expand_paths};
 
-/// The trace formats `--format` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// `auto`: detect each file's format from its contents, in 0.4.1's order (the default).
-    Auto,
-    /// `otlp`: an object with `resourceSpans` (OTLP/JSON, OpenTelemetry GenAI conventions).
-    Otlp,
-    /// `openinference`: OTLP whose spans carry `openinference.span.kind` (Arize Phoenix).
-    Openinference,
-    /// `langfuse`: trace objects with `observations`, or observation rows.
-    Langfuse,
-    /// `langsmith`: runs with `run_type`.
-    Langsmith,
-    /// `braintrust`: logged spans with `span_attributes` or `root_span_id`.
-    Braintrust,
-    /// `trajectory`: JSON lines of `seq`-numbered action, checkpoint, handoff and final events (one run per file).
-    Trajectory,
-    /// `tau-bench`: tau-bench or tau2-bench results (one trace per task trial).
-    TauBench,
-    /// `swe-agent`: a SWE-agent `.traj` or a mini-swe-agent run.
-    SweAgent,
-    /// `multi-agent`: logs with a `history` list of turns (Who&When: AG2 and Magentic-One runs).
-    MultiAgent,
-    /// `otlp-proto`: OTLP protobuf (the Collector file exporter's `format: proto`, or an OTLP/HTTP body).
-    OtlpProto,
-    /// `any-agent`: mozilla-ai any-agent traces.
-    AnyAgent,
-    /// `langsmith-sdk`: LangSmith runs as the SDK sends them (`post` and `patch` bodies).
-    LangsmithSdk,
-    /// `openinference-spans`: span objects outside an OTLP envelope (a list or JSON lines).
-    OpeninferenceSpans,
+/// How a file is read.
+#[derive(Clone)]
+pub struct ReadOptions {
+    /// The format to read the file as; [`Format::Auto`] detects it.
+    pub format: Format,
+    /// What the tables keep beyond what every check reads.
+    pub table: TableOptions,
+    /// Traces a batch holds at most.
+    pub batch_traces: usize,
+    /// Bytes of input a batch holds at most (a single larger trace makes a batch of its own).
+    pub batch_bytes: usize,
+    /// Build and check several batches at once. Off when the per-batch work must not overlap (a
+    /// judge's calls for one batch already run in parallel, and its memo holds one batch).
+    pub parallel_batches: bool,
+    /// Where to report progress, if anywhere.
+    pub progress: Option<Arc<dyn ReadProgress>>,
+    /// Trace ids whose traces are kept whole instead of becoming rows (the traces other files of the run
+    /// also hold, merged once every file is read; see `crate::identity`).
+    pub hold: Option<Arc<HashSet<String>>>,
 }
 
-impl Format {
-    /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 14] = [
-        Format::Auto,
-        Format::Otlp,
-        Format::Openinference,
-        Format::Langfuse,
-        Format::Langsmith,
-        Format::Braintrust,
-        Format::Trajectory,
-        Format::TauBench,
-        Format::SweAgent,
-        Format::MultiAgent,
-        Format::OtlpProto,
-        Format::AnyAgent,
-        Format::LangsmithSdk,
-        Format::OpeninferenceSpans,
-    ];
-
-    /// The name `--format` takes and reports print.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Auto => "auto",
-            Format::Otlp => "otlp",
-            Format::Openinference => "openinference",
-            Format::Langfuse => "langfuse",
-            Format::Langsmith => "langsmith",
-            Format::Braintrust => "braintrust",
-            Format::Trajectory => "trajectory",
-            Format::TauBench => "tau-bench",
-            Format::SweAgent => "swe-agent",
-            Format::MultiAgent => "multi-agent",
-            Format::OtlpProto => "otlp-proto",
-            Format::AnyAgent => "any-agent",
-            Format::LangsmithSdk => "langsmith-sdk",
-            Format::OpeninferenceSpans => "openinference-spans",
+impl ReadOptions {
+    /// Options for `format` and `table`, with the defaults for everything else.
+    pub fn new(format: Format, table: TableOptions) -> ReadOptions {
+        ReadOptions {
+            format,
+            table,
+            batch_traces: 1024,
+            batch_bytes: 8 << 20,
+            parallel_batches: true,
+            progress: None,
+            hold: None,
         }
+    }
+
+    /// Returns true if and only if decoders must keep every attribute, not just those checks read.
+    pub fn all_attributes(&self) -> bool {
+        self.table.root_attributes
     }
 }
 
-/// Every format, in the order `--format auto` tries them: 0.4.1's first, in 0.4.1's order (an OTLP
-/// export is OpenInference when a span carries `openinference.span.kind`), then formats 0.4.1 refused,
-/// whose detection never matches a document 0.4.1 reads. OTLP protobuf is binary: it is never detected on
-/// a JSON document, only by its file name or when the bytes are not JSON (see [`open`]).
-pub static DECODERS: &[&dyn Decoder] = &[
-    &openinference::OpenInference,
-    &otlp::Otlp,
-    &langfuse::LANGFUSE,
-    &langsmith::LANGSMITH,
-    &braintrust::BRAINTRUST,
-    &trajectory::TRAJECTORY,
-    // Formats 0.4.1 did not read come after its own, so its inputs keep their formats.
-    &tau::TAU,
-    &swe_agent::SWE_AGENT,
-    &multi_agent::MULTI_AGENT,
-    &any_agent::AnyAgent,
-    &langsmith_sdk::LangsmithSdk,
-    &openinference_spans::OpenInferenceSpans,
-    &otlp_proto::OtlpProto,
-];
-
-/// The decoder of a format other than `auto`.
-pub fn decoder(format: Format) -> Option<&'static dyn Decoder> {
-    DECODERS.iter().copied().find(|d| d.format() == format)
-}
-
-/// The refusal of a document no format recognises: every format `--format` accepts, by its name there.
+/// The refusal of a document no format recognises: every format by its title, JSON formats first, in
+/// the order `--format` lists them (as 0.4.1 lists its own).
 fn unrecognised() -> String {
-    // 0.4.1's names for its formats; a format added since is named as `--format` names it.
-    let names: Vec<&str> = DECODERS
+    let (binary, text): (Vec<&dyn Decoder>, Vec<&dyn Decoder>) = DECODERS
         .iter()
-        .map(|d| match d.format() {
-            Format::Otlp => "OTLP/JSON",
-            Format::Openinference => "OpenInference",
-            Format::Langfuse => "Langfuse",
-            Format::Langsmith => "LangSmith",
-            Format::Braintrust => "Braintrust",
-            other => other.name(),
-        })
-        .collect();
-    let mut names: Vec<&str> = names.into_iter().fold(Vec::new(), |mut seen, n| {
-        if !seen.contains(&n) {
-            seen.push(n);
-        }
-        seen
-    });
-    // 0.4.1 lists OTLP/JSON first, though OpenInference is tried first.
-    if let Some(i) = names.iter().position(|n| *n == "OTLP/JSON") {
-        let otlp = names.remove(i);
-        names.insert(0, otlp);
-    }
+        .copied()
+        .partition(|d| d.detection() == Detection::Binary);
+    let names: Vec<&str> = text.iter().chain(&binary).map(|d| d.title()).collect();
     let (last, rest) = names.split_last().expect("formats exist");
     format!(
         "unrecognised trace format; expected {} or {last} (pass --format to force one)",
@@ -176,41 +104,36 @@ pub fn open<'b>(
     bytes: &'b [u8],
     options: &ReadOptions,
 ) -> Result<Opened<'b>, InputError> {
-    // Protobuf is binary: it is taken before text is required to be UTF-8.
-    let format = options.format;
-    if format == Format::OtlpProto || (format == Format::Auto && otlp_proto::named(path)) {
-        return otlp_proto::open(path, bytes, options);
-    }
-    if format == Format::Auto
-        && let Some(opened) = otlp_proto::sniff(bytes, options)
+    #[cfg(test)]
+    reads::opened(path);
+    let tried = match options.format.decoder() {
+        Some(decoder) => vec![(options.format, decoder)],
+        None => Format::decoded()
+            .filter(|(_, d)| d.detection() == Detection::Binary)
+            .chain(formats::detection_order())
+            .collect(),
+    };
+    let (binary, text): (Vec<_>, Vec<_>) = tried
+        .into_iter()
+        .partition(|(_, d)| d.detection() == Detection::Binary);
+    // A binary encoding is recognised on the raw bytes, before text is required to be UTF-8.
+    let (mut format, mut answer) = fast_path(&binary, path, bytes, options);
+    if !matches!(answer, Fast::Read(_))
+        && let Some(offset) = json::first_invalid_utf8(bytes)
     {
-        return Ok(opened);
-    }
-    if let Some(offset) = json::first_invalid_utf8(bytes) {
         return Err(InputError::Json {
             path: path.to_path_buf(),
             offset,
             message: "invalid UTF-8".to_string(),
         });
     }
-    if matches!(format, Format::Auto | Format::Otlp | Format::Openinference)
-        && let Some(slices) = scan::locate_spans(bytes)
-    {
-        let openinference = match format {
-            Format::Auto => memchr::memmem::find(bytes, b"\"openinference.span.kind\"").is_some(),
-            other => other == Format::Openinference,
-        };
-        let (format, traces) = if openinference {
-            let traces =
-                otlp::ScannedTraces::new(bytes, slices, true, Some(openinference::map_trace));
-            (Format::Openinference, traces)
-        } else {
-            let traces = otlp::ScannedTraces::new(bytes, slices, options.all_attributes(), None);
-            (Format::Otlp, traces)
-        };
+    if matches!(answer, Fast::Pass) {
+        (format, answer) = fast_path(&text, path, bytes, options);
+    }
+    if let Fast::Read(traces) = answer {
         return Ok(Opened {
             format,
-            traces: Box::new(traces),
+            traces: traces?,
         });
     }
     let invalid = |message: String| InputError::Unrecognised {
@@ -222,7 +145,7 @@ pub fn open<'b>(
         offset: 0,
         is_line: false,
     };
-    let (decoder, docs) = match with_tape(bytes, |doc| choose(format, doc)) {
+    let ((format, decoder), docs) = match with_tape(bytes, |doc| choose(options.format, doc)) {
         Ok(chosen) => (chosen.map_err(invalid)?, vec![whole]),
         Err(failure) => {
             let Some(lines) = json_lines(bytes) else {
@@ -236,43 +159,90 @@ pub fn open<'b>(
                 }
                 return Err(whole.json_error(path, failure));
             };
-            let chosen = with_tape(lines[0].bytes, |doc| choose(format, doc))
+            let chosen = with_tape(lines[0].bytes, |doc| choose(options.format, doc))
                 .map_err(|f| lines[0].json_error(path, f))?
                 .map_err(invalid)?;
             (chosen, lines)
         }
     };
     let traces = decoder.read(path, &docs, options)?;
-    Ok(Opened {
-        format: decoder.format(),
-        traces,
-    })
+    Ok(Opened { format, traces })
+}
+
+/// The first answer other than [`Fast::Pass`] of the fast paths of `formats`, in order, with its format.
+fn fast_path<'b>(
+    formats: &[(Format, &'static dyn Decoder)],
+    path: &Path,
+    bytes: &'b [u8],
+    options: &ReadOptions,
+) -> (Format, Fast<'b>) {
+    for &(format, decoder) in formats {
+        match decoder.fast(path, bytes, options) {
+            Fast::Pass => {}
+            answer => return (format, answer),
+        }
+    }
+    (Format::Auto, Fast::Pass)
 }
 
 /// The decoder for a document: the forced format's, or the first that recognises it.
 fn choose(
     format: Format,
     doc: simd_json::tape::Value<'_, '_>,
-) -> Result<&'static dyn Decoder, String> {
-    match format {
-        Format::Auto => DECODERS
-            .iter()
-            .copied()
-            .find(|d| d.detect(doc))
+) -> Result<(Format, &'static dyn Decoder), String> {
+    match format.decoder() {
+        Some(decoder) => Ok((format, decoder)),
+        None => formats::detection_order()
+            .into_iter()
+            .find(|(_, d)| d.detect(doc))
             .ok_or_else(unrecognised),
-        forced => decoder(forced).ok_or_else(unrecognised),
     }
 }
 
+/// Runs `f` on a file's contents, decompressed when the file is gzip or zstd.
+fn with_contents<T>(
+    path: &Path,
+    f: impl FnOnce(&[u8]) -> Result<T, InputError>,
+) -> Result<T, InputError> {
+    let bytes = source::Source::open(path).map_err(|source| InputError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let data = archive::decompress(path, &bytes, archive::Limits::default())?;
+    f(&data)
+}
+
+/// The ids of a file's traces, in trace order, from its index: no trace is decoded (a format read whole
+/// when opened, such as a vendor export or protobuf, is decoded by the opening itself). A run lists
+/// every file's ids first, to find the traces several files hold.
+pub fn trace_ids(path: &Path, options: &ReadOptions) -> Result<Vec<String>, InputError> {
+    with_contents(path, |data| {
+        let opened = open(path, data, options)?;
+        let traces = opened.traces.as_ref();
+        Ok((0..traces.len())
+            .map(|t| traces.trace_id(t).into_owned())
+            .collect())
+    })
+}
+
+/// What reading a file gave besides its batches.
+pub struct FileRead {
+    /// The format the file was read as.
+    pub format: Format,
+    /// The file's number of traces, held ones included.
+    pub traces: usize,
+    /// The traces the options hold ([`ReadOptions::hold`]), whole, in trace order.
+    pub held: Vec<TraceRecord<'static>>,
+}
+
 /// Reads `path` (decompressing gzip and zstd files), runs `each` on every batch of its traces in
-/// parallel and hands the results to `sink` in trace order. Returns the format the file was read as and
-/// its number of traces.
+/// parallel and hands the results to `sink` in trace order.
 pub fn read_file<R: Send>(
     path: &Path,
     options: &ReadOptions,
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
-) -> Result<(Format, usize), InputError> {
+) -> Result<FileRead, InputError> {
     let Some(progress) = options.progress.as_deref() else {
         return read_file_with(path, options, each, sink, None);
     };
@@ -297,40 +267,36 @@ fn read_file_with<R: Send>(
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
     progress: Option<(&dyn ReadProgress, u64, &std::sync::atomic::AtomicU64)>,
-) -> Result<(Format, usize), InputError> {
-    let bytes = source::Source::open(path).map_err(|source| InputError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let data = archive::decompress(path, &bytes, archive::Limits::default())?;
-    let opened = open(path, &data, options)?;
-    let total = opened.traces.len();
-    match progress {
-        None => for_each_batch(path, opened.traces.as_ref(), options, each, sink)?,
-        Some((progress, stored, reported)) => {
-            let counted = |batch: TraceBatch| {
-                let traces = batch.len();
-                let result = each(batch);
-                let share = (u128::from(stored) * traces as u128 / total.max(1) as u128) as u64;
-                reported.fetch_add(share, std::sync::atomic::Ordering::Relaxed);
-                progress.advance(traces, share);
-                result
-            };
-            for_each_batch(path, opened.traces.as_ref(), options, &counted, sink)?;
-        }
-    }
-    Ok((opened.format, total))
+) -> Result<FileRead, InputError> {
+    with_contents(path, |data| {
+        let opened = open(path, data, options)?;
+        let total = opened.traces.len();
+        let held = match progress {
+            None => for_each_batch(path, opened.traces.as_ref(), options, each, sink)?,
+            Some((progress, stored, reported)) => {
+                let counted = |batch: TraceBatch| {
+                    let traces = batch.len();
+                    let result = each(batch);
+                    let share = (u128::from(stored) * traces as u128 / total.max(1) as u128) as u64;
+                    reported.fetch_add(share, std::sync::atomic::Ordering::Relaxed);
+                    progress.advance(traces, share);
+                    result
+                };
+                for_each_batch(path, opened.traces.as_ref(), options, &counted, sink)?
+            }
+        };
+        Ok(FileRead {
+            format: opened.format,
+            traces: total,
+            held,
+        })
+    })
 }
 
 /// Reads every trace of a file (decompressing gzip and zstd files) into one batch (tests and small
 /// samples).
 pub fn read_path(path: &Path, format: Format) -> Result<(Format, TraceBatch), InputError> {
-    let bytes = source::Source::open(path).map_err(|source| InputError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let data = archive::decompress(path, &bytes, archive::Limits::default())?;
-    read_bytes(path, &data, format)
+    with_contents(path, |data| read_bytes(path, data, format))
 }
 
 /// Reads every trace of a file's contents into one batch (tests and small samples).
@@ -373,4 +339,54 @@ fn json_lines(bytes: &[u8]) -> Option<Vec<Document<'_>>> {
         return None;
     }
     Some(lines)
+}
+
+/// How often each file was opened and how many times one of its traces was decoded (`Traces::append`),
+/// in test builds: what the tests of the trace-identity rule count to show that no trace is decoded
+/// twice. Files are told apart by
+/// path (each test writes its own), since tests run in parallel and reads run on worker threads.
+#[cfg(test)]
+pub(crate) mod reads {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    /// A file's opens and decoded traces.
+    #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+    pub(crate) struct Reads {
+        pub opened: usize,
+        pub decoded: usize,
+    }
+
+    static READS: Mutex<Option<HashMap<PathBuf, Reads>>> = Mutex::new(None);
+
+    fn count(path: &Path, f: impl FnOnce(&mut Reads)) {
+        let mut reads = READS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(reads
+            .get_or_insert_with(HashMap::new)
+            .entry(path.to_path_buf())
+            .or_default());
+    }
+
+    pub(crate) fn opened(path: &Path) {
+        count(path, |r| r.opened += 1);
+    }
+
+    pub(crate) fn decoded(path: &Path) {
+        count(path, |r| r.decoded += 1);
+    }
+
+    /// What was counted for `path` so far.
+    pub(crate) fn of(path: &Path) -> Reads {
+        let reads = READS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        reads
+            .as_ref()
+            .and_then(|r| r.get(path))
+            .copied()
+            .unwrap_or_default()
+    }
 }

@@ -16,6 +16,7 @@ pub(crate) mod signals;
 #[cfg(test)]
 pub(crate) mod testing;
 
+use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -168,16 +169,16 @@ pub struct TableBuilder {
     columns: Builders,
     span_offsets: Vec<usize>,
     step_offsets: Vec<usize>,
-    /// When set, traces with these ids are kept whole instead of becoming rows (and others are
-    /// dropped): how traces that span several files are gathered for merging.
-    capture: Option<Capture>,
+    /// When set, traces with these ids are kept whole instead of becoming rows: how the parts of traces
+    /// that span several files are gathered for merging.
+    hold: Option<Hold>,
 }
 
-/// The traces a capturing builder keeps, by id.
-#[derive(Debug, Default)]
-pub(crate) struct Capture {
-    pub ids: std::collections::HashSet<String>,
-    pub records: Vec<TraceRecord<'static>>,
+/// The traces a builder keeps whole, by id.
+#[derive(Debug)]
+struct Hold {
+    ids: Arc<HashSet<String>>,
+    records: Vec<TraceRecord<'static>>,
 }
 
 impl TableBuilder {
@@ -188,33 +189,30 @@ impl TableBuilder {
             columns: Builders::default(),
             span_offsets: vec![0],
             step_offsets: vec![0],
-            capture: None,
+            hold: None,
         }
     }
 
-    /// A builder that keeps the traces with the given ids whole (every decoder hands its traces to
-    /// [`TableBuilder::append`], so this works for every format) and builds no rows.
-    pub(crate) fn capturing(ids: std::collections::HashSet<String>) -> TableBuilder {
-        TableBuilder {
-            capture: Some(Capture {
-                ids,
-                records: Vec::new(),
-            }),
-            ..TableBuilder::new(TableOptions::default())
-        }
-    }
-
-    /// The traces a capturing builder kept, in the order they were appended.
-    pub fn captured(self) -> Vec<TraceRecord<'static>> {
-        self.capture.map(|c| c.records).unwrap_or_default()
-    }
-
-    /// Empties the builder and sets what the next batches keep.
-    pub(crate) fn reset(&mut self, options: TableOptions) {
+    /// Empties the builder and sets what the next batches keep: rows as `options` asks, and the traces
+    /// with the ids of `hold` whole (every decoder hands its traces to [`TableBuilder::append`], so this
+    /// works for every format).
+    pub(crate) fn reset(&mut self, options: TableOptions, hold: Option<Arc<HashSet<String>>>) {
         if !self.is_empty() {
             self.finish();
         }
         self.options = options;
+        self.hold = hold.map(|ids| Hold {
+            ids,
+            records: Vec::new(),
+        });
+    }
+
+    /// The traces kept whole since the last reset, in the order they were appended.
+    pub(crate) fn take_held(&mut self) -> Vec<TraceRecord<'static>> {
+        self.hold
+            .as_mut()
+            .map(|h| std::mem::take(&mut h.records))
+            .unwrap_or_default()
     }
 
     /// Traces appended since the last batch.
@@ -227,22 +225,22 @@ impl TableBuilder {
         self.len() == 0
     }
 
-    /// Derives one trace's facts and appends its rows.
+    /// Derives one trace's facts and appends its rows (or keeps it whole, when held).
     pub fn append(&mut self, trace: &TraceRecord<'_>) {
-        if let Some(capture) = &mut self.capture {
-            if capture.ids.contains(trace.trace_id.as_ref()) {
-                capture.records.push(TraceRecord {
-                    trace_id: trace.trace_id.to_string().into(),
-                    agent: trace.agent.clone(),
-                    spans: trace
-                        .spans
-                        .iter()
-                        .cloned()
-                        .map(SpanRecord::into_owned)
-                        .collect(),
-                    skipped_attributes: trace.skipped_attributes,
-                });
-            }
+        if let Some(hold) = &mut self.hold
+            && hold.ids.contains(trace.trace_id.as_ref())
+        {
+            hold.records.push(TraceRecord {
+                trace_id: trace.trace_id.to_string().into(),
+                agent: trace.agent.clone(),
+                spans: trace
+                    .spans
+                    .iter()
+                    .cloned()
+                    .map(SpanRecord::into_owned)
+                    .collect(),
+                skipped_attributes: trace.skipped_attributes,
+            });
             return;
         }
         let spans = &trace.spans;
@@ -257,11 +255,7 @@ impl TableBuilder {
         if spans.len() >= RESERVE_SPANS && self.is_empty() {
             self.columns.reserve(spans, &steps);
         }
-        let has_content = !prompt.is_empty()
-            || !answer.is_empty()
-            || steps
-                .iter()
-                .any(|s| !s.arguments.is_empty() || !s.result.is_empty());
+        let has_content = content_read(&prompt, &answer, &steps);
 
         let b = &mut self.columns;
         b.trace_id.append_value(&trace.trace_id);
@@ -318,6 +312,28 @@ impl TableBuilder {
         let step_offsets = std::mem::replace(&mut self.step_offsets, vec![0]);
         self.columns.finish(span_offsets, step_offsets)
     }
+}
+
+/// Returns true if and only if a prompt, an answer, or some step's arguments or result was read: what
+/// a trace's `has_content` column holds.
+fn content_read(prompt: &str, answer: &str, steps: &[derive::Step<'_>]) -> bool {
+    !prompt.is_empty()
+        || !answer.is_empty()
+        || steps
+            .iter()
+            .any(|s| !s.arguments.is_empty() || !s.result.is_empty())
+}
+
+/// The `has_content` of a trace kept whole (see [`TableBuilder::reset`]), as its row would hold it.
+pub(crate) fn has_content(trace: &TraceRecord<'_>) -> bool {
+    let spans = &trace.spans;
+    let root = root_position(spans);
+    let steps = derive::steps(spans, FirstPositions::of(spans).ids_unique());
+    content_read(
+        &derive::prompt(spans, root),
+        &derive::answer(spans, root),
+        &steps,
+    )
 }
 
 /// A trace of at least this many spans that starts a batch gets column buffers of the exact size its

@@ -62,12 +62,11 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
     }
     let mut outcomes = crate::pipeline::run_files(&paths, &resolved.settings);
     // One trace id is one trace across the run's files (see `identity`).
-    let shared = crate::pipeline::merge_shared_traces(&paths, &mut outcomes, &resolved.settings)
-        .map_err(CliError::from);
+    let mut shared =
+        crate::pipeline::merge_shared_traces(&paths, &mut outcomes, &resolved.settings);
     if let Some(bar) = &resolved.progress {
         bar.clear();
     }
-    let mut shared = shared?;
     let redaction = resolved.settings.redaction;
     let settings = &resolved.settings;
     let mut batches = Vec::with_capacity(files.len());

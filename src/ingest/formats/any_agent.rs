@@ -22,20 +22,20 @@ use simd_json::tape::Value as TapeValue;
 use super::common::{set_tool_attrs, wrap_messages};
 use super::openinference;
 use super::openinference_spans::{invalid, is_span_dict, parse_documents, read_span_dict};
-use super::otlp::group_spans;
+use super::spans::group_spans;
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::table::record::{Attrs, TraceRecord, attr, is_tool_span};
 
 /// any-agent traces.
 pub(crate) struct AnyAgent;
 
 impl Decoder for AnyAgent {
-    fn format(&self) -> Format {
-        Format::AnyAgent
+    fn name(&self) -> &'static str {
+        "any-agent"
     }
 
     fn detect(&self, doc: TapeValue<'_, '_>) -> bool {

@@ -5,7 +5,6 @@
 //! into the span they update, the way Braintrust itself folds them, instead of becoming extra spans.
 
 use super::common::RecordFormat;
-use crate::ingest::Format;
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
@@ -19,7 +18,9 @@ use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// Braintrust log rows.
 pub(crate) static BRAINTRUST: RecordFormat = RecordFormat {
-    format: Format::Braintrust,
+    name: "braintrust",
+    title: "Braintrust",
+    expected: "rows with `span_attributes` or `root_span_id`",
     accepts,
     map: |records, _| read(records),
 };

@@ -17,14 +17,15 @@ use simd_json::tape::Value as TapeValue;
 use super::common::{ns, order_trace, payload, set_tool_attrs, wrap_messages};
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::{to_value, with_tape};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// A format read from whole documents (one per file, or one per JSON line).
 pub(crate) struct DocumentFormat {
-    pub format: Format,
+    /// The `--format` name.
+    pub name: &'static str,
     /// Returns true if and only if a file's first document is of this format.
     pub detect: fn(TapeValue<'_, '_>) -> bool,
     /// The traces of a file's documents; an error says what the format expected (`expected ...`).
@@ -32,8 +33,8 @@ pub(crate) struct DocumentFormat {
 }
 
 impl Decoder for DocumentFormat {
-    fn format(&self) -> Format {
-        self.format
+    fn name(&self) -> &'static str {
+        self.name
     }
 
     fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
@@ -50,7 +51,7 @@ impl Decoder for DocumentFormat {
             .par_iter()
             .map(|doc| with_tape(doc.bytes, to_value).map_err(|f| doc.json_error(path, f)))
             .collect::<Result<_, _>>()?;
-        let name = self.format.name();
+        let name = self.name;
         let invalid = |message: String| InputError::Invalid {
             path: path.to_path_buf(),
             message,

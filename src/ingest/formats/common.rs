@@ -13,8 +13,8 @@ use crate::compat::reason::py_repr_str;
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::{to_value, with_tape};
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
@@ -281,14 +281,23 @@ pub(crate) type MapRecords =
 /// A vendor format whose documents hold a list of records: recognised by its first record's fields and
 /// read by mapping the records into traces.
 pub(crate) struct RecordFormat {
-    pub format: Format,
+    /// The `--format` name.
+    pub name: &'static str,
+    /// How the refusal of an unrecognised file names the format.
+    pub title: &'static str,
+    /// The fields its records are recognised by, for the refusal of a forced format.
+    pub expected: &'static str,
     pub accepts: fn(&Map<String, Value>) -> bool,
     pub map: MapRecords,
 }
 
 impl Decoder for RecordFormat {
-    fn format(&self) -> Format {
-        self.format
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn title(&self) -> &'static str {
+        self.title
     }
 
     fn detect(&self, doc: simd_json::tape::Value<'_, '_>) -> bool {
@@ -301,7 +310,7 @@ impl Decoder for RecordFormat {
         docs: &[Document<'_>],
         _: &ReadOptions,
     ) -> Result<Box<dyn Traces>, InputError> {
-        read_records(path, docs, self.format, self.accepts, self.map)
+        read_records(path, docs, self)
     }
 }
 
@@ -310,9 +319,7 @@ impl Decoder for RecordFormat {
 fn read_records(
     path: &Path,
     docs: &[Document<'_>],
-    format: Format,
-    accepts: fn(&Map<String, Value>) -> bool,
-    map: MapRecords,
+    format: &RecordFormat,
 ) -> Result<Box<dyn Traces>, InputError> {
     let invalid = |message: String| InputError::Invalid {
         path: path.to_path_buf(),
@@ -326,17 +333,17 @@ fn read_records(
         .iter()
         .flat_map(crate::ingest::detect::records)
         .collect();
-    let name = format.name();
-    if !records.first().is_some_and(|r| accepts(r)) {
+    let name = format.name;
+    if !records.first().is_some_and(|r| (format.accepts)(r)) {
         let found = values
             .first()
             .map_or_else(|| "nothing".into(), crate::ingest::detect::found_keys);
         return Err(invalid(format!(
             "not a valid {name} export: the records do not have its fields (expected {}; found {found})",
-            expected_fields(format)
+            format.expected
         )));
     }
-    let traces = map(&records, path).map_err(|e| match e {
+    let traces = (format.map)(&records, path).map_err(|e| match e {
         MapError::MissingKey(_) => invalid(format!("not a valid {name} export: {e}")),
         MapError::BadTime(_) => invalid(e.to_string()),
     })?;
@@ -344,19 +351,6 @@ fn read_records(
         return Err(invalid(format!("no {name} traces found")));
     }
     Ok(Box::new(OwnedTraces(traces)))
-}
-
-/// The fields a record format recognises its records by, for the refusal of a forced format.
-fn expected_fields(format: Format) -> &'static str {
-    match format {
-        Format::Langfuse => {
-            "trace objects with `observations`, or observation rows with `traceId` and a `type` such as SPAN, GENERATION or TOOL"
-        }
-        Format::Langsmith => "runs with `run_type`",
-        Format::Braintrust => "rows with `span_attributes` or `root_span_id`",
-        Format::Trajectory => "events with `seq` and `event`",
-        _ => "the format's record fields",
-    }
 }
 
 /// Returns true if and only if the document's first record has the fields `accepts` looks for.

@@ -12,7 +12,6 @@
 //! span, with the result of the `tool` message that answers its id in a later generation's input.
 
 use super::common::RecordFormat;
-use crate::ingest::Format;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -48,7 +47,9 @@ pub(crate) fn is_row(record: &Map<String, Value>) -> bool {
 
 /// Langfuse exports: traces with their observations, as one document or one row each.
 pub(crate) static LANGFUSE: RecordFormat = RecordFormat {
-    format: Format::Langfuse,
+    name: "langfuse",
+    title: "Langfuse",
+    expected: "trace objects with `observations`, or observation rows with `traceId` and a `type` such as SPAN, GENERATION or TOOL",
     accepts,
     map: |records, _| read(records),
 };

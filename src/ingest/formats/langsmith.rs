@@ -4,7 +4,6 @@
 //! result); llm runs are chat spans with their finish reason; token counts and `total_cost` carry over.
 
 use super::common::RecordFormat;
-use crate::ingest::Format;
 use serde_json::{Map, Value};
 
 use super::common::{
@@ -16,7 +15,9 @@ use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// LangSmith run payloads.
 pub(crate) static LANGSMITH: RecordFormat = RecordFormat {
-    format: Format::Langsmith,
+    name: "langsmith",
+    title: "LangSmith",
+    expected: "runs with `run_type`",
     accepts,
     map: |records, _| read(records),
 };

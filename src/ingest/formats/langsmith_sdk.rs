@@ -32,8 +32,8 @@ use super::openinference_spans::{invalid, parse_documents};
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
-use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::get;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
@@ -41,8 +41,8 @@ use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 pub(crate) struct LangsmithSdk;
 
 impl Decoder for LangsmithSdk {
-    fn format(&self) -> Format {
-        Format::LangsmithSdk
+    fn name(&self) -> &'static str {
+        "langsmith-sdk"
     }
 
     fn detect(&self, doc: TapeValue<'_, '_>) -> bool {

@@ -29,12 +29,11 @@ use super::chat::{
 use super::common::wrap_messages;
 use super::trajectory::RECORDED_OUTCOME;
 use crate::compat::value::{py_str, py_truthy};
-use crate::ingest::Format;
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// Multi-agent conversation logs.
 pub(crate) static MULTI_AGENT: DocumentFormat = DocumentFormat {
-    format: Format::MultiAgent,
+    name: "multi-agent",
     detect,
     map: read,
 };

@@ -14,12 +14,13 @@ use std::path::Path;
 use simd_json::tape::Value as TapeValue;
 
 use super::common::{order_trace, root_attrs, set_finish_reason, set_tool_attrs, set_usage};
-use super::otlp::{is_export_document, read_documents};
+use super::otlp::{is_export_document, read_documents, scanned};
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::error::InputError;
 use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Detection, Document, Fast, Traces};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr, is_tool_span};
 
 /// The attribute that marks an OpenInference span.
@@ -29,8 +30,16 @@ pub(crate) const SPAN_KIND: &str = attr::OPENINFERENCE_KIND;
 pub(crate) struct OpenInference;
 
 impl Decoder for OpenInference {
-    fn format(&self) -> Format {
-        Format::Openinference
+    fn name(&self) -> &'static str {
+        "openinference"
+    }
+
+    fn title(&self) -> &'static str {
+        "OpenInference"
+    }
+
+    fn detection(&self) -> Detection {
+        Detection::Refines("otlp")
     }
 
     fn detect(&self, doc: TapeValue<'_, '_>) -> bool {
@@ -45,13 +54,24 @@ impl Decoder for OpenInference {
         }
     }
 
+    /// OTLP's structural scan. With `--format auto` it takes only a file that mentions the span kind
+    /// (plain OTLP's fast path, asked next, takes the others), and no fast path takes such a file when
+    /// the scan does not.
+    fn fast<'b>(&self, _: &Path, bytes: &'b [u8], options: &ReadOptions) -> Fast<'b> {
+        let marked = || memchr::memmem::find(bytes, b"\"openinference.span.kind\"").is_some();
+        if options.format == Format::Auto && !marked() {
+            return Fast::Pass;
+        }
+        // The mapping reads attributes no GenAI check names (`input.value`, `llm.*`), so all are kept.
+        scanned::scan(bytes, true, Some(map_trace))
+    }
+
     fn read(
         &self,
         path: &Path,
         docs: &[Document<'_>],
         _: &ReadOptions,
     ) -> Result<Box<dyn Traces>, InputError> {
-        // The mapping reads attributes no GenAI check names (`input.value`, `llm.*`), so all are kept.
         read_documents(path, docs, true, Some(map_trace))
     }
 }

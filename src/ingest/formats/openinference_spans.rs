@@ -22,11 +22,11 @@ use simd_json::tape::Value as TapeValue;
 
 use super::common::ns;
 use super::openinference;
-use super::otlp::{MapTrace, group_spans, normalize_content};
+use super::spans::{MapTrace, group_spans, normalize_content};
 use crate::compat::value::py_str;
 use crate::error::InputError;
-use crate::ingest::Format;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::{to_value, with_tape};
 use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, wanted};
 
@@ -34,8 +34,8 @@ use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, want
 pub(crate) struct OpenInferenceSpans;
 
 impl Decoder for OpenInferenceSpans {
-    fn format(&self) -> Format {
-        Format::OpeninferenceSpans
+    fn name(&self) -> &'static str {
+        "openinference-spans"
     }
 
     fn detect(&self, doc: TapeValue<'_, '_>) -> bool {

@@ -23,11 +23,12 @@ use serde_json::{Map, Value};
 use simd_json::tape::Value as TapeValue;
 
 use super::openinference;
-use super::otlp::{group_spans, normalize_content};
+use super::spans::{MapTrace, group_spans, normalize_content};
 use crate::digest::lower_hex;
 use crate::error::InputError;
-use crate::ingest::decoder::{Decoder, Document, OwnedTraces, ReadOptions, Traces};
-use crate::ingest::{Format, Opened};
+use crate::ingest::Format;
+use crate::ingest::ReadOptions;
+use crate::ingest::decoder::{Decoder, Detection, Document, Fast, OwnedTraces, Traces};
 use crate::table::record::{AttrValue, Attrs, SpanRecord, attr, wanted};
 use pb::common::v1::{AnyValue, KeyValue, any_value};
 use pb::trace::v1::TracesData;
@@ -36,13 +37,33 @@ use pb::trace::v1::TracesData;
 pub(crate) struct OtlpProto;
 
 impl Decoder for OtlpProto {
-    fn format(&self) -> Format {
-        Format::OtlpProto
+    fn name(&self) -> &'static str {
+        "otlp-proto"
+    }
+
+    fn detection(&self) -> Detection {
+        Detection::Binary
     }
 
     /// A JSON document is never protobuf.
     fn detect(&self, _: TapeValue<'_, '_>) -> bool {
         false
+    }
+
+    /// Forced, or named as protobuf, the file is read as protobuf (or refused as such); otherwise it is
+    /// when it looks like protobuf ([`sniff`]).
+    fn fast<'b>(&self, path: &Path, bytes: &'b [u8], options: &ReadOptions) -> Fast<'b> {
+        if options.format != Format::Auto || named(path) {
+            let messages = decode(bytes).map_err(|message| InputError::Invalid {
+                path: path.to_path_buf(),
+                message,
+            });
+            return Fast::Read(messages.map(|m| traces(m, options)));
+        }
+        match sniff(bytes) {
+            Some(messages) => Fast::Read(Ok(traces(messages, options))),
+            None => Fast::Pass,
+        }
     }
 
     fn read(
@@ -55,15 +76,12 @@ impl Decoder for OtlpProto {
         for doc in docs {
             messages.extend(decode(doc.bytes).map_err(|e| doc.invalid(path, e))?);
         }
-        Ok(Box::new(OwnedTraces(map_messages(
-            messages,
-            options.all_attributes(),
-        ))))
+        Ok(traces(messages, options))
     }
 }
 
 /// Returns true if and only if the file's name says it holds protobuf.
-pub(crate) fn named(path: &Path) -> bool {
+fn named(path: &Path) -> bool {
     let mut name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     for suffix in [".gz", ".zst", ".zstd"] {
         name = name.strip_suffix(suffix).unwrap_or(name);
@@ -73,23 +91,10 @@ pub(crate) fn named(path: &Path) -> bool {
         .any(|ext| name.ends_with(ext))
 }
 
-/// Reads a file's contents as OTLP protobuf.
-pub(crate) fn open<'b>(
-    path: &Path,
-    bytes: &'b [u8],
-    options: &ReadOptions,
-) -> Result<Opened<'b>, InputError> {
-    let messages = decode(bytes).map_err(|message| InputError::Invalid {
-        path: path.to_path_buf(),
-        message,
-    })?;
-    Ok(opened(messages, options))
-}
-
-/// The file read as OTLP protobuf when it starts as one (a length prefix's zero byte, or the tag of
-/// `resource_spans`, which JSON text can only have as leading whitespace), its bytes decode whole, and
-/// some span has ids of OTLP's sizes; `None` otherwise, and the file is read as JSON.
-pub(crate) fn sniff<'b>(bytes: &'b [u8], options: &ReadOptions) -> Option<Opened<'b>> {
+/// The messages of a file that starts as OTLP protobuf does (a length prefix's zero byte, or the tag of
+/// `resource_spans`, which JSON text can only have as leading whitespace), when its bytes decode whole
+/// and some span has ids of OTLP's sizes; `None` otherwise, and the file is read as JSON.
+fn sniff(bytes: &[u8]) -> Option<Vec<TracesData>> {
     if !matches!(bytes.first(), Some(0x00 | 0x0A)) {
         return None;
     }
@@ -101,17 +106,15 @@ pub(crate) fn sniff<'b>(bytes: &'b [u8], options: &ReadOptions) -> Option<Opened
             .flat_map(|s| &s.spans)
             .any(|s| s.trace_id.len() == 16 && s.span_id.len() == 8)
     });
-    plausible.then(|| opened(messages, options))
+    plausible.then_some(messages)
 }
 
-fn opened<'b>(messages: Vec<TracesData>, options: &ReadOptions) -> Opened<'b> {
-    Opened {
-        format: Format::OtlpProto,
-        traces: Box::new(OwnedTraces(map_messages(
-            messages,
-            options.all_attributes(),
-        ))),
-    }
+/// The traces of a file's decoded messages.
+fn traces(messages: Vec<TracesData>, options: &ReadOptions) -> Box<dyn Traces> {
+    Box::new(OwnedTraces(map_messages(
+        messages,
+        options.all_attributes(),
+    )))
 }
 
 /// The messages of a file: length-prefixed messages when the prefixes frame the whole file exactly, else
@@ -176,7 +179,7 @@ fn map_messages(
             }
         }
     }
-    let map = openinference.then_some(openinference::map_trace as super::otlp::MapTrace);
+    let map = openinference.then_some(openinference::map_trace as MapTrace);
     group_spans(spans, skipped, map)
 }
 

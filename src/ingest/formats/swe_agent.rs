@@ -27,12 +27,11 @@ use super::chat::{
 };
 use super::common::set_usage;
 use crate::compat::value::{py_str, py_truthy};
-use crate::ingest::Format;
 use crate::table::record::{SpanRecord, TraceRecord, attr};
 
 /// SWE-agent and mini-swe-agent trajectories.
 pub(crate) static SWE_AGENT: DocumentFormat = DocumentFormat {
-    format: Format::SweAgent,
+    name: "swe-agent",
     detect,
     map: read,
 };

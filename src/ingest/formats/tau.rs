@@ -28,7 +28,6 @@ use super::chat::{
 use super::common::{ns, set_usage};
 use super::trajectory::RECORDED_OUTCOME;
 use crate::compat::value::{py_str, py_truthy};
-use crate::ingest::Format;
 use crate::table::record::{TraceRecord, attr};
 
 /// The root attribute holding the simulation's reward as recorded.
@@ -36,7 +35,7 @@ pub(crate) const REWARD: &str = "faultgate.reward";
 
 /// tau-bench and tau2-bench results files.
 pub(crate) static TAU: DocumentFormat = DocumentFormat {
-    format: Format::TauBench,
+    name: "tau-bench",
     detect,
     map: |docs, path| read(docs, &file_stem(path)),
 };

@@ -9,7 +9,6 @@
 use std::path::Path;
 
 use super::common::RecordFormat;
-use crate::ingest::Format;
 use serde_json::{Map, Value};
 
 use super::common::{group_in_order, ns, order_trace, set_tool_attrs, wrap_messages};
@@ -25,7 +24,9 @@ const ENVELOPE: [&str; 6] = ["seq", "ts", "agent", "event", "run_id", "trace_id"
 
 /// JSON-lines agent trajectories: one event per line, one run per file or per `run_id`.
 pub(crate) static TRAJECTORY: RecordFormat = RecordFormat {
-    format: Format::Trajectory,
+    name: "trajectory",
+    title: "trajectory",
+    expected: "events with `seq` and `event`",
     accepts,
     map: |records, path| Ok(read(records, &trajectory_id(path))),
 };

@@ -1,0 +1,384 @@
+//! The fast path of OTLP/JSON (and of OpenInference, its refinement): an export the structural scan
+//! (`ingest::scan`) located every span of, read trace by trace.
+//!
+//! Each trace's spans are parsed together, on their own, when the trace's batch is built, so no more than
+//! a batch of traces is parsed at a time and batches are parsed in parallel. A file the scan does not
+//! take is parsed whole by the decoder ([`super::Otlp`]).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+
+use simd_json::prelude::*;
+
+use super::read_span;
+use crate::error::InputError;
+use crate::ingest::decoder::{Fast, Traces, check_span_count};
+use crate::ingest::formats::spans::MapTrace;
+use crate::ingest::json::{PADDING, repair, with_buffers, with_tape};
+use crate::ingest::scan::{SpanSlice, locate_spans};
+use crate::table::TableBuilder;
+use crate::table::record::{ParsedFrom, SpanRecord, TraceRecord, order_otlp};
+
+/// The scanned export's traces, mapped by `map` (all attributes kept when `all_attributes`), or
+/// [`Fast::Whole`] when the scan does not take the file.
+pub(crate) fn scan(bytes: &[u8], all_attributes: bool, map: Option<MapTrace>) -> Fast<'_> {
+    match locate_spans(bytes) {
+        Some(slices) => Fast::Read(Ok(Box::new(ScannedTraces::new(
+            bytes,
+            slices,
+            all_attributes,
+            map,
+        )))),
+        None => Fast::Whole,
+    }
+}
+
+/// The traces of a scanned export: each trace's span slices, traces by their first start.
+struct ScannedTraces<'b> {
+    bytes: &'b [u8],
+    slices: Vec<SpanSlice>,
+    /// Per trace, the range of `members` holding its spans' slice numbers in file order.
+    traces: Vec<(usize, usize)>,
+    members: Vec<u32>,
+    all_attributes: bool,
+    map: Option<MapTrace>,
+    /// Traces of more bytes than this are read span by span into owned records.
+    huge: usize,
+}
+
+impl<'b> ScannedTraces<'b> {
+    fn new(
+        bytes: &'b [u8],
+        slices: Vec<SpanSlice>,
+        all_attributes: bool,
+        map: Option<MapTrace>,
+    ) -> ScannedTraces<'b> {
+        // Group by trace id in order of first appearance, then order traces by their first start (stable).
+        let mut index: HashMap<&[u8], u32, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(slices.len() / 8 + 1, Default::default());
+        let mut trace_of: Vec<u32> = Vec::with_capacity(slices.len());
+        let mut first_start: Vec<i64> = Vec::new();
+        let mut counts: Vec<usize> = Vec::new();
+        for slice in &slices {
+            let id = &bytes[slice.trace_id.0..slice.trace_id.1];
+            let t = *index.entry(id).or_insert_with(|| {
+                first_start.push(i64::MAX);
+                counts.push(0);
+                (first_start.len() - 1) as u32
+            }) as usize;
+            trace_of.push(t as u32);
+            first_start[t] = first_start[t].min(slice.start_ns);
+            counts[t] += 1;
+        }
+        drop(index);
+        let mut order: Vec<u32> = (0..first_start.len() as u32).collect();
+        order.sort_by_key(|&t| first_start[t as usize]);
+        // Lay each trace's members out contiguously, in sorted trace order.
+        let mut begin = vec![0usize; first_start.len()];
+        let mut traces = Vec::with_capacity(order.len());
+        let mut at = 0;
+        for &t in &order {
+            begin[t as usize] = at;
+            traces.push((at, at + counts[t as usize]));
+            at += counts[t as usize];
+        }
+        let mut members = vec![0u32; slices.len()];
+        for (i, &t) in trace_of.iter().enumerate() {
+            members[begin[t as usize]] = i as u32;
+            begin[t as usize] += 1;
+        }
+        ScannedTraces {
+            bytes,
+            slices,
+            traces,
+            members,
+            all_attributes,
+            map,
+            huge: KEEP_TEXT,
+        }
+    }
+}
+
+impl Traces for ScannedTraces<'_> {
+    fn len(&self) -> usize {
+        self.traces.len()
+    }
+
+    fn weight(&self, trace: usize) -> usize {
+        let (a, b) = self.traces[trace];
+        self.members[a..b]
+            .iter()
+            .map(|&m| {
+                let s = &self.slices[m as usize];
+                s.end - s.start
+            })
+            .sum()
+    }
+
+    fn trace_id(&self, trace: usize) -> Cow<'_, str> {
+        let (first, _) = self.traces[trace];
+        let (a, b) = self.slices[self.members[first] as usize].trace_id;
+        let raw = &self.bytes[a..b];
+        if !raw.contains(&b'\\') {
+            return String::from_utf8_lossy(raw);
+        }
+        // An id with escapes is what the parser makes of the string, as when its spans are read.
+        let mut quoted = Vec::with_capacity(raw.len() + 2);
+        quoted.push(b'"');
+        quoted.extend_from_slice(raw);
+        quoted.push(b'"');
+        match with_tape(&quoted, |v| v.as_str().map(str::to_string)) {
+            Ok(Some(id)) => Cow::Owned(id),
+            // A span whose id does not parse fails to read, whatever its id is taken to be.
+            _ => String::from_utf8_lossy(raw),
+        }
+    }
+
+    fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
+        #[cfg(test)]
+        crate::ingest::reads::decoded(path);
+        let (a, b) = self.traces[trace];
+        let members = &self.members[a..b];
+        check_span_count(path, members.len(), || {
+            let id = self.slices[members[0] as usize].trace_id;
+            String::from_utf8_lossy(&self.bytes[id.0..id.1]).into_owned()
+        })?;
+        // Each span is parsed on its own, in place in one buffer that holds the trace's spans back to
+        // back, each followed by simd-json's padding: the records borrow their strings from the buffer,
+        // and only one span's tape and structural index are alive at a time (a trace parsed as one list
+        // kept a tape node per JSON value of the whole trace, about twice the trace's size again).
+        thread_local! {
+            static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let size: usize = members
+            .iter()
+            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start + PADDING)
+            .sum();
+        TEXT.with(|cell| {
+            let mut text = cell.borrow_mut();
+            text.clear();
+            let outcome = if size > self.huge {
+                // A huge trace is not copied whole: each span is parsed in a buffer of its own and its
+                // record keeps copies of the few strings the tables read, a fraction of the span's bytes.
+                self.read_spans_owned(members, out)
+            } else {
+                text.reserve_exact(size);
+                for &m in members {
+                    let s = &self.slices[m as usize];
+                    text.extend_from_slice(&self.bytes[s.start..s.end]);
+                    let padded = text.len() + PADDING;
+                    text.resize(padded, b' ');
+                }
+                match self.read_spans(&mut text, members, out) {
+                    // A span simd-json refuses may be JSON Python reads (see `repair`): the spans are
+                    // read again, each on its own so that one can be rewritten.
+                    Err(SpanFailure::Json(_)) => self.read_spans_owned(members, out),
+                    other => other,
+                }
+            };
+            outcome.map_err(|failure| match failure {
+                // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
+                // first), so a later span's JSON error comes before this span's content error.
+                SpanFailure::Invalid(start, message) => match self.span_json_error(path, members) {
+                    json @ InputError::Json { .. } => json,
+                    _ => InputError::Invalid {
+                        path: path.to_path_buf(),
+                        message: format!("span at byte {start}: {message}"),
+                    },
+                },
+                // Only a span's own bytes can fail: find where, in the file.
+                SpanFailure::Json(m) => self.span_json_error(path, &[m]),
+            })
+        })
+    }
+}
+
+/// Traces larger than this are read span by span into owned records instead of from one copy.
+const KEEP_TEXT: usize = 64 << 20;
+
+/// Why a trace's spans could not be read.
+enum SpanFailure {
+    /// A span at this byte of the file is not a valid OTLP span.
+    Invalid(usize, String),
+    /// This slice's bytes are not JSON.
+    Json(u32),
+}
+
+impl<'b> ScannedTraces<'b> {
+    /// Parses the spans packed in `text` (each followed by [`PADDING`] bytes) one at a time and appends
+    /// their trace to `out`.
+    fn read_spans(
+        &self,
+        text: &mut [u8],
+        members: &[u32],
+        out: &mut TableBuilder,
+    ) -> Result<(), SpanFailure> {
+        let mut record = TraceRecord::default();
+        record.spans.reserve_exact(members.len());
+        let largest = members
+            .iter()
+            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start)
+            .max()
+            .unwrap_or(0);
+        with_buffers(largest, |buffers| {
+            let mut tape = simd_json::Tape::null();
+            let mut rest = text;
+            for &m in members {
+                let slice = &self.slices[m as usize];
+                let len = slice.end - slice.start;
+                let (here, tail) = std::mem::take(&mut rest).split_at_mut(len + PADDING);
+                rest = tail;
+                simd_json::fill_tape_padded(here, len, buffers, &mut tape)
+                    .map_err(|_| SpanFailure::Json(m))?;
+                let Some(obj) = tape.as_value().as_object() else {
+                    return Err(SpanFailure::Invalid(
+                        slice.start,
+                        "a span is not an object".to_string(),
+                    ));
+                };
+                let (trace_id, span) =
+                    read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+                        .map_err(|message| SpanFailure::Invalid(slice.start, message))?;
+                record.trace_id = Cow::Borrowed(trace_id);
+                record.spans.push(span);
+            }
+            Ok(())
+        })?;
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => out.append(&record),
+        }
+        Ok(())
+    }
+
+    /// Parses each span of a huge trace in a buffer of its own, and appends the trace to `out`. The
+    /// records borrow their strings from the file's bytes (copying only those that had escapes), so the
+    /// heap holds the records themselves, not their text.
+    fn read_spans_owned(&self, members: &[u32], out: &mut TableBuilder) -> Result<(), SpanFailure> {
+        let mut record: TraceRecord<'b> = TraceRecord::default();
+        record.spans.reserve_exact(members.len());
+        let mut text: Vec<u8> = Vec::new();
+        // One tape allocation for every span, handed from span to span (each parse has its own lifetime).
+        let mut tape: Option<simd_json::Tape<'static>> = None;
+        for &m in members {
+            let slice = &self.slices[m as usize];
+            let len = slice.end - slice.start;
+            text.clear();
+            text.extend_from_slice(&self.bytes[slice.start..slice.end]);
+            text.resize(len + PADDING, b' ');
+            let from = ParsedFrom::new(text.as_ptr(), &self.bytes[slice.start..slice.end]);
+            let span = with_buffers(len, |buffers| {
+                let mut scratch = tape.take().unwrap_or_else(simd_json::Tape::null).reset();
+                let read = simd_json::fill_tape_padded(&mut text, len, buffers, &mut scratch)
+                    .map_err(|_| SpanFailure::Json(m))
+                    .and_then(|()| self.tape_span(&scratch, slice.start, &mut record));
+                tape = Some(scratch.reset());
+                read
+            });
+            let span = match span {
+                // Rebased once the parser's buffers are released (a huge span's are), so that a
+                // string that must be copied is not copied while they live.
+                Ok(span) => span.rebase(&from),
+                Err(SpanFailure::Json(_)) => self.repaired_span(m, &mut record)?,
+                Err(other) => return Err(other),
+            };
+            record.spans.push(span);
+        }
+        drop(text);
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => out.append(&record),
+        }
+        Ok(())
+    }
+
+    /// A span simd-json refused, read again after [`repair`] rewrote what Python's `json` reads and
+    /// simd-json does not (big integers, `1e999`, `NaN`, lone surrogates).
+    fn repaired_span(
+        &self,
+        m: u32,
+        record: &mut TraceRecord<'_>,
+    ) -> Result<SpanRecord<'static>, SpanFailure> {
+        let slice = &self.slices[m as usize];
+        let mut fixed = repair(&self.bytes[slice.start..slice.end]).ok_or(SpanFailure::Json(m))?;
+        let len = fixed.len();
+        fixed.resize(len + PADDING, b' ');
+        with_buffers(len, |buffers| {
+            let mut tape = simd_json::Tape::null();
+            simd_json::fill_tape_padded(&mut fixed, len, buffers, &mut tape)
+                .map_err(|_| SpanFailure::Json(m))?;
+            self.tape_span(&tape, slice.start, record)
+                .map(SpanRecord::into_owned)
+        })
+    }
+
+    /// The span a one-span tape holds (its trace id names the record when the record has none yet);
+    /// `start` is the span's byte offset, for errors.
+    fn tape_span<'i>(
+        &self,
+        tape: &simd_json::Tape<'i>,
+        start: usize,
+        record: &mut TraceRecord<'_>,
+    ) -> Result<SpanRecord<'i>, SpanFailure> {
+        let Some(obj) = tape.as_value().as_object() else {
+            return Err(SpanFailure::Invalid(
+                start,
+                "a span is not an object".to_string(),
+            ));
+        };
+        let (trace_id, span) = read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
+            .map_err(|message| SpanFailure::Invalid(start, message))?;
+        if record.trace_id.is_empty() {
+            record.trace_id = Cow::Owned(trace_id.to_string());
+        }
+        Ok(span)
+    }
+
+    /// The JSON error of the first span of `members` that does not parse, at its byte in the file.
+    fn span_json_error(&self, path: &Path, members: &[u32]) -> InputError {
+        for &m in members {
+            let s = &self.slices[m as usize];
+            if let Err(f) = with_tape(&self.bytes[s.start..s.end], |_| ()) {
+                return InputError::Json {
+                    path: path.to_path_buf(),
+                    offset: s.start + f.offset,
+                    message: f.message,
+                };
+            }
+        }
+        InputError::Invalid {
+            path: path.to_path_buf(),
+            message: "spans that do not parse together".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_trace_records_read_as_the_borrowed_ones() {
+        let bytes = std::fs::read("examples/traces.json").unwrap();
+        let batch = |huge: usize| {
+            let slices = crate::ingest::scan::locate_spans(&bytes).unwrap();
+            let mut traces = ScannedTraces::new(&bytes, slices, true, None);
+            traces.huge = huge;
+            let mut builder = TableBuilder::new(crate::table::TableOptions {
+                root_attributes: true,
+            });
+            for t in 0..traces.len() {
+                traces.append(Path::new("t.json"), t, &mut builder).unwrap();
+            }
+            builder.finish()
+        };
+        let (borrowed, owned) = (batch(KEEP_TEXT), batch(0));
+        assert!(borrowed.spans.num_rows() > 30);
+        assert_eq!(borrowed.traces, owned.traces);
+        assert_eq!(borrowed.spans, owned.spans);
+        assert_eq!(borrowed.steps, owned.steps);
+    }
+}
