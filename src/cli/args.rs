@@ -142,6 +142,10 @@ pub(crate) struct RunArgs {
     /// a trace file.
     #[arg(long)]
     pub strict_input: bool,
+    /// Leave out, each with an input warning naming the file, the byte and the reason, a file or a JSON
+    /// line that cannot be read, and read on; the summary and the JSON report count what was left out.
+    #[arg(long, conflicts_with = "strict_input")]
+    pub skip_bad_input: bool,
     /// No progress bar (it is shown on long runs only when stderr is a terminal).
     #[arg(long, short)]
     pub quiet: bool,
