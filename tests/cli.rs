@@ -43,7 +43,10 @@ fn table_prints_all_rows_the_failing_ones_or_none_and_always_the_summary_and_gat
     };
     let (code, all, notes) = run(&[]);
     assert_eq!(run(&["--table", "all"]), (code, all.clone(), notes.clone()));
-    assert_eq!(run(&["-q", "--table=all"]), (code, all.clone(), notes.clone()));
+    assert_eq!(
+        run(&["-q", "--table=all"]),
+        (code, all.clone(), notes.clone())
+    );
     let lines: Vec<&str> = all.lines().collect();
     let blank = lines.iter().position(|l| l.is_empty()).unwrap();
     let (table, tail) = (&lines[..blank], &lines[blank + 1..]);
