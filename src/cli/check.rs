@@ -234,13 +234,17 @@ pub(crate) fn finish(
     let band = &gating.band;
     let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
-    let table = terminal::table(&report);
+    let rows = outs.table.unwrap_or_default();
+    let table = terminal::table(&report, rows);
     if crate::report::colour::enabled(outs.color) {
         write!(out, "{}", crate::report::colour::colour_table(&table))?;
     } else {
         write!(out, "{table}")?;
     }
-    writeln!(out)?;
+    // The blank line separates the table from the summary; without a table the summary comes first.
+    if rows != terminal::TableRows::None {
+        writeln!(out)?;
+    }
     writeln!(
         out,
         "{} · {}s",
