@@ -198,6 +198,9 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "junit" => "check: write JUnit XML here",
         "html" => "check: write a self-contained HTML report here",
         "color" => "check: colour the table (auto, always or never)",
+        "strict_band" => {
+            "check: refuse the run (exit 2) when some of its scenarios are not in the band"
+        }
         _ => return arg,
     };
     let arg = arg.help(help);
@@ -281,6 +284,9 @@ pub(crate) struct CheckOutputs {
     /// Write a self-contained HTML report here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
+    #[arg(long, requires = "band")]
+    pub strict_band: bool,
     /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: crate::report::colour::ColorChoice,
@@ -373,7 +379,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 11, "{ids:?}");
+        assert_eq!(ids.len(), 12, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command
