@@ -204,6 +204,9 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "html" => "check: write a self-contained HTML report here",
         "color" => "check: colour the table (auto, always or never)",
         "table" => "check: which rows of the table to print (all, failing or none)",
+        "strict_band" => {
+            "check: refuse the run (exit 2) when some of its scenarios are not in the band"
+        }
         _ => return arg,
     };
     let arg = arg.help(help);
@@ -287,6 +290,9 @@ pub(crate) struct CheckOutputs {
     /// Write a self-contained HTML report here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
+    #[arg(long, requires = "band")]
+    pub strict_band: bool,
     /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: crate::report::colour::ColorChoice,
