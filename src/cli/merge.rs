@@ -179,6 +179,7 @@ fn merge_check(
             command,
             audit_inputs,
             started,
+            explain: None,
         },
     )
 }
