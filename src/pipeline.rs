@@ -558,6 +558,8 @@ fn check_part(
 ) -> VerdictBatch {
     let redaction = settings.redaction;
     let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
+    let mut scenarios = Memo::default();
+    let mut agents = Memo::default();
     for t in cols.traces() {
         let raw_scenario = cols.scenario.value(t);
         let count = |a: &Int64Array| a.is_valid(t).then(|| a.value(t) as f64);
@@ -566,12 +568,12 @@ fn check_part(
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
         let measure = |a: &Float64Array| a.is_valid(t).then(|| a.value(t));
-        let agent = opt(cols.agent, t).map(|a| redaction.mask(a));
+        let agent = opt(cols.agent, t).map(|a| agents.get(a, |a| redaction.mask(a).into_owned()));
         builder.push_trace(&TraceFields {
             trace_id: cols.trace_id.value(t),
-            scenario: &redaction.scenario_key(raw_scenario),
+            scenario: scenarios.get(raw_scenario, |key| redaction.scenario_key(key)),
             raw_scenario: settings.keep_raw_scenario.then_some(raw_scenario),
-            agent: agent.as_deref(),
+            agent,
             steps: cols.step_rows(t).len(),
             measures: Measures {
                 tokens,
@@ -593,6 +595,24 @@ fn check_part(
     builder
         .finish(columns)
         .expect("each check pushes one verdict per trace")
+}
+
+/// The last text a part masked and what masking gave: a part's traces mostly repeat their agent, and
+/// runs of them their scenario key, so each run of one value is masked once.
+#[derive(Default)]
+struct Memo<'a> {
+    raw: Option<&'a str>,
+    masked: String,
+}
+
+impl<'a> Memo<'a> {
+    fn get(&mut self, raw: &'a str, mask: impl FnOnce(&str) -> String) -> &str {
+        if self.raw != Some(raw) {
+            self.masked = mask(raw);
+            self.raw = Some(raw);
+        }
+        &self.masked
+    }
 }
 
 #[cfg(test)]

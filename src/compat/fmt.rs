@@ -161,12 +161,17 @@ pub(super) fn write_float_repr(f: f64, out: &mut String) {
 /// value (`0.125` → `0.12`, `2.675` → `2.67`).
 pub(crate) fn fmt_fixed(x: f64, decimals: usize) -> String {
     let mut out = String::new();
-    if write_non_finite(x, "", &mut out) || write_fixed_exact(x, decimals, &mut out) {
-        return out;
+    push_fixed(&mut out, x, decimals);
+    out
+}
+
+/// Appends [`fmt_fixed`] of `x` to `out`.
+pub(crate) fn push_fixed(out: &mut String, x: f64, decimals: usize) {
+    if write_non_finite(x, "", out) || write_fixed_exact(x, decimals, out) {
+        return;
     }
     // Rust rounds the exact binary value with ties to even, exactly like Python's `f` format.
     let _ = write!(out, "{x:.decimals$}");
-    out
 }
 
 /// [`fmt_fixed`] by integer arithmetic on the float's exact binary value, for the few decimals and
