@@ -9,6 +9,13 @@
 //!   replace the node with a regular file.
 //! - Anything else (a directory, a block device, a socket, a dangling symlink) is refused.
 //!
+//! A folder of outputs ([`StagedDir`]) appears whole or not at all: when it does not exist yet, its
+//! files are written into a temporary folder beside it (created exclusively, random name), which is
+//! renamed into place once every file is written and synced. An existing folder (a rerun, or `.`)
+//! cannot be swapped that way, so each file is staged as a temporary file beside its target and all
+//! are renamed only once the last one is written: a write error (a full disk) leaves the folder as it
+//! was, with no new file and no temporary one.
+//!
 //! [`refuse_inputs`] keeps an output from naming one of the run's inputs, compared by device and inode so
 //! that symlinks and `./` spellings are caught too.
 
@@ -63,30 +70,204 @@ fn write_special(path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> io::Result<(
 
 /// Replaces the regular file (or missing file) at `path` through an exclusive temp file.
 fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(parent) => {
-            fs::create_dir_all(parent)?;
-            parent.to_path_buf()
-        }
-        None => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
-    // 0o666 before the umask, as a plain create gives: reports are not secrets of their own.
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
-    let mut temp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".tmp")
-        .permissions(fs::Permissions::from_mode(0o666))
-        .tempfile_in(&dir)?;
+    let dir = parent_of(path)?;
+    let mut temp = temp_file_beside(path)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
     // The rename is durable only once the directory entry is.
     File::open(&dir)?.sync_all()
+}
+
+/// A folder of output files that appears whole or not at all (see the module doc). Files are added
+/// with [`StagedDir::write`] or [`StagedDir::write_with`], and nothing is visible at the destination
+/// until [`StagedDir::commit`]; dropping it uncommitted removes everything it staged.
+pub(crate) struct StagedDir {
+    dest: PathBuf,
+    staging: Staging,
+}
+
+enum Staging {
+    /// The destination does not exist: a temporary folder beside it, renamed into place.
+    Fresh(tempfile::TempDir),
+    /// The destination is an existing folder: each staged file and the path it replaces.
+    InPlace(Vec<(tempfile::TempPath, PathBuf)>),
+}
+
+impl StagedDir {
+    /// Starts the folder `dest`, creating its parent folders.
+    ///
+    /// # Errors
+    ///
+    /// `dest` exists and is not a folder (or is a dangling symlink), or the temporary folder cannot be
+    /// created.
+    pub(crate) fn new(dest: &Path) -> io::Result<StagedDir> {
+        match fs::metadata(dest) {
+            Ok(meta) if meta.is_dir() => {
+                return Ok(StagedDir {
+                    dest: dest.to_path_buf(),
+                    staging: Staging::InPlace(Vec::new()),
+                });
+            }
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} exists and is not a directory",
+                    dest.display()
+                )));
+            }
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            Err(_) if fs::symlink_metadata(dest).is_ok() => {
+                return Err(io::Error::other(format!(
+                    "{} is a dangling symlink; refusing to write through it",
+                    dest.display()
+                )));
+            }
+            Err(_) => {}
+        }
+        let parent = parent_of(dest)?;
+        let name = dest
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a folder path"))?;
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        // 0o777 before the umask, as a plain create gives.
+        let temp = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".tmp")
+            .permissions(fs::Permissions::from_mode(0o777))
+            .tempdir_in(&parent)?;
+        Ok(StagedDir {
+            dest: dest.to_path_buf(),
+            staging: Staging::Fresh(temp),
+        })
+    }
+
+    /// Stages the file `name` of the folder with `bytes`.
+    ///
+    /// # Errors
+    ///
+    /// As [`StagedDir::write_with`].
+    pub(crate) fn write(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.write_with(name, |w| w.write_all(bytes))
+    }
+
+    /// Stages the file `name` of the folder with what `fill` writes (buffered), then syncs it.
+    ///
+    /// # Errors
+    ///
+    /// The target in an existing folder is not something that can be replaced safely (a directory, a
+    /// dangling symlink, a device), `fill` failed, or an I/O step failed.
+    pub(crate) fn write_with(
+        &mut self,
+        name: &str,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let (file, staged) = match &mut self.staging {
+            Staging::Fresh(temp) => (File::create_new(temp.path().join(name))?, None),
+            Staging::InPlace(staged) => {
+                let target = replaceable(&self.dest.join(name))?;
+                let temp = temp_file_beside(&target)?;
+                let (file, path) = temp.into_parts();
+                (file, Some((staged, path, target)))
+            }
+        };
+        let mut writer = io::BufWriter::new(file);
+        fill(&mut writer)?;
+        let file = writer
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        if let Some((staged, path, target)) = staged {
+            staged.push((path, target));
+        }
+        Ok(())
+    }
+
+    /// Moves every staged file into place at once (a fresh folder) or one rename each (an existing
+    /// folder), and makes the renames durable.
+    ///
+    /// # Errors
+    ///
+    /// A rename or sync failed.
+    pub(crate) fn commit(self) -> io::Result<()> {
+        match self.staging {
+            Staging::Fresh(temp) => {
+                File::open(temp.path())?.sync_all()?;
+                let path = temp.keep();
+                if let Err(e) = fs::rename(&path, &self.dest) {
+                    let _ = fs::remove_dir_all(&path);
+                    return Err(e);
+                }
+                File::open(parent_of(&self.dest)?)?.sync_all()
+            }
+            Staging::InPlace(staged) => {
+                let mut dirs: Vec<PathBuf> = Vec::new();
+                for (temp, target) in staged {
+                    temp.persist(&target).map_err(|e| e.error)?;
+                    let dir = parent_of(&target)?;
+                    if !dirs.contains(&dir) {
+                        dirs.push(dir);
+                    }
+                }
+                for dir in dirs {
+                    File::open(dir)?.sync_all()?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The folder a path's file sits in (`.` for a bare name), created if missing.
+fn parent_of(path: &Path) -> io::Result<PathBuf> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => {
+            fs::create_dir_all(parent)?;
+            Ok(parent.to_path_buf())
+        }
+        None => Ok(PathBuf::from(".")),
+    }
+}
+
+/// The regular file a staged file will replace: `path` itself when it is missing or a regular file,
+/// the file a symlink points to (the link stays, as [`write_atomic`] keeps it).
+fn replaceable(path: &Path) -> io::Result<PathBuf> {
+    let refuse = |what: &str| {
+        Err(io::Error::other(format!(
+            "{} is {what}; refusing to write it",
+            path.display()
+        )))
+    };
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(path.to_path_buf()),
+        Err(e) => Err(e),
+        Ok(meta) if meta.is_file() => Ok(path.to_path_buf()),
+        Ok(meta) if meta.file_type().is_symlink() => match fs::metadata(path) {
+            Ok(target) if target.is_file() => fs::canonicalize(path),
+            Ok(_) => refuse("a symlink to something other than a regular file"),
+            Err(_) => refuse("a dangling symlink"),
+        },
+        Ok(meta) if meta.is_dir() => refuse("a directory"),
+        Ok(_) => refuse("not a regular file"),
+    }
+}
+
+/// An exclusive temporary file in the folder of `target`: a random name, and 0o666 before the umask,
+/// as a plain create gives (reports are not secrets of their own).
+fn temp_file_beside(target: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let dir = parent_of(target)?;
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(&dir)
 }
 
 /// Device and inode of an existing file, following symlinks.
@@ -189,6 +370,115 @@ mod tests {
         let link = dir.path().join("dangling");
         std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
         let err = write_atomic(&link, b"x").unwrap_err();
+        assert!(err.to_string().contains("dangling"), "{err}");
+        assert!(!dir.path().join("nowhere").exists());
+    }
+
+    /// The names in a folder, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn failing_write(w: &mut dyn Write) -> io::Result<()> {
+        w.write_all(b"half")?;
+        Err(io::Error::other("No space left on device"))
+    }
+
+    #[test]
+    fn a_new_folder_appears_whole_or_not_at_all() {
+        let root = tempfile::tempdir().unwrap();
+        let dest = root.path().join("nested").join("audit");
+        let mut staged = StagedDir::new(&dest).unwrap();
+        staged.write("a.json", b"1").unwrap();
+        assert!(!dest.exists(), "nothing shows before the commit");
+        let err = staged.write_with("b.json", failing_write).unwrap_err();
+        assert!(err.to_string().contains("No space"), "{err}");
+        drop(staged);
+        assert!(!dest.exists());
+        assert!(
+            names(&root.path().join("nested")).is_empty(),
+            "no temp folder is left"
+        );
+
+        let mut staged = StagedDir::new(&dest).unwrap();
+        staged.write("a.json", b"1").unwrap();
+        staged.write_with("b.json", |w| w.write_all(b"2")).unwrap();
+        staged.commit().unwrap();
+        assert_eq!(names(&dest), ["a.json", "b.json"]);
+        assert_eq!(fs::read_to_string(dest.join("b.json")).unwrap(), "2");
+        assert_eq!(names(root.path().join("nested").as_path()), ["audit"]);
+        // The mode a plain create gives, not a temporary folder's private one.
+        let plain = root.path().join("plain");
+        fs::create_dir(&plain).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&dest), mode(&plain));
+    }
+
+    #[test]
+    fn an_existing_folder_keeps_its_files_until_every_new_one_is_written() {
+        let dest = tempfile::tempdir().unwrap();
+        fs::write(dest.path().join("a.json"), "old a").unwrap();
+        fs::write(dest.path().join("b.json"), "old b").unwrap();
+        fs::write(dest.path().join("notes.txt"), "mine").unwrap();
+        let mut staged = StagedDir::new(dest.path()).unwrap();
+        staged.write("a.json", b"new a").unwrap();
+        assert!(staged.write_with("b.json", failing_write).is_err());
+        drop(staged);
+        assert_eq!(names(dest.path()), ["a.json", "b.json", "notes.txt"]);
+        assert_eq!(
+            fs::read_to_string(dest.path().join("a.json")).unwrap(),
+            "old a"
+        );
+
+        // A target that cannot be replaced stops the folder before any file is renamed.
+        fs::create_dir(dest.path().join("c.json")).unwrap();
+        let mut staged = StagedDir::new(dest.path()).unwrap();
+        staged.write("a.json", b"new a").unwrap();
+        let err = staged.write("c.json", b"c").unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        drop(staged);
+        assert_eq!(
+            names(dest.path()),
+            ["a.json", "b.json", "c.json", "notes.txt"]
+        );
+        assert_eq!(
+            fs::read_to_string(dest.path().join("a.json")).unwrap(),
+            "old a"
+        );
+
+        let mut staged = StagedDir::new(dest.path()).unwrap();
+        staged.write("a.json", b"new a").unwrap();
+        staged.write("b.json", b"new b").unwrap();
+        staged.commit().unwrap();
+        assert_eq!(
+            names(dest.path()),
+            ["a.json", "b.json", "c.json", "notes.txt"]
+        );
+        assert_eq!(
+            fs::read_to_string(dest.path().join("b.json")).unwrap(),
+            "new b"
+        );
+        assert_eq!(
+            fs::read_to_string(dest.path().join("notes.txt")).unwrap(),
+            "mine"
+        );
+    }
+
+    #[test]
+    fn a_folder_path_that_is_a_file_or_a_dangling_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        fs::write(&file, "x").unwrap();
+        let err = StagedDir::new(&file).err().unwrap();
+        assert!(err.to_string().contains("is not a directory"), "{err}");
+        let link = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+        let err = StagedDir::new(&link).err().unwrap();
         assert!(err.to_string().contains("dangling"), "{err}");
         assert!(!dir.path().join("nowhere").exists());
     }

@@ -10,7 +10,10 @@
 //! - `manifest.json` ([`Manifest`]): the command, the settings that decide verdicts (checks, judge,
 //!   redaction, the SHA-256 of the policy, golden, outcomes, workflow and label files, the tool
 //!   version), the digest of the whole input list, and for each input file its place in that list, its
-//!   run (a `baseline` argument), the shard that read it, its size, SHA-256 and row count.
+//!   run (a `baseline` argument), the shard that read it, its size, SHA-256 and row count; last, the
+//!   SHA-256 of `verdicts.arrow` and `steps.json`, which the merge checks before reading them.
+//!
+//! A partial directory is written whole or not at all ([`crate::output::StagedDir`]).
 //!
 //! Merging partials checks that their settings agree (else it names the first that differs), that no
 //! input file was read twice, and puts the files back in input order. Every output is then rendered
@@ -40,7 +43,7 @@ pub(crate) const VERDICTS_FILE: &str = "verdicts.arrow";
 /// The failing traces' steps file name inside a partial directory.
 pub(crate) const STEPS_FILE: &str = "steps.json";
 /// The manifest's `format`; a partial of another format is refused.
-pub(crate) const FORMAT: &str = "faultgate-partial/1";
+pub(crate) const FORMAT: &str = "faultgate-partial/2";
 
 /// Column of the raw scenario key in the verdict schema.
 const RAW_SCENARIO_COLUMN: usize = 2;
@@ -159,6 +162,23 @@ pub(crate) struct Manifest {
     pub judge_usage: Option<Usage>,
 }
 
+/// The SHA-256 of the files a manifest describes, stored after its other keys; a partial whose files
+/// do not match them is refused, since a changed byte (inside a string, say) would still parse.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Digests {
+    verdicts_sha256: String,
+    steps_sha256: String,
+}
+
+/// `manifest.json` as written: the manifest, then the digests of the partial's other files.
+#[derive(Serialize)]
+struct StoredManifest<'a> {
+    #[serde(flatten)]
+    manifest: &'a Manifest,
+    #[serde(flatten)]
+    digests: Digests,
+}
+
 /// A partial: its manifest and its verdict table, one batch per file, and each file's failing steps.
 #[derive(Debug, Clone)]
 pub(crate) struct Partial {
@@ -213,8 +233,9 @@ impl Partial {
         }
     }
 
-    /// Writes the partial into `dir` (created if needed): the table first, the manifest last, so a
-    /// directory with a manifest holds a whole partial.
+    /// Writes the partial into `dir` (created if needed), whole or not at all
+    /// ([`crate::output::StagedDir`]). The manifest records the SHA-256 of the verdict table and of
+    /// the steps file, so a merge notices a byte changed in either.
     ///
     /// # Errors
     ///
@@ -224,7 +245,6 @@ impl Partial {
             path: dir.to_path_buf(),
             message,
         };
-        std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;
         let schema = self.schema();
         let mut writer = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &schema)
             .map_err(|e| fail(e.to_string()))?;
@@ -234,24 +254,35 @@ impl Partial {
                 .map_err(|e| fail(e.to_string()))?;
         }
         let bytes = writer.into_inner().map_err(|e| fail(e.to_string()))?;
-        crate::output::write_atomic(&dir.join(VERDICTS_FILE), &bytes)
-            .map_err(|e| fail(e.to_string()))?;
         let steps = serde_json::to_string(&self.steps).map_err(|e| fail(e.to_string()))?;
-        crate::output::write_atomic(&dir.join(STEPS_FILE), steps.as_bytes())
-            .map_err(|e| fail(e.to_string()))?;
-        let mut text =
-            serde_json::to_string_pretty(&self.manifest).map_err(|e| fail(e.to_string()))?;
+        let stored = StoredManifest {
+            manifest: &self.manifest,
+            digests: Digests {
+                verdicts_sha256: crate::digest::sha256_hex(&bytes),
+                steps_sha256: crate::digest::sha256_hex(steps.as_bytes()),
+            },
+        };
+        let mut text = serde_json::to_string_pretty(&stored).map_err(|e| fail(e.to_string()))?;
         text.push('\n');
-        crate::output::write_atomic(&dir.join(MANIFEST_FILE), text.as_bytes())
-            .map_err(|e| fail(e.to_string()))
+        let mut staged = crate::output::StagedDir::new(dir).map_err(|e| fail(e.to_string()))?;
+        for (name, content) in [
+            (VERDICTS_FILE, bytes.as_slice()),
+            (STEPS_FILE, steps.as_bytes()),
+            (MANIFEST_FILE, text.as_bytes()),
+        ] {
+            staged
+                .write(name, content)
+                .map_err(|e| fail(format!("{name}: {e}")))?;
+        }
+        staged.commit().map_err(|e| fail(e.to_string()))
     }
 
     /// Reads the partial in `dir`.
     ///
     /// # Errors
     ///
-    /// A missing or unreadable file, a manifest of another format, or a table whose shape does not
-    /// match its manifest.
+    /// A missing or unreadable file, a manifest of another format, a verdict table or steps file whose
+    /// SHA-256 is not the one the manifest records, or a table whose shape does not match its manifest.
     pub(crate) fn read(dir: &Path) -> Result<Partial, PartialError> {
         let fail = |message: String| PartialError::Read {
             path: dir.to_path_buf(),
@@ -267,12 +298,27 @@ impl Partial {
                 manifest.format
             )));
         }
-        let file = std::fs::File::open(dir.join(VERDICTS_FILE))
+        let digests: Digests =
+            serde_json::from_slice(&text).map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
+        let verdicts_path = dir.join(VERDICTS_FILE);
+        let digest = crate::digest::sha256_file(&verdicts_path)
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        if digest != digests.verdicts_sha256 {
+            return Err(fail(format!(
+                "{VERDICTS_FILE} is not the file {MANIFEST_FILE} records (its SHA-256 differs): it was changed or damaged after it was written"
+            )));
+        }
+        let file = std::fs::File::open(&verdicts_path)
             .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
         let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
             .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
         let steps =
             std::fs::read(dir.join(STEPS_FILE)).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
+        if crate::digest::sha256_hex(&steps) != digests.steps_sha256 {
+            return Err(fail(format!(
+                "{STEPS_FILE} is not the file {MANIFEST_FILE} records (its SHA-256 differs): it was changed or damaged after it was written"
+            )));
+        }
         let steps: Vec<Vec<TraceSteps>> =
             serde_json::from_slice(&steps).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
         let mut partial = Partial {

@@ -288,6 +288,42 @@ fn partials_that_do_not_belong_together_are_refused_naming_why() {
 }
 
 #[test]
+fn a_byte_changed_in_a_partial_is_refused_naming_the_partial() {
+    let dir = out_dir("damaged");
+    let parts = shards(&dir, "check", &TRACES[..2], &[], 2);
+    let merged = |name: &str| {
+        let mut list = args(&["merge"], &[&parts[0], &parts[1]]);
+        list.extend(args(&["--json"], &[&dir.join(name)]));
+        faultgate(&list)
+    };
+    let out = merged("before.json");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // One letter of a trace id, inside a string of the Arrow table: the table still parses.
+    let id = b"fc2cdab304bd903931b3e698c585e8fb";
+    let (part, mut bytes, at) = parts
+        .iter()
+        .find_map(|p| {
+            let bytes = std::fs::read(p.join("verdicts.arrow")).unwrap();
+            let at = bytes.windows(id.len()).position(|w| w == id)?;
+            Some((p, bytes, at))
+        })
+        .expect("a trace id of examples/traces.json in one of the partials");
+    bytes[at] = b'e';
+    std::fs::write(part.join("verdicts.arrow"), &bytes).unwrap();
+    let out = merged("after.json");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("cannot read partial {}", part.display()))
+            && err.contains("verdicts.arrow")
+            && err.contains("SHA-256"),
+        "{err}"
+    );
+    assert!(!dir.join("after.json").exists());
+}
+
+#[test]
 fn a_trace_id_read_by_two_shards_is_reported_with_a_count() {
     let dir = out_dir("split");
     let inputs = dir.join("in");

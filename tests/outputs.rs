@@ -391,6 +391,52 @@ fn an_output_that_cannot_be_written_exits_2() {
     assert!(leftovers.is_empty());
 }
 
+#[test]
+fn an_audit_folder_that_cannot_be_written_whole_is_not_written_at_all() {
+    let dir = out_dir("audit-whole");
+    let audit = dir.join("audit");
+    // failing_traces.json cannot be replaced: writing it fails after verdict.json could be written.
+    std::fs::create_dir_all(audit.join("failing_traces.json")).unwrap();
+    let out = faultgate(&["check", CANDIDATE, "--audit", audit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("faultgate: cannot write output: "),
+        "{stderr}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&audit)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["failing_traces.json"],
+        "no verdict.json without its traces"
+    );
+
+    // A new folder appears whole, and no temporary folder is left beside it.
+    let fresh = dir.join("fresh");
+    let out = faultgate(&["check", CANDIDATE, "--audit", fresh.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let mut names: Vec<String> = std::fs::read_dir(&fresh)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["failing_traces.json", "repro.sh", "verdict.json"]);
+    let mut beside: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    beside.sort();
+    assert_eq!(beside, ["audit", "fresh"]);
+}
+
 /// One OTLP trace whose root asks `prompt` and carries `attributes` besides.
 fn one_trace(trace_id: &str, prompt: &str, attributes: &[(&str, &str)]) -> Value {
     let mut attrs = vec![

@@ -63,6 +63,7 @@ pub fn evaluate_pass_k(
     let hi = per_run.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mut swapped = band.clone();
     swapped.per_run = per_run;
+    swapped.per_run_known = true;
     swapped.lo = lo;
     swapped.hi = hi;
     swapped.min = Value::from(lo);

@@ -92,6 +92,10 @@ pub enum GateWarning {
     MissingScenarios(usize),
     /// The band was built from fewer than 3 runs: its `runs`, as read.
     FewBaselineRuns(Value),
+    /// The band has no per-run clean rates (`clean_rate.per_run` absent or empty), so `[min, max]`
+    /// stands in for its runs and the run-to-run variance is unknown. A note rather than a warning:
+    /// the verdict's thresholds need only `min`.
+    UnknownRunSpread,
     /// Scenario keys carried by more than one trace of this run, in first-seen order.
     RepeatedKeys(Vec<String>),
     /// With pass^k: band scenarios that have fewer than `k` traces in this run, counted as pass^k 0.

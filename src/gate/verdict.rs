@@ -84,6 +84,9 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
     if band.runs_number < 3.0 {
         warnings.push(GateWarning::FewBaselineRuns(band.runs.clone()));
     }
+    if !band.per_run_known {
+        warnings.push(GateWarning::UnknownRunSpread);
+    }
     let repeated = tally.repeated_keys();
     if !repeated.is_empty() {
         warnings.push(GateWarning::RepeatedKeys(repeated));
@@ -362,9 +365,18 @@ mod tests {
         );
         // (0.8 + 0.9) / 2 in doubles, as 0.4.1 computes it.
         assert_eq!(gate.stats.baseline_mean, 0.8500000000000001);
+        assert_eq!(
+            gate.warnings,
+            [
+                GateWarning::FewBaselineRuns(json!(2)),
+                GateWarning::UnknownRunSpread
+            ]
+        );
+        // With per-run rates the variance is known and nothing is noted.
         assert!(
-            gate.warnings
-                .contains(&GateWarning::FewBaselineRuns(json!(2)))
+            !evaluate(&glm_band(), &fixtures::glm_run2())
+                .warnings
+                .contains(&GateWarning::UnknownRunSpread)
         );
     }
 }

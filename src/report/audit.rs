@@ -11,16 +11,17 @@
 //! Differences from faultgate 0.4.1: `faultgate_version` is this crate's version, not `0.4.1`; every
 //! trace file of a multi-file or directory run is listed with role `traces`; `install` is new and
 //! `repro.sh` installs and names this tool (`faultgate-rs`) instead of 0.4.1; and `created_utc` honours
-//! `SOURCE_DATE_EPOCH` so reproducible builds can pin it. Each file is written atomically.
+//! `SOURCE_DATE_EPOCH` so reproducible builds can pin it. The folder is written whole or not at all.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::Report;
 use super::format::{FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty};
 use super::markdown::{overall_verdict, results_by_id};
 use super::repro::{PIP_INSTALL, TOOL, display_path};
-use super::{Report, write_atomic};
 use crate::gate::Gate;
+use crate::output::StagedDir;
 
 /// One input file of the run and the role it played.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,23 +163,26 @@ pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> Stri
     )
 }
 
-/// Writes the three files into `dir`, creating it.
+/// Writes the three files into `dir`, creating it. The folder appears whole or not at all
+/// ([`crate::output::StagedDir`]): a write error leaves no `verdict.json` without its
+/// `failing_traces.json`.
 ///
 /// # Errors
 ///
 /// A file that cannot be written, or an input that cannot be read for its digest.
 pub(crate) fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
     let verdict = to_pretty(&verdict(audit)?);
-    write_atomic(&dir.join("verdict.json"), verdict.as_bytes())?;
     let failing = to_pretty(&failing(audit.report));
-    write_atomic(&dir.join("failing_traces.json"), failing.as_bytes())?;
     let script = repro_script(
         overall_verdict(audit.report, audit.gate),
         audit.exit_code,
         audit.command,
     );
-    write_atomic(&dir.join("repro.sh"), script.as_bytes())
+    let mut staged = StagedDir::new(dir)?;
+    staged.write("verdict.json", verdict.as_bytes())?;
+    staged.write("failing_traces.json", failing.as_bytes())?;
+    staged.write("repro.sh", script.as_bytes())?;
+    staged.commit()
 }
 
 #[cfg(test)]

@@ -32,10 +32,21 @@ pub(crate) fn warning(warning: &GateWarning) -> String {
             "band built from {} baseline runs; use 3 or more for a stable noise estimate",
             py_str(runs)
         ),
+        GateWarning::UnknownRunSpread => "band has no per-run clean rates (clean_rate.per_run); \
+the run-to-run variance is unknown, so [min, max] stands in for the baseline runs"
+            .to_string(),
         GateWarning::RepeatedKeys(keys) => repeated_keys_warning(keys),
         GateWarning::FewTrials { scenarios, k } => format!(
             "{scenarios} band scenario(s) have fewer than {k} traces in this run, counted as pass^{k} 0"
         ),
+    }
+}
+
+/// How stderr labels a gate warning: `note` for what leaves the verdict's inputs whole, else `warning`.
+pub(crate) fn severity(warning: &GateWarning) -> &'static str {
+    match warning {
+        GateWarning::UnknownRunSpread => "note",
+        _ => "warning",
     }
 }
 
@@ -60,7 +71,7 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
     let stderr = gate
         .warnings
         .iter()
-        .map(|w| format!("warning: {}", warning(w)))
+        .map(|w| format!("{}: {}", severity(w), warning(w)))
         .collect();
     // Outside the default mode the band line names its own verdict and a last line the decision.
     let prefix = if gate.paired.is_some() {

@@ -87,7 +87,8 @@ pub struct BandCleanRate {
     #[serde(skip_deserializing)]
     pub mean: f64,
     /// Each run's rate, one per run. When read: optional (`[min, max]` stands in for a band without
-    /// it), else as many rates from 0 to 1 as `runs`.
+    /// it or with an empty list, and the gate notes that the run-to-run variance is unknown), else as
+    /// many rates from 0 to 1 as `runs`.
     #[serde(default, deserialize_with = "present")]
     pub per_run: Option<Value>,
 }

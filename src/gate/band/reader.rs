@@ -26,6 +26,9 @@ pub struct BandFile {
     pub(crate) hi: f64,
     /// `clean_rate.per_run`, or `[min, max]` when it is absent or empty.
     pub(crate) per_run: Vec<f64>,
+    /// False when `per_run` is `[min, max]` standing in for rates the band does not have: the
+    /// run-to-run variance is then unknown, which the gate says.
+    pub(crate) per_run_known: bool,
     pub(crate) clean_in_all_runs: Vec<Value>,
     pub(crate) usage: Vec<(String, Value)>,
     /// [`SCENARIO_CLEAN_RUNS`] when the band has it.
@@ -117,9 +120,17 @@ impl BandFile {
         if lo > hi {
             return Err(bad("clean_rate.min", "at most clean_rate.max"));
         }
+        let per_run_known = match &clean_rate.per_run {
+            None | Some(Value::Null) => false,
+            Some(Value::Array(items)) => !items.is_empty(),
+            Some(_) => true,
+        };
         let per_run = match clean_rate.per_run {
-            // Bands written before per-run rates existed.
+            // Bands written before per-run rates existed, or edited by hand: 0.4.1 reads any falsy
+            // `per_run` as `[min, max]`, and min, max and runs are still checked above, so the verdict
+            // cannot flip; only the run-to-run variance is unknown.
             None | Some(Value::Null) => vec![lo, hi],
+            Some(Value::Array(items)) if items.is_empty() => vec![lo, hi],
             Some(Value::Array(items)) => {
                 let rates = items
                     .iter()
@@ -195,6 +206,7 @@ impl BandFile {
             lo,
             hi,
             per_run,
+            per_run_known,
             clean_in_all_runs,
             usage,
             clean_runs,
@@ -309,7 +321,7 @@ mod tests {
     #[test]
     fn band_fields_out_of_range_or_inconsistent_name_the_field() {
         let path = Path::new("band.json");
-        let cases: [(&str, Value, &str); 10] = [
+        let cases: [(&str, Value, &str); 9] = [
             ("/clean_rate/min", json!(-1), "clean_rate.min"),
             ("/clean_rate/min", json!(1.5), "clean_rate.min"),
             ("/clean_rate/max", json!(2), "clean_rate.max"),
@@ -317,7 +329,6 @@ mod tests {
             ("/runs", json!(0), "runs"),
             ("/runs", json!(-1), "runs"),
             ("/runs", json!(2.5), "runs"),
-            ("/clean_rate/per_run", json!([]), "clean_rate.per_run"),
             (
                 "/clean_rate/per_run",
                 json!([1, 1, 1]),
@@ -356,6 +367,53 @@ mod tests {
         let mut band = minimal_band();
         band["clean_rate"] = json!({"min": 0.5, "max": 1, "per_run": [0.5, 1]});
         assert!(BandFile::from_value(path, &band).is_ok());
+    }
+
+    /// 0.4.1 reads an empty `per_run` as `[min, max]`; so does the gate, which then says the run-to-run
+    /// variance is unknown. What would flip a verdict is still refused with it.
+    #[test]
+    fn empty_per_run_reads_as_min_and_max_and_range_checks_still_hold() {
+        let path = Path::new("band.json");
+        let mut band = minimal_band();
+        band["clean_rate"] = json!({"min": 0.5, "max": 0.75, "per_run": []});
+        let read = BandFile::from_value(path, &band).expect("an empty per_run is read");
+        assert_eq!(read.per_run, vec![0.5, 0.75]);
+        assert!(!read.per_run_known);
+        band["clean_rate"]["per_run"] = json!([0.5, 0.75]);
+        assert!(
+            BandFile::from_value(path, &band)
+                .expect("band")
+                .per_run_known
+        );
+        let refused = [
+            (
+                json!({"min": 0.9, "max": 0.5, "per_run": []}),
+                "clean_rate.min",
+            ),
+            (
+                json!({"min": -0.1, "max": 0.5, "per_run": []}),
+                "clean_rate.min",
+            ),
+            (
+                json!({"min": 0.1, "max": 1.5, "per_run": []}),
+                "clean_rate.max",
+            ),
+        ];
+        for (rate, key) in refused {
+            let mut band = minimal_band();
+            band["clean_rate"] = rate.clone();
+            let err = BandFile::from_value(path, &band)
+                .expect_err(&format!("{rate} must be refused"))
+                .to_string();
+            assert!(err.contains(&format!("\"{key}\" must be")), "{err}");
+        }
+        let mut band = minimal_band();
+        band["clean_rate"]["per_run"] = json!([]);
+        band["runs"] = json!(0);
+        let err = BandFile::from_value(path, &band)
+            .expect_err("runs 0")
+            .to_string();
+        assert!(err.contains("\"runs\" must be"), "{err}");
     }
 
     #[test]

@@ -1,0 +1,94 @@
+//! Bands at their edges, end to end through the binary: a band without per-run rates, which 0.4.1
+//! reads, and a candidate whose scenarios the band does not know.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{arg, faultgate, read_json, scratch, stderr, stdout};
+use serde_json::Value;
+
+const RUN1: &str = "examples/gate/baseline_glm_run1.json";
+const RUN2: &str = "examples/gate/baseline_glm_run2.json";
+
+/// The band of the two GLM runs, written into `dir`.
+fn glm_band(dir: &Path) -> PathBuf {
+    let path = dir.join("band.json");
+    let out = faultgate(&["baseline", RUN1, RUN2, "--out", arg(&path)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    path
+}
+
+/// `band` with its JSON changed by `edit`, written next to it as `name`.
+fn edited(band: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let mut value = read_json(band);
+    edit(&mut value);
+    let path = band.with_file_name(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    path
+}
+
+const NOTE: &str = "note: band has no per-run clean rates (clean_rate.per_run); the run-to-run \
+variance is unknown, so [min, max] stands in for the baseline runs";
+
+#[test]
+fn band_with_an_empty_per_run_gates_as_0_4_1_does_with_a_note() {
+    let dir = scratch();
+    let band = glm_band(dir.path());
+    let empty = edited(&band, "empty.json", |b| {
+        b["clean_rate"]["per_run"] = Value::Array(Vec::new());
+    });
+    let report = dir.path().join("r.json");
+    let out = faultgate(&["check", RUN2, "--band", arg(&empty), "--json", arg(&report)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("gate: PASS · clean rate 0.93 vs band [0.93, 0.93] from 2 baseline runs"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).lines().any(|l| l == NOTE), "{}", stderr(&out));
+    let gate = &read_json(&report)["gate"];
+    assert_eq!(gate["verdict"], "PASS");
+    // [min, max] stands in for the runs: both 0.9333…, so the mean is 0.4.1's.
+    assert_eq!(gate["stats"]["baseline_mean"], 0.9333333333333333);
+    assert_eq!(gate["stats"]["p_value"], 0.5);
+    let warnings: Vec<&str> = gate["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(warnings.last(), NOTE.strip_prefix("note: ").as_ref());
+
+    // The band with its rates: no note.
+    let out = faultgate(&["check", RUN2, "--band", arg(&band)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!stderr(&out).contains("per-run clean rates"));
+}
+
+#[test]
+fn band_with_an_empty_per_run_still_refuses_what_would_flip_a_verdict() {
+    let dir = scratch();
+    let band = glm_band(dir.path());
+    let cases: [(&str, &str, Value); 4] = [
+        ("/clean_rate/min", "clean_rate.min", Value::from(0.99)),
+        ("/clean_rate/min", "clean_rate.min", Value::from(-1)),
+        ("/clean_rate/max", "clean_rate.max", Value::from(1.5)),
+        ("/runs", "runs", Value::from(0)),
+    ];
+    for (i, (pointer, key, value)) in cases.into_iter().enumerate() {
+        let bad = edited(&band, &format!("bad{i}.json"), |b| {
+            b["clean_rate"]["per_run"] = Value::Array(Vec::new());
+            *b.pointer_mut(pointer).unwrap() = value.clone();
+        });
+        let out = faultgate(&["check", RUN2, "--band", arg(&bad)]);
+        assert_eq!(out.status.code(), Some(2), "{pointer} = {value}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("the band's \"{key}\" must be")),
+            "{pointer} = {value}: {err}"
+        );
+        assert!(stdout(&out).is_empty(), "{pointer}: nothing gated");
+    }
+}
