@@ -72,10 +72,16 @@ pub(crate) fn read_run(
     };
     let mut held = Vec::new();
     for (i, path) in files.iter().enumerate() {
-        let read = ingest::read_file(path, &options, &checked, &mut |views| {
-            views.into_iter().for_each(&mut *sink);
-            Ok(())
-        })?;
+        let read = ingest::read_file(
+            path,
+            &options,
+            &checked,
+            &mut |views| {
+                views.into_iter().for_each(&mut *sink);
+                Ok(())
+            },
+            None,
+        )?;
         if read.traces == 0 {
             return Err(InputError::NoTraces(path.clone()));
         }
