@@ -94,6 +94,8 @@ pub struct FileResults {
     pub(crate) shared_parts: Vec<TraceRecord<'static>>,
     /// The JSON lines left out under `--skip-bad-input`, one input warning each.
     pub skipped_lines: Vec<String>,
+    /// The decoder's input warnings about the file (log records whose spans no input holds).
+    pub warnings: Vec<String>,
 }
 
 /// Traces that show tool activity but from which no tool step was read: each one's id and what shows
@@ -243,6 +245,8 @@ pub struct SharedTraces {
     pub failing_steps: Vec<TraceSteps>,
     /// Duplicate spans dropped, trace ids reused by different traces.
     pub warnings: Vec<String>,
+    /// Merged traces with no prompt, answer, arguments or results.
+    pub without_content: usize,
 }
 
 /// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
@@ -275,6 +279,7 @@ pub fn merge_shared_traces(
     let batch = builder.finish();
     let schema = settings.verdict_schema();
     let cols = Columns::new(&batch);
+    let without_content = cols.has_content.false_count();
     let verdicts = check_batch(&cols, settings, &schema);
     let failing_steps =
         steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
@@ -283,6 +288,7 @@ pub fn merge_shared_traces(
         unread_tools: UnreadTools::of_batch(&batch),
         failing_steps,
         warnings: merged.warnings(),
+        without_content,
     }
 }
 
@@ -325,12 +331,7 @@ fn run_file(
     if read.traces == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
-    // A part of a shared trace counts where it was read, as a trace of its file.
-    without_content += read
-        .held
-        .iter()
-        .filter(|part| !crate::table::has_content(part))
-        .count();
+    // A shared trace is counted once merged: its content may come from another file (log records).
     Ok(FileResults {
         path: path.to_path_buf(),
         batches,
@@ -339,6 +340,7 @@ fn run_file(
         failing_steps,
         shared_parts: read.held,
         skipped_lines: read.skipped_lines,
+        warnings: read.warnings,
     })
 }
 
