@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::error::display_path;
-use crate::table::record::{SpanRecord, TraceRecord};
+use crate::table::record::{SpanRecord, TraceRecord, is_content_record, join_content};
 
 /// The trace ids of a run's files, told file by file, and those found in more than one file.
 #[derive(Debug, Default)]
@@ -59,6 +59,8 @@ pub(crate) struct Merged {
     /// Trace ids reused by different traces: the id, the clashing span id, the earlier file and the
     /// later one (whose trace was renamed).
     pub clashes: Vec<(String, String, PathBuf, PathBuf)>,
+    /// Content records (OTLP log records) whose span no file holds: the trace id and span id of each.
+    pub unjoined: Vec<(String, String)>,
 }
 
 impl Merged {
@@ -80,7 +82,23 @@ impl Merged {
                 display_path(later)
             ));
         }
+        if let Some((trace, span)) = self.unjoined.first() {
+            out.push(format!(
+                "{} log record(s) carry GenAI content for spans no input of the run holds; their content was not read (first: trace {trace} span {span})",
+                self.unjoined.len()
+            ));
+        }
         out
+    }
+}
+
+/// The key a span is held under in a group: its id, or for a content record (which is no span, and
+/// never clashes with its span) its id marked as a content record's.
+fn key(span: &SpanRecord<'_>) -> String {
+    if is_content_record(span) {
+        format!("{}{}", span.name, span.span_id)
+    } else {
+        span.span_id.to_string()
     }
 }
 
@@ -95,7 +113,7 @@ impl Group {
     fn new(trace: TraceRecord<'static>, file: usize) -> Group {
         let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, s) in trace.spans.iter().enumerate() {
-            by_id.entry(s.span_id.to_string()).or_default().push(i);
+            by_id.entry(key(s)).or_default().push(i);
         }
         Group {
             trace,
@@ -106,11 +124,14 @@ impl Group {
 
     /// The first span of `part` whose id the group holds with other content, if any.
     fn clash<'p>(&self, part: &'p TraceRecord<'static>) -> Option<&'p SpanRecord<'static>> {
-        part.spans.iter().find(|s| {
-            self.by_id
-                .get(s.span_id.as_ref())
-                .is_some_and(|held| held.iter().all(|&i| !same_span(&self.trace.spans[i], s)))
-        })
+        part.spans
+            .iter()
+            .filter(|s| !is_content_record(s))
+            .find(|s| {
+                self.by_id
+                    .get(s.span_id.as_ref())
+                    .is_some_and(|held| held.iter().all(|&i| !same_span(&self.trace.spans[i], s)))
+            })
     }
 
     /// Adds the spans of `part` the group does not hold yet; returns the first duplicate's id and how
@@ -121,7 +142,7 @@ impl Group {
         for span in part.spans {
             let held = self
                 .by_id
-                .get(span.span_id.as_ref())
+                .get(&key(&span))
                 .is_some_and(|held| held.iter().any(|&i| same_span(&self.trace.spans[i], &span)));
             if held {
                 dropped += 1;
@@ -129,7 +150,7 @@ impl Group {
                 continue;
             }
             self.by_id
-                .entry(span.span_id.to_string())
+                .entry(key(&span))
                 .or_default()
                 .push(self.trace.spans.len());
             self.trace.spans.push(span);
@@ -190,13 +211,22 @@ pub(crate) fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]
             }
         }
     }
+    // Log records join their spans once every part is in; a trace of log records alone is no trace.
+    let mut unjoined = Vec::new();
     merged.traces = groups
         .into_iter()
-        .map(|mut g| {
+        .filter_map(|mut g| {
+            let id = g.trace.trace_id.to_string();
+            unjoined.extend(
+                join_content(&mut g.trace)
+                    .into_iter()
+                    .map(|s| (id.clone(), s)),
+            );
             g.trace.spans.sort_by_key(|s| s.start_ns);
-            g.trace
+            (!g.trace.spans.is_empty()).then_some(g.trace)
         })
         .collect();
+    merged.unjoined = unjoined;
     merged
 }
 

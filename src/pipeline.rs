@@ -98,6 +98,10 @@ pub struct FileResults {
     pub(crate) shared_parts: Vec<TraceRecord<'static>>,
     /// The JSON lines left out under `--skip-bad-input`, one input warning each.
     pub skipped_lines: Vec<String>,
+    /// The decoder's input warnings about the file (log records whose spans no input holds).
+    pub warnings: Vec<String>,
+    /// The format the file was read as.
+    pub format: Format,
 }
 
 impl FileResults {
@@ -194,9 +198,28 @@ pub fn run_files(
     }
     let refused = files.iter().map(|_| None).collect();
     let (mut out, hashes) = read_files(files, settings, &options, &schema, parallel, refused);
-    if files.len() > 1 {
-        hold_shared_traces(files, settings, &schema, &mut out, hashes);
+    if files.len() < 2 {
+        return out;
     }
+    let reads_logs = out.iter().any(|r| match r {
+        Ok(f) => f.format == Format::OtlpLogs,
+        // A file of log records alone holds no trace of its own until it is joined.
+        Err(InputError::NoTraces(_)) => true,
+        Err(_) => false,
+    });
+    if reads_logs {
+        // Log records join their spans by trace id across files, and a file read on its own drops
+        // (and warns about) a trace of log records alone before its id is hashed: a run that reads
+        // log records finds its shared traces first, as a judged run does, and reads its files again.
+        let (refused, shared) = index_files(files, settings, parallel);
+        let options = ReadOptions {
+            hold: (!shared.is_empty()).then(|| std::sync::Arc::new(shared)),
+            progress: None,
+            ..options
+        };
+        return read_files(files, settings, &options, &schema, parallel, refused).0;
+    }
+    hold_shared_traces(files, settings, &schema, &mut out, hashes);
     out
 }
 
@@ -413,6 +436,8 @@ pub struct SharedTraces {
     pub failing_steps: Vec<TraceSteps>,
     /// Duplicate spans dropped, trace ids reused by different traces.
     pub warnings: Vec<String>,
+    /// Merged traces with no prompt, answer, arguments or results.
+    pub without_content: usize,
 }
 
 /// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
@@ -445,6 +470,7 @@ pub fn merge_shared_traces(
     let batch = builder.finish();
     let schema = settings.verdict_schema();
     let cols = Columns::new(&batch);
+    let without_content = cols.has_content.false_count();
     let verdicts = check_batch(&cols, settings, &schema);
     let failing_steps =
         steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
@@ -453,6 +479,7 @@ pub fn merge_shared_traces(
         unread_tools: UnreadTools::of_batch(&batch),
         failing_steps,
         warnings: merged.warnings(),
+        without_content,
     }
 }
 
@@ -497,12 +524,7 @@ fn run_file(
     if read.traces == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
-    // A part of a shared trace counts where it was read, as a trace of its file.
-    without_content += read
-        .held
-        .iter()
-        .filter(|part| !crate::table::has_content(part))
-        .count();
+    // A shared trace is counted once merged: its content may come from another file (log records).
     Ok(FileResults {
         path: path.to_path_buf(),
         batches,
@@ -511,6 +533,8 @@ fn run_file(
         failing_steps,
         shared_parts: read.held,
         skipped_lines: read.skipped_lines,
+        warnings: read.warnings,
+        format: read.format,
     })
 }
 

@@ -488,7 +488,7 @@ fn refusals_list_every_format_and_name_expected_and_found_fields() {
     assert!(
         stderr(&out).contains(
             "unrecognised trace format; expected OTLP/JSON, OpenInference, Langfuse, LangSmith, Braintrust, trajectory, \
-             tau-bench, swe-agent, multi-agent, any-agent, langsmith-sdk, openinference-spans or otlp-proto"
+             tau-bench, swe-agent, multi-agent, any-agent, langsmith-sdk, openinference-spans, otlp-logs or otlp-proto"
         ),
         "{}",
         stderr(&out)

@@ -143,6 +143,12 @@ pub trait Traces: Sync {
 
     /// Decodes trace `trace` and appends its rows.
     fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError>;
+
+    /// Input warnings about what the file holds but no trace shows (log records whose spans no input
+    /// holds); none for most formats.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Traces a decoder has already mapped whole (vendor documents and exports the scan did not take).

@@ -61,6 +61,9 @@ pub struct ReadOptions {
     /// `--skip-bad-input`: the JSON lines of a file that do not parse are left out, each with an input
     /// warning, instead of stopping the file.
     pub skip_bad_lines: bool,
+    /// The file is opened only to list its trace ids ([`trace_ids`]): a trace that holds nothing but
+    /// content for spans of other files (OTLP log records) is listed, so the run finds it shared.
+    pub listing: bool,
 }
 
 impl ReadOptions {
@@ -75,6 +78,7 @@ impl ReadOptions {
             progress: None,
             hold: None,
             skip_bad_lines: false,
+            listing: false,
         }
     }
 
@@ -115,8 +119,9 @@ pub fn open<'b>(
 ) -> Result<Opened<'b>, InputError> {
     #[cfg(test)]
     reads::opened(path);
-    let tried = match options.format.decoder() {
-        Some(decoder) => vec![(options.format, decoder)],
+    let wanted = signal(options.format, bytes);
+    let tried = match wanted.decoder() {
+        Some(decoder) => vec![(wanted, decoder)],
         None => Format::decoded()
             .filter(|(_, d)| d.detection() == Detection::Binary)
             .chain(formats::detection_order())
@@ -154,7 +159,7 @@ pub fn open<'b>(
         offset: 0,
         is_line: false,
     };
-    let ((format, decoder), docs) = match with_tape(bytes, |doc| choose(options.format, doc)) {
+    let ((format, decoder), docs) = match with_tape(bytes, |doc| choose(wanted, doc)) {
         Ok(chosen) => (chosen.map_err(invalid)?, vec![whole]),
         Err(failure) => {
             let Some(lines) = json_lines(bytes) else {
@@ -168,7 +173,7 @@ pub fn open<'b>(
                 }
                 return Err(whole.json_error(path, failure));
             };
-            let chosen = with_tape(lines[0].bytes, |doc| choose(options.format, doc))
+            let chosen = with_tape(lines[0].bytes, |doc| choose(wanted, doc))
                 .map_err(|f| lines[0].json_error(path, f))?
                 .map_err(invalid)?;
             (chosen, lines)
@@ -176,6 +181,17 @@ pub fn open<'b>(
     };
     let traces = decoder.read(path, &docs, options)?;
     Ok(Opened { format, traces })
+}
+
+/// The format to read a file as: the one asked for, except that with `--format auto` a file that holds
+/// OTLP logs (a `"resourceLogs"` key anywhere, so that a file mixing both signals is found whichever
+/// comes first) is read by the logs decoder, which reads its spans too.
+fn signal(format: Format, bytes: &[u8]) -> Format {
+    if format == Format::Auto && memchr::memmem::find(bytes, b"\"resourceLogs\"").is_some() {
+        Format::OtlpLogs
+    } else {
+        format
+    }
 }
 
 /// The first answer other than [`Fast::Pass`] of the fast paths of `formats`, in order, with its format.
@@ -230,6 +246,10 @@ fn with_opened<T>(
 /// when opened, such as a vendor export or protobuf, is decoded by the opening itself). A run with a
 /// judge lists every file's ids first, to find the traces several files hold before any is judged.
 pub fn trace_ids(path: &Path, options: &ReadOptions) -> Result<Vec<String>, InputError> {
+    let options = &ReadOptions {
+        listing: true,
+        ..options.clone()
+    };
     with_opened(path, options, |opened, _| {
         let traces = opened.traces.as_ref();
         Ok((0..traces.len())
@@ -281,6 +301,8 @@ pub struct FileRead {
     pub held: Vec<TraceRecord<'static>>,
     /// The JSON lines left out ([`ReadOptions::skip_bad_lines`]), one input warning each.
     pub skipped_lines: Vec<String>,
+    /// The decoder's input warnings about the file ([`Traces::warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// Reads `path` (decompressing gzip and zstd files), runs `each` on every batch of its traces in
@@ -327,6 +349,7 @@ fn read_file_with<R: Send>(
             let traces = opened.traces.as_ref();
             ids.extend((0..total).map(|t| id_hash(&traces.trace_id(t))));
         }
+        let warnings = opened.traces.warnings();
         let held = match progress {
             None => for_each_batch(path, opened.traces.as_ref(), options, each, sink)?,
             Some((progress, stored, reported)) => {
@@ -346,6 +369,7 @@ fn read_file_with<R: Send>(
             traces: total,
             held,
             skipped_lines: skipped.0,
+            warnings,
         })
     })
 }

@@ -329,18 +329,6 @@ fn content_read(prompt: &str, answer: &str, steps: &[derive::Step<'_>]) -> bool 
             .any(|s| !s.arguments.is_empty() || !s.result.is_empty())
 }
 
-/// The `has_content` of a trace kept whole (see [`TableBuilder::reset`]), as its row would hold it.
-pub(crate) fn has_content(trace: &TraceRecord<'_>) -> bool {
-    let spans = &trace.spans;
-    let root = root_position(spans);
-    let steps = derive::steps(spans, FirstPositions::of(spans).ids_unique());
-    content_read(
-        &derive::prompt(spans, root),
-        &derive::answer(spans, root),
-        &steps,
-    )
-}
-
 /// A trace of at least this many spans that starts a batch gets column buffers of the exact size its
 /// rows take: growing them by doubling would hold up to twice that, and a copy of it at each step.
 const RESERVE_SPANS: usize = 1 << 16;

@@ -313,6 +313,16 @@ impl<'a> Attrs<'a> {
         self.entries.reserve_exact(additional);
     }
 
+    /// The keys, in file order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_ref())
+    }
+
+    /// The entries, in file order.
+    pub fn into_entries(self) -> impl Iterator<Item = (Cow<'a, str>, AttrValue<'a>)> {
+        self.entries.into_iter()
+    }
+
     /// Appends an attribute as a decoder reads it (repeats are resolved on lookup).
     pub fn push(&mut self, key: impl Into<Cow<'a, str>>, value: AttrValue<'a>) {
         self.entries.push((key.into(), value));
@@ -455,6 +465,43 @@ pub struct TraceRecord<'a> {
     pub spans: Vec<SpanRecord<'a>>,
     /// Attributes the decoder saw but did not keep (no check reads them).
     pub skipped_attributes: usize,
+}
+
+/// The name of a span record that is no span: the GenAI content a log record gave for the span its
+/// `span_id` names, waiting to be joined to that span ([`join_content`]). It travels with its trace as
+/// spans do (held, merged across files) and never becomes a row itself. No span can have this name.
+pub(crate) const CONTENT_RECORD: &str = "\u{0}content of a span";
+
+/// Returns true if and only if the record is a content record ([`CONTENT_RECORD`]), not a span.
+pub(crate) fn is_content_record(span: &SpanRecord<'_>) -> bool {
+    span.name == CONTENT_RECORD
+}
+
+/// Joins a trace's content records to their spans: each attribute a span does not have itself is
+/// added, records in order. Returns the records whose span the trace does not hold (dropped), each
+/// with its span id.
+pub(crate) fn join_content(trace: &mut TraceRecord<'_>) -> Vec<String> {
+    if !trace.spans.iter().any(is_content_record) {
+        return Vec::new();
+    }
+    let (content, spans): (Vec<_>, Vec<_>) = std::mem::take(&mut trace.spans)
+        .into_iter()
+        .partition(is_content_record);
+    trace.spans = spans;
+    let mut unjoined = Vec::new();
+    for record in content {
+        let span = trace.spans.iter_mut().find(|s| s.span_id == record.span_id);
+        let Some(span) = span else {
+            unjoined.push(record.span_id.into_owned());
+            continue;
+        };
+        for (key, value) in record.attrs.into_entries() {
+            if !span.attrs.contains_key(&key) {
+                span.attrs.push(key, value);
+            }
+        }
+    }
+    unjoined
 }
 
 /// Returns true if and only if the span ran a tool (`execute_tool`, by operation or by span name).

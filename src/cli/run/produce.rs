@@ -103,6 +103,7 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
                     lines: file.skipped_lines.len(),
                 });
                 let mut own = file.skipped_lines;
+                own.extend(file.warnings);
                 own.extend(file.unread_tools.warning(&shown, redaction));
                 file_warnings.push(own);
                 skipped.push(None);
@@ -128,6 +129,12 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
             }
             Err(e) => errors.push(e.to_string()),
         }
+    }
+    if shared.without_content > 0 {
+        warnings.push(format!(
+            "warning: {} of the traces merged across files carry no content attributes; the judge sees structure only",
+            shared.without_content
+        ));
     }
     // Traces merged across files are checked once, after every file; their rows, steps and warnings
     // go with the last file, where a run over all the files reports them.

@@ -19,6 +19,7 @@ pub(crate) mod multi_agent;
 pub(crate) mod openinference;
 pub(crate) mod openinference_spans;
 pub(crate) mod otlp;
+pub(crate) mod otlp_logs;
 pub(crate) mod otlp_proto;
 pub(crate) mod spans;
 pub(crate) mod swe_agent;
@@ -89,6 +90,8 @@ formats! {
     LangsmithSdk => langsmith_sdk::LangsmithSdk,
     /// `openinference-spans`: span objects outside an OTLP envelope (a list or JSON lines).
     OpeninferenceSpans => openinference_spans::OpenInferenceSpans,
+    /// `otlp-logs`: OTLP logs with GenAI content (`resourceLogs`), alone or mixed with spans.
+    OtlpLogs => otlp_logs::OtlpLogs,
 }
 
 impl Format {
@@ -156,6 +159,7 @@ mod tests {
                 "any-agent",
                 "langsmith-sdk",
                 "openinference-spans",
+                "otlp-logs",
             ]
         );
         // Every format is recognised somewhere: on documents here, or by its fast path.

@@ -4,7 +4,8 @@
 //! Reads `resourceSpans[].scopeSpans[].spans[]` into [`SpanRecord`]s that borrow their strings from the
 //! parser's buffer, decoding attribute values the way the OTLP JSON mapping defines them. Only attributes a
 //! check reads are kept (all of them when asked, for the policy's identity rule); resource and scope
-//! attributes, kinds, events and links carry nothing the checks read, so they are never converted.
+//! attributes, kinds and links carry nothing the checks read, so they are never converted; events are
+//! read only for their GenAI content (`content`).
 //! What becomes of a span once read (content normalisation, grouping into traces) is shared with the
 //! other span formats, in `spans`.
 //!
@@ -12,6 +13,7 @@
 //! each trace's spans are parsed together, on their own, when the trace's turn comes. Documents the scan
 //! does not understand are parsed whole.
 
+pub(crate) mod content;
 pub(crate) mod scanned;
 
 use std::borrow::Cow;
@@ -201,6 +203,7 @@ pub(crate) fn read_span<'i>(
     let mut end = None;
     let mut status = None;
     let mut attributes = None;
+    let mut events = None;
     for (key, value) in obj {
         match key {
             "traceId" => trace_id = Some(value),
@@ -211,6 +214,7 @@ pub(crate) fn read_span<'i>(
             "endTimeUnixNano" => end = Some(value),
             "status" => status = Some(value),
             "attributes" => attributes = Some(value),
+            "events" => events = Some(value),
             _ => {}
         }
     }
@@ -270,6 +274,9 @@ pub(crate) fn read_span<'i>(
             let decoded = any_value(value).map_err(|e| format!("attribute {key:?}: {e}"))?;
             attrs.push(key, decoded);
         }
+    }
+    if let Some(events) = events {
+        content::add_events(events, all, skipped, &mut attrs)?;
     }
     normalize_content(&mut attrs);
     Ok((
