@@ -12,13 +12,13 @@ use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
 use crate::explain::{BaselineRun, Explained, Request};
-use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k};
+use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k, ungated};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{pass_k_table, run_summary};
-use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line};
+use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 impl CheckOutputs {
@@ -60,6 +60,7 @@ impl CheckOutputs {
             ("--junit", self.junit.is_some()),
             ("--html", self.html.is_some()),
             ("--pass-k", self.pass_k),
+            ("--strict-band", self.strict_band),
         ]
     }
 }
@@ -308,15 +309,28 @@ pub(crate) fn finish(
         explain,
     } = run;
     let band = &gating.band;
+    if let Some(band) = band.as_ref().filter(|_| outs.strict_band)
+        && let Some(outside) = ungated(band, &run_summary(&report))
+    {
+        // Refused before anything is printed or written, as --strict-input refuses.
+        return Err(CliError::Invalid(format!(
+            "--strict-band: {}; the run is refused",
+            ungated_warning(&outside)
+        )));
+    }
     let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
-    let table = terminal::table(&report);
+    let rows = outs.table.unwrap_or_default();
+    let table = terminal::table(&report, rows);
     if crate::report::colour::enabled(outs.color) {
         write!(out, "{}", crate::report::colour::colour_table(&table))?;
     } else {
         write!(out, "{table}")?;
     }
-    writeln!(out)?;
+    // The blank line separates the table from the summary; without a table the summary comes first.
+    if rows != terminal::TableRows::None {
+        writeln!(out)?;
+    }
     writeln!(
         out,
         "{} · {}s",

@@ -218,6 +218,9 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         if let Some(paired) = &gate.paired {
             lines.extend(paired_lines(gate, paired));
         }
+        for w in super::gate_lines::shown_warnings(gate) {
+            lines.push(format!("**Warning:** {w}"));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();
@@ -534,6 +537,7 @@ mod tests {
             ],
             input_warnings: Vec::new(),
             failing_steps: Vec::new(),
+            skipped_input: Default::default(),
         }
     }
 
