@@ -397,7 +397,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 12, "{ids:?}");
+        assert_eq!(ids.len(), 13, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command
