@@ -517,3 +517,99 @@ fn without_explain_the_report_has_no_explanations_key() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(read_json(&json_path).get("explanations").is_none());
 }
+
+#[test]
+fn the_html_report_shows_both_step_lists_with_the_divergent_steps_marked() {
+    let dir = scratch();
+    setup(dir.path());
+    let run = |explain: bool, page: &str| {
+        let mut args = vec![
+            "check",
+            "candidate.json",
+            "--band",
+            "band.json",
+            "--golden",
+            "golden.json",
+            "--html",
+            page,
+        ];
+        if explain {
+            args.extend(["--explain", "run1.json", "run2.json"]);
+        }
+        let out = faultgate_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        std::fs::read_to_string(dir.path().join(page)).unwrap()
+    };
+    let plain = run(false, "plain.html");
+    assert!(!plain.contains("explanations"));
+    assert!(!plain.contains(".pair"));
+    let page = run(true, "explained.html");
+    let section = &page[page
+        .find("<section id=\"explanations\">")
+        .expect("the section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert_eq!(
+        section.matches("<details class=\"trace\"").count(),
+        cases().len()
+    );
+    let block = |key: &str| {
+        section
+            .split("</details>")
+            .find(|d| d.contains(&format!("><summary>{key} (")))
+            .unwrap_or_else(|| panic!("{key}: {section}"))
+    };
+    // Regressions come in band order, the first block open.
+    assert!(
+        section.contains("id=\"e0\" open><summary>s-answer ("),
+        "{section}"
+    );
+    // s-extra: the candidate's extra call is its step 3, the baseline's step 3 the call it went on
+    // with.
+    let extra = block("s-extra");
+    assert!(
+        extra.contains("<summary>s-extra (wrong_answer): step 3 extra_call"),
+        "{extra}"
+    );
+    let marked: Vec<&str> = extra
+        .lines()
+        .filter(|l| l.starts_with("<tr class=\"div"))
+        .collect();
+    assert_eq!(marked.len(), 2, "{extra}");
+    assert!(
+        marked[0].contains("<td class=\"n\">3</td><td>lookup</td>"),
+        "{extra}"
+    );
+    assert!(
+        marked[1].contains("<td class=\"n\">3</td><td>fetch</td>"),
+        "{extra}"
+    );
+    assert!(extra.contains("<h3>this run"), "{extra}");
+    assert!(extra.contains("<h3>run2.json"), "{extra}");
+    // s-answer: the steps agree, so the answer rows are marked.
+    let answer = block("s-answer");
+    assert_eq!(
+        answer
+            .matches("<tr class=\"div\"><td></td><td>answer</td>")
+            .count(),
+        2,
+        "{answer}"
+    );
+    // Everything else on the page is as without --explain (the reproduce command aside).
+    let strip = |p: &str| -> String {
+        let p = p.replace(explain_style(), "");
+        let p = match p.find("<section id=\"explanations\">") {
+            Some(a) => {
+                let b = a + p[a..].find("</section>\n").unwrap() + "</section>\n".len();
+                format!("{}{}", &p[..a], &p[b..])
+            }
+            None => p,
+        };
+        p[..p.find("<h2>Reproduce locally</h2>").unwrap()].to_string()
+    };
+    assert_eq!(strip(&page), strip(&plain));
+}
+
+/// The styles only a page with explanations carries.
+fn explain_style() -> &'static str {
+    ".pair{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}.pair h3{font-size:1rem;margin:.4rem 0}tr.div td{background:#fff1e5}tr.div td:first-child{border-left:3px solid #cf222e}\n@media (max-width:40rem){.pair{grid-template-columns:1fr}}\n"
+}

@@ -478,6 +478,7 @@ pub(crate) fn finish(
             outcome: outcome.as_ref(),
             gate: gate.as_ref().zip(band.as_ref()).map(|((g, _), b)| (g, b)),
             command,
+            explanations: explanations.unwrap_or_default(),
         });
         write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "html written to {}", path.display())?;

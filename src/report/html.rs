@@ -5,7 +5,9 @@
 //! traces (scenario, trace id, tool steps, check and its redacted reason), which a row of radio buttons
 //! filters by check with CSS alone, so the filter works without JavaScript. Below them, the steps of
 //! each failing trace the run kept ([`super::steps`]), in `<details>` blocks the rows link to, with
-//! the steps a reason names marked.
+//! the steps a reason names marked. With `check --explain`, a section before them holds each
+//! explanation ([`super::explanation`]) with the candidate's and the baseline trace's steps side by
+//! side and the divergent step of each marked.
 //!
 //! The page makes no request: styles are inline, the chart is inline SVG, there are no scripts, links
 //! to other hosts, fonts or images, and a Content-Security-Policy of `default-src 'none'` forbids any
@@ -31,6 +33,8 @@ pub(crate) struct Page<'a> {
     pub gate: Option<(&'a Gate, &'a BandFile)>,
     /// The reproduce command ([`super::repro::command`]).
     pub command: &'a str,
+    /// `check --explain`'s explanations (none without it).
+    pub explanations: &'a [super::explanation::Explanation],
 }
 
 /// Escapes text for HTML element content and double-quoted attribute values.
@@ -64,6 +68,97 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.9em;word
 .muted{color:#666}details.trace{border:1px solid #ddd;border-radius:.3rem;padding:.3rem .6rem;margin:.4rem 0}details.trace summary{cursor:pointer}tr.hit td{background:#fff1e5}tr.hit td:first-child{border-left:3px solid #cf222e}tr.err td:nth-child(4){color:#cf222e}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
 @media (max-width:40rem){#failing thead{display:none}#failing tr{display:block;border-bottom:1px solid #ccc;padding:.3rem 0}#failing td{display:block;border:0;padding:.1rem .3rem}#failing td.n{text-align:left}#failing td.n::after{content:' tool steps';color:#666}}
 ";
+
+/// The styles of the explanations' step lists, side by side (one above the other on a phone).
+const EXPLAIN_STYLE: &str = "\
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}.pair h3{font-size:1rem;margin:.4rem 0}tr.div td{background:#fff1e5}tr.div td:first-child{border-left:3px solid #cf222e}
+@media (max-width:40rem){.pair{grid-template-columns:1fr}}
+";
+
+/// Where each regression left the baseline: per explanation, a `<details>` block (the first open)
+/// with the candidate's and the baseline trace's steps side by side and the divergent step of each
+/// marked (the answer row, when the divergence is past a side's last step).
+fn explanations(explanations: &[super::explanation::Explanation]) -> String {
+    let mut h = String::from(
+        "<section id=\"explanations\">\n<h2>Where the regressions left the baseline</h2>\n",
+    );
+    for (i, e) in explanations.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<details class=\"trace\" id=\"e{i}\"{}><summary>{}</summary>\n<p><span class=\"reason\">{}: {}</span></p>\n<div class=\"pair\">",
+            if i == 0 { " open" } else { "" },
+            escape(&e.line()),
+            escape(&e.check),
+            escape(&e.reason)
+        );
+        let sides = [
+            (
+                "this run",
+                &e.trace_id,
+                &e.candidate_steps,
+                e.step,
+                &e.candidate_answer,
+            ),
+            (
+                e.baseline_run.as_str(),
+                &e.baseline_trace_id,
+                &e.baseline_steps,
+                e.baseline_step,
+                &e.baseline_answer,
+            ),
+        ];
+        for (title, trace_id, steps, marked, answer) in sides {
+            let _ = writeln!(
+                h,
+                "<div class=\"scroll\"><h3>{} \u{b7} <code>{}</code></h3>\n<table class=\"steps\">\n<thead><tr><th>#</th><th>tool</th><th>arguments</th><th>result</th></tr></thead>\n<tbody>",
+                escape(title),
+                escape(trace_id)
+            );
+            // The first steps, and the marked one wherever it is.
+            let shown = steps.len().min(super::steps::MAX_STEPS.max(marked));
+            for (k, step) in steps.iter().take(shown).enumerate() {
+                let mut classes = Vec::new();
+                if k + 1 == marked {
+                    classes.push("div");
+                }
+                if step.error {
+                    classes.push("err");
+                }
+                let _ = writeln!(
+                    h,
+                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                    classes.join(" "),
+                    k + 1,
+                    escape(&step.tool),
+                    escape(&step.arguments),
+                    escape(&step.result)
+                );
+            }
+            if steps.len() > shown {
+                let _ = writeln!(
+                    h,
+                    "<tr><td></td><td colspan=\"3\" class=\"muted\">{} more steps not shown</td></tr>",
+                    steps.len() - shown
+                );
+            }
+            let answer_class = if marked > steps.len() {
+                " class=\"div\""
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                h,
+                "<tr{answer_class}><td></td><td>answer</td><td colspan=\"2\">{}</td></tr>\n</tbody>\n</table></div>",
+                answer
+                    .as_deref()
+                    .map_or_else(|| "<span class=\"muted\">none</span>".to_string(), escape)
+            );
+        }
+        h.push_str("</div>\n</details>\n");
+    }
+    h.push_str("</section>\n");
+    h
+}
 
 /// The steps of each failing trace that kept them, as a `<details>` block (open and close without
 /// JavaScript), with the steps a reason names marked.
@@ -153,6 +248,9 @@ pub(crate) fn render(page: &Page<'_>) -> String {
     let _ = writeln!(h, "<title>faultgate: {verdict}</title>");
     h.push_str("<style>\n");
     h.push_str(STYLE);
+    if !page.explanations.is_empty() {
+        h.push_str(EXPLAIN_STYLE);
+    }
     for (i, _) in filters.iter().enumerate() {
         // Checking filter i hides the failing rows of every other check, and marks its own label.
         let _ = writeln!(
@@ -280,6 +378,9 @@ pub(crate) fn render(page: &Page<'_>) -> String {
         }
     }
     h.push_str("</section>\n");
+    if !page.explanations.is_empty() {
+        h.push_str(&explanations(page.explanations));
+    }
     if !report.failing_steps.is_empty() {
         h.push_str(&trace_steps(report));
     }
@@ -396,6 +497,7 @@ mod tests {
             outcome: None,
             gate: None,
             command: "",
+            explanations: &[],
         });
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("<span class=\"v v-PASS\" id=\"verdict\">PASS</span>"));
