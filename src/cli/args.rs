@@ -201,6 +201,8 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "strict_band" => {
             "check: refuse the run (exit 2) when some of its scenarios are not in the band"
         }
+        "trust" => "check, baseline: gate only on the checks this calibration report trusts",
+        "min_kappa" => "check, baseline: the κ a check needs in the --trust report to gate",
         _ => return arg,
     };
     let arg = arg.help(help);
@@ -287,9 +289,32 @@ pub(crate) struct CheckOutputs {
     /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
     #[arg(long, requires = "band")]
     pub strict_band: bool,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: crate::report::colour::ColorChoice,
+}
+
+// `--trust` and `--min-kappa`, for `check` (with a band) and `baseline`. No doc comment: on a
+// flattened struct it would become the command's about text.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct TrustArgs {
+    /// A calibration report (`faultgate calibrate --json` on your labels): checks whose κ is below
+    /// --min-kappa, or that it does not score, still run and are reported but do not gate.
+    #[arg(long, value_name = "FILE", requires = "min_kappa")]
+    pub trust: Option<PathBuf>,
+    /// The κ a check needs in the --trust report to count toward the clean rate and to block.
+    #[arg(long, value_name = "K", requires = "trust", value_parser = kappa_arg)]
+    pub min_kappa: Option<f64>,
+}
+
+/// A κ bar: a number from -1 to 1.
+fn kappa_arg(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(k) if (-1.0..=1.0).contains(&k) => Ok(k),
+        _ => Err(format!("expected a kappa from -1 to 1, got '{text}'")),
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -312,6 +337,8 @@ pub(crate) struct BaselineArgs {
     /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -379,7 +406,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 12, "{ids:?}");
+        assert_eq!(ids.len(), 14, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command

@@ -36,6 +36,14 @@ pub(crate) fn warning(warning: &GateWarning) -> String {
         GateWarning::UnknownRunSpread => "band has no per-run clean rates (clean_rate.per_run); \
 the run-to-run variance is unknown, so [min, max] stands in for the baseline runs"
             .to_string(),
+        GateWarning::OtherTrust {
+            band_set_aside,
+            set_aside,
+        } => format!(
+            "band's rates leave out checks {} (baseline --trust); this run's leave out {} (check --trust), so the rates count different checks",
+            py_repr(&serde_json::Value::from(band_set_aside.clone())),
+            py_repr(&serde_json::Value::from(set_aside.clone()))
+        ),
         GateWarning::RepeatedKeys(keys) => repeated_keys_warning(keys),
         GateWarning::FewTrials { scenarios, k } => format!(
             "{scenarios} band scenario(s) have fewer than {k} traces in this run, counted as pass^{k} 0"
@@ -77,6 +85,16 @@ pub(crate) fn shown_warnings(gate: &Gate) -> Vec<String> {
         .iter()
         .filter(|w| matches!(w, GateWarning::UngatedScenarios(_)))
         .map(warning)
+        .collect()
+}
+
+/// The lines that say which checks `--trust` set aside and why, e.g.
+/// `trust: repeated_call: κ 0.41 < 0.60, reported, not gated`; every output that shows the gate shows
+/// them. Empty without `--trust`.
+pub(crate) fn set_aside_lines(gate: &Gate) -> Vec<String> {
+    gate.set_aside
+        .iter()
+        .map(|s| format!("trust: {}", s.line()))
         .collect()
 }
 
@@ -140,6 +158,7 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
             keys.join(", ")
         ));
     }
+    stdout.extend(set_aside_lines(gate));
     if let Some(paired) = &gate.paired {
         stdout.extend(paired_lines(paired));
         let by = match gate.mode {

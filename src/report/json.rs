@@ -12,6 +12,7 @@ use super::format::{
 use super::gate_lines;
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::round_half_even;
+use crate::gate::SetAside;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
 use crate::gate::passk::{PassK, PassKTable};
 use crate::gate::stats::{ALPHA, POWER};
@@ -142,6 +143,8 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
         band_verdict: paired.map(|_| gate.band_verdict.as_str().to_string()),
         paired: paired.map(paired_block),
         intervals: paired.map(intervals_block),
+        // Added after 0.4.1's keys, and only when --trust set a check aside.
+        set_aside: gate.set_aside.iter().map(SetAside::line).collect(),
     }
 }
 

@@ -219,6 +219,9 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         for w in super::gate_lines::shown_warnings(gate) {
             lines.push(format!("**Warning:** {w}"));
         }
+        for s in &gate.set_aside {
+            lines.push(format!("**Not gated:** {}", s.line()));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();
