@@ -12,7 +12,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::GateError;
-use crate::compat::fmt::fmt_fixed;
 use crate::error::display_path;
 
 /// κ per check, as a calibration report gives it.
@@ -45,20 +44,6 @@ pub struct SetAside {
     pub check: String,
     /// Why.
     pub why: Distrust,
-}
-
-impl SetAside {
-    /// The line every output shows, e.g. `repeated_call: κ 0.41 < 0.60, reported, not gated`.
-    pub fn line(&self) -> String {
-        let why = match &self.why {
-            Distrust::Below { kappa, min } => {
-                format!("\u{3ba} {} < {}", fmt_fixed(*kappa, 2), fmt_fixed(*min, 2))
-            }
-            Distrust::Undefined(reason) => format!("\u{3ba} undefined ({reason})"),
-            Distrust::NotCalibrated => "not calibrated".to_string(),
-        };
-        format!("{}: {why}, reported, not gated", self.check)
-    }
 }
 
 impl Trust {
@@ -178,17 +163,25 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let lines: Vec<String> = trust
-            .set_aside(&checks, 0.6)
-            .iter()
-            .map(SetAside::line)
-            .collect();
+        let set_aside = trust.set_aside(&checks, 0.6);
         assert_eq!(
-            lines,
+            set_aside,
             [
-                "abstention: κ undefined (0 positives), reported, not gated",
-                "repeated_call: κ 0.41 < 0.60, reported, not gated",
-                "policy: not calibrated, reported, not gated",
+                SetAside {
+                    check: "abstention".into(),
+                    why: Distrust::Undefined("0 positives".into())
+                },
+                SetAside {
+                    check: "repeated_call".into(),
+                    why: Distrust::Below {
+                        kappa: 0.41,
+                        min: 0.6
+                    }
+                },
+                SetAside {
+                    check: "policy".into(),
+                    why: Distrust::NotCalibrated
+                },
             ]
         );
         // κ equal to the bar gates.

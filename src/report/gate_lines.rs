@@ -8,7 +8,9 @@ use crate::compat::fmt::{float_repr, fmt_fixed, py_repr, py_str};
 use crate::gate::bootstrap::CONFIDENCE;
 use crate::gate::passk::PassKTable;
 use crate::gate::stats::{ALPHA, POWER};
-use crate::gate::{Band, Gate, GateMode, GateWarning, PairedGate, RunDigest, Ungated, Verdict};
+use crate::gate::{
+    Band, Distrust, Gate, GateMode, GateWarning, PairedGate, RunDigest, SetAside, Ungated, Verdict,
+};
 
 /// A warning about the comparison, as the JSON gate object lists it and stderr prints it after
 /// `warning: `.
@@ -94,8 +96,21 @@ pub(crate) fn shown_warnings(gate: &Gate) -> Vec<String> {
 pub(crate) fn set_aside_lines(gate: &Gate) -> Vec<String> {
     gate.set_aside
         .iter()
-        .map(|s| format!("trust: {}", s.line()))
+        .map(|s| format!("trust: {}", set_aside(s)))
         .collect()
+}
+
+/// A check `--trust` set aside, as every output words it, e.g.
+/// `repeated_call: κ 0.41 < 0.60, reported, not gated`.
+pub(crate) fn set_aside(s: &SetAside) -> String {
+    let why = match &s.why {
+        Distrust::Below { kappa, min } => {
+            format!("\u{3ba} {} < {}", fmt_fixed(*kappa, 2), fmt_fixed(*min, 2))
+        }
+        Distrust::Undefined(reason) => format!("\u{3ba} undefined ({reason})"),
+        Distrust::NotCalibrated => "not calibrated".to_string(),
+    };
+    format!("{}: {why}, reported, not gated", s.check)
 }
 
 /// What the band gate compared, when `--metric pass^k` put pass^k in place of the clean rate.
@@ -320,6 +335,34 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
                 "inconclusive: a drop of 0.07 needs 89 scenarios to tell from noise (alpha 0.05, power 0.80) · run 59 more",
                 "regressions (clean in every baseline, not now): s00, s01",
             ]
+        );
+    }
+
+    #[test]
+    fn set_aside_checks_are_worded_with_their_reason() {
+        let line = |check: &str, why: Distrust| {
+            set_aside(&SetAside {
+                check: check.into(),
+                why,
+            })
+        };
+        assert_eq!(
+            line(
+                "repeated_call",
+                Distrust::Below {
+                    kappa: 0.41,
+                    min: 0.6
+                }
+            ),
+            "repeated_call: κ 0.41 < 0.60, reported, not gated"
+        );
+        assert_eq!(
+            line("abstention", Distrust::Undefined("0 positives".into())),
+            "abstention: κ undefined (0 positives), reported, not gated"
+        );
+        assert_eq!(
+            line("policy", Distrust::NotCalibrated),
+            "policy: not calibrated, reported, not gated"
         );
     }
 

@@ -12,7 +12,6 @@ use super::format::{
 use super::gate_lines;
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::round_half_even;
-use crate::gate::SetAside;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
 use crate::gate::passk::{PassK, PassKTable};
 use crate::gate::stats::{ALPHA, POWER};
@@ -144,7 +143,7 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
         paired: paired.map(paired_block),
         intervals: paired.map(intervals_block),
         // Added after 0.4.1's keys, and only when --trust set a check aside.
-        set_aside: gate.set_aside.iter().map(SetAside::line).collect(),
+        set_aside: gate.set_aside.iter().map(gate_lines::set_aside).collect(),
     }
 }
 

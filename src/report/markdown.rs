@@ -220,7 +220,10 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
             lines.push(format!("**Warning:** {w}"));
         }
         for s in &gate.set_aside {
-            lines.push(format!("**Not gated:** {}", s.line()));
+            lines.push(format!(
+                "**Not gated:** {}",
+                super::gate_lines::set_aside(s)
+            ));
         }
         lines.push(String::new());
         let chart = chart(gate, band);
