@@ -1,17 +1,21 @@
 //! Reading trace files: from paths on the command line to batches of tables.
 //!
-//! Owns file discovery (`paths`: directories walked recursively in sorted order, glob patterns),
-//! decompression (`archive`: gzip and zstd under a bomb guard), framing (one document, a JSON list of
+//! Owns file discovery (`paths`: directories walked recursively in sorted order, glob patterns), pipes
+//! (`stream`: `-`, FIFOs and devices, read once), decompression (`archive`: gzip and zstd under a bomb
+//! guard), a file's contents as readers see them (`contents`: a byte-order mark read past, and the JSON
+//! lines `--skip-bad-input` leaves out), framing (one document, a JSON list of
 //! exports, or JSON lines with one export or record per line), format detection (`detect`) and the one
 //! decoder per format (`formats`, where one list declares them; [`DECODERS`]), all behind [`Decoder`].
 //! [`open`] indexes a file: it asks the formats' fast paths first (OTLP protobuf, known by its name or
 //! bytes; large OTLP exports, whose spans the structural scan `scan` locates so that each trace is
 //! parsed on its own when its batch is built), else parses the file as whole documents and detects their
-//! format. [`trace_ids`] lists a file's trace ids from that index, so that a run finds the traces its
-//! files share before it reads them; traces are decoded one by one when batches are built (a format read
-//! whole, such as a vendor export, is decoded by the opening itself). Knows nothing of checks.
+//! format. Reading a file gives the hashes of its trace ids ([`id_hash`]), by which a run finds the
+//! traces its files may share; [`read_whole`] decodes just those again, and [`trace_ids`] lists a file's
+//! ids from its index. Traces are decoded one by one when batches are built (a format read whole, such
+//! as a vendor export, is decoded by the opening itself). Knows nothing of checks.
 
 pub mod archive;
+pub(crate) mod contents;
 pub(crate) mod decoder;
 pub(crate) mod detect;
 pub(crate) mod formats;
@@ -19,6 +23,7 @@ pub(crate) mod json;
 pub(crate) mod paths;
 pub mod scan;
 pub(crate) mod source;
+pub(crate) mod stream;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -53,6 +58,9 @@ pub struct ReadOptions {
     /// Trace ids whose traces are kept whole instead of becoming rows (the traces other files of the run
     /// also hold, merged once every file is read; see `crate::identity`).
     pub hold: Option<Arc<HashSet<String>>>,
+    /// `--skip-bad-input`: the JSON lines of a file that do not parse are left out, each with an input
+    /// warning, instead of stopping the file.
+    pub skip_bad_lines: bool,
 }
 
 impl ReadOptions {
@@ -66,6 +74,7 @@ impl ReadOptions {
             parallel_batches: true,
             progress: None,
             hold: None,
+            skip_bad_lines: false,
         }
     }
 
@@ -199,29 +208,66 @@ fn choose(
     }
 }
 
-/// Runs `f` on a file's contents, decompressed when the file is gzip or zstd.
-fn with_contents<T>(
+/// Opens a file's contents ([`open`]); under [`ReadOptions::skip_bad_lines`], a JSON-lines file that
+/// fails on lines that do not parse is opened again without them, and `f` is told which were left out.
+fn with_opened<T>(
     path: &Path,
-    f: impl FnOnce(&[u8]) -> Result<T, InputError>,
+    options: &ReadOptions,
+    f: impl FnOnce(Opened<'_>, contents::SkippedLines) -> Result<T, InputError>,
 ) -> Result<T, InputError> {
-    let bytes = source::Source::open(path).map_err(|source| InputError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let data = archive::decompress(path, &bytes, archive::Limits::default())?;
-    f(&data)
+    contents::with(path, |data| {
+        let error = match open(path, &data, options) {
+            Ok(opened) => return f(opened, contents::SkippedLines::default()),
+            Err(error) if options.skip_bad_lines => error,
+            Err(error) => return Err(error),
+        };
+        let (data, skipped) = contents::read_past_bad_lines(path, data, error)?;
+        f(open(path, &data, options)?, skipped)
+    })
 }
 
 /// The ids of a file's traces, in trace order, from its index: no trace is decoded (a format read whole
-/// when opened, such as a vendor export or protobuf, is decoded by the opening itself). A run lists
-/// every file's ids first, to find the traces several files hold.
+/// when opened, such as a vendor export or protobuf, is decoded by the opening itself). A run with a
+/// judge lists every file's ids first, to find the traces several files hold before any is judged.
 pub fn trace_ids(path: &Path, options: &ReadOptions) -> Result<Vec<String>, InputError> {
-    with_contents(path, |data| {
-        let opened = open(path, data, options)?;
+    with_opened(path, options, |opened, _| {
         let traces = opened.traces.as_ref();
         Ok((0..traces.len())
             .map(|t| traces.trace_id(t).into_owned())
             .collect())
+    })
+}
+
+/// A 64-bit hash of a trace id. A run gathers its files' id hashes as it reads them, to find the ids
+/// several files may share without keeping every id; equal hashes are then confirmed on the ids.
+pub fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x07ac_e1d5).hash_one(id)
+}
+
+/// The traces of a file whose id hash is one of `hashes`, decoded and kept whole, in trace order (the
+/// parts of the traces a run finds in several files once every file was read: only they are decoded
+/// again).
+pub fn read_whole(
+    path: &Path,
+    options: &ReadOptions,
+    hashes: &HashSet<u64>,
+) -> Result<Vec<TraceRecord<'static>>, InputError> {
+    with_opened(path, options, |opened, _| {
+        let traces = opened.traces.as_ref();
+        let picked: Vec<usize> = (0..traces.len())
+            .filter(|&t| hashes.contains(&id_hash(&traces.trace_id(t))))
+            .collect();
+        let ids: HashSet<String> = picked
+            .iter()
+            .map(|&t| traces.trace_id(t).into_owned())
+            .collect();
+        let mut builder = crate::table::TableBuilder::new(options.table);
+        builder.reset(options.table, Some(Arc::new(ids)));
+        for t in picked {
+            traces.append(path, t, &mut builder)?;
+        }
+        Ok(builder.take_held())
     })
 }
 
@@ -233,20 +279,25 @@ pub struct FileRead {
     pub traces: usize,
     /// The traces the options hold ([`ReadOptions::hold`]), whole, in trace order.
     pub held: Vec<TraceRecord<'static>>,
+    /// The JSON lines left out ([`ReadOptions::skip_bad_lines`]), one input warning each.
+    pub skipped_lines: Vec<String>,
 }
 
 /// Reads `path` (decompressing gzip and zstd files), runs `each` on every batch of its traces in
-/// parallel and hands the results to `sink` in trace order.
+/// parallel and hands the results to `sink` in trace order. When `ids` is given, the hashes of the
+/// file's trace ids ([`id_hash`]) are added to it, in trace order, as soon as the file is indexed (so
+/// even when a trace fails to decode later).
 pub fn read_file<R: Send>(
     path: &Path,
     options: &ReadOptions,
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
+    ids: Option<&mut Vec<u64>>,
 ) -> Result<FileRead, InputError> {
     let Some(progress) = options.progress.as_deref() else {
-        return read_file_with(path, options, each, sink, None);
+        return read_file_with(path, options, each, sink, None, ids);
     };
-    let stored = std::fs::metadata(path).map_or(0, |m| m.len());
+    let stored = stream::len(path);
     let reported = std::sync::atomic::AtomicU64::new(0);
     let result = read_file_with(
         path,
@@ -254,6 +305,7 @@ pub fn read_file<R: Send>(
         each,
         sink,
         Some((progress, stored, &reported)),
+        ids,
     );
     progress.file_done(stored.saturating_sub(reported.into_inner()));
     result
@@ -267,10 +319,14 @@ fn read_file_with<R: Send>(
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
     progress: Option<(&dyn ReadProgress, u64, &std::sync::atomic::AtomicU64)>,
+    ids: Option<&mut Vec<u64>>,
 ) -> Result<FileRead, InputError> {
-    with_contents(path, |data| {
-        let opened = open(path, data, options)?;
+    with_opened(path, options, |opened, skipped| {
         let total = opened.traces.len();
+        if let Some(ids) = ids {
+            let traces = opened.traces.as_ref();
+            ids.extend((0..total).map(|t| id_hash(&traces.trace_id(t))));
+        }
         let held = match progress {
             None => for_each_batch(path, opened.traces.as_ref(), options, each, sink)?,
             Some((progress, stored, reported)) => {
@@ -289,6 +345,7 @@ fn read_file_with<R: Send>(
             format: opened.format,
             traces: total,
             held,
+            skipped_lines: skipped.0,
         })
     })
 }
@@ -296,7 +353,7 @@ fn read_file_with<R: Send>(
 /// Reads every trace of a file (decompressing gzip and zstd files) into one batch (tests and small
 /// samples).
 pub fn read_path(path: &Path, format: Format) -> Result<(Format, TraceBatch), InputError> {
-    with_contents(path, |data| read_bytes(path, data, format))
+    contents::with(path, |data| read_bytes(path, &data, format))
 }
 
 /// Reads every trace of a file's contents into one batch (tests and small samples).

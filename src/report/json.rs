@@ -63,10 +63,12 @@ pub(crate) fn report(report: &Report) -> JsonReport {
         results,
         // Absent when empty, so a clean run's report keeps 0.4.1's keys exactly.
         input_warnings: report.input_warnings.clone(),
+        skipped_input: (!report.skipped_input.is_none()).then_some(report.skipped_input),
         judge_usage: None,
         outcome: None,
         pass_k: None,
         gate: None,
+        explanations: None,
     }
 }
 
