@@ -207,6 +207,8 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "strict_band" => {
             "check: refuse the run (exit 2) when some of its scenarios are not in the band"
         }
+        "trust" => "check, baseline: gate only on the checks this calibration report trusts",
+        "min_kappa" => "check, baseline: the κ a check needs in the --trust report to gate",
         _ => return arg,
     };
     let arg = arg.help(help);
@@ -301,6 +303,8 @@ pub(crate) struct CheckOutputs {
     /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
     #[arg(long, requires = "band")]
     pub strict_band: bool,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: crate::report::colour::ColorChoice,
@@ -308,6 +312,27 @@ pub(crate) struct CheckOutputs {
     /// rows under the header) or none; the summary and gate lines are always printed.
     #[arg(long, value_enum, default_value = "all", value_name = "ROWS")]
     pub table: Option<crate::report::terminal::TableRows>,
+}
+
+// `--trust` and `--min-kappa`, for `check` (with a band) and `baseline`. No doc comment: on a
+// flattened struct it would become the command's about text.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct TrustArgs {
+    /// A calibration report (`faultgate calibrate --json` on your labels): checks whose κ is below
+    /// --min-kappa, or that it does not score, still run and are reported but do not gate.
+    #[arg(long, value_name = "FILE", requires = "min_kappa")]
+    pub trust: Option<PathBuf>,
+    /// The κ a check needs in the --trust report to count toward the clean rate and to block.
+    #[arg(long, value_name = "K", requires = "trust", value_parser = kappa_arg)]
+    pub min_kappa: Option<f64>,
+}
+
+/// A κ bar: a number from -1 to 1.
+fn kappa_arg(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(k) if (-1.0..=1.0).contains(&k) => Ok(k),
+        _ => Err(format!("expected a kappa from -1 to 1, got '{text}'")),
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -330,6 +355,8 @@ pub(crate) struct BaselineArgs {
     /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -397,7 +424,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 13, "{ids:?}");
+        assert_eq!(ids.len(), 15, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command

@@ -9,7 +9,7 @@ use super::run::{Outputs, Run, RunCommand, execute};
 use super::{CliError, ExitStatus};
 use crate::gate::BandBuilder;
 use crate::partial::RunEntry;
-use crate::report::gate_input::run_summary;
+use crate::report::gate_input::gated_run_summary;
 use crate::report::gate_lines::{band_line, few_runs_note, repeated_keys_warning, run_line};
 use crate::report::{Report, parquet, write_atomic};
 
@@ -20,6 +20,8 @@ pub(crate) struct BaselineOutputs {
     pub per_scenario: bool,
     pub pass_k: bool,
     pub parquet: Option<PathBuf>,
+    /// `--trust` read, with `--min-kappa`: the checks it sets aside do not count in the band's rates.
+    pub trust: Option<(crate::gate::Trust, f64)>,
 }
 
 /// The band being built, one run at a time: by a baseline over its runs, or by a merge over the runs
@@ -28,6 +30,7 @@ pub(crate) struct BandRuns {
     builder: BandBuilder,
     /// Per-run clean flags, kept only when their tables are asked for.
     tables: Option<parquet::BaselineTables>,
+    trust: Option<(crate::gate::Trust, f64)>,
 }
 
 impl BandRuns {
@@ -42,6 +45,7 @@ impl BandRuns {
                 .parquet
                 .as_ref()
                 .map(|_| parquet::BaselineTables::new()),
+            trust: outs.trust.clone(),
         }
     }
 
@@ -52,7 +56,15 @@ impl BandRuns {
         report: Report,
         started: Instant,
     ) -> Result<(), CliError> {
-        let summary = run_summary(&report);
+        let set_aside: Vec<String> = self
+            .trust
+            .as_ref()
+            .map(|(trust, min)| trust.set_aside(&report.check_names(), *min))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.check)
+            .collect();
+        let summary = gated_run_summary(&report, &set_aside);
         drop(report);
         let digest = self.builder.add_run(&summary);
         if let Some(tables) = &mut self.tables {
@@ -146,6 +158,7 @@ impl RunCommand for BaselineArgs {
             per_scenario: self.per_scenario,
             pass_k: self.pass_k,
             parquet: self.parquet.clone(),
+            trust: super::check::read_trust(&self.trust)?,
         };
         let mut runs = BandRuns::new(&outs);
         let share = run.share();

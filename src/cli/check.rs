@@ -5,19 +5,21 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::args::{CheckArgs, CheckOutputs, RunArgs};
+use super::args::{CheckArgs, CheckOutputs, RunArgs, TrustArgs};
 use super::run::{Outputs, Run, RunCommand, execute};
 use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
 use crate::explain::{BaselineRun, Explained, Request};
-use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k, ungated};
+use crate::gate::{
+    BandFile, GateMode, RunSummary, SetAside, Trust, evaluate_mode, evaluate_pass_k, ungated,
+};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
-use crate::report::gate_input::{pass_k_table, run_summary};
+use crate::report::gate_input::{gated_run_summary, pass_k_table};
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
@@ -70,6 +72,16 @@ pub(crate) struct Gating {
     band: Option<BandFile>,
     mode: GateMode,
     clean_runs: Option<Vec<u32>>,
+    /// `--trust` read, with `--min-kappa`.
+    trust: Option<(Trust, f64)>,
+}
+
+/// Reads `--trust` (clap makes `--min-kappa` come with it).
+pub(crate) fn read_trust(args: &TrustArgs) -> Result<Option<(Trust, f64)>, CliError> {
+    match (&args.trust, args.min_kappa) {
+        (Some(path), Some(min)) => Ok(Some((Trust::read(path)?, min))),
+        _ => Ok(None),
+    }
 }
 
 /// Reads the band and checks the output flags that can be checked before the run.
@@ -94,6 +106,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
         band,
         mode,
         clean_runs,
+        trust: read_trust(&outs.trust)?,
     })
 }
 
@@ -309,8 +322,16 @@ pub(crate) fn finish(
         explain,
     } = run;
     let band = &gating.band;
+    // The checks --trust sets aside: they stay in every table and count, not in the gate.
+    let set_aside: Vec<SetAside> = gating
+        .trust
+        .as_ref()
+        .map(|(trust, min)| trust.set_aside(&report.check_names(), *min))
+        .unwrap_or_default();
+    let set_aside_names: Vec<String> = set_aside.iter().map(|s| s.check.clone()).collect();
+    let summary = || gated_run_summary(&report, &set_aside_names);
     if let Some(band) = band.as_ref().filter(|_| outs.strict_band)
-        && let Some(outside) = ungated(band, &run_summary(&report))
+        && let Some(outside) = ungated(band, &summary())
     {
         // Refused before anything is printed or written, as --strict-input refuses.
         return Err(CliError::Invalid(format!(
@@ -370,15 +391,16 @@ pub(crate) fn finish(
             _ => Ok(None),
         };
     let gate = band.as_ref().map(|band| -> Result<_, CliError> {
-        let summary = run_summary(&report);
+        let summary = summary();
         let band_gate = band_gate_for_metric(band, &summary)?;
-        let gate = evaluate_mode(
+        let mut gate = evaluate_mode(
             band,
             &summary,
             gating.mode,
             gating.clean_runs.as_deref(),
             band_gate,
         );
+        gate.set_aside.clone_from(&set_aside);
         Ok((gate, band.runs_text()))
     });
     let gate = gate.transpose()?;
@@ -521,6 +543,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
         ("golden", &args.run.golden),
         ("outcomes", &args.run.outcomes),
         ("judge_checks", &args.run.judge_checks),
+        ("trust", &args.outputs.trust.trust),
     ] {
         if let Some(path) = path {
             inputs.push(audit::Input {

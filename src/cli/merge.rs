@@ -231,6 +231,7 @@ fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cli
         per_scenario: args.per_scenario,
         pass_k: args.outputs.pass_k,
         parquet: args.outputs.parquet.clone(),
+        trust: super::check::read_trust(&args.outputs.trust)?,
     };
     let mut runs = BandRuns::new(&outs);
     for (r, run) in partial.manifest.runs.iter().enumerate() {

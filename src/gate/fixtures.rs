@@ -42,6 +42,7 @@ fn summary(dirty: &[&str], latency_ms: &[f64]) -> RunSummary {
         policy_violations: Vec::new(),
         workflow_violations: None,
         usage: [Vec::new(), latency_ms.to_vec(), Vec::new()],
+        set_aside: Vec::new(),
     }
 }
 
@@ -133,6 +134,7 @@ pub(crate) fn candidate(items: &[(&str, bool)]) -> RunSummary {
         policy_violations: Vec::new(),
         workflow_violations: None,
         usage: Default::default(),
+        set_aside: Vec::new(),
     }
 }
 
@@ -229,5 +231,6 @@ pub(crate) fn worked_candidate() -> RunSummary {
         policy_violations: Vec::new(),
         workflow_violations: None,
         usage: Default::default(),
+        set_aside: Vec::new(),
     }
 }

@@ -26,6 +26,7 @@ pub(crate) mod outcome;
 pub(crate) mod paired;
 pub(crate) mod passk;
 pub(crate) mod stats;
+pub(crate) mod trust;
 pub(crate) mod verdict;
 
 use std::collections::HashMap;
@@ -33,6 +34,7 @@ use std::collections::HashMap;
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
 pub use decision::{evaluate_mode, evaluate_pass_k};
 pub use outcome::{Gate, GateMode, GateWarning, PairedGate, Ungated, UsageDelta, Verdict};
+pub use trust::{Distrust, SetAside, Trust};
 pub use verdict::{evaluate, ungated};
 
 /// Names of the usage measures, in the order of band.json's `usage` object.
@@ -62,6 +64,9 @@ pub struct RunSummary {
     /// Values rather than sums because 0.4.1 sums them left to right across all runs, and a sum of
     /// per-run sums rounds differently.
     pub usage: [Vec<f64>; 3],
+    /// Checks set aside by `--trust` (reported, not gated), in run order: `scenario_clean` and the
+    /// violations above already leave them out. Empty without `--trust`.
+    pub set_aside: Vec<String>,
 }
 
 /// A band that cannot be built, or a band file the gate cannot use.
@@ -137,6 +142,22 @@ pub enum GateError {
     NoPassK {
         /// The band file.
         path: String,
+    },
+    /// The calibration report of `--trust` could not be read, or is not JSON.
+    #[error("cannot read calibration report {path}: {message}")]
+    ReadTrust {
+        /// The report file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// The file of `--trust` is not a `calibrate --json` report.
+    #[error("{path}: not a calibration report (faultgate calibrate --json): expected {expected}")]
+    BadTrust {
+        /// The report file.
+        path: String,
+        /// What the file lacks.
+        expected: &'static str,
     },
     /// A band key holds a value of the wrong type or range.
     #[error("{path}: the band's \"{key}\" must be {expected}")]

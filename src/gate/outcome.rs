@@ -99,6 +99,14 @@ pub enum GateWarning {
     /// stands in for its runs and the run-to-run variance is unknown. A note rather than a warning:
     /// the verdict's thresholds need only `min`.
     UnknownRunSpread,
+    /// The band's rates leave out other checks (`baseline --trust`) than this run's gate does
+    /// (`check --trust`), so the two rates count different checks.
+    OtherTrust {
+        /// The band's `set_aside`, as read (empty when the band has none).
+        band_set_aside: Vec<String>,
+        /// The checks this run set aside.
+        set_aside: Vec<String>,
+    },
     /// Scenario keys carried by more than one trace of this run, in first-seen order.
     RepeatedKeys(Vec<String>),
     /// With pass^k: band scenarios that have fewer than `k` traces in this run, counted as pass^k 0.
@@ -155,6 +163,9 @@ pub struct Gate {
     pub paired: Option<PairedGate>,
     /// k, when `--metric pass^k` put pass^k in place of the clean rate.
     pub pass_k: Option<u32>,
+    /// Checks `--trust` set aside: they ran and are reported, but neither the clean rate nor a hard
+    /// block counts them. Empty without `--trust`.
+    pub set_aside: Vec<super::SetAside>,
     /// Band `clean_rate.min` and `max` as numbers, for the terminal line.
     pub(crate) lo: f64,
     pub(crate) hi: f64,

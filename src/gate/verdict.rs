@@ -90,6 +90,12 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
     if !band.per_run_known {
         warnings.push(GateWarning::UnknownRunSpread);
     }
+    if band.set_aside != candidate.set_aside {
+        warnings.push(GateWarning::OtherTrust {
+            band_set_aside: band.set_aside.clone(),
+            set_aside: candidate.set_aside.clone(),
+        });
+    }
     let repeated = tally.repeated_keys();
     if !repeated.is_empty() {
         warnings.push(GateWarning::RepeatedKeys(repeated));
@@ -112,6 +118,7 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
         band_verdict: verdict,
         paired: None,
         pass_k: None,
+        set_aside: Vec::new(),
         lo: band.lo,
         hi: band.hi,
     }

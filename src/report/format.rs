@@ -299,6 +299,10 @@ pub struct GateBlock {
     /// Bootstrap intervals of the clean rate; absent with the default band gate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intervals: Option<IntervalsBlock>,
+    /// The checks `--trust` set aside (they ran and are reported, but do not gate), each as
+    /// `check: why, reported, not gated`; absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<String>,
 }
 
 /// One usage measure of the run next to the band's (an entry of the gate's `usage`).
@@ -431,7 +435,7 @@ pub struct VerdictJson {
 /// One input file of the run (an entry of verdict.json's `inputs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InputDigest {
-    /// `traces`, `band`, `policy`, `golden`, `outcomes`, `judge_checks` or `judge_replay`.
+    /// `traces`, `band`, `policy`, `golden`, `outcomes`, `judge_checks`, `trust` or `judge_replay`.
     pub role: String,
     /// The path as given, relative when it can be, else the file name.
     pub path: String,
@@ -720,6 +724,7 @@ mod tests {
                 clean_rate: [0.6, 0.9],
                 difference: [-0.3, 0.0],
             }),
+            set_aside: vec!["repeated_call: κ 0.41 < 0.60, reported, not gated".into()],
         }
     }
 
@@ -803,6 +808,7 @@ mod tests {
                 k: 2,
                 per_run: vec![vec![1.0, 1.0], vec![0.5, 0.25]],
             }),
+            set_aside: vec!["repeated_call".into()],
         };
         // The writer itself, with every optional key asked for.
         assert_documented("band.json", &band.to_wire_with(true, true), &[], &[]);

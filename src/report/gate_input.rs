@@ -11,7 +11,16 @@ use crate::gate::RunSummary;
 use crate::gate::passk::{self, PassKTable};
 
 /// What the gate needs from one run's report.
+#[cfg(test)]
 pub(crate) fn run_summary(report: &Report) -> RunSummary {
+    gated_run_summary(report, &[])
+}
+
+/// What the gate needs from one run's report when `--trust` set the checks `set_aside` aside: a trace
+/// is clean for the gate when no other check fired on it, and a set-aside check does not block.
+pub(crate) fn gated_run_summary(report: &Report, set_aside: &[String]) -> RunSummary {
+    let names = report.check_names();
+    let gated: Vec<bool> = names.iter().map(|name| !set_aside.contains(name)).collect();
     let mut measures = OrderedLast::default();
     for r in report.rows() {
         measures.insert(r.trace_id(), r.measures());
@@ -30,18 +39,26 @@ pub(crate) fn run_summary(report: &Report) -> RunSummary {
         trace_count: report.trace_ids().len(),
         scenario_clean: report
             .rows()
-            .map(|r| (r.scenario().to_string(), !r.failed()))
+            .map(|r| {
+                let clean = if set_aside.is_empty() {
+                    !r.failed()
+                } else {
+                    !r.verdicts().zip(&gated).any(|(v, &g)| g && v.detected)
+                };
+                (r.scenario().to_string(), clean)
+            })
             .collect(),
         policy_violations: report
-            .blocked_on(Gating::PolicyBlock)
+            .blocked_on_gated(Gating::PolicyBlock, set_aside)
             .unwrap_or_default()
             .into_iter()
             .map(String::from)
             .collect(),
         workflow_violations: report
-            .blocked_on(Gating::WorkflowBlock)
+            .blocked_on_gated(Gating::WorkflowBlock, set_aside)
             .map(|ids| ids.into_iter().map(String::from).collect()),
         usage,
+        set_aside: set_aside.to_vec(),
     }
 }
 

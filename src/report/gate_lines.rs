@@ -8,7 +8,9 @@ use crate::compat::fmt::{float_repr, fmt_fixed, py_repr, py_str};
 use crate::gate::bootstrap::CONFIDENCE;
 use crate::gate::passk::PassKTable;
 use crate::gate::stats::{ALPHA, POWER};
-use crate::gate::{Band, Gate, GateMode, GateWarning, PairedGate, RunDigest, Ungated, Verdict};
+use crate::gate::{
+    Band, Distrust, Gate, GateMode, GateWarning, PairedGate, RunDigest, SetAside, Ungated, Verdict,
+};
 
 /// How the line naming the regressions starts (`check --explain` puts its lines under it).
 pub(crate) const REGRESSIONS: &str = "regressions (clean in every baseline, not now): ";
@@ -39,6 +41,14 @@ pub(crate) fn warning(warning: &GateWarning) -> String {
         GateWarning::UnknownRunSpread => "band has no per-run clean rates (clean_rate.per_run); \
 the run-to-run variance is unknown, so [min, max] stands in for the baseline runs"
             .to_string(),
+        GateWarning::OtherTrust {
+            band_set_aside,
+            set_aside,
+        } => format!(
+            "band's rates leave out checks {} (baseline --trust); this run's leave out {} (check --trust), so the rates count different checks",
+            py_repr(&serde_json::Value::from(band_set_aside.clone())),
+            py_repr(&serde_json::Value::from(set_aside.clone()))
+        ),
         GateWarning::RepeatedKeys(keys) => repeated_keys_warning(keys),
         GateWarning::FewTrials { scenarios, k } => format!(
             "{scenarios} band scenario(s) have fewer than {k} traces in this run, counted as pass^{k} 0"
@@ -81,6 +91,29 @@ pub(crate) fn shown_warnings(gate: &Gate) -> Vec<String> {
         .filter(|w| matches!(w, GateWarning::UngatedScenarios(_)))
         .map(warning)
         .collect()
+}
+
+/// The lines that say which checks `--trust` set aside and why, e.g.
+/// `trust: repeated_call: κ 0.41 < 0.60, reported, not gated`; every output that shows the gate shows
+/// them. Empty without `--trust`.
+pub(crate) fn set_aside_lines(gate: &Gate) -> Vec<String> {
+    gate.set_aside
+        .iter()
+        .map(|s| format!("trust: {}", set_aside(s)))
+        .collect()
+}
+
+/// A check `--trust` set aside, as every output words it, e.g.
+/// `repeated_call: κ 0.41 < 0.60, reported, not gated`.
+pub(crate) fn set_aside(s: &SetAside) -> String {
+    let why = match &s.why {
+        Distrust::Below { kappa, min } => {
+            format!("\u{3ba} {} < {}", fmt_fixed(*kappa, 2), fmt_fixed(*min, 2))
+        }
+        Distrust::Undefined(reason) => format!("\u{3ba} undefined ({reason})"),
+        Distrust::NotCalibrated => "not calibrated".to_string(),
+    };
+    format!("{}: {why}, reported, not gated", s.check)
 }
 
 /// What the band gate compared, when `--metric pass^k` put pass^k in place of the clean rate.
@@ -140,6 +173,7 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
         let keys: Vec<String> = gate.regressions.iter().map(py_str).collect();
         stdout.push(format!("{REGRESSIONS}{}", keys.join(", ")));
     }
+    stdout.extend(set_aside_lines(gate));
     if let Some(paired) = &gate.paired {
         stdout.extend(paired_lines(paired));
         let by = match gate.mode {
@@ -301,6 +335,34 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
                 "inconclusive: a drop of 0.07 needs 89 scenarios to tell from noise (alpha 0.05, power 0.80) · run 59 more",
                 "regressions (clean in every baseline, not now): s00, s01",
             ]
+        );
+    }
+
+    #[test]
+    fn set_aside_checks_are_worded_with_their_reason() {
+        let line = |check: &str, why: Distrust| {
+            set_aside(&SetAside {
+                check: check.into(),
+                why,
+            })
+        };
+        assert_eq!(
+            line(
+                "repeated_call",
+                Distrust::Below {
+                    kappa: 0.41,
+                    min: 0.6
+                }
+            ),
+            "repeated_call: κ 0.41 < 0.60, reported, not gated"
+        );
+        assert_eq!(
+            line("abstention", Distrust::Undefined("0 positives".into())),
+            "abstention: κ undefined (0 positives), reported, not gated"
+        );
+        assert_eq!(
+            line("policy", Distrust::NotCalibrated),
+            "policy: not calibrated, reported, not gated"
         );
     }
 

@@ -275,6 +275,9 @@ pub(crate) fn render(page: &Page<'_>) -> String {
         for w in super::gate_lines::shown_warnings(g) {
             let _ = writeln!(h, "<p class=\"gate-warning\">warning: {}</p>", escape(&w));
         }
+        for line in super::gate_lines::set_aside_lines(g) {
+            let _ = writeln!(h, "<p class=\"gate-set-aside\">{}</p>", escape(&line));
+        }
     }
     let _ = writeln!(
         h,

@@ -144,6 +144,8 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
         band_verdict: paired.map(|_| gate.band_verdict.as_str().to_string()),
         paired: paired.map(paired_block),
         intervals: paired.map(intervals_block),
+        // Added after 0.4.1's keys, and only when --trust set a check aside.
+        set_aside: gate.set_aside.iter().map(gate_lines::set_aside).collect(),
     }
 }
 

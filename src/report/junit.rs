@@ -12,8 +12,8 @@
 //! - The `gate` suite has one case, `verdict`: a `<failure>` when the run's verdict is FAIL, with the
 //!   gate line (clean rate, band, threshold, p-value) or the failed-trace count as its message; a
 //!   passing case with that line as `system-out` otherwise (INCONCLUSIVE passes, as its exit code does).
-//!   When the gate left part of the run out (scenarios outside the band), the case's `system-err` says
-//!   so, one `warning: …` line each.
+//!   When the gate left part of the run out (scenarios outside the band, checks `--trust` set aside),
+//!   the case's `system-err` says so, one `warning: …` or `trust: …` line each.
 //!
 //! No timestamps, durations, host names or ids are written, so the bytes depend only on the verdicts.
 //! Reasons come from the report, which holds them redacted; quick-junit escapes them for XML and drops
@@ -117,6 +117,7 @@ pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> Result<String, Jun
         let shown: Vec<String> = super::gate_lines::shown_warnings(g)
             .iter()
             .map(|w| format!("warning: {w}"))
+            .chain(super::gate_lines::set_aside_lines(g))
             .collect();
         if !shown.is_empty() {
             case.set_system_err(shown.join("\n"));

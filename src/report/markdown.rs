@@ -221,6 +221,12 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         for w in super::gate_lines::shown_warnings(gate) {
             lines.push(format!("**Warning:** {w}"));
         }
+        for s in &gate.set_aside {
+            lines.push(format!(
+                "**Not gated:** {}",
+                super::gate_lines::set_aside(s)
+            ));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();

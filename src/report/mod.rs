@@ -185,6 +185,16 @@ impl Report {
             .then(|| self.fired_where(of_gating))
     }
 
+    /// As [`Report::blocked_on`], counting only the checks not in `set_aside` (`--trust`): `Some` when a
+    /// check of that gating ran, even one set aside, so the gate object keeps its keys.
+    pub fn blocked_on_gated(&self, gating: Gating, set_aside: &[String]) -> Option<Vec<&str>> {
+        let of_gating = |c: &ReportCheck| c.role.gating == gating;
+        self.checks
+            .iter()
+            .any(of_gating)
+            .then(|| self.fired_where(|c| of_gating(c) && !set_aside.iter().any(|s| s == &c.name)))
+    }
+
     /// Ids of traces where a check that passes `selected` fired, in report order.
     fn fired_where(&self, selected: impl Fn(&ReportCheck) -> bool) -> Vec<&str> {
         let positions: Vec<usize> = (0..self.checks.len())

@@ -16,6 +16,7 @@ use crate::gate::{GateError, RunSummary, ScenarioTally};
 pub struct BandBuilder {
     judge: String,
     checks: Vec<String>,
+    set_aside: Vec<String>,
     mixed_runs: bool,
     runs: usize,
     /// Scenario keys of the first run, by id; later runs only look keys up.
@@ -66,6 +67,7 @@ impl BandBuilder {
         if self.runs == 0 {
             self.judge.clone_from(&run.judge);
             self.checks.clone_from(&run.checks);
+            self.set_aside.clone_from(&run.set_aside);
             for (key, _) in tally.clean_flags() {
                 self.ids.insert(key.to_string(), self.keys.len());
                 self.keys.push(key.to_string());
@@ -200,6 +202,7 @@ impl BandBuilder {
             clean_in_all_runs,
             usage,
             pass_k,
+            set_aside: self.set_aside,
         })
     }
 }
@@ -260,6 +263,7 @@ mod tests {
             policy_violations: Vec::new(),
             workflow_violations: None,
             usage: Default::default(),
+            set_aside: Vec::new(),
         }
     }
 

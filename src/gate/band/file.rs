@@ -20,6 +20,9 @@ pub(crate) const SCENARIO_CLEAN_RUNS: &str = "scenario_clean_runs";
 /// `{"k": K, "per_run": [[pass^1, …, pass^K] per run]}`.
 pub(crate) const PASS_K: &str = "pass_k";
 
+/// The band.json key of the checks `baseline --trust` set aside.
+pub(crate) const SET_ASIDE: &str = "set_aside";
+
 /// band.json, written by `baseline` and read by `check --band`.
 ///
 /// The gate reads a band leniently, as 0.4.1 did, and echoes some of its values: those fields are
@@ -72,6 +75,14 @@ pub struct BandJson {
         skip_serializing_if = "Option::is_none"
     )]
     pub scenario_clean_runs: Option<Value>,
+    /// The checks `baseline --trust` set aside (reported, not counted in the rates), in run order;
+    /// written only when some were. `check` warns when its own set differs. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub set_aside: Option<Value>,
 }
 
 /// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
@@ -179,6 +190,7 @@ impl Band {
                 })
             }),
             scenario_clean_runs: per_scenario.then(|| Value::from(self.clean_runs.clone())),
+            set_aside: (!self.set_aside.is_empty()).then(|| Value::from(self.set_aside.clone())),
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct Band {
     pub usage: [Option<f64>; 3],
     /// pass^k per run, when some run had several traces for a key.
     pub pass_k: Option<BandPassK>,
+    /// Checks `--trust` set aside in the runs (reported, not counted in `per_run`), in run order.
+    pub set_aside: Vec<String>,
 }
 
 impl Band {

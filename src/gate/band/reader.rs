@@ -6,7 +6,7 @@ use serde::Deserialize as _;
 use serde_json::Value;
 
 use super::BandPassK;
-use super::file::{BandJson, BandPassKJson, PASS_K, SCENARIO_CLEAN_RUNS, Shaped};
+use super::file::{BandJson, BandPassKJson, PASS_K, SCENARIO_CLEAN_RUNS, SET_ASIDE, Shaped};
 use crate::compat::value::py_truthy;
 use crate::error::display_path;
 use crate::gate::GateError;
@@ -35,6 +35,8 @@ pub struct BandFile {
     pub(crate) clean_runs: Option<Vec<u32>>,
     /// [`PASS_K`] when the band has it.
     pub(crate) pass_k: Option<BandPassK>,
+    /// [`SET_ASIDE`]: the checks the band's rates leave out; empty when the band has no such key.
+    pub(crate) set_aside: Vec<String>,
 }
 
 impl BandFile {
@@ -195,6 +197,15 @@ impl BandFile {
                 return Err(bad(PASS_K, "{\"k\": k, \"per_run\": [k values per run]}"));
             }
         };
+        let set_aside = match band.set_aside {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(String::from))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| bad(SET_ASIDE, "a list of check names"))?,
+            Some(_) => return Err(bad(SET_ASIDE, "a list of check names")),
+        };
         Ok(Self {
             judge,
             checks,
@@ -211,6 +222,7 @@ impl BandFile {
             usage,
             clean_runs,
             pass_k,
+            set_aside,
         })
     }
 
