@@ -129,6 +129,7 @@ fn default_settings() -> RunSettings {
         reasons: Reasons::None,
         failing_steps: 0,
         progress: None,
+        skip_bad_input: false,
     }
 }
 

@@ -142,6 +142,10 @@ pub(crate) struct RunArgs {
     /// a trace file.
     #[arg(long)]
     pub strict_input: bool,
+    /// Leave out, each with an input warning naming the file, the byte and the reason, a file or a JSON
+    /// line that cannot be read, and read on; the summary and the JSON report count what was left out.
+    #[arg(long, conflicts_with = "strict_input")]
+    pub skip_bad_input: bool,
     /// No progress bar (it is shown on long runs only when stderr is a terminal); that is all it hides:
     /// the table (see `check --table`), summary, gate lines, notes and warnings still print.
     #[arg(long, short)]
@@ -200,6 +204,9 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "html" => "check: write a self-contained HTML report here",
         "color" => "check: colour the table (auto, always or never)",
         "table" => "check: which rows of the table to print (all, failing or none)",
+        "strict_band" => {
+            "check: refuse the run (exit 2) when some of its scenarios are not in the band"
+        }
         _ => return arg,
     };
     let arg = arg.help(help);
@@ -283,6 +290,9 @@ pub(crate) struct CheckOutputs {
     /// Write a self-contained HTML report here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
+    #[arg(long, requires = "band")]
+    pub strict_band: bool,
     /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: crate::report::colour::ColorChoice,
@@ -379,7 +389,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 12, "{ids:?}");
+        assert_eq!(ids.len(), 13, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command

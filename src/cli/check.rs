@@ -11,12 +11,12 @@ use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
-use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k};
+use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k, ungated};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{pass_k_table, run_summary};
-use crate::report::gate_lines::{gate_lines, pass_k_line};
+use crate::report::gate_lines::{gate_lines, pass_k_line, ungated_warning};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 impl CheckOutputs {
@@ -58,6 +58,7 @@ impl CheckOutputs {
             ("--junit", self.junit.is_some()),
             ("--html", self.html.is_some()),
             ("--pass-k", self.pass_k),
+            ("--strict-band", self.strict_band),
         ]
     }
 }
@@ -232,6 +233,15 @@ pub(crate) fn finish(
         started,
     } = run;
     let band = &gating.band;
+    if let Some(band) = band.as_ref().filter(|_| outs.strict_band)
+        && let Some(outside) = ungated(band, &run_summary(&report))
+    {
+        // Refused before anything is printed or written, as --strict-input refuses.
+        return Err(CliError::Invalid(format!(
+            "--strict-band: {}; the run is refused",
+            ungated_warning(&outside)
+        )));
+    }
     let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     let rows = outs.table.unwrap_or_default();

@@ -119,9 +119,13 @@ fn report_of(partial: &Partial, run: Option<usize>) -> Report {
         batches: partial.rows_of(|file| run.is_none_or(|r| file.run == r)),
         input_warnings: super::run::input_warnings(
             entries.clone().map(|f| &f.warnings),
-            entries.map(|f| &f.skipped),
+            entries.clone().map(|f| &f.skipped),
         ),
         failing_steps: Vec::new(),
+        skipped_input: entries.fold(Default::default(), |mut all, f| {
+            all.add(f.skipped_input);
+            all
+        }),
     }
 }
 

@@ -147,6 +147,10 @@ pub struct JsonReport {
     /// skipped files), one sentence each; absent when there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_warnings: Vec<String>,
+    /// What `--skip-bad-input` left out: files that could not be read and JSON lines that did not
+    /// parse (`{"files", "lines"}`); absent when nothing was left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_input: Option<crate::report::SkippedInput>,
     /// Token counts of the judge model; present only when a judge answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<JudgeUsage>,
@@ -715,6 +719,7 @@ mod tests {
                 reason: "called a forbidden tool".into(),
             }],
             input_warnings: vec!["t.json: 1 span repeated".into()],
+            skipped_input: Some(crate::report::SkippedInput { files: 1, lines: 2 }),
             judge_usage: Some(JudgeUsage {
                 prompt_tokens: 3,
                 completion_tokens: 4,

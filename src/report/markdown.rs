@@ -216,6 +216,9 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         if let Some(paired) = &gate.paired {
             lines.extend(paired_lines(gate, paired));
         }
+        for w in super::gate_lines::shown_warnings(gate) {
+            lines.push(format!("**Warning:** {w}"));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();
@@ -530,6 +533,7 @@ mod tests {
             ],
             input_warnings: Vec::new(),
             failing_steps: Vec::new(),
+            skipped_input: Default::default(),
         }
     }
 

@@ -95,8 +95,18 @@ pub(crate) fn summary(report: &Report) -> String {
         .map(|(name, n)| format!("{name}={n}"))
         .collect::<Vec<_>>()
         .join(", ");
+    let skipped = &report.skipped_input;
+    // Only a run that left input out says so, so the line is 0.4.1's otherwise.
+    let skipped = if skipped.is_none() {
+        String::new()
+    } else {
+        format!(
+            " · skipped bad input: {} file(s), {} JSON line(s)",
+            skipped.files, skipped.lines
+        )
+    };
     format!(
-        "{}/{} traces failed · {fired} · judge {}",
+        "{}/{} traces failed · {fired} · judge {}{skipped}",
         report.failed_traces().len(),
         report.trace_ids().len(),
         report.judge
