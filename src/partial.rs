@@ -890,6 +890,7 @@ mod tests {
                     rows: 1,
                     warnings: Vec::new(),
                     skipped: None,
+                    skipped_input: Default::default(),
                 });
                 part.batches.push(batch(&[all[i].as_str()]));
                 part.steps.push(Vec::new());
