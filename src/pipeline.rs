@@ -96,14 +96,12 @@ pub struct FileResults {
     pub skipped_lines: Vec<String>,
 }
 
-/// Traces that show tool activity but from which no tool step was read: how many, and the first one's
-/// id and what shows it. Only these reach the warning, so a file keeps nothing per such trace.
+/// Traces that show tool activity but from which no tool step was read: each one's id and what shows
+/// it (few in practice: only traces without steps are looked at).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct UnreadTools {
-    /// How many traces used tools but had none read.
-    pub count: usize,
-    /// (trace id, what shows the tools) of the first of them.
-    first: Option<(String, String)>,
+    /// (trace id, what shows the tools) for each trace that used tools but had none read.
+    pub traces: Vec<(String, String)>,
 }
 
 impl UnreadTools {
@@ -111,25 +109,21 @@ impl UnreadTools {
     pub fn of_batch(batch: &TraceBatch) -> UnreadTools {
         let evidence = batch.trace_str(crate::table::schema::TRACE_TOOL_EVIDENCE);
         let ids = batch.trace_str(crate::table::schema::TRACE_ID);
-        let mut shown = (0..evidence.len()).filter(|&t| evidence.is_valid(t));
-        let first = shown
-            .next()
-            .map(|t| (ids.value(t).to_string(), evidence.value(t).to_string()));
-        let count = first.as_ref().map_or(0, |_| 1 + shown.count());
-        UnreadTools { count, first }
+        let traces = (0..evidence.len())
+            .filter(|&t| evidence.is_valid(t))
+            .map(|t| (ids.value(t).to_string(), evidence.value(t).to_string()))
+            .collect();
+        UnreadTools { traces }
     }
 
-    /// Adds another part's traces, after this one's.
+    /// Appends another part's traces, keeping input order.
     pub(crate) fn add(&mut self, other: UnreadTools) {
-        self.count += other.count;
-        if self.first.is_none() {
-            self.first = other.first;
-        }
+        self.traces.extend(other.traces);
     }
 
     /// The first trace and what shows its tools.
     pub fn first(&self) -> Option<&(String, String)> {
-        self.first.as_ref()
+        self.traces.first()
     }
 
     /// The warning for a file; the evidence (span names) is masked as everything that leaves the
@@ -138,7 +132,7 @@ impl UnreadTools {
         let (id, evidence) = self.first()?;
         Some(format!(
             "{} trace(s) in {file} show tool activity but no tool step was read from them (trace {id}: {}); no check saw their tools",
-            self.count,
+            self.traces.len(),
             redaction.mask(evidence)
         ))
     }
@@ -166,9 +160,6 @@ pub fn run_files(
         ..read_options(settings)
     };
     let mut out = Vec::with_capacity(files.len());
-    // The run shows the steps of its first failing traces only: once the files before have filled
-    // that room, a file keeps none, so no file keeps steps the outputs never print.
-    let mut kept_steps = 0;
     for (c, chunk) in files.chunks(group).enumerate() {
         let refused = &mut refused[c * group..c * group + chunk.len()];
         let part: Vec<Result<FileResults, InputError>> = chunk
@@ -185,15 +176,7 @@ pub fn run_files(
                 None => run_file(path, settings, &options, &schema),
             })
             .collect();
-        for mut file in part {
-            if let Ok(file) = &mut file {
-                let room = settings.failing_steps.saturating_sub(kept_steps);
-                file.failing_steps.truncate(room);
-                file.failing_steps.shrink_to_fit();
-                kept_steps += file.failing_steps.len();
-            }
-            out.push(file);
-        }
+        out.extend(part);
     }
     out
 }
@@ -598,52 +581,6 @@ mod tests {
                     .collect::<Vec<_>>()
             })
             .collect()
-    }
-
-    #[test]
-    fn a_file_keeps_no_steps_past_the_runs_room_and_nothing_per_unread_trace() {
-        let dir = tempfile::tempdir().unwrap();
-        // Each file: 3 traces that show a tool (a root carrying a tool name) but yield no step, and
-        // fail (`not found` is an abstention).
-        let one = |f: usize, t: usize| {
-            let id = format!("f{f}t{t}");
-            json!({"traceId": id, "spanId": format!("r{f}x{t}"), "name": "agent",
-                "startTimeUnixNano": "1", "endTimeUnixNano": "2",
-                "attributes": [
-                    {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}},
-                    {"key": "gen_ai.tool.name", "value": {"stringValue": "search"}},
-                    {"key": "gen_ai.completion", "value": {"stringValue": "not found"}}]})
-        };
-        let files: Vec<PathBuf> = (0..90)
-            .map(|f| {
-                let path = dir.path().join(format!("{f:03}.json"));
-                let spans: Vec<serde_json::Value> = (0..3).map(|t| one(f, t)).collect();
-                let doc = json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]});
-                std::fs::write(&path, doc.to_string()).unwrap();
-                path
-            })
-            .collect();
-        let mut settings = settings(Reasons::Fired);
-        settings.failing_steps = 100;
-        let results = run_files(&files, &settings);
-        let files: Vec<&FileResults> = results.iter().map(|r| r.as_ref().unwrap()).collect();
-        assert!(
-            files
-                .iter()
-                .all(|f| f.batches[0].rows().all(|r| r.failed()))
-        );
-        // The first 100 failing traces keep their steps: files 0..33 (3 each) and one of file 33.
-        let kept: Vec<usize> = files.iter().map(|f| f.failing_steps.len()).collect();
-        assert_eq!(kept.iter().sum::<usize>(), 100);
-        assert_eq!(kept[32..35], [3, 1, 0]);
-        assert!(files[34..].iter().all(|f| f.failing_steps.capacity() == 0));
-        // What is kept of the unread traces is their count and the first one.
-        for (i, file) in files.iter().enumerate() {
-            assert_eq!(file.unread_tools.count, 3);
-            let (id, evidence) = file.unread_tools.first().unwrap();
-            assert_eq!(id, &format!("f{i}t0"));
-            assert!(evidence.contains("gen_ai.tool.name"), "{evidence}");
-        }
     }
 
     #[test]

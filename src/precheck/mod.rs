@@ -311,7 +311,7 @@ fn precheck_batch(
             None,
             format!(
                 "{} of the checked traces show tool activity but yield no tool step (trace {}: {evidence}): {TOOLS_NOT_READ}",
-                unread.count,
+                unread.traces.len(),
                 id.chars().take(12).collect::<String>()
             ),
         ));
