@@ -44,10 +44,10 @@ const PROMPT_KEY_BYTES: usize = 6;
 /// The scenario key of a trace that names none: `p-` and 12 hex digits of its prompt's SHA-256.
 pub(crate) fn prompt_key(prompt: &str) -> String {
     let digest = sha256(prompt.as_bytes());
-    format!(
-        "{PROMPT_KEY_PREFIX}{}",
-        lower_hex(&digest[..PROMPT_KEY_BYTES])
-    )
+    let mut key = String::with_capacity(PROMPT_KEY_PREFIX.len() + 2 * PROMPT_KEY_BYTES);
+    key.push_str(PROMPT_KEY_PREFIX);
+    key.push_str(&lower_hex(&digest[..PROMPT_KEY_BYTES]));
+    key
 }
 
 /// Returns true if and only if `key` has the form [`prompt_key`] gives: `p-` and 12 lowercase hex
@@ -62,11 +62,11 @@ pub(crate) fn is_prompt_key(key: &str) -> bool {
 
 /// Lowercase hex of some bytes, two digits each.
 pub(crate) fn lower_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{b:02x}");
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
     }
     out
 }

@@ -7,11 +7,11 @@
 //! later file's trace is kept apart, under the id `<trace id>@<file>`, and a warning names both.
 //! Within one file, traces are read as 0.4.1 reads them (each format groups its spans by trace id).
 //!
-//! The rule is applied as the files are read: a run first lists every file's trace ids from its index
-//! (`ingest::trace_ids`; for an OTLP/JSON export, the structural scan, with no span parsed) to find the
-//! ids several files hold ([`SharedIds`]), then reads each file once, keeping whole its parts of those
-//! traces, and [`merge`] joins the parts once every file is read. Memory holds the run's ids and the
-//! shared traces' parts, not the archive.
+//! The rule is applied once the files are read: each file is read once and gives the hashes of its
+//! trace ids; the ids behind a hash two files list are confirmed ([`SharedIds`], over those files
+//! alone), the shared traces' parts are decoded again whole and taken out of their files' results, and
+//! [`merge`] joins the parts. (A run with a judge lists every file's ids first and keeps the parts whole
+//! as it reads.) Memory holds 8 bytes per trace and the shared traces' parts, not the archive.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

@@ -7,10 +7,14 @@
 //! the run has one, is asked about the whole batch first (`crate::judge::Judge::verdicts`), and its
 //! verdicts go to the judged checks of every part as data.
 //!
-//! A trace is its trace id within the run (`crate::identity`). Before any file is read, each file's
-//! trace ids are listed from its index (`ingest::trace_ids`), so the traces several files hold are
-//! known in advance: when their files are read, their parts are kept whole instead of being checked,
-//! and once every file is read they are merged and checked once ([`merge_shared_traces`]).
+//! A trace is its trace id within the run (`crate::identity`). Each file is read once, on its own, and
+//! gives the 64-bit hashes of its trace ids (`ingest::id_hash`) with its results. Once every file is
+//! read, a hash two files list marks a trace they may share: only the files holding such a hash are
+//! opened again, their ids confirmed, and only the shared traces decoded again, whole, while their rows
+//! are taken out of the files' results; once every part is in, they are merged and checked once
+//! ([`merge_shared_traces`]). A run that shares nothing pays for the hashes alone. A run with a judge
+//! lists every file's ids first instead (`ingest::trace_ids`) and keeps the shared parts whole as it
+//! reads them, so that no trace is judged and then taken back.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -96,6 +100,35 @@ pub struct FileResults {
     pub skipped_lines: Vec<String>,
 }
 
+impl FileResults {
+    /// Takes the traces of `ids` out of the results, as if they had been kept whole when read (their
+    /// parts count where they were read, so the count of traces without content stays). False, with
+    /// the results left part-taken, when the file kept the steps of `limit` failing traces and some of
+    /// them were taken out: the next failing traces' steps were not kept, and the file must be read
+    /// again.
+    fn take_out(&mut self, ids: &HashSet<String>, limit: usize) -> bool {
+        for batch in &mut self.batches {
+            if !batch.rows().any(|r| ids.contains(r.trace_id())) {
+                continue;
+            }
+            let keep: arrow_array::BooleanArray = batch
+                .rows()
+                .map(|r| Some(!ids.contains(r.trace_id())))
+                .collect();
+            let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
+                .and_then(VerdictBatch::try_new);
+            *batch = kept.expect("a verdict batch filtered by its own rows");
+        }
+        self.unread_tools
+            .traces
+            .retain(|(id, _)| !ids.contains(id.as_str()));
+        let kept = self.failing_steps.len();
+        self.failing_steps
+            .retain(|steps| !ids.contains(steps.trace_id.as_str()));
+        kept < limit || self.failing_steps.len() == kept
+    }
+}
+
 /// Traces that show tool activity but from which no tool step was read: each one's id and what shows
 /// it (few in practice: only traces without steps are looked at).
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -147,22 +180,41 @@ pub fn run_files(
 ) -> Vec<Result<FileResults, InputError>> {
     let schema = settings.verdict_schema();
     let parallel = rayon::current_num_threads().max(1) * 2;
-    // Groups bound how many files' tables are alive at once. With a judge, files go one at a time: its
-    // calls already run in parallel, and a fixed order keeps `--judge-max-calls` deterministic.
-    let group = if settings.judge.is_some() {
-        1
-    } else {
-        parallel
-    };
-    let (mut refused, shared) = index_files(files, settings, parallel);
-    let options = ReadOptions {
-        hold: (!shared.is_empty()).then(|| std::sync::Arc::new(shared)),
-        ..read_options(settings)
-    };
+    let options = read_options(settings);
+    if settings.judge.is_some() {
+        // With a judge, files go one at a time: its calls already run in parallel, and a fixed order
+        // keeps `--judge-max-calls` deterministic. The shared traces are found before any file is read,
+        // since a trace checked and then taken back would have asked the judge for nothing.
+        let (refused, shared) = index_files(files, settings, parallel);
+        let options = ReadOptions {
+            hold: (!shared.is_empty()).then(|| std::sync::Arc::new(shared)),
+            ..options
+        };
+        return read_files(files, settings, &options, &schema, 1, refused).0;
+    }
+    let refused = files.iter().map(|_| None).collect();
+    let (mut out, hashes) = read_files(files, settings, &options, &schema, parallel, refused);
+    if files.len() > 1 {
+        hold_shared_traces(files, settings, &schema, &mut out, hashes);
+    }
+    out
+}
+
+/// Reads `files`, `group` at a time (in parallel within a group), except those already `refused`; with
+/// each file's result, the hashes of the trace ids its index lists (empty when it has none).
+fn read_files(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    options: &ReadOptions,
+    schema: &SchemaRef,
+    group: usize,
+    mut refused: Vec<Option<InputError>>,
+) -> (Vec<Result<FileResults, InputError>>, Vec<Vec<u64>>) {
     let mut out = Vec::with_capacity(files.len());
+    let mut hashes = Vec::with_capacity(files.len());
     for (c, chunk) in files.chunks(group).enumerate() {
         let refused = &mut refused[c * group..c * group + chunk.len()];
-        let part: Vec<Result<FileResults, InputError>> = chunk
+        let part: Vec<(Result<FileResults, InputError>, Vec<u64>)> = chunk
             .par_iter()
             .zip(refused.par_iter_mut())
             .map(|(path, refusal)| match refusal.take() {
@@ -171,14 +223,132 @@ pub fn run_files(
                     if let Some(progress) = &options.progress {
                         progress.file_done(ingest::stream::len(path));
                     }
-                    Err(error)
+                    (Err(error), Vec::new())
                 }
-                None => run_file(path, settings, &options, &schema),
+                None => {
+                    let mut ids = Vec::new();
+                    let result = run_file(path, settings, options, schema, Some(&mut ids));
+                    (result, ids)
+                }
             })
             .collect();
-        out.extend(part);
+        for (result, ids) in part {
+            out.push(result);
+            hashes.push(ids);
+        }
     }
-    out
+    (out, hashes)
+}
+
+/// Applies the trace-identity rule to files read on their own: the traces whose id another file also
+/// holds are taken out of each file's results and decoded again, whole, as the file's shared parts.
+/// Nothing is read again unless two files list the same id hash; a file is read whole again (keeping
+/// its shared traces whole, as when they are known in advance) only when taking them out leaves fewer
+/// failing traces' steps than it keeps while more failing traces are in the file.
+fn hold_shared_traces(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    schema: &SchemaRef,
+    out: &mut [Result<FileResults, InputError>],
+    hashes: Vec<Vec<u64>>,
+) {
+    let mut all: Vec<(u64, usize)> = Vec::new();
+    for (file, mut listed) in hashes.into_iter().enumerate() {
+        listed.sort_unstable();
+        listed.dedup();
+        all.extend(listed.into_iter().map(|h| (h, file)));
+    }
+    all.sort_unstable();
+    // A file lists each hash once, so a hash met twice in a row is in two files.
+    let candidates: HashSet<u64> = all
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0)
+        .map(|w| w[0].0)
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let mut holders: Vec<usize> = all
+        .iter()
+        .filter(|(h, _)| candidates.contains(h))
+        .map(|&(_, file)| file)
+        .collect();
+    holders.sort_unstable();
+    holders.dedup();
+    drop(all);
+    let options = ReadOptions {
+        progress: None,
+        ..read_options(settings)
+    };
+    // The traces of each holding file whose hash another file lists: the parts of a file that failed
+    // count for the rule (as its index listed them) but are not kept.
+    let parts: Vec<Result<Vec<TraceRecord<'static>>, InputError>> = holders
+        .par_iter()
+        .map(|&file| {
+            let path = &files[file];
+            match &out[file] {
+                Ok(_) => ingest::read_whole(path, &options, &candidates),
+                Err(_) => Ok(ingest::trace_ids(path, &options)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|id| candidates.contains(&ingest::id_hash(id)))
+                    .map(|id| TraceRecord {
+                        trace_id: id.into(),
+                        ..TraceRecord::default()
+                    })
+                    .collect()),
+            }
+        })
+        .collect();
+    let mut ids = crate::identity::SharedIds::default();
+    for (&file, listed) in holders.iter().zip(&parts) {
+        if let Ok(listed) = listed {
+            ids.add(
+                file,
+                listed.iter().map(|p| p.trace_id.to_string()).collect(),
+            );
+        }
+    }
+    let shared = ids.shared();
+    if shared.is_empty() {
+        return;
+    }
+    let mut again = Vec::new();
+    for (&file, listed) in holders.iter().zip(parts) {
+        let Ok(results) = &mut out[file] else {
+            continue;
+        };
+        let mut listed = match listed {
+            Ok(listed) => listed,
+            Err(error) => {
+                out[file] = Err(error);
+                continue;
+            }
+        };
+        listed.retain(|p| shared.contains(p.trace_id.as_ref()));
+        if listed.is_empty() {
+            continue;
+        }
+        if results.take_out(&shared, settings.failing_steps) {
+            results.shared_parts = listed;
+        } else {
+            again.push(file);
+        }
+    }
+    if again.is_empty() {
+        return;
+    }
+    let options = ReadOptions {
+        hold: Some(std::sync::Arc::new(shared)),
+        ..options
+    };
+    let reread: Vec<Result<FileResults, InputError>> = again
+        .par_iter()
+        .map(|&file| run_file(&files[file], settings, &options, schema, None))
+        .collect();
+    for (file, result) in again.into_iter().zip(reread) {
+        out[file] = result;
+    }
 }
 
 /// Lists every file's trace ids from its index (`parallel` files at a time) when the run has several
@@ -291,6 +461,7 @@ fn run_file(
     settings: &RunSettings,
     options: &ReadOptions,
     schema: &SchemaRef,
+    ids: Option<&mut Vec<u64>>,
 ) -> Result<FileResults, InputError> {
     let mut batches = Vec::new();
     let mut without_content = 0;
@@ -309,19 +480,20 @@ fn run_file(
             steps,
         )
     };
-    let read = ingest::read_file(path, options, &each, &mut |(
-        empty,
-        unread,
-        verdicts,
-        steps,
-    )| {
-        without_content += empty;
-        unread_tools.add(unread);
-        batches.push(verdicts);
-        let room = settings.failing_steps.saturating_sub(failing_steps.len());
-        failing_steps.extend(steps.into_iter().take(room));
-        Ok(())
-    })?;
+    let read = ingest::read_file(
+        path,
+        options,
+        &each,
+        &mut |(empty, unread, verdicts, steps)| {
+            without_content += empty;
+            unread_tools.add(unread);
+            batches.push(verdicts);
+            let room = settings.failing_steps.saturating_sub(failing_steps.len());
+            failing_steps.extend(steps.into_iter().take(room));
+            Ok(())
+        },
+        ids,
+    )?;
     if read.traces == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
@@ -393,6 +565,8 @@ fn check_part(
 ) -> VerdictBatch {
     let redaction = settings.redaction;
     let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
+    let mut scenarios = Memo::default();
+    let mut agents = Memo::default();
     for t in cols.traces() {
         let raw_scenario = cols.scenario.value(t);
         let count = |a: &Int64Array| a.is_valid(t).then(|| a.value(t) as f64);
@@ -401,12 +575,12 @@ fn check_part(
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
         let measure = |a: &Float64Array| a.is_valid(t).then(|| a.value(t));
-        let agent = opt(cols.agent, t).map(|a| redaction.mask(a));
+        let agent = opt(cols.agent, t).map(|a| agents.get(a, |a| redaction.mask(a).into_owned()));
         builder.push_trace(&TraceFields {
             trace_id: cols.trace_id.value(t),
-            scenario: &redaction.scenario_key(raw_scenario),
+            scenario: scenarios.get(raw_scenario, |key| redaction.scenario_key(key)),
             raw_scenario: settings.keep_raw_scenario.then_some(raw_scenario),
-            agent: agent.as_deref(),
+            agent,
             steps: cols.step_rows(t).len(),
             measures: Measures {
                 tokens,
@@ -428,6 +602,24 @@ fn check_part(
     builder
         .finish(columns)
         .expect("each check pushes one verdict per trace")
+}
+
+/// The last text a part masked and what masking gave: a part's traces mostly repeat their agent, and
+/// runs of them their scenario key, so each run of one value is masked once.
+#[derive(Default)]
+struct Memo<'a> {
+    raw: Option<&'a str>,
+    masked: String,
+}
+
+impl<'a> Memo<'a> {
+    fn get(&mut self, raw: &'a str, mask: impl FnOnce(&str) -> String) -> &str {
+        if self.raw != Some(raw) {
+            self.masked = mask(raw);
+            self.raw = Some(raw);
+        }
+        &self.masked
+    }
 }
 
 #[cfg(test)]
@@ -498,6 +690,118 @@ mod tests {
                 row.verdicts().collect::<Vec<_>>(),
                 single.verdicts().collect::<Vec<_>>()
             );
+        }
+    }
+
+    /// What a run keeps of each file, as text: verdict rows, traces without content, unread tools,
+    /// failing steps and shared parts.
+    fn kept(results: &[Result<FileResults, InputError>]) -> Vec<String> {
+        results
+            .iter()
+            .map(|r| match r {
+                Err(e) => format!("error {e}"),
+                Ok(f) => format!(
+                    "rows {:?} empty {} unread {:?} steps {:?} parts {:?}",
+                    f.batches
+                        .iter()
+                        .flat_map(|b| b
+                            .rows()
+                            .map(|r| format!(
+                                "{}:{:?}",
+                                r.trace_id(),
+                                r.verdicts().collect::<Vec<_>>()
+                            ))
+                            .collect::<Vec<_>>())
+                        .collect::<Vec<_>>(),
+                    f.without_content,
+                    f.unread_tools.traces,
+                    f.failing_steps
+                        .iter()
+                        .map(|s| s.trace_id.as_str())
+                        .collect::<Vec<_>>(),
+                    f.shared_parts
+                        .iter()
+                        .map(|p| (p.trace_id.to_string(), p.spans.len()))
+                        .collect::<Vec<_>>(),
+                ),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn taking_shared_traces_out_after_the_read_keeps_what_holding_them_while_reading_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        // Traces u0..u7 over three files; u1, u4 and u6 are split, and every trace's tool fails, so
+        // every trace has failing steps (which a file keeps only so many of).
+        let span = |t: usize, k: usize| {
+            let trace = format!("u{t}");
+            let root = format!("r{t}");
+            let id = format!("s{t}-{k}");
+            (trace, id, root, k)
+        };
+        let layout: [&[(usize, usize)]; 3] = [
+            &[(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (6, 2)],
+            &[(1, 2), (3, 0), (3, 1), (4, 0), (4, 1)],
+            &[(4, 2), (5, 0), (5, 1), (6, 0), (6, 1), (7, 0), (7, 1)],
+        ];
+        let files: Vec<PathBuf> = layout
+            .iter()
+            .enumerate()
+            .map(|(n, spans)| {
+                let spans: Vec<(String, String, String, usize)> =
+                    spans.iter().map(|&(t, k)| span(t, k)).collect();
+                let spans: Vec<Span<'_>> = spans
+                    .iter()
+                    .map(|(trace, id, root, k)| {
+                        if *k == 0 {
+                            (
+                                trace.as_str(),
+                                root.as_str(),
+                                None,
+                                "agent",
+                                10 * *k as i64,
+                                None,
+                            )
+                        } else {
+                            let result = if *k == 1 { "Error: down" } else { "[]" };
+                            (
+                                trace.as_str(),
+                                id.as_str(),
+                                Some(root.as_str()),
+                                "search",
+                                10 * *k as i64,
+                                Some(result),
+                            )
+                        }
+                    })
+                    .collect();
+                let path = dir.path().join(format!("part{n}.json"));
+                std::fs::write(&path, export(&spans)).unwrap();
+                path
+            })
+            .collect();
+        for limit in [0, 1, 2, 10] {
+            let settings = RunSettings {
+                failing_steps: limit,
+                ..settings(Reasons::All)
+            };
+            let (refused, shared) = index_files(&files, &settings, 2);
+            assert_eq!(shared.len(), 3);
+            let options = ReadOptions {
+                hold: Some(std::sync::Arc::new(shared)),
+                ..read_options(&settings)
+            };
+            let schema = settings.verdict_schema();
+            let want = read_files(&files, &settings, &options, &schema, 2, refused).0;
+            let got = run_files(&files, &settings);
+            assert_eq!(kept(&got), kept(&want), "steps of {limit} failing traces");
+            if limit > 0 {
+                assert!(
+                    kept(&want)[0].contains("steps [\"u0\""),
+                    "{:?}",
+                    kept(&want)
+                );
+            }
         }
     }
 
@@ -584,7 +888,8 @@ mod tests {
     }
 
     #[test]
-    fn traces_split_across_files_are_merged_as_the_files_are_read_each_trace_decoded_once() {
+    fn traces_split_across_files_are_merged_after_one_read_of_each_file_and_only_they_decoded_again()
+     {
         use crate::ingest::reads::{self, Reads};
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.json");
@@ -632,17 +937,35 @@ mod tests {
             "{}",
             shared.warnings[0]
         );
-        // Each file is opened twice (its trace index, then its read) and each trace decoded once; a
-        // format read whole when opened (the vendor export) is decoded by each opening.
-        for (file, traces) in [(&a, 2), (&b, 2), (&c, 1), (&d, 1)] {
+        // Each file is read once; a file holding a shared trace is opened again, and only its shared
+        // traces decoded again (a format read whole when opened, the vendor export, is decoded by each
+        // opening).
+        for (file, decoded) in [(&a, 2 + 1), (&b, 2 + 1), (&c, 1 + 1), (&d, 1 + 1)] {
+            assert_eq!(
+                reads::of(file),
+                Reads { opened: 2, decoded },
+                "{}",
+                file.display()
+            );
+        }
+        // Files that share no trace are opened once and each trace decoded once.
+        let e = dir.path().join("e.json");
+        let f = dir.path().join("f.json");
+        std::fs::write(&e, export(&[("t5", "r5", None, "agent", 1, None)])).unwrap();
+        std::fs::write(&f, export(&[("t6", "r6", None, "agent", 1, None)])).unwrap();
+        let mut results = run_files(&[e.clone(), f.clone()], &settings);
+        assert!(
+            merge_shared_traces(&[e.clone(), f.clone()], &mut results, &settings)
+                .verdicts
+                .is_none()
+        );
+        for file in [&e, &f] {
             assert_eq!(
                 reads::of(file),
                 Reads {
-                    opened: 2,
-                    decoded: traces
-                },
-                "{}",
-                file.display()
+                    opened: 1,
+                    decoded: 1
+                }
             );
         }
         // One file: nothing to share, so no index is read first.

@@ -252,6 +252,14 @@ pub(crate) struct CheckArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub outputs: CheckOutputs,
+    /// With --band: say where each regressed scenario's trace first left the steps of these baseline
+    /// runs (the runs the band was built from; give them after the traces).
+    #[arg(long, value_name = "BASELINE_RUN", num_args = 1..)]
+    pub explain: Vec<PathBuf>,
+    /// With --explain: also explain every scenario on which a check fired that no baseline run of it
+    /// fired.
+    #[arg(long)]
+    pub explain_all: bool,
 }
 
 // The output flags of `check`, which `merge` takes too (worded there by `merge_wording`). No doc

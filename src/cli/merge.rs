@@ -184,6 +184,7 @@ fn merge_check(
             command,
             audit_inputs,
             started,
+            explain: None,
         },
     )
 }

@@ -161,11 +161,69 @@ pub(super) fn write_float_repr(f: f64, out: &mut String) {
 /// value (`0.125` → `0.12`, `2.675` → `2.67`).
 pub(crate) fn fmt_fixed(x: f64, decimals: usize) -> String {
     let mut out = String::new();
-    if !write_non_finite(x, "", &mut out) {
-        // Rust rounds the exact binary value with ties to even, exactly like Python's `f` format.
-        let _ = write!(out, "{x:.decimals$}");
-    }
+    push_fixed(&mut out, x, decimals);
     out
+}
+
+/// Appends [`fmt_fixed`] of `x` to `out`.
+pub(crate) fn push_fixed(out: &mut String, x: f64, decimals: usize) {
+    if write_non_finite(x, "", out) || write_fixed_exact(x, decimals, out) {
+        return;
+    }
+    // Rust rounds the exact binary value with ties to even, exactly like Python's `f` format.
+    let _ = write!(out, "{x:.decimals$}");
+}
+
+/// [`fmt_fixed`] by integer arithmetic on the float's exact binary value, for the few decimals and
+/// the magnitudes reports print; false (nothing written) outside them. The standard formatter falls
+/// back to big-number arithmetic whenever its fast estimate cannot decide, which values with a short
+/// exact form (`1.00`, `0.50`: most confidences) always hit.
+fn write_fixed_exact(x: f64, decimals: usize, out: &mut String) -> bool {
+    const POW10: [u128; 7] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000];
+    let Some(&scale) = POW10.get(decimals) else {
+        return false;
+    };
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = u128::from(bits & ((1 << 52) - 1));
+    // |x| = mantissa * 2^exponent exactly.
+    let (mantissa, exponent) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), biased - 1075)
+    };
+    // |x| * 10^decimals < 2^53 * 2^20, exact in 128 bits.
+    let scaled = mantissa * scale;
+    let rounded = if exponent >= 0 {
+        if exponent > 40 {
+            return false;
+        }
+        scaled << exponent
+    } else {
+        let shift = exponent.unsigned_abs();
+        if shift >= 128 {
+            // Below 2^-75 of a unit of the last decimal: rounds to zero.
+            0
+        } else {
+            let whole = scaled >> shift;
+            let rest = scaled & ((1u128 << shift) - 1);
+            let half = 1u128 << (shift - 1);
+            // Ties to even, as Python rounds.
+            if rest > half || (rest == half && whole & 1 == 1) {
+                whole + 1
+            } else {
+                whole
+            }
+        }
+    };
+    if x.is_sign_negative() {
+        out.push('-');
+    }
+    let _ = write!(out, "{}", rounded / scale);
+    if decimals > 0 {
+        let _ = write!(out, ".{:0decimals$}", rounded % scale);
+    }
+    true
 }
 
 /// Python `format(x, '.0%')`: `x * 100` (a float product, as Python computes it), no decimals, then `%`.
@@ -457,6 +515,41 @@ mod tests {
             assert_eq!(fmt_thousands0(x), thousands, ",.0f of {repr}");
             assert_eq!(fmt_signed1(x), signed, "+.1f of {repr}");
         }
+    }
+
+    #[test]
+    fn fixed_decimals_by_integer_arithmetic_give_the_standard_formatter_bytes() {
+        // Confidences and shares, ties at every decimal, both signs, subnormals and large values.
+        let mut values = vec![
+            0.0, -0.0, 1.0, 0.5, 0.125, 2.675, 0.005, 0.015, 1e-300, 5e-324, 1e12,
+        ];
+        values.extend((0..=1000).map(|k| f64::from(k) / 1000.0));
+        values.extend((0..=64).map(|k| f64::from(k) / 64.0));
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            values.push(f64::from_bits(state));
+            values.push(f64::from_bits(state) % 1e7);
+        }
+        let mut fast = 0;
+        for x in values.iter().flat_map(|&x| [x, -x]) {
+            for decimals in 0..=6 {
+                let mut out = String::new();
+                if write_fixed_exact(x, decimals, &mut out) {
+                    fast += 1;
+                    assert_eq!(
+                        out,
+                        format!("{x:.decimals$}"),
+                        "{x:e} to {decimals} decimals"
+                    );
+                }
+            }
+        }
+        assert!(fast > 200_000, "the integer path took {fast} values");
+        let mut out = String::new();
+        assert!(write_fixed_exact(1.0, 2, &mut out) && out == "1.00");
     }
 
     #[test]

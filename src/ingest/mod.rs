@@ -9,9 +9,10 @@
 //! [`open`] indexes a file: it asks the formats' fast paths first (OTLP protobuf, known by its name or
 //! bytes; large OTLP exports, whose spans the structural scan `scan` locates so that each trace is
 //! parsed on its own when its batch is built), else parses the file as whole documents and detects their
-//! format. [`trace_ids`] lists a file's trace ids from that index, so that a run finds the traces its
-//! files share before it reads them; traces are decoded one by one when batches are built (a format read
-//! whole, such as a vendor export, is decoded by the opening itself). Knows nothing of checks.
+//! format. Reading a file gives the hashes of its trace ids ([`id_hash`]), by which a run finds the
+//! traces its files may share; [`read_whole`] decodes just those again, and [`trace_ids`] lists a file's
+//! ids from its index. Traces are decoded one by one when batches are built (a format read whole, such
+//! as a vendor export, is decoded by the opening itself). Knows nothing of checks.
 
 pub mod archive;
 pub(crate) mod contents;
@@ -226,14 +227,47 @@ fn with_opened<T>(
 }
 
 /// The ids of a file's traces, in trace order, from its index: no trace is decoded (a format read whole
-/// when opened, such as a vendor export or protobuf, is decoded by the opening itself). A run lists
-/// every file's ids first, to find the traces several files hold.
+/// when opened, such as a vendor export or protobuf, is decoded by the opening itself). A run with a
+/// judge lists every file's ids first, to find the traces several files hold before any is judged.
 pub fn trace_ids(path: &Path, options: &ReadOptions) -> Result<Vec<String>, InputError> {
     with_opened(path, options, |opened, _| {
         let traces = opened.traces.as_ref();
         Ok((0..traces.len())
             .map(|t| traces.trace_id(t).into_owned())
             .collect())
+    })
+}
+
+/// A 64-bit hash of a trace id. A run gathers its files' id hashes as it reads them, to find the ids
+/// several files may share without keeping every id; equal hashes are then confirmed on the ids.
+pub fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x07ac_e1d5).hash_one(id)
+}
+
+/// The traces of a file whose id hash is one of `hashes`, decoded and kept whole, in trace order (the
+/// parts of the traces a run finds in several files once every file was read: only they are decoded
+/// again).
+pub fn read_whole(
+    path: &Path,
+    options: &ReadOptions,
+    hashes: &HashSet<u64>,
+) -> Result<Vec<TraceRecord<'static>>, InputError> {
+    with_opened(path, options, |opened, _| {
+        let traces = opened.traces.as_ref();
+        let picked: Vec<usize> = (0..traces.len())
+            .filter(|&t| hashes.contains(&id_hash(&traces.trace_id(t))))
+            .collect();
+        let ids: HashSet<String> = picked
+            .iter()
+            .map(|&t| traces.trace_id(t).into_owned())
+            .collect();
+        let mut builder = crate::table::TableBuilder::new(options.table);
+        builder.reset(options.table, Some(Arc::new(ids)));
+        for t in picked {
+            traces.append(path, t, &mut builder)?;
+        }
+        Ok(builder.take_held())
     })
 }
 
@@ -250,15 +284,18 @@ pub struct FileRead {
 }
 
 /// Reads `path` (decompressing gzip and zstd files), runs `each` on every batch of its traces in
-/// parallel and hands the results to `sink` in trace order.
+/// parallel and hands the results to `sink` in trace order. When `ids` is given, the hashes of the
+/// file's trace ids ([`id_hash`]) are added to it, in trace order, as soon as the file is indexed (so
+/// even when a trace fails to decode later).
 pub fn read_file<R: Send>(
     path: &Path,
     options: &ReadOptions,
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
+    ids: Option<&mut Vec<u64>>,
 ) -> Result<FileRead, InputError> {
     let Some(progress) = options.progress.as_deref() else {
-        return read_file_with(path, options, each, sink, None);
+        return read_file_with(path, options, each, sink, None, ids);
     };
     let stored = stream::len(path);
     let reported = std::sync::atomic::AtomicU64::new(0);
@@ -268,6 +305,7 @@ pub fn read_file<R: Send>(
         each,
         sink,
         Some((progress, stored, &reported)),
+        ids,
     );
     progress.file_done(stored.saturating_sub(reported.into_inner()));
     result
@@ -281,9 +319,14 @@ fn read_file_with<R: Send>(
     each: &(dyn Fn(TraceBatch) -> R + Sync),
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
     progress: Option<(&dyn ReadProgress, u64, &std::sync::atomic::AtomicU64)>,
+    ids: Option<&mut Vec<u64>>,
 ) -> Result<FileRead, InputError> {
     with_opened(path, options, |opened, skipped| {
         let total = opened.traces.len();
+        if let Some(ids) = ids {
+            let traces = opened.traces.as_ref();
+            ids.extend((0..total).map(|t| id_hash(&traces.trace_id(t))));
+        }
         let held = match progress {
             None => for_each_batch(path, opened.traces.as_ref(), options, each, sink)?,
             Some((progress, stored, reported)) => {

@@ -10,6 +10,9 @@ use crate::gate::passk::PassKTable;
 use crate::gate::stats::{ALPHA, POWER};
 use crate::gate::{Band, Gate, GateMode, GateWarning, PairedGate, RunDigest, Ungated, Verdict};
 
+/// How the line naming the regressions starts (`check --explain` puts its lines under it).
+pub(crate) const REGRESSIONS: &str = "regressions (clean in every baseline, not now): ";
+
 /// A warning about the comparison, as the JSON gate object lists it and stderr prints it after
 /// `warning: `.
 pub(crate) fn warning(warning: &GateWarning) -> String {
@@ -135,10 +138,7 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
     }
     if !gate.regressions.is_empty() {
         let keys: Vec<String> = gate.regressions.iter().map(py_str).collect();
-        stdout.push(format!(
-            "regressions (clean in every baseline, not now): {}",
-            keys.join(", ")
-        ));
+        stdout.push(format!("{REGRESSIONS}{}", keys.join(", ")));
     }
     if let Some(paired) = &gate.paired {
         stdout.extend(paired_lines(paired));

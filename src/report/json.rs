@@ -68,6 +68,7 @@ pub(crate) fn report(report: &Report) -> JsonReport {
         outcome: None,
         pass_k: None,
         gate: None,
+        explanations: None,
     }
 }
 

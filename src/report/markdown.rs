@@ -46,6 +46,8 @@ pub(crate) struct Summary<'a> {
     pub command: &'a str,
     /// pass^k over trials, when some scenario has several traces.
     pub pass_k: Option<&'a crate::gate::passk::PassKTable>,
+    /// `check --explain`'s explanations (none without it).
+    pub explanations: &'a [super::explanation::Explanation],
 }
 
 /// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
@@ -335,6 +337,8 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         }
     }
 
+    lines.extend(super::explanation::markdown_lines(summary.explanations));
+
     if let Some(g) = gate.filter(|g| !g.usage.is_empty()) {
         lines.extend([
             String::new(),
@@ -560,6 +564,7 @@ mod tests {
             }),
             command: "faultgate check run.json --band band.json",
             pass_k: None,
+            explanations: &[],
         });
         (gate, text)
     }
@@ -619,6 +624,7 @@ mod tests {
             gate: None,
             command: "faultgate check run.json",
             pass_k: None,
+            explanations: &[],
         });
         assert!(plain.contains(block));
         assert!(!plain.contains("faultgate:chart"));
@@ -632,6 +638,7 @@ mod tests {
             gate: None,
             command: "faultgate check run.json",
             pass_k: None,
+            explanations: &[],
         });
         assert!(text.contains("### Failing traces (first 20 of 25)"));
         assert_eq!(text.matches("| search_loop | no answer").count(), 20);

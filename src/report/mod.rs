@@ -9,6 +9,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod colour;
+pub mod explanation;
 pub mod format;
 pub(crate) mod gate_input;
 pub(crate) mod gate_lines;
@@ -126,7 +127,11 @@ impl Report {
 
     /// Distinct trace ids, in first-result order.
     pub fn trace_ids(&self) -> Vec<&str> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+            std::collections::HashSet::with_capacity_and_hasher(
+                self.row_count(),
+                Default::default(),
+            );
         self.rows()
             .map(|r| r.trace_id())
             .filter(|id| seen.insert(*id))
@@ -135,7 +140,7 @@ impl Report {
 
     /// Distinct ids of traces where any check fired, in report order.
     pub fn failed_traces(&self) -> Vec<&str> {
-        let failed: std::collections::HashSet<&str> = self
+        let failed: std::collections::HashSet<&str, foldhash::fast::RandomState> = self
             .rows()
             .filter(verdicts::Row::failed)
             .map(|r| r.trace_id())

@@ -1,7 +1,7 @@
 //! The terminal table and summary line of `check`.
 
 use super::Report;
-use crate::compat::fmt::fmt_fixed;
+use crate::compat::fmt::push_fixed;
 
 fn pad(text: &str, width: usize) -> String {
     let len = text.chars().count();
@@ -63,28 +63,55 @@ pub(crate) fn table(report: &Report, rows: TableRows) -> String {
         _ => Default::default(),
     };
     let shown = |id: &str| rows == TableRows::All || failed.contains(id);
+    let line = |out: &mut String, id: &str| {
+        out.push_str(&pad(head(id, 12), width));
+        out.push_str("  ");
+    };
+    if ids.len() == report.row_count() {
+        // Every id has one row, in report order: rows are written as they come.
+        for result in report.rows().filter(|r| shown(r.trace_id())) {
+            line(&mut out, result.trace_id());
+            let mut first = true;
+            for v in result.verdicts() {
+                push_cell(&mut out, &mut first, v.detected, v.confidence);
+            }
+            out.push('\n');
+        }
+        return out;
+    }
     // Rows merge results of traces that share an id, in report order.
-    let mut cells: std::collections::HashMap<&str, Vec<String>> = Default::default();
+    let mut cells: std::collections::HashMap<&str, (String, bool)> = Default::default();
     for result in report.rows().filter(|r| shown(r.trace_id())) {
-        let row = cells.entry(result.trace_id()).or_default();
+        let (row, started) = cells.entry(result.trace_id()).or_default();
         for v in result.verdicts() {
-            let mark = if v.detected { "FAIL" } else { "ok" };
-            row.push(pad(
-                &format!("{}{}", pad(mark, 5), fmt_fixed(v.confidence, 2)),
-                16,
-            ));
+            let mut first = !*started;
+            push_cell(row, &mut first, v.detected, v.confidence);
+            *started = true;
         }
     }
     for id in ids {
         if !shown(id) {
             continue;
         }
-        out.push_str(&pad(head(id, 12), width));
-        out.push_str("  ");
-        out.push_str(&cells[id].join("  "));
+        line(&mut out, id);
+        out.push_str(&cells[id].0);
         out.push('\n');
     }
     out
+}
+
+/// Appends one verdict's cell, `FAIL`/`ok` and the confidence to two decimals in 16 columns, after two
+/// spaces unless it is the row's `first`.
+fn push_cell(out: &mut String, first: &mut bool, detected: bool, confidence: f64) {
+    if !std::mem::take(first) {
+        out.push_str("  ");
+    }
+    let start = out.len();
+    out.push_str(if detected { "FAIL " } else { "ok   " });
+    push_fixed(out, confidence, 2);
+    // Every byte of the cell is ASCII, so bytes count its columns.
+    let width = out.len() - start;
+    out.extend(std::iter::repeat_n(' ', 16usize.saturating_sub(width)));
 }
 
 /// `<failed>/<total> traces failed · name=count, … · judge <judge>`, without the elapsed time.

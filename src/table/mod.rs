@@ -172,6 +172,8 @@ pub struct TableBuilder {
     /// When set, traces with these ids are kept whole instead of becoming rows: how the parts of traces
     /// that span several files are gathered for merging.
     hold: Option<Hold>,
+    /// Per span of the trace being appended, whether it backs a step (kept to reuse its buffer).
+    backs: Vec<bool>,
 }
 
 /// The traces a builder keeps whole, by id.
@@ -190,6 +192,7 @@ impl TableBuilder {
             span_offsets: vec![0],
             step_offsets: vec![0],
             hold: None,
+            backs: Vec::new(),
         }
     }
 
@@ -283,7 +286,9 @@ impl TableBuilder {
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
-        let mut backs = vec![false; spans.len()];
+        let backs = &mut self.backs;
+        backs.clear();
+        backs.resize(spans.len(), false);
         for step in &steps {
             let position = first_position.get(step.span);
             backs[position] = true;
@@ -349,6 +354,15 @@ struct FirstPositions<'s> {
 
 impl<'s> FirstPositions<'s> {
     fn of(spans: &'s [SpanRecord<'s>]) -> FirstPositions<'s> {
+        // A small trace is checked pair by pair, with no map to allocate.
+        if spans.len() <= 16
+            && (1..spans.len()).all(|i| spans[..i].iter().all(|s| s.span_id != spans[i].span_id))
+        {
+            return FirstPositions {
+                spans,
+                repeated: None,
+            };
+        }
         let mut first: derive::FastMap<&str, usize> = derive::FastMap::default();
         first.reserve(spans.len());
         let mut repeats = false;
