@@ -5,8 +5,9 @@
 //!
 //! - `steps.json`: for each file, the tool steps of its first failing traces (redacted and cut, as the
 //!   HTML report shows them; [`crate::report::steps`]), within the run's bound;
-//! - `verdicts.arrow`: the verdict table as an Arrow IPC file, one record batch per input file, in the
-//!   files' order;
+//! - `verdicts.arrow`: the verdict table as an Arrow IPC file, its rows in the files' order (the
+//!   record batches need not follow file boundaries: each file's rows are the next `rows` of its
+//!   manifest entry);
 //! - `manifest.json` ([`Manifest`]): the command, the settings that decide verdicts (checks, judge,
 //!   redaction, the SHA-256 of the policy, golden, outcomes, workflow and label files, the tool
 //!   version), the digest of the whole input list, and for each input file its place in that list, its
@@ -182,12 +183,102 @@ struct StoredManifest<'a> {
     digests: Digests,
 }
 
-/// A partial: its manifest and its verdict table, one batch per file, and each file's failing steps.
+/// A partial: its manifest, its verdict table and each file's failing steps.
+///
+/// The table's rows are in file order, in batches that need not follow file boundaries (each file's
+/// rows are the next `rows` of its [`FileEntry`]): a partial of a million one-trace files holds a few
+/// large batches, not a batch per file.
 #[derive(Debug, Clone)]
 pub(crate) struct Partial {
     pub manifest: Manifest,
     pub batches: Vec<VerdictBatch>,
     pub steps: Vec<Vec<TraceSteps>>,
+}
+
+/// Rows per batch a partial read or merged is joined into: small files' batches are joined, so what
+/// a partial keeps per file is its manifest entry.
+const JOINED_ROWS: usize = 8192;
+
+/// Joins consecutive batches into batches of about [`JOINED_ROWS`] rows, in order.
+struct Joiner {
+    schema: SchemaRef,
+    pending: Vec<RecordBatch>,
+    rows: usize,
+    out: Vec<VerdictBatch>,
+}
+
+impl Joiner {
+    fn new(schema: SchemaRef) -> Joiner {
+        Joiner {
+            schema,
+            pending: Vec::new(),
+            rows: 0,
+            out: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, batch: RecordBatch) -> Result<(), ArrowError> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.rows += batch.num_rows();
+        self.pending.push(batch);
+        if self.rows >= JOINED_ROWS {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ArrowError> {
+        let joined = match self.pending.len() {
+            0 => return Ok(()),
+            1 => self.pending.pop().expect("one batch"),
+            _ => arrow_select::concat::concat_batches(&self.schema, &self.pending)?,
+        };
+        self.pending.clear();
+        self.rows = 0;
+        self.out.push(VerdictBatch::try_new(joined)?);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<VerdictBatch>, ArrowError> {
+        self.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// The rows `start..start + len` of a table held as `batches` (whose first rows are at `offsets`),
+/// as zero-copy slices.
+fn slice_rows<'a>(
+    batches: &'a [VerdictBatch],
+    offsets: &'a [usize],
+    start: usize,
+    len: usize,
+) -> impl Iterator<Item = RecordBatch> + 'a {
+    let first = offsets.partition_point(|&o| o <= start).saturating_sub(1);
+    let end = start + len;
+    batches[first.min(batches.len())..]
+        .iter()
+        .zip(&offsets[first.min(offsets.len())..])
+        .take_while(move |(_, o)| **o < end)
+        .filter_map(move |(b, &o)| {
+            let from = start.max(o) - o;
+            let to = end.min(o + b.len()) - o;
+            (to > from).then(|| b.record_batch().slice(from, to - from))
+        })
+}
+
+/// Where each batch's first row is in the whole table.
+fn batch_offsets(batches: &[VerdictBatch]) -> Vec<usize> {
+    let mut at = 0;
+    batches
+        .iter()
+        .map(|b| {
+            let o = at;
+            at += b.len();
+            o
+        })
+        .collect()
 }
 
 /// The digest a partial keeps instead of a raw scenario key.
@@ -214,6 +305,28 @@ impl Partial {
     pub(crate) fn schema(&self) -> SchemaRef {
         let names: Vec<&str> = self.manifest.checks.iter().map(String::as_str).collect();
         verdicts::schema(&names)
+    }
+
+    /// The rows of the files `keep` selects, in order, as zero-copy slices of the table (the rows of
+    /// consecutive selected files in one slice).
+    pub(crate) fn rows_of(&self, keep: impl Fn(&FileEntry) -> bool) -> Vec<VerdictBatch> {
+        let offsets = batch_offsets(&self.batches);
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        let mut row = 0;
+        for file in &self.manifest.files {
+            if keep(file) {
+                match ranges.last_mut() {
+                    Some((start, len)) if *start + *len == row => *len += file.rows,
+                    _ => ranges.push((row, file.rows)),
+                }
+            }
+            row += file.rows;
+        }
+        ranges
+            .into_iter()
+            .flat_map(|(start, len)| slice_rows(&self.batches, &offsets, start, len))
+            .map(|b| VerdictBatch::try_new(b).expect("a slice of a verdict batch"))
+            .collect()
     }
 
     /// The failing traces' steps a run over these files keeps: the first [`MAX_TRACES`], in order.
@@ -335,19 +448,19 @@ impl Partial {
                 "{VERDICTS_FILE}: its columns are not those of the manifest's checks"
             )));
         }
+        let mut joiner = Joiner::new(schema);
         for batch in reader {
-            let batch = batch
-                .and_then(VerdictBatch::try_new)
+            batch
+                .and_then(|b| joiner.push(b))
                 .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
-            partial.batches.push(batch);
         }
+        partial.batches = joiner
+            .finish()
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
         let files = &partial.manifest.files;
-        let shape_ok = partial.batches.len() == files.len()
+        let rows: usize = partial.batches.iter().map(VerdictBatch::len).sum();
+        let shape_ok = rows == files.iter().map(|f| f.rows).sum::<usize>()
             && partial.steps.len() == files.len()
-            && files
-                .iter()
-                .zip(&partial.batches)
-                .all(|(f, b)| f.rows == b.len())
             && files.windows(2).all(|w| w[0].index < w[1].index)
             && files
                 .iter()
@@ -426,43 +539,72 @@ pub(crate) fn merge(parts: &[(PathBuf, Partial)]) -> Result<Merged, PartialError
             });
         }
     }
-    let mut files: Vec<(FileEntry, VerdictBatch, Vec<TraceSteps>, &PathBuf)> = Vec::new();
+    // Each file as (its place in the run, its partial, its first row there): a few counters per file,
+    // its rows stay in the partial's batches until they are sliced into the merged table.
+    let mut files: Vec<(usize, usize, usize)> = Vec::new();
     let mut usage: Option<Usage> = None;
-    for (path, part) in parts {
+    for (p, (_, part)) in parts.iter().enumerate() {
         if let Some(u) = part.manifest.judge_usage {
             let total = usage.get_or_insert_with(Usage::default);
             total.prompt_tokens += u.prompt_tokens;
             total.completion_tokens += u.completion_tokens;
         }
-        for ((file, batch), steps) in part
-            .manifest
-            .files
-            .iter()
-            .zip(&part.batches)
-            .zip(&part.steps)
-        {
-            files.push((file.clone(), batch.clone(), steps.clone(), path));
+        let mut row = 0;
+        for (f, file) in part.manifest.files.iter().enumerate() {
+            files.push((p, f, row));
+            row += file.rows;
         }
     }
-    files.sort_by_key(|(f, _, _, _)| f.index);
+    let entry = |&(p, f, _): &(usize, usize, usize)| &parts[p].1.manifest.files[f];
+    files.sort_by_key(|file| entry(file).index);
     for pair in files.windows(2) {
-        if pair[0].0.index == pair[1].0.index {
+        if entry(&pair[0]).index == entry(&pair[1]).index {
             return Err(PartialError::SameFile {
-                file: pair[0].0.path.clone(),
-                first: pair[0].3.clone(),
-                second: pair[1].3.clone(),
+                file: entry(&pair[0]).path.clone(),
+                first: parts[pair[0].0].0.clone(),
+                second: parts[pair[1].0].0.clone(),
             });
+        }
+    }
+    let offsets: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|(_, p)| batch_offsets(&p.batches))
+        .collect();
+    let mut joiner = Joiner::new(first.schema());
+    let mut steps = Vec::with_capacity(files.len());
+    // Files that follow each other in one partial are sliced as one run of rows.
+    let mut run: Option<(usize, usize, usize)> = None;
+    for file in &files {
+        let (p, f, row) = *file;
+        let rows = parts[p].1.manifest.files[f].rows;
+        steps.push(parts[p].1.steps[f].clone());
+        run = match run {
+            Some((rp, start, len)) if rp == p && start + len == row => {
+                Some((rp, start, len + rows))
+            }
+            other => {
+                if let Some((rp, start, len)) = other {
+                    for slice in slice_rows(&parts[rp].1.batches, &offsets[rp], start, len) {
+                        joiner
+                            .push(slice)
+                            .map_err(|e| merge_error(&parts[rp].0, &e))?;
+                    }
+                }
+                Some((p, row, rows))
+            }
+        };
+    }
+    if let Some((rp, start, len)) = run {
+        for slice in slice_rows(&parts[rp].1.batches, &offsets[rp], start, len) {
+            joiner
+                .push(slice)
+                .map_err(|e| merge_error(&parts[rp].0, &e))?;
         }
     }
     let mut manifest = base;
     manifest.judge_usage = usage;
-    manifest.files = files.iter().map(|(f, _, _, _)| f.clone()).collect();
-    let mut batches = Vec::with_capacity(files.len());
-    let mut steps = Vec::with_capacity(files.len());
-    for (_, b, s, _) in files {
-        batches.push(b);
-        steps.push(s);
-    }
+    manifest.files = files.iter().map(|file| entry(file).clone()).collect();
+    let batches = joiner.finish().map_err(|e| merge_error(&first_path, &e))?;
     let mut partial = Partial {
         manifest,
         batches,
@@ -471,6 +613,14 @@ pub(crate) fn merge(parts: &[(PathBuf, Partial)]) -> Result<Merged, PartialError
     partial.bound_steps();
     let split_ids = split_trace_ids(&partial);
     Ok(Merged { partial, split_ids })
+}
+
+/// A verdict table that could not be joined: a bug, since every partial's schema was checked.
+fn merge_error(path: &Path, e: &ArrowError) -> PartialError {
+    PartialError::Read {
+        path: path.to_path_buf(),
+        message: format!("{VERDICTS_FILE}: {e}"),
+    }
 }
 
 /// The first field in which two manifests of one run could differ, with both values.
@@ -519,16 +669,21 @@ pub(crate) fn split_trace_ids(partial: &Partial) -> Vec<String> {
     let mut shard_of: HashMap<&str, usize> = HashMap::new();
     let mut split: Vec<&str> = Vec::new();
     let mut seen_split: HashSet<&str> = HashSet::new();
-    for (file, batch) in partial.manifest.files.iter().zip(&partial.batches) {
-        for row in batch.rows() {
-            let id = row.trace_id();
-            match shard_of.get(id) {
-                None => {
-                    shard_of.insert(id, file.shard);
-                }
-                Some(&s) if s != file.shard && seen_split.insert(id) => split.push(id),
-                Some(_) => {}
+    // Each file's rows are the next `rows` of the table.
+    let mut shards = partial
+        .manifest
+        .files
+        .iter()
+        .flat_map(|f| std::iter::repeat_n(f.shard, f.rows));
+    for row in partial.batches.iter().flat_map(VerdictBatch::rows) {
+        let shard = shards.next().unwrap_or_default();
+        let id = row.trace_id();
+        match shard_of.get(id) {
+            None => {
+                shard_of.insert(id, shard);
             }
+            Some(&s) if s != shard && seen_split.insert(id) => split.push(id),
+            Some(_) => {}
         }
     }
     split.into_iter().map(String::from).collect()
@@ -714,6 +869,76 @@ mod tests {
         assert_eq!(twice.manifest, flat.partial.manifest);
         assert_eq!(twice.steps, flat.partial.steps);
         assert_eq!(ids(&twice), ids(&flat.partial));
+    }
+
+    #[test]
+    fn a_partial_of_many_small_files_holds_a_few_batches_not_one_per_file() {
+        // Two shards of a 2,000-file run, one trace per file, dealt alternately.
+        let all: Vec<String> = (0..2000).map(|i| format!("t{i}")).collect();
+        let shard = |k: usize| {
+            let files: Vec<(usize, &[&str], usize)> = Vec::new();
+            let (path, mut part) = partial(k, &files);
+            part.manifest.inputs_total = all.len();
+            for i in (k - 1..all.len()).step_by(2) {
+                part.manifest.files.push(FileEntry {
+                    index: i,
+                    run: i / 1000,
+                    shard: k,
+                    path: format!("f{i}.json"),
+                    bytes: 1,
+                    sha256: String::new(),
+                    rows: 1,
+                    warnings: Vec::new(),
+                    skipped: None,
+                    skipped_input: Default::default(),
+                });
+                part.batches.push(batch(&[all[i].as_str()]));
+                part.steps.push(Vec::new());
+            }
+            (path, part)
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut read = Vec::new();
+        for k in [1, 2] {
+            let (path, part) = shard(k);
+            assert_eq!(part.batches.len(), 1000);
+            let at = dir.path().join(&path);
+            part.write(&at).unwrap();
+            let back = Partial::read(&at).unwrap();
+            assert_eq!(back.batches.len(), 1, "one joined batch, not one per file");
+            assert_eq!(ids(&back), ids(&part));
+            read.push((path, back));
+        }
+        let merged = merge(&read).unwrap().partial;
+        assert_eq!(ids(&merged), all);
+        assert_eq!(merged.batches.len(), 1);
+        assert!(
+            merged
+                .manifest
+                .files
+                .windows(2)
+                .all(|w| w[0].index + 1 == w[1].index)
+        );
+        // A run's rows are the rows of its files.
+        let run_ids = |run: usize| -> Vec<String> {
+            merged
+                .rows_of(|f| f.run == run)
+                .iter()
+                .flat_map(|b| {
+                    b.rows()
+                        .map(|r| r.trace_id().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        assert_eq!(run_ids(1), all[1000..]);
+        assert_eq!(run_ids(0).len(), 1000);
+        // Merging in levels gives the same partial.
+        let again = merge(&[(PathBuf::from("m"), merged.clone())])
+            .unwrap()
+            .partial;
+        assert_eq!(again.manifest, merged.manifest);
+        assert_eq!(ids(&again), all);
     }
 
     #[test]

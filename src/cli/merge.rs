@@ -116,7 +116,7 @@ fn report_of(partial: &Partial, run: Option<usize>) -> Report {
         judge: partial.manifest.judge.clone(),
         checks: super::selection::report_checks(&partial.manifest.checks),
         redaction: partial.manifest.redaction.clone(),
-        batches: files.iter().map(|&i| partial.batches[i].clone()).collect(),
+        batches: partial.rows_of(|file| run.is_none_or(|r| file.run == r)),
         input_warnings: super::run::input_warnings(
             entries.clone().map(|f| &f.warnings),
             entries.clone().map(|f| &f.skipped),

@@ -62,11 +62,12 @@ impl Inputs {
             }]
         };
         let mut files = Vec::new();
-        let mut listing = String::new();
+        // The list is hashed as it is made: the run keeps each file's path once, not its line too.
+        let mut listing = crate::digest::Hasher::new();
         for (run, group) in groups.into_iter().enumerate() {
             for (path, walked) in group.files.into_iter().zip(group.walked) {
                 let bytes = crate::ingest::stream::len(&path);
-                listing.push_str(&format!("{run}\t{bytes}\t{}\n", path.to_string_lossy()));
+                listing.update(format!("{run}\t{bytes}\t{}\n", path.to_string_lossy()).as_bytes());
                 files.push(InputFile {
                     index: files.len(),
                     run,
@@ -79,7 +80,7 @@ impl Inputs {
         Ok(Inputs {
             files,
             runs,
-            digest: crate::digest::sha256_hex(listing.as_bytes()),
+            digest: listing.finish_hex(),
         })
     }
 
