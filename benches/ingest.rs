@@ -150,6 +150,7 @@ fn default_settings() -> RunSettings {
         reasons: Reasons::None,
         failing_steps: 0,
         progress: None,
+        skip_bad_input: false,
     }
 }
 

@@ -90,6 +90,35 @@ impl InputError {
     }
 }
 
+impl InputError {
+    /// The input warning for a file `--skip-bad-input` leaves out because of this error: the file, the
+    /// byte offset when the error has one, and the reason.
+    pub fn skip_warning(&self) -> String {
+        match self {
+            InputError::Json {
+                path,
+                offset,
+                message,
+            }
+            | InputError::NotJson {
+                path,
+                offset,
+                message,
+            } => format!("skipped {} at byte {offset}: {message}", display_path(path)),
+            InputError::Invalid { path, message } | InputError::Unrecognised { path, message } => {
+                format!("skipped {}: {message}", display_path(path))
+            }
+            InputError::Read { path, source } => {
+                format!("skipped {}: cannot read it: {source}", display_path(path))
+            }
+            InputError::NoTraces(path) => {
+                format!("skipped {}: no traces found", display_path(path))
+            }
+            other => format!("skipped: {other}"),
+        }
+    }
+}
+
 /// A path the way Python's `pathlib` prints it: no leading `./`, no doubled or trailing slashes.
 pub fn display_path(path: &Path) -> String {
     let raw = path.to_string_lossy();

@@ -111,6 +111,9 @@ pub(crate) struct FileEntry {
     /// Why it was skipped: a file in a walked folder that holds no traces.
     #[serde(default)]
     pub skipped: Option<String>,
+    /// What `--skip-bad-input` left out of it.
+    #[serde(default, skip_serializing_if = "crate::report::SkippedInput::is_none")]
+    pub skipped_input: crate::report::SkippedInput,
 }
 
 /// One run of a partial: for `baseline` each trace argument, else the single run over all of them.
@@ -654,6 +657,7 @@ mod tests {
                     rows: ids.len(),
                     warnings: Vec::new(),
                     skipped: None,
+                    skipped_input: Default::default(),
                 })
                 .collect(),
             other_inputs: Vec::new(),

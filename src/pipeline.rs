@@ -58,6 +58,9 @@ pub struct RunSettings {
     pub failing_steps: usize,
     /// Where reading reports its progress (a progress bar), if anywhere. It never changes a result.
     pub progress: Option<std::sync::Arc<dyn ingest::ReadProgress>>,
+    /// `--skip-bad-input`: JSON lines that do not parse are left out of their files (files that cannot
+    /// be read are left out by the caller, from the errors).
+    pub skip_bad_input: bool,
 }
 
 impl RunSettings {
@@ -93,6 +96,8 @@ pub struct FileResults {
     /// The file's parts of the traces other files hold too, whole and unchecked, in file order (their
     /// verdicts come from [`merge_shared_traces`]).
     pub(crate) shared_parts: Vec<TraceRecord<'static>>,
+    /// The JSON lines left out under `--skip-bad-input`, one input warning each.
+    pub skipped_lines: Vec<String>,
 }
 
 impl FileResults {
@@ -216,7 +221,7 @@ fn read_files(
                 // Its index already failed: it is not read again.
                 Some(error) => {
                     if let Some(progress) = &options.progress {
-                        progress.file_done(std::fs::metadata(path).map_or(0, |m| m.len()));
+                        progress.file_done(ingest::stream::len(path));
                     }
                     (Err(error), Vec::new())
                 }
@@ -387,6 +392,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
         // A judge clears its answers at each batch's prefetch, so batches take turns.
         parallel_batches: settings.judge.is_none(),
         progress: settings.progress.clone(),
+        skip_bad_lines: settings.skip_bad_input,
         ..ReadOptions::new(
             settings.format,
             TableOptions {
@@ -504,6 +510,7 @@ fn run_file(
         unread_tools,
         failing_steps,
         shared_parts: read.held,
+        skipped_lines: read.skipped_lines,
     })
 }
 
@@ -635,6 +642,7 @@ mod tests {
             reasons,
             failing_steps: 0,
             progress: None,
+            skip_bad_input: false,
         }
     }
 

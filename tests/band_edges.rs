@@ -92,3 +92,115 @@ fn band_with_an_empty_per_run_still_refuses_what_would_flip_a_verdict() {
         assert!(stdout(&out).is_empty(), "{pointer}: nothing gated");
     }
 }
+
+const UNGATED: &str = "5 scenario(s) of this run are not in the band and were not gated (2 of their \
+traces failed)";
+
+/// The GLM band gates a run of its own scenarios plus examples/traces.json, whose 5 scenarios no
+/// baseline run had (2 of their traces fail): the verdict is the band's, and every output that shows
+/// the gate says what was left out.
+#[test]
+fn scenarios_outside_the_band_are_named_everywhere_the_gate_is_shown() {
+    let dir = scratch();
+    let band = glm_band(dir.path());
+    let p = |name: &str| dir.path().join(name);
+    let out = faultgate(&[
+        "check",
+        RUN2,
+        "examples/traces.json",
+        "--band",
+        arg(&band),
+        "--json",
+        arg(&p("r.json")),
+        "--markdown",
+        arg(&p("s.md")),
+        "--html",
+        arg(&p("r.html")),
+        "--junit",
+        arg(&p("j.xml")),
+        "--audit",
+        arg(&p("audit")),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("gate: PASS"), "{}", stdout(&out));
+    assert!(
+        stderr(&out)
+            .lines()
+            .any(|l| l == format!("warning: {UNGATED}")),
+        "{}",
+        stderr(&out)
+    );
+    let listed = |gate: &Value| {
+        gate["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w == UNGATED)
+    };
+    assert!(listed(&read_json(&p("r.json"))["gate"]));
+    assert!(listed(&read_json(&p("audit/verdict.json"))["gate"]));
+    let text = |name: &str| std::fs::read_to_string(p(name)).unwrap();
+    assert!(
+        text("s.md").contains(&format!("**Warning:** {UNGATED}\n")),
+        "{}",
+        text("s.md")
+    );
+    assert!(text("r.html").contains(&format!("warning: {UNGATED}</p>")));
+    assert!(text("j.xml").contains(&format!("<system-err>warning: {UNGATED}</system-err>")));
+
+    // --strict-band refuses the run, before any output.
+    let strict = p("strict.json");
+    let out = faultgate(&[
+        "check",
+        RUN2,
+        "examples/traces.json",
+        "--band",
+        arg(&band),
+        "--strict-band",
+        "--json",
+        arg(&strict),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!("--strict-band: {UNGATED}; the run is refused")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(!strict.exists());
+}
+
+/// A run whose scenarios are all in the band: no warning, the Markdown and HTML as before, and
+/// `--strict-band` changes nothing.
+#[test]
+fn a_run_inside_the_band_is_unchanged_by_the_warning_and_strict_band() {
+    let dir = scratch();
+    let band = glm_band(dir.path());
+    let p = |name: &str| dir.path().join(name);
+    let run = |md: &str, extra: &[&str]| {
+        let mut args = vec!["check", RUN2, "--band", arg(&band)];
+        let md = p(md);
+        args.extend(["--markdown", arg(&md)]);
+        args.extend(extra);
+        let out = faultgate(&args);
+        (out, std::fs::read_to_string(md).unwrap())
+    };
+    let (plain, plain_md) = run("a.md", &[]);
+    let (strict, strict_md) = run("b.md", &["--strict-band"]);
+    assert_eq!(plain.status.code(), Some(0));
+    assert_eq!(strict.status.code(), Some(0));
+    assert_eq!(stderr(&plain), stderr(&strict));
+    assert!(!stderr(&plain).contains("not in the band"));
+    assert!(!plain_md.contains("**Warning:**"));
+    // The Markdown's reproduce command keeps the flag; everything else is the same.
+    assert_eq!(
+        plain_md
+            .lines()
+            .filter(|l| !l.contains("faultgate check"))
+            .collect::<Vec<_>>(),
+        strict_md
+            .lines()
+            .filter(|l| !l.contains("faultgate check"))
+            .collect::<Vec<_>>()
+    );
+}

@@ -17,6 +17,60 @@ fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// stdout without the elapsed time that ends the summary line.
+fn without_elapsed(out: &str) -> String {
+    out.lines()
+        .map(|l| match l.rsplit_once(" · ") {
+            Some((head, tail)) if tail.ends_with('s') && l.contains("traces failed") => head,
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn table_prints_all_rows_the_failing_ones_or_none_and_always_the_summary_and_gate() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "examples/gate/candidate_gpt.json",
+            "--band",
+            "examples/gate/band.json",
+        ];
+        args.extend_from_slice(extra);
+        let o = faultgate(&args);
+        (o.status.code(), without_elapsed(&stdout(&o)), stderr(&o))
+    };
+    let (code, all, notes) = run(&[]);
+    assert_eq!(run(&["--table", "all"]), (code, all.clone(), notes.clone()));
+    assert_eq!(
+        run(&["-q", "--table=all"]),
+        (code, all.clone(), notes.clone())
+    );
+    let lines: Vec<&str> = all.lines().collect();
+    let blank = lines.iter().position(|l| l.is_empty()).unwrap();
+    let (table, tail) = (&lines[..blank], &lines[blank + 1..]);
+    assert!(tail[0].contains(" traces failed · "), "{all}");
+    assert!(tail.iter().any(|l| l.starts_with("gate: ")), "{all}");
+    let failing: Vec<&str> = table
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| *i < 2 || l.contains("FAIL"))
+        .map(|(_, l)| *l)
+        .collect();
+    assert!(failing.len() > 2 && failing.len() < table.len(), "{all}");
+
+    // The failing rows are the lines the whole table prints for them; the rest is unchanged.
+    let expected: Vec<&str> = failing.iter().chain([&""]).chain(tail).copied().collect();
+    assert_eq!(
+        run(&["--table", "failing"]),
+        (code, expected.join("\n"), notes.clone())
+    );
+    assert_eq!(run(&["--table", "none"]), (code, tail.join("\n"), notes));
+    let bad = faultgate(&["check", "examples/traces.json", "--table", "some"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
 #[test]
 fn check_on_the_shipped_examples_prints_the_table_and_fails() {
     let o = faultgate(&["check", "examples/traces.json"]);

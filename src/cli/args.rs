@@ -142,7 +142,12 @@ pub(crate) struct RunArgs {
     /// a trace file.
     #[arg(long)]
     pub strict_input: bool,
-    /// No progress bar (it is shown on long runs only when stderr is a terminal).
+    /// Leave out, each with an input warning naming the file, the byte and the reason, a file or a JSON
+    /// line that cannot be read, and read on; the summary and the JSON report count what was left out.
+    #[arg(long, conflicts_with = "strict_input")]
+    pub skip_bad_input: bool,
+    /// No progress bar (it is shown on long runs only when stderr is a terminal); that is all it hides:
+    /// the table (see `check --table`), summary, gate lines, notes and warnings still print.
     #[arg(long, short)]
     pub quiet: bool,
     /// Write this run's partial result into DIR, for `faultgate merge`, instead of its outputs.
@@ -181,8 +186,8 @@ pub(crate) struct MergeArgs {
 }
 
 /// `merge`'s wording of the flags it shares with `check` ([`CheckOutputs`]): each says which partials
-/// it applies to, and `--gate` and `--metric` have no default, so that one given to partials of
-/// another command is caught.
+/// it applies to, and `--gate`, `--metric` and `--table` have no default, so that one given to
+/// partials of another command is caught.
 fn merge_wording(arg: clap::Arg) -> clap::Arg {
     let help = match arg.get_id().as_str() {
         "json" => "check, calibrate: write the JSON report here",
@@ -198,11 +203,15 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "junit" => "check: write JUnit XML here",
         "html" => "check: write a self-contained HTML report here",
         "color" => "check: colour the table (auto, always or never)",
+        "table" => "check: which rows of the table to print (all, failing or none)",
+        "strict_band" => {
+            "check: refuse the run (exit 2) when some of its scenarios are not in the band"
+        }
         _ => return arg,
     };
     let arg = arg.help(help);
     match arg.get_id().as_str() {
-        "gate" | "metric" => arg.default_value(None),
+        "gate" | "metric" | "table" => arg.default_value(None),
         _ => arg,
     }
 }
@@ -243,6 +252,14 @@ pub(crate) struct CheckArgs {
     pub run: RunArgs,
     #[command(flatten)]
     pub outputs: CheckOutputs,
+    /// With --band: say where each regressed scenario's trace first left the steps of these baseline
+    /// runs (the runs the band was built from; give them after the traces).
+    #[arg(long, value_name = "BASELINE_RUN", num_args = 1..)]
+    pub explain: Vec<PathBuf>,
+    /// With --explain: also explain every scenario on which a check fired that no baseline run of it
+    /// fired.
+    #[arg(long)]
+    pub explain_all: bool,
 }
 
 // The output flags of `check`, which `merge` takes too (worded there by `merge_wording`). No doc
@@ -281,9 +298,16 @@ pub(crate) struct CheckOutputs {
     /// Write a self-contained HTML report here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
+    #[arg(long, requires = "band")]
+    pub strict_band: bool,
     /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     pub color: crate::report::colour::ColorChoice,
+    /// Which rows of the table to print: all (one per trace, as 0.4.1), failing (the failing traces'
+    /// rows under the header) or none; the summary and gate lines are always printed.
+    #[arg(long, value_enum, default_value = "all", value_name = "ROWS")]
+    pub table: Option<crate::report::terminal::TableRows>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -361,8 +385,8 @@ mod tests {
 
     use super::*;
 
-    /// `merge` takes `check`'s output flags: each is worded there for partials, and only `--gate` and
-    /// `--metric` lose their default (a merge must tell whether they were given).
+    /// `merge` takes `check`'s output flags: each is worded there for partials, and only `--gate`,
+    /// `--metric` and `--table` lose their default (a merge must tell whether they were given).
     #[test]
     fn merge_words_every_output_flag_of_check_for_partials() {
         let cli = Cli::command();
@@ -373,7 +397,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 11, "{ids:?}");
+        assert_eq!(ids.len(), 13, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command
@@ -400,7 +424,7 @@ mod tests {
             );
             let defaults = |a: &clap::Arg| a.get_default_values().to_vec();
             match id {
-                "gate" | "metric" => {
+                "gate" | "metric" | "table" => {
                     assert!(!defaults(&in_check).is_empty(), "{id}");
                     assert!(defaults(&in_merge).is_empty(), "{id}");
                 }

@@ -11,12 +11,14 @@ use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
-use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k};
+use crate::explain::{BaselineRun, Explained, Request};
+use crate::gate::{BandFile, GateMode, RunSummary, evaluate_mode, evaluate_pass_k, ungated};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
+use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{pass_k_table, run_summary};
-use crate::report::gate_lines::{gate_lines, pass_k_line};
+use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
 use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
 
 impl CheckOutputs {
@@ -58,6 +60,7 @@ impl CheckOutputs {
             ("--junit", self.junit.is_some()),
             ("--html", self.html.is_some()),
             ("--pass-k", self.pass_k),
+            ("--strict-band", self.strict_band),
         ]
     }
 }
@@ -95,7 +98,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
 }
 
 /// What finishing a check needs besides the output flags: the run's report and what named it.
-pub(crate) struct Finish {
+pub(crate) struct Finish<'a> {
     pub report: Report,
     pub judge_usage: Option<Usage>,
     /// The reproduce command.
@@ -103,12 +106,18 @@ pub(crate) struct Finish {
     /// The audit's inputs (computed only when an audit is written).
     pub audit_inputs: Vec<audit::Input>,
     pub started: Instant,
+    /// `--explain`: explains the gate's regressions (given in band order).
+    pub explain: Option<Explainer<'a>>,
 }
+
+/// What `--explain` runs once the gate has named its regressions.
+pub(crate) type Explainer<'a> = Box<dyn FnOnce(&[String]) -> Result<Explained, CliError> + 'a>;
 
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL). The run produces its verdict table in memory, as a partial would hold it, and [`finish`]
 /// writes the outputs from it, the same code `faultgate merge` ends with.
 pub(crate) fn run(args: &CheckArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
+    refuse_explain_misuse(args)?;
     execute(&Check { args, raw_args })
 }
 
@@ -131,7 +140,9 @@ impl RunCommand for Check<'_> {
     }
 
     fn outputs_given(&self) -> Vec<(&'static str, bool)> {
-        self.args.outputs.given()
+        let mut given = self.args.outputs.given();
+        given.push(("--explain", !self.args.explain.is_empty()));
+        given
     }
 
     fn configure(&self, resolved: &mut Resolved) {
@@ -143,6 +154,11 @@ impl RunCommand for Check<'_> {
         } else {
             self.args.outputs.reasons()
         };
+        // An explanation names the reason of the check that fired; no output without one prints a
+        // reason, so keeping fired reasons changes nothing else.
+        if !self.args.explain.is_empty() && resolved.settings.reasons == Reasons::None {
+            resolved.settings.reasons = Reasons::Fired;
+        }
         // A partial keeps the failing traces' steps too, so the merge can write the HTML report.
         if self.args.outputs.html.is_some() || partial {
             resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
@@ -172,7 +188,9 @@ impl RunCommand for Check<'_> {
                     &[parquet::VERDICTS_FILE, parquet::TRACES_FILE],
                 ),
             ],
-            inputs: vec![outs.band.as_ref()],
+            inputs: std::iter::once(outs.band.as_ref())
+                .chain(self.args.explain.iter().map(Some))
+                .collect(),
         }
     }
 
@@ -195,6 +213,19 @@ impl RunCommand for Check<'_> {
             Vec::new()
         };
         let judge_usage = produced.judge_usage;
+        let candidate: Vec<PathBuf> = produced.files.iter().map(|f| f.path.clone()).collect();
+        let explain = (!self.args.explain.is_empty()).then(|| -> Explainer<'_> {
+            Box::new(move |regressions: &[String]| {
+                let baselines = baseline_runs(&self.args.explain)?;
+                Ok(crate::explain::explain(&Request {
+                    settings: &run.resolved.settings,
+                    candidate: &candidate,
+                    baselines: &baselines,
+                    regressions,
+                    all: self.args.explain_all,
+                })?)
+            })
+        });
         finish(
             &self.args.outputs,
             &gating,
@@ -204,9 +235,54 @@ impl RunCommand for Check<'_> {
                 command,
                 audit_inputs,
                 started: run.started,
+                explain,
             },
         )
     }
+}
+
+/// Refuses `--explain` where it cannot work: with `--partial` (no outputs), without a band (the band
+/// names the regressions), with a judge (reading the baseline runs again would ask it again), and
+/// `--explain-all` without it.
+fn refuse_explain_misuse(args: &CheckArgs) -> Result<(), CliError> {
+    if args.explain.is_empty() {
+        if args.explain_all {
+            return Err(CliError::Invalid(
+                "--explain-all needs --explain BASELINE_RUN...".into(),
+            ));
+        }
+        return Ok(());
+    }
+    if args.run.partial.is_some() {
+        return Err(CliError::Invalid(
+            "--explain cannot be used with --partial: a partial is written instead of the outputs"
+                .into(),
+        ));
+    }
+    if args.outputs.band.is_none() {
+        return Err(CliError::Invalid(
+            "--explain needs --band: the band names the regressions to explain".into(),
+        ));
+    }
+    if args.run.judge.is_some() {
+        return Err(CliError::Invalid(
+            "--explain cannot be used with --judge: reading the baseline runs again would ask the judge again".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The baseline runs of `--explain`, each named as the outputs show paths, with its files.
+fn baseline_runs(paths: &[PathBuf]) -> Result<Vec<BaselineRun>, CliError> {
+    paths
+        .iter()
+        .map(|p| {
+            Ok(BaselineRun {
+                shown: repro::display_path(p).unwrap_or_else(|| crate::error::display_path(p)),
+                files: crate::ingest::expand_paths(std::slice::from_ref(p))?,
+            })
+        })
+        .collect()
 }
 
 /// The judge's token counts as the JSON report prints them.
@@ -230,17 +306,31 @@ pub(crate) fn finish(
         command,
         audit_inputs,
         started,
+        explain,
     } = run;
     let band = &gating.band;
+    if let Some(band) = band.as_ref().filter(|_| outs.strict_band)
+        && let Some(outside) = ungated(band, &run_summary(&report))
+    {
+        // Refused before anything is printed or written, as --strict-input refuses.
+        return Err(CliError::Invalid(format!(
+            "--strict-band: {}; the run is refused",
+            ungated_warning(&outside)
+        )));
+    }
     let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
-    let table = terminal::table(&report);
+    let rows = outs.table.unwrap_or_default();
+    let table = terminal::table(&report, rows);
     if crate::report::colour::enabled(outs.color) {
         write!(out, "{}", crate::report::colour::colour_table(&table))?;
     } else {
         write!(out, "{table}")?;
     }
-    writeln!(out)?;
+    // The blank line separates the table from the summary; without a table the summary comes first.
+    if rows != terminal::TableRows::None {
+        writeln!(out)?;
+    }
     writeln!(
         out,
         "{} · {}s",
@@ -292,14 +382,38 @@ pub(crate) fn finish(
         Ok((gate, band.runs_text()))
     });
     let gate = gate.transpose()?;
+    let explained = match (explain, &gate) {
+        (Some(explain), Some((gate, _))) => {
+            let regressions: Vec<String> = gate
+                .regressions
+                .iter()
+                .filter_map(|k| k.as_str().map(String::from))
+                .collect();
+            Some(explain(&regressions)?)
+        }
+        _ => None,
+    };
+    let explanations = explained.as_ref().map(|e| e.explanations.as_slice());
     if let Some((gate, runs_text)) = &gate {
         let (warnings, lines) = gate_lines(gate, runs_text);
         let mut stderr = std::io::stderr().lock();
         for w in warnings {
             writeln!(stderr, "{w}")?;
         }
+        for note in explained.iter().flat_map(|e| &e.notes) {
+            writeln!(stderr, "note: {note}")?;
+        }
         drop(stderr);
+        let (under, others) = explanation::terminal_lines(explanations.unwrap_or_default());
         for line in lines {
+            writeln!(out, "{line}")?;
+            if line.starts_with(REGRESSIONS) {
+                for line in &under {
+                    writeln!(out, "{line}")?;
+                }
+            }
+        }
+        for line in others {
             writeln!(out, "{line}")?;
         }
         exit = gate.verdict.into();
@@ -314,6 +428,7 @@ pub(crate) fn finish(
             outcome: outcome.as_ref().map(json::outcome),
             pass_k: pass_k.as_ref().map(json::pass_k),
             gate: gate.as_ref().map(|(gate, _)| json::gate(gate)),
+            explanations: explanations.map(<[_]>::to_vec),
             ..json::report(&report)
         };
         let text = format::to_pretty(&doc);
@@ -331,6 +446,7 @@ pub(crate) fn finish(
                 .map(|(band, (gate, _))| markdown::GateContext { gate, band }),
             pass_k: pass_k.as_ref(),
             command,
+            explanations: explanations.unwrap_or_default(),
         });
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "markdown written to {}", path.display())?;

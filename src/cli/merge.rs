@@ -68,7 +68,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
 /// Refuses flags that the partials' command does not take.
 fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
     let outs = &args.outputs;
-    let flags: [(&str, bool, &[&str]); 13] = [
+    let flags: [(&str, bool, &[&str]); 14] = [
         ("--json", outs.json.is_some(), &["check", "calibrate"]),
         ("--markdown", outs.markdown.is_some(), &["check"]),
         ("--audit", outs.audit.is_some(), &["check"]),
@@ -83,6 +83,7 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
         ),
         ("--junit", outs.junit.is_some(), &["check"]),
         ("--html", outs.html.is_some(), &["check"]),
+        ("--table", outs.table.is_some(), &["check"]),
         ("--out", args.out.is_some(), &["baseline"]),
         ("--per-scenario", args.per_scenario, &["baseline"]),
         ("--labels", args.labels.is_some(), &["calibrate"]),
@@ -118,9 +119,13 @@ fn report_of(partial: &Partial, run: Option<usize>) -> Report {
         batches: files.iter().map(|&i| partial.batches[i].clone()).collect(),
         input_warnings: super::run::input_warnings(
             entries.clone().map(|f| &f.warnings),
-            entries.map(|f| &f.skipped),
+            entries.clone().map(|f| &f.skipped),
         ),
         failing_steps: Vec::new(),
+        skipped_input: entries.fold(Default::default(), |mut all, f| {
+            all.add(f.skipped_input);
+            all
+        }),
     }
 }
 
@@ -179,6 +184,7 @@ fn merge_check(
             command,
             audit_inputs,
             started,
+            explain: None,
         },
     )
 }

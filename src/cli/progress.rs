@@ -62,11 +62,7 @@ impl Bar {
 
     /// Starts counting over `files` (their stored sizes make the total).
     pub(crate) fn start(&self, files: &[PathBuf]) {
-        let total = files
-            .iter()
-            .filter_map(|f| std::fs::metadata(f).ok())
-            .map(|m| m.len())
-            .sum();
+        let total = files.iter().map(|f| crate::ingest::stream::len(f)).sum();
         self.files.store(files.len(), Ordering::Relaxed);
         self.files_done.store(0, Ordering::Relaxed);
         self.traces.store(0, Ordering::Relaxed);

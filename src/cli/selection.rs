@@ -28,6 +28,8 @@ pub(crate) struct Resolved {
     pub judge_record: Option<JudgeRecord>,
     /// `--strict-input`: an input warning ends the run (exit 2).
     pub strict_input: bool,
+    /// `--skip-bad-input`: a file or JSON line that cannot be read is left out with an input warning.
+    pub skip_bad_input: bool,
     /// The progress bar, when one may be shown (also `settings.progress`).
     pub progress: Option<Arc<super::progress::Bar>>,
 }
@@ -39,6 +41,7 @@ impl Resolved {
         batches: Vec<crate::report::VerdictBatch>,
         failing_steps: Vec<crate::report::steps::TraceSteps>,
         input_warnings: Vec<String>,
+        skipped_input: crate::report::SkippedInput,
     ) -> crate::report::Report {
         crate::report::Report {
             judge: self.judge.clone(),
@@ -47,6 +50,7 @@ impl Resolved {
             batches,
             input_warnings,
             failing_steps,
+            skipped_input,
         }
     }
 }
@@ -208,6 +212,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     let progress = super::progress::Bar::for_stderr(args.quiet).map(Arc::new);
     Ok(Resolved {
         strict_input: args.strict_input,
+        skip_bad_input: args.skip_bad_input,
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {
             checks: active,
@@ -232,6 +237,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
             progress: progress
                 .clone()
                 .map(|bar| bar as Arc<dyn crate::ingest::ReadProgress>),
+            skip_bad_input: args.skip_bad_input,
         },
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),

@@ -1,4 +1,4 @@
-//! Flag values backed by library types (`--format`, `--color`).
+//! Flag values backed by library types (`--format`, `--color`, `--table`).
 //!
 //! The library's enums know nothing of clap, so the command line stays the one place that depends on it;
 //! the values here spell each variant as the library names it.
@@ -8,6 +8,7 @@ use clap::builder::PossibleValue;
 
 use crate::ingest::Format;
 use crate::report::colour::ColorChoice;
+use crate::report::terminal::TableRows;
 
 impl ValueEnum for Format {
     fn value_variants<'a>() -> &'a [Self] {
@@ -34,6 +35,22 @@ impl ValueEnum for ColorChoice {
     }
 }
 
+impl ValueEnum for TableRows {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[TableRows::All, TableRows::Failing, TableRows::None]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            TableRows::All => PossibleValue::new("all").help("One row per trace, as 0.4.1 prints"),
+            TableRows::Failing => {
+                PossibleValue::new("failing").help("The header and the failing traces' rows")
+            }
+            TableRows::None => PossibleValue::new("none").help("No table"),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,6 +66,14 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Format::ALL.len());
+    }
+
+    #[test]
+    fn table_values_read_back() {
+        for rows in TableRows::value_variants() {
+            let value = rows.to_possible_value().unwrap();
+            assert_eq!(TableRows::from_str(value.get_name(), false), Ok(*rows));
+        }
     }
 
     #[test]

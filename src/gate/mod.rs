@@ -32,8 +32,8 @@ use std::collections::HashMap;
 
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
 pub use decision::{evaluate_mode, evaluate_pass_k};
-pub use outcome::{Gate, GateMode, GateWarning, PairedGate, UsageDelta, Verdict};
-pub use verdict::evaluate;
+pub use outcome::{Gate, GateMode, GateWarning, PairedGate, Ungated, UsageDelta, Verdict};
+pub use verdict::{evaluate, ungated};
 
 /// Names of the usage measures, in the order of band.json's `usage` object.
 pub const MEASURES: [&str; 3] = ["tokens", "latency_ms", "cost_usd"];

@@ -90,6 +90,9 @@ pub enum GateWarning {
     },
     /// Band scenarios absent from this run (their number), counted as not clean.
     MissingScenarios(usize),
+    /// Scenarios of this run that the band does not have: the gate cannot judge them, so their traces
+    /// were not gated, failing or not.
+    UngatedScenarios(Ungated),
     /// The band was built from fewer than 3 runs: its `runs`, as read.
     FewBaselineRuns(Value),
     /// The band has no per-run clean rates (`clean_rate.per_run` absent or empty), so `[min, max]`
@@ -105,6 +108,15 @@ pub enum GateWarning {
         /// The band's k.
         k: u32,
     },
+}
+
+/// The scenarios of a run outside its band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ungated {
+    /// Distinct scenario keys of the run that the band does not have.
+    pub scenarios: usize,
+    /// Traces with those keys that failed.
+    pub failed_traces: usize,
 }
 
 /// The outcome of a candidate against a band.

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::band::BandFile;
-use super::outcome::{Gate, GateMode, GateWarning, UsageDelta, Verdict};
+use super::outcome::{Gate, GateMode, GateWarning, Ungated, UsageDelta, Verdict};
 use super::stats::{ALPHA, test_drop};
 use super::{MEASURES, RunSummary, ScenarioTally, pooled_mean};
 use crate::compat::value::{py_truthy, round_half_even};
@@ -81,6 +81,9 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
     if !missing.is_empty() {
         warnings.push(GateWarning::MissingScenarios(missing.len()));
     }
+    if let Some(outside) = ungated(band, candidate) {
+        warnings.push(GateWarning::UngatedScenarios(outside));
+    }
     if band.runs_number < 3.0 {
         warnings.push(GateWarning::FewBaselineRuns(band.runs.clone()));
     }
@@ -112,6 +115,28 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
         lo: band.lo,
         hi: band.hi,
     }
+}
+
+/// The candidate's scenarios that the band does not have, and how many of their traces failed;
+/// `None` when the band has every scenario of the run.
+///
+/// The verdict cannot count them (the band says nothing about them), so the gate says they were left
+/// out rather than pass in silence while they fail.
+pub fn ungated(band: &BandFile, candidate: &RunSummary) -> Option<Ungated> {
+    let known: std::collections::HashSet<&str> =
+        band.scenarios.iter().filter_map(Value::as_str).collect();
+    let mut outside = std::collections::HashSet::new();
+    let mut failed_traces = 0;
+    for (key, clean) in &candidate.scenario_clean {
+        if !known.contains(key.as_str()) {
+            outside.insert(key.as_str());
+            failed_traces += usize::from(!clean);
+        }
+    }
+    (!outside.is_empty()).then_some(Ungated {
+        scenarios: outside.len(),
+        failed_traces,
+    })
 }
 
 fn usage_deltas(band: &BandFile, candidate: &RunSummary) -> Vec<UsageDelta> {
@@ -266,7 +291,17 @@ mod tests {
         );
         assert_eq!(gate.regressions, [json!("s01"), json!("q")]);
         assert_eq!(gate.missing, [json!("zz")]);
-        assert_eq!(gate.warnings, [GateWarning::MissingScenarios(1)]);
+        // The candidate's one scenario outside the band fails, and is not gated.
+        assert_eq!(
+            gate.warnings,
+            [
+                GateWarning::MissingScenarios(1),
+                GateWarning::UngatedScenarios(Ungated {
+                    scenarios: 1,
+                    failed_traces: 1
+                })
+            ]
+        );
     }
 
     #[test]
@@ -349,6 +384,36 @@ mod tests {
         assert_eq!(gate.verdict, Verdict::Fail);
         assert_eq!(gate.clean_rate, 0.0);
         assert_eq!(gate.regressions.len(), 26);
+    }
+
+    #[test]
+    fn scenarios_outside_the_band_are_counted_with_their_failed_traces_and_keep_the_verdict() {
+        let band = all_clean_band();
+        let mut run = with_failures(0);
+        let inside = evaluate(&band, &run);
+        assert_eq!(ungated(&band, &run), None);
+        // Two unknown keys, one of them on two traces of which one fails, and a third failing one.
+        for (key, clean) in [
+            ("new-a", true),
+            ("new-b", false),
+            ("new-b", true),
+            ("new-c", false),
+        ] {
+            run.scenario_clean.push((key.into(), clean));
+        }
+        let outside = evaluate(&band, &run);
+        let counted = Ungated {
+            scenarios: 3,
+            failed_traces: 2,
+        };
+        assert_eq!(ungated(&band, &run), Some(counted));
+        assert_eq!(outside.verdict, inside.verdict);
+        assert_eq!(outside.clean_rate, inside.clean_rate);
+        assert!(
+            outside
+                .warnings
+                .contains(&GateWarning::UngatedScenarios(counted))
+        );
     }
 
     #[test]

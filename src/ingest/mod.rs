@@ -1,7 +1,9 @@
 //! Reading trace files: from paths on the command line to batches of tables.
 //!
-//! Owns file discovery (`paths`: directories walked recursively in sorted order, glob patterns),
-//! decompression (`archive`: gzip and zstd under a bomb guard), framing (one document, a JSON list of
+//! Owns file discovery (`paths`: directories walked recursively in sorted order, glob patterns), pipes
+//! (`stream`: `-`, FIFOs and devices, read once), decompression (`archive`: gzip and zstd under a bomb
+//! guard), a file's contents as readers see them (`contents`: a byte-order mark read past, and the JSON
+//! lines `--skip-bad-input` leaves out), framing (one document, a JSON list of
 //! exports, or JSON lines with one export or record per line), format detection (`detect`) and the one
 //! decoder per format (`formats`, where one list declares them; [`DECODERS`]), all behind [`Decoder`].
 //! [`open`] indexes a file: it asks the formats' fast paths first (OTLP protobuf, known by its name or
@@ -13,6 +15,7 @@
 //! as a vendor export, is decoded by the opening itself). Knows nothing of checks.
 
 pub mod archive;
+pub(crate) mod contents;
 pub(crate) mod decoder;
 pub(crate) mod detect;
 pub(crate) mod formats;
@@ -20,6 +23,7 @@ pub(crate) mod json;
 pub(crate) mod paths;
 pub mod scan;
 pub(crate) mod source;
+pub(crate) mod stream;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -54,6 +58,9 @@ pub struct ReadOptions {
     /// Trace ids whose traces are kept whole instead of becoming rows (the traces other files of the run
     /// also hold, merged once every file is read; see `crate::identity`).
     pub hold: Option<Arc<HashSet<String>>>,
+    /// `--skip-bad-input`: the JSON lines of a file that do not parse are left out, each with an input
+    /// warning, instead of stopping the file.
+    pub skip_bad_lines: bool,
 }
 
 impl ReadOptions {
@@ -67,6 +74,7 @@ impl ReadOptions {
             parallel_batches: true,
             progress: None,
             hold: None,
+            skip_bad_lines: false,
         }
     }
 
@@ -200,25 +208,29 @@ fn choose(
     }
 }
 
-/// Runs `f` on a file's contents, decompressed when the file is gzip or zstd.
-fn with_contents<T>(
+/// Opens a file's contents ([`open`]); under [`ReadOptions::skip_bad_lines`], a JSON-lines file that
+/// fails on lines that do not parse is opened again without them, and `f` is told which were left out.
+fn with_opened<T>(
     path: &Path,
-    f: impl FnOnce(&[u8]) -> Result<T, InputError>,
+    options: &ReadOptions,
+    f: impl FnOnce(Opened<'_>, contents::SkippedLines) -> Result<T, InputError>,
 ) -> Result<T, InputError> {
-    let bytes = source::Source::open(path).map_err(|source| InputError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let data = archive::decompress(path, &bytes, archive::Limits::default())?;
-    f(&data)
+    contents::with(path, |data| {
+        let error = match open(path, &data, options) {
+            Ok(opened) => return f(opened, contents::SkippedLines::default()),
+            Err(error) if options.skip_bad_lines => error,
+            Err(error) => return Err(error),
+        };
+        let (data, skipped) = contents::read_past_bad_lines(path, data, error)?;
+        f(open(path, &data, options)?, skipped)
+    })
 }
 
 /// The ids of a file's traces, in trace order, from its index: no trace is decoded (a format read whole
 /// when opened, such as a vendor export or protobuf, is decoded by the opening itself). A run with a
 /// judge lists every file's ids first, to find the traces several files hold before any is judged.
 pub fn trace_ids(path: &Path, options: &ReadOptions) -> Result<Vec<String>, InputError> {
-    with_contents(path, |data| {
-        let opened = open(path, data, options)?;
+    with_opened(path, options, |opened, _| {
         let traces = opened.traces.as_ref();
         Ok((0..traces.len())
             .map(|t| traces.trace_id(t).into_owned())
@@ -241,8 +253,7 @@ pub fn read_whole(
     options: &ReadOptions,
     hashes: &HashSet<u64>,
 ) -> Result<Vec<TraceRecord<'static>>, InputError> {
-    with_contents(path, |data| {
-        let opened = open(path, data, options)?;
+    with_opened(path, options, |opened, _| {
         let traces = opened.traces.as_ref();
         let picked: Vec<usize> = (0..traces.len())
             .filter(|&t| hashes.contains(&id_hash(&traces.trace_id(t))))
@@ -268,6 +279,8 @@ pub struct FileRead {
     pub traces: usize,
     /// The traces the options hold ([`ReadOptions::hold`]), whole, in trace order.
     pub held: Vec<TraceRecord<'static>>,
+    /// The JSON lines left out ([`ReadOptions::skip_bad_lines`]), one input warning each.
+    pub skipped_lines: Vec<String>,
 }
 
 /// Reads `path` (decompressing gzip and zstd files), runs `each` on every batch of its traces in
@@ -284,7 +297,7 @@ pub fn read_file<R: Send>(
     let Some(progress) = options.progress.as_deref() else {
         return read_file_with(path, options, each, sink, None, ids);
     };
-    let stored = std::fs::metadata(path).map_or(0, |m| m.len());
+    let stored = stream::len(path);
     let reported = std::sync::atomic::AtomicU64::new(0);
     let result = read_file_with(
         path,
@@ -308,8 +321,7 @@ fn read_file_with<R: Send>(
     progress: Option<(&dyn ReadProgress, u64, &std::sync::atomic::AtomicU64)>,
     ids: Option<&mut Vec<u64>>,
 ) -> Result<FileRead, InputError> {
-    with_contents(path, |data| {
-        let opened = open(path, data, options)?;
+    with_opened(path, options, |opened, skipped| {
         let total = opened.traces.len();
         if let Some(ids) = ids {
             let traces = opened.traces.as_ref();
@@ -333,6 +345,7 @@ fn read_file_with<R: Send>(
             format: opened.format,
             traces: total,
             held,
+            skipped_lines: skipped.0,
         })
     })
 }
@@ -340,7 +353,7 @@ fn read_file_with<R: Send>(
 /// Reads every trace of a file (decompressing gzip and zstd files) into one batch (tests and small
 /// samples).
 pub fn read_path(path: &Path, format: Format) -> Result<(Format, TraceBatch), InputError> {
-    with_contents(path, |data| read_bytes(path, data, format))
+    contents::with(path, |data| read_bytes(path, &data, format))
 }
 
 /// Reads every trace of a file's contents into one batch (tests and small samples).

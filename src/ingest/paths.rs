@@ -109,6 +109,11 @@ struct Files {
 }
 
 fn add_path(path: &Path, files: &mut Files) -> Result<(), InputError> {
+    if super::stream::is_stdin(path) {
+        files.list.push(path.to_path_buf());
+        files.from_walk.push(false);
+        return Ok(());
+    }
     let meta = std::fs::metadata(path).map_err(|_| InputError::NotFound(path.to_path_buf()))?;
     if meta.is_dir() {
         let before = files.list.len();
@@ -127,8 +132,9 @@ fn add_path(path: &Path, files: &mut Files) -> Result<(), InputError> {
             )));
         }
         Ok(())
-    } else if meta.is_file() {
-        // Named on the command line: read as often as named, as 0.4.1 does, whatever its name.
+    } else if meta.is_file() || super::stream::is_stream_kind(&meta) {
+        // Named on the command line: read as often as named, as 0.4.1 does, whatever its name. A FIFO
+        // or device named so is read as a stream (`ingest::stream`); a walk reads regular files only.
         files.list.push(path.to_path_buf());
         files.from_walk.push(false);
         Ok(())

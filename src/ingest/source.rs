@@ -26,6 +26,7 @@ impl Source {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         // A FIFO or device has no length to read to: /dev/zero never ends and a FIFO may never open.
+        // Trace inputs of those kinds are read as streams (`ingest::stream`) and never come here.
         if !meta.is_file() {
             return Err(std::io::Error::other(
                 "not a regular file (a FIFO, device or socket)",

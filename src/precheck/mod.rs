@@ -171,23 +171,16 @@ pub(crate) fn precheck_file(path: &Path, options: &Options) -> Precheck {
 /// Reads a file the way `check` does and builds the tables of its sampled traces: its format, its
 /// number of traces and the sample's batch.
 fn sample_file(path: &Path, options: &Options) -> Result<(Format, usize, TraceBatch), InputError> {
-    let bytes = crate::ingest::source::Source::open(path).map_err(|source| InputError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let data = crate::ingest::archive::decompress(
-        path,
-        &bytes,
-        crate::ingest::archive::Limits::default(),
-    )?;
-    let read = crate::ingest::ReadOptions::new(options.format, TableOptions::default());
-    let opened = crate::ingest::open(path, &data, &read)?;
-    let total = opened.traces.len();
-    let mut builder = TableBuilder::new(read.table);
-    for t in 0..sample_size(options, total) {
-        opened.traces.append(path, t, &mut builder)?;
-    }
-    Ok((opened.format, total, builder.finish()))
+    crate::ingest::contents::with(path, |data| {
+        let read = crate::ingest::ReadOptions::new(options.format, TableOptions::default());
+        let opened = crate::ingest::open(path, &data, &read)?;
+        let total = opened.traces.len();
+        let mut builder = TableBuilder::new(read.table);
+        for t in 0..sample_size(options, total) {
+            opened.traces.append(path, t, &mut builder)?;
+        }
+        Ok((opened.format, total, builder.finish()))
+    })
 }
 
 /// How many of `total` traces are checked.
@@ -217,13 +210,12 @@ fn read_failure(path: &Path, format: Format, error: &InputError) -> Precheck {
         InputError::Json { message, .. } | InputError::NotJson { message, .. } => {
             // Python's wording and position when the text is UTF-8 and Python rejects it too, or
             // Python's decoding error when it is not.
-            let python =
-                std::fs::read(path)
-                    .ok()
-                    .and_then(|bytes| match String::from_utf8(bytes) {
-                        Ok(text) => json_error::python_json_error(&text),
-                        Err(e) => json_error::python_utf8_error(e.as_bytes()),
-                    });
+            let python = crate::ingest::stream::open(path).ok().and_then(|bytes| {
+                match String::from_utf8(bytes.to_vec()) {
+                    Ok(text) => json_error::python_json_error(&text),
+                    Err(e) => json_error::python_utf8_error(e.as_bytes()),
+                }
+            });
             let message = python.as_deref().unwrap_or(message);
             Precheck::failed("unknown".into(), format!("cannot parse {shown}: {message}"))
         }

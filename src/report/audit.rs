@@ -108,7 +108,7 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
         inputs.push(InputDigest {
             role: input.role.to_string(),
             path: shown,
-            sha256: crate::digest::sha256_file(&input.path)?,
+            sha256: crate::ingest::stream::sha256(&input.path)?,
         });
     }
     Ok(VerdictJson {

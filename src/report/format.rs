@@ -147,6 +147,10 @@ pub struct JsonReport {
     /// skipped files), one sentence each; absent when there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_warnings: Vec<String>,
+    /// What `--skip-bad-input` left out: files that could not be read and JSON lines that did not
+    /// parse (`{"files", "lines"}`); absent when nothing was left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_input: Option<crate::report::SkippedInput>,
     /// Token counts of the judge model; present only when a judge answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<JudgeUsage>,
@@ -160,6 +164,10 @@ pub struct JsonReport {
     /// The gate against the band; present only when `--band` was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateBlock>,
+    /// Where each regressed scenario's trace first left its baseline runs' steps; present only with
+    /// `check --explain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanations: Option<Vec<super::explanation::Explanation>>,
 }
 
 /// One trace's usage measures (`measures` in the report); each is `null` when the trace did not
@@ -626,6 +634,34 @@ mod tests {
         );
     }
 
+    /// An explanation whose candidate side is `candidate` and whose baseline answered.
+    fn explanation(
+        candidate: super::super::explanation::Side,
+    ) -> super::super::explanation::Explanation {
+        use super::super::explanation::{Explanation, Kind, Side};
+        Explanation {
+            scenario: "s1".into(),
+            trace_id: "t1".into(),
+            baseline_run: "run1.json".into(),
+            baseline_trace_id: "b1".into(),
+            kind: Kind::ExtraCall,
+            step: 4,
+            baseline_step: 4,
+            candidate,
+            baseline: Side::Answer {
+                answer: Some("42".into()),
+            },
+            check: "search_loop".into(),
+            reason: "searched 4 times".into(),
+            later_differences: 0,
+            regressed: true,
+            candidate_steps: Vec::new(),
+            baseline_steps: Vec::new(),
+            candidate_answer: None,
+            baseline_answer: None,
+        }
+    }
+
     fn gate_block() -> GateBlock {
         GateBlock {
             verdict: "INCONCLUSIVE".into(),
@@ -715,6 +751,7 @@ mod tests {
                 reason: "called a forbidden tool".into(),
             }],
             input_warnings: vec!["t.json: 1 span repeated".into()],
+            skipped_input: Some(crate::report::SkippedInput { files: 1, lines: 2 }),
             judge_usage: Some(JudgeUsage {
                 prompt_tokens: 3,
                 completion_tokens: 4,
@@ -736,6 +773,11 @@ mod tests {
                 by_check: [("policy", vec![0.5, 0.0])].into_iter().collect(),
             }),
             gate: Some(gate_block()),
+            explanations: Some(vec![explanation(super::super::explanation::Side::Step {
+                tool: "search".into(),
+                arguments: "{}".into(),
+                result: "[]".into(),
+            })]),
         };
         assert_documented(
             "report.json",

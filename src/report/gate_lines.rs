@@ -8,7 +8,10 @@ use crate::compat::fmt::{float_repr, fmt_fixed, py_repr, py_str};
 use crate::gate::bootstrap::CONFIDENCE;
 use crate::gate::passk::PassKTable;
 use crate::gate::stats::{ALPHA, POWER};
-use crate::gate::{Band, Gate, GateMode, GateWarning, PairedGate, RunDigest, Verdict};
+use crate::gate::{Band, Gate, GateMode, GateWarning, PairedGate, RunDigest, Ungated, Verdict};
+
+/// How the line naming the regressions starts (`check --explain` puts its lines under it).
+pub(crate) const REGRESSIONS: &str = "regressions (clean in every baseline, not now): ";
 
 /// A warning about the comparison, as the JSON gate object lists it and stderr prints it after
 /// `warning: `.
@@ -28,6 +31,7 @@ pub(crate) fn warning(warning: &GateWarning) -> String {
         GateWarning::MissingScenarios(count) => {
             format!("{count} band scenario(s) absent from this run, counted as not clean")
         }
+        GateWarning::UngatedScenarios(outside) => ungated_warning(outside),
         GateWarning::FewBaselineRuns(runs) => format!(
             "band built from {} baseline runs; use 3 or more for a stable noise estimate",
             py_str(runs)
@@ -50,6 +54,15 @@ pub(crate) fn severity(warning: &GateWarning) -> &'static str {
     }
 }
 
+/// The warning for scenarios of the run outside the band (not printed by 0.4.1), also the message
+/// of `--strict-band`.
+pub(crate) fn ungated_warning(outside: &Ungated) -> String {
+    format!(
+        "{} scenario(s) of this run are not in the band and were not gated ({} of their traces failed)",
+        outside.scenarios, outside.failed_traces
+    )
+}
+
 /// The warning for keys carried by several traces of one run (not printed by 0.4.1).
 pub(crate) fn repeated_keys_warning(keys: &[String]) -> String {
     format!(
@@ -57,6 +70,17 @@ pub(crate) fn repeated_keys_warning(keys: &[String]) -> String {
         keys.len(),
         keys.join(", ")
     )
+}
+
+/// The gate's warnings that every output showing the gate repeats (the Markdown, the HTML), not only
+/// stderr and the JSON gate object: those that say part of the run was not gated. Each is worded as
+/// [`warning`] words it. Empty for every run 0.4.1 could gate in full, so those outputs keep its bytes.
+pub(crate) fn shown_warnings(gate: &Gate) -> Vec<String> {
+    gate.warnings
+        .iter()
+        .filter(|w| matches!(w, GateWarning::UngatedScenarios(_)))
+        .map(warning)
+        .collect()
 }
 
 /// What the band gate compared, when `--metric pass^k` put pass^k in place of the clean rate.
@@ -114,10 +138,7 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
     }
     if !gate.regressions.is_empty() {
         let keys: Vec<String> = gate.regressions.iter().map(py_str).collect();
-        stdout.push(format!(
-            "regressions (clean in every baseline, not now): {}",
-            keys.join(", ")
-        ));
+        stdout.push(format!("{REGRESSIONS}{}", keys.join(", ")));
     }
     if let Some(paired) = &gate.paired {
         stdout.extend(paired_lines(paired));
@@ -288,9 +309,13 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
         let band = spread_band();
         let gate = evaluate(&band, &fixtures::spread_candidate(&[1, 2, 3]));
         let (stderr, stdout) = gate_lines(&gate, &band.runs_text());
+        // 0.4.1 prints the first line only; the second names the candidate's scenario outside the band.
         assert_eq!(
             stderr,
-            ["warning: 1 band scenario(s) absent from this run, counted as not clean"]
+            [
+                "warning: 1 band scenario(s) absent from this run, counted as not clean",
+                "warning: 1 scenario(s) of this run are not in the band and were not gated (1 of their traces failed)"
+            ]
         );
         assert_eq!(
             stdout[0],

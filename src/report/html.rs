@@ -174,6 +174,9 @@ pub(crate) fn render(page: &Page<'_>) -> String {
             "<p id=\"gate\">{}</p>",
             escape(&super::junit::gate_line(report, Some(g)))
         );
+        for w in super::gate_lines::shown_warnings(g) {
+            let _ = writeln!(h, "<p class=\"gate-warning\">warning: {}</p>", escape(&w));
+        }
     }
     let _ = writeln!(
         h,

@@ -63,10 +63,12 @@ pub(crate) fn report(report: &Report) -> JsonReport {
         results,
         // Absent when empty, so a clean run's report keeps 0.4.1's keys exactly.
         input_warnings: report.input_warnings.clone(),
+        skipped_input: (!report.skipped_input.is_none()).then_some(report.skipped_input),
         judge_usage: None,
         outcome: None,
         pass_k: None,
         gate: None,
+        explanations: None,
     }
 }
 
@@ -234,7 +236,9 @@ mod tests {
                 "p_value": 0.034735753288469784, "alpha": 0.05, "power": 0.8,
                 "required_n": null, "additional_n": null},
             "regressions": ["s01", "q"], "missing": ["zz"], "policy_violations": [],
-            "warnings": ["1 band scenario(s) absent from this run, counted as not clean"]
+            // 0.4.1 lists the first warning only.
+            "warnings": ["1 band scenario(s) absent from this run, counted as not clean",
+                "1 scenario(s) of this run are not in the band and were not gated (1 of their traces failed)"]
         });
         assert_eq!(value(&gate), expected);
     }

@@ -12,6 +12,8 @@
 //! - The `gate` suite has one case, `verdict`: a `<failure>` when the run's verdict is FAIL, with the
 //!   gate line (clean rate, band, threshold, p-value) or the failed-trace count as its message; a
 //!   passing case with that line as `system-out` otherwise (INCONCLUSIVE passes, as its exit code does).
+//!   When the gate left part of the run out (scenarios outside the band), the case's `system-err` says
+//!   so, one `warning: …` line each.
 //!
 //! No timestamps, durations, host names or ids are written, so the bytes depend only on the verdicts.
 //! Reasons come from the report, which holds them redacted; quick-junit escapes them for XML and drops
@@ -109,6 +111,17 @@ pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> Result<String, Jun
         case.set_system_out(line.as_str());
         case
     };
+    // What the gate left out (scenarios outside the band) goes beside the verdict, so a CI page shows
+    // it; absent otherwise, so the document is unchanged.
+    if let Some(g) = gate {
+        let shown: Vec<String> = super::gate_lines::shown_warnings(g)
+            .iter()
+            .map(|w| format!("warning: {w}"))
+            .collect();
+        if !shown.is_empty() {
+            case.set_system_err(shown.join("\n"));
+        }
+    }
     case.set_classname("gate");
     let mut suite = TestSuite::new("gate");
     suite.add_test_case(case);

@@ -46,6 +46,8 @@ pub(crate) struct Summary<'a> {
     pub command: &'a str,
     /// pass^k over trials, when some scenario has several traces.
     pub pass_k: Option<&'a crate::gate::passk::PassKTable>,
+    /// `check --explain`'s explanations (none without it).
+    pub explanations: &'a [super::explanation::Explanation],
 }
 
 /// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
@@ -216,6 +218,9 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         if let Some(paired) = &gate.paired {
             lines.extend(paired_lines(gate, paired));
         }
+        for w in super::gate_lines::shown_warnings(gate) {
+            lines.push(format!("**Warning:** {w}"));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();
@@ -331,6 +336,8 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
             }
         }
     }
+
+    lines.extend(super::explanation::markdown_lines(summary.explanations));
 
     if let Some(g) = gate.filter(|g| !g.usage.is_empty()) {
         lines.extend([
@@ -530,6 +537,7 @@ mod tests {
             ],
             input_warnings: Vec::new(),
             failing_steps: Vec::new(),
+            skipped_input: Default::default(),
         }
     }
 
@@ -556,6 +564,7 @@ mod tests {
             }),
             command: "faultgate check run.json --band band.json",
             pass_k: None,
+            explanations: &[],
         });
         (gate, text)
     }
@@ -615,6 +624,7 @@ mod tests {
             gate: None,
             command: "faultgate check run.json",
             pass_k: None,
+            explanations: &[],
         });
         assert!(plain.contains(block));
         assert!(!plain.contains("faultgate:chart"));
@@ -628,6 +638,7 @@ mod tests {
             gate: None,
             command: "faultgate check run.json",
             pass_k: None,
+            explanations: &[],
         });
         assert!(text.contains("### Failing traces (first 20 of 25)"));
         assert_eq!(text.matches("| search_loop | no answer").count(), 20);

@@ -9,6 +9,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod colour;
+pub mod explanation;
 pub mod format;
 pub(crate) mod gate_input;
 pub(crate) mod gate_lines;
@@ -57,6 +58,31 @@ pub struct Report {
     pub input_warnings: Vec<String>,
     /// The steps of the first failing traces, kept only for outputs that show them (`--html`).
     pub failing_steps: Vec<steps::TraceSteps>,
+    /// What `--skip-bad-input` left out (zero without the flag): the summary line and the JSON report
+    /// count it.
+    pub skipped_input: SkippedInput,
+}
+
+/// What `--skip-bad-input` left out of a run, or of one file (`skipped_input` in the JSON report).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SkippedInput {
+    /// Files that could not be read, left out whole.
+    pub files: usize,
+    /// JSON lines that did not parse, left out of files that were read.
+    pub lines: usize,
+}
+
+impl SkippedInput {
+    /// Returns true if and only if nothing was left out.
+    pub fn is_none(&self) -> bool {
+        self.files == 0 && self.lines == 0
+    }
+
+    /// Adds what another file or part left out.
+    pub fn add(&mut self, other: SkippedInput) {
+        self.files += other.files;
+        self.lines += other.lines;
+    }
 }
 
 /// An active check as the report knows it: its name, and the role its selection gave it.

@@ -38,9 +38,9 @@ pub(crate) const PIP_INSTALL: &str = concat!(
     "'"
 );
 
-/// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`); they
-/// never appear in the command.
-pub(crate) const OUTPUT_FLAGS: [&str; 11] = [
+/// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`,
+/// `table`); they never appear in the command.
+pub(crate) const OUTPUT_FLAGS: [&str; 12] = [
     "json",
     "markdown",
     "audit",
@@ -50,6 +50,7 @@ pub(crate) const OUTPUT_FLAGS: [&str; 11] = [
     "junit",
     "html",
     "color",
+    "table",
     // A share of a run (`--shard`, `--partial`) is reproduced by the run over all of it.
     "partial",
     "shard",

@@ -383,6 +383,7 @@ mod tests {
             batches,
             input_warnings: Vec::new(),
             failing_steps: Vec::new(),
+            skipped_input: Default::default(),
         }
     }
 

@@ -65,7 +65,7 @@ impl Inputs {
         let mut listing = String::new();
         for (run, group) in groups.into_iter().enumerate() {
             for (path, walked) in group.files.into_iter().zip(group.walked) {
-                let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+                let bytes = crate::ingest::stream::len(&path);
                 listing.push_str(&format!("{run}\t{bytes}\t{}\n", path.to_string_lossy()));
                 files.push(InputFile {
                     index: files.len(),

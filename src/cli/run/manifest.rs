@@ -72,7 +72,7 @@ pub(crate) fn write_partial(
         .files
         .par_iter()
         .map(|f| {
-            crate::digest::sha256_file(&f.path).map_err(|source| CliError::Read {
+            crate::ingest::stream::sha256(&f.path).map_err(|source| CliError::Read {
                 path: display_path(&f.path),
                 source,
             })
@@ -80,17 +80,19 @@ pub(crate) fn write_partial(
         .collect();
     let mut manifest = manifest;
     manifest.judge_usage = produced.judge_usage;
-    for ((((file, batch), sha), warnings), skipped) in produced
+    for (((((file, batch), sha), warnings), skipped), skipped_input) in produced
         .files
         .iter()
         .zip(&produced.batches)
         .zip(digests)
         .zip(&produced.warnings)
         .zip(&produced.skipped)
+        .zip(&produced.skipped_input)
     {
         manifest.files.push(FileEntry {
             warnings: warnings.clone(),
             skipped: skipped.clone(),
+            skipped_input: *skipped_input,
             index: file.index,
             run: file.run,
             shard,

@@ -36,7 +36,8 @@ pub(super) fn accept(outcome: Outcome, strict_input: bool) -> Result<Produced, C
         writeln!(stderr, "warning: {w}")?;
     }
     if produced.batches.iter().all(VerdictBatch::is_empty)
-        && produced.skipped.iter().any(Option::is_some)
+        && (produced.skipped.iter().any(Option::is_some)
+            || produced.skipped_input.iter().any(|s| s.files > 0))
     {
         // Every file found was skipped: a gate that read nothing must not pass.
         return Err(CliError::Invalid(format!(

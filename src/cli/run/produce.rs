@@ -9,7 +9,7 @@ use crate::cli::selection::Resolved;
 use crate::error::display_path;
 use crate::partial::Usage;
 use crate::report::steps::TraceSteps;
-use crate::report::{Report, VerdictBatch};
+use crate::report::{Report, SkippedInput, VerdictBatch};
 
 /// What running the checks over some input files produced: one verdict batch per file.
 pub(crate) struct Produced {
@@ -21,6 +21,8 @@ pub(crate) struct Produced {
     pub warnings: Vec<Vec<String>>,
     /// Why each file was skipped, for a walked file that holds no traces.
     pub skipped: Vec<Option<String>>,
+    /// What `--skip-bad-input` left out of each file.
+    pub skipped_input: Vec<SkippedInput>,
     /// Tokens the judge used, when the run has one.
     pub judge_usage: Option<Usage>,
 }
@@ -75,6 +77,7 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
     let mut failing_steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
     let mut file_warnings: Vec<Vec<String>> = Vec::with_capacity(files.len());
     let mut skipped: Vec<Option<String>> = Vec::with_capacity(files.len());
+    let mut skipped_input: Vec<SkippedInput> = Vec::with_capacity(files.len());
     let mut kept = 0;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -95,12 +98,13 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
                     ));
                 }
                 let shown = display_path(&file.path);
-                file_warnings.push(
-                    file.unread_tools
-                        .warning(&shown, redaction)
-                        .into_iter()
-                        .collect(),
-                );
+                skipped_input.push(SkippedInput {
+                    files: 0,
+                    lines: file.skipped_lines.len(),
+                });
+                let mut own = file.skipped_lines;
+                own.extend(file.unread_tools.warning(&shown, redaction));
+                file_warnings.push(own);
                 skipped.push(None);
                 batches.push(one_batch(settings, file.batches));
                 let room = settings.failing_steps.saturating_sub(kept);
@@ -111,6 +115,14 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
             Err(e) if input.walked && e.is_not_traces() => {
                 file_warnings.push(Vec::new());
                 skipped.push(Some(e.short_reason()));
+                skipped_input.push(SkippedInput::default());
+                batches.push(empty());
+                failing_steps.push(Vec::new());
+            }
+            Err(e) if resolved.skip_bad_input => {
+                file_warnings.push(vec![e.skip_warning()]);
+                skipped.push(None);
+                skipped_input.push(SkippedInput { files: 1, lines: 0 });
                 batches.push(empty());
                 failing_steps.push(Vec::new());
             }
@@ -147,6 +159,7 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
             failing_steps,
             warnings: file_warnings,
             skipped,
+            skipped_input,
             judge_usage: None,
         },
         errors,
@@ -158,10 +171,15 @@ impl Produced {
     /// The report of what was produced.
     pub(crate) fn report(self, resolved: &Resolved) -> Report {
         let warnings = input_warnings(&self.warnings, &self.skipped);
+        let mut skipped = SkippedInput::default();
+        for file in &self.skipped_input {
+            skipped.add(*file);
+        }
         resolved.report(
             self.batches,
             self.failing_steps.into_iter().flatten().collect(),
             warnings,
+            skipped,
         )
     }
 }

@@ -1,0 +1,181 @@
+//! Reading a run again for what an explanation needs: the steps, answer and fired checks of the traces
+//! of some scenarios, checked as the run itself checks them.
+//!
+//! Files are read a batch at a time and each batch is checked with the run's settings; only the traces
+//! a caller keeps are handed on, so memory holds those and one batch. A trace several files of the run
+//! hold is merged and checked once every file is read, as `crate::pipeline` does it, so a trace is
+//! clean here exactly when it is clean in the run.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::align::{ResultClass, Step};
+use crate::error::InputError;
+use crate::ingest::{self, ReadOptions};
+use crate::pipeline::{RunSettings, run_batch};
+use crate::redact::Redaction;
+use crate::report::VerdictBatch;
+use crate::report::steps::{MAX_CHARS, StepView};
+use crate::table::columns::{Columns, opt};
+use crate::table::{TableOptions, TraceBatch};
+
+/// One trace as an explanation sees it.
+#[derive(Debug, Clone)]
+pub(crate) struct TraceView {
+    /// The scenario key, redacted as in the outputs.
+    pub scenario: String,
+    pub trace_id: String,
+    /// The checks that fired on it, in selection order, each with its (redacted) reason.
+    pub fired: Vec<(String, String)>,
+    /// Its steps as compared.
+    pub steps: Vec<Step>,
+    /// Its steps as shown: redacted, each field cut at [`MAX_CHARS`] characters.
+    pub shown: Vec<StepView>,
+    /// Its final answer, normalised for comparison; `None` when it gave none.
+    pub answer: Option<String>,
+    /// Its final answer as shown (redacted, cut); `None` when it gave none.
+    pub answer_shown: Option<String>,
+}
+
+impl TraceView {
+    /// Returns true if and only if no check fired on it.
+    pub(crate) fn clean(&self) -> bool {
+        self.fired.is_empty()
+    }
+}
+
+/// Which traces to keep: by redacted scenario key and whether a check fired on the trace.
+pub(crate) type Keep<'a> = dyn Fn(&str, bool) -> bool + Sync + 'a;
+
+/// Reads `files` as one run checked with `settings`, handing each trace `keep` accepts to `sink`, in
+/// run order (the traces merged across files last).
+pub(crate) fn read_run(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    keep: &Keep<'_>,
+    sink: &mut dyn FnMut(TraceView),
+) -> Result<(), InputError> {
+    let mut options = ReadOptions::new(
+        settings.format,
+        TableOptions {
+            root_attributes: settings.needs_root_attributes(),
+        },
+    );
+    let shared = shared_ids(files, &options)?;
+    if !shared.is_empty() {
+        options.hold = Some(Arc::new(shared));
+    }
+    let checked = |batch: TraceBatch| {
+        let verdicts = run_batch(&batch, settings);
+        views(&batch, &verdicts, settings, keep)
+    };
+    let mut held = Vec::new();
+    for (i, path) in files.iter().enumerate() {
+        let read = ingest::read_file(
+            path,
+            &options,
+            &checked,
+            &mut |views| {
+                views.into_iter().for_each(&mut *sink);
+                Ok(())
+            },
+            None,
+        )?;
+        if read.traces == 0 {
+            return Err(InputError::NoTraces(path.clone()));
+        }
+        held.extend(read.held.into_iter().map(|part| (i, part)));
+    }
+    if !held.is_empty() {
+        let merged = crate::identity::merge(held, files);
+        let mut builder = crate::table::TableBuilder::new(options.table);
+        for trace in &merged.traces {
+            builder.append(trace);
+        }
+        checked(builder.finish()).into_iter().for_each(sink);
+    }
+    Ok(())
+}
+
+/// The trace ids more than one of `files` holds.
+fn shared_ids(files: &[PathBuf], options: &ReadOptions) -> Result<HashSet<String>, InputError> {
+    if files.len() < 2 {
+        return Ok(HashSet::new());
+    }
+    let mut ids = crate::identity::SharedIds::default();
+    for (i, path) in files.iter().enumerate() {
+        ids.add(i, ingest::trace_ids(path, options)?);
+    }
+    Ok(ids.shared())
+}
+
+/// The views of the traces of `batch` that `keep` accepts.
+fn views(
+    batch: &TraceBatch,
+    verdicts: &VerdictBatch,
+    settings: &RunSettings,
+    keep: &Keep<'_>,
+) -> Vec<TraceView> {
+    let cols = Columns::new(batch);
+    let redaction = settings.redaction;
+    let names: Vec<&str> = settings.checks.iter().map(|c| c.name()).collect();
+    let mut out = Vec::new();
+    for (t, row) in cols.traces().zip(verdicts.rows()) {
+        if !keep(row.scenario(), row.failed()) {
+            continue;
+        }
+        let fired = names
+            .iter()
+            .zip(row.verdicts())
+            .filter(|(_, v)| v.detected)
+            .map(|(name, v)| (name.to_string(), v.reason.unwrap_or_default().to_string()))
+            .collect();
+        let spans = cols.span_rows(t).start;
+        let mut steps = Vec::new();
+        let mut shown = Vec::new();
+        for s in cols.step_rows(t) {
+            let tool = opt(cols.tool, s).unwrap_or("");
+            let arguments = opt(cols.arguments, s).unwrap_or("");
+            let result = opt(cols.result, s).unwrap_or("");
+            let span_failed = cols.step_span(s).is_some_and(|p| {
+                cols.status_code[spans + p] == 2 || opt(cols.span_error, spans + p).is_some()
+            });
+            let class = if span_failed || opt(cols.structural_error, s).is_some() {
+                ResultClass::Error
+            } else if cols.empty_result.value(s) {
+                ResultClass::Empty
+            } else {
+                ResultClass::Ok
+            };
+            steps.push(Step::new(tool, arguments, class));
+            shown.push(StepView {
+                tool: cut(tool, redaction, MAX_CHARS),
+                arguments: cut(arguments, redaction, MAX_CHARS),
+                result: cut(result, redaction, MAX_CHARS),
+                error: class == ResultClass::Error,
+            });
+        }
+        let answer = opt(cols.answer, t).filter(|a| !a.trim().is_empty());
+        out.push(TraceView {
+            scenario: row.scenario().to_string(),
+            trace_id: row.trace_id().to_string(),
+            fired,
+            steps,
+            shown,
+            answer: answer.map(super::align::normalise_text),
+            answer_shown: answer.map(|a| cut(a, redaction, MAX_CHARS)),
+        });
+    }
+    out
+}
+
+/// `text` masked, then cut to `max` characters with `…` (masking first, so a cut never leaves half a
+/// secret unmasked).
+pub(crate) fn cut(text: &str, redaction: Redaction, max: usize) -> String {
+    let masked = redaction.mask(text);
+    match masked.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &masked[..end]),
+        None => masked.into_owned(),
+    }
+}
