@@ -1,5 +1,6 @@
-//! Throughput of each stage of `faultgate check` (scan, open, decode into tables, checks) and of the
-//! whole path, on a ~50 MB OTLP/JSON export built in memory. Decoding and table building are one stage:
+//! Throughput of each stage of `faultgate check` (scan, open, the trace-id hashes of the identity rule,
+//! decode into tables, checks) and of the whole path, on a ~50 MB OTLP/JSON export built in memory.
+//! Decoding and table building are one stage:
 //! decoders append values straight into the Arrow builders.
 //!
 //! No benchmark framework: each stage runs `FG_BENCH_RUNS` times (default 5) and the median is
@@ -69,6 +70,26 @@ fn main() {
     row("open (scan + group by trace)", t_open, &export, true, true);
 
     let opened = ingest::open(path, &export.bytes, &options).expect("generated export opens");
+    // What the trace-identity rule costs a run that shares nothing: a hash of each trace id, taken
+    // from the index as the file is read, then one sort of the run's hashes.
+    let (t_ids, distinct) = time(runs, || {
+        let traces = opened.traces.as_ref();
+        let mut hashes: Vec<u64> = (0..traces.len())
+            .map(|t| ingest::id_hash(&traces.trace_id(t)))
+            .collect();
+        hashes.sort_unstable();
+        hashes.dedup();
+        hashes.len()
+    });
+    assert_eq!(distinct, export.traces, "id hashes: one per trace");
+    row(
+        "trace-id hashes (identity rule)",
+        t_ids,
+        &export,
+        false,
+        false,
+    );
+
     let (t_decode, batches) = time(runs, || {
         let mut batches = Vec::new();
         for_each_batch(path, opened.traces.as_ref(), &options, &|b| b, &mut |b| {

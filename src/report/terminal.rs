@@ -58,7 +58,7 @@ pub(crate) fn table(report: &Report, rows: TableRows) -> String {
     out.push('\n');
     out.push_str(&"-".repeat(header.chars().count()));
     out.push('\n');
-    let failed: std::collections::HashSet<&str> = match rows {
+    let failed: std::collections::HashSet<&str, foldhash::fast::RandomState> = match rows {
         TableRows::Failing => report.failed_traces().into_iter().collect(),
         _ => Default::default(),
     };
