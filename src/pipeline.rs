@@ -14,7 +14,9 @@
 //! are taken out of the files' results; once every part is in, they are merged and checked once
 //! ([`merge_shared_traces`]). A run that shares nothing pays for the hashes alone. A run with a judge
 //! lists every file's ids first instead (`ingest::trace_ids`) and keeps the shared parts whole as it
-//! reads them, so that no trace is judged and then taken back.
+//! reads them, so that no trace is judged and then taken back; so does a run that reads OTLP log
+//! records, once its first read shows it (a trace of log records alone is dropped, unhashed, by a
+//! file read on its own).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
