@@ -51,6 +51,8 @@ pub(crate) fn failing(
         if !row.failed() {
             continue;
         }
+        // A step names its span by position within the trace; the span columns are the batch's.
+        let spans = cols.span_rows(t).start;
         let rows = cols.step_rows(t);
         let total = rows.len();
         let steps = rows
@@ -59,7 +61,7 @@ pub(crate) fn failing(
                 tool: shown(opt(cols.tool, s).unwrap_or(""), redaction),
                 arguments: shown(opt(cols.arguments, s).unwrap_or(""), redaction),
                 result: shown(opt(cols.result, s).unwrap_or(""), redaction),
-                error: cols.step_span(s).is_some_and(|span| {
+                error: cols.step_span(s).map(|p| spans + p).is_some_and(|span| {
                     cols.status_code[span] == 2 || opt(cols.span_error, span).is_some()
                 }),
             })
@@ -129,6 +131,36 @@ mod tests {
             [12, 2]
         );
         assert!(steps_named("no steps here; step cap").is_empty());
+    }
+
+    #[test]
+    fn a_step_s_error_mark_reads_its_own_trace_s_span() {
+        let named = |spec: TraceSpec, id: &str| TraceRecord {
+            trace_id: id.to_string().into(),
+            ..spec.build()
+        };
+        let traces = [
+            named(
+                TraceSpec::new().span_with("fetch", "{}", "boom", |s| s.status_code = 2),
+                "first",
+            ),
+            named(
+                TraceSpec::new()
+                    .step("fetch", "{}", "ok")
+                    .span_with("fetch", "{}", "boom", |s| s.status_code = 2),
+                "second",
+            ),
+        ];
+        let batch = TraceBatch::build(&traces);
+        let cols = Columns::new(&batch);
+        let kept = failing(
+            &cols,
+            &verdicts(&["first", "second"], &[false, true]),
+            Redaction::Off,
+            10,
+        );
+        let marks: Vec<bool> = kept[0].steps.iter().map(|s| s.error).collect();
+        assert_eq!(marks, [false, true]);
     }
 
     #[test]
