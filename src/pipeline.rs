@@ -613,6 +613,9 @@ fn check_part(
                 latency_ms: measure(cols.latency_ms),
                 cost_usd: measure(cols.cost_usd),
             },
+            root_span_id: cols
+                .root(t)
+                .and_then(|root| opt(cols.span_id, cols.span_rows(t).start + root)),
         });
     }
     let columns: Vec<VerdictColumn> = settings

@@ -5,7 +5,9 @@
 //! `trace_id`, `scenario` (the written key, redacted when redaction is on), `raw_scenario` (the raw key,
 //! null unless the run keeps it for matching labels; never written out), `agent` (masked; null when the
 //! trace names none), `steps` (tool steps), `tokens`, `latency_ms`, `cost_usd` (null when not
-//! recorded), then for each active check in selection order `<check>.detected`, `<check>.confidence`
+//! recorded), `root_span_id` (the id of the trace's root span as its export spells it, so an
+//! evaluation event can be attached to that span; null when the trace has no root span or its format
+//! records no span ids, as benchmark logs do), then for each active check in selection order `<check>.detected`, `<check>.confidence`
 //! and `<check>.reason` (masked; null where the run did not keep it, see
 //! [`crate::checks::Reasons`]). A check selected twice gets `<check>#2.…` for its second columns.
 //!
@@ -26,7 +28,7 @@ use super::Measures;
 use crate::checks::VerdictColumn;
 
 /// Columns before the first check's.
-const TRACE_COLUMNS: usize = 8;
+const TRACE_COLUMNS: usize = 9;
 
 /// The schema of the verdict batches of a run with these active checks, in selection order.
 pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
@@ -41,6 +43,7 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         float("tokens"),
         float("latency_ms"),
         float("cost_usd"),
+        text("root_span_id", true),
     ];
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for name in checks {
@@ -77,6 +80,8 @@ pub(crate) struct TraceFields<'a> {
     pub agent: Option<&'a str>,
     pub steps: usize,
     pub measures: Measures,
+    /// The root span's id; `None` or empty when the trace has none.
+    pub root_span_id: Option<&'a str>,
 }
 
 /// Builds one verdict batch: the trace fields row by row, then one [`VerdictColumn`] per check.
@@ -90,6 +95,7 @@ pub(crate) struct VerdictBatchBuilder {
     tokens: Float64Builder,
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
+    root_span_id: LargeStringBuilder,
 }
 
 impl VerdictBatchBuilder {
@@ -106,6 +112,7 @@ impl VerdictBatchBuilder {
             tokens: Float64Builder::with_capacity(capacity),
             latency_ms: Float64Builder::with_capacity(capacity),
             cost_usd: Float64Builder::with_capacity(capacity),
+            root_span_id: text(),
         }
     }
 
@@ -121,6 +128,8 @@ impl VerdictBatchBuilder {
         self.tokens.append_option(trace.measures.tokens);
         self.latency_ms.append_option(trace.measures.latency_ms);
         self.cost_usd.append_option(trace.measures.cost_usd);
+        self.root_span_id
+            .append_option(trace.root_span_id.filter(|id| !id.is_empty()));
     }
 
     /// The batch, with the checks' columns in selection order.
@@ -139,6 +148,7 @@ impl VerdictBatchBuilder {
             Arc::new(self.tokens.finish()),
             Arc::new(self.latency_ms.finish()),
             Arc::new(self.cost_usd.finish()),
+            Arc::new(self.root_span_id.finish()),
         ];
         for check in checks {
             columns.extend(check.finish());
@@ -159,6 +169,7 @@ pub struct VerdictBatch {
     tokens: Float64Array,
     latency_ms: Float64Array,
     cost_usd: Float64Array,
+    root_span_id: LargeStringArray,
     detected: Vec<BooleanArray>,
     confidence: Vec<Float64Array>,
     reason: Vec<LargeStringArray>,
@@ -189,7 +200,7 @@ impl VerdictBatch {
         let width = batch.num_columns();
         if width < TRACE_COLUMNS || !(width - TRACE_COLUMNS).is_multiple_of(3) {
             return Err(ArrowError::SchemaError(format!(
-                "a verdict batch has 8 + 3 per check columns, not {width}"
+                "a verdict batch has {TRACE_COLUMNS} + 3 per check columns, not {width}"
             )));
         }
         let checks = (width - TRACE_COLUMNS) / 3;
@@ -211,6 +222,7 @@ impl VerdictBatch {
             tokens: typed(&batch, 5)?,
             latency_ms: typed(&batch, 6)?,
             cost_usd: typed(&batch, 7)?,
+            root_span_id: typed(&batch, 8)?,
             detected,
             confidence,
             reason,
@@ -301,6 +313,12 @@ impl<'a> Row<'a> {
         self.batch.steps.value(self.row)
     }
 
+    /// The id of the trace's root span; `None` when it has none (or its format records no span ids).
+    pub fn root_span_id(&self) -> Option<&'a str> {
+        let column = &self.batch.root_span_id;
+        column.is_valid(self.row).then(|| column.value(self.row))
+    }
+
     pub(crate) fn measures(&self) -> Measures {
         Measures {
             tokens: opt_f64(&self.batch.tokens, self.row),
@@ -356,6 +374,7 @@ mod tests {
                     tokens: Some(i as f64),
                     ..Measures::default()
                 },
+                root_span_id: (i % 2 == 0).then_some("00f067aa0ba902b7"),
                 ..TraceFields::default()
             });
             columns[0].sure(i % 3 == 0, format_args!("abstains {i}"));
@@ -422,6 +441,8 @@ mod tests {
             (Some("a"), None, 2)
         );
         assert_eq!(b.row(1).agent(), None, "an empty agent is null");
+        assert_eq!(row.root_span_id(), Some("00f067aa0ba902b7"));
+        assert_eq!(b.row(1).root_span_id(), None);
         assert_eq!(row.measures().tokens, Some(2.0));
         assert_eq!(
             row.verdicts().collect::<Vec<_>>(),
@@ -476,12 +497,12 @@ mod tests {
         let b = batch(0, 2);
         let narrow = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
             .unwrap();
         assert!(VerdictBatch::try_new(narrow).is_err());
         let swapped = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 9, 8, 10])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 9, 11])
             .unwrap();
         assert!(VerdictBatch::try_new(swapped).is_err());
     }
