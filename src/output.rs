@@ -46,6 +46,40 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
 }
 
+/// As [`write_atomic`], with the bytes streamed by `fill` (buffered) instead of held in memory: a
+/// regular target appears only once `fill` has finished, and a failing `fill` leaves it as it was.
+///
+/// # Errors
+///
+/// As [`write_atomic`], or `fill` failed.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let special = |meta: &fs::Metadata| {
+        let kind = meta.file_type();
+        kind.is_fifo() || kind.is_char_device()
+    };
+    let target = match fs::metadata(path) {
+        Ok(meta) if special(&meta) => {
+            let mut writer = io::BufWriter::new(OpenOptions::new().write(true).open(path)?);
+            fill(&mut writer)?;
+            return writer.flush();
+        }
+        _ => replaceable(path)?,
+    };
+    let dir = parent_of(&target)?;
+    let temp = temp_file_beside(&target)?;
+    let mut writer = io::BufWriter::new(temp);
+    fill(&mut writer)?;
+    let temp = writer
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)?;
+    temp.as_file().sync_all()?;
+    temp.persist(&target).map_err(|e| e.error)?;
+    File::open(&dir)?.sync_all()
+}
+
 /// Writes a FIFO or character device in place; refuses every other non-regular target.
 fn write_special(path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> io::Result<()> {
     let kind = meta.file_type();
@@ -353,6 +387,22 @@ mod tests {
                 .is_symlink()
         );
         assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+    }
+
+    #[test]
+    fn a_streamed_write_that_fails_leaves_the_target_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("events.json");
+        fs::write(&target, "old").unwrap();
+        let err = write_atomic_with(&target, failing_write).unwrap_err();
+        assert!(err.to_string().contains("No space"), "{err}");
+        assert_eq!(names(dir.path()), ["events.json"]);
+        assert_eq!(fs::read_to_string(&target).unwrap(), "old");
+        write_atomic_with(&target, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+        write_atomic_with(Path::new("/dev/null"), |w| w.write_all(b"x")).unwrap();
+        let err = write_atomic_with(dir.path(), |w| w.write_all(b"x")).unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
     }
 
     #[test]

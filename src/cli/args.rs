@@ -83,6 +83,22 @@ impl From<GateArg> for crate::gate::GateMode {
     }
 }
 
+/// `--otlp-protocol` encodings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OtlpProtocolArg {
+    Protobuf,
+    Json,
+}
+
+impl From<OtlpProtocolArg> for crate::report::otlp_events::send::Protocol {
+    fn from(arg: OtlpProtocolArg) -> Self {
+        match arg {
+            OtlpProtocolArg::Protobuf => Self::Protobuf,
+            OtlpProtocolArg::Json => Self::Json,
+        }
+    }
+}
+
 /// Flags shared by every command that runs checks.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct RunArgs {
@@ -204,6 +220,9 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "html" => "check: write a self-contained HTML report here",
         "color" => "check: colour the table (auto, always or never)",
         "table" => "check: which rows of the table to print (all, failing or none)",
+        "otlp_events" => "check: write the verdicts as OTLP/JSON evaluation events here",
+        "otlp_endpoint" => "check: post the evaluation events to this OTLP/HTTP receiver",
+        "otlp_protocol" => "check: how --otlp-endpoint encodes the events (protobuf or json)",
         "strict_band" => {
             "check: refuse the run (exit 2) when some of its scenarios are not in the band"
         }
@@ -300,6 +319,9 @@ pub(crate) struct CheckOutputs {
     /// Write a self-contained HTML report here.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    // Boxed: seldom given, and `check`'s flags are the largest variant of the commands.
+    #[command(flatten)]
+    pub otlp: Box<OtlpOutputs>,
     /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
     #[arg(long, requires = "band")]
     pub strict_band: bool,
@@ -312,6 +334,23 @@ pub(crate) struct CheckOutputs {
     /// rows under the header) or none; the summary and gate lines are always printed.
     #[arg(long, value_enum, default_value = "all", value_name = "ROWS")]
     pub table: Option<crate::report::terminal::TableRows>,
+}
+
+// `--otlp-events`, `--otlp-endpoint` and `--otlp-protocol`, for `check` and `merge`. No doc comment:
+// on a flattened struct it would become the command's about text.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct OtlpOutputs {
+    /// Write the verdicts as OpenTelemetry evaluation events (gen_ai.evaluation.result), one OTLP/JSON
+    /// logs export, here.
+    #[arg(long, value_name = "FILE")]
+    pub otlp_events: Option<PathBuf>,
+    /// Post the evaluation events to this OTLP/HTTP receiver (/v1/logs is added to a URL without a
+    /// path), gzip-compressed, retried on 408, 429, 5xx and failed connections.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+    /// How --otlp-endpoint encodes the events: protobuf (OTLP/HTTP's default) or json.
+    #[arg(long, value_enum, value_name = "PROTOCOL", requires = "otlp_endpoint")]
+    pub otlp_protocol: Option<OtlpProtocolArg>,
 }
 
 // `--trust` and `--min-kappa`, for `check` (with a band) and `baseline`. No doc comment: on a
@@ -424,7 +463,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 15, "{ids:?}");
+        assert_eq!(ids.len(), 18, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command

@@ -15,13 +15,16 @@ use crate::explain::{BaselineRun, Explained, Request};
 use crate::gate::{
     BandFile, GateMode, RunSummary, SetAside, Trust, evaluate_mode, evaluate_pass_k, ungated,
 };
+use crate::output::write_atomic_with;
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{gated_run_summary, pass_k_table};
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
-use crate::report::{audit, html, json, junit, markdown, parquet, repro, terminal, write_atomic};
+use crate::report::{
+    audit, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
+};
 
 impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
@@ -34,11 +37,15 @@ impl CheckOutputs {
         self.metric.as_deref() == Some("pass^k")
     }
 
-    /// The reasons these outputs print. The JSON report and verdicts.parquet print the reason of every
-    /// verdict, fired or not; Markdown and the audit folder those of verdicts that fired (JUnit and
+    /// The reasons these outputs print. The JSON report, verdicts.parquet and the evaluation events
+    /// print the reason of every verdict, fired or not; Markdown and the audit folder those of verdicts that fired (JUnit and
     /// HTML too); the terminal table and the gate none.
     fn reasons(&self) -> Reasons {
-        if self.json.is_some() || self.parquet.is_some() {
+        if self.json.is_some()
+            || self.parquet.is_some()
+            || self.otlp.otlp_events.is_some()
+            || self.otlp.otlp_endpoint.is_some()
+        {
             Reasons::All
         } else if self.markdown.is_some()
             || self.audit.is_some()
@@ -61,6 +68,8 @@ impl CheckOutputs {
             ("--parquet", self.parquet.is_some()),
             ("--junit", self.junit.is_some()),
             ("--html", self.html.is_some()),
+            ("--otlp-events", self.otlp.otlp_events.is_some()),
+            ("--otlp-endpoint", self.otlp.otlp_endpoint.is_some()),
             ("--pass-k", self.pass_k),
             ("--strict-band", self.strict_band),
         ]
@@ -188,6 +197,7 @@ impl RunCommand for Check<'_> {
             files: vec![
                 ("--json", outs.json.as_ref()),
                 ("--markdown", outs.markdown.as_ref()),
+                ("--otlp-events", outs.otlp.otlp_events.as_ref()),
             ],
             dirs: vec![
                 (
@@ -508,6 +518,25 @@ pub(crate) fn finish(
     if let Some(dir) = &outs.parquet {
         parquet::write_check(dir, &report, pass_k.is_some()).map_err(|e| write_err(&e))?;
         writeln!(out, "parquet written to {}", dir.display())?;
+    }
+    let events = otlp_events::Export {
+        report: &report,
+        gate: gate.as_ref().map(|(g, _)| g),
+    };
+    if let Some(path) = &outs.otlp.otlp_events {
+        write_atomic_with(path, |w| otlp_events::write_json(w, events))
+            .map_err(|e| write_err(&e))?;
+        writeln!(out, "otlp events written to {}", path.display())?;
+    }
+    if let Some(url) = &outs.otlp.otlp_endpoint {
+        let protocol = outs.otlp.otlp_protocol.map(Into::into).unwrap_or_default();
+        otlp_events::send::send(url, protocol, events, Default::default())
+            .map_err(|e| CliError::Invalid(e.to_string()))?;
+        writeln!(
+            out,
+            "otlp events sent to {}",
+            otlp_events::send::logs_url(url)
+        )?;
     }
     Ok(exit)
 }

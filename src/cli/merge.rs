@@ -68,7 +68,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
 /// Refuses flags that the partials' command does not take.
 fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
     let outs = &args.outputs;
-    let flags: [(&str, bool, &[&str]); 14] = [
+    let flags: [(&str, bool, &[&str]); 16] = [
         ("--json", outs.json.is_some(), &["check", "calibrate"]),
         ("--markdown", outs.markdown.is_some(), &["check"]),
         ("--audit", outs.audit.is_some(), &["check"]),
@@ -83,6 +83,12 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
         ),
         ("--junit", outs.junit.is_some(), &["check"]),
         ("--html", outs.html.is_some(), &["check"]),
+        ("--otlp-events", outs.otlp.otlp_events.is_some(), &["check"]),
+        (
+            "--otlp-endpoint",
+            outs.otlp.otlp_endpoint.is_some(),
+            &["check"],
+        ),
         ("--table", outs.table.is_some(), &["check"]),
         ("--out", args.out.is_some(), &["baseline"]),
         ("--per-scenario", args.per_scenario, &["baseline"]),

@@ -17,6 +17,7 @@ pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod markdown;
+pub(crate) mod otlp_events;
 pub(crate) mod parquet;
 pub(crate) mod replay;
 pub(crate) mod repro;
