@@ -113,18 +113,19 @@ fn label(fired: bool) -> Value<'static> {
 }
 
 impl<'a> Export<'a> {
-    /// Every record, in export order, made as it is asked for.
-    fn events(self) -> impl Iterator<Item = Event<'a>> {
-        let names: std::rc::Rc<[String]> = evaluation_names(self.report).into();
+    /// Every record, in export order, made as it is asked for; `names` are [`evaluation_names`].
+    fn events<'n>(self, names: &'n [String]) -> impl Iterator<Item = Event<'n>> + 'n
+    where
+        'a: 'n,
+    {
         let verdicts = self.report.rows().flat_map(move |row| {
             let trace_id = hex_id::<16>(row.trace_id());
             let span_id = row.root_span_id().and_then(hex_id::<8>);
-            let names = names.clone();
-            row.verdicts().enumerate().map(move |(k, verdict)| {
+            row.verdicts().zip(names).map(move |(verdict, name)| {
                 let mut attributes = vec![
                     (
                         "gen_ai.evaluation.name",
-                        Value::Str(Cow::Owned(names[k].clone())),
+                        Value::Str(Cow::Borrowed(name.as_str())),
                     ),
                     (
                         "gen_ai.evaluation.score.value",
@@ -286,7 +287,8 @@ pub(crate) fn write_json(out: &mut dyn Write, export: Export<'_>) -> io::Result<
         out,
         "}},\"scopeLogs\":[{{\"scope\":{{\"name\":\"{TOOL}\",\"version\":\"{VERSION}\"}},\"logRecords\":["
     )?;
-    for (i, event) in export.events().enumerate() {
+    let names = evaluation_names(export.report);
+    for (i, event) in export.events(&names).enumerate() {
         out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         write!(
             out,
@@ -352,8 +354,9 @@ fn field_head(out: &mut dyn Write, tag: u32, len: usize) -> io::Result<()> {
 ///
 /// Writing to `out` failed.
 pub(crate) fn write_protobuf(out: &mut dyn Write, export: Export<'_>) -> io::Result<()> {
+    let names = evaluation_names(export.report);
     let records: usize = export
-        .events()
+        .events(&names)
         .map(|event| field_len(pb_record(&event).encoded_len()))
         .sum();
     let resource = pb::Resource {
@@ -376,7 +379,7 @@ pub(crate) fn write_protobuf(out: &mut dyn Write, export: Export<'_>) -> io::Res
     field_head(out, 1, scope.len())?;
     out.write_all(&scope)?;
     let mut buffer = Vec::new();
-    for event in export.events() {
+    for event in export.events(&names) {
         let record = pb_record(&event);
         buffer.clear();
         field_head(&mut buffer, 2, record.encoded_len())?;
