@@ -627,3 +627,30 @@ fn a_receiver_that_keeps_failing_stops_the_run_naming_the_url() {
     );
     assert!(requests.recv_timeout(Duration::from_millis(300)).is_err());
 }
+
+#[test]
+fn the_reproduce_command_leaves_the_event_flags_out() {
+    let (url, requests) = receiver(vec![200], 1);
+    let dir = scratch();
+    let (md, events) = (dir.path().join("s.md"), dir.path().join("e.json"));
+    let out = faultgate(&[
+        "check",
+        "examples/traces.json",
+        "--markdown",
+        arg(&md),
+        "--otlp-events",
+        arg(&events),
+        "--otlp-endpoint",
+        &format!("{url}/v1/logs?token=secret"),
+        "--otlp-protocol",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(requests.recv_timeout(Duration::from_secs(30)).is_ok());
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("\nfaultgate check examples/traces.json\n"),
+        "{text}"
+    );
+    assert!(!text.contains("otlp") && !text.contains("secret"), "{text}");
+}

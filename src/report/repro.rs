@@ -40,7 +40,7 @@ pub(crate) const PIP_INSTALL: &str = concat!(
 
 /// Long flags (without `--`) whose values are where a run writes, or how it shows it (`color`,
 /// `table`); they never appear in the command.
-pub(crate) const OUTPUT_FLAGS: [&str; 12] = [
+pub(crate) const OUTPUT_FLAGS: [&str; 15] = [
     "json",
     "markdown",
     "audit",
@@ -49,6 +49,10 @@ pub(crate) const OUTPUT_FLAGS: [&str; 12] = [
     "judge-cache",
     "junit",
     "html",
+    // A receiver's URL may carry a token; reproducing the verdicts needs none of the three.
+    "otlp-events",
+    "otlp-endpoint",
+    "otlp-protocol",
     "color",
     "table",
     // A share of a run (`--shard`, `--partial`) is reproduced by the run over all of it.
