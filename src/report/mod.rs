@@ -20,6 +20,7 @@ pub(crate) mod markdown;
 pub(crate) mod parquet;
 pub(crate) mod replay;
 pub(crate) mod repro;
+pub mod spill;
 pub(crate) mod steps;
 pub(crate) mod terminal;
 pub(crate) mod verdicts;
