@@ -119,6 +119,48 @@ fn the_table_and_summary_written_from_the_spill_are_those_of_the_run_read_whole(
     }
 }
 
+#[test]
+fn the_json_report_written_from_the_spill_is_the_bytes_of_the_run_read_whole_at_any_thread_count() {
+    let dir = scratch();
+    let a = write_traces(&dir.path().join("a.jsonl"), 0, 700);
+    let b = write_traces(&dir.path().join("b.jsonl"), 700, 900);
+    let clean = dir.path().join("clean.jsonl");
+    std::fs::write(&clean, small_trace(&format!("{:032x}", 7), 0)).unwrap();
+    let mut reports = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let run = |files: &[&str], name: &str, whole: bool| {
+            let json = dir.path().join(name);
+            let md = dir.path().join("report.md");
+            let mut args = vec!["check", "--table", "none"];
+            args.extend(files);
+            args.extend(["--json", arg(&json)]);
+            if whole {
+                // The Markdown report needs the whole run: the JSON report is then written from it.
+                args.extend(["--markdown", arg(&md)]);
+            }
+            let got = command(dir.path())
+                .args(&args)
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .unwrap();
+            assert!(got.status.code().is_some_and(|c| c < 2), "{}", stderr(&got));
+            std::fs::read(&json).unwrap()
+        };
+        for files in [vec![arg(&a), arg(&b)], vec![arg(&clean)]] {
+            let streamed = run(&files, "streamed.json", false);
+            let whole = run(&files, "whole.json", true);
+            assert_eq!(
+                String::from_utf8(streamed.clone()).unwrap(),
+                String::from_utf8(whole).unwrap(),
+                "{files:?}, {threads} thread(s)"
+            );
+            reports.push(streamed);
+        }
+    }
+    assert!(reports.iter().step_by(2).all(|r| r == &reports[0]));
+    assert!(String::from_utf8_lossy(&reports[1]).contains("\"failed_traces\": []"));
+}
+
 /// The spill files the process `pid` holds open: (the path it was created at, whether it is unlinked).
 fn open_files_in(pid: u32, dir: &Path) -> Vec<(String, bool)> {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {

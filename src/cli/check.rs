@@ -15,6 +15,7 @@ use crate::explain::{BaselineRun, Explained, Request};
 use crate::gate::{
     BandFile, GateMode, RunSummary, SetAside, Trust, evaluate_mode, evaluate_pass_k, ungated,
 };
+use crate::output::write_atomic_with;
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::explanation;
@@ -30,12 +31,11 @@ impl CheckOutputs {
         self.gate.map(GateMode::from).unwrap_or_default()
     }
 
-    /// Returns true if and only if these outputs need every row of the run at once: each output file,
-    /// the gate, pass^k, and coloured cells (only the uncoloured table and summary are written from a
-    /// spill as it is read back).
+    /// Returns true if and only if these outputs need every row of the run at once: each output file
+    /// but the JSON report, the gate, pass^k, and coloured cells (the uncoloured table, the summary
+    /// and the JSON report are written from a spill as it is read back).
     fn need_whole_run(&self, report: &Report) -> bool {
         [
-            &self.json,
             &self.markdown,
             &self.audit,
             &self.band,
@@ -515,8 +515,21 @@ pub(crate) fn finish(
             explanations: explanations.map(<[_]>::to_vec),
             ..json::report(&report)
         };
-        let text = format::to_pretty(&doc);
-        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+        match &streamed {
+            Some((spilled, counts)) => {
+                let doc = JsonReport {
+                    traces: counts.traces,
+                    fired: counts.fired_by_name(&report).into_iter().collect(),
+                    ..doc
+                };
+                write_atomic_with(path, |out| json::write_spilled(out, doc, &report, spilled))
+                    .map_err(|e| write_err(&e))?;
+            }
+            None => {
+                let text = format::to_pretty(&doc);
+                write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+            }
+        }
         writeln!(out, "report written to {}", path.display())?;
     }
     let command = command.as_str();
