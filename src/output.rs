@@ -30,18 +30,32 @@ use std::path::{Path, PathBuf};
 ///
 /// The target is not something that can be written safely, or an I/O step failed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// As [`write_atomic`], with the bytes written by `write` as it makes them (an output written from
+/// the verdict spill, too large to hold whole): the temporary file is renamed into place only once
+/// `write` succeeded.
+///
+/// # Errors
+///
+/// The target is not something that can be written safely, an I/O step failed, or `write` did.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => match fs::metadata(path) {
-            Ok(target) if target.is_file() => replace(&fs::canonicalize(path)?, bytes),
-            Ok(target) => write_special(path, &target, bytes),
+            Ok(target) if target.is_file() => replace(&fs::canonicalize(path)?, write),
+            Ok(target) => write_special(path, &target, write),
             Err(_) => Err(io::Error::other(format!(
                 "{} is a dangling symlink; refusing to write through it",
                 path.display()
             ))),
         },
-        Ok(meta) if meta.is_file() => replace(path, bytes),
-        Ok(meta) => write_special(path, &meta, bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => replace(path, bytes),
+        Ok(meta) if meta.is_file() => replace(path, write),
+        Ok(meta) => write_special(path, &meta, write),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => replace(path, write),
         Err(e) => Err(e),
     }
 }
@@ -81,11 +95,16 @@ pub(crate) fn write_atomic_with(
 }
 
 /// Writes a FIFO or character device in place; refuses every other non-regular target.
-fn write_special(path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> io::Result<()> {
+fn write_special(
+    path: &Path,
+    meta: &fs::Metadata,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     let kind = meta.file_type();
     if kind.is_fifo() || kind.is_char_device() {
-        let mut file = OpenOptions::new().write(true).open(path)?;
-        return file.write_all(bytes);
+        let mut file = io::BufWriter::new(OpenOptions::new().write(true).open(path)?);
+        write(&mut file)?;
+        return file.flush();
     }
     let what = if kind.is_dir() {
         "a directory"
@@ -103,10 +122,13 @@ fn write_special(path: &Path, meta: &fs::Metadata, bytes: &[u8]) -> io::Result<(
 }
 
 /// Replaces the regular file (or missing file) at `path` through an exclusive temp file.
-fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let dir = parent_of(path)?;
     let mut temp = temp_file_beside(path)?;
-    temp.write_all(bytes)?;
+    let mut buffered = io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
+    write(&mut buffered)?;
+    buffered.flush()?;
+    drop(buffered);
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
     // The rename is durable only once the directory entry is.

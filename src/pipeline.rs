@@ -31,6 +31,7 @@ use crate::ingest::{self, Format, ReadOptions};
 use crate::judge::Judge;
 use crate::redact::Redaction;
 use crate::report::Measures;
+use crate::report::spill::{SpilledFile, VerdictSpill};
 use crate::report::steps::{self, TraceSteps};
 use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
 use crate::table::columns::{Columns, opt};
@@ -87,8 +88,10 @@ impl RunSettings {
 pub struct FileResults {
     /// The file the results come from.
     pub path: PathBuf,
-    /// One verdict batch per chunk of the file, in order.
+    /// One verdict batch per chunk of the file, in order (none when the run spills them).
     pub batches: Vec<VerdictBatch>,
+    /// Where the file's verdict batches are, when the run spills them ([`run_files_spilled`]).
+    pub spilled: Option<SpilledFile>,
     /// Traces with no prompt, answer, arguments or results.
     pub without_content: usize,
     /// Traces that show tool activity but yield no tool step.
@@ -113,6 +116,10 @@ impl FileResults {
     /// them were taken out: the next failing traces' steps were not kept, and the file must be read
     /// again.
     fn take_out(&mut self, ids: &HashSet<String>, limit: usize) -> bool {
+        if let Some(spilled) = &mut self.spilled {
+            // Spilled rows are left out as they are read back.
+            spilled.dropped.extend(ids.iter().cloned());
+        }
         for batch in &mut self.batches {
             if !batch.rows().any(|r| ids.contains(r.trace_id())) {
                 continue;
@@ -184,6 +191,16 @@ pub fn run_files(
     files: &[PathBuf],
     settings: &RunSettings,
 ) -> Vec<Result<FileResults, InputError>> {
+    run_files_spilled(files, settings, None)
+}
+
+/// As [`run_files`], with each finished verdict batch appended to `spill` instead of kept in memory:
+/// each file's results say where its batches are ([`FileResults::spilled`]).
+pub fn run_files_spilled(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    spill: Option<&VerdictSpill>,
+) -> Vec<Result<FileResults, InputError>> {
     let schema = settings.verdict_schema();
     let parallel = rayon::current_num_threads().max(1) * 2;
     let options = read_options(settings);
@@ -196,10 +213,11 @@ pub fn run_files(
             hold: (!shared.is_empty()).then(|| std::sync::Arc::new(shared)),
             ..options
         };
-        return read_files(files, settings, &options, &schema, 1, refused).0;
+        return read_files(files, settings, &options, &schema, 1, refused, spill).0;
     }
     let refused = files.iter().map(|_| None).collect();
-    let (mut out, hashes) = read_files(files, settings, &options, &schema, parallel, refused);
+    let (mut out, hashes) =
+        read_files(files, settings, &options, &schema, parallel, refused, spill);
     if files.len() < 2 {
         return out;
     }
@@ -219,9 +237,9 @@ pub fn run_files(
             progress: None,
             ..options
         };
-        return read_files(files, settings, &options, &schema, parallel, refused).0;
+        return read_files(files, settings, &options, &schema, parallel, refused, spill).0;
     }
-    hold_shared_traces(files, settings, &schema, &mut out, hashes);
+    hold_shared_traces(files, settings, &schema, &mut out, hashes, spill);
     out
 }
 
@@ -234,6 +252,7 @@ fn read_files(
     schema: &SchemaRef,
     group: usize,
     mut refused: Vec<Option<InputError>>,
+    spill: Option<&VerdictSpill>,
 ) -> (Vec<Result<FileResults, InputError>>, Vec<Vec<u64>>) {
     let mut out = Vec::with_capacity(files.len());
     let mut hashes = Vec::with_capacity(files.len());
@@ -252,7 +271,7 @@ fn read_files(
                 }
                 None => {
                     let mut ids = Vec::new();
-                    let result = run_file(path, settings, options, schema, Some(&mut ids));
+                    let result = run_file(path, settings, options, schema, Some(&mut ids), spill);
                     (result, ids)
                 }
             })
@@ -276,6 +295,7 @@ fn hold_shared_traces(
     schema: &SchemaRef,
     out: &mut [Result<FileResults, InputError>],
     hashes: Vec<Vec<u64>>,
+    spill: Option<&VerdictSpill>,
 ) {
     let mut all: Vec<(u64, usize)> = Vec::new();
     for (file, mut listed) in hashes.into_iter().enumerate() {
@@ -369,7 +389,7 @@ fn hold_shared_traces(
     };
     let reread: Vec<Result<FileResults, InputError>> = again
         .par_iter()
-        .map(|&file| run_file(&files[file], settings, &options, schema, None))
+        .map(|&file| run_file(&files[file], settings, &options, schema, None, spill))
         .collect();
     for (file, result) in again.into_iter().zip(reread) {
         out[file] = result;
@@ -491,8 +511,10 @@ fn run_file(
     options: &ReadOptions,
     schema: &SchemaRef,
     ids: Option<&mut Vec<u64>>,
+    spill: Option<&VerdictSpill>,
 ) -> Result<FileResults, InputError> {
     let mut batches = Vec::new();
+    let mut spilled = spill.map(|_| SpilledFile::default());
     let mut without_content = 0;
     let mut unread_tools = UnreadTools::default();
     let mut failing_steps = Vec::new();
@@ -516,7 +538,13 @@ fn run_file(
         &mut |(empty, unread, verdicts, steps)| {
             without_content += empty;
             unread_tools.add(unread);
-            batches.push(verdicts);
+            match (spill, &mut spilled) {
+                (Some(spill), Some(spilled)) => {
+                    // A failed append is reported when the spill is finished, after the read.
+                    spilled.batches.extend(spill.append(&verdicts));
+                }
+                _ => batches.push(verdicts),
+            }
             let room = settings.failing_steps.saturating_sub(failing_steps.len());
             failing_steps.extend(steps.into_iter().take(room));
             Ok(())
@@ -530,6 +558,7 @@ fn run_file(
     Ok(FileResults {
         path: path.to_path_buf(),
         batches,
+        spilled,
         without_content,
         unread_tools,
         failing_steps,
@@ -821,7 +850,7 @@ mod tests {
                 ..read_options(&settings)
             };
             let schema = settings.verdict_schema();
-            let want = read_files(&files, &settings, &options, &schema, 2, refused).0;
+            let want = read_files(&files, &settings, &options, &schema, 2, refused, None).0;
             let got = run_files(&files, &settings);
             assert_eq!(kept(&got), kept(&want), "steps of {limit} failing traces");
             if limit > 0 {

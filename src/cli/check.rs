@@ -22,6 +22,7 @@ use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{gated_run_summary, pass_k_table};
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
+use crate::report::spill::SpilledRun;
 use crate::report::{
     audit, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
 };
@@ -30,6 +31,28 @@ impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
     fn mode(&self) -> GateMode {
         self.gate.map(GateMode::from).unwrap_or_default()
+    }
+
+    /// Returns true if and only if these outputs need every row of the run at once: each output file
+    /// but the JSON report (the evaluation events too), the gate, pass^k, and coloured cells (the uncoloured table, the summary
+    /// and the JSON report are written from a spill as it is read back).
+    fn need_whole_run(&self, report: &Report) -> bool {
+        [
+            &self.markdown,
+            &self.audit,
+            &self.band,
+            &self.parquet,
+            &self.junit,
+            &self.html,
+        ]
+        .iter()
+        .any(|o| o.is_some())
+            || self.otlp.otlp_events.is_some()
+            || self.otlp.otlp_endpoint.is_some()
+            || self.pass_k
+            || self.pass_k_metric()
+            || report.checks.iter().any(|c| c.role.outcome_block)
+            || crate::report::colour::enabled(self.color)
     }
 
     /// `--metric pass^k`: the band gate compares pass^k instead of the clean rate.
@@ -121,7 +144,10 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
 
 /// What finishing a check needs besides the output flags: the run's report and what named it.
 pub(crate) struct Finish<'a> {
+    /// The run's report; its batches are empty when the verdicts were spilled.
     pub report: Report,
+    /// The run's verdicts, when they were spilled: read back as the outputs need them.
+    pub spilled: Option<SpilledRun>,
     pub judge_usage: Option<Usage>,
     /// The reproduce command.
     pub command: String,
@@ -228,7 +254,8 @@ impl RunCommand for Check<'_> {
     }
 
     fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
-        let produced = run.produce(run.share())?;
+        let mut produced = run.produce_spilled(run.share())?;
+        let spilled = produced.spilled.take();
         let command = self.repro();
         let audit_inputs = if self.args.outputs.audit.is_some() {
             audit_inputs(self.args)?
@@ -254,6 +281,7 @@ impl RunCommand for Check<'_> {
             &gating,
             Finish {
                 report: produced.report(run.resolved),
+                spilled,
                 judge_usage,
                 command,
                 audit_inputs,
@@ -324,13 +352,33 @@ pub(crate) fn finish(
     run: Finish,
 ) -> Result<ExitStatus, CliError> {
     let Finish {
-        report,
+        mut report,
+        spilled,
         judge_usage,
         command,
         audit_inputs,
         started,
         explain,
     } = run;
+    let spill_error = |e: crate::report::spill::SpillError| CliError::Invalid(e.to_string());
+    // A spilled run is counted in one pass and its table written in another; outputs that need every
+    // row at once read it back whole.
+    let streamed = match spilled {
+        Some(spilled) if !outs.need_whole_run(&report) => {
+            match terminal::SpilledCounts::of(&report, &spilled).map_err(spill_error)? {
+                Some(counts) => Some((spilled, counts)),
+                None => {
+                    report.batches = spilled.load().map_err(spill_error)?;
+                    None
+                }
+            }
+        }
+        Some(spilled) => {
+            report.batches = spilled.load().map_err(spill_error)?;
+            None
+        }
+        None => None,
+    };
     let band = &gating.band;
     // The checks --trust sets aside: they stay in every table and count, not in the gate.
     let set_aside: Vec<SetAside> = gating
@@ -352,22 +400,33 @@ pub(crate) fn finish(
     let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     let rows = outs.table.unwrap_or_default();
-    let table = terminal::table(&report, rows);
-    if crate::report::colour::enabled(outs.color) {
-        write!(out, "{}", crate::report::colour::colour_table(&table))?;
+    if let Some((spilled, counts)) = &streamed {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows)?;
+        buffered.flush()?;
     } else {
-        write!(out, "{table}")?;
+        let table = terminal::table(&report, rows);
+        if crate::report::colour::enabled(outs.color) {
+            write!(out, "{}", crate::report::colour::colour_table(&table))?;
+        } else {
+            write!(out, "{table}")?;
+        }
     }
     // The blank line separates the table from the summary; without a table the summary comes first.
     if rows != terminal::TableRows::None {
         writeln!(out)?;
     }
-    writeln!(
-        out,
-        "{} · {}s",
-        terminal::summary(&report),
-        fmt_fixed(elapsed, 1)
-    )?;
+    let summary_line = match &streamed {
+        Some((_, counts)) => terminal::summary_of(
+            &report,
+            counts.failed,
+            counts.traces,
+            &counts.fired_by_name(&report),
+        ),
+        None => terminal::summary(&report),
+    };
+    writeln!(out, "{summary_line} · {}s", fmt_fixed(elapsed, 1))?;
+    // A streamed run has no outcome check (it would need the whole run).
     let outcome = report.outcome_summary();
     if let Some(o) = &outcome {
         let rate = if o.judged > 0 {
@@ -394,7 +453,11 @@ pub(crate) fn finish(
     if let Some(table) = &pass_k {
         writeln!(out, "{}", pass_k_line(table))?;
     }
-    let mut exit = ExitStatus::fail_if(!report.failed_traces().is_empty());
+    let failed = match &streamed {
+        Some((_, counts)) => counts.failed,
+        None => report.failed_traces().len(),
+    };
+    let mut exit = ExitStatus::fail_if(failed > 0);
     let band_gate_for_metric =
         |band: &BandFile, summary: &RunSummary| match (outs.pass_k_metric(), &outs.band) {
             (true, Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
@@ -463,8 +526,21 @@ pub(crate) fn finish(
             explanations: explanations.map(<[_]>::to_vec),
             ..json::report(&report)
         };
-        let text = format::to_pretty(&doc);
-        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+        match &streamed {
+            Some((spilled, counts)) => {
+                let doc = JsonReport {
+                    traces: counts.traces,
+                    fired: counts.fired_by_name(&report).into_iter().collect(),
+                    ..doc
+                };
+                write_atomic_with(path, |out| json::write_spilled(out, doc, &report, spilled))
+                    .map_err(|e| write_err(&e))?;
+            }
+            None => {
+                let text = format::to_pretty(&doc);
+                write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+            }
+        }
         writeln!(out, "report written to {}", path.display())?;
     }
     let command = command.as_str();

@@ -186,6 +186,7 @@ fn merge_check(
                 },
                 ..report_of(partial, None)
             },
+            spilled: None,
             judge_usage: partial.manifest.judge_usage,
             command,
             audit_inputs,

@@ -10,6 +10,7 @@ use super::format::{
     OutcomeBlock, PairedBlock, PassKBlock, TraceMeasures,
 };
 use super::gate_lines;
+use super::spill::{SpillError, SpilledRun};
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
@@ -69,6 +70,173 @@ pub(crate) fn report(report: &Report) -> JsonReport {
         pass_k: None,
         gate: None,
         explanations: None,
+    }
+}
+
+/// The per-trace lists of a report written from the spill: a placeholder entry stands for each in
+/// the report's text, and is replaced by the entries as they are read back.
+const PLACEHOLDER: &str = "faultgate.spilled.placeholder";
+
+/// Writes the JSON report of a spilled run: the bytes [`format::to_pretty`] gives for `doc` with its
+/// `failed_traces`, `measures` and `results` filled from `spilled`, written as they are read back, a
+/// batch at a time. `doc` holds the rest (its per-trace lists are ignored); each trace id is one row
+/// of the spill (see [`super::terminal::SpilledCounts`]).
+///
+/// # Errors
+///
+/// The spill cannot be read back, or `out` cannot be written.
+pub(crate) fn write_spilled(
+    out: &mut dyn std::io::Write,
+    doc: JsonReport,
+    report: &Report,
+    spilled: &SpilledRun,
+) -> std::io::Result<()> {
+    let placeholder_result = CheckResult {
+        trace_id: PLACEHOLDER.to_string(),
+        scenario: String::new(),
+        check: String::new(),
+        detected: false,
+        confidence: 0.0,
+        reason: String::new(),
+    };
+    let placeholder_measures = TraceMeasures {
+        tokens: None,
+        latency_ms: None,
+        cost_usd: None,
+    };
+    let text = format::to_pretty(&JsonReport {
+        failed_traces: vec![PLACEHOLDER.to_string()],
+        measures: [(PLACEHOLDER, placeholder_measures)].into_iter().collect(),
+        results: vec![placeholder_result.clone()],
+        ..doc
+    });
+    // Each list as the whole report writes it with the placeholder alone, cut out of the text.
+    let lists = [
+        list(&[format::to_pretty(PLACEHOLDER)], '[', ']'),
+        list(&[member(PLACEHOLDER, &placeholder_measures)], '{', '}'),
+        list(&[format::to_pretty(&placeholder_result)], '[', ']'),
+    ];
+    let mut rest = text.as_str();
+    let mut cut = Vec::with_capacity(3);
+    for placeholder in &lists {
+        let at = rest.find(placeholder.as_str()).ok_or_else(|| {
+            std::io::Error::other("the JSON report's lists are not where the spill writes them")
+        })?;
+        cut.push(&rest[..at]);
+        rest = &rest[at + placeholder.len()..];
+    }
+    let io = |e: SpillError| match e {
+        SpillError::Io(e) => e,
+        other => std::io::Error::other(other),
+    };
+    let mut entries = ListWriter::default();
+    // `failed_traces`: ids of traces where any check fired.
+    out.write_all(cut[0].as_bytes())?;
+    entries.begin('[');
+    spilled
+        .for_each_batch(|batch| {
+            for row in batch.rows().filter(super::Row::failed) {
+                entries.push(out, &format::to_pretty(row.trace_id()))?;
+            }
+            Ok::<(), SpillError>(())
+        })
+        .map_err(io)?;
+    entries.end(out)?;
+    // `measures`: each trace id's measures.
+    out.write_all(cut[1].as_bytes())?;
+    entries.begin('{');
+    spilled
+        .for_each_batch(|batch| {
+            for row in batch.rows() {
+                let m = row.measures();
+                let measures = TraceMeasures {
+                    tokens: m.tokens,
+                    latency_ms: m.latency_ms,
+                    cost_usd: m.cost_usd,
+                };
+                entries.push(out, &member(row.trace_id(), &measures))?;
+            }
+            Ok::<(), SpillError>(())
+        })
+        .map_err(io)?;
+    entries.end(out)?;
+    // `results`: one per trace and check.
+    out.write_all(cut[2].as_bytes())?;
+    entries.begin('[');
+    spilled
+        .for_each_batch(|batch| {
+            for row in batch.rows() {
+                for (check, v) in report.checks.iter().zip(row.verdicts()) {
+                    let result = CheckResult {
+                        trace_id: row.trace_id().to_string(),
+                        scenario: row.scenario().to_string(),
+                        check: check.name.clone(),
+                        detected: v.detected,
+                        confidence: round_half_even(v.confidence, 4),
+                        reason: v.reason.unwrap_or_default().to_string(),
+                    };
+                    entries.push(out, &format::to_pretty(&result))?;
+                }
+            }
+            Ok::<(), SpillError>(())
+        })
+        .map_err(io)?;
+    entries.end(out)?;
+    out.write_all(rest.as_bytes())
+}
+
+/// `"key": value` as an object member one level in writes it (before the list's indent).
+fn member<T: serde::Serialize>(key: &str, value: &T) -> String {
+    format!("{}: {}", format::to_pretty(key), format::to_pretty(value))
+}
+
+/// A list (or object) one level into the report, of these entries each written at depth 0.
+fn list(entries: &[String], open: char, close: char) -> String {
+    if entries.is_empty() {
+        return format!("{open}{close}");
+    }
+    let inner: Vec<String> = entries.iter().map(|e| indented(e)).collect();
+    format!("{open}\n{}\n {close}", inner.join(",\n"))
+}
+
+/// An entry written at depth 0, moved to depth 2 (one space a level).
+fn indented(entry: &str) -> String {
+    format!("  {}", entry.replace('\n', "\n  "))
+}
+
+/// A list being written entry by entry, as [`list`] writes it whole.
+#[derive(Default)]
+struct ListWriter {
+    close: char,
+    open: char,
+    written: usize,
+}
+
+impl ListWriter {
+    fn begin(&mut self, open: char) {
+        self.open = open;
+        self.close = if open == '[' { ']' } else { '}' };
+        self.written = 0;
+    }
+
+    fn push(&mut self, out: &mut dyn std::io::Write, entry: &str) -> Result<(), SpillError> {
+        let lead = if self.written == 0 {
+            format!("{}\n", self.open)
+        } else {
+            ",\n".to_string()
+        };
+        out.write_all(lead.as_bytes())?;
+        out.write_all(indented(entry).as_bytes())?;
+        self.written += 1;
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if self.written == 0 {
+            write!(out, "{}{}", self.open, self.close)
+        } else {
+            write!(out, "\n {}", self.close)
+        }
     }
 }
 
@@ -189,6 +357,76 @@ mod tests {
     use super::*;
     use crate::gate::fixtures::{self, all_clean_band, glm_band, with_failures};
     use crate::gate::{GateMode, evaluate, evaluate_mode};
+
+    #[test]
+    fn a_report_written_from_the_spill_is_the_bytes_of_the_report_in_memory() {
+        use crate::checks::{Gating, Reasons, VerdictColumn};
+        use crate::redact::Redaction;
+        use crate::report::spill::{SpilledFile, SpilledRun, VerdictSpill};
+        use crate::report::verdicts::{TraceFields, VerdictBatch, VerdictBatchBuilder, schema};
+        use crate::report::{Measures, ReportCheck};
+        let names = ["abstention", "policy", "abstention"];
+        let batch = |from: usize, to: usize, fire: bool| -> VerdictBatch {
+            let mut builder = VerdictBatchBuilder::new(schema(&names), to - from);
+            let column = || VerdictColumn::new(to - from, Reasons::All, Redaction::Off);
+            let mut columns = vec![column(), column(), column()];
+            for i in from..to {
+                builder.push_trace(&TraceFields {
+                    trace_id: &format!("t\u{e9}{i}"),
+                    scenario: &format!("s \"{}\"", i % 2),
+                    steps: i,
+                    measures: Measures {
+                        tokens: (i % 2 == 0).then_some(i as f64 * 1.5),
+                        latency_ms: Some(0.1 * i as f64),
+                        cost_usd: None,
+                    },
+                    ..TraceFields::default()
+                });
+                columns[0].push(fire && i % 3 == 0, 0.123_456, "abstains \"here\"\n");
+                columns[1].push(fire && i == 5, 1.0 / 3.0, "");
+                columns[2].push(false, 0.0, "never");
+            }
+            builder.finish(columns).expect("verdict batch")
+        };
+        for fire in [true, false] {
+            let batches = vec![batch(0, 3, fire), batch(3, 7, fire)];
+            let whole = Report {
+                judge: "none".into(),
+                checks: names
+                    .iter()
+                    .map(|n| ReportCheck::rule(n, Gating::CleanRate))
+                    .collect(),
+                redaction: "off".into(),
+                batches: batches.clone(),
+                input_warnings: vec!["a warning".into()],
+                failing_steps: Vec::new(),
+                skipped_input: Default::default(),
+            };
+            let spill = VerdictSpill::new(&schema(&names)).unwrap();
+            let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
+            let spilled = SpilledRun {
+                verdicts: spill.finish().unwrap(),
+                files: vec![SpilledFile {
+                    batches: indices,
+                    dropped: Default::default(),
+                }],
+            };
+            let empty = Report {
+                batches: Vec::new(),
+                ..whole.clone()
+            };
+            let doc = JsonReport {
+                traces: 7,
+                fired: whole.fired().into_iter().collect(),
+                ..report(&empty)
+            };
+            let mut out = Vec::new();
+            write_spilled(&mut out, doc, &empty, &spilled).unwrap();
+            let expected = format::to_pretty(&report(&whole));
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "fired: {fire}");
+            assert_eq!(expected.contains("\"failed_traces\": []"), !fire);
+        }
+    }
 
     fn value(gate: &Gate) -> Value {
         serde_json::to_value(super::gate(gate)).unwrap()

@@ -1,6 +1,10 @@
 //! The terminal table and summary line of `check`.
 
+use std::hash::BuildHasher;
+use std::io::Write;
+
 use super::Report;
+use super::spill::{SpillError, SpilledRun};
 use crate::compat::fmt::push_fixed;
 
 fn pad(text: &str, width: usize) -> String {
@@ -37,27 +41,8 @@ pub(crate) fn table(report: &Report, rows: TableRows) -> String {
         return String::new();
     }
     let ids = report.trace_ids();
-    let width = ids
-        .iter()
-        .map(|id| id.chars().count().min(12))
-        .max()
-        .unwrap_or(0)
-        .max(5);
-    let mut header = pad("trace", width);
-    header.push_str("  ");
-    header.push_str(
-        &report
-            .checks
-            .iter()
-            .map(|c| pad(&c.name, 16))
-            .collect::<Vec<_>>()
-            .join("  "),
-    );
-    let mut out = String::new();
-    out.push_str(&header);
-    out.push('\n');
-    out.push_str(&"-".repeat(header.chars().count()));
-    out.push('\n');
+    let width = id_width(ids.iter().copied());
+    let mut out = header(report, width);
     let failed: std::collections::HashSet<&str, foldhash::fast::RandomState> = match rows {
         TableRows::Failing => report.failed_traces().into_iter().collect(),
         _ => Default::default(),
@@ -100,6 +85,142 @@ pub(crate) fn table(report: &Report, rows: TableRows) -> String {
     out
 }
 
+/// Width of the trace-id column: the longest id, cut to 12 characters, and at least `trace`'s.
+fn id_width<'a>(ids: impl IntoIterator<Item = &'a str>) -> usize {
+    ids.into_iter()
+        .map(|id| id.chars().count().min(12))
+        .max()
+        .unwrap_or(0)
+        .max(5)
+}
+
+/// The header and rule lines of the table.
+fn header(report: &Report, width: usize) -> String {
+    let mut header = pad("trace", width);
+    header.push_str("  ");
+    header.push_str(
+        &report
+            .checks
+            .iter()
+            .map(|c| pad(&c.name, 16))
+            .collect::<Vec<_>>()
+            .join("  "),
+    );
+    let mut out = String::new();
+    out.push_str(&header);
+    out.push('\n');
+    out.push_str(&"-".repeat(header.chars().count()));
+    out.push('\n');
+    out
+}
+
+/// What the table and the summary line need from a spilled run, counted in one pass over it: a run
+/// whose trace ids are all distinct (each trace is one row, as the trace-identity rule makes it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SpilledCounts {
+    /// Rows, which are the distinct traces.
+    pub traces: usize,
+    /// Traces where any check fired.
+    pub failed: usize,
+    /// Fired counts per active check, in selection order.
+    pub fired: Vec<usize>,
+    /// Width of the table's trace-id column.
+    width: usize,
+}
+
+impl SpilledCounts {
+    /// Counts a spilled run; `None` when two rows share a trace id (or their ids' 64-bit hashes meet),
+    /// since such rows merge in the table: the caller then reads the run whole.
+    ///
+    /// # Errors
+    ///
+    /// The spill cannot be read back.
+    pub(crate) fn of(report: &Report, spilled: &SpilledRun) -> Result<Option<Self>, SpillError> {
+        // Only the ids' hashes are kept, 8 bytes a trace, to tell a repeated id.
+        let hasher = foldhash::fast::FixedState::with_seed(0x5eed);
+        let mut seen: std::collections::HashSet<u64, foldhash::fast::FixedState> =
+            std::collections::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(1));
+        let mut counts = SpilledCounts {
+            traces: 0,
+            failed: 0,
+            fired: vec![0; report.checks.len()],
+            width: 5,
+        };
+        let mut distinct = true;
+        spilled.for_each_batch(|batch| {
+            for row in batch.rows() {
+                let id = row.trace_id();
+                distinct &= seen.insert(hasher.hash_one(id));
+                counts.traces += 1;
+                counts.width = counts.width.max(id.chars().count().min(12));
+                let mut failed = false;
+                for (fired, verdict) in counts.fired.iter_mut().zip(row.verdicts()) {
+                    if verdict.detected {
+                        *fired += 1;
+                        failed = true;
+                    }
+                }
+                counts.failed += usize::from(failed);
+            }
+            Ok::<(), SpillError>(())
+        })?;
+        Ok(distinct.then_some(counts))
+    }
+
+    /// Fired counts per distinct check name, in selection order (a duplicated check counts twice), as
+    /// [`Report::fired`] gives them.
+    pub(crate) fn fired_by_name<'a>(&self, report: &'a Report) -> Vec<(&'a str, usize)> {
+        let mut out: Vec<(&str, usize)> = Vec::new();
+        for (check, &n) in report.checks.iter().zip(&self.fired) {
+            match out.iter_mut().find(|(name, _)| *name == check.name) {
+                Some((_, count)) => *count += n,
+                None => out.push((&check.name, n)),
+            }
+        }
+        out
+    }
+}
+
+/// Writes the table of a spilled run row by row, as [`table`] makes it for the same rows in memory.
+///
+/// # Errors
+///
+/// The spill cannot be read back, or `out` cannot be written.
+pub(crate) fn write_spilled_table(
+    out: &mut impl Write,
+    report: &Report,
+    spilled: &SpilledRun,
+    counts: &SpilledCounts,
+    rows: TableRows,
+) -> std::io::Result<()> {
+    if rows == TableRows::None {
+        return Ok(());
+    }
+    let width = counts.width;
+    out.write_all(header(report, width).as_bytes())?;
+    let mut text = String::new();
+    let written = spilled.for_each_batch(|batch| {
+        text.clear();
+        for row in batch
+            .rows()
+            .filter(|r| rows == TableRows::All || r.failed())
+        {
+            text.push_str(&pad(head(row.trace_id(), 12), width));
+            text.push_str("  ");
+            let mut first = true;
+            for v in row.verdicts() {
+                push_cell(&mut text, &mut first, v.detected, v.confidence);
+            }
+            text.push('\n');
+        }
+        out.write_all(text.as_bytes()).map_err(SpillError::Io)
+    });
+    written.map_err(|e| match e {
+        SpillError::Io(e) => e,
+        other => std::io::Error::other(other),
+    })
+}
+
 /// Appends one verdict's cell, `FAIL`/`ok` and the confidence to two decimals in 16 columns, after two
 /// spaces unless it is the row's `first`.
 fn push_cell(out: &mut String, first: &mut bool, detected: bool, confidence: f64) {
@@ -116,8 +237,22 @@ fn push_cell(out: &mut String, first: &mut bool, detected: bool, confidence: f64
 
 /// `<failed>/<total> traces failed · name=count, … · judge <judge>`, without the elapsed time.
 pub(crate) fn summary(report: &Report) -> String {
-    let fired = report
-        .fired()
+    summary_of(
+        report,
+        report.failed_traces().len(),
+        report.trace_ids().len(),
+        &report.fired(),
+    )
+}
+
+/// [`summary`] from the counts of a run: failed and distinct traces, fired counts per check name.
+pub(crate) fn summary_of(
+    report: &Report,
+    failed: usize,
+    traces: usize,
+    fired: &[(&str, usize)],
+) -> String {
+    let fired = fired
         .iter()
         .map(|(name, n)| format!("{name}={n}"))
         .collect::<Vec<_>>()
@@ -133,9 +268,7 @@ pub(crate) fn summary(report: &Report) -> String {
         )
     };
     format!(
-        "{}/{} traces failed · {fired} · judge {}{skipped}",
-        report.failed_traces().len(),
-        report.trace_ids().len(),
+        "{failed}/{traces} traces failed · {fired} · judge {}{skipped}",
         report.judge
     )
 }

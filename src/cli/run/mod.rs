@@ -97,7 +97,18 @@ impl Run<'_> {
     /// Produces the run over `files` and holds it to the post-run policy (file errors, skipped files,
     /// `--strict-input`, the judge's end).
     pub(crate) fn produce(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
-        let outcome = produce::produce(files, self.resolved)?;
+        self.produce_with(files, false)
+    }
+
+    /// As [`Run::produce`], with the verdicts spilled to a temporary file as they are made
+    /// ([`Produced::spilled`]), unless a judge runs (its record is written from the verdicts in
+    /// memory).
+    pub(crate) fn produce_spilled(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
+        self.produce_with(files, self.resolved.settings.judge.is_none())
+    }
+
+    fn produce_with(&self, files: Vec<InputFile>, spill: bool) -> Result<Produced, CliError> {
+        let outcome = produce::produce(files, self.resolved, spill)?;
         let mut produced = policy::accept(outcome, self.resolved.strict_input)?;
         produced.judge_usage = policy::finish_judge(self.resolved, &produced.batches)?;
         Ok(produced)

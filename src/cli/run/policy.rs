@@ -35,7 +35,12 @@ pub(super) fn accept(outcome: Outcome, strict_input: bool) -> Result<Produced, C
     for w in &run_warnings {
         writeln!(stderr, "warning: {w}")?;
     }
+    let spilled_nothing = produced
+        .spilled
+        .as_ref()
+        .is_none_or(|s| s.files.iter().all(|f| f.batches.is_empty()));
     if produced.batches.iter().all(VerdictBatch::is_empty)
+        && spilled_nothing
         && (produced.skipped.iter().any(Option::is_some)
             || produced.skipped_input.iter().any(|s| s.files > 0))
     {

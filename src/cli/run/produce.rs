@@ -8,13 +8,17 @@ use crate::cli::CliError;
 use crate::cli::selection::Resolved;
 use crate::error::display_path;
 use crate::partial::Usage;
+use crate::report::spill::{SpillError, SpilledFile, SpilledRun, VerdictSpill};
 use crate::report::steps::TraceSteps;
 use crate::report::{Report, SkippedInput, VerdictBatch};
 
 /// What running the checks over some input files produced: one verdict batch per file.
 pub(crate) struct Produced {
     pub files: Vec<InputFile>,
+    /// One verdict batch per file; none when the run spilled its verdicts.
     pub batches: Vec<VerdictBatch>,
+    /// The run's verdicts, when they were spilled to a temporary file instead of kept in memory.
+    pub spilled: Option<SpilledRun>,
     /// The steps kept of each file's failing traces (for the HTML report).
     pub failing_steps: Vec<Vec<TraceSteps>>,
     /// Each file's input warnings (the run's trace-identity warnings go with its last file).
@@ -56,13 +60,26 @@ pub(crate) fn input_warnings<'a>(
 }
 
 /// Reads every file and runs the checks; a file that cannot be read is noted and the others are still
-/// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]).
-pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outcome, CliError> {
+/// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]). With
+/// `spill`, the verdicts go to a temporary file as they are made ([`crate::report::spill`]) and
+/// [`Produced::spilled`] says where each file's are.
+pub(crate) fn produce(
+    files: Vec<InputFile>,
+    resolved: &Resolved,
+    spill: bool,
+) -> Result<Outcome, CliError> {
     let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
+    // Raw scenario keys are digested after the run, batch by batch in memory: such a run keeps them.
+    let spill = (spill && !resolved.settings.keep_raw_scenario)
+        .then(|| VerdictSpill::new(&resolved.settings.verdict_schema()))
+        .transpose()
+        .map_err(spill_error)?;
     if let Some(bar) = &resolved.progress {
         bar.start(&paths);
     }
-    let mut outcomes = crate::pipeline::run_files(&paths, &resolved.settings);
+    let mut outcomes =
+        crate::pipeline::run_files_spilled(&paths, &resolved.settings, spill.as_ref());
     // One trace id is one trace across the run's files (see `identity`).
     let mut shared =
         crate::pipeline::merge_shared_traces(&paths, &mut outcomes, &resolved.settings);
@@ -78,6 +95,7 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
     let mut file_warnings: Vec<Vec<String>> = Vec::with_capacity(files.len());
     let mut skipped: Vec<Option<String>> = Vec::with_capacity(files.len());
     let mut skipped_input: Vec<SkippedInput> = Vec::with_capacity(files.len());
+    let mut spilled_files: Vec<SpilledFile> = Vec::new();
     let mut kept = 0;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -107,7 +125,10 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
                 own.extend(file.unread_tools.warning(&shown, redaction));
                 file_warnings.push(own);
                 skipped.push(None);
-                batches.push(one_batch(settings, file.batches));
+                match file.spilled {
+                    Some(spilled) => spilled_files.push(spilled),
+                    None => batches.push(one_batch(settings, file.batches)),
+                }
                 let room = settings.failing_steps.saturating_sub(kept);
                 let steps: Vec<TraceSteps> = file.failing_steps.into_iter().take(room).collect();
                 kept += steps.len();
@@ -117,14 +138,18 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
                 file_warnings.push(Vec::new());
                 skipped.push(Some(e.short_reason()));
                 skipped_input.push(SkippedInput::default());
-                batches.push(empty());
+                if spill.is_none() {
+                    batches.push(empty());
+                }
                 failing_steps.push(Vec::new());
             }
             Err(e) if resolved.skip_bad_input => {
                 file_warnings.push(vec![e.skip_warning()]);
                 skipped.push(None);
                 skipped_input.push(SkippedInput { files: 1, lines: 0 });
-                batches.push(empty());
+                if spill.is_none() {
+                    batches.push(empty());
+                }
                 failing_steps.push(Vec::new());
             }
             Err(e) => errors.push(e.to_string()),
@@ -138,7 +163,7 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
     }
     // Traces merged across files are checked once, after every file; their rows, steps and warnings
     // go with the last file, where a run over all the files reports them.
-    if let Some(last) = batches.len().checked_sub(1) {
+    if let Some(last) = file_warnings.len().checked_sub(1) {
         let extra = file_warnings.last_mut().expect("one per file");
         extra.append(&mut shared.warnings);
         extra.extend(
@@ -146,7 +171,13 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
                 .unread_tools
                 .warning("the traces merged across files", redaction),
         );
-        if let Some(merged) = shared.verdicts.take() {
+        if let (Some(spill), Some(merged)) = (&spill, shared.verdicts.as_ref()) {
+            // On their own, after every file: the files' read-back leaves these traces out.
+            spilled_files.push(SpilledFile {
+                batches: spill.append(merged).into_iter().collect(),
+                dropped: Default::default(),
+            });
+        } else if let Some(merged) = shared.verdicts.take() {
             let both = vec![batches.pop().expect("a last batch"), merged];
             batches.push(one_batch(settings, both));
         }
@@ -159,10 +190,20 @@ pub(crate) fn produce(files: Vec<InputFile>, resolved: &Resolved) -> Result<Outc
                 .map_err(|e| CliError::Invalid(format!("verdict table: {e}")))?;
         }
     }
+    let spilled = spill
+        .map(|spill| {
+            spill.finish().map(|verdicts| SpilledRun {
+                verdicts,
+                files: spilled_files,
+            })
+        })
+        .transpose()
+        .map_err(spill_error)?;
     Ok(Outcome {
         produced: Produced {
             files,
             batches,
+            spilled,
             failing_steps,
             warnings: file_warnings,
             skipped,

@@ -1,0 +1,300 @@
+//! The verdict spill: a run's finished verdict batches leave memory for a temporary Arrow IPC file,
+//! and the outputs read them back from it, a batch at a time, in input order.
+//!
+//! The file is created in the temporary directory (`TMPDIR`) and unlinked at once
+//! ([`tempfile::tempfile`]), so it has no name: it is read back through its own handle, and the
+//! system frees it when the process ends, however it ends (success, exit 1 or 2, a failed write,
+//! SIGINT, SIGTERM, even SIGKILL). Nothing is left to clean up and nothing in the directory can be
+//! opened by another process.
+//!
+//! Files are read in parallel, so batches reach the spill in the order they finish, not in input
+//! order; each file remembers the indices of its batches, and [`SpilledRun`] reads them back by index
+//! in input order (the IPC file format's footer gives random access). The traces a file turns out to
+//! share with another file are dropped as its batches are read back (the trace-identity rule finds
+//! them only once every file is read), and their merged verdicts are spilled after every file.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Seek, SeekFrom};
+use std::sync::Mutex;
+
+use arrow_ipc::reader::FileReader;
+use arrow_ipc::writer::FileWriter;
+use arrow_schema::{ArrowError, SchemaRef};
+
+use super::verdicts::VerdictBatch;
+
+/// Why the spill could not be written or read back.
+#[derive(Debug, thiserror::Error)]
+pub enum SpillError {
+    /// The temporary file could not be created, written or read (a full disk, most often).
+    #[error("verdict spill in the temporary directory (TMPDIR): {0}")]
+    Io(#[from] std::io::Error),
+    /// Arrow could not encode or decode a batch (a write error, most often, reported by Arrow).
+    #[error("verdict spill in the temporary directory (TMPDIR): {0}")]
+    Arrow(#[from] ArrowError),
+}
+
+/// A spill being written: shared by the files a run reads in parallel.
+pub struct VerdictSpill {
+    file: File,
+    writer: Mutex<Writing>,
+}
+
+struct Writing {
+    writer: Option<FileWriter<BufWriter<File>>>,
+    batches: usize,
+    /// The first write that failed: every later append is refused, and [`VerdictSpill::finish`]
+    /// reports it.
+    failed: Option<SpillError>,
+}
+
+impl VerdictSpill {
+    /// An empty spill for batches of `schema`, in an unlinked file of the temporary directory.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created or its header written.
+    pub fn new(schema: &SchemaRef) -> Result<VerdictSpill, SpillError> {
+        let file = tempfile::tempfile()?;
+        let writer = FileWriter::try_new(BufWriter::new(file.try_clone()?), schema)?;
+        Ok(VerdictSpill {
+            file,
+            writer: Mutex::new(Writing {
+                writer: Some(writer),
+                batches: 0,
+                failed: None,
+            }),
+        })
+    }
+
+    /// Appends a batch; returns its index, or `None` when the spill failed (then
+    /// [`VerdictSpill::finish`] says why).
+    pub fn append(&self, batch: &VerdictBatch) -> Option<usize> {
+        let mut writing = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if writing.failed.is_some() {
+            return None;
+        }
+        let written = match writing.writer.as_mut() {
+            Some(writer) => writer.write(batch.record_batch()),
+            None => Err(ArrowError::IoError(
+                "spill already finished".into(),
+                std::io::Error::other("spill already finished"),
+            )),
+        };
+        match written {
+            Ok(()) => {
+                writing.batches += 1;
+                Some(writing.batches - 1)
+            }
+            Err(e) => {
+                writing.failed = Some(e.into());
+                None
+            }
+        }
+    }
+
+    /// Ends the writing: the footer that indexes the batches is written and the file flushed.
+    ///
+    /// # Errors
+    ///
+    /// An append or the footer failed.
+    pub fn finish(self) -> Result<SpilledVerdicts, SpillError> {
+        let mut writing = self
+            .writer
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(failed) = writing.failed.take() {
+            return Err(failed);
+        }
+        if let Some(mut writer) = writing.writer.take() {
+            writer.finish()?;
+            writer
+                .into_inner()?
+                .into_inner()
+                .map_err(std::io::IntoInnerError::into_error)?;
+        }
+        Ok(SpilledVerdicts {
+            file: self.file,
+            batches: writing.batches,
+        })
+    }
+}
+
+/// A finished spill: its batches, read back by index.
+#[derive(Debug)]
+pub struct SpilledVerdicts {
+    file: File,
+    batches: usize,
+}
+
+impl SpilledVerdicts {
+    /// Number of batches spilled.
+    pub fn batches(&self) -> usize {
+        self.batches
+    }
+
+    /// A reader over the spill from its start. Readers share the file's offset: one at a time.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read or its footer decoded.
+    pub fn reader(&self) -> Result<SpillReader, SpillError> {
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(SpillReader {
+            reader: FileReader::try_new(BufReader::new(file), None)?,
+        })
+    }
+}
+
+/// Reads spilled batches by index.
+pub struct SpillReader {
+    reader: FileReader<BufReader<File>>,
+}
+
+impl SpillReader {
+    /// The batch appended as `index`.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or holds no such batch.
+    pub fn batch(&mut self, index: usize) -> Result<VerdictBatch, SpillError> {
+        self.reader.set_index(index)?;
+        let batch = self
+            .reader
+            .next()
+            .ok_or_else(|| ArrowError::IpcError(format!("the spill holds no batch {index}")))??;
+        Ok(VerdictBatch::try_new(batch)?)
+    }
+}
+
+/// Where one file's verdicts are in the spill.
+#[derive(Debug, Default, Clone)]
+pub struct SpilledFile {
+    /// The file's batches, in file order.
+    pub batches: Vec<usize>,
+    /// Trace ids left out on reading back: the traces another file holds too, checked once merged.
+    pub dropped: HashSet<String>,
+}
+
+/// A run's spilled verdicts, file by file in input order: what a report reads its rows from.
+#[derive(Debug)]
+pub struct SpilledRun {
+    /// The spill.
+    pub verdicts: SpilledVerdicts,
+    /// Each file's batches, in input order, then the batch of the traces merged across files.
+    pub files: Vec<SpilledFile>,
+}
+
+impl SpilledRun {
+    /// Calls `each` with every batch, in input order, the dropped traces left out.
+    ///
+    /// # Errors
+    ///
+    /// The spill cannot be read back, or `each` failed.
+    pub fn for_each_batch<E: From<SpillError>>(
+        &self,
+        mut each: impl FnMut(&VerdictBatch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut reader = self.verdicts.reader()?;
+        for file in &self.files {
+            for &index in &file.batches {
+                let batch = reader.batch(index)?;
+                if file.dropped.is_empty()
+                    || !batch.rows().any(|r| file.dropped.contains(r.trace_id()))
+                {
+                    each(&batch)?;
+                    continue;
+                }
+                let keep: arrow_array::BooleanArray = batch
+                    .rows()
+                    .map(|r| Some(!file.dropped.contains(r.trace_id())))
+                    .collect();
+                let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
+                    .map_err(SpillError::from)?;
+                each(&VerdictBatch::try_new(kept).map_err(SpillError::from)?)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every batch, read back into memory, for the outputs that need the whole run at once.
+    ///
+    /// # Errors
+    ///
+    /// The spill cannot be read back.
+    pub fn load(&self) -> Result<Vec<VerdictBatch>, SpillError> {
+        let mut out = Vec::new();
+        self.for_each_batch(|batch| {
+            out.push(batch.clone());
+            Ok::<(), SpillError>(())
+        })?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Reasons, VerdictColumn};
+    use crate::redact::Redaction;
+    use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
+
+    fn batch(ids: &[&str]) -> VerdictBatch {
+        let mut builder = VerdictBatchBuilder::new(schema(&["abstention"]), ids.len());
+        let mut column = VerdictColumn::new(ids.len(), Reasons::All, Redaction::Off);
+        for (i, id) in ids.iter().enumerate() {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: "s",
+                ..TraceFields::default()
+            });
+            column.push(i % 2 == 0, 0.5, "why");
+        }
+        builder.finish(vec![column]).expect("verdict batch")
+    }
+
+    fn ids(run: &SpilledRun) -> Vec<String> {
+        let mut out = Vec::new();
+        run.for_each_batch(|b| {
+            out.extend(b.rows().map(|r| r.trace_id().to_string()));
+            Ok::<(), SpillError>(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn batches_come_back_in_input_order_whatever_order_they_were_spilled_in() {
+        let spill = VerdictSpill::new(&schema(&["abstention"])).expect("spill");
+        // The second file finished first.
+        let b = spill.append(&batch(&["b1", "b2"])).unwrap();
+        let a1 = spill.append(&batch(&["a1"])).unwrap();
+        let a2 = spill.append(&batch(&["a2", "shared", "a3"])).unwrap();
+        let merged = spill.append(&batch(&["shared"])).unwrap();
+        let run = SpilledRun {
+            verdicts: spill.finish().unwrap(),
+            files: vec![
+                SpilledFile {
+                    batches: vec![a1, a2],
+                    dropped: ["shared".to_string()].into(),
+                },
+                SpilledFile {
+                    batches: vec![b, merged],
+                    dropped: HashSet::new(),
+                },
+            ],
+        };
+        assert_eq!(run.verdicts.batches(), 4);
+        assert_eq!(ids(&run), ["a1", "a2", "a3", "b1", "b2", "shared"]);
+        // Every pass reads the same rows, and so does loading them whole.
+        assert_eq!(ids(&run), ["a1", "a2", "a3", "b1", "b2", "shared"]);
+        let loaded = run.load().unwrap();
+        assert_eq!(loaded.iter().map(VerdictBatch::len).sum::<usize>(), 6);
+        assert_eq!(loaded[1].row(1).verdict(0).reason, Some("why"));
+    }
+}

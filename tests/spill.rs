@@ -1,0 +1,279 @@
+//! The verdict spill: a run's verdicts live in an unlinked file of the temporary directory (`TMPDIR`),
+//! never under a name, so nothing is left there whatever way the run ends; and the table and summary
+//! written from the spill are those of the run read whole.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{arg, command, scratch, stderr, stdout};
+
+/// What small trace `i`'s agent answers: one in four abstains.
+const ANSWERS: [&str; 4] = [
+    "Order {i} shipped on Monday.",
+    "I don't know where order {i} is right now.",
+    "Your refund for order {i} was issued.",
+    "Order {i} is packed.",
+];
+
+/// Small trace `i` (a root with a prompt and an answer, and a tool call) as one OTLP/JSON export line.
+fn small_trace(trace: &str, i: usize) -> String {
+    let s = |key: &str, value: &str| {
+        format!(
+            r#"{{"key":"{key}","value":{{"stringValue":{}}}}}"#,
+            serde_json::json!(value)
+        )
+    };
+    let t = 1_758_000_000_000_000_000u64 + i as u64 * 10_000_000;
+    let answer = ANSWERS[i % ANSWERS.len()].replace("{i}", &i.to_string());
+    let root = format!(
+        r#"{{"traceId":"{trace}","spanId":"r{i:015x}","name":"invoke_agent support","startTimeUnixNano":"{t}","endTimeUnixNano":"{}","attributes":[{},{},{}]}}"#,
+        t + 9_000_000,
+        s("gen_ai.operation.name", "invoke_agent"),
+        s("gen_ai.prompt", &format!("Where is my order {i}?")),
+        s("gen_ai.completion", &answer),
+    );
+    let tool = format!(
+        r#"{{"traceId":"{trace}","spanId":"t{i:015x}","parentSpanId":"r{i:015x}","name":"execute_tool lookup_order","startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":[{},{},{}]}}"#,
+        t + 1_000_000,
+        t + 2_000_000,
+        s("gen_ai.operation.name", "execute_tool"),
+        s("gen_ai.tool.name", "lookup_order"),
+        s("gen_ai.tool.call.result", &format!("{{\"order\": {i}}}")),
+    );
+    format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{root},{tool}]}}]}}]}}"#) + "\n"
+}
+
+/// Writes traces `from..to` as JSON lines to `path`.
+fn write_traces(path: &Path, from: usize, to: usize) -> PathBuf {
+    let text: String = (from..to)
+        .map(|i| small_trace(&format!("{:032x}", i + 1), i))
+        .collect();
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// stdout without the elapsed time of the summary line.
+fn without_time(out: &str) -> String {
+    out.lines()
+        .map(|l| match l.rfind(" · ") {
+            Some(at) if l.ends_with('s') && l.contains("traces failed") => &l[..at],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_table_and_summary_written_from_the_spill_are_those_of_the_run_read_whole() {
+    let dir = scratch();
+    let a = write_traces(&dir.path().join("a.jsonl"), 0, 300);
+    let b = write_traces(&dir.path().join("b.jsonl"), 300, 500);
+    // A trace split across files: the identity rule takes it out of both and checks it once, merged.
+    let split = |i: usize| small_trace("feedfeedfeedfeedfeedfeedfeedfeed", i);
+    let lines: Vec<String> = split(1).lines().map(String::from).collect();
+    std::fs::write(dir.path().join("c.jsonl"), &lines[0]).unwrap();
+    let mut b_text = std::fs::read_to_string(&b).unwrap();
+    b_text.push_str(&split(1));
+    std::fs::write(&b, b_text).unwrap();
+    let c = dir.path().join("c.jsonl");
+    let files = [arg(&a), arg(&b), arg(&c)];
+    for table in ["all", "failing", "none"] {
+        let mut outputs = Vec::new();
+        for threads in ["1", "2", "4"] {
+            let run = |extra: &[&str]| {
+                let json = dir.path().join("report.json");
+                let json = arg(&json).to_string();
+                let mut args = vec!["check", "--table", table];
+                args.extend(files);
+                let got = command(dir.path())
+                    .args(&args)
+                    .args(if extra.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec!["--json", json.as_str()]
+                    })
+                    .env("RAYON_NUM_THREADS", threads)
+                    .output()
+                    .unwrap();
+                assert_eq!(got.status.code(), Some(1), "{}", stderr(&got));
+                without_time(&stdout(&got))
+            };
+            // The spilled run is written from the spill; with `--json`, from the run read back whole.
+            let streamed = run(&[]);
+            let whole = run(&["whole"]);
+            assert_eq!(
+                format!(
+                    "{streamed}\nreport written to {}",
+                    dir.path().join("report.json").display()
+                ),
+                whole,
+                "--table {table}, {threads} thread(s)"
+            );
+            assert!(streamed.contains("/501 traces failed"), "{streamed}");
+            outputs.push(streamed);
+        }
+        assert!(outputs.windows(2).all(|w| w[0] == w[1]), "--table {table}");
+    }
+}
+
+#[test]
+fn the_json_report_written_from_the_spill_is_the_bytes_of_the_run_read_whole_at_any_thread_count() {
+    let dir = scratch();
+    let a = write_traces(&dir.path().join("a.jsonl"), 0, 700);
+    let b = write_traces(&dir.path().join("b.jsonl"), 700, 900);
+    let clean = dir.path().join("clean.jsonl");
+    std::fs::write(&clean, small_trace(&format!("{:032x}", 7), 0)).unwrap();
+    let mut reports = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let run = |files: &[&str], name: &str, whole: bool| {
+            let json = dir.path().join(name);
+            let md = dir.path().join("report.md");
+            let mut args = vec!["check", "--table", "none"];
+            args.extend(files);
+            args.extend(["--json", arg(&json)]);
+            if whole {
+                // The Markdown report needs the whole run: the JSON report is then written from it.
+                args.extend(["--markdown", arg(&md)]);
+            }
+            let got = command(dir.path())
+                .args(&args)
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .unwrap();
+            assert!(got.status.code().is_some_and(|c| c < 2), "{}", stderr(&got));
+            std::fs::read(&json).unwrap()
+        };
+        for files in [vec![arg(&a), arg(&b)], vec![arg(&clean)]] {
+            let streamed = run(&files, "streamed.json", false);
+            let whole = run(&files, "whole.json", true);
+            assert_eq!(
+                String::from_utf8(streamed.clone()).unwrap(),
+                String::from_utf8(whole).unwrap(),
+                "{files:?}, {threads} thread(s)"
+            );
+            reports.push(streamed);
+        }
+    }
+    assert!(reports.iter().step_by(2).all(|r| r == &reports[0]));
+    assert!(String::from_utf8_lossy(&reports[1]).contains("\"failed_traces\": []"));
+}
+
+/// The spill files the process `pid` holds open: (the path it was created at, whether it is unlinked).
+fn open_files_in(pid: u32, dir: &Path) -> Vec<(String, bool)> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let prefix = dir.to_string_lossy().into_owned();
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .map(|target| target.to_string_lossy().into_owned())
+        .filter(|target| target.starts_with(&prefix))
+        .map(|target| {
+            let unlinked = target.ends_with(" (deleted)");
+            (target, unlinked)
+        })
+        .collect()
+}
+
+/// Waits for `child` while watching the spill directory: it stays empty, and the process holds its
+/// spill open there, unlinked. Returns whether the spill was seen, once the run ended (or `stop_when_seen`
+/// was called on it).
+fn watch(child: &mut Child, spill: &Path, mut when_seen: impl FnMut(&mut Child)) -> bool {
+    let mut seen = false;
+    let start = Instant::now();
+    loop {
+        assert_eq!(
+            std::fs::read_dir(spill).unwrap().count(),
+            0,
+            "nothing in the spill directory has a name while the run runs"
+        );
+        if !seen {
+            let open = open_files_in(child.id(), spill);
+            assert!(open.iter().all(|(_, unlinked)| *unlinked), "{open:?}");
+            if !open.is_empty() {
+                seen = true;
+                when_seen(child);
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            return seen;
+        }
+        assert!(start.elapsed() < Duration::from_secs(300), "the run ends");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn spawn(dir: &Path, spill: &Path, args: &[&str]) -> Child {
+    command(dir)
+        .args(args)
+        .env("TMPDIR", spill)
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn the_spill_is_an_unlinked_file_of_tmpdir_and_nothing_is_left_however_the_run_ends() {
+    let dir = scratch();
+    let spill = dir.path().join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    // Enough traces for the run to last while it is watched and stopped.
+    let big = write_traces(&dir.path().join("big.jsonl"), 0, 20_000);
+    let clean = dir.path().join("clean.jsonl");
+    let clean_text: String = (0..10_000)
+        .map(|i| small_trace(&format!("{:032x}", i + 1), 4 * i))
+        .collect();
+    std::fs::write(&clean, clean_text).unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{ not json").unwrap();
+    // A directory where the JSON report goes: the write fails after the run.
+    let planted = dir.path().join("planted.json");
+    std::fs::create_dir(&planted).unwrap();
+
+    let runs: [(&str, Vec<&str>, Option<i32>); 4] = [
+        ("clean", vec!["check", arg(&clean)], Some(0)),
+        ("failing", vec!["check", arg(&big)], Some(1)),
+        ("bad input", vec!["check", arg(&big), arg(&bad)], Some(2)),
+        (
+            "failed write",
+            vec!["check", arg(&big), "--json", arg(&planted)],
+            Some(2),
+        ),
+    ];
+    for (what, args, code) in runs {
+        let mut child = spawn(dir.path(), &spill, &args);
+        let seen = watch(&mut child, &spill, |_| {});
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), code, "{what}");
+        assert!(
+            seen,
+            "{what}: the run spilled its verdicts to TMPDIR, unlinked"
+        );
+        assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "{what}");
+    }
+
+    // Stopped mid-way by SIGTERM, SIGINT or SIGKILL.
+    for signal in [
+        Some(rustix::process::Signal::TERM),
+        Some(rustix::process::Signal::INT),
+        None,
+    ] {
+        let mut child = spawn(dir.path(), &spill, &["check", arg(&big)]);
+        let seen = watch(&mut child, &spill, |child| match signal {
+            Some(signal) => {
+                let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a pid");
+                rustix::process::kill_process(pid, signal).expect("signal the run");
+            }
+            None => child.kill().expect("kill the run"),
+        });
+        let status = child.wait().unwrap();
+        assert!(seen, "{signal:?}");
+        assert_eq!(status.code(), None, "{signal:?}: stopped by the signal");
+        assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "{signal:?}");
+    }
+}
