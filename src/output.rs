@@ -60,40 +60,6 @@ pub(crate) fn write_atomic_with(
     }
 }
 
-/// As [`write_atomic`], with the bytes streamed by `fill` (buffered) instead of held in memory: a
-/// regular target appears only once `fill` has finished, and a failing `fill` leaves it as it was.
-///
-/// # Errors
-///
-/// As [`write_atomic`], or `fill` failed.
-pub(crate) fn write_atomic_with(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    let special = |meta: &fs::Metadata| {
-        let kind = meta.file_type();
-        kind.is_fifo() || kind.is_char_device()
-    };
-    let target = match fs::metadata(path) {
-        Ok(meta) if special(&meta) => {
-            let mut writer = io::BufWriter::new(OpenOptions::new().write(true).open(path)?);
-            fill(&mut writer)?;
-            return writer.flush();
-        }
-        _ => replaceable(path)?,
-    };
-    let dir = parent_of(&target)?;
-    let temp = temp_file_beside(&target)?;
-    let mut writer = io::BufWriter::new(temp);
-    fill(&mut writer)?;
-    let temp = writer
-        .into_inner()
-        .map_err(io::IntoInnerError::into_error)?;
-    temp.as_file().sync_all()?;
-    temp.persist(&target).map_err(|e| e.error)?;
-    File::open(&dir)?.sync_all()
-}
-
 /// Writes a FIFO or character device in place; refuses every other non-regular target.
 fn write_special(
     path: &Path,
