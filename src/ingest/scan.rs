@@ -82,19 +82,58 @@ const BLOCK: usize = 1 << 20;
 
 /// The scan with blocks of `block` bytes (tests use tiny blocks so that boundaries fall everywhere).
 fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<Vec<SpanSlice>> {
-    let block = block.max(1);
-    let starts = block_starts(bytes, block);
     let span_depth = span_depth(bytes);
-    let runs: Vec<Run> = starts
+    let runs: Vec<Run> = worker_blocks(bytes, block)
         .par_iter()
-        .enumerate()
-        .flat_map_iter(|(b, &start)| {
-            let from = b * block;
-            let to = (from + block).min(bytes.len());
-            runs_in_block(bytes, from, to, start, span_depth)
-        })
+        .flat_map_iter(|&(from, to, start)| runs_in_block(bytes, from, to, start, span_depth))
         .collect();
     walk(bytes, runs)
+}
+
+/// The workers' blocks, `from..to` with the state at `from`, covering the bytes in order.
+///
+/// In JSON lines every line is a whole document, so a block that starts just after a newline starts
+/// outside any string at depth 0, and the stage-1 pass that finds each block's start state is not
+/// needed: blocks are cut after the first newline past each `block` bytes. Whether the lines are whole
+/// documents is judged from the first line alone; a wrong judgement only sends the workers astray (the
+/// walk checks every run it takes), costing speed, not correctness.
+fn worker_blocks(bytes: &[u8], block: usize) -> Vec<(usize, usize, BlockStart)> {
+    let block = block.max(1);
+    if lines_are_documents(bytes, block) {
+        let mut blocks = Vec::with_capacity(bytes.len() / block + 1);
+        let mut from = 0;
+        while from < bytes.len() {
+            let to = match memchr::memchr(b'\n', &bytes[(from + block).min(bytes.len())..]) {
+                Some(i) => (from + block + i + 1).min(bytes.len()),
+                None => bytes.len(),
+            };
+            let start = BlockStart {
+                in_string: false,
+                depth: 0,
+            };
+            blocks.push((from, to, start));
+            from = to;
+        }
+        return blocks;
+    }
+    block_starts(bytes, block)
+        .into_iter()
+        .enumerate()
+        .map(|(b, start)| (b * block, ((b + 1) * block).min(bytes.len()), start))
+        .collect()
+}
+
+/// The first line ends within the first block, is a balanced document outside any string, and
+/// more follows it: the file looks like JSON lines, many to a block.
+fn lines_are_documents(bytes: &[u8], block: usize) -> bool {
+    let Some(end) = memchr::memchr(b'\n', &bytes[..block.min(bytes.len())]) else {
+        return false;
+    };
+    if end + 1 >= bytes.len() || bytes[..end].iter().all(u8::is_ascii_whitespace) {
+        return false;
+    }
+    let first = summarize(bytes, 0, end);
+    !first.odd_quotes && first.depth_if_outside == 0
 }
 
 /// Consecutive span objects, `start..end`, read by one block's worker. A run starts at a span object's
@@ -811,10 +850,25 @@ fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
 /// A decimal integer string as OTLP writes nanosecond times. Anything else: give up, so the full parser
 /// reports it.
 fn parse_int(text: &[u8]) -> Option<i64> {
-    if text.is_empty() || text.len() > 19 || !text.iter().all(u8::is_ascii_digit) {
+    decimal_i64(text)
+}
+
+/// 1 to 19 ASCII digits (every nanosecond time OTLP writes) as an `i64`, in one pass; `None` for
+/// anything else and for values past `i64::MAX`, which `str::parse` would refuse too.
+pub(crate) fn decimal_i64(text: &[u8]) -> Option<i64> {
+    if text.is_empty() || text.len() > 19 {
         return None;
     }
-    std::str::from_utf8(text).ok()?.parse().ok()
+    // Nineteen digits stay below `u64::MAX`, so the sum cannot overflow.
+    let mut n: u64 = 0;
+    for &b in text {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        n = n * 10 + u64::from(digit);
+    }
+    i64::try_from(n).ok()
 }
 
 /// A JSON number; fractions truncate, as the span reader does.
@@ -1336,20 +1390,10 @@ mod tests {
 
     /// The parallel scan, and how many of its spans came from the workers' runs.
     fn parallel(bytes: &[u8], block: usize) -> (Option<Vec<SpanSlice>>, usize) {
-        let starts = block_starts(bytes, block);
         let depth = span_depth(bytes);
-        let from_runs = starts
-            .iter()
-            .enumerate()
-            .flat_map(|(b, &s)| {
-                runs_in_block(
-                    bytes,
-                    b * block,
-                    ((b + 1) * block).min(bytes.len()),
-                    s,
-                    depth,
-                )
-            })
+        let from_runs = worker_blocks(bytes, block)
+            .into_iter()
+            .flat_map(|(from, to, s)| runs_in_block(bytes, from, to, s, depth))
             .map(|r| r.spans.len())
             .sum();
         (locate_spans_in_blocks(bytes, block), from_runs)
@@ -1374,6 +1418,87 @@ mod tests {
             }
         }
         assert!(spans > 1000, "{spans} spans");
+    }
+
+    #[test]
+    fn decimals_read_as_str_parse_reads_them() {
+        let mut rng = Rng(0x85eb_ca6b_c2b2_ae35);
+        let mut cases: Vec<String> = [
+            "",
+            "0",
+            "00",
+            "7",
+            "1758000000000000000",
+            "9223372036854775807",
+            "9223372036854775808",
+            "9999999999999999999",
+            "10000000000000000000",
+            "01234567890123456789",
+            "12a",
+            "-1",
+            "+1",
+            " 1",
+            "1 ",
+            "1_0",
+            "١",
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        for _ in 0..20_000 {
+            let len = 1 + rng.below(20) as usize;
+            cases.push(
+                (0..len)
+                    .map(|_| char::from(b'0' + rng.below(10) as u8))
+                    .collect(),
+            );
+        }
+        for case in &cases {
+            let expected = if case.bytes().all(|b| b.is_ascii_digit()) && case.len() <= 19 {
+                case.parse::<i64>().ok()
+            } else {
+                None
+            };
+            assert_eq!(decimal_i64(case.as_bytes()), expected, "{case:?}");
+        }
+    }
+
+    #[test]
+    fn json_lines_are_cut_at_newlines_and_read_by_the_workers() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut l = Layout {
+            pretty: false,
+            depth: 0,
+        };
+        let mut lines = String::new();
+        for _ in 0..400 {
+            export(&mut rng, &mut l, &mut lines);
+            lines.push('\n');
+        }
+        let bytes = lines.as_bytes();
+        let expected = serial_reference(bytes).expect("generated lines scan");
+        assert!(expected.len() > 200, "{} spans", expected.len());
+        let first_line = bytes.iter().position(|&b| b == b'\n').unwrap();
+        for block in [first_line + 1, first_line + 500, 3 * first_line, 1 << 20] {
+            assert!(lines_are_documents(bytes, block), "block {block}");
+            let blocks = worker_blocks(bytes, block);
+            // Blocks end just after a newline and cover the file in order.
+            assert_eq!(blocks[0].0, 0);
+            assert_eq!(blocks.last().unwrap().1, bytes.len());
+            for pair in blocks.windows(2) {
+                assert_eq!(pair[0].1, pair[1].0);
+                assert_eq!(bytes[pair[0].1 - 1], b'\n');
+            }
+            let (found, from_runs) = parallel(bytes, block);
+            assert_eq!(found.as_ref(), Some(&expected), "block {block}");
+            assert_eq!(from_runs, expected.len(), "block {block}");
+        }
+        // A pretty export's first line is no whole document: its blocks come from the stage-1 pass.
+        let pretty = b"{\n \"resourceSpans\": []\n}\n";
+        assert!(!lines_are_documents(pretty, 1 << 20));
+        // A first line that opens a string or a bracket it does not close is no document either.
+        assert!(!lines_are_documents(b"{\"a\": \"b\n\"}\n{}\n", 1 << 20));
+        assert!(!lines_are_documents(b"[{}\n]\n", 1 << 20));
     }
 
     #[test]

@@ -522,22 +522,37 @@ pub(crate) fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
 /// Puts an OTLP trace's spans in trace order (by start, ties in file order) and names its agent: the
 /// root's `gen_ai.agent.name`, else the last one seen in file order, else `agent`.
 pub(crate) fn order_otlp(trace: &mut TraceRecord<'_>) {
-    // The fallback is the last name in file order, so it is taken before sorting.
-    let fallback = trace
-        .spans
-        .iter()
-        .rev()
-        .find_map(|s| s.attr(attr::AGENT_NAME))
-        .map(|v| v.py_str().into_owned());
+    fn last_name(spans: &[SpanRecord<'_>]) -> Option<String> {
+        spans
+            .iter()
+            .rev()
+            .find_map(|s| s.attr(attr::AGENT_NAME))
+            .map(|v| v.py_str().into_owned())
+    }
     // Spans mostly come in start order already; a stable sort would still take a scratch copy of
     // half the spans.
-    if !trace.spans.is_sorted_by_key(|s| s.start_ns) {
+    let sorted = trace.spans.is_sorted_by_key(|s| s.start_ns);
+    // The fallback is the last name in file order, so it is taken before sorting moves the spans, and
+    // only then: most traces are in order and name their root's agent.
+    let moved_fallback = if sorted {
+        None
+    } else {
+        let fallback = last_name(&trace.spans);
         trace.spans.sort_by_key(|s| s.start_ns);
-    }
+        fallback
+    };
     let root_agent = root_position(&trace.spans)
         .and_then(|i| trace.spans[i].attr(attr::AGENT_NAME))
         .map(|v| v.py_str().into_owned());
-    trace.agent = root_agent.or(fallback).unwrap_or_else(|| "agent".into());
+    trace.agent = root_agent
+        .or_else(|| {
+            if sorted {
+                last_name(&trace.spans)
+            } else {
+                moved_fallback
+            }
+        })
+        .unwrap_or_else(|| "agent".into());
 }
 
 #[cfg(test)]
@@ -566,5 +581,58 @@ mod tests {
         assert_eq!(AttrValue::from(Value::String("x".into())).as_json(), None);
         assert!(!AttrValue::json(Value::Null).truthy());
         assert_eq!(AttrValue::json(Value::Null).py_str(), "None");
+    }
+
+    #[test]
+    fn the_agent_is_the_root_s_name_else_the_last_in_file_order_else_agent() {
+        let span =
+            |id: &'static str, parent: Option<&'static str>, start: i64, name: Option<&str>| {
+                let mut attrs = Attrs::default();
+                if let Some(name) = name {
+                    attrs.push(
+                        attr::AGENT_NAME,
+                        AttrValue::Str(Cow::Owned(name.to_string())),
+                    );
+                }
+                SpanRecord {
+                    span_id: Cow::Borrowed(id),
+                    parent_id: parent.map(Cow::Borrowed),
+                    name: Cow::Borrowed("s"),
+                    start_ns: start,
+                    end_ns: 0,
+                    attrs,
+                    status_code: 0,
+                    status_message: Cow::Borrowed(""),
+                }
+            };
+        let agent = |spans: Vec<SpanRecord<'static>>| {
+            let mut trace = TraceRecord {
+                spans,
+                ..TraceRecord::default()
+            };
+            order_otlp(&mut trace);
+            let starts: Vec<i64> = trace.spans.iter().map(|s| s.start_ns).collect();
+            (trace.agent, starts)
+        };
+        // Out of order: the last name in file order is "late", though "early" sorts last.
+        let unsorted = vec![
+            span("r", None, 1, None),
+            span("b", Some("r"), 9, Some("early")),
+            span("c", Some("r"), 5, Some("late")),
+        ];
+        assert_eq!(agent(unsorted), ("late".to_string(), vec![1, 5, 9]));
+        let sorted = vec![
+            span("r", None, 1, None),
+            span("b", Some("r"), 5, Some("first")),
+            span("c", Some("r"), 9, Some("second")),
+        ];
+        assert_eq!(agent(sorted), ("second".to_string(), vec![1, 5, 9]));
+        let named_root = vec![
+            span("b", Some("r"), 5, Some("child")),
+            span("r", None, 1, Some("root")),
+        ];
+        assert_eq!(agent(named_root), ("root".to_string(), vec![1, 5]));
+        let unnamed = vec![span("r", None, 1, None)];
+        assert_eq!(agent(unnamed), ("agent".to_string(), vec![1]));
     }
 }

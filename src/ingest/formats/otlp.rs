@@ -327,9 +327,7 @@ fn int_literal(v: TapeValue<'_, '_>) -> Result<i64, String> {
         return Err(f.to_string());
     }
     if let Some(s) = v.as_str() {
-        if s.bytes().all(|b| b.is_ascii_digit())
-            && let Ok(n) = s.parse::<i64>()
-        {
+        if let Some(n) = crate::ingest::scan::decimal_i64(s.as_bytes()) {
             return Ok(n);
         }
         let digits: String = crate::compat::value::py_strip(s)

@@ -197,6 +197,24 @@ impl Traces for ScannedTraces<'_> {
 /// Traces larger than this are read span by span into owned records instead of from one copy.
 const KEEP_TEXT: usize = 64 << 20;
 
+/// A worker's tape and span list, kept from one trace to the next.
+#[derive(Default)]
+struct Scratch {
+    tape: Option<simd_json::Tape<'static>>,
+    spans: Vec<SpanRecord<'static>>,
+}
+
+/// A span that large (and so its tape) or a trace of that many spans is not kept for the next trace.
+const KEEP_SCRATCH: usize = 1 << 20;
+const KEEP_SCRATCH_SPANS: usize = 1 << 16;
+
+/// An emptied span list whose allocation can hold records of another lifetime (collecting from a
+/// list's own iterator into elements of the same size reuses its allocation).
+fn relabel<'b>(mut spans: Vec<SpanRecord<'_>>) -> Vec<SpanRecord<'b>> {
+    spans.clear();
+    spans.into_iter().map(|_| unreachable!("emptied")).collect()
+}
+
 /// Why a trace's spans could not be read.
 enum SpanFailure {
     /// A span at this byte of the file is not a valid OTLP span.
@@ -214,15 +232,28 @@ impl<'b> ScannedTraces<'b> {
         members: &[u32],
         out: &mut TableBuilder,
     ) -> Result<(), SpanFailure> {
-        let mut record = TraceRecord::default();
-        record.spans.reserve_exact(members.len());
+        // The tape and the span list of the previous trace are reused: with small traces their
+        // allocations were a fixed cost of every trace.
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+        }
+        let mut scratch = SCRATCH.with(std::cell::RefCell::take);
+        let mut record = TraceRecord {
+            spans: relabel(std::mem::take(&mut scratch.spans)),
+            ..TraceRecord::default()
+        };
+        record.spans.reserve(members.len());
         let largest = members
             .iter()
             .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start)
             .max()
             .unwrap_or(0);
-        with_buffers(largest, |buffers| {
-            let mut tape = simd_json::Tape::null();
+        let read = with_buffers(largest, |buffers| {
+            let mut tape = scratch
+                .tape
+                .take()
+                .unwrap_or_else(simd_json::Tape::null)
+                .reset();
             let mut rest = text;
             for &m in members {
                 let slice = &self.slices[m as usize];
@@ -243,14 +274,24 @@ impl<'b> ScannedTraces<'b> {
                 record.trace_id = Cow::Borrowed(trace_id);
                 record.spans.push(span);
             }
+            scratch.tape = Some(tape.reset());
             Ok(())
-        })?;
-        order_otlp(&mut record);
-        match self.map {
-            Some(map) => out.append(&map(record)),
-            None => out.append(&record),
+        });
+        if read.is_ok() {
+            order_otlp(&mut record);
+            match self.map {
+                Some(map) => out.append(&map(record)),
+                None => {
+                    out.append(&record);
+                    scratch.spans = relabel(record.spans);
+                }
+            }
         }
-        Ok(())
+        // What a large trace grew is released with it, as the parser's buffers are.
+        if largest <= KEEP_SCRATCH && scratch.spans.capacity() <= KEEP_SCRATCH_SPANS {
+            SCRATCH.with(|cell| cell.replace(scratch));
+        }
+        read
     }
 
     /// Parses each span of a huge trace in a buffer of its own, and appends the trace to `out`. The
