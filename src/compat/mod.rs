@@ -10,7 +10,7 @@
 //! - `unicode`: the Unicode 14.0 data Python 3.11 uses.
 //!
 //! Layering: outside `compat/`, `report/` and `cli/`, code uses only [`value`], [`reason`] and [`re`];
-//! the writers [`fmt`] and [`json`] are for output (`tests/layers.rs` holds the rule).
+//! the writers [`fmt`] and [`json`] are for output (`tests/it/layers.rs` holds the rule).
 
 pub(crate) mod fmt;
 pub(crate) mod json;

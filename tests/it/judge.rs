@@ -1,7 +1,7 @@
 //! Judged runs end to end against an in-process HTTP server on 127.0.0.1 that speaks the OpenAI,
 //! Anthropic and Ollama wire formats with scripted replies.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

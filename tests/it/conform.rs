@@ -2,7 +2,7 @@
 //! `examples/workflow/`: every verdict row, the falsifiable one-line pair, byte-stable reruns, the JSON
 //! report, the opt-in extensions and `--draft`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! end to end through the binary, on the shipped gate examples. The default flags must leave every
 //! output as it was.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -12,7 +12,6 @@
 //! 3. **Our own code, and `unsafe` where named.** No file carries another author's copyright notice,
 //!    and `unsafe` is allowed in two files only: the memory-mapped reading and the C library's `erf`.
 
-#[path = "layers/graph.rs"]
 mod graph;
 
 use std::collections::BTreeMap;

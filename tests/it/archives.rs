@@ -1,7 +1,7 @@
 //! Archives as they are: a file still being written (a partial last line), a corrupt file among good
 //! ones, a byte-order mark, and traces that come through a pipe (`-`, a FIFO, a device).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

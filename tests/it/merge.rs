@@ -2,7 +2,7 @@
 //! shards are byte-identical to a single run over the union (check with a band, baseline, calibrate),
 //! merging in levels gives the same bytes, and partials that do not belong together are refused.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

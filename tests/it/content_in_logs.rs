@@ -2,7 +2,7 @@
 //! `gen_ai.*` names, or in OTLP log records that point at their spans, in a second file or in the same
 //! file as the spans.
 
-mod common;
+use crate::common;
 
 use common::{faultgate_in, file, read_json, scratch, stderr, stdout};
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! End-to-end runs of the `faultgate` binary on the shipped examples and on small crafted inputs.
 
-mod common;
+use crate::common;
 
 use common::{faultgate, stderr, stdout};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! the calibration report does not trust still run and are reported, but do not gate, and every output
 //! that shows the gate says which and why. Without the flags nothing changes.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

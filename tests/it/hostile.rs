@@ -1,7 +1,7 @@
 //! Hostile and careless use through the binary: outputs that name inputs or special files, paths that
 //! look like flags, symlink loops, empty directories, special files as inputs, repeated flags.
 
-mod common;
+use crate::common;
 
 use common::{faultgate_in, root, stderr};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
@@ -203,7 +203,7 @@ fn an_empty_or_hidden_only_directory_exits_2() {
 
 #[test]
 fn devices_as_inputs_are_read_as_streams_and_refused_for_what_they_hold() {
-    // A FIFO is read too (tests/archives.rs); a device that holds no JSON is refused as a file of its
+    // A FIFO is read too (tests/it/archives.rs); a device that holds no JSON is refused as a file of its
     // bytes is, never with "no such file", and never read forever.
     let dir = tempfile::tempdir().unwrap();
     for input in ["/dev/null", "/dev/zero"] {

@@ -1,7 +1,7 @@
 //! `check --explain`: the first step where a regressed scenario's trace left its baseline runs' road,
 //! on generated runs with one known change per scenario and on the shipped gate example.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

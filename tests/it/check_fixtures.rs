@@ -7,7 +7,7 @@
 //! After a deliberate change of a verdict, review the new snapshot with `cargo insta review` (or
 //! re-run with `INSTA_UPDATE=always` and read the diff).
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -76,7 +76,7 @@ fn every_check_fires_on_its_fixture_and_not_on_the_look_alike() {
         let dir = fixtures.join(check);
         assert!(
             dir.is_dir(),
-            "check {check} has no fixture folder tests/checks/{check}/ (see tests/check_fixtures.rs)"
+            "check {check} has no fixture folder tests/checks/{check}/ (see tests/it/check_fixtures.rs)"
         );
         let fires = trace_file(&dir, "fires");
         let look_alike = trace_file(&dir, "look_alike");

@@ -5,7 +5,7 @@
 //! `scripts/trust` does). A set that is fetched rather than shipped (`calibration/fetch SET`) is
 //! recomputed only when its traces are here; otherwise its block is left as it was measured.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -2,7 +2,7 @@
 //! traces in `examples/workflow/otlp/` give the reasons `conform` gives on the equivalent trajectories,
 //! the check joins the selection only when asked, and a workflow violation is a hard block at the gate.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

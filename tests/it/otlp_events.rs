@@ -2,7 +2,7 @@
 //! attached to each trace's root span, byte-stable across threads and shards, redacted, and posted to
 //! an OTLP/HTTP receiver that this test runs on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -2,7 +2,7 @@
 //! examples: the Markdown summary, the audit folder, the Parquet tables (read back with the parquet
 //! crate's Arrow reader), the reproduce command, and exit 2 when an output cannot be written.
 
-mod common;
+use crate::common;
 
 use common::{command, root};
 use std::fs::File;

@@ -2,7 +2,7 @@
 //! trace identity across files, JSON as the standard defines it, folders with stray files, refusals
 //! that say what was expected.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::path::Path;

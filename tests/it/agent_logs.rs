@@ -4,7 +4,7 @@
 //! says, the verdicts `check` gives, a tau results file feeding `baseline`, and multi-agent handoffs seen
 //! by the workflow check.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -2,7 +2,7 @@
 //! 0.4.1 refuses or misreads (fixtures under `tests/fixtures/formats/`), compressed JSON lines, and the
 //! command line's handling of broken files inside a directory.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

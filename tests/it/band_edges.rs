@@ -1,7 +1,7 @@
 //! Bands at their edges, end to end through the binary: a band without per-run rates, which 0.4.1
 //! reads, and a candidate whose scenarios the band does not know.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

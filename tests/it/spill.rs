@@ -2,7 +2,7 @@
 //! never under a name, so nothing is left there whatever way the run ends; and the table and summary
 //! written from the spill are those of the run read whole.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};

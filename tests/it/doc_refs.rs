@@ -4,7 +4,7 @@
 //! that document, so a reader knows where the number points. Data (fixtures, fuzz seeds) is not
 //! scanned. This file spells the section sign `\u{a7}` to stay out of its own scan.
 
-mod common;
+use crate::common;
 
 use common::root;
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //! process, see `junit_schema`; CI also validates it with xmllint) and carries a suite per check, a
 //! case per trace and the gate; the HTML page loads nothing from anywhere; both are redacted.
 
-mod common;
+use crate::common;
 mod junit_schema;
 
 use common::faultgate;
@@ -168,7 +168,7 @@ fn junit_has_a_suite_per_check_a_case_per_trace_and_the_gate() {
     for tag in &suites[..8] {
         assert!(tag.contains(" tests=\"30\" "), "{tag}");
     }
-    // Same counts as the audit's `fired` (tests/outputs.rs): search_loop fired on 18 traces.
+    // Same counts as the audit's `fired` (tests/it/outputs.rs): search_loop fired on 18 traces.
     assert!(suites[0].contains(" failures=\"18\""), "{}", suites[0]);
     assert!(xml.contains(
         "<testcase name=\"51c15300072be9563b8dcdae613d3f7f\" classname=\"r-0221\">\n            <failure message=\"no answer, 24 steps (cap), 62% empty results\" type=\"search_loop\"/>"

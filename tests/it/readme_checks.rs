@@ -2,7 +2,7 @@
 //! while the block between the markers is stale, and rewrites it when `FAULTGATE_WRITE_README=1` is set
 //! (which is all `scripts/readme_checks` does).
 
-mod common;
+use crate::common;
 
 use common::{faultgate, root, stdout};
 use faultgate::checks::{ALL, CheckKind, Gating, Registered};

@@ -1,0 +1,38 @@
+//! The integration tests, built as one binary: one link instead of one per file.
+//!
+//! `address_space.rs` stays a binary of its own, since it lowers its own process's address-space
+//! limit for the children it runs. Run one file's tests with `cargo test --test it NAME::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod agent_logs;
+mod archives;
+mod band_edges;
+mod check_fixtures;
+mod cli;
+mod colour;
+mod conform;
+mod content_in_logs;
+mod doc_refs;
+mod explain;
+mod formats;
+mod gate_modes;
+mod hostile;
+mod input_rules;
+mod judge;
+mod layers;
+mod merge;
+mod new_formats;
+mod otlp_events;
+mod outputs;
+mod precheck;
+mod progress;
+mod readme_checks;
+mod report_files;
+mod shapes_agree;
+mod shell;
+mod spill;
+mod trust;
+mod trusted_gate;
+mod workflow_check;
