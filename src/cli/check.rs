@@ -34,8 +34,9 @@ impl CheckOutputs {
     }
 
     /// Returns true if and only if these outputs need every row of the run at once: each output file
-    /// but the JSON report (the evaluation events too), the gate, pass^k, and coloured cells (the uncoloured table, the summary
-    /// and the JSON report are written from a spill as it is read back).
+    /// but the JSON report and the evaluation events, the gate, pass^k, and coloured cells (the
+    /// uncoloured table, the summary, the JSON report and the evaluation events are written from a
+    /// spill as it is read back).
     fn need_whole_run(&self, report: &Report) -> bool {
         [
             &self.markdown,
@@ -47,8 +48,6 @@ impl CheckOutputs {
         ]
         .iter()
         .any(|o| o.is_some())
-            || self.otlp.otlp_events.is_some()
-            || self.otlp.otlp_endpoint.is_some()
             || self.pass_k
             || self.pass_k_metric()
             || report.checks.iter().any(|c| c.role.outcome_block)
@@ -598,6 +597,7 @@ pub(crate) fn finish(
     let events = otlp_events::Export {
         report: &report,
         gate: gate.as_ref().map(|(g, _)| g),
+        spilled: streamed.as_ref().map(|(spilled, _)| spilled),
     };
     if let Some(path) = &outs.otlp.otlp_events {
         write_atomic_with(path, |w| otlp_events::write_json(w, events))

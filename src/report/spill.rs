@@ -35,6 +35,14 @@ pub enum SpillError {
     Arrow(#[from] ArrowError),
 }
 
+/// A spill that cannot be read back fails the output being written from it.
+impl From<SpillError> for std::io::Error {
+    fn from(e: SpillError) -> std::io::Error {
+        // Kept whole, so the message still names the temporary directory.
+        std::io::Error::other(e)
+    }
+}
+
 /// A spill being written: shared by the files a run reads in parallel.
 pub struct VerdictSpill {
     file: File,

@@ -654,3 +654,58 @@ fn the_reproduce_command_leaves_the_event_flags_out() {
     );
     assert!(!text.contains("otlp") && !text.contains("secret"), "{text}");
 }
+
+#[test]
+fn events_written_from_the_spill_are_the_bytes_of_the_run_read_whole_at_any_thread_count() {
+    let dir = scratch();
+    let mut exports = Vec::new();
+    for threads in ["1", "2", "4"] {
+        // Without a band the run streams its events from the verdict spill; the Markdown report
+        // needs the whole run, so with it the same events are written from the run read back whole.
+        let run = |whole: bool| {
+            let (url, requests) = receiver(vec![200], 1);
+            let file = dir
+                .path()
+                .join(if whole { "whole.json" } else { "streamed.json" });
+            let md = dir.path().join("report.md");
+            let mut args: Vec<&str> = vec![
+                "check",
+                CANDIDATE,
+                "--golden",
+                "examples/gate/golden.json",
+                "--policy",
+                "examples/gate/policy.json",
+                "--check",
+                CHECKS,
+                "--table",
+                "none",
+                "--otlp-events",
+                arg(&file),
+                "--otlp-endpoint",
+                &url,
+            ];
+            if whole {
+                args.extend(["--markdown", arg(&md)]);
+            }
+            let out = common::command(Path::new(env!("CARGO_MANIFEST_DIR")))
+                .args(&args)
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            let request = requests.recv_timeout(Duration::from_secs(30)).unwrap();
+            (std::fs::read(&file).unwrap(), gunzip(&request.body))
+        };
+        let streamed = run(false);
+        let whole = run(true);
+        assert_eq!(
+            String::from_utf8(streamed.0.clone()).unwrap(),
+            String::from_utf8(whole.0).unwrap(),
+            "{threads} thread(s)"
+        );
+        assert!(streamed.1 == whole.1, "protobuf, {threads} thread(s)");
+        exports.push(streamed);
+    }
+    assert!(exports.windows(2).all(|w| w[0] == w[1]));
+    assert!(!records(&serde_json::from_slice(&exports[0].0).unwrap()).is_empty());
+}

@@ -43,6 +43,8 @@ use std::io::{self, Write};
 use prost::Message as _;
 
 use super::Report;
+use super::spill::SpilledRun;
+use super::verdicts::{Row, VerdictBatch};
 use crate::gate::{Gate, Verdict};
 
 /// The event every record is, as the GenAI semantic conventions name it.
@@ -73,6 +75,9 @@ struct Event<'a> {
 pub(crate) struct Export<'a> {
     pub report: &'a Report,
     pub gate: Option<&'a Gate>,
+    /// The run's verdicts when they were spilled rather than held in `report`. The gate's record
+    /// counts the traces of `report`, so a gated export holds its run in `report`.
+    pub spilled: Option<&'a SpilledRun>,
 }
 
 /// `N` bytes from `2N` hex digits (either case); `None` when `text` is not that, or is all zero (an
@@ -112,45 +117,62 @@ fn label(fired: bool) -> Value<'static> {
     Value::Str(Cow::Borrowed(if fired { "fail" } else { "pass" }))
 }
 
+/// One trace row's records, one per active check in selection order; `names` are
+/// [`evaluation_names`].
+fn row_events<'r>(row: Row<'r>, names: &'r [String]) -> impl Iterator<Item = Event<'r>> + 'r {
+    let trace_id = hex_id::<16>(row.trace_id());
+    let span_id = row.root_span_id().and_then(hex_id::<8>);
+    row.verdicts().zip(names).map(move |(verdict, name)| {
+        let mut attributes = vec![
+            (
+                "gen_ai.evaluation.name",
+                Value::Str(Cow::Borrowed(name.as_str())),
+            ),
+            (
+                "gen_ai.evaluation.score.value",
+                Value::Double(verdict.confidence),
+            ),
+            ("gen_ai.evaluation.score.label", label(verdict.detected)),
+        ];
+        if let Some(reason) = verdict.reason {
+            attributes.push((
+                "gen_ai.evaluation.explanation",
+                Value::Str(Cow::Borrowed(reason)),
+            ));
+        }
+        attributes.push(("faultgate.scenario", Value::Str(row.scenario().into())));
+        if trace_id.is_none() {
+            attributes.push(("faultgate.trace.id", Value::Str(row.trace_id().into())));
+        }
+        Event {
+            trace_id,
+            span_id,
+            attributes,
+        }
+    })
+}
+
 impl<'a> Export<'a> {
-    /// Every record, in export order, made as it is asked for; `names` are [`evaluation_names`].
-    fn events<'n>(self, names: &'n [String]) -> impl Iterator<Item = Event<'n>> + 'n
-    where
-        'a: 'n,
-    {
-        let verdicts = self.report.rows().flat_map(move |row| {
-            let trace_id = hex_id::<16>(row.trace_id());
-            let span_id = row.root_span_id().and_then(hex_id::<8>);
-            row.verdicts().zip(names).map(move |(verdict, name)| {
-                let mut attributes = vec![
-                    (
-                        "gen_ai.evaluation.name",
-                        Value::Str(Cow::Borrowed(name.as_str())),
-                    ),
-                    (
-                        "gen_ai.evaluation.score.value",
-                        Value::Double(verdict.confidence),
-                    ),
-                    ("gen_ai.evaluation.score.label", label(verdict.detected)),
-                ];
-                if let Some(reason) = verdict.reason {
-                    attributes.push((
-                        "gen_ai.evaluation.explanation",
-                        Value::Str(Cow::Borrowed(reason)),
-                    ));
+    /// Calls `each` with every record, in export order: the verdicts batch by batch (from the spill
+    /// when the run was spilled, so only one batch is in memory), then the gate's.
+    fn for_each_event(self, mut each: impl FnMut(&Event<'_>) -> io::Result<()>) -> io::Result<()> {
+        let names = evaluation_names(self.report);
+        let mut batch_events = |batch: &VerdictBatch| -> io::Result<()> {
+            for row in batch.rows() {
+                for event in row_events(row, &names) {
+                    each(&event)?;
                 }
-                attributes.push(("faultgate.scenario", Value::Str(row.scenario().into())));
-                if trace_id.is_none() {
-                    attributes.push(("faultgate.trace.id", Value::Str(row.trace_id().into())));
-                }
-                Event {
-                    trace_id,
-                    span_id,
-                    attributes,
-                }
-            })
-        });
-        verdicts.chain(self.gate.map(|gate| self.gate_event(gate)))
+            }
+            Ok(())
+        };
+        match self.spilled {
+            Some(spilled) => spilled.for_each_batch(|batch| batch_events(batch))?,
+            None => self.report.batches.iter().try_for_each(&mut batch_events)?,
+        }
+        match self.gate {
+            Some(gate) => each(&self.gate_event(gate)),
+            None => Ok(()),
+        }
     }
 
     /// The gate's record: its verdict as the score label, its numbers as attributes.
@@ -287,9 +309,10 @@ pub(crate) fn write_json(out: &mut dyn Write, export: Export<'_>) -> io::Result<
         out,
         "}},\"scopeLogs\":[{{\"scope\":{{\"name\":\"{TOOL}\",\"version\":\"{VERSION}\"}},\"logRecords\":["
     )?;
-    let names = evaluation_names(export.report);
-    for (i, event) in export.events(&names).enumerate() {
-        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+    let mut first = true;
+    export.for_each_event(|event| {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        first = false;
         write!(
             out,
             "{{\"timeUnixNano\":\"0\",\"eventName\":\"{EVENT_NAME}\""
@@ -302,8 +325,8 @@ pub(crate) fn write_json(out: &mut dyn Write, export: Export<'_>) -> io::Result<
         }
         out.write_all(b",\"attributes\":")?;
         json_attributes(out, &event.attributes)?;
-        out.write_all(b"}")?;
-    }
+        out.write_all(b"}")
+    })?;
     out.write_all(b"\n]}]}]}\n")
 }
 
@@ -354,11 +377,11 @@ fn field_head(out: &mut dyn Write, tag: u32, len: usize) -> io::Result<()> {
 ///
 /// Writing to `out` failed.
 pub(crate) fn write_protobuf(out: &mut dyn Write, export: Export<'_>) -> io::Result<()> {
-    let names = evaluation_names(export.report);
-    let records: usize = export
-        .events(&names)
-        .map(|event| field_len(pb_record(&event).encoded_len()))
-        .sum();
+    let mut records = 0;
+    export.for_each_event(|event| {
+        records += field_len(pb_record(event).encoded_len());
+        Ok(())
+    })?;
     let resource = pb::Resource {
         attributes: pb_attributes(&resource()),
     }
@@ -379,16 +402,15 @@ pub(crate) fn write_protobuf(out: &mut dyn Write, export: Export<'_>) -> io::Res
     field_head(out, 1, scope.len())?;
     out.write_all(&scope)?;
     let mut buffer = Vec::new();
-    for event in export.events(&names) {
-        let record = pb_record(&event);
+    export.for_each_event(|event| {
+        let record = pb_record(event);
         buffer.clear();
         field_head(&mut buffer, 2, record.encoded_len())?;
         record
             .encode(&mut buffer)
             .map_err(|e| io::Error::other(e.to_string()))?;
-        out.write_all(&buffer)?;
-    }
-    Ok(())
+        out.write_all(&buffer)
+    })
 }
 
 #[cfg(test)]

@@ -46,7 +46,15 @@ fn report(batches: Vec<VerdictBatch>) -> Report {
 
 fn json(report: &Report) -> String {
     let mut out = Vec::new();
-    write_json(&mut out, Export { report, gate: None }).unwrap();
+    write_json(
+        &mut out,
+        Export {
+            report,
+            gate: None,
+            spilled: None,
+        },
+    )
+    .unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -103,7 +111,15 @@ fn the_bytes_do_not_depend_on_how_the_rows_are_batched() {
     assert_eq!(json(&whole), json(&split));
     let protobuf = |report: &Report| {
         let mut out = Vec::new();
-        write_protobuf(&mut out, Export { report, gate: None }).unwrap();
+        write_protobuf(
+            &mut out,
+            Export {
+                report,
+                gate: None,
+                spilled: None,
+            },
+        )
+        .unwrap();
         out
     };
     assert_eq!(protobuf(&whole), protobuf(&split));
@@ -119,6 +135,7 @@ fn the_protobuf_export_decodes_to_the_records_of_the_json_one() {
         Export {
             report: &report,
             gate: None,
+            spilled: None,
         },
     )
     .unwrap();
