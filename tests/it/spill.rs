@@ -263,17 +263,25 @@ fn the_spill_is_an_unlinked_file_of_tmpdir_and_nothing_is_left_however_the_run_e
         Some(rustix::process::Signal::INT),
         None,
     ] {
-        let mut child = spawn(dir.path(), &spill, &["check", arg(&big)]);
-        let seen = watch(&mut child, &spill, |child| match signal {
-            Some(signal) => {
-                let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a pid");
-                rustix::process::kill_process(pid, signal).expect("signal the run");
-            }
-            None => child.kill().expect("kill the run"),
+        // On a loaded machine the run can end between the spill being seen and the signal being
+        // sent; such a run still must leave nothing, and is started again until one is stopped.
+        let stopped = (0..5).any(|_| {
+            let mut child = spawn(dir.path(), &spill, &["check", arg(&big)]);
+            let seen = watch(&mut child, &spill, |child| match signal {
+                Some(signal) => {
+                    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a pid");
+                    rustix::process::kill_process(pid, signal).expect("signal the run");
+                }
+                None => child.kill().expect("kill the run"),
+            });
+            let status = child.wait().unwrap();
+            assert!(seen, "{signal:?}");
+            assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "{signal:?}");
+            status.code().is_none()
         });
-        let status = child.wait().unwrap();
-        assert!(seen, "{signal:?}");
-        assert_eq!(status.code(), None, "{signal:?}: stopped by the signal");
-        assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "{signal:?}");
+        assert!(
+            stopped,
+            "{signal:?}: one of the runs was stopped by the signal"
+        );
     }
 }
