@@ -611,7 +611,7 @@ pub(crate) fn finish(
         writeln!(
             out,
             "otlp events sent to {}",
-            otlp_events::send::logs_url(url)
+            otlp_events::send::shown_url(&otlp_events::send::logs_url(url))
         )?;
     }
     Ok(exit)

@@ -74,6 +74,19 @@ pub(crate) fn logs_url(url: &str) -> String {
     }
 }
 
+/// `url` as messages show it: without the user and password before the host, nor the query, where
+/// receivers that take a token in the URL carry it.
+pub(crate) fn shown_url(url: &str) -> String {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[after_scheme..];
+    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let path = tail.split_once('?').map_or(tail, |(path, _)| path);
+    format!("{}{host}{path}", &url[..after_scheme])
+}
+
 /// The gzip-compressed body, in an unnamed temporary file rewound to its start.
 fn body(export: Export<'_>, protocol: Protocol) -> io::Result<File> {
     let file = tempfile::tempfile()?;
@@ -111,7 +124,7 @@ pub(crate) fn send(
 ) -> Result<(), SendError> {
     let target = logs_url(url);
     let fail = |why: String| SendError {
-        url: target.clone(),
+        url: shown_url(&target),
         why,
     };
     let mut file =
@@ -170,6 +183,19 @@ pub(crate) fn send(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_show_the_url_without_credentials_or_query() {
+        assert_eq!(
+            shown_url("https://user:secret@collector:4318/v1/logs?token=abc"),
+            "https://collector:4318/v1/logs"
+        );
+        assert_eq!(shown_url("http://k@h?x=1"), "http://h");
+        assert_eq!(
+            shown_url("http://127.0.0.1:4318/v1/logs"),
+            "http://127.0.0.1:4318/v1/logs"
+        );
+    }
 
     #[test]
     fn a_base_url_gets_the_logs_path_and_a_full_one_is_kept() {
