@@ -10,7 +10,7 @@ use super::format::{
     OutcomeBlock, PairedBlock, PassKBlock, TraceMeasures,
 };
 use super::gate_lines;
-use super::spill::{SpillError, SpilledRun};
+use super::spill::SpilledRun;
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
@@ -125,62 +125,52 @@ pub(crate) fn write_spilled(
         cut.push(&rest[..at]);
         rest = &rest[at + placeholder.len()..];
     }
-    let io = |e: SpillError| match e {
-        SpillError::Io(e) => e,
-        other => std::io::Error::other(other),
-    };
     let mut entries = ListWriter::default();
     // `failed_traces`: ids of traces where any check fired.
     out.write_all(cut[0].as_bytes())?;
     entries.begin('[');
-    spilled
-        .for_each_batch(|batch| {
-            for row in batch.rows().filter(super::Row::failed) {
-                entries.push(out, &format::to_pretty(row.trace_id()))?;
-            }
-            Ok::<(), SpillError>(())
-        })
-        .map_err(io)?;
+    spilled.for_each_batch(|batch| {
+        for row in batch.rows().filter(super::Row::failed) {
+            entries.push(out, &format::to_pretty(row.trace_id()))?;
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
     entries.end(out)?;
     // `measures`: each trace id's measures.
     out.write_all(cut[1].as_bytes())?;
     entries.begin('{');
-    spilled
-        .for_each_batch(|batch| {
-            for row in batch.rows() {
-                let m = row.measures();
-                let measures = TraceMeasures {
-                    tokens: m.tokens,
-                    latency_ms: m.latency_ms,
-                    cost_usd: m.cost_usd,
-                };
-                entries.push(out, &member(row.trace_id(), &measures))?;
-            }
-            Ok::<(), SpillError>(())
-        })
-        .map_err(io)?;
+    spilled.for_each_batch(|batch| {
+        for row in batch.rows() {
+            let m = row.measures();
+            let measures = TraceMeasures {
+                tokens: m.tokens,
+                latency_ms: m.latency_ms,
+                cost_usd: m.cost_usd,
+            };
+            entries.push(out, &member(row.trace_id(), &measures))?;
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
     entries.end(out)?;
     // `results`: one per trace and check.
     out.write_all(cut[2].as_bytes())?;
     entries.begin('[');
-    spilled
-        .for_each_batch(|batch| {
-            for row in batch.rows() {
-                for (check, v) in report.checks.iter().zip(row.verdicts()) {
-                    let result = CheckResult {
-                        trace_id: row.trace_id().to_string(),
-                        scenario: row.scenario().to_string(),
-                        check: check.name.clone(),
-                        detected: v.detected,
-                        confidence: round_half_even(v.confidence, 4),
-                        reason: v.reason.unwrap_or_default().to_string(),
-                    };
-                    entries.push(out, &format::to_pretty(&result))?;
-                }
+    spilled.for_each_batch(|batch| {
+        for row in batch.rows() {
+            for (check, v) in report.checks.iter().zip(row.verdicts()) {
+                let result = CheckResult {
+                    trace_id: row.trace_id().to_string(),
+                    scenario: row.scenario().to_string(),
+                    check: check.name.clone(),
+                    detected: v.detected,
+                    confidence: round_half_even(v.confidence, 4),
+                    reason: v.reason.unwrap_or_default().to_string(),
+                };
+                entries.push(out, &format::to_pretty(&result))?;
             }
-            Ok::<(), SpillError>(())
-        })
-        .map_err(io)?;
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
     entries.end(out)?;
     out.write_all(rest.as_bytes())
 }
@@ -219,7 +209,7 @@ impl ListWriter {
         self.written = 0;
     }
 
-    fn push(&mut self, out: &mut dyn std::io::Write, entry: &str) -> Result<(), SpillError> {
+    fn push(&mut self, out: &mut dyn std::io::Write, entry: &str) -> std::io::Result<()> {
         let lead = if self.written == 0 {
             format!("{}\n", self.open)
         } else {

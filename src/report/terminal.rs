@@ -199,7 +199,7 @@ pub(crate) fn write_spilled_table(
     let width = counts.width;
     out.write_all(header(report, width).as_bytes())?;
     let mut text = String::new();
-    let written = spilled.for_each_batch(|batch| {
+    spilled.for_each_batch(|batch| {
         text.clear();
         for row in batch
             .rows()
@@ -213,11 +213,7 @@ pub(crate) fn write_spilled_table(
             }
             text.push('\n');
         }
-        out.write_all(text.as_bytes()).map_err(SpillError::Io)
-    });
-    written.map_err(|e| match e {
-        SpillError::Io(e) => e,
-        other => std::io::Error::other(other),
+        out.write_all(text.as_bytes())
     })
 }
 
