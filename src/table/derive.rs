@@ -144,6 +144,41 @@ pub(crate) fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Co
     )
 }
 
+/// The names of the tools the trace's spans were offered (`gen_ai.tool.definitions` on any span, each
+/// a list of definitions or its JSON text), sorted and unique, as a compact JSON list; `None` when no
+/// span carries definitions. A definition names its tool by `name`, or by `function.name` as OpenAI
+/// requests do; one without a name is skipped.
+pub(crate) fn tool_definitions(spans: &[SpanRecord<'_>]) -> Option<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut seen = false;
+    for value in spans.iter().filter_map(|s| s.attr(attr::TOOL_DEFINITIONS)) {
+        seen = true;
+        let parsed;
+        let list = match value {
+            AttrValue::Json(v) if !v.is_string() => v.as_ref(),
+            other => {
+                parsed = other
+                    .as_str()
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                match &parsed {
+                    Some(v) => v,
+                    None => continue,
+                }
+            }
+        };
+        for definition in list.as_array().into_iter().flatten() {
+            let name = definition
+                .get("name")
+                .or_else(|| definition.get("function").and_then(|f| f.get("name")))
+                .and_then(Value::as_str);
+            if let Some(name) = name {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    seen.then(|| serde_json::to_string(&names).unwrap_or_default())
+}
+
 /// `str()` of the root's `faultgate.termination`.
 pub(crate) fn termination<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
     root.and_then(|r| spans[r].attr(attr::TERMINATION))

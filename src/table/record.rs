@@ -35,6 +35,9 @@ pub mod attr {
     pub const TOOL_CALL_ARGUMENTS: &str = "gen_ai.tool.call.arguments";
     /// A tool call's result (JSON or text).
     pub const TOOL_CALL_RESULT: &str = "gen_ai.tool.call.result";
+    /// The tools a model call offered the agent: a JSON list (or its text) of definitions, each naming
+    /// its tool by `name` (the GenAI conventions' form) or `function.name` (OpenAI's request form).
+    pub const TOOL_DEFINITIONS: &str = "gen_ai.tool.definitions";
     /// Input tokens a span used; summed over the trace.
     pub const INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
     /// Output tokens a span produced; summed over the trace.
@@ -91,6 +94,7 @@ pub(crate) fn wanted(key: &str) -> bool {
             | TOOL_CALL_ID
             | TOOL_CALL_ARGUMENTS
             | TOOL_CALL_RESULT
+            | TOOL_DEFINITIONS
             | INPUT_TOKENS
             | OUTPUT_TOKENS
             | FINISH_REASONS

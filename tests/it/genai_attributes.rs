@@ -1,0 +1,148 @@
+//! The GenAI attributes the conventions added since mid-2025, read where a check or the policy can use
+//! them: `gen_ai.tool.definitions` (the policy's `require_defined_tools`), `gen_ai.system_instructions`,
+//! reasoning message parts, `gen_ai.tool.call.id`, `invoke_workflow` spans and `gen_ai.agent.version`.
+
+use crate::common;
+
+use common::{arg, faultgate, read_json, scratch, stderr};
+use serde_json::{Value, json};
+
+/// An OTLP/JSON attribute list of string values.
+fn attributes(pairs: &[(&str, &str)]) -> Value {
+    pairs
+        .iter()
+        .map(|(k, v)| json!({"key": k, "value": {"stringValue": v}}))
+        .collect()
+}
+
+/// A span of trace `t1`: its id, parent, name, start and string attributes.
+fn span(id: &str, parent: Option<&str>, name: &str, start: u64, attrs: &[(&str, &str)]) -> Value {
+    let mut span = json!({
+        "traceId": "0123456789abcdef0123456789abcdef",
+        "spanId": id,
+        "name": name,
+        "startTimeUnixNano": start.to_string(),
+        "endTimeUnixNano": (start + 1).to_string(),
+        "attributes": attributes(attrs),
+    });
+    if let Some(parent) = parent {
+        span["parentSpanId"] = json!(parent);
+    }
+    span
+}
+
+fn export(spans: &[Value]) -> String {
+    json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+}
+
+/// Runs `check` over one trace file with extra arguments; returns the exit code and the JSON report.
+fn check(traces: &str, extra: &[&str]) -> (Option<i32>, Value) {
+    let dir = scratch();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, traces).unwrap();
+    let report = dir.path().join("r.json");
+    let mut args = vec!["check", arg(&file), "--json", arg(&report)];
+    args.extend(extra);
+    let out = faultgate(&args);
+    assert!(out.status.code() != Some(2), "{}", stderr(&out));
+    (out.status.code(), read_json(&report))
+}
+
+/// The result of `check` in a report.
+fn result<'r>(report: &'r Value, check: &str) -> &'r Value {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} result in {report}"))
+}
+
+const ROOT: &str = "a000000000000001";
+
+/// An agent run whose chat span offered `definitions` and whose tool spans called `calls`.
+fn agent_with_tools(definitions: &str, calls: &[&str]) -> String {
+    let mut spans = vec![
+        span(
+            ROOT,
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", "invoke_agent"),
+                (
+                    "gen_ai.input.messages",
+                    r#"[{"role": "user", "parts": [{"type": "text", "content": "close my ticket"}]}]"#,
+                ),
+                (
+                    "gen_ai.output.messages",
+                    r#"[{"role": "assistant", "parts": [{"type": "text", "content": "Closed."}]}]"#,
+                ),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some(ROOT),
+            "chat",
+            11,
+            &[
+                ("gen_ai.operation.name", "chat"),
+                ("gen_ai.tool.definitions", definitions),
+            ],
+        ),
+    ];
+    for (i, tool) in calls.iter().enumerate() {
+        spans.push(span(
+            &format!("c00000000000000{i}"),
+            Some(ROOT),
+            &format!("execute_tool {tool}"),
+            20 + i as u64,
+            &[
+                ("gen_ai.operation.name", "execute_tool"),
+                ("gen_ai.tool.name", tool),
+                ("gen_ai.tool.call.arguments", r#"{"ticket": 7}"#),
+                ("gen_ai.tool.call.result", "ok"),
+            ],
+        ));
+    }
+    export(&spans)
+}
+
+#[test]
+fn the_policy_flags_a_call_to_a_tool_the_agent_was_not_given() {
+    let dir = scratch();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, r#"{"require_defined_tools": true}"#).unwrap();
+    let with_policy = ["--check", "policy", "--policy", arg(&policy)];
+    // The conventions' form (`name` on each definition) and OpenAI's request form (`function.name`).
+    for definitions in [
+        r#"[{"type": "function", "name": "get_ticket", "parameters": {}}, {"type": "function", "name": "close_ticket"}]"#,
+        r#"[{"type": "function", "function": {"name": "get_ticket"}}, {"type": "function", "function": {"name": "close_ticket"}}]"#,
+    ] {
+        let (code, report) = check(
+            &agent_with_tools(
+                definitions,
+                &["get_ticket", "delete_ticket", "close_ticket"],
+            ),
+            &with_policy,
+        );
+        assert_eq!(code, Some(1), "{report}");
+        assert_eq!(
+            result(&report, "policy")["reason"],
+            "step 2: tool 'delete_ticket' was not given to the agent (gen_ai.tool.definitions)"
+        );
+        let (code, report) = check(
+            &agent_with_tools(definitions, &["get_ticket", "close_ticket"]),
+            &with_policy,
+        );
+        assert_eq!(code, Some(0), "{report}");
+        assert_eq!(result(&report, "policy")["detected"], false);
+    }
+    // Without the rule, the same run is within the default policy.
+    let (code, report) = check(
+        &agent_with_tools(r#"[{"name": "get_ticket"}]"#, &["delete_ticket"]),
+        &["--check", "policy"],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(result(&report, "policy")["detected"], false);
+}
