@@ -380,6 +380,10 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Tool steps: tool spans first, plus tool calls found only in chat messages, in time order.
 /// `unique_ids` says no two spans share an id.
+///
+/// `gen_ai.tool.call.id` pairs a tool span with the call and the response the chat messages record
+/// under that id: the call is not counted twice, and a tool span that does not record its arguments or
+/// its result itself (content capture is opt-in per span) takes them from the messages.
 pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
     let mut responses: FastMap<String, String> = FastMap::default();
     let mut owned = String::new();
@@ -434,24 +438,43 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
     let text_attr = |span: &'s SpanRecord<'_>, key: &str| -> Cow<'s, str> {
         span.attr(key).map(AttrValue::py_str).unwrap_or_default()
     };
+    let call_id = |span: &'s SpanRecord<'_>| {
+        span.attr(attr::TOOL_CALL_ID)
+            .filter(|v| v.truthy())
+            .map(AttrValue::py_str)
+    };
     let mut out: Vec<Step<'s>> = tool_spans
         .iter()
-        .map(|&p| Step {
-            tool: tool_span_name(&spans[p]),
-            arguments: text_attr(&spans[p], attr::TOOL_CALL_ARGUMENTS),
-            result: text_attr(&spans[p], attr::TOOL_CALL_RESULT),
-            span: p,
+        .map(|&p| {
+            let span = &spans[p];
+            let id = call_id(span);
+            let arguments = match (span.attr(attr::TOOL_CALL_ARGUMENTS), &id) {
+                (None, Some(id)) => calls
+                    .iter()
+                    .find(|(c, _)| c == id)
+                    .map(|(_, call)| call.arguments.clone())
+                    .unwrap_or_default(),
+                _ => text_attr(span, attr::TOOL_CALL_ARGUMENTS),
+            };
+            let result = match (span.attr(attr::TOOL_CALL_RESULT), &id) {
+                (None, Some(id)) => responses
+                    .get(id.as_ref())
+                    .map(|r| Cow::Owned(r.clone()))
+                    .unwrap_or_default(),
+                _ => text_attr(span, attr::TOOL_CALL_RESULT),
+            };
+            Step {
+                tool: tool_span_name(span),
+                arguments,
+                result,
+                span: p,
+            }
         })
         .collect();
     if !calls.is_empty() {
         let executed: HashSet<Cow<'_, str>, foldhash::fast::RandomState> = tool_spans
             .iter()
-            .filter_map(|&p| {
-                spans[p]
-                    .attr(attr::TOOL_CALL_ID)
-                    .filter(|v| v.truthy())
-                    .map(AttrValue::py_str)
-            })
+            .filter_map(|&p| call_id(&spans[p]))
             .collect();
         out.extend(
             calls

@@ -146,3 +146,78 @@ fn the_policy_flags_a_call_to_a_tool_the_agent_was_not_given() {
     assert_eq!(code, Some(0));
     assert_eq!(result(&report, "policy")["detected"], false);
 }
+
+#[test]
+fn a_tool_span_takes_its_call_and_result_from_the_messages_with_its_call_id() {
+    let call = r#"[{"role": "assistant", "parts": [{"type": "tool_call", "id": "call_7", "name": "refund", "arguments": {"order": "A1", "amount": 500}}]}]"#;
+    let response = r#"[{"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_7", "result": "Error: refund service unavailable"}]}]"#;
+    let traces = export(&[
+        span(
+            ROOT,
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", "invoke_agent"),
+                (
+                    "gen_ai.input.messages",
+                    r#"[{"role": "user", "parts": [{"type": "text", "content": "refund order A1"}]}]"#,
+                ),
+                (
+                    "gen_ai.output.messages",
+                    r#"[{"role": "assistant", "parts": [{"type": "text", "content": "Refunded."}]}]"#,
+                ),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some(ROOT),
+            "chat",
+            11,
+            &[
+                ("gen_ai.operation.name", "chat"),
+                ("gen_ai.output.messages", call),
+            ],
+        ),
+        // The tool span records its call id only: content capture is off on tool spans.
+        span(
+            "c000000000000001",
+            Some(ROOT),
+            "execute_tool refund",
+            12,
+            &[
+                ("gen_ai.operation.name", "execute_tool"),
+                ("gen_ai.tool.name", "refund"),
+                ("gen_ai.tool.call.id", "call_7"),
+            ],
+        ),
+        span(
+            "b000000000000002",
+            Some(ROOT),
+            "chat",
+            13,
+            &[
+                ("gen_ai.operation.name", "chat"),
+                ("gen_ai.input.messages", response),
+            ],
+        ),
+    ]);
+    let dir = scratch();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"limits": [{"tool": "refund", "arg": "amount", "max": 100}]}"#,
+    )
+    .unwrap();
+    let (code, report) = check(&traces, &["--policy", arg(&policy)]);
+    assert_eq!(code, Some(1), "{report}");
+    // The arguments of the call with the span's id, checked once (the call is the span's, not a
+    // second step).
+    assert_eq!(
+        result(&report, "policy")["reason"],
+        "step 1: refund.amount 500 > max 100"
+    );
+    // The response with the span's id is the step's result.
+    let error = result(&report, "unrecovered_tool_error");
+    assert_eq!(error["detected"], true, "{error}");
+}
