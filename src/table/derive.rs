@@ -49,7 +49,10 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
                 return Some(format!("span '{name}' carries {key}"));
             }
         }
-        if tool_like_name(name) {
+        // A workflow span is named after its workflow (`invoke_workflow support_tools`), not a tool.
+        if tool_like_name(name)
+            && span.attr_str(attr::OPERATION_NAME) != Some(attr::OP_INVOKE_WORKFLOW)
+        {
             return Some(format!("span '{name}' is named like a tool"));
         }
         if let Some(reasons) = span.attr(attr::FINISH_REASONS) {

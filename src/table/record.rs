@@ -75,6 +75,9 @@ pub mod attr {
     pub const OP_INVOKE_AGENT: &str = "invoke_agent";
     /// Operation name of a tool execution span.
     pub const OP_EXECUTE_TOOL: &str = "execute_tool";
+    /// Operation name of a workflow span (several agents run under one); such a span is a trace's root
+    /// as an agent invocation is, never a tool step.
+    pub const OP_INVOKE_WORKFLOW: &str = "invoke_workflow";
 }
 
 /// Returns true if and only if some check or table column reads the attribute `key`. Decoders keep only
@@ -516,10 +519,16 @@ pub(crate) fn is_tool_span(span: &SpanRecord<'_>) -> bool {
     }
 }
 
-/// The root of a trace in trace order: the first `invoke_agent` span or span without a parent.
+/// The root of a trace in trace order: the first `invoke_agent` or `invoke_workflow` span or span
+/// without a parent. A workflow starts before the agents it runs, so its span, which carries the
+/// workflow's input and final output, is the root even when its own parent was not exported.
 pub(crate) fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
     spans.iter().position(|s| {
-        s.parent_id.is_none() || s.attr_str(attr::OPERATION_NAME) == Some(attr::OP_INVOKE_AGENT)
+        s.parent_id.is_none()
+            || matches!(
+                s.attr_str(attr::OPERATION_NAME),
+                Some(attr::OP_INVOKE_AGENT | attr::OP_INVOKE_WORKFLOW)
+            )
     })
 }
 

@@ -221,3 +221,76 @@ fn a_tool_span_takes_its_call_and_result_from_the_messages_with_its_call_id() {
     let error = result(&report, "unrecovered_tool_error");
     assert_eq!(error["detected"], true, "{error}");
 }
+
+#[test]
+fn an_invoke_workflow_span_is_the_root_whose_output_is_the_answer() {
+    // The workflow ran inside a request whose span was not exported: no span is parentless.
+    let outside = "f000000000000001";
+    let workflow = "a000000000000009";
+    let traces = export(&[
+        span(
+            workflow,
+            Some(outside),
+            "invoke_workflow support_tools",
+            10,
+            &[
+                ("gen_ai.operation.name", "invoke_workflow"),
+                (
+                    "gen_ai.input.messages",
+                    r#"[{"role": "user", "parts": [{"type": "text", "content": "refund order A1"}]}]"#,
+                ),
+                (
+                    "gen_ai.output.messages",
+                    r#"[{"role": "assistant", "parts": [{"type": "text", "content": "Refund issued for order A1."}]}]"#,
+                ),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some(workflow),
+            "invoke_agent triage",
+            11,
+            &[
+                ("gen_ai.operation.name", "invoke_agent"),
+                ("gen_ai.agent.name", "triage"),
+                (
+                    "gen_ai.output.messages",
+                    r#"[{"role": "assistant", "parts": [{"type": "text", "content": "Routing to refunds."}]}]"#,
+                ),
+            ],
+        ),
+        span(
+            "b000000000000002",
+            Some(workflow),
+            "invoke_agent refunds",
+            12,
+            &[
+                ("gen_ai.operation.name", "invoke_agent"),
+                ("gen_ai.agent.name", "refunds"),
+            ],
+        ),
+    ]);
+    let dir = scratch();
+    let golden = dir.path().join("golden.json");
+    std::fs::write(
+        &golden,
+        r#"{"refund order A1": "Refund issued for order A1."}"#,
+    )
+    .unwrap();
+    let (code, report) = check(
+        &traces,
+        &["--check", "wrong_answer", "--golden", arg(&golden)],
+    );
+    let verdict = result(&report, "wrong_answer");
+    assert_eq!(verdict["detected"], false, "{verdict}");
+    assert_eq!(code, Some(0));
+    // Named after its workflow, the span is not taken for a tool: precheck has nothing to warn about.
+    let file = dir.path().join("w.json");
+    std::fs::write(&file, &traces).unwrap();
+    let out = faultgate(&["precheck", arg(&file)]);
+    assert!(
+        !common::stdout(&out).contains("named like a tool"),
+        "{}",
+        common::stdout(&out)
+    );
+}
