@@ -294,3 +294,28 @@ fn an_invoke_workflow_span_is_the_root_whose_output_is_the_answer() {
         common::stdout(&out)
     );
 }
+
+#[test]
+fn reasoning_parts_are_kept_apart_from_the_answer() {
+    let output = r#"[{"role": "assistant", "parts": [{"type": "reasoning", "content": "I don't know this offhand; I cannot answer without a lookup."}, {"type": "text", "content": "The capital of France is Paris."}]}]"#;
+    let traces = export(&[span(
+        ROOT,
+        None,
+        "invoke_agent",
+        10,
+        &[
+            ("gen_ai.operation.name", "invoke_agent"),
+            (
+                "gen_ai.input.messages",
+                r#"[{"role": "user", "parts": [{"type": "text", "content": "What is the capital of France?"}]}]"#,
+            ),
+            ("gen_ai.output.messages", output),
+        ],
+    )]);
+    let (code, report) = check(&traces, &["--check", "abstention"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        result(&report, "abstention")["reason"],
+        "answer does not abstain"
+    );
+}
