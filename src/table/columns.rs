@@ -45,6 +45,8 @@ pub struct Columns<'a> {
     pub(crate) has_content: &'a BooleanArray,
     /// The tools the trace's spans were offered, as a JSON list of names; null when none recorded them.
     pub(crate) tool_definitions: &'a LargeStringArray,
+    /// The agent's version (`gen_ai.agent.version`); null when no span records one.
+    pub(crate) agent_version: &'a LargeStringArray,
 
     pub(crate) span_id: &'a LargeStringArray,
     pub(crate) parent: &'a LargeStringArray,
@@ -125,6 +127,7 @@ impl<'a> Columns<'a> {
                 .as_primitive::<Float64Type>(),
             has_content: flag(t, trace_column_index(TRACE_HAS_CONTENT)),
             tool_definitions: text(t, trace_column_index(TRACE_TOOL_DEFINITIONS)),
+            agent_version: text(t, trace_column_index(TRACE_AGENT_VERSION)),
 
             span_id: text(sp, span_column_index(SPAN_ID)),
             parent: text(sp, span_column_index(SPAN_PARENT)),

@@ -182,6 +182,21 @@ pub(crate) fn tool_definitions(spans: &[SpanRecord<'_>]) -> Option<String> {
     seen.then(|| serde_json::to_string(&names).unwrap_or_default())
 }
 
+/// `str()` of the root's `gen_ai.agent.version`, else of the last one in trace order (as the agent's
+/// name falls back to the last one seen); `None` when no span has a non-empty one.
+pub(crate) fn agent_version<'s>(
+    spans: &'s [SpanRecord<'_>],
+    root: Option<usize>,
+) -> Option<Cow<'s, str>> {
+    let version = |span: &'s SpanRecord<'_>| {
+        span.attr(attr::AGENT_VERSION)
+            .map(AttrValue::py_str)
+            .filter(|v| !v.is_empty())
+    };
+    root.and_then(|r| version(&spans[r]))
+        .or_else(|| spans.iter().rev().find_map(version))
+}
+
 /// `str()` of the root's `faultgate.termination`.
 pub(crate) fn termination<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Cow<'s, str> {
     root.and_then(|r| spans[r].attr(attr::TERMINATION))

@@ -19,6 +19,8 @@ pub mod attr {
     pub const AGENT_NAME: &str = "gen_ai.agent.name";
     /// Agent id; the scenario key when `faultgate.scenario` is absent.
     pub const AGENT_ID: &str = "gen_ai.agent.id";
+    /// Version of the agent a span belongs to; carried to the verdicts next to the agent's name.
+    pub const AGENT_VERSION: &str = "gen_ai.agent.version";
     /// Input chat messages (a JSON list or JSON text); the prompt is read from its user messages.
     pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
     /// Output chat messages (a JSON list or JSON text); the answer is read from its assistant messages.
@@ -89,6 +91,7 @@ pub(crate) fn wanted(key: &str) -> bool {
         OPERATION_NAME
             | AGENT_NAME
             | AGENT_ID
+            | AGENT_VERSION
             | INPUT_MESSAGES
             | OUTPUT_MESSAGES
             | PROMPT

@@ -45,6 +45,8 @@ pub const TRACE_TOOL_EVIDENCE: &str = "unread_tool_evidence";
 /// The names of the tools any span's `gen_ai.tool.definitions` offered, sorted and unique, as a compact
 /// JSON list; null when no span carries definitions.
 pub const TRACE_TOOL_DEFINITIONS: &str = "tool_definitions";
+/// `str()` of the root's `gen_ai.agent.version`, else of the last one seen; null when no span has one.
+pub const TRACE_AGENT_VERSION: &str = "agent_version";
 
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
@@ -138,6 +140,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         // (`derive::tool_evidence`); else null.
         nullable(TRACE_TOOL_EVIDENCE, DataType::LargeUtf8),
         nullable(TRACE_TOOL_DEFINITIONS, DataType::LargeUtf8),
+        nullable(TRACE_AGENT_VERSION, DataType::LargeUtf8),
     ]))
 });
 
@@ -214,6 +217,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_HAS_CONTENT => 12,
         TRACE_TOOL_EVIDENCE => 13,
         TRACE_TOOL_DEFINITIONS => 14,
+        TRACE_AGENT_VERSION => 15,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

@@ -319,3 +319,55 @@ fn reasoning_parts_are_kept_apart_from_the_answer() {
         "answer does not abstain"
     );
 }
+
+#[test]
+fn the_agent_version_is_carried_to_the_verdicts() {
+    use arrow_array::{Array, StringArray};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let agent = |id: &str, version: Option<&str>| {
+        let mut attrs = vec![
+            ("gen_ai.operation.name", "invoke_agent"),
+            ("gen_ai.agent.name", "support"),
+            (
+                "gen_ai.input.messages",
+                r#"[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]"#,
+            ),
+        ];
+        if let Some(version) = version {
+            attrs.push(("gen_ai.agent.version", version));
+        }
+        let mut root = span(ROOT, None, "invoke_agent", 10, &attrs);
+        root["traceId"] = json!(id);
+        root
+    };
+    let traces = export(&[
+        agent("11111111111111111111111111111111", Some("2.1.0")),
+        agent("22222222222222222222222222222222", None),
+    ]);
+    let dir = scratch();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, traces).unwrap();
+    let parquet = dir.path().join("pq");
+    let out = faultgate(&["check", arg(&file), "--parquet", arg(&parquet)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(parquet.join("traces.parquet")).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let batch = reader.map(Result::unwrap).next().unwrap();
+    let column = |name: &str| -> Vec<Option<String>> {
+        let array = batch.column_by_name(name).unwrap();
+        let strings = array.as_any().downcast_ref::<StringArray>().unwrap();
+        (0..strings.len())
+            .map(|i| strings.is_valid(i).then(|| strings.value(i).to_string()))
+            .collect()
+    };
+    assert_eq!(
+        column("agent"),
+        [Some("support".into()), Some("support".into())]
+    );
+    assert_eq!(column("agent_version"), [Some("2.1.0".into()), None]);
+}
