@@ -188,11 +188,16 @@ pub fn open<'b>(
 /// The format to read a file as: the one asked for, except that with `--format auto` a file that holds
 /// OTLP logs (a `"resourceLogs"` key anywhere, so that a file mixing both signals is found whichever
 /// comes first) is read by the logs decoder, which reads its spans too; and that `otlp-logs` forced on a
-/// file named as protobuf is read by the protobuf reader, which reads logs as that decoder does.
+/// file named as protobuf is read by the protobuf reader, which reads logs as that decoder does. A file
+/// named as protobuf is never taken for JSON logs: its strings may spell `"resourceLogs"` too.
 fn signal(format: Format, path: &Path, bytes: &[u8]) -> Format {
-    if format == Format::OtlpLogs && formats::otlp_proto::named(path) {
+    let protobuf = formats::otlp_proto::named(path);
+    if format == Format::OtlpLogs && protobuf {
         Format::OtlpProto
-    } else if format == Format::Auto && memchr::memmem::find(bytes, b"\"resourceLogs\"").is_some() {
+    } else if format == Format::Auto
+        && !protobuf
+        && memchr::memmem::find(bytes, b"\"resourceLogs\"").is_some()
+    {
         Format::OtlpLogs
     } else {
         format

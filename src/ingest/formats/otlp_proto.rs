@@ -497,6 +497,23 @@ mod tests {
     }
 
     #[test]
+    fn a_protobuf_file_whose_strings_spell_resource_logs_is_still_protobuf() {
+        let event = Event {
+            name: "gen_ai.client.inference.operation.details".into(),
+            attributes: vec![
+                string(attr::OUTPUT_MESSAGES, OUTPUT),
+                string("app.request", r#"{"resourceLogs": []}"#),
+            ],
+            ..Event::default()
+        };
+        let bytes = span(vec![event]);
+        assert_eq!(
+            read("t.binpb", &bytes, Format::Auto),
+            (Format::OtlpProto, "done".into())
+        );
+    }
+
+    #[test]
     fn a_span_event_with_a_gen_ai_name_counts_as_the_span_s_own() {
         let events = vec![
             Event {
