@@ -631,11 +631,13 @@ fn check_part(
         };
         let measure = |a: &Float64Array| a.is_valid(t).then(|| a.value(t));
         let agent = opt(cols.agent, t).map(|a| agents.get(a, |a| redaction.mask(a).into_owned()));
+        let agent_version = opt(cols.agent_version, t).map(|v| redaction.mask(v));
         builder.push_trace(&TraceFields {
             trace_id: cols.trace_id.value(t),
             scenario: scenarios.get(raw_scenario, |key| redaction.scenario_key(key)),
             raw_scenario: settings.keep_raw_scenario.then_some(raw_scenario),
             agent,
+            agent_version: agent_version.as_deref(),
             steps: cols.step_rows(t).len(),
             measures: Measures {
                 tokens,

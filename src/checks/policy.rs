@@ -4,7 +4,8 @@
 //! argument pattern (by default path traversal, `file://`, `/etc/passwd`, `/etc/shadow`, `~/.ssh`,
 //! `/proc/`), oversized arguments, call budgets, argument limits, identity mismatches, missing
 //! prerequisites, per-value budgets, values not allowed, missing required arguments, missing
-//! confirmation, or an incomplete run.
+//! confirmation, an incomplete run, or a call to a tool the agent was not given (its spans'
+//! `gen_ai.tool.definitions`).
 //!
 //! **Why it matters.** A policy violation is a hard block at the gate whatever the clean rate: one refund
 //! to the wrong customer outweighs any number of correct answers.
@@ -76,11 +77,18 @@ impl Check for PolicyCheck {
                 span_error: opt(cols.span_error, spans + p),
                 end_ns: u64::try_from(cols.end[spans + p]).unwrap_or(0),
             });
+            // Only `require_defined_tools` reads the definitions.
+            let defined: Option<Vec<String>> = if cx.inputs.policy.uses_tool_definitions() {
+                opt(cols.tool_definitions, t).and_then(|list| serde_json::from_str(list).ok())
+            } else {
+                None
+            };
             let run = PolicyRun {
                 steps: &steps,
                 root,
                 answer: cols.answer.value(t),
                 termination: cols.termination.value(t),
+                defined_tools: defined.as_deref(),
             };
             let (detected, reason) = cx.inputs.policy.evaluate(&run);
             out.sure(detected, reason);

@@ -149,6 +149,12 @@ pub trait Traces: Sync {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Returns true if and only if the file was read as OTLP logs (whatever their encoding), whose
+    /// records may join spans other files of the run hold.
+    fn holds_log_records(&self) -> bool {
+        false
+    }
 }
 
 /// Traces a decoder has already mapped whole (vendor documents and exports the scan did not take).

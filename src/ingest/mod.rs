@@ -119,7 +119,7 @@ pub fn open<'b>(
 ) -> Result<Opened<'b>, InputError> {
     #[cfg(test)]
     reads::opened(path);
-    let wanted = signal(options.format, bytes);
+    let wanted = signal(options.format, path, bytes);
     let tried = match wanted.decoder() {
         Some(decoder) => vec![(wanted, decoder)],
         None => Format::decoded()
@@ -145,10 +145,12 @@ pub fn open<'b>(
         (format, answer) = fast_path(&text, path, bytes, options);
     }
     if let Fast::Read(traces) = answer {
-        return Ok(Opened {
-            format,
-            traces: traces?,
-        });
+        let traces = traces?;
+        // Protobuf logs are OTLP logs: the run joins their records across files as it does JSON's.
+        if traces.holds_log_records() {
+            format = Format::OtlpLogs;
+        }
+        return Ok(Opened { format, traces });
     }
     let invalid = |message: String| InputError::Unrecognised {
         path: path.to_path_buf(),
@@ -185,9 +187,17 @@ pub fn open<'b>(
 
 /// The format to read a file as: the one asked for, except that with `--format auto` a file that holds
 /// OTLP logs (a `"resourceLogs"` key anywhere, so that a file mixing both signals is found whichever
-/// comes first) is read by the logs decoder, which reads its spans too.
-fn signal(format: Format, bytes: &[u8]) -> Format {
-    if format == Format::Auto && memchr::memmem::find(bytes, b"\"resourceLogs\"").is_some() {
+/// comes first) is read by the logs decoder, which reads its spans too; and that `otlp-logs` forced on a
+/// file named as protobuf is read by the protobuf reader, which reads logs as that decoder does. A file
+/// named as protobuf is never taken for JSON logs: its strings may spell `"resourceLogs"` too.
+fn signal(format: Format, path: &Path, bytes: &[u8]) -> Format {
+    let protobuf = formats::otlp_proto::named(path);
+    if format == Format::OtlpLogs && protobuf {
+        Format::OtlpProto
+    } else if format == Format::Auto
+        && !protobuf
+        && memchr::memmem::find(bytes, b"\"resourceLogs\"").is_some()
+    {
         Format::OtlpLogs
     } else {
         format

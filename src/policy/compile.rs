@@ -21,7 +21,7 @@ use super::{
 use crate::compat::re;
 use crate::compat::reason::{py_repr, py_repr_str, py_str};
 
-const TOP_LEVEL_KEYS: [&str; 12] = [
+const TOP_LEVEL_KEYS: [&str; 13] = [
     "allow",
     "max_calls",
     "max_arg_chars",
@@ -34,6 +34,7 @@ const TOP_LEVEL_KEYS: [&str; 12] = [
     "required_args",
     "confirmation",
     "require_complete",
+    "require_defined_tools",
 ];
 
 /// The built-in denied patterns, used when the file has no `deny_patterns`.
@@ -74,6 +75,11 @@ pub(crate) fn compile(document: &Value) -> Result<Policy> {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(invalid("require_complete must be true or false")),
     };
+    let require_defined_tools = match doc.get("require_defined_tools") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(invalid("require_defined_tools must be true or false")),
+    };
 
     let allow = doc.get("allow").map(allow).transpose()?;
     let max_calls = bound(doc, "max_calls")?;
@@ -103,6 +109,7 @@ pub(crate) fn compile(document: &Value) -> Result<Policy> {
         required_args,
         confirmation,
         require_complete,
+        require_defined_tools,
     })
 }
 

@@ -166,6 +166,15 @@ fn check_step(
             py_repr_str(tool)
         ));
     }
+    if policy.require_defined_tools
+        && let Some(defined) = run.defined_tools
+        && !defined.iter().any(|d| d == tool)
+    {
+        out.push(format!(
+            "step {i}: tool {} was not given to the agent (gen_ai.tool.definitions)",
+            py_repr_str(tool)
+        ));
+    }
     if let Some(source) = policy.deny_patterns.first_match(step.arguments) {
         out.push(format!(
             "step {i}: argument matches denied pattern {}",

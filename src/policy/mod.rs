@@ -47,6 +47,9 @@ pub struct PolicyRun<'a> {
     pub answer: &'a str,
     /// `str()` of the root's `faultgate.termination`; empty when absent.
     pub termination: &'a str,
+    /// The tools the agent was given (`gen_ai.tool.definitions` on its spans); `None` when the trace
+    /// records no definitions, or the policy does not read them.
+    pub defined_tools: Option<&'a [String]>,
 }
 
 /// The root span of a run.
@@ -242,6 +245,7 @@ pub struct Policy {
     pub(crate) required_args: Vec<RequiredArgs>,
     pub(crate) confirmation: Option<Confirmation>,
     pub(crate) require_complete: bool,
+    pub(crate) require_defined_tools: bool,
 }
 
 impl Default for Policy {
@@ -282,6 +286,12 @@ impl Policy {
             message,
         })?;
         compile::compile(&document)
+    }
+
+    /// Returns true if and only if the policy reads the tools the agent was given
+    /// (`require_defined_tools`).
+    pub fn uses_tool_definitions(&self) -> bool {
+        self.require_defined_tools
     }
 
     /// Returns true if and only if the policy reads the root span's attributes (only `identity` does).

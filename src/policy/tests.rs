@@ -47,6 +47,7 @@ struct Run {
     end_ns: u64,
     answer: &'static str,
     termination: &'static str,
+    defined_tools: Option<Vec<String>>,
 }
 
 fn run(steps: Vec<Step>) -> Run {
@@ -57,6 +58,7 @@ fn run(steps: Vec<Step>) -> Run {
         end_ns: 10,
         answer: "done",
         termination: "",
+        defined_tools: None,
     }
 }
 
@@ -99,6 +101,7 @@ impl Run {
             }),
             answer: self.answer,
             termination: self.termination,
+            defined_tools: self.defined_tools.as_deref(),
         };
         policy.evaluate(&view)
     }
@@ -1759,5 +1762,36 @@ fn support_policy_on_a_support_run() {
     assert_eq!(
         reason(&p, &skipped),
         "step 3: modify_billing_record before verify_customer_identity returned 'VERIFIED'"
+    );
+}
+
+// ---------------------------------------------------------------- require_defined_tools
+
+#[test]
+fn require_defined_tools_flags_a_call_to_a_tool_the_agent_was_not_given() {
+    let p = policy(&json!({"require_defined_tools": true}));
+    let mut r = run(vec![
+        st("search", "{}", "ok"),
+        st("delete_account", "{}", "ok"),
+        st("search", "{}", "ok"),
+    ]);
+    r.defined_tools = Some(vec!["lookup".into(), "search".into()]);
+    assert_eq!(
+        reason(&p, &r),
+        "step 2: tool 'delete_account' was not given to the agent (gen_ai.tool.definitions)"
+    );
+    // Given every tool it called, the run is within policy.
+    r.defined_tools = Some(vec!["delete_account".into(), "search".into()]);
+    assert!(!fires(&p, &r));
+    // A run that records no definitions cannot be judged by the rule.
+    r.defined_tools = None;
+    assert_eq!(reason(&p, &r), "3 calls within policy");
+    // Off (the default), definitions are not read.
+    r.defined_tools = Some(Vec::new());
+    assert!(!fires(&policy(&json!({})), &r));
+    assert!(fires(&p, &r));
+    assert_eq!(
+        rejected(r#"{"require_defined_tools": "yes"}"#),
+        "policy: require_defined_tools must be true or false"
     );
 }

@@ -11,7 +11,7 @@
 //!   `scenario` (utf8, the written key), `check` (utf8), `detected` (bool), `confidence` (float64,
 //!   rounded to 4 places as in the JSON report), `reason` (utf8, redacted).
 //! - `traces.parquet`, one row per trace: `trace_id`, `scenario`, `agent` (utf8, null when the trace
-//!   names none), `steps` (int64, tool steps), `tokens` (int64), `latency_ms` (float64), `cost_usd`
+//!   names none), `agent_version` (utf8, `gen_ai.agent.version`, null when the trace records none), `steps` (int64, tool steps), `tokens` (int64), `latency_ms` (float64), `cost_usd`
 //!   (float64), each measure null when not recorded, and `clean` (bool, no check fired). With
 //!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
@@ -128,6 +128,7 @@ pub(crate) fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         field("trace_id", DataType::Utf8, false),
         field("scenario", DataType::Utf8, false),
         field("agent", DataType::Utf8, true),
+        field("agent_version", DataType::Utf8, true),
         field("steps", DataType::Int64, false),
         field("tokens", DataType::Int64, true),
         field("latency_ms", DataType::Float64, true),
@@ -139,6 +140,7 @@ pub(crate) fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         Arc::new(StringArray::from_iter_values(rows().map(|r| r.trace_id()))),
         Arc::new(StringArray::from_iter_values(rows().map(|r| r.scenario()))),
         Arc::new(StringArray::from_iter(rows().map(|r| r.agent()))),
+        Arc::new(StringArray::from_iter(rows().map(|r| r.agent_version()))),
         Arc::new(Int64Array::from_iter_values(
             rows().map(|r| i64::try_from(r.steps()).unwrap_or(i64::MAX)),
         )),

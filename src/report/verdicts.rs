@@ -4,7 +4,7 @@
 //!
 //! `trace_id`, `scenario` (the written key, redacted when redaction is on), `raw_scenario` (the raw key,
 //! null unless the run keeps it for matching labels; never written out), `agent` (masked; null when the
-//! trace names none), `steps` (tool steps), `tokens`, `latency_ms`, `cost_usd` (null when not
+//! trace names none), `agent_version` (masked; null when the trace records none), `steps` (tool steps), `tokens`, `latency_ms`, `cost_usd` (null when not
 //! recorded), `root_span_id` (the id of the trace's root span as its export spells it, so an
 //! evaluation event can be attached to that span; null when the trace has no root span or its format
 //! records no span ids, as benchmark logs do), then for each active check in selection order `<check>.detected`, `<check>.confidence`
@@ -28,7 +28,7 @@ use super::Measures;
 use crate::checks::VerdictColumn;
 
 /// Columns before the first check's.
-const TRACE_COLUMNS: usize = 9;
+const TRACE_COLUMNS: usize = 10;
 
 /// The schema of the verdict batches of a run with these active checks, in selection order.
 pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
@@ -39,6 +39,7 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         text("scenario", false),
         text("raw_scenario", true),
         text("agent", true),
+        text("agent_version", true),
         Field::new("steps", DataType::UInt64, false),
         float("tokens"),
         float("latency_ms"),
@@ -78,6 +79,8 @@ pub(crate) struct TraceFields<'a> {
     pub raw_scenario: Option<&'a str>,
     /// The masked agent name; `None` or empty when the trace names none.
     pub agent: Option<&'a str>,
+    /// The masked agent version (`gen_ai.agent.version`); `None` or empty when the trace records none.
+    pub agent_version: Option<&'a str>,
     pub steps: usize,
     pub measures: Measures,
     /// The root span's id; `None` or empty when the trace has none.
@@ -91,6 +94,7 @@ pub(crate) struct VerdictBatchBuilder {
     scenario: LargeStringBuilder,
     raw_scenario: LargeStringBuilder,
     agent: LargeStringBuilder,
+    agent_version: LargeStringBuilder,
     steps: UInt64Builder,
     tokens: Float64Builder,
     latency_ms: Float64Builder,
@@ -108,6 +112,7 @@ impl VerdictBatchBuilder {
             scenario: text(),
             raw_scenario: text(),
             agent: text(),
+            agent_version: text(),
             steps: UInt64Builder::with_capacity(capacity),
             tokens: Float64Builder::with_capacity(capacity),
             latency_ms: Float64Builder::with_capacity(capacity),
@@ -123,6 +128,8 @@ impl VerdictBatchBuilder {
         self.raw_scenario.append_option(trace.raw_scenario);
         self.agent
             .append_option(trace.agent.filter(|a| !a.is_empty()));
+        self.agent_version
+            .append_option(trace.agent_version.filter(|v| !v.is_empty()));
         self.steps
             .append_value(u64::try_from(trace.steps).unwrap_or(u64::MAX));
         self.tokens.append_option(trace.measures.tokens);
@@ -144,6 +151,7 @@ impl VerdictBatchBuilder {
             Arc::new(self.scenario.finish()),
             Arc::new(self.raw_scenario.finish()),
             Arc::new(self.agent.finish()),
+            Arc::new(self.agent_version.finish()),
             Arc::new(self.steps.finish()),
             Arc::new(self.tokens.finish()),
             Arc::new(self.latency_ms.finish()),
@@ -165,6 +173,7 @@ pub struct VerdictBatch {
     scenario: LargeStringArray,
     raw_scenario: LargeStringArray,
     agent: LargeStringArray,
+    agent_version: LargeStringArray,
     steps: UInt64Array,
     tokens: Float64Array,
     latency_ms: Float64Array,
@@ -218,11 +227,12 @@ impl VerdictBatch {
             scenario: typed(&batch, 1)?,
             raw_scenario: typed(&batch, 2)?,
             agent: typed(&batch, 3)?,
-            steps: typed(&batch, 4)?,
-            tokens: typed(&batch, 5)?,
-            latency_ms: typed(&batch, 6)?,
-            cost_usd: typed(&batch, 7)?,
-            root_span_id: typed(&batch, 8)?,
+            agent_version: typed(&batch, 4)?,
+            steps: typed(&batch, 5)?,
+            tokens: typed(&batch, 6)?,
+            latency_ms: typed(&batch, 7)?,
+            cost_usd: typed(&batch, 8)?,
+            root_span_id: typed(&batch, 9)?,
             detected,
             confidence,
             reason,
@@ -305,6 +315,12 @@ impl<'a> Row<'a> {
     /// The masked agent name; `None` when the trace names none.
     pub fn agent(&self) -> Option<&'a str> {
         let column = &self.batch.agent;
+        column.is_valid(self.row).then(|| column.value(self.row))
+    }
+
+    /// The masked agent version; `None` when the trace records none.
+    pub fn agent_version(&self) -> Option<&'a str> {
+        let column = &self.batch.agent_version;
         column.is_valid(self.row).then(|| column.value(self.row))
     }
 
@@ -497,12 +513,12 @@ mod tests {
         let b = batch(0, 2);
         let narrow = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
             .unwrap();
         assert!(VerdictBatch::try_new(narrow).is_err());
         let swapped = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 9, 11])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 10, 12])
             .unwrap();
         assert!(VerdictBatch::try_new(swapped).is_err());
     }

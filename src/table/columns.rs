@@ -43,6 +43,10 @@ pub struct Columns<'a> {
     pub(crate) latency_ms: &'a Float64Array,
     pub(crate) cost_usd: &'a Float64Array,
     pub(crate) has_content: &'a BooleanArray,
+    /// The tools the trace's spans were offered, as a JSON list of names; null when none recorded them.
+    pub(crate) tool_definitions: &'a LargeStringArray,
+    /// The agent's version (`gen_ai.agent.version`); null when no span records one.
+    pub(crate) agent_version: &'a LargeStringArray,
 
     pub(crate) span_id: &'a LargeStringArray,
     pub(crate) parent: &'a LargeStringArray,
@@ -122,6 +126,8 @@ impl<'a> Columns<'a> {
                 .column(trace_column_index(TRACE_COST_USD))
                 .as_primitive::<Float64Type>(),
             has_content: flag(t, trace_column_index(TRACE_HAS_CONTENT)),
+            tool_definitions: text(t, trace_column_index(TRACE_TOOL_DEFINITIONS)),
+            agent_version: text(t, trace_column_index(TRACE_AGENT_VERSION)),
 
             span_id: text(sp, span_column_index(SPAN_ID)),
             parent: text(sp, span_column_index(SPAN_PARENT)),

@@ -49,7 +49,10 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
                 return Some(format!("span '{name}' carries {key}"));
             }
         }
-        if tool_like_name(name) {
+        // A workflow span is named after its workflow (`invoke_workflow support_tools`), not a tool.
+        if tool_like_name(name)
+            && span.attr_str(attr::OPERATION_NAME) != Some(attr::OP_INVOKE_WORKFLOW)
+        {
             return Some(format!("span '{name}' is named like a tool"));
         }
         if let Some(reasons) = span.attr(attr::FINISH_REASONS) {
@@ -142,6 +145,56 @@ pub(crate) fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Co
         attr::COMPLETION,
         true,
     )
+}
+
+/// The names of the tools the trace's spans were offered (`gen_ai.tool.definitions` on any span, each
+/// a list of definitions or its JSON text), sorted and unique, as a compact JSON list; `None` when no
+/// span carries definitions. A definition names its tool by `name`, or by `function.name` as OpenAI
+/// requests do; one without a name is skipped.
+pub(crate) fn tool_definitions(spans: &[SpanRecord<'_>]) -> Option<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut seen = false;
+    for value in spans.iter().filter_map(|s| s.attr(attr::TOOL_DEFINITIONS)) {
+        seen = true;
+        let parsed;
+        let list = match value {
+            AttrValue::Json(v) if !v.is_string() => v.as_ref(),
+            other => {
+                parsed = other
+                    .as_str()
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok());
+                match &parsed {
+                    Some(v) => v,
+                    None => continue,
+                }
+            }
+        };
+        for definition in list.as_array().into_iter().flatten() {
+            let name = definition
+                .get("name")
+                .or_else(|| definition.get("function").and_then(|f| f.get("name")))
+                .and_then(Value::as_str);
+            if let Some(name) = name {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    seen.then(|| serde_json::to_string(&names).unwrap_or_default())
+}
+
+/// `str()` of the root's `gen_ai.agent.version`, else of the last one in trace order (as the agent's
+/// name falls back to the last one seen); `None` when no span has a non-empty one.
+pub(crate) fn agent_version<'s>(
+    spans: &'s [SpanRecord<'_>],
+    root: Option<usize>,
+) -> Option<Cow<'s, str>> {
+    let version = |span: &'s SpanRecord<'_>| {
+        span.attr(attr::AGENT_VERSION)
+            .map(AttrValue::py_str)
+            .filter(|v| !v.is_empty())
+    };
+    root.and_then(|r| version(&spans[r]))
+        .or_else(|| spans.iter().rev().find_map(version))
 }
 
 /// `str()` of the root's `faultgate.termination`.
@@ -345,6 +398,10 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Tool steps: tool spans first, plus tool calls found only in chat messages, in time order.
 /// `unique_ids` says no two spans share an id.
+///
+/// `gen_ai.tool.call.id` pairs a tool span with the call and the response the chat messages record
+/// under that id: the call is not counted twice, and a tool span that does not record its arguments or
+/// its result itself (content capture is opt-in per span) takes them from the messages.
 pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
     let mut responses: FastMap<String, String> = FastMap::default();
     let mut owned = String::new();
@@ -399,24 +456,43 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
     let text_attr = |span: &'s SpanRecord<'_>, key: &str| -> Cow<'s, str> {
         span.attr(key).map(AttrValue::py_str).unwrap_or_default()
     };
+    let call_id = |span: &'s SpanRecord<'_>| {
+        span.attr(attr::TOOL_CALL_ID)
+            .filter(|v| v.truthy())
+            .map(AttrValue::py_str)
+    };
     let mut out: Vec<Step<'s>> = tool_spans
         .iter()
-        .map(|&p| Step {
-            tool: tool_span_name(&spans[p]),
-            arguments: text_attr(&spans[p], attr::TOOL_CALL_ARGUMENTS),
-            result: text_attr(&spans[p], attr::TOOL_CALL_RESULT),
-            span: p,
+        .map(|&p| {
+            let span = &spans[p];
+            let id = call_id(span);
+            let arguments = match (span.attr(attr::TOOL_CALL_ARGUMENTS), &id) {
+                (None, Some(id)) => calls
+                    .iter()
+                    .find(|(c, _)| c == id)
+                    .map(|(_, call)| call.arguments.clone())
+                    .unwrap_or_default(),
+                _ => text_attr(span, attr::TOOL_CALL_ARGUMENTS),
+            };
+            let result = match (span.attr(attr::TOOL_CALL_RESULT), &id) {
+                (None, Some(id)) => responses
+                    .get(id.as_ref())
+                    .map(|r| Cow::Owned(r.clone()))
+                    .unwrap_or_default(),
+                _ => text_attr(span, attr::TOOL_CALL_RESULT),
+            };
+            Step {
+                tool: tool_span_name(span),
+                arguments,
+                result,
+                span: p,
+            }
         })
         .collect();
     if !calls.is_empty() {
         let executed: HashSet<Cow<'_, str>, foldhash::fast::RandomState> = tool_spans
             .iter()
-            .filter_map(|&p| {
-                spans[p]
-                    .attr(attr::TOOL_CALL_ID)
-                    .filter(|v| v.truthy())
-                    .map(AttrValue::py_str)
-            })
+            .filter_map(|&p| call_id(&spans[p]))
             .collect();
         out.extend(
             calls

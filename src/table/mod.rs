@@ -283,6 +283,10 @@ impl TableBuilder {
             .then(|| derive::tool_evidence(spans))
             .flatten();
         b.tool_evidence.append_option(evidence);
+        b.tool_definitions
+            .append_option(derive::tool_definitions(spans));
+        b.agent_version
+            .append_option(derive::agent_version(spans, root));
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
@@ -396,6 +400,8 @@ struct Builders {
     cost_usd: Float64Builder,
     has_content: BooleanBuilder,
     tool_evidence: LargeStringBuilder,
+    tool_definitions: LargeStringBuilder,
+    agent_version: LargeStringBuilder,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -573,6 +579,8 @@ impl Builders {
                 arc(self.cost_usd.finish()),
                 arc(self.has_content.finish()),
                 arc(self.tool_evidence.finish()),
+                arc(self.tool_definitions.finish()),
+                arc(self.agent_version.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

@@ -19,6 +19,8 @@ pub mod attr {
     pub const AGENT_NAME: &str = "gen_ai.agent.name";
     /// Agent id; the scenario key when `faultgate.scenario` is absent.
     pub const AGENT_ID: &str = "gen_ai.agent.id";
+    /// Version of the agent a span belongs to; carried to the verdicts next to the agent's name.
+    pub const AGENT_VERSION: &str = "gen_ai.agent.version";
     /// Input chat messages (a JSON list or JSON text); the prompt is read from its user messages.
     pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
     /// Output chat messages (a JSON list or JSON text); the answer is read from its assistant messages.
@@ -35,6 +37,9 @@ pub mod attr {
     pub const TOOL_CALL_ARGUMENTS: &str = "gen_ai.tool.call.arguments";
     /// A tool call's result (JSON or text).
     pub const TOOL_CALL_RESULT: &str = "gen_ai.tool.call.result";
+    /// The tools a model call offered the agent: a JSON list (or its text) of definitions, each naming
+    /// its tool by `name` (the GenAI conventions' form) or `function.name` (OpenAI's request form).
+    pub const TOOL_DEFINITIONS: &str = "gen_ai.tool.definitions";
     /// Input tokens a span used; summed over the trace.
     pub const INPUT_TOKENS: &str = "gen_ai.usage.input_tokens";
     /// Output tokens a span produced; summed over the trace.
@@ -72,6 +77,9 @@ pub mod attr {
     pub const OP_INVOKE_AGENT: &str = "invoke_agent";
     /// Operation name of a tool execution span.
     pub const OP_EXECUTE_TOOL: &str = "execute_tool";
+    /// Operation name of a workflow span (several agents run under one); such a span is a trace's root
+    /// as an agent invocation is, never a tool step.
+    pub const OP_INVOKE_WORKFLOW: &str = "invoke_workflow";
 }
 
 /// Returns true if and only if some check or table column reads the attribute `key`. Decoders keep only
@@ -83,6 +91,7 @@ pub(crate) fn wanted(key: &str) -> bool {
         OPERATION_NAME
             | AGENT_NAME
             | AGENT_ID
+            | AGENT_VERSION
             | INPUT_MESSAGES
             | OUTPUT_MESSAGES
             | PROMPT
@@ -91,6 +100,7 @@ pub(crate) fn wanted(key: &str) -> bool {
             | TOOL_CALL_ID
             | TOOL_CALL_ARGUMENTS
             | TOOL_CALL_RESULT
+            | TOOL_DEFINITIONS
             | INPUT_TOKENS
             | OUTPUT_TOKENS
             | FINISH_REASONS
@@ -512,10 +522,16 @@ pub(crate) fn is_tool_span(span: &SpanRecord<'_>) -> bool {
     }
 }
 
-/// The root of a trace in trace order: the first `invoke_agent` span or span without a parent.
+/// The root of a trace in trace order: the first `invoke_agent` or `invoke_workflow` span or span
+/// without a parent. A workflow starts before the agents it runs, so its span, which carries the
+/// workflow's input and final output, is the root even when its own parent was not exported.
 pub(crate) fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
     spans.iter().position(|s| {
-        s.parent_id.is_none() || s.attr_str(attr::OPERATION_NAME) == Some(attr::OP_INVOKE_AGENT)
+        s.parent_id.is_none()
+            || matches!(
+                s.attr_str(attr::OPERATION_NAME),
+                Some(attr::OP_INVOKE_AGENT | attr::OP_INVOKE_WORKFLOW)
+            )
     })
 }
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 /// Version of these three schemas; raised whenever a column is added, removed or changes meaning.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Trace id as the input spells it; text, never null.
 pub const TRACE_ID: &str = "trace_id";
@@ -42,6 +42,11 @@ pub const TRACE_COST_USD: &str = "cost_usd";
 pub const TRACE_HAS_CONTENT: &str = "has_content";
 /// For a trace without tool steps: what shows it used tools anyway (text); null otherwise.
 pub const TRACE_TOOL_EVIDENCE: &str = "unread_tool_evidence";
+/// The names of the tools any span's `gen_ai.tool.definitions` offered, sorted and unique, as a compact
+/// JSON list; null when no span carries definitions.
+pub const TRACE_TOOL_DEFINITIONS: &str = "tool_definitions";
+/// `str()` of the root's `gen_ai.agent.version`, else of the last one seen; null when no span has one.
+pub const TRACE_AGENT_VERSION: &str = "agent_version";
 
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
@@ -134,6 +139,8 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         // For a trace no tool step is read from: what shows it used tools anyway
         // (`derive::tool_evidence`); else null.
         nullable(TRACE_TOOL_EVIDENCE, DataType::LargeUtf8),
+        nullable(TRACE_TOOL_DEFINITIONS, DataType::LargeUtf8),
+        nullable(TRACE_AGENT_VERSION, DataType::LargeUtf8),
     ]))
 });
 
@@ -209,6 +216,8 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_COST_USD => 11,
         TRACE_HAS_CONTENT => 12,
         TRACE_TOOL_EVIDENCE => 13,
+        TRACE_TOOL_DEFINITIONS => 14,
+        TRACE_AGENT_VERSION => 15,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

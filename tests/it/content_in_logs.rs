@@ -1,6 +1,6 @@
 //! A trace does not change with where its GenAI content lives: in span attributes, in span events with
 //! `gen_ai.*` names, or in OTLP log records that point at their spans, in a second file or in the same
-//! file as the spans.
+//! file as the spans, in OTLP/JSON or in OTLP protobuf.
 
 use crate::common;
 
@@ -77,15 +77,227 @@ fn in_logs() -> (Value, Value) {
     (doc, logs)
 }
 
+/// The OTLP messages the protobuf placements are written with, declared here apart from the crate's so
+/// the test checks the reader against the proto's field numbers, not against its own declarations.
+mod otlp {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct LogsData {
+        #[prost(message, repeated, tag = "1")]
+        pub resource_logs: Vec<ResourceLogs>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct ResourceLogs {
+        #[prost(message, repeated, tag = "2")]
+        pub scope_logs: Vec<ScopeLogs>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct ScopeLogs {
+        #[prost(message, repeated, tag = "2")]
+        pub log_records: Vec<LogRecord>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct LogRecord {
+        #[prost(fixed64, tag = "1")]
+        pub time_unix_nano: u64,
+        #[prost(message, optional, tag = "5")]
+        pub body: Option<AnyValue>,
+        #[prost(message, repeated, tag = "6")]
+        pub attributes: Vec<KeyValue>,
+        #[prost(bytes = "vec", tag = "9")]
+        pub trace_id: Vec<u8>,
+        #[prost(bytes = "vec", tag = "10")]
+        pub span_id: Vec<u8>,
+        #[prost(string, tag = "12")]
+        pub event_name: String,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct TracesData {
+        #[prost(message, repeated, tag = "1")]
+        pub resource_spans: Vec<ResourceSpans>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct ResourceSpans {
+        #[prost(message, repeated, tag = "2")]
+        pub scope_spans: Vec<ScopeSpans>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct ScopeSpans {
+        #[prost(message, repeated, tag = "2")]
+        pub spans: Vec<Span>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Span {
+        #[prost(bytes = "vec", tag = "1")]
+        pub trace_id: Vec<u8>,
+        #[prost(bytes = "vec", tag = "2")]
+        pub span_id: Vec<u8>,
+        #[prost(bytes = "vec", tag = "4")]
+        pub parent_span_id: Vec<u8>,
+        #[prost(string, tag = "5")]
+        pub name: String,
+        #[prost(int32, tag = "6")]
+        pub kind: i32,
+        #[prost(fixed64, tag = "7")]
+        pub start_time_unix_nano: u64,
+        #[prost(fixed64, tag = "8")]
+        pub end_time_unix_nano: u64,
+        #[prost(message, repeated, tag = "9")]
+        pub attributes: Vec<KeyValue>,
+        #[prost(message, optional, tag = "15")]
+        pub status: Option<Status>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct Status {
+        #[prost(string, tag = "2")]
+        pub message: String,
+        #[prost(int32, tag = "3")]
+        pub code: i32,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct KeyValue {
+        #[prost(string, tag = "1")]
+        pub key: String,
+        #[prost(message, optional, tag = "2")]
+        pub value: Option<AnyValue>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(crate) struct AnyValue {
+        #[prost(oneof = "Value", tags = "1, 3")]
+        pub value: Option<Value>,
+    }
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub(crate) enum Value {
+        #[prost(string, tag = "1")]
+        String(String),
+        #[prost(int64, tag = "3")]
+        Int(i64),
+    }
+}
+
+/// The bytes of an OTLP/JSON id (hex).
+fn id_bytes(id: &Value) -> Vec<u8> {
+    let hex = id.as_str().unwrap_or("");
+    (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// An OTLP/JSON time (a decimal string).
+fn nanos(time: &Value) -> u64 {
+    time.as_str().map_or(0, |t| t.parse().unwrap())
+}
+
+/// The protobuf form of an OTLP/JSON attribute list (the example has strings and integers only).
+fn pb_attributes(list: &Value) -> Vec<otlp::KeyValue> {
+    let Some(list) = list.as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .map(|kv| {
+            let value = &kv["value"];
+            let value = match (value.get("stringValue"), value.get("intValue")) {
+                (Some(s), _) => otlp::Value::String(s.as_str().unwrap().to_string()),
+                (None, Some(i)) => otlp::Value::Int(i.as_str().unwrap().parse().unwrap()),
+                _ => panic!("unexpected attribute value {value}"),
+            };
+            otlp::KeyValue {
+                key: kv["key"].as_str().unwrap().to_string(),
+                value: Some(otlp::AnyValue { value: Some(value) }),
+            }
+        })
+        .collect()
+}
+
+/// The protobuf form (`LogsData`) of an OTLP/JSON logs export.
+fn pb_logs(logs: &Value) -> Vec<u8> {
+    use prost::Message as _;
+    let records = logs["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| otlp::LogRecord {
+            time_unix_nano: nanos(&r["timeUnixNano"]),
+            body: r["body"]["stringValue"].as_str().map(|s| otlp::AnyValue {
+                value: Some(otlp::Value::String(s.to_string())),
+            }),
+            attributes: pb_attributes(&r["attributes"]),
+            trace_id: id_bytes(&r["traceId"]),
+            span_id: id_bytes(&r["spanId"]),
+            event_name: r["eventName"].as_str().unwrap_or("").to_string(),
+        })
+        .collect();
+    otlp::LogsData {
+        resource_logs: vec![otlp::ResourceLogs {
+            scope_logs: vec![otlp::ScopeLogs {
+                log_records: records,
+            }],
+        }],
+    }
+    .encode_to_vec()
+}
+
+/// The protobuf form (`TracesData`) of an OTLP/JSON traces export.
+fn pb_spans(doc: &mut Value) -> Vec<u8> {
+    use prost::Message as _;
+    let spans = spans(doc)
+        .iter()
+        .map(|s| otlp::Span {
+            trace_id: id_bytes(&s["traceId"]),
+            span_id: id_bytes(&s["spanId"]),
+            parent_span_id: id_bytes(&s["parentSpanId"]),
+            name: s["name"].as_str().unwrap().to_string(),
+            kind: 1,
+            start_time_unix_nano: nanos(&s["startTimeUnixNano"]),
+            end_time_unix_nano: nanos(&s["endTimeUnixNano"]),
+            attributes: pb_attributes(&s["attributes"]),
+            status: s["status"]["code"].as_i64().map(|code| otlp::Status {
+                message: s["status"]["message"].as_str().unwrap_or("").to_string(),
+                code: i32::try_from(code).unwrap(),
+            }),
+        })
+        .collect();
+    otlp::TracesData {
+        resource_spans: vec![otlp::ResourceSpans {
+            scope_spans: vec![otlp::ScopeSpans { spans }],
+        }],
+    }
+    .encode_to_vec()
+}
+
+/// Messages as the Collector's file exporter writes them with `format: proto`: each after its length
+/// as a 4-byte big-endian integer.
+fn framed(messages: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for message in messages {
+        out.extend(u32::try_from(message.len()).unwrap().to_be_bytes());
+        out.extend(*message);
+    }
+    out
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
 #[test]
 fn the_same_run_gives_the_same_report_wherever_its_content_lives() {
     let dir = scratch();
     let at = |name: &str| dir.path().join(name);
     std::fs::copy(file("examples/traces.json"), at("attributes.json")).unwrap();
     std::fs::write(at("events.json"), in_events().to_string()).unwrap();
-    let (spans, logs) = in_logs();
+    let (mut spans, logs) = in_logs();
     std::fs::write(at("spans.json"), spans.to_string()).unwrap();
     std::fs::write(at("logs.json"), logs.to_string()).unwrap();
+    // The same logs as an OTLP/HTTP protobuf body, gzipped, and the file exporter's protobuf file of
+    // both signals, logs first.
+    let logs_pb = pb_logs(&logs);
+    std::fs::write(at("logs.binpb"), &logs_pb).unwrap();
+    std::fs::write(at("logs.pb.gz"), gzip(&logs_pb)).unwrap();
+    let spans_pb = pb_spans(&mut spans);
+    std::fs::write(at("mixed.bin"), framed(&[&logs_pb, &spans_pb])).unwrap();
     // The Collector's file exporter writing both signals to one file, logs line first.
     std::fs::write(at("mixed.jsonl"), format!("{logs}\n{spans}\n")).unwrap();
 
@@ -119,11 +331,15 @@ fn the_same_run_gives_the_same_report_wherever_its_content_lives() {
     for inputs in [
         &["spans.json", "logs.json"][..],
         &["logs.json", "spans.json"],
+        &["spans.json", "logs.binpb"],
+        &["logs.binpb", "spans.json"],
+        &["spans.json", "logs.pb.gz"],
     ] {
         let (got, mut report) = run(inputs, "l.json");
+        let logs = inputs.iter().find(|f| f.starts_with("logs")).unwrap();
         assert_eq!(
             report["input_warnings"],
-            json!([unjoined("logs.json")]),
+            json!([unjoined(logs)]),
             "{inputs:?}"
         );
         report.as_object_mut().unwrap().remove("input_warnings");
@@ -132,12 +348,21 @@ fn the_same_run_gives_the_same_report_wherever_its_content_lives() {
             "content in log records of a second file: {inputs:?}"
         );
         assert_eq!(table(&got), table(&plain));
-        assert!(stderr(&got).contains(&format!("warning: {}", unjoined("logs.json"))));
+        assert!(stderr(&got).contains(&format!("warning: {}", unjoined(logs))));
     }
     let (got, mut report) = run(&["mixed.jsonl"], "m.json");
     let warnings = report.as_object_mut().unwrap().remove("input_warnings");
     assert_eq!(warnings, Some(json!([unjoined("mixed.jsonl")])));
     assert_eq!(report, want, "content in log lines of the same file");
+    assert_eq!(table(&got), table(&plain));
+    // Found as protobuf by its bytes alone: the name says nothing.
+    let (got, mut report) = run(&["mixed.bin"], "p.json");
+    let warnings = report.as_object_mut().unwrap().remove("input_warnings");
+    assert_eq!(warnings, Some(json!([unjoined("mixed.bin")])));
+    assert_eq!(
+        report, want,
+        "content in protobuf log records of the same file"
+    );
     assert_eq!(table(&got), table(&plain));
 
     // Without their log records the spans carry no content, and the run reads differently.

@@ -18,6 +18,7 @@ mod doc_refs;
 mod explain;
 mod formats;
 mod gate_modes;
+mod genai_attributes;
 mod hostile;
 mod input_rules;
 mod judge;

@@ -90,7 +90,9 @@ pub(crate) fn tape_first<'t, 'i>(doc: TapeValue<'t, 'i>) -> Option<TapeValue<'t,
     doc.as_array()?.iter().next()
 }
 
-/// The text of a message's `content`: a string, or the `text` parts of a content list.
+/// The text of a message's `content`: a string, or the `text` parts of a content list. Reasoning parts
+/// (`reasoning`, as the GenAI conventions and the Vercel AI SDK type them, and Anthropic's `thinking`)
+/// are the model's working, not what it said: they are left out, so an answer is never read from them.
 pub(crate) fn content_text(message: &Map<String, Value>) -> String {
     match message.get("content") {
         Some(Value::String(s)) => s.clone(),
@@ -98,6 +100,7 @@ pub(crate) fn content_text(message: &Map<String, Value>) -> String {
             .iter()
             .filter_map(|p| match p {
                 Value::String(s) => Some(s.as_str()),
+                Value::Object(o) if is_reasoning(o) => None,
                 Value::Object(o) => o.get("text").and_then(Value::as_str),
                 _ => None,
             })
@@ -106,6 +109,14 @@ pub(crate) fn content_text(message: &Map<String, Value>) -> String {
         Some(Value::Null) | None => String::new(),
         Some(other) => py_str(other),
     }
+}
+
+/// Returns true if and only if a content part is the model's reasoning.
+fn is_reasoning(part: &Map<String, Value>) -> bool {
+    matches!(
+        part.get("type").and_then(Value::as_str),
+        Some("reasoning" | "thinking" | "redacted_thinking")
+    )
 }
 
 /// The role of a message (`""` when it has none).
@@ -436,5 +447,15 @@ mod tests {
     fn content_lists_read_as_their_text_parts() {
         let m = json!({"role": "user", "content": [{"type": "text", "text": "a"}, "b", {"type": "image"}]});
         assert_eq!(content_text(m.as_object().unwrap()), "a\nb");
+    }
+
+    #[test]
+    fn reasoning_parts_are_not_read_as_text() {
+        let m = json!({"role": "assistant", "content": [
+            {"type": "reasoning", "text": "I don't know the capital, maybe Lyon?"},
+            {"type": "thinking", "thinking": "hmm", "text": "I cannot tell"},
+            {"type": "text", "text": "Paris."}
+        ]});
+        assert_eq!(content_text(m.as_object().unwrap()), "Paris.");
     }
 }

@@ -69,32 +69,45 @@ impl Decoder for OtlpLogs {
             .map_err(|f| doc.json_error(path, f))?;
             read.map_err(|message| doc.invalid(path, message))?;
         }
-        let mut traces = group_spans(records, skipped, None);
-        let mut unjoined: Vec<(String, String)> = Vec::new();
-        // A trace other files hold too is joined when the run merges it; while the run lists the ids
-        // its files share, a trace of log records alone is kept so that its id is listed.
-        let held = |id: &str| options.hold.as_ref().is_some_and(|h| h.contains(id));
-        traces.retain_mut(|trace| {
-            if options.listing || held(&trace.trace_id) {
-                return true;
-            }
-            let id = trace.trace_id.to_string();
-            unjoined.extend(join_content(trace).into_iter().map(|s| (id.clone(), s)));
-            !trace.spans.is_empty()
-        });
-        traces.sort_by_key(|t| t.spans.first().map_or(0, |s| s.start_ns));
-        let warning = unjoined.first().map(|(trace, span)| {
-            format!(
-                "{} log record(s) in {} carry GenAI content for spans no input of the run holds; their content was not read (first: trace {trace} span {span})",
-                unjoined.len(),
-                display_path(path)
-            )
-        });
-        Ok(Box::new(LogTraces {
-            traces: OwnedTraces(traces),
-            warning,
-        }))
+        Ok(log_traces(path, records, skipped, options))
     }
+}
+
+/// The traces of a file's spans and content records (its log records with GenAI content): each record
+/// joined to its span in the file, or kept for the run to join when other files hold its trace too (see
+/// [`ReadOptions::hold`]), or else dropped and counted in the file's warning. The protobuf reader
+/// (`otlp_proto`) hands its log records here too, so both encodings join alike.
+pub(crate) fn log_traces(
+    path: &Path,
+    records: Vec<(String, SpanRecord<'static>)>,
+    skipped: usize,
+    options: &ReadOptions,
+) -> Box<dyn Traces> {
+    let mut traces = group_spans(records, skipped, None);
+    let mut unjoined: Vec<(String, String)> = Vec::new();
+    // A trace other files hold too is joined when the run merges it; while the run lists the ids
+    // its files share, a trace of log records alone is kept so that its id is listed.
+    let held = |id: &str| options.hold.as_ref().is_some_and(|h| h.contains(id));
+    traces.retain_mut(|trace| {
+        if options.listing || held(&trace.trace_id) {
+            return true;
+        }
+        let id = trace.trace_id.to_string();
+        unjoined.extend(join_content(trace).into_iter().map(|s| (id.clone(), s)));
+        !trace.spans.is_empty()
+    });
+    traces.sort_by_key(|t| t.spans.first().map_or(0, |s| s.start_ns));
+    let warning = unjoined.first().map(|(trace, span)| {
+        format!(
+            "{} log record(s) in {} carry GenAI content for spans no input of the run holds; their content was not read (first: trace {trace} span {span})",
+            unjoined.len(),
+            display_path(path)
+        )
+    });
+    Box::new(LogTraces {
+        traces: OwnedTraces(traces),
+        warning,
+    })
 }
 
 /// Returns true if and only if the value is an export object with `resourceLogs`.
@@ -185,6 +198,10 @@ impl Traces for LogTraces {
 
     fn warnings(&self) -> Vec<String> {
         self.warning.iter().cloned().collect()
+    }
+
+    fn holds_log_records(&self) -> bool {
+        true
     }
 }
 

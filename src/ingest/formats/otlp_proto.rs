@@ -1,17 +1,25 @@
-//! OTLP protobuf: OTLP/HTTP request bodies (`ExportTraceServiceRequest`, whose wire form is
-//! `TracesData`'s) and the Collector file exporter's `format: proto` files, where each message is preceded
-//! by its length as a 4-byte big-endian integer.
+//! OTLP protobuf: OTLP/HTTP request bodies (`ExportTraceServiceRequest` and `ExportLogsServiceRequest`,
+//! whose wire forms are `TracesData`'s and `LogsData`'s) and the Collector file exporter's `format: proto`
+//! files, where each message is preceded by its length as a 4-byte big-endian integer. A file may mix
+//! both signals, one message each.
 //!
 //! Messages are decoded by prost from the OpenTelemetry definitions (`otlp_proto/pb.rs`) and mapped onto
 //! the same span records the OTLP/JSON reader makes: ids as lowercase hex, attribute values as their
 //! OTLP/JSON mapping decodes them, then the same grouping, ordering and (when a span carries
 //! `openinference.span.kind`) the OpenInference mapping. The JSON and protobuf encodings of one export
-//! therefore give the same traces and verdicts.
+//! therefore give the same traces and verdicts. Span events with `gen_ai.*` names and log records with
+//! GenAI content are read as the OTLP/JSON readers read them (`otlp::content`): a file holding log
+//! records is read as OTLP logs ([`super::otlp_logs::log_traces`]), joining each record to its span.
+//!
+//! The two signals' messages share no tag layout that both decode: a span's trace id (field 1, bytes)
+//! is not a log record's time (field 1, fixed64), and a log record's attributes (field 6, messages)
+//! are not a span's kind (field 6, varint). Each message is therefore decoded as traces, and as logs
+//! when it is not traces.
 //!
 //! A file is read as protobuf when `--format otlp-proto` is given, when its name ends in `.pb`, `.binpb`
 //! or `.protobuf` (before any `.gz`/`.zst`), or, with `--format auto`, when its first byte can start
 //! protobuf but not a JSON trace document and its bytes decode whole as OTLP messages holding at least one
-//! span with a 16-byte trace id and an 8-byte span id (see [`sniff`]).
+//! span or log record with a 16-byte trace id and an 8-byte span id (see [`sniff`]).
 
 mod pb;
 
@@ -23,15 +31,56 @@ use serde_json::{Map, Value};
 use simd_json::tape::Value as TapeValue;
 
 use super::openinference;
+use super::otlp::content::{add_new, is_gen_ai};
+use super::otlp_logs::log_traces;
 use super::spans::{MapTrace, group_spans, normalize_content};
 use crate::digest::lower_hex;
 use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Detection, Document, Fast, OwnedTraces, Traces};
-use crate::table::record::{AttrValue, Attrs, SpanRecord, attr, wanted};
+use crate::table::record::{AttrValue, Attrs, CONTENT_RECORD, SpanRecord, attr, wanted};
 use pb::common::v1::{AnyValue, KeyValue, any_value};
+use pb::logs::v1::{LogRecord, LogsData};
 use pb::trace::v1::TracesData;
+
+/// One message of a file: traces or logs.
+enum Signal {
+    Traces(TracesData),
+    Logs(LogsData),
+}
+
+impl Signal {
+    /// A message's traces, or else its logs.
+    fn decode(bytes: &[u8]) -> Result<Signal, prost::DecodeError> {
+        match TracesData::decode(bytes) {
+            Ok(traces) => Ok(Signal::Traces(traces)),
+            Err(error) => LogsData::decode(bytes).map(Signal::Logs).map_err(|_| error),
+        }
+    }
+
+    fn spans(&self) -> impl Iterator<Item = &pb::trace::v1::Span> {
+        let resources = match self {
+            Signal::Traces(t) => t.resource_spans.as_slice(),
+            Signal::Logs(_) => &[],
+        };
+        resources
+            .iter()
+            .flat_map(|r| &r.scope_spans)
+            .flat_map(|s| &s.spans)
+    }
+
+    fn log_records(&self) -> impl Iterator<Item = &LogRecord> {
+        let resources = match self {
+            Signal::Logs(l) => l.resource_logs.as_slice(),
+            Signal::Traces(_) => &[],
+        };
+        resources
+            .iter()
+            .flat_map(|r| &r.scope_logs)
+            .flat_map(|s| &s.log_records)
+    }
+}
 
 /// OTLP protobuf.
 pub(crate) struct OtlpProto;
@@ -58,10 +107,10 @@ impl Decoder for OtlpProto {
                 path: path.to_path_buf(),
                 message,
             });
-            return Fast::Read(messages.map(|m| traces(m, options)));
+            return Fast::Read(messages.map(|m| traces(path, m, options)));
         }
         match sniff(bytes) {
-            Some(messages) => Fast::Read(Ok(traces(messages, options))),
+            Some(messages) => Fast::Read(Ok(traces(path, messages, options))),
             None => Fast::Pass,
         }
     }
@@ -76,12 +125,12 @@ impl Decoder for OtlpProto {
         for doc in docs {
             messages.extend(decode(doc.bytes).map_err(|e| doc.invalid(path, e))?);
         }
-        Ok(traces(messages, options))
+        Ok(traces(path, messages, options))
     }
 }
 
 /// Returns true if and only if the file's name says it holds protobuf.
-fn named(path: &Path) -> bool {
+pub(crate) fn named(path: &Path) -> bool {
     let mut name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     for suffix in [".gz", ".zst", ".zstd"] {
         name = name.strip_suffix(suffix).unwrap_or(name);
@@ -92,43 +141,68 @@ fn named(path: &Path) -> bool {
 }
 
 /// The messages of a file that starts as OTLP protobuf does (a length prefix's zero byte, or the tag of
-/// `resource_spans`, which JSON text can only have as leading whitespace), when its bytes decode whole
-/// and some span has ids of OTLP's sizes; `None` otherwise, and the file is read as JSON.
-fn sniff(bytes: &[u8]) -> Option<Vec<TracesData>> {
+/// `resource_spans` and `resource_logs`, which JSON text can only have as leading whitespace), when its
+/// bytes decode whole and some span or log record has ids of OTLP's sizes; `None` otherwise, and the
+/// file is read as JSON.
+fn sniff(bytes: &[u8]) -> Option<Vec<Signal>> {
     if !matches!(bytes.first(), Some(0x00 | 0x0A)) {
         return None;
     }
     let messages = decode(bytes).ok()?;
     let plausible = messages.iter().any(|m| {
-        m.resource_spans
-            .iter()
-            .flat_map(|r| &r.scope_spans)
-            .flat_map(|s| &s.spans)
+        m.spans()
             .any(|s| s.trace_id.len() == 16 && s.span_id.len() == 8)
+            || m.log_records()
+                .any(|r| r.trace_id.len() == 16 && r.span_id.len() == 8)
     });
     plausible.then_some(messages)
 }
 
-/// The traces of a file's decoded messages.
-fn traces(messages: Vec<TracesData>, options: &ReadOptions) -> Box<dyn Traces> {
-    Box::new(OwnedTraces(map_messages(
-        messages,
-        options.all_attributes(),
-    )))
+/// The traces of a file's decoded messages: read as OTLP logs when they hold a log record.
+fn traces(path: &Path, messages: Vec<Signal>, options: &ReadOptions) -> Box<dyn Traces> {
+    let all = options.all_attributes();
+    if messages.iter().all(|m| matches!(m, Signal::Traces(_))) {
+        return Box::new(OwnedTraces(map_messages(messages, all)));
+    }
+    let mut records = Vec::new();
+    let mut skipped = 0;
+    for message in messages {
+        match message {
+            Signal::Traces(traces) => {
+                for resource in traces.resource_spans {
+                    for scope in resource.scope_spans {
+                        for span in scope.spans {
+                            records.push(map_span(span, all, &mut skipped));
+                        }
+                    }
+                }
+            }
+            Signal::Logs(logs) => {
+                for resource in logs.resource_logs {
+                    for scope in resource.scope_logs {
+                        for record in scope.log_records {
+                            records.extend(map_log_record(record, all, &mut skipped));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    log_traces(path, records, skipped, options)
 }
 
 /// The messages of a file: length-prefixed messages when the prefixes frame the whole file exactly, else
 /// one message (an OTLP/HTTP body). An empty file holds no message.
-fn decode(bytes: &[u8]) -> Result<Vec<TracesData>, String> {
+fn decode(bytes: &[u8]) -> Result<Vec<Signal>, String> {
     if let Some(frames) = frames(bytes)
         && let Ok(messages) = frames
             .iter()
-            .map(|f| TracesData::decode(*f))
+            .map(|f| Signal::decode(f))
             .collect::<Result<Vec<_>, _>>()
     {
         return Ok(messages);
     }
-    TracesData::decode(bytes)
+    Signal::decode(bytes)
         .map(|m| vec![m])
         .map_err(|e| format!("not an OTLP protobuf message: {e}"))
 }
@@ -152,25 +226,24 @@ fn frames(bytes: &[u8]) -> Option<Vec<&[u8]>> {
 
 /// Maps decoded messages onto traces, as the OTLP/JSON reader maps the same export.
 fn map_messages(
-    messages: Vec<TracesData>,
+    messages: Vec<Signal>,
     all: bool,
 ) -> Vec<crate::table::record::TraceRecord<'static>> {
     let openinference = messages.iter().any(|m| {
-        m.resource_spans
-            .iter()
-            .flat_map(|r| &r.scope_spans)
-            .flat_map(|s| &s.spans)
-            .any(|s| {
-                s.attributes
-                    .iter()
-                    .any(|kv| kv.key == attr::OPENINFERENCE_KIND)
-            })
+        m.spans().any(|s| {
+            s.attributes
+                .iter()
+                .any(|kv| kv.key == attr::OPENINFERENCE_KIND)
+        })
     });
     // OpenInference's mapping reads attributes no check names, so all are kept for it.
     let all = all || openinference;
     let mut spans = Vec::new();
     let mut skipped = 0;
     for message in messages {
+        let Signal::Traces(message) = message else {
+            continue;
+        };
         for resource in message.resource_spans {
             for scope in resource.scope_spans {
                 for span in scope.spans {
@@ -189,12 +262,13 @@ fn map_span(
     skipped: &mut usize,
 ) -> (String, SpanRecord<'static>) {
     let mut attrs = Attrs::default();
-    for KeyValue { key, value, .. } in span.attributes {
-        if !all && !wanted(&key) {
-            *skipped += 1;
-            continue;
+    read_attributes(span.attributes, all, skipped, &mut attrs);
+    for event in span.events {
+        if is_gen_ai(&event.name) {
+            let mut own = Attrs::default();
+            read_attributes(event.attributes, all, skipped, &mut own);
+            add_new(&mut attrs, own);
         }
-        attrs.push(key, attr_value(value));
     }
     normalize_content(&mut attrs);
     let (status_code, status_message) = span
@@ -213,6 +287,79 @@ fn map_span(
         status_message: Cow::Owned(status_message),
     };
     (lower_hex(&span.trace_id), record)
+}
+
+/// Adds an attribute list to `attrs`, keeping the keys a check reads (every key when `all`) and counting
+/// the others in `skipped`.
+fn read_attributes(
+    list: Vec<KeyValue>,
+    all: bool,
+    skipped: &mut usize,
+    attrs: &mut Attrs<'static>,
+) {
+    for KeyValue { key, value, .. } in list {
+        if !all && !wanted(&key) {
+            *skipped += 1;
+            continue;
+        }
+        attrs.push(key, attr_value(value));
+    }
+}
+
+/// A log record with GenAI content as a content record for its span, with its trace id, as the
+/// OTLP/JSON logs reader makes it (`otlp::content::read_log_record`): its attributes, and the `gen_ai.*`
+/// keys of a key-value list body. `None` for a record without GenAI content.
+fn map_log_record(
+    record: LogRecord,
+    all: bool,
+    skipped: &mut usize,
+) -> Option<(String, SpanRecord<'static>)> {
+    let mut named = is_gen_ai(&record.event_name);
+    let mut attrs = Attrs::default();
+    for KeyValue { key, value, .. } in record.attributes {
+        let value = attr_value(value);
+        if key == "event.name" {
+            named |= value.as_str().is_some_and(is_gen_ai);
+        }
+        if all || wanted(&key) {
+            attrs.push(key, value);
+        } else {
+            *skipped += 1;
+        }
+    }
+    if let Some(any_value::Value::KvlistValue(body)) = record.body.and_then(|b| b.value) {
+        let mut own = Attrs::default();
+        read_attributes(body.values, all, skipped, &mut own);
+        let own = own.into_entries().filter(|(k, _)| is_gen_ai(k)).fold(
+            Attrs::default(),
+            |mut a, (k, v)| {
+                a.push(k, v);
+                a
+            },
+        );
+        add_new(&mut attrs, own);
+    }
+    if !named && !attrs.keys().any(is_gen_ai) {
+        return None;
+    }
+    normalize_content(&mut attrs);
+    let time = [record.time_unix_nano, record.observed_time_unix_nano]
+        .into_iter()
+        .find(|&t| t != 0)
+        .map_or(0, |t| i64::try_from(t).unwrap_or(i64::MAX));
+    Some((
+        lower_hex(&record.trace_id),
+        SpanRecord {
+            span_id: Cow::Owned(lower_hex(&record.span_id)),
+            parent_id: None,
+            name: Cow::Borrowed(CONTENT_RECORD),
+            start_ns: time,
+            end_ns: 0,
+            attrs,
+            status_code: 0,
+            status_message: Cow::Borrowed(""),
+        },
+    ))
 }
 
 /// An attribute value as the OTLP/JSON reader decodes the JSON form of the same value: scalars and arrays
@@ -279,4 +426,156 @@ fn wrapped(value: Option<any_value::Value>) -> Value {
     let mut map = Map::new();
     map.insert(kind.into(), inner);
     Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::schema::TRACE_ANSWER;
+    use pb::logs::v1::{ResourceLogs, ScopeLogs};
+    use pb::trace::v1::{ResourceSpans, ScopeSpans, Span, span::Event};
+
+    const OUTPUT: &str =
+        r#"[{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]"#;
+
+    fn string(key: &str, value: &str) -> KeyValue {
+        KeyValue {
+            key: key.into(),
+            value: Some(AnyValue {
+                value: Some(any_value::Value::StringValue(value.into())),
+            }),
+            key_strindex: 0,
+        }
+    }
+
+    fn span(events: Vec<Event>) -> Vec<u8> {
+        TracesData {
+            resource_spans: vec![ResourceSpans {
+                scope_spans: vec![ScopeSpans {
+                    spans: vec![Span {
+                        trace_id: vec![1; 16],
+                        span_id: vec![2; 8],
+                        name: "invoke_agent".into(),
+                        start_time_unix_nano: 5,
+                        attributes: vec![string(attr::OPERATION_NAME, "invoke_agent")],
+                        events,
+                        ..Span::default()
+                    }],
+                    ..ScopeSpans::default()
+                }],
+                ..ResourceSpans::default()
+            }],
+        }
+        .encode_to_vec()
+    }
+
+    fn logs(records: Vec<LogRecord>) -> Vec<u8> {
+        LogsData {
+            resource_logs: vec![ResourceLogs {
+                scope_logs: vec![ScopeLogs {
+                    log_records: records,
+                    ..ScopeLogs::default()
+                }],
+                ..ResourceLogs::default()
+            }],
+        }
+        .encode_to_vec()
+    }
+
+    fn framed(messages: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for m in messages {
+            out.extend(u32::try_from(m.len()).unwrap().to_be_bytes());
+            out.extend(*m);
+        }
+        out
+    }
+
+    fn read(name: &str, bytes: &[u8], format: Format) -> (Format, String) {
+        let (format, batch) = crate::ingest::read_bytes(Path::new(name), bytes, format).unwrap();
+        (format, batch.trace_str(TRACE_ANSWER).value(0).to_string())
+    }
+
+    #[test]
+    fn a_protobuf_file_whose_strings_spell_resource_logs_is_still_protobuf() {
+        let event = Event {
+            name: "gen_ai.client.inference.operation.details".into(),
+            attributes: vec![
+                string(attr::OUTPUT_MESSAGES, OUTPUT),
+                string("app.request", r#"{"resourceLogs": []}"#),
+            ],
+            ..Event::default()
+        };
+        let bytes = span(vec![event]);
+        assert_eq!(
+            read("t.binpb", &bytes, Format::Auto),
+            (Format::OtlpProto, "done".into())
+        );
+    }
+
+    #[test]
+    fn a_span_event_with_a_gen_ai_name_counts_as_the_span_s_own() {
+        let events = vec![
+            Event {
+                name: "exception".into(),
+                attributes: vec![string(attr::OUTPUT_MESSAGES, "not content")],
+                ..Event::default()
+            },
+            Event {
+                name: "gen_ai.client.inference.operation.details".into(),
+                attributes: vec![string(attr::OUTPUT_MESSAGES, OUTPUT)],
+                ..Event::default()
+            },
+        ];
+        let bytes = span(events);
+        assert_eq!(
+            read("e.bin", &bytes, Format::Auto),
+            (Format::OtlpProto, "done".into())
+        );
+    }
+
+    #[test]
+    fn protobuf_log_records_join_their_spans_in_a_file_of_both_signals() {
+        let record = LogRecord {
+            time_unix_nano: 7,
+            trace_id: vec![1; 16],
+            span_id: vec![2; 8],
+            event_name: "gen_ai.client.inference.operation.details".into(),
+            attributes: vec![string(attr::OUTPUT_MESSAGES, OUTPUT)],
+            ..LogRecord::default()
+        };
+        let application = LogRecord {
+            time_unix_nano: 8,
+            trace_id: vec![1; 16],
+            span_id: vec![2; 8],
+            body: Some(AnyValue {
+                value: Some(any_value::Value::StringValue("GET / 200".into())),
+            }),
+            ..LogRecord::default()
+        };
+        let logs = logs(vec![record, application]);
+        let file = framed(&[&logs, &span(Vec::new())]);
+        // Found by its bytes, and read as OTLP logs so that the run joins records across files.
+        assert_eq!(
+            read("m.bin", &file, Format::Auto),
+            (Format::OtlpLogs, "done".into())
+        );
+        assert_eq!(
+            read("m.binpb", &file, Format::OtlpLogs),
+            (Format::OtlpLogs, "done".into())
+        );
+        // A logs message alone holds no trace of its own: its record's span is in no input.
+        let options = ReadOptions::new(Format::Auto, crate::table::TableOptions::default());
+        let alone = crate::ingest::open(Path::new("l.binpb"), &logs, &options).unwrap();
+        assert_eq!(alone.format, Format::OtlpLogs);
+        assert!(alone.traces.is_empty());
+        assert_eq!(
+            alone.traces.warnings(),
+            [format!(
+                "1 log record(s) in l.binpb carry GenAI content for spans no input of the run holds; their content was not read (first: trace {} span {})",
+                "01".repeat(16),
+                "02".repeat(8)
+            )]
+        );
+    }
 }

@@ -18,7 +18,7 @@ use crate::ingest::json::{get, to_value};
 use crate::table::record::{Attrs, CONTENT_RECORD, SpanRecord, wanted};
 
 /// Returns true if and only if an event or log record of this name carries GenAI content.
-fn is_gen_ai(name: &str) -> bool {
+pub(crate) fn is_gen_ai(name: &str) -> bool {
     name.starts_with("gen_ai.")
 }
 
@@ -89,7 +89,7 @@ pub(crate) fn add_events<'i>(
 }
 
 /// Adds to `attrs` the entries of `more` whose keys it does not hold.
-fn add_new<'i>(attrs: &mut Attrs<'i>, more: Attrs<'i>) {
+pub(crate) fn add_new<'i>(attrs: &mut Attrs<'i>, more: Attrs<'i>) {
     for (key, value) in more.into_entries() {
         if !attrs.contains_key(&key) {
             attrs.push(key, value);

@@ -1,7 +1,9 @@
-//! The OTLP trace messages (`opentelemetry/proto/{common,resource,trace}/v1`), as prost-build generates
-//! them. Copied from the `opentelemetry-proto` crate 0.33.1 (Apache-2.0, generated from
-//! opentelemetry-proto v1.x), with its serde and schemars attributes removed; do not edit by hand.
-//! The collector's `ExportTraceServiceRequest` is not included: its wire form is `TracesData`'s.
+//! The OTLP trace and log messages (`opentelemetry/proto/{common,resource,trace,logs}/v1`), as
+//! prost-build generates them. Copied from the `opentelemetry-proto` crate 0.33.1 (Apache-2.0, generated
+//! from opentelemetry-proto v1.x), with its serde and schemars attributes removed; do not edit by hand.
+//! The logs messages keep only what the reader takes and declare the severity as the `int32` its enum
+//! is on the wire. The collector's `ExportTraceServiceRequest` and `ExportLogsServiceRequest` are not
+//! included: their wire forms are `TracesData`'s and `LogsData`'s.
 #![allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
 
 pub(super) mod common {
@@ -606,6 +608,83 @@ pub(super) mod trace {
                     _ => None,
                 }
             }
+        }
+    }
+}
+
+pub(super) mod logs {
+    pub(crate) mod v1 {
+        /// LogsData represents the logs data that can be stored in a persistent storage,
+        /// OR can be embedded by other protocols that transfer OTLP logs data but do not
+        /// implement the OTLP protocol.
+        #[derive(Clone, PartialEq, ::prost::Message)]
+        pub(crate) struct LogsData {
+            /// An array of ResourceLogs.
+            #[prost(message, repeated, tag = "1")]
+            pub resource_logs: ::prost::alloc::vec::Vec<ResourceLogs>,
+        }
+        /// A collection of ScopeLogs from a Resource.
+        #[derive(Clone, PartialEq, ::prost::Message)]
+        pub(crate) struct ResourceLogs {
+            /// The resource for the logs in this message.
+            #[prost(message, optional, tag = "1")]
+            pub resource: ::core::option::Option<super::super::resource::v1::Resource>,
+            /// A list of ScopeLogs that originate from a resource.
+            #[prost(message, repeated, tag = "2")]
+            pub scope_logs: ::prost::alloc::vec::Vec<ScopeLogs>,
+            /// The Schema URL, if known.
+            #[prost(string, tag = "3")]
+            pub schema_url: ::prost::alloc::string::String,
+        }
+        /// A collection of Logs produced by a Scope.
+        #[derive(Clone, PartialEq, ::prost::Message)]
+        pub(crate) struct ScopeLogs {
+            /// The instrumentation scope information for the logs in this message.
+            #[prost(message, optional, tag = "1")]
+            pub scope: ::core::option::Option<super::super::common::v1::InstrumentationScope>,
+            /// A list of log records.
+            #[prost(message, repeated, tag = "2")]
+            pub log_records: ::prost::alloc::vec::Vec<LogRecord>,
+            /// The Schema URL, if known.
+            #[prost(string, tag = "3")]
+            pub schema_url: ::prost::alloc::string::String,
+        }
+        /// A log record according to OpenTelemetry Log Data Model.
+        #[derive(Clone, PartialEq, ::prost::Message)]
+        pub(crate) struct LogRecord {
+            /// time_unix_nano is the time when the event occurred.
+            #[prost(fixed64, tag = "1")]
+            pub time_unix_nano: u64,
+            /// Time when the event was observed by the collection system.
+            #[prost(fixed64, tag = "11")]
+            pub observed_time_unix_nano: u64,
+            /// Numerical value of the severity (a `SeverityNumber`).
+            #[prost(int32, tag = "2")]
+            pub severity_number: i32,
+            /// The severity text (also known as log level).
+            #[prost(string, tag = "3")]
+            pub severity_text: ::prost::alloc::string::String,
+            /// A value containing the body of the log record.
+            #[prost(message, optional, tag = "5")]
+            pub body: ::core::option::Option<super::super::common::v1::AnyValue>,
+            /// Additional attributes that describe the specific event occurrence.
+            #[prost(message, repeated, tag = "6")]
+            pub attributes: ::prost::alloc::vec::Vec<super::super::common::v1::KeyValue>,
+            /// The number of attributes that were discarded.
+            #[prost(uint32, tag = "7")]
+            pub dropped_attributes_count: u32,
+            /// Flags, a bit field (the W3C trace flags in bits 0-7).
+            #[prost(fixed32, tag = "8")]
+            pub flags: u32,
+            /// A unique identifier for a trace (16 bytes), or empty.
+            #[prost(bytes = "vec", tag = "9")]
+            pub trace_id: ::prost::alloc::vec::Vec<u8>,
+            /// A unique identifier for a span within a trace (8 bytes), or empty.
+            #[prost(bytes = "vec", tag = "10")]
+            pub span_id: ::prost::alloc::vec::Vec<u8>,
+            /// A unique identifier of event category/type.
+            #[prost(string, tag = "12")]
+            pub event_name: ::prost::alloc::string::String,
         }
     }
 }
