@@ -92,6 +92,7 @@ impl CheckOutputs {
             ("--otlp-endpoint", self.otlp.otlp_endpoint.is_some()),
             ("--pass-k", self.pass_k),
             ("--strict-band", self.strict_band),
+            ("--spill-dir", self.spill_dir.is_some()),
         ]
     }
 }
@@ -115,6 +116,9 @@ pub(crate) fn read_trust(args: &TrustArgs) -> Result<Option<(Trust, f64)>, CliEr
 
 /// Reads the band and checks the output flags that can be checked before the run.
 pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
+    if let Some(dir) = &outs.spill_dir {
+        crate::report::spill::check_dir(dir).map_err(|e| CliError::Invalid(e.to_string()))?;
+    }
     let band = outs.band.as_deref().map(BandFile::read).transpose()?;
     let mode = outs.mode();
     let clean_runs = match (&band, &outs.band) {
@@ -251,7 +255,8 @@ impl RunCommand for Check<'_> {
     }
 
     fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
-        let mut produced = run.produce_spilled(run.share())?;
+        let spill_dir = self.args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
+        let mut produced = run.produce_spilled(run.share(), spill_dir)?;
         let spilled = produced.spilled.take();
         let command = self.repro();
         let audit_inputs = if self.args.outputs.audit.is_some() {

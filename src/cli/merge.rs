@@ -68,7 +68,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
 /// Refuses flags that the partials' command does not take.
 fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
     let outs = &args.outputs;
-    let flags: [(&str, bool, &[&str]); 16] = [
+    let flags: [(&str, bool, &[&str]); 17] = [
         ("--json", outs.json.is_some(), &["check", "calibrate"]),
         ("--markdown", outs.markdown.is_some(), &["check"]),
         ("--audit", outs.audit.is_some(), &["check"]),
@@ -90,6 +90,7 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
             &["check"],
         ),
         ("--table", outs.table.is_some(), &["check"]),
+        ("--spill-dir", outs.spill_dir.is_some(), &["check"]),
         ("--out", args.out.is_some(), &["baseline"]),
         ("--per-scenario", args.per_scenario, &["baseline"]),
         ("--labels", args.labels.is_some(), &["calibrate"]),

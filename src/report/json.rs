@@ -392,7 +392,7 @@ mod tests {
                 failing_steps: Vec::new(),
                 skipped_input: Default::default(),
             };
-            let spill = VerdictSpill::new(&schema(&names)).unwrap();
+            let spill = VerdictSpill::new(&schema(&names), None).unwrap();
             let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
             let spilled = SpilledRun {
                 verdicts: spill.finish().unwrap(),

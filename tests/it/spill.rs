@@ -286,6 +286,55 @@ fn the_spill_is_an_unlinked_file_of_tmpdir_and_nothing_is_left_however_the_run_e
     }
 }
 
+#[test]
+fn spill_dir_puts_the_spill_there_instead_of_tmpdir() {
+    let dir = scratch();
+    let tmpdir = dir.path().join("tmp");
+    let spill = dir.path().join("spill");
+    std::fs::create_dir(&tmpdir).unwrap();
+    std::fs::create_dir(&spill).unwrap();
+    let big = write_traces(&dir.path().join("big.jsonl"), 0, 20_000);
+    let mut child = spawn(
+        dir.path(),
+        &tmpdir,
+        &["check", arg(&big), "--spill-dir", arg(&spill)],
+    );
+    let mut in_tmpdir = Vec::new();
+    let seen = watch(&mut child, &spill, |child| {
+        in_tmpdir = open_files_in(child.id(), &tmpdir);
+    });
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert!(
+        seen,
+        "the run spilled its verdicts to --spill-dir, unlinked"
+    );
+    assert!(in_tmpdir.is_empty(), "{in_tmpdir:?}");
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&tmpdir).unwrap().count(), 0);
+
+    // A directory that cannot hold it: exit 2 before the run, one line naming it.
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let missing = dir.path().join("missing");
+    for (place, why) in [(&missing, "no such directory"), (&file, "not a directory")] {
+        let got = command(dir.path())
+            .args(["check", arg(&big), "--spill-dir", arg(place)])
+            .output()
+            .unwrap();
+        assert_eq!(got.status.code(), Some(2), "{}", stderr(&got));
+        let errors: Vec<String> = stderr(&got)
+            .lines()
+            .filter(|l| !l.starts_with("note: "))
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            errors,
+            [format!("faultgate: --spill-dir {}: {why}", arg(place))]
+        );
+        assert!(stdout(&got).is_empty(), "{}", stdout(&got));
+    }
+}
+
 /// A run directory holding `files` (shipped gate examples): every scenario key then has one trace
 /// per file.
 fn trial_run(dir: &Path, name: &str, files: &[&str]) -> String {
