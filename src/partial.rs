@@ -30,10 +30,15 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::hash::BuildHasher;
+use std::io::BufReader;
+
 use arrow_array::{Array, ArrayRef, LargeStringArray, RecordBatch};
+use arrow_ipc::reader::FileReader;
 use arrow_schema::{ArrowError, SchemaRef};
 use serde::{Deserialize, Serialize};
 
+use crate::report::spill::{SpillError, SpilledFile, SpilledRun, VerdictSpill};
 use crate::report::steps::{MAX_TRACES, TraceSteps};
 use crate::report::verdicts::{self, VerdictBatch};
 
@@ -82,6 +87,9 @@ pub enum PartialError {
     },
     #[error("nothing to merge: give at least one partial directory")]
     Empty,
+    /// The merged verdicts could not be spilled or read back.
+    #[error(transparent)]
+    Spill(#[from] SpillError),
 }
 
 /// One setting of a run that decides its verdicts; partials merge only when all agree.
@@ -393,98 +401,29 @@ impl Partial {
         staged.commit().map_err(|e| fail(e.to_string()))
     }
 
-    /// Reads the partial in `dir`.
-    ///
-    /// # Errors
-    ///
-    /// A missing or unreadable file, a manifest of another format, a verdict table or steps file whose
-    /// SHA-256 is not the one the manifest records, or a table whose shape does not match its manifest.
-    pub(crate) fn read(dir: &Path) -> Result<Partial, PartialError> {
-        let fail = |message: String| PartialError::Read {
-            path: dir.to_path_buf(),
-            message,
-        };
-        let text = std::fs::read(dir.join(MANIFEST_FILE))
-            .map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
-        let manifest: Manifest =
-            serde_json::from_slice(&text).map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
-        if manifest.format != FORMAT {
-            return Err(fail(format!(
-                "format {} (this tool reads {FORMAT})",
-                manifest.format
-            )));
-        }
-        let digests: Digests =
-            serde_json::from_slice(&text).map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
-        let verdicts_path = dir.join(VERDICTS_FILE);
-        let digest = crate::digest::sha256_file(&verdicts_path)
-            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
-        if digest != digests.verdicts_sha256 {
-            return Err(fail(format!(
-                "{VERDICTS_FILE} is not the file {MANIFEST_FILE} records (its SHA-256 differs): it was changed or damaged after it was written"
-            )));
-        }
-        let file = std::fs::File::open(&verdicts_path)
-            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
-        let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
-            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
-        let steps =
-            std::fs::read(dir.join(STEPS_FILE)).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
-        if crate::digest::sha256_hex(&steps) != digests.steps_sha256 {
-            return Err(fail(format!(
-                "{STEPS_FILE} is not the file {MANIFEST_FILE} records (its SHA-256 differs): it was changed or damaged after it was written"
-            )));
-        }
-        let steps: Vec<Vec<TraceSteps>> =
-            serde_json::from_slice(&steps).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
-        let mut partial = Partial {
-            manifest,
-            batches: Vec::new(),
-            steps,
-        };
-        let schema = partial.schema();
-        if reader.schema() != schema {
-            return Err(fail(format!(
-                "{VERDICTS_FILE}: its columns are not those of the manifest's checks"
-            )));
-        }
-        let mut joiner = Joiner::new(schema);
-        for batch in reader {
-            batch
-                .and_then(|b| joiner.push(b))
-                .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
-        }
-        partial.batches = joiner
-            .finish()
-            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
-        let files = &partial.manifest.files;
-        let rows: usize = partial.batches.iter().map(VerdictBatch::len).sum();
-        let shape_ok = rows == files.iter().map(|f| f.rows).sum::<usize>()
-            && partial.steps.len() == files.len()
-            && files.windows(2).all(|w| w[0].index < w[1].index)
-            && files
-                .iter()
-                .all(|f| f.index < partial.manifest.inputs_total);
-        if !shape_ok {
-            return Err(fail(format!(
-                "{VERDICTS_FILE} does not hold the rows {MANIFEST_FILE} lists"
-            )));
-        }
-        Ok(partial)
-    }
-
     /// Returns an error unless this partial covers every input file of its run.
     ///
     /// # Errors
     ///
     /// [`PartialError::Incomplete`], naming up to three missing files by index.
     pub(crate) fn require_complete(&self) -> Result<(), PartialError> {
-        let total = self.manifest.inputs_total;
-        let covered = self.manifest.files.len();
+        self.manifest.require_complete()
+    }
+}
+
+impl Manifest {
+    /// Returns an error unless these files are every input file of the run.
+    ///
+    /// # Errors
+    ///
+    /// [`PartialError::Incomplete`], naming up to three missing files by index.
+    pub(crate) fn require_complete(&self) -> Result<(), PartialError> {
+        let total = self.inputs_total;
+        let covered = self.files.len();
         if covered == total {
             return Ok(());
         }
-        let have: HashSet<usize> = self.manifest.files.iter().map(|f| f.index).collect();
+        let have: HashSet<usize> = self.files.iter().map(|f| f.index).collect();
         let missing: Vec<String> = (0..total)
             .filter(|i| !have.contains(i))
             .take(3)
@@ -508,6 +447,133 @@ impl Partial {
     }
 }
 
+/// A partial read as far as its verdict table: its manifest and failing steps, both files checked
+/// against the SHA-256 the manifest records (the verdict table by a streaming hash), and the table's
+/// reader, positioned before its first batch.
+pub(crate) struct PartialHead {
+    /// The directory, for messages.
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub steps: Vec<Vec<TraceSteps>>,
+    reader: FileReader<BufReader<std::fs::File>>,
+}
+
+impl PartialHead {
+    /// Reads the partial in `dir` but its verdict batches.
+    ///
+    /// # Errors
+    ///
+    /// A missing or unreadable file, a manifest of another format, a verdict table or steps file whose
+    /// SHA-256 is not the one the manifest records, a table whose columns are not the manifest's
+    /// checks, or a manifest whose files are out of order or do not match its steps.
+    pub(crate) fn read(dir: &Path) -> Result<PartialHead, PartialError> {
+        let fail = |message: String| read_error(dir, message);
+        let text = std::fs::read(dir.join(MANIFEST_FILE))
+            .map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
+        let manifest: Manifest =
+            serde_json::from_slice(&text).map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
+        if manifest.format != FORMAT {
+            return Err(fail(format!(
+                "format {} (this tool reads {FORMAT})",
+                manifest.format
+            )));
+        }
+        let digests: Digests =
+            serde_json::from_slice(&text).map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
+        let verdicts_path = dir.join(VERDICTS_FILE);
+        let digest = crate::digest::sha256_file(&verdicts_path)
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        if digest != digests.verdicts_sha256 {
+            return Err(fail(format!(
+                "{VERDICTS_FILE} is not the file {MANIFEST_FILE} records (its SHA-256 differs): it was changed or damaged after it was written"
+            )));
+        }
+        let file = std::fs::File::open(&verdicts_path)
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        let reader = FileReader::try_new(BufReader::new(file), None)
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        let steps =
+            std::fs::read(dir.join(STEPS_FILE)).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
+        if crate::digest::sha256_hex(&steps) != digests.steps_sha256 {
+            return Err(fail(format!(
+                "{STEPS_FILE} is not the file {MANIFEST_FILE} records (its SHA-256 differs): it was changed or damaged after it was written"
+            )));
+        }
+        let steps: Vec<Vec<TraceSteps>> =
+            serde_json::from_slice(&steps).map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
+        let head = PartialHead {
+            dir: dir.to_path_buf(),
+            manifest,
+            steps,
+            reader,
+        };
+        if head.reader.schema() != head.schema() {
+            return Err(fail(format!(
+                "{VERDICTS_FILE}: its columns are not those of the manifest's checks"
+            )));
+        }
+        let files = &head.manifest.files;
+        let listed_ok = head.steps.len() == files.len()
+            && files.windows(2).all(|w| w[0].index < w[1].index)
+            && files.iter().all(|f| f.index < head.manifest.inputs_total);
+        if !listed_ok {
+            return Err(fail(shape_message()));
+        }
+        Ok(head)
+    }
+
+    /// The schema of the verdict table.
+    fn schema(&self) -> SchemaRef {
+        let names: Vec<&str> = self.manifest.checks.iter().map(String::as_str).collect();
+        verdicts::schema(&names)
+    }
+
+    /// Rows the manifest lists.
+    fn listed_rows(&self) -> usize {
+        self.manifest.files.iter().map(|f| f.rows).sum()
+    }
+
+    /// Reads the verdict batches, joined into batches of about [`JOINED_ROWS`] rows.
+    ///
+    /// # Errors
+    ///
+    /// A batch that cannot be decoded, or a table that does not hold the rows the manifest lists.
+    pub(crate) fn into_partial(self) -> Result<Partial, PartialError> {
+        let fail = |message: String| read_error(&self.dir, message);
+        let listed = self.listed_rows();
+        let mut joiner = Joiner::new(self.schema());
+        for batch in self.reader {
+            batch
+                .and_then(|b| joiner.push(b))
+                .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        }
+        let batches = joiner
+            .finish()
+            .map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+        if batches.iter().map(VerdictBatch::len).sum::<usize>() != listed {
+            return Err(fail(shape_message()));
+        }
+        Ok(Partial {
+            manifest: self.manifest,
+            batches,
+            steps: self.steps,
+        })
+    }
+}
+
+/// A partial that cannot be read.
+fn read_error(dir: &Path, message: String) -> PartialError {
+    PartialError::Read {
+        path: dir.to_path_buf(),
+        message,
+    }
+}
+
+/// Why a partial's table and manifest do not agree.
+fn shape_message() -> String {
+    format!("{VERDICTS_FILE} does not hold the rows {MANIFEST_FILE} lists")
+}
+
 /// The result of a merge: the merged partial, and the trace ids read by more than one shard.
 #[derive(Debug)]
 pub(crate) struct Merged {
@@ -523,49 +589,16 @@ pub(crate) struct Merged {
 /// No partial; partials of different commands or settings ([`PartialError::Differs`] names the first
 /// setting that differs); one input file in two partials.
 pub(crate) fn merge(parts: &[(PathBuf, Partial)]) -> Result<Merged, PartialError> {
-    let Some((first_path, first)) = parts.first() else {
-        return Err(PartialError::Empty);
-    };
+    let manifests: Vec<(&Path, &Manifest)> = parts
+        .iter()
+        .map(|(path, part)| (path.as_path(), &part.manifest))
+        .collect();
+    let Plan {
+        files,
+        manifest: base,
+    } = plan(&manifests)?;
+    let (first_path, first) = &parts[0];
     let first_path = first_path.clone();
-    let base = first.manifest.clone();
-    for (path, part) in &parts[1..] {
-        if let Some((setting, a, b)) = first_difference(&base, &part.manifest) {
-            return Err(PartialError::Differs {
-                setting,
-                first: a,
-                second: b,
-                first_path,
-                second_path: path.clone(),
-            });
-        }
-    }
-    // Each file as (its place in the run, its partial, its first row there): a few counters per file,
-    // its rows stay in the partial's batches until they are sliced into the merged table.
-    let mut files: Vec<(usize, usize, usize)> = Vec::new();
-    let mut usage: Option<Usage> = None;
-    for (p, (_, part)) in parts.iter().enumerate() {
-        if let Some(u) = part.manifest.judge_usage {
-            let total = usage.get_or_insert_with(Usage::default);
-            total.prompt_tokens += u.prompt_tokens;
-            total.completion_tokens += u.completion_tokens;
-        }
-        let mut row = 0;
-        for (f, file) in part.manifest.files.iter().enumerate() {
-            files.push((p, f, row));
-            row += file.rows;
-        }
-    }
-    let entry = |&(p, f, _): &(usize, usize, usize)| &parts[p].1.manifest.files[f];
-    files.sort_by_key(|file| entry(file).index);
-    for pair in files.windows(2) {
-        if entry(&pair[0]).index == entry(&pair[1]).index {
-            return Err(PartialError::SameFile {
-                file: entry(&pair[0]).path.clone(),
-                first: parts[pair[0].0].0.clone(),
-                second: parts[pair[1].0].0.clone(),
-            });
-        }
-    }
     let offsets: Vec<Vec<usize>> = parts
         .iter()
         .map(|(_, p)| batch_offsets(&p.batches))
@@ -601,9 +634,7 @@ pub(crate) fn merge(parts: &[(PathBuf, Partial)]) -> Result<Merged, PartialError
                 .map_err(|e| merge_error(&parts[rp].0, &e))?;
         }
     }
-    let mut manifest = base;
-    manifest.judge_usage = usage;
-    manifest.files = files.iter().map(|file| entry(file).clone()).collect();
+    let manifest = base;
     let batches = joiner.finish().map_err(|e| merge_error(&first_path, &e))?;
     let mut partial = Partial {
         manifest,
@@ -613,6 +644,291 @@ pub(crate) fn merge(parts: &[(PathBuf, Partial)]) -> Result<Merged, PartialError
     partial.bound_steps();
     let split_ids = split_trace_ids(&partial);
     Ok(Merged { partial, split_ids })
+}
+
+/// How partials merge: their files in input order, and the merged manifest.
+struct Plan {
+    /// Each file as (its partial, its place in the partial's manifest, its first row in the partial's
+    /// table), in input order: a few counters per file.
+    files: Vec<(usize, usize, usize)>,
+    /// The first partial's manifest with every partial's files, in input order, and the judge's
+    /// usage summed.
+    manifest: Manifest,
+}
+
+/// Checks that partials (given with the directories they came from) belong to one run and puts their
+/// files in input order.
+///
+/// # Errors
+///
+/// No partial; partials of different commands or settings; one input file in two partials.
+fn plan(parts: &[(&Path, &Manifest)]) -> Result<Plan, PartialError> {
+    let Some(&(first_path, first)) = parts.first() else {
+        return Err(PartialError::Empty);
+    };
+    for &(path, manifest) in &parts[1..] {
+        if let Some((setting, a, b)) = first_difference(first, manifest) {
+            return Err(PartialError::Differs {
+                setting,
+                first: a,
+                second: b,
+                first_path: first_path.to_path_buf(),
+                second_path: path.to_path_buf(),
+            });
+        }
+    }
+    let mut files: Vec<(usize, usize, usize)> = Vec::new();
+    let mut usage: Option<Usage> = None;
+    for (p, (_, manifest)) in parts.iter().enumerate() {
+        if let Some(u) = manifest.judge_usage {
+            let total = usage.get_or_insert_with(Usage::default);
+            total.prompt_tokens += u.prompt_tokens;
+            total.completion_tokens += u.completion_tokens;
+        }
+        let mut row = 0;
+        for (f, file) in manifest.files.iter().enumerate() {
+            files.push((p, f, row));
+            row += file.rows;
+        }
+    }
+    let entry = |&(p, f, _): &(usize, usize, usize)| &parts[p].1.files[f];
+    files.sort_by_key(|file| entry(file).index);
+    for pair in files.windows(2) {
+        if entry(&pair[0]).index == entry(&pair[1]).index {
+            return Err(PartialError::SameFile {
+                file: entry(&pair[0]).path.clone(),
+                first: parts[pair[0].0].0.to_path_buf(),
+                second: parts[pair[1].0].0.to_path_buf(),
+            });
+        }
+    }
+    let mut manifest = first.clone();
+    manifest.judge_usage = usage;
+    manifest.files = files.iter().map(|file| entry(file).clone()).collect();
+    Ok(Plan { files, manifest })
+}
+
+/// A merge of `check` partials whose verdicts went to a spill rather than into memory.
+#[derive(Debug)]
+pub(crate) struct SpilledMerge {
+    /// The merged manifest: every partial's files, in input order.
+    pub manifest: Manifest,
+    /// The failing traces' steps a run over all the files keeps.
+    pub failing_steps: Vec<TraceSteps>,
+    /// The verdicts, in input order.
+    pub spilled: SpilledRun,
+    /// Trace ids whose rows come from more than one shard, in first-row order.
+    pub split_ids: Vec<String>,
+}
+
+/// Merges partials of one run as [`merge`] does, appending their verdict batches to a spill in
+/// `spill_dir` (`TMPDIR` when `None`) a batch at a time instead of holding them: each partial's table
+/// is read once, front to back, and the spill gives the rows back in input order.
+///
+/// # Errors
+///
+/// As [`merge`]; a batch that cannot be decoded or a table that does not hold the rows its manifest
+/// lists; the spill cannot be written.
+pub(crate) fn merge_spilled(
+    parts: Vec<PartialHead>,
+    spill_dir: Option<&Path>,
+) -> Result<SpilledMerge, PartialError> {
+    let manifests: Vec<(&Path, &Manifest)> = parts
+        .iter()
+        .map(|part| (part.dir.as_path(), &part.manifest))
+        .collect();
+    let Plan { files, manifest } = plan(&manifests)?;
+    let mut steps: Vec<Vec<TraceSteps>> = files
+        .iter()
+        .map(|&(p, f, _)| parts[p].steps[f].clone())
+        .collect();
+    let mut kept = 0;
+    for file_steps in &mut steps {
+        file_steps.truncate(MAX_TRACES.saturating_sub(kept));
+        kept += file_steps.len();
+    }
+    let failing_steps: Vec<TraceSteps> = steps.into_iter().flatten().collect();
+    // Runs of rows that follow each other in one partial, in input order: (partial, first row, rows).
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for &(p, f, row) in &files {
+        let rows = parts[p].manifest.files[f].rows;
+        match runs.last_mut() {
+            Some((rp, start, len)) if *rp == p && *start + *len == row => *len += rows,
+            _ => runs.push((p, row, rows)),
+        }
+    }
+    let schema = verdicts::schema(
+        &manifest
+            .checks
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let spill = VerdictSpill::new(&schema, spill_dir)?;
+    let mut run_batches: Vec<Vec<usize>> = vec![Vec::new(); runs.len()];
+    // Each id's 64-bit hash with the shard of its first row: an id seen from two shards is a
+    // suspect, confirmed by its text once the spill is read back (hashes can meet).
+    let hasher = foldhash::fast::FixedState::with_seed(0x5eed);
+    let mut shard_of: HashMap<u64, usize, foldhash::fast::FixedState> =
+        HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1));
+    let mut suspects: HashSet<u64> = HashSet::new();
+    for (p, part) in parts.into_iter().enumerate() {
+        let fail = |message: String| read_error(&part.dir, message);
+        let listed = part.listed_rows();
+        // This partial's runs, in row order (its files keep their order in the merged list).
+        let mine: Vec<usize> = (0..runs.len()).filter(|&r| runs[r].0 == p).collect();
+        let mut shards = part
+            .manifest
+            .files
+            .iter()
+            .flat_map(|f| std::iter::repeat_n(f.shard, f.rows));
+        let mut pending = Pending::new(schema.clone());
+        let mut at = 0;
+        let mut next = 0;
+        for batch in part.reader {
+            let batch = batch.map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+            let rows = batch.num_rows();
+            if at + rows > listed {
+                return Err(fail(shape_message()));
+            }
+            let checked =
+                VerdictBatch::try_new(batch).map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
+            for row in checked.rows() {
+                let shard = shards.next().unwrap_or_default();
+                let hash = hasher.hash_one(row.trace_id());
+                match shard_of.get(&hash) {
+                    None => {
+                        shard_of.insert(hash, shard);
+                    }
+                    Some(&s) if s != shard => {
+                        suspects.insert(hash);
+                    }
+                    Some(_) => {}
+                }
+            }
+            let batch = checked.record_batch();
+            let mut from = 0;
+            while from < rows {
+                let r = mine[next];
+                let (_, start, len) = runs[r];
+                let end = (start + len).min(at + rows);
+                let take = end - (at + from);
+                pending.push(r, batch.slice(from, take), &spill, &mut run_batches)?;
+                from += take;
+                if at + from == start + len {
+                    pending.flush(&spill, &mut run_batches)?;
+                    next += 1;
+                }
+            }
+            at += rows;
+        }
+        pending.flush(&spill, &mut run_batches)?;
+        if at != listed {
+            return Err(fail(shape_message()));
+        }
+    }
+    let spilled = SpilledRun {
+        verdicts: spill.finish()?,
+        files: run_batches
+            .into_iter()
+            .map(|batches| SpilledFile {
+                batches,
+                dropped: HashSet::new(),
+            })
+            .collect(),
+    };
+    let split_ids = if suspects.is_empty() {
+        Vec::new()
+    } else {
+        let mut shards = manifest
+            .files
+            .iter()
+            .flat_map(|f| std::iter::repeat_n(f.shard, f.rows));
+        let mut first_shard: HashMap<String, usize> = HashMap::new();
+        let mut split: Vec<String> = Vec::new();
+        let mut seen_split: HashSet<String> = HashSet::new();
+        spilled.for_each_batch(|batch| {
+            for row in batch.rows() {
+                let shard = shards.next().unwrap_or_default();
+                let id = row.trace_id();
+                if !suspects.contains(&hasher.hash_one(id)) {
+                    continue;
+                }
+                match first_shard.get(id) {
+                    None => {
+                        first_shard.insert(id.to_string(), shard);
+                    }
+                    Some(&s) if s != shard && seen_split.insert(id.to_string()) => {
+                        split.push(id.to_string());
+                    }
+                    Some(_) => {}
+                }
+            }
+            Ok::<(), SpillError>(())
+        })?;
+        split
+    };
+    Ok(SpilledMerge {
+        manifest,
+        failing_steps,
+        spilled,
+        split_ids,
+    })
+}
+
+/// Consecutive slices of one run of rows, appended to the spill as one batch of about
+/// [`JOINED_ROWS`] rows.
+struct Pending {
+    joiner: Joiner,
+    run: Option<usize>,
+}
+
+impl Pending {
+    fn new(schema: SchemaRef) -> Pending {
+        Pending {
+            joiner: Joiner::new(schema),
+            run: None,
+        }
+    }
+
+    fn push(
+        &mut self,
+        run: usize,
+        slice: RecordBatch,
+        spill: &VerdictSpill,
+        run_batches: &mut [Vec<usize>],
+    ) -> Result<(), PartialError> {
+        if self.run != Some(run) {
+            self.flush(spill, run_batches)?;
+            self.run = Some(run);
+        }
+        self.joiner.push(slice).map_err(SpillError::from)?;
+        self.drain(spill, run_batches);
+        Ok(())
+    }
+
+    fn flush(
+        &mut self,
+        spill: &VerdictSpill,
+        run_batches: &mut [Vec<usize>],
+    ) -> Result<(), PartialError> {
+        self.joiner.flush().map_err(SpillError::from)?;
+        self.drain(spill, run_batches);
+        Ok(())
+    }
+
+    /// Appends the joined batches to the spill, under the current run.
+    fn drain(&mut self, spill: &VerdictSpill, run_batches: &mut [Vec<usize>]) {
+        let Some(run) = self.run else {
+            return;
+        };
+        for batch in self.joiner.out.drain(..) {
+            // A failed append is reported by `VerdictSpill::finish`.
+            if let Some(index) = spill.append(&batch) {
+                run_batches[run].push(index);
+            }
+        }
+    }
 }
 
 /// A verdict table that could not be joined: a bug, since every partial's schema was checked.
@@ -871,6 +1187,73 @@ mod tests {
         assert_eq!(ids(&twice), ids(&flat.partial));
     }
 
+    /// Trace ids of a spilled merge, in the order its spill gives them back.
+    fn spilled_ids(merged: &SpilledMerge) -> Vec<String> {
+        let mut out = Vec::new();
+        merged
+            .spilled
+            .for_each_batch(|b| {
+                out.extend(b.rows().map(|r| r.trace_id().to_string()));
+                Ok::<(), SpillError>(())
+            })
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_spilled_merge_streams_the_rows_of_the_merge_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        // Files dealt across shards, one of them empty, one trace id read by both shards.
+        let a = partial(
+            1,
+            &[
+                (0, &["a", "b"], 150),
+                (2, &[], 0),
+                (3, &["split", "g"], 150),
+            ],
+        );
+        let b = partial(2, &[(1, &["c", "split"], 30)]);
+        let mut heads = Vec::new();
+        for (path, part) in [&b, &a] {
+            let at = dir.path().join(path);
+            part.write(&at).unwrap();
+            heads.push(PartialHead::read(&at).unwrap());
+        }
+        let spilled = merge_spilled(heads, Some(dir.path())).unwrap();
+        let whole = merge(&[b.clone(), a.clone()]).unwrap();
+        assert_eq!(spilled_ids(&spilled), ids(&whole.partial));
+        assert_eq!(
+            spilled_ids(&spilled),
+            ["a", "b", "c", "split", "split", "g"]
+        );
+        assert_eq!(spilled.split_ids, whole.split_ids);
+        assert_eq!(spilled.split_ids, ["split"]);
+        assert_eq!(spilled.manifest, whole.partial.manifest);
+        assert_eq!(spilled.failing_steps, whole.partial.failing_steps());
+        // Each run of files from one partial is one batch of the spill: a, c, g's file.
+        assert_eq!(spilled.spilled.verdicts.batches(), 3);
+
+        // A table that does not hold the rows its manifest lists is refused as before.
+        let at = dir.path().join("short");
+        a.1.write(&at).unwrap();
+        let manifest = std::fs::read_to_string(at.join(MANIFEST_FILE)).unwrap();
+        let edited = manifest.replacen("\"rows\": 2", "\"rows\": 3", 1);
+        assert_ne!(edited, manifest);
+        std::fs::write(at.join(MANIFEST_FILE), edited).unwrap();
+        let heads = vec![
+            PartialHead::read(&at).unwrap(),
+            PartialHead::read(&dir.path().join(&b.0)).unwrap(),
+        ];
+        let err = merge_spilled(heads, None).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "cannot read partial {}: verdicts.arrow does not hold the rows manifest.json lists",
+                crate::error::display_path(&at)
+            )
+        );
+    }
+
     #[test]
     fn a_partial_of_many_small_files_holds_a_few_batches_not_one_per_file() {
         // Two shards of a 2,000-file run, one trace per file, dealt alternately.
@@ -904,7 +1287,9 @@ mod tests {
             assert_eq!(part.batches.len(), 1000);
             let at = dir.path().join(&path);
             part.write(&at).unwrap();
-            let back = Partial::read(&at).unwrap();
+            let back = PartialHead::read(&at)
+                .and_then(PartialHead::into_partial)
+                .unwrap();
             assert_eq!(back.batches.len(), 1, "one joined batch, not one per file");
             assert_eq!(ids(&back), ids(&part));
             read.push((path, back));

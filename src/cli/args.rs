@@ -220,6 +220,9 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "html" => "check: write a self-contained HTML report here",
         "color" => "check: colour the table (auto, always or never)",
         "table" => "check: which rows of the table to print (all, failing or none)",
+        "spill_dir" => {
+            "check: where the verdicts spill while the outputs are written (default TMPDIR)"
+        }
         "otlp_events" => "check: write the verdicts as OTLP/JSON evaluation events here",
         "otlp_endpoint" => "check: post the evaluation events to this OTLP/HTTP receiver",
         "otlp_protocol" => "check: how --otlp-endpoint encodes the events (protobuf or json)",
@@ -334,6 +337,11 @@ pub(crate) struct CheckOutputs {
     /// rows under the header) or none; the summary and gate lines are always printed.
     #[arg(long, value_enum, default_value = "all", value_name = "ROWS")]
     pub table: Option<crate::report::terminal::TableRows>,
+    /// Where the run's verdicts spill while the outputs are written: an unlinked temporary file in DIR
+    /// (default: the temporary directory, TMPDIR).
+    // Boxed: `check`'s flags are the largest variant of the commands.
+    #[arg(long, value_name = "DIR", value_parser = clap::builder::TypedValueParser::map(clap::builder::PathBufValueParser::new(), Box::new))]
+    pub spill_dir: Option<Box<PathBuf>>,
 }
 
 // `--otlp-events`, `--otlp-endpoint` and `--otlp-protocol`, for `check` and `merge`. No doc comment:
@@ -463,7 +471,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 18, "{ids:?}");
+        assert_eq!(ids.len(), 19, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command

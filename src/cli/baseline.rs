@@ -64,7 +64,7 @@ impl BandRuns {
             .into_iter()
             .map(|s| s.check)
             .collect();
-        let summary = gated_run_summary(&report, &set_aside);
+        let summary = gated_run_summary(&report, &set_aside, self.builder.usage_totals());
         drop(report);
         let digest = self.builder.add_run(&summary);
         if let Some(tables) = &mut self.tables {

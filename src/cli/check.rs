@@ -20,7 +20,7 @@ use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
-use crate::report::gate_input::{gated_run_summary, pass_k_table};
+use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
 use crate::report::spill::SpilledRun;
 use crate::report::{
@@ -34,23 +34,21 @@ impl CheckOutputs {
     }
 
     /// Returns true if and only if these outputs need every row of the run at once: each output file
-    /// but the JSON report and the evaluation events, the gate, pass^k, and coloured cells (the
-    /// uncoloured table, the summary, the JSON report and the evaluation events are written from a
-    /// spill as it is read back).
-    fn need_whole_run(&self, report: &Report) -> bool {
+    /// but the JSON report and the evaluation events, `--explain` (it reads the run again), and
+    /// coloured cells. The uncoloured table, the summary, the JSON report and the evaluation events
+    /// are written from a spill as it is read back; the gate, pass^k and the outcome block are counted
+    /// from it per scenario ([`GateTally`]).
+    fn need_whole_run(&self, explain: bool) -> bool {
         [
             &self.markdown,
             &self.audit,
-            &self.band,
             &self.parquet,
             &self.junit,
             &self.html,
         ]
         .iter()
         .any(|o| o.is_some())
-            || self.pass_k
-            || self.pass_k_metric()
-            || report.checks.iter().any(|c| c.role.outcome_block)
+            || explain
             || crate::report::colour::enabled(self.color)
     }
 
@@ -94,6 +92,7 @@ impl CheckOutputs {
             ("--otlp-endpoint", self.otlp.otlp_endpoint.is_some()),
             ("--pass-k", self.pass_k),
             ("--strict-band", self.strict_band),
+            ("--spill-dir", self.spill_dir.is_some()),
         ]
     }
 }
@@ -117,6 +116,9 @@ pub(crate) fn read_trust(args: &TrustArgs) -> Result<Option<(Trust, f64)>, CliEr
 
 /// Reads the band and checks the output flags that can be checked before the run.
 pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
+    if let Some(dir) = &outs.spill_dir {
+        crate::report::spill::check_dir(dir).map_err(|e| CliError::Invalid(e.to_string()))?;
+    }
     let band = outs.band.as_deref().map(BandFile::read).transpose()?;
     let mode = outs.mode();
     let clean_runs = match (&band, &outs.band) {
@@ -253,7 +255,8 @@ impl RunCommand for Check<'_> {
     }
 
     fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
-        let mut produced = run.produce_spilled(run.share())?;
+        let spill_dir = self.args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
+        let mut produced = run.produce_spilled(run.share(), spill_dir)?;
         let spilled = produced.spilled.take();
         let command = self.repro();
         let audit_inputs = if self.args.outputs.audit.is_some() {
@@ -360,11 +363,29 @@ pub(crate) fn finish(
         explain,
     } = run;
     let spill_error = |e: crate::report::spill::SpillError| CliError::Invalid(e.to_string());
-    // A spilled run is counted in one pass and its table written in another; outputs that need every
-    // row at once read it back whole.
+    let band = &gating.band;
+    // The checks --trust sets aside: they stay in every table and count, not in the gate.
+    let set_aside: Vec<SetAside> = gating
+        .trust
+        .as_ref()
+        .map(|(trust, min)| trust.set_aside(&report.check_names(), *min))
+        .unwrap_or_default();
+    let set_aside_names: Vec<String> = set_aside.iter().map(|s| s.check.clone()).collect();
+    // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
+    let wanted = Wanted {
+        summary: band.is_some(),
+        pass_k: outs.pass_k || outs.pass_k_metric(),
+    };
+    let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
+    // A spilled run is counted (the gate's per-scenario aggregates too) in one pass and its table
+    // written in another; outputs that need every row at once read it back whole.
     let streamed = match spilled {
-        Some(spilled) if !outs.need_whole_run(&report) => {
-            match terminal::SpilledCounts::of(&report, &spilled).map_err(spill_error)? {
+        Some(spilled) if !outs.need_whole_run(explain.is_some()) => {
+            let counted = terminal::SpilledCounts::of(&report, &spilled, |batch| {
+                tally.add_batch(batch);
+            })
+            .map_err(spill_error)?;
+            match counted {
                 Some(counts) => Some((spilled, counts)),
                 None => {
                     report.batches = spilled.load().map_err(spill_error)?;
@@ -378,17 +399,15 @@ pub(crate) fn finish(
         }
         None => None,
     };
-    let band = &gating.band;
-    // The checks --trust sets aside: they stay in every table and count, not in the gate.
-    let set_aside: Vec<SetAside> = gating
-        .trust
+    let counted = match &streamed {
+        Some(_) => tally.finish(),
+        None => whole_run_input(&report, &set_aside_names, wanted, [0.0; 3]),
+    };
+    if let Some((band, summary)) = band
         .as_ref()
-        .map(|(trust, min)| trust.set_aside(&report.check_names(), *min))
-        .unwrap_or_default();
-    let set_aside_names: Vec<String> = set_aside.iter().map(|s| s.check.clone()).collect();
-    let summary = || gated_run_summary(&report, &set_aside_names);
-    if let Some(band) = band.as_ref().filter(|_| outs.strict_band)
-        && let Some(outside) = ungated(band, &summary())
+        .filter(|_| outs.strict_band)
+        .zip(counted.summary.as_ref())
+        && let Some(outside) = ungated(band, summary)
     {
         // Refused before anything is printed or written, as --strict-input refuses.
         return Err(CliError::Invalid(format!(
@@ -425,8 +444,7 @@ pub(crate) fn finish(
         None => terminal::summary(&report),
     };
     writeln!(out, "{summary_line} · {}s", fmt_fixed(elapsed, 1))?;
-    // A streamed run has no outcome check (it would need the whole run).
-    let outcome = report.outcome_summary();
+    let outcome = counted.outcome;
     if let Some(o) = &outcome {
         let rate = if o.judged > 0 {
             format!(
@@ -445,10 +463,7 @@ pub(crate) fn finish(
             fmt_fixed(o.structural_clean_rate, 2)
         )?;
     }
-    // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
-    let pass_k = (outs.pass_k || outs.pass_k_metric())
-        .then(|| pass_k_table(&report))
-        .flatten();
+    let pass_k = counted.pass_k;
     if let Some(table) = &pass_k {
         writeln!(out, "{}", pass_k_line(table))?;
     }
@@ -462,12 +477,12 @@ pub(crate) fn finish(
             (true, Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
             _ => Ok(None),
         };
-    let gate = band.as_ref().map(|band| -> Result<_, CliError> {
-        let summary = summary();
-        let band_gate = band_gate_for_metric(band, &summary)?;
+    let gate = band.as_ref().zip(counted.summary.as_ref());
+    let gate = gate.map(|(band, summary)| -> Result<_, CliError> {
+        let band_gate = band_gate_for_metric(band, summary)?;
         let mut gate = evaluate_mode(
             band,
-            &summary,
+            summary,
             gating.mode,
             gating.clean_runs.as_deref(),
             band_gate,
@@ -597,7 +612,13 @@ pub(crate) fn finish(
     let events = otlp_events::Export {
         report: &report,
         gate: gate.as_ref().map(|(g, _)| g),
-        spilled: streamed.as_ref().map(|(spilled, _)| spilled),
+        spilled: streamed
+            .as_ref()
+            .map(|(spilled, counts)| otlp_events::Spilled {
+                run: spilled,
+                traces: counts.traces,
+                failed: counts.failed,
+            }),
     };
     if let Some(path) = &outs.otlp.otlp_events {
         write_atomic_with(path, |w| otlp_events::write_json(w, events))
@@ -689,4 +710,43 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
         });
     }
     Ok(others)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::args::{Cli, Command};
+    use super::*;
+
+    fn outputs(flags: &[&str]) -> CheckOutputs {
+        let argv = ["faultgate", "check", "run.json", "--color", "never"];
+        match Cli::try_parse_from(argv.iter().chain(flags)).expect("check flags") {
+            Cli {
+                command: Command::Check(args),
+                ..
+            } => args.outputs,
+            _ => unreachable!("a check command line"),
+        }
+    }
+
+    /// The gate, pass^k and the outcome block are counted from a spilled run as it is read back; only
+    /// `--explain` and the files written whole make the run come back into memory.
+    #[test]
+    fn the_gate_and_pass_k_keep_a_run_spilled() {
+        let gated = outputs(&[
+            "--band",
+            "band.json",
+            "--pass-k",
+            "--metric",
+            "pass^k",
+            "--gate",
+            "both",
+            "--json",
+            "r.json",
+        ]);
+        assert!(!gated.need_whole_run(false));
+        assert!(gated.need_whole_run(true));
+        assert!(outputs(&["--band", "band.json", "--markdown", "r.md"]).need_whole_run(false));
+    }
 }

@@ -3,7 +3,9 @@
 //!
 //! The outputs come from the merged verdict table through the code the commands themselves end with
 //! ([`super::check::finish`], [`super::baseline::BandRuns`], [`super::calibrate::finish`]), so they are
-//! byte-identical to a single run over all the shards' inputs, except for the elapsed time.
+//! byte-identical to a single run over all the shards' inputs, except for the elapsed time. The
+//! verdicts of `check` partials are not held: each partial's table is read once into a spill, which
+//! `check::finish` reads back as `check` reads its own.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,16 +17,26 @@ use super::calibrate::{CalibrateOutputs, labels_digest};
 use super::check::Finish;
 use super::{CliError, ExitStatus};
 use crate::calibrate::{SplitFilter, read_labels};
-use crate::partial::{self, Partial};
+use crate::partial::{self, Manifest, Partial, PartialHead};
 use crate::redact::Redaction;
-use crate::report::{Report, audit, repro};
+use crate::report::spill::SpilledRun;
+use crate::report::{Report, VerdictBatch, audit, repro};
 
 /// Runs `merge`; returns the exit code of the command the partials came from.
 pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let started = Instant::now();
-    let mut parts = Vec::with_capacity(args.partials.len());
+    let mut heads = Vec::with_capacity(args.partials.len());
     for dir in &args.partials {
-        parts.push((dir.clone(), Partial::read(dir)?));
+        heads.push(PartialHead::read(dir)?);
+    }
+    // The outputs of `check` partials are written from a spill of their verdicts, read a batch at a
+    // time; a merged partial, a band and a calibration are made from the verdicts in memory.
+    if args.partial.is_none() && heads.first().is_some_and(|h| h.manifest.command == "check") {
+        return merge_check_spilled(args, raw_args, heads, started);
+    }
+    let mut parts = Vec::with_capacity(heads.len());
+    for head in heads {
+        parts.push((head.dir.clone(), head.into_partial()?));
     }
     let merged = partial::merge(&parts)?;
     if !merged.split_ids.is_empty() {
@@ -56,7 +68,17 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
     // Outputs describe the whole run: every input file must be there.
     partial.require_complete()?;
     match command.as_str() {
-        "check" => merge_check(args, raw_args, &partial, started),
+        "check" => {
+            let report = Report {
+                failing_steps: if args.outputs.html.is_some() {
+                    partial.failing_steps()
+                } else {
+                    Vec::new()
+                },
+                ..report_of(&partial.manifest, partial.rows_of(|_| true), None)
+            };
+            merge_check(args, raw_args, &partial.manifest, report, None, started)
+        }
         "baseline" => merge_baseline(args, &partial),
         "calibrate" => merge_calibrate(args, &partial),
         other => Err(CliError::Invalid(format!(
@@ -68,7 +90,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
 /// Refuses flags that the partials' command does not take.
 fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
     let outs = &args.outputs;
-    let flags: [(&str, bool, &[&str]); 16] = [
+    let flags: [(&str, bool, &[&str]); 17] = [
         ("--json", outs.json.is_some(), &["check", "calibrate"]),
         ("--markdown", outs.markdown.is_some(), &["check"]),
         ("--audit", outs.audit.is_some(), &["check"]),
@@ -90,6 +112,7 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
             &["check"],
         ),
         ("--table", outs.table.is_some(), &["check"]),
+        ("--spill-dir", outs.spill_dir.is_some(), &["check"]),
         ("--out", args.out.is_some(), &["baseline"]),
         ("--per-scenario", args.per_scenario, &["baseline"]),
         ("--labels", args.labels.is_some(), &["calibrate"]),
@@ -111,18 +134,56 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The report of some of a partial's batches.
-/// The report of the files of `run` (every file when `None`), as a run over them reports it.
-fn report_of(partial: &Partial, run: Option<usize>) -> Report {
-    let files: Vec<usize> = (0..partial.manifest.files.len())
-        .filter(|&i| run.is_none_or(|r| partial.manifest.files[i].run == r))
+/// `merge` of `check` partials: the verdicts go to a spill, partial by partial, and the outputs are
+/// written from it as `check` writes them from its own.
+fn merge_check_spilled(
+    args: &MergeArgs,
+    raw_args: &[String],
+    heads: Vec<PartialHead>,
+    started: Instant,
+) -> Result<ExitStatus, CliError> {
+    let spill_dir = args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
+    let merged = partial::merge_spilled(heads, spill_dir)?;
+    if !merged.split_ids.is_empty() {
+        writeln!(
+            std::io::stderr(),
+            "{}",
+            partial::split_ids_warning(&merged.split_ids)
+        )?;
+    }
+    refuse_flags(args, &merged.manifest.command)?;
+    merged.manifest.require_complete()?;
+    let failing_steps = if args.outputs.html.is_some() {
+        merged.failing_steps
+    } else {
+        Vec::new()
+    };
+    let report = Report {
+        failing_steps,
+        ..report_of(&merged.manifest, Vec::new(), None)
+    };
+    merge_check(
+        args,
+        raw_args,
+        &merged.manifest,
+        report,
+        Some(merged.spilled),
+        started,
+    )
+}
+
+/// The report of the files of `run` (every file when `None`) with their rows `batches`, as a run
+/// over them reports it.
+fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>) -> Report {
+    let files: Vec<usize> = (0..manifest.files.len())
+        .filter(|&i| run.is_none_or(|r| manifest.files[i].run == r))
         .collect();
-    let entries = files.iter().map(|&i| &partial.manifest.files[i]);
+    let entries = files.iter().map(|&i| &manifest.files[i]);
     Report {
-        judge: partial.manifest.judge.clone(),
-        checks: super::selection::report_checks(&partial.manifest.checks),
-        redaction: partial.manifest.redaction.clone(),
-        batches: partial.rows_of(|file| run.is_none_or(|r| file.run == r)),
+        judge: manifest.judge.clone(),
+        checks: super::selection::report_checks(&manifest.checks),
+        redaction: manifest.redaction.clone(),
+        batches,
         input_warnings: super::run::input_warnings(
             entries.clone().map(|f| &f.warnings),
             entries.clone().map(|f| &f.skipped),
@@ -135,16 +196,18 @@ fn report_of(partial: &Partial, run: Option<usize>) -> Report {
     }
 }
 
+/// The outputs of merged `check` partials (`manifest`), from `report` or, when given, `spilled`.
 fn merge_check(
     args: &MergeArgs,
     raw_args: &[String],
-    partial: &Partial,
+    manifest: &Manifest,
+    report: Report,
+    spilled: Option<SpilledRun>,
     started: Instant,
 ) -> Result<ExitStatus, CliError> {
     let outs = &args.outputs;
     let gating = super::check::prepare(outs)?;
-    let mut audit_inputs: Vec<audit::Input> = partial
-        .manifest
+    let mut audit_inputs: Vec<audit::Input> = manifest
         .files
         .iter()
         .map(|f| audit::Input {
@@ -160,7 +223,7 @@ fn merge_check(
             recorded: None,
         });
     }
-    for other in &partial.manifest.other_inputs {
+    for other in &manifest.other_inputs {
         audit_inputs.push(audit::Input {
             role: match other.role.as_str() {
                 "policy" => "policy",
@@ -173,21 +236,14 @@ fn merge_check(
             recorded: Some((other.path.clone(), other.sha256.clone())),
         });
     }
-    let command = format!("{}{}", partial.manifest.repro, gate_flags(args, raw_args));
+    let command = format!("{}{}", manifest.repro, gate_flags(args, raw_args));
     super::check::finish(
         outs,
         &gating,
         Finish {
-            report: Report {
-                failing_steps: if outs.html.is_some() {
-                    partial.failing_steps()
-                } else {
-                    Vec::new()
-                },
-                ..report_of(partial, None)
-            },
-            spilled: None,
-            judge_usage: partial.manifest.judge_usage,
+            report,
+            spilled,
+            judge_usage: manifest.judge_usage,
             command,
             audit_inputs,
             started,
@@ -243,7 +299,8 @@ fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cli
     let mut runs = BandRuns::new(&outs);
     for (r, run) in partial.manifest.runs.iter().enumerate() {
         let started = Instant::now();
-        runs.add_run(run, report_of(partial, Some(r)), started)?;
+        let batches = partial.rows_of(|file| file.run == r);
+        runs.add_run(run, report_of(&partial.manifest, batches, Some(r)), started)?;
     }
     runs.finish(&outs)
 }
@@ -282,5 +339,6 @@ fn merge_calibrate(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cl
         json: args.outputs.json.clone(),
         parquet: args.outputs.parquet.clone(),
     };
-    super::calibrate::finish(&report_of(partial, None), labels, split, redaction, &outs)
+    let report = report_of(&partial.manifest, partial.rows_of(|_| true), None);
+    super::calibrate::finish(&report, labels, split, redaction, &outs)
 }

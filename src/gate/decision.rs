@@ -11,7 +11,7 @@ use super::outcome::{Gate, GateMode, GateWarning, PairedGate, Verdict};
 use super::paired::{Pair, PairedStats, paired_test};
 use super::stats::ALPHA;
 use super::verdict::{evaluate, evaluate_rate};
-use super::{RunSummary, ScenarioTally, band::BandFile};
+use super::{RunSummary, band::BandFile};
 
 /// The paired verdict: FAIL on a hard block or a significant drop; PASS when the drop is at most one
 /// scenario's worth (the band gate's pass margin); else INCONCLUSIVE.
@@ -68,7 +68,7 @@ pub fn evaluate_pass_k(
     swapped.hi = hi;
     swapped.min = Value::from(lo);
     swapped.max = Value::from(hi);
-    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let tally = &candidate.scenarios;
     let total = band.scenarios.iter().fold(0.0, |acc, key| {
         let t = key.as_str().map(|k| tally.trials(k));
         acc + t.map_or(0.0, |t| {
@@ -113,7 +113,7 @@ pub fn evaluate_mode(
     let (GateMode::Paired | GateMode::Both, Some(clean_runs)) = (mode, clean_runs) else {
         return gate;
     };
-    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let tally = &candidate.scenarios;
     let runs = clean_runs
         .iter()
         .copied()
@@ -169,7 +169,7 @@ pub fn evaluate_mode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::fixtures::{worked_band, worked_candidate};
+    use crate::gate::fixtures::{set_clean, worked_band, worked_candidate};
 
     #[test]
     fn band_inconclusive_paired_finds_the_regression() {
@@ -231,11 +231,7 @@ mod tests {
         // Only one always-clean scenario fails: the band gate passes, the paired test sees one
         // scenario's worth of loss and passes too.
         let mut run = worked_candidate();
-        for (i, (_, clean)) in run.scenario_clean.iter_mut().enumerate() {
-            if (1..7).contains(&i) {
-                *clean = true;
-            }
-        }
+        set_clean(&mut run, |i, _, clean| clean || (1..7).contains(&i));
         let gate = evaluate_mode(&band, &run, GateMode::Paired, Some(&clean_runs), None);
         assert_eq!(gate.band_verdict, Verdict::Pass);
         assert_eq!(gate.verdict, Verdict::Pass);
@@ -254,7 +250,7 @@ mod tests {
         let band = worked_band();
         let clean_runs = band.clean_runs.clone().expect("per-scenario data");
         let mut run = worked_candidate();
-        run.scenario_clean.iter_mut().for_each(|(_, c)| *c = true);
+        set_clean(&mut run, |_, _, _| true);
         run.policy_violations = vec!["t1".into()];
         let gate = evaluate_mode(&band, &run, GateMode::Paired, Some(&clean_runs), None);
         assert_eq!(gate.paired.as_ref().map(|p| p.verdict), Some(Verdict::Fail));

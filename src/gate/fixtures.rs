@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{BandBuilder, BandFile, RunSummary};
+use super::{BandBuilder, BandFile, RunSummary, ScenarioTally, UsageSum};
 
 pub(crate) const GLM_KEYS: [&str; 30] = [
     "r-0204", "r-0205", "r-0208", "r-0214", "r-0216", "r-0221", "r-0224", "r-0226", "r-0232",
@@ -35,13 +35,14 @@ fn summary(dirty: &[&str], latency_ms: &[f64]) -> RunSummary {
         judge: "none".into(),
         checks: default_checks(),
         trace_count: GLM_KEYS.len(),
-        scenario_clean: GLM_KEYS
-            .iter()
-            .map(|k| (k.to_string(), !dirty.contains(k)))
-            .collect(),
+        scenarios: ScenarioTally::of(GLM_KEYS.iter().map(|k| (*k, !dirty.contains(k)))),
         policy_violations: Vec::new(),
         workflow_violations: None,
-        usage: [Vec::new(), latency_ms.to_vec(), Vec::new()],
+        usage: [
+            UsageSum::default(),
+            UsageSum::of(0.0, latency_ms),
+            UsageSum::default(),
+        ],
         set_aside: Vec::new(),
     }
 }
@@ -105,9 +106,7 @@ pub(crate) fn candidate_gpt_with_golden() -> RunSummary {
         "r-0320", "r-0350", "r-0224", "r-0332", "r-0279", "r-0330", "r-0226", "r-0258", "r-0324",
         "r-0322", "r-0317", "r-0208",
     ];
-    for (key, clean) in &mut run.scenario_clean {
-        *clean = !failing.contains(&key.as_str());
-    }
+    set_clean(&mut run, |_, key, _| !failing.contains(&key));
     run
 }
 
@@ -130,7 +129,7 @@ pub(crate) fn candidate(items: &[(&str, bool)]) -> RunSummary {
         judge: "none".into(),
         checks: default_checks(),
         trace_count: items.len(),
-        scenario_clean: items.iter().map(|(k, c)| (k.to_string(), *c)).collect(),
+        scenarios: ScenarioTally::of(items.iter().copied()),
         policy_violations: Vec::new(),
         workflow_violations: None,
         usage: Default::default(),
@@ -185,7 +184,8 @@ pub(crate) fn spread_candidate(failing: &[usize]) -> RunSummary {
         .collect();
     items.push(("extra", false));
     let mut run = candidate(&items);
-    run.usage[2] = (0..20).map(|i| 0.1 * f64::from(i)).chain([0.5]).collect();
+    let cost: Vec<f64> = (0..20).map(|i| 0.1 * f64::from(i)).chain([0.5]).collect();
+    run.usage[2] = UsageSum::of(0.0, &cost);
     run
 }
 
@@ -223,14 +223,26 @@ pub(crate) fn worked_candidate() -> RunSummary {
         95..97 => true,
         _ => false,
     };
+    let keys: Vec<String> = (0..100).map(|i| format!("s{i:02}")).collect();
     RunSummary {
         judge: "none".into(),
         checks: default_checks(),
         trace_count: 100,
-        scenario_clean: (0..100).map(|i| (format!("s{i:02}"), clean(i))).collect(),
+        scenarios: ScenarioTally::of(keys.iter().enumerate().map(|(i, k)| (k.as_str(), clean(i)))),
         policy_violations: Vec::new(),
         workflow_violations: None,
         usage: Default::default(),
         set_aside: Vec::new(),
     }
+}
+
+/// Sets the clean flag of each scenario of a run with one trace per key: `clean(position, key, was)`.
+pub(crate) fn set_clean(run: &mut RunSummary, mut clean: impl FnMut(usize, &str, bool) -> bool) {
+    let traces: Vec<(String, bool)> = run
+        .scenarios
+        .clean_flags()
+        .enumerate()
+        .map(|(i, (key, was))| (key.to_string(), clean(i, key, was)))
+        .collect();
+    run.scenarios = ScenarioTally::of(traces.iter().map(|(k, c)| (k.as_str(), *c)));
 }

@@ -29,7 +29,7 @@ pub(crate) mod stats;
 pub(crate) mod trust;
 pub(crate) mod verdict;
 
-use std::collections::HashMap;
+use indexmap::IndexMap;
 
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
 pub use decision::{evaluate_mode, evaluate_pass_k};
@@ -40,7 +40,9 @@ pub use verdict::{evaluate, ungated};
 /// Names of the usage measures, in the order of band.json's `usage` object.
 pub const MEASURES: [&str; 3] = ["tokens", "latency_ms", "cost_usd"];
 
-/// What the gate needs from one checked run (a baseline run or the candidate).
+/// What the gate needs from one checked run (a baseline run or the candidate): counts and
+/// per-scenario aggregates, built in one pass over the run's verdicts, and the ids of the traces that
+/// hit a hard block.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSummary {
     /// Judge name of the run (`none` without a judge).
@@ -49,8 +51,9 @@ pub struct RunSummary {
     pub checks: Vec<String>,
     /// Number of distinct trace ids.
     pub trace_count: usize,
-    /// (written scenario key, trace is clean) for every trace, in report order; repeated keys are kept.
-    pub scenario_clean: Vec<(String, bool)>,
+    /// Every scenario key of the run with its trace counts, in first-seen order; repeated keys are
+    /// counted, not kept apart.
+    pub scenarios: ScenarioTally,
     /// Trace ids where a [`Gating::PolicyBlock`](crate::checks::Gating::PolicyBlock) check (`policy`)
     /// fired, in report order.
     pub policy_violations: Vec<String>,
@@ -59,14 +62,57 @@ pub struct RunSummary {
     /// `--workflow` keep 0.4.1's gate object.
     pub workflow_violations: Option<Vec<String>>,
     /// Per measure of [`MEASURES`]: the values recorded, one per distinct trace id in the order of the
-    /// report's `measures` map, traces without the measure skipped.
+    /// report's `measures` map (traces without the measure skipped), summed as they come.
     ///
-    /// Values rather than sums because 0.4.1 sums them left to right across all runs, and a sum of
-    /// per-run sums rounds differently.
-    pub usage: [Vec<f64>; 3],
-    /// Checks set aside by `--trust` (reported, not gated), in run order: `scenario_clean` and the
+    /// A running sum in trace order, since 0.4.1 sums the values left to right (across all runs, for a
+    /// band: a baseline run's sums start where the previous run's ended, see
+    /// [`BandBuilder::usage_totals`]), and a sum of per-run sums rounds differently.
+    pub usage: [UsageSum; 3],
+    /// Checks set aside by `--trust` (reported, not gated), in run order: `scenarios` and the
     /// violations above already leave them out. Empty without `--trust`.
     pub set_aside: Vec<String>,
+}
+
+/// A running sum of one usage measure's values, in the order they were recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsageSum {
+    /// The total the sum started from (0 for a candidate; the band's total so far for a baseline run).
+    pub start: f64,
+    /// `start` plus every value, added left to right.
+    pub total: f64,
+    /// How many values were added.
+    pub count: u64,
+}
+
+impl UsageSum {
+    /// An empty sum that continues from `start`.
+    pub fn starting_at(start: f64) -> UsageSum {
+        UsageSum {
+            start,
+            total: start,
+            count: 0,
+        }
+    }
+
+    /// Adds the next value.
+    pub fn add(&mut self, value: f64) {
+        self.total += value;
+        self.count += 1;
+    }
+
+    /// The mean of the values, as 0.4.1 computes usage means (their left-to-right sum over their
+    /// count); `None` when there are none. Meaningful for a sum that started at 0.
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.total / self.count as f64)
+    }
+
+    /// The sum of `values` from `start`, left to right.
+    #[cfg(test)]
+    pub(crate) fn of(start: f64, values: &[f64]) -> UsageSum {
+        let mut sum = UsageSum::starting_at(start);
+        values.iter().for_each(|&v| sum.add(v));
+        sum
+    }
 }
 
 /// A band that cannot be built, or a band file the gate cannot use.
@@ -171,142 +217,178 @@ pub enum GateError {
     },
 }
 
-/// One run's scenarios: distinct keys in first-seen order with their clean flags.
-#[derive(Debug)]
-pub(crate) struct ScenarioTally<'a> {
-    entries: Vec<TallyEntry<'a>>,
-    index: HashMap<&'a str, usize>,
+/// One run's scenarios: distinct keys in first-seen order, each with its [`ScenarioStats`].
+///
+/// This is what a run keeps per scenario, whatever the number of traces: an entry of 48 bytes (the
+/// key's hash, the key's pointer and a [`ScenarioStats`] of 24 bytes), about 9 bytes of index, and
+/// the key's own bytes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScenarioTally {
+    entries: IndexMap<Box<str>, ScenarioStats>,
 }
 
-#[derive(Debug)]
-struct TallyEntry<'a> {
-    key: &'a str,
-    all_clean: bool,
-    last_clean: bool,
-    traces: usize,
-    clean_traces: usize,
+/// One scenario's traces in a run: all the band gate, the paired test, pass^k and the ungated warning
+/// read of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScenarioStats {
+    /// Traces carrying the key.
+    pub traces: u64,
+    /// Those of them that are clean.
+    pub clean_traces: u64,
+    /// The last of them is clean (0.4.1 keeps the last trace per key in its per-run line).
+    pub last_clean: bool,
 }
 
-impl<'a> ScenarioTally<'a> {
-    pub(crate) fn new(scenario_clean: &'a [(String, bool)]) -> Self {
-        let mut entries: Vec<TallyEntry<'a>> = Vec::new();
-        let mut index: HashMap<&'a str, usize> = HashMap::with_capacity(scenario_clean.len());
-        for (key, clean) in scenario_clean {
-            match index.get(key.as_str()) {
-                Some(&i) => {
-                    let entry = &mut entries[i];
-                    entry.all_clean &= *clean;
-                    entry.last_clean = *clean;
-                    entry.traces += 1;
-                    entry.clean_traces += usize::from(*clean);
-                }
-                None => {
-                    index.insert(key.as_str(), entries.len());
-                    entries.push(TallyEntry {
-                        key,
-                        all_clean: *clean,
-                        last_clean: *clean,
-                        traces: 1,
-                        clean_traces: usize::from(*clean),
-                    });
-                }
-            }
+impl ScenarioStats {
+    /// Every trace with the key is clean.
+    pub fn all_clean(&self) -> bool {
+        self.clean_traces == self.traces
+    }
+
+    /// The scenario's trials for pass^k.
+    pub(crate) fn trials(&self) -> passk::Trials {
+        passk::Trials {
+            trials: u32::try_from(self.traces).unwrap_or(u32::MAX),
+            passes: u32::try_from(self.clean_traces).unwrap_or(u32::MAX),
         }
-        Self { entries, index }
+    }
+}
+
+impl ScenarioTally {
+    /// An empty tally.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A tally of (scenario key, trace is clean) items, in trace order.
+    pub fn of<'k>(traces: impl IntoIterator<Item = (&'k str, bool)>) -> Self {
+        let mut tally = Self::new();
+        for (key, clean) in traces {
+            tally.add(key, clean);
+        }
+        tally
+    }
+
+    /// Counts the next trace; returns its scenario's position in first-seen order.
+    pub fn add(&mut self, key: &str, clean: bool) -> usize {
+        let (index, stats) = match self.entries.get_full_mut(key) {
+            Some((index, _, stats)) => (index, stats),
+            None => {
+                let (index, _) = self
+                    .entries
+                    .insert_full(key.into(), ScenarioStats::default());
+                (index, &mut self.entries[index])
+            }
+        };
+        stats.traces += 1;
+        stats.clean_traces += u64::from(clean);
+        stats.last_clean = clean;
+        index
+    }
+
+    /// Number of distinct keys.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Returns true if and only if no trace was counted.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Distinct keys with their stats, in first-seen order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ScenarioStats)> + '_ {
+        self.entries.iter().map(|(k, s)| (&**k, s))
     }
 
     /// Returns true if and only if the key is present and every trace with it is clean.
     pub(crate) fn is_clean(&self, key: &str) -> bool {
-        self.index
-            .get(key)
-            .is_some_and(|&i| self.entries[i].all_clean)
+        self.entries.get(key).is_some_and(ScenarioStats::all_clean)
     }
 
     /// Returns true if and only if some trace has this key.
     pub(crate) fn contains(&self, key: &str) -> bool {
-        self.index.contains_key(key)
+        self.entries.contains_key(key)
     }
 
     /// Distinct keys with their clean flag (every trace clean), in first-seen order.
-    pub(crate) fn clean_flags(&self) -> impl Iterator<Item = (&'a str, bool)> + '_ {
-        self.entries.iter().map(|e| (e.key, e.all_clean))
+    pub(crate) fn clean_flags(&self) -> impl Iterator<Item = (&str, bool)> + '_ {
+        self.iter().map(|(k, s)| (k, s.all_clean()))
     }
 
     /// Traces and clean traces of a key (zero trials when absent): the scenario's trials for pass^k.
     pub(crate) fn trials(&self, key: &str) -> passk::Trials {
-        self.index.get(key).map_or(
+        self.entries.get(key).map_or(
             passk::Trials {
                 trials: 0,
                 passes: 0,
             },
-            |&i| passk::Trials {
-                trials: self.entries[i].traces as u32,
-                passes: self.entries[i].clean_traces as u32,
-            },
+            ScenarioStats::trials,
         )
     }
 
     /// Distinct keys with their trials, in first-seen order.
-    pub(crate) fn all_trials(&self) -> impl Iterator<Item = (&'a str, passk::Trials)> + '_ {
-        self.entries.iter().map(|e| {
-            (
-                e.key,
-                passk::Trials {
-                    trials: e.traces as u32,
-                    passes: e.clean_traces as u32,
-                },
-            )
-        })
+    pub(crate) fn all_trials(&self) -> impl Iterator<Item = (&str, passk::Trials)> + '_ {
+        self.iter().map(|(k, s)| (k, s.trials()))
     }
 
     /// Keys carried by more than one trace, in first-seen order.
     pub(crate) fn repeated_keys(&self) -> Vec<String> {
-        self.entries
-            .iter()
-            .filter(|e| e.traces > 1)
-            .map(|e| e.key.to_string())
+        self.iter()
+            .filter(|(_, s)| s.traces > 1)
+            .map(|(k, _)| k.to_string())
             .collect()
     }
 
     /// Distinct keys whose last trace is clean: the numerator of 0.4.1's per-run baseline line.
     pub(crate) fn last_clean_count(&self) -> usize {
-        self.entries.iter().filter(|e| e.last_clean).count()
+        self.iter().filter(|(_, s)| s.last_clean).count()
     }
-}
-
-/// Mean of the values summed left to right, as 0.4.1 computes usage means; `None` when empty.
-pub(crate) fn pooled_mean(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let total: f64 = values.iter().fold(0.0, |acc, v| acc + v);
-    Some(total / values.len() as f64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn pairs(items: &[(&str, bool)]) -> Vec<(String, bool)> {
-        items.iter().map(|(k, c)| (k.to_string(), *c)).collect()
-    }
-
     #[test]
     fn repeated_key_is_clean_only_if_every_trace_is() {
-        let run = pairs(&[("a", false), ("b", true), ("a", true), ("c", true)]);
-        let tally = ScenarioTally::new(&run);
+        let tally = ScenarioTally::of([("a", false), ("b", true), ("a", true), ("c", true)]);
         assert!(!tally.is_clean("a"));
         assert!(tally.is_clean("b"));
         assert!(!tally.is_clean("missing"));
         assert_eq!(tally.repeated_keys(), vec!["a".to_string()]);
         // 0.4.1's line counts the last trace per key: a, b and c all end clean.
         assert_eq!(tally.last_clean_count(), 3);
+        assert_eq!(
+            tally.trials("a"),
+            passk::Trials {
+                trials: 2,
+                passes: 1
+            }
+        );
+    }
+
+    /// The one thing a run keeps per scenario besides its key (README, "What grows with the input").
+    #[test]
+    fn per_scenario_state_fits_in_64_bytes() {
+        assert!(std::mem::size_of::<ScenarioStats>() <= 64);
+        // The index map's entry: the key's hash, the key's box and the stats.
+        assert!(std::mem::size_of::<(u64, Box<str>, ScenarioStats)>() <= 64);
     }
 
     #[test]
-    fn pooled_mean_sums_left_to_right() {
+    fn usage_sums_left_to_right_as_the_values_come() {
         let values = [0.1, 0.2, 0.7, 0.3, 0.1, 0.11];
-        assert_eq!(pooled_mean(&values), Some(0.2516666666666667));
-        assert_eq!(pooled_mean(&[]), None);
+        let sum = UsageSum::of(0.0, &values);
+        assert_eq!(sum.mean(), Some(0.2516666666666667));
+        let folded: f64 = values.iter().fold(0.0, |acc, v| acc + v);
+        assert_eq!(sum.total.to_bits(), folded.to_bits());
+        // Continuing from the first half's total is the same sum; adding the halves' sums is not.
+        let first = UsageSum::of(0.0, &values[..3]);
+        let second = UsageSum::of(first.total, &values[3..]);
+        assert_eq!(second.total.to_bits(), folded.to_bits());
+        let apart = first.total + UsageSum::of(0.0, &values[3..]).total;
+        assert_ne!(apart.to_bits(), folded.to_bits());
+        assert_eq!(UsageSum::default().mean(), None);
     }
 }

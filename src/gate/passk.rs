@@ -70,61 +70,104 @@ pub(crate) struct PassKTable {
 
 /// The pass^k table of a run from its traces: for each trace, its scenario key and one fired flag per
 /// name of `checks` (duplicates in `checks` allowed). `None` when no key has more than one trace.
+#[cfg(test)]
 pub(crate) fn pass_k_table<'a>(
     checks: &[String],
     traces: impl IntoIterator<Item = (&'a str, &'a [bool])>,
 ) -> Option<PassKTable> {
-    let mut names: Vec<&str> = Vec::new();
-    for name in checks {
-        if !names.contains(&name.as_str()) {
-            names.push(name);
+    let mut scenarios = super::ScenarioTally::new();
+    let mut by_check = PassKTally::new(checks);
+    for (key, fired) in traces {
+        let scenario = scenarios.add(key, !fired.iter().any(|&f| f));
+        by_check.add(scenario, fired);
+    }
+    by_check.finish(&scenarios)
+}
+
+/// The per-check half of a run's pass^k table, counted trace by trace: per scenario (its position in
+/// the run's [`super::ScenarioTally`], which holds the overall trials) and per distinct check name,
+/// the traces the check passed. 4 bytes per scenario and distinct check, kept only when pass^k is
+/// asked for.
+#[derive(Debug, Clone)]
+pub(crate) struct PassKTally {
+    names: Vec<String>,
+    /// Column of each distinct name: a duplicated name passes only if none of its copies fired.
+    columns: Vec<Vec<usize>>,
+    /// Per scenario, the traces where no check fired, then those each distinct name passed:
+    /// `passes[scenario * (names.len() + 1) + column]`.
+    passes: Vec<u32>,
+}
+
+impl PassKTally {
+    /// An empty tally for the active checks `checks` (duplicates allowed).
+    pub(crate) fn new(checks: &[String]) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        for name in checks {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        let columns = names
+            .iter()
+            .map(|n| (0..checks.len()).filter(|&i| checks[i] == *n).collect())
+            .collect();
+        Self {
+            names,
+            columns,
+            passes: Vec::new(),
         }
     }
-    // Column of each distinct name: a duplicated name passes only if none of its copies fired.
-    let columns: Vec<Vec<usize>> = names
-        .iter()
-        .map(|n| (0..checks.len()).filter(|&i| checks[i] == *n).collect())
-        .collect();
-    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    // Per scenario: [overall, check 1, …] as Trials.
-    let mut rows: Vec<Vec<Trials>> = Vec::new();
-    for (key, fired) in traces {
-        let row = *index.entry(key).or_insert_with(|| {
-            rows.push(vec![
-                Trials {
-                    trials: 0,
-                    passes: 0
-                };
-                names.len() + 1
-            ]);
-            rows.len() - 1
-        });
+
+    /// Counts a trace of the scenario at `scenario` (first-seen position) with one fired flag per
+    /// active check.
+    pub(crate) fn add(&mut self, scenario: usize, fired: &[bool]) {
+        let width = self.names.len() + 1;
+        let end = (scenario + 1) * width;
+        if self.passes.len() < end {
+            self.passes.resize(end, 0);
+        }
+        let row = &mut self.passes[scenario * width..end];
         let clean = !fired.iter().any(|&f| f);
         let passed = std::iter::once(clean).chain(
-            columns
+            self.columns
                 .iter()
                 .map(|cols| !cols.iter().any(|&i| fired.get(i).copied().unwrap_or(false))),
         );
-        for (cell, pass) in rows[row].iter_mut().zip(passed) {
-            cell.trials += 1;
-            cell.passes += u32::from(pass);
+        for (cell, pass) in row.iter_mut().zip(passed) {
+            *cell = cell.saturating_add(u32::from(pass));
         }
     }
-    let column = |c: usize| -> Vec<Trials> { rows.iter().map(|r| r[c]).collect() };
-    let overall = column(0);
-    if !has_trials(&overall) {
-        return None;
+
+    /// The table, with the trial counts of `scenarios` (the same traces, counted by the run's scenario
+    /// tally, whose clean flags may leave checks out); `None` when no key has more than one trace.
+    pub(crate) fn finish(&self, scenarios: &super::ScenarioTally) -> Option<PassKTable> {
+        let width = self.names.len() + 1;
+        let column = |c: usize| -> Vec<Trials> {
+            scenarios
+                .iter()
+                .enumerate()
+                .map(|(s, (_, stats))| Trials {
+                    trials: stats.trials().trials,
+                    passes: self.passes.get(s * width + c).copied().unwrap_or(0),
+                })
+                .collect()
+        };
+        let overall = column(0);
+        if !has_trials(&overall) {
+            return None;
+        }
+        Some(PassKTable {
+            scenarios: overall.len(),
+            max_trials: overall.iter().map(|t| t.trials).max().unwrap_or(0),
+            overall: pass_hat_k(&overall),
+            by_check: self
+                .names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.clone(), pass_hat_k(&column(i + 1))))
+                .collect(),
+        })
     }
-    Some(PassKTable {
-        scenarios: rows.len(),
-        max_trials: overall.iter().map(|t| t.trials).max().unwrap_or(0),
-        overall: pass_hat_k(&overall),
-        by_check: names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.to_string(), pass_hat_k(&column(i + 1))))
-            .collect(),
-    })
 }
 
 /// Per trace (same order as `traces`, each a scenario key and clean flag): the traces carrying its key,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::band::BandFile;
 use super::outcome::{Gate, GateMode, GateWarning, Ungated, UsageDelta, Verdict};
 use super::stats::{ALPHA, test_drop};
-use super::{MEASURES, RunSummary, ScenarioTally, pooled_mean};
+use super::{MEASURES, RunSummary};
 use crate::compat::value::{py_truthy, round_half_even};
 
 /// Slack on the thresholds so that a rate equal to a threshold is not lost to rounding.
@@ -18,7 +18,7 @@ const EPSILON: f64 = 1e-9;
 
 /// Judges a candidate run against a band.
 pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
-    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let tally = &candidate.scenarios;
     let is_clean = |key: &Value| key.as_str().is_some_and(|k| tally.is_clean(k));
     let clean = band.scenarios.iter().filter(|s| is_clean(s)).count();
     let rate = clean as f64 / band.scenarios.len() as f64;
@@ -28,7 +28,7 @@ pub fn evaluate(band: &BandFile, candidate: &RunSummary) -> Gate {
 /// Judges a candidate whose rate on the band's metric is `rate` (the clean rate, or pass^k when the
 /// band's rates have been swapped for pass^k by [`super::decision`]).
 pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) -> Gate {
-    let tally = ScenarioTally::new(&candidate.scenario_clean);
+    let tally = &candidate.scenarios;
     let is_clean = |key: &Value| key.as_str().is_some_and(|k| tally.is_clean(k));
     let n = band.scenarios.len();
     let missing: Vec<Value> = band
@@ -132,16 +132,17 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
 pub fn ungated(band: &BandFile, candidate: &RunSummary) -> Option<Ungated> {
     let known: std::collections::HashSet<&str> =
         band.scenarios.iter().filter_map(Value::as_str).collect();
-    let mut outside = std::collections::HashSet::new();
+    let mut scenarios = 0;
     let mut failed_traces = 0;
-    for (key, clean) in &candidate.scenario_clean {
-        if !known.contains(key.as_str()) {
-            outside.insert(key.as_str());
-            failed_traces += usize::from(!clean);
+    for (key, stats) in candidate.scenarios.iter() {
+        if !known.contains(key) {
+            scenarios += 1;
+            failed_traces +=
+                usize::try_from(stats.traces - stats.clean_traces).unwrap_or(usize::MAX);
         }
     }
-    (!outside.is_empty()).then_some(Ungated {
-        scenarios: outside.len(),
+    (scenarios > 0).then_some(Ungated {
+        scenarios,
         failed_traces,
     })
 }
@@ -152,7 +153,7 @@ fn usage_deltas(band: &BandFile, candidate: &RunSummary) -> Vec<UsageDelta> {
         .filter_map(|(measure, baseline)| {
             let base = baseline.as_f64().filter(|_| py_truthy(baseline))?;
             let index = MEASURES.iter().position(|m| m == measure)?;
-            let mean = pooled_mean(&candidate.usage[index])?;
+            let mean = candidate.usage[index].mean()?;
             Some(UsageDelta {
                 measure: measure.clone(),
                 baseline: baseline.clone(),
@@ -361,7 +362,7 @@ mod tests {
     fn repeated_key_with_a_failing_trace_is_a_regression() {
         let mut run = with_failures(0);
         // 0.4.1 kept this last, clean trace and passed; here s05 stays failed.
-        run.scenario_clean.insert(5, ("s05".into(), false));
+        run.scenarios.add("s05", false);
         run.trace_count += 1;
         let gate = evaluate(&all_clean_band(), &run);
         assert_eq!(gate.verdict, Verdict::Pass);
@@ -384,9 +385,7 @@ mod tests {
     #[test]
     fn all_failing_candidate_regresses_everything() {
         let mut run = fixtures::glm_run1();
-        for (_, clean) in &mut run.scenario_clean {
-            *clean = false;
-        }
+        fixtures::set_clean(&mut run, |_, _, _| false);
         let gate = evaluate(&glm_band(), &run);
         assert_eq!(gate.verdict, Verdict::Fail);
         assert_eq!(gate.clean_rate, 0.0);
@@ -406,7 +405,7 @@ mod tests {
             ("new-b", true),
             ("new-c", false),
         ] {
-            run.scenario_clean.push((key.into(), clean));
+            run.scenarios.add(key, clean);
         }
         let outside = evaluate(&band, &run);
         let counted = Ungated {

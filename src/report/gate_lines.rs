@@ -415,7 +415,7 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
     #[test]
     fn repeated_keys_and_short_trials_are_worded() {
         let mut run = with_failures(0);
-        run.scenario_clean.insert(5, ("s05".into(), false));
+        run.scenarios.add("s05", false);
         let gate = evaluate(&all_clean_band(), &run);
         assert_eq!(
             gate.warnings.last().map(warning).as_deref(),

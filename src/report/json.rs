@@ -392,7 +392,7 @@ mod tests {
                 failing_steps: Vec::new(),
                 skipped_input: Default::default(),
             };
-            let spill = VerdictSpill::new(&schema(&names)).unwrap();
+            let spill = VerdictSpill::new(&schema(&names), None).unwrap();
             let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
             let spilled = SpilledRun {
                 verdicts: spill.finish().unwrap(),
@@ -515,11 +515,7 @@ mod tests {
         assert!(value(&plain).get("paired").is_none());
         assert!(value(&plain).get("decided_by").is_none());
         let mut run = fixtures::worked_candidate();
-        for (i, (_, clean)) in run.scenario_clean.iter_mut().enumerate() {
-            if (1..7).contains(&i) {
-                *clean = true;
-            }
-        }
+        fixtures::set_clean(&mut run, |i, _, clean| clean || (1..7).contains(&i));
         let paired = value(&evaluate_mode(
             &band,
             &run,

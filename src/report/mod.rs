@@ -250,16 +250,38 @@ impl Report {
                 }
             }
         }
-        let n = self.trace_ids().len() as f64;
+        Some(OutcomeSummary::of(
+            judged,
+            total,
+            true_count,
+            self.trace_ids().len(),
+            structural_failed.len(),
+            self.failed_traces().len(),
+        ))
+    }
+}
+
+impl OutcomeSummary {
+    /// The block from its counts: `outcome` results judged and in all, those true, distinct traces,
+    /// and the distinct traces where a check other than `outcome` fired and where any check fired.
+    pub(crate) fn of(
+        judged: usize,
+        total: usize,
+        true_count: usize,
+        traces: usize,
+        structural_failed: usize,
+        failed: usize,
+    ) -> OutcomeSummary {
+        let n = traces as f64;
         let round4 = |x: f64| crate::compat::fmt::round_half_even(x, 4);
-        Some(OutcomeSummary {
+        OutcomeSummary {
             judged,
             missing: total - judged,
             true_count,
             outcome_rate: (judged > 0).then(|| round4(true_count as f64 / judged as f64)),
-            structural_clean_rate: round4((n - structural_failed.len() as f64) / n),
-            clean_rate: round4((n - self.failed_traces().len() as f64) / n),
-        })
+            structural_clean_rate: round4((n - structural_failed as f64) / n),
+            clean_rate: round4((n - failed as f64) / n),
+        }
     }
 }
 

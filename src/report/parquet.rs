@@ -41,7 +41,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::{Report, write_atomic};
 use crate::compat::fmt::round_half_even;
-use crate::gate::{Band, RunSummary, ScenarioTally};
+use crate::gate::{Band, RunSummary};
 
 /// File names written into the `--parquet` directory.
 pub(crate) const VERDICTS_FILE: &str = "verdicts.parquet";
@@ -234,7 +234,7 @@ impl BaselineTables {
 
     /// Records one run; `path` is the run as the tables show it.
     pub(crate) fn add_run(&mut self, path: String, run: &RunSummary) {
-        let tally = ScenarioTally::new(&run.scenario_clean);
+        let tally = &run.scenarios;
         let mut cells = Vec::new();
         for (key, clean) in tally.clean_flags() {
             let id = match self.ids.get(key) {

@@ -1,9 +1,9 @@
 //! The verdict spill: a run's finished verdict batches leave memory for a temporary Arrow IPC file,
 //! and the outputs read them back from it, a batch at a time, in input order.
 //!
-//! The file is created in the temporary directory (`TMPDIR`) and unlinked at once
-//! ([`tempfile::tempfile`]), so it has no name: it is read back through its own handle, and the
-//! system frees it when the process ends, however it ends (success, exit 1 or 2, a failed write,
+//! The file is created in the temporary directory (`TMPDIR`, or the directory `--spill-dir` names)
+//! and unlinked at once ([`tempfile::tempfile`]), so it has no name: it is read back through its own
+//! handle, and the system frees it when the process ends, however it ends (success, exit 1 or 2, a failed write,
 //! SIGINT, SIGTERM, even SIGKILL). Nothing is left to clean up and nothing in the directory can be
 //! opened by another process.
 //!
@@ -16,6 +16,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom};
+use std::path::Path;
 use std::sync::Mutex;
 
 use arrow_ipc::reader::FileReader;
@@ -28,11 +29,19 @@ use super::verdicts::VerdictBatch;
 #[derive(Debug, thiserror::Error)]
 pub enum SpillError {
     /// The temporary file could not be created, written or read (a full disk, most often).
-    #[error("verdict spill in the temporary directory (TMPDIR): {0}")]
+    #[error("verdict spill in the temporary directory (TMPDIR, or --spill-dir): {0}")]
     Io(#[from] std::io::Error),
     /// Arrow could not encode or decode a batch (a write error, most often, reported by Arrow).
-    #[error("verdict spill in the temporary directory (TMPDIR): {0}")]
+    #[error("verdict spill in the temporary directory (TMPDIR, or --spill-dir): {0}")]
     Arrow(#[from] ArrowError),
+    /// The directory asked for the spill cannot hold it: missing, not a directory, or not writable.
+    #[error("--spill-dir {dir}: {reason}")]
+    Dir {
+        /// The directory, as the command line named it.
+        dir: String,
+        /// Why no file can be made there.
+        reason: String,
+    },
 }
 
 /// A spill that cannot be read back fails the output being written from it.
@@ -40,6 +49,34 @@ impl From<SpillError> for std::io::Error {
     fn from(e: SpillError) -> std::io::Error {
         // Kept whole, so the message still names the temporary directory.
         std::io::Error::other(e)
+    }
+}
+
+/// Checks that `dir` can hold a spill, by making (and at once dropping) an unlinked file there, so a
+/// run asked to spill where it cannot fails before it reads anything.
+///
+/// # Errors
+///
+/// No file can be made in `dir`: it is missing, not a directory, or not writable.
+pub fn check_dir(dir: &Path) -> Result<(), SpillError> {
+    tempfile::tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| dir_error(dir, &e))
+}
+
+/// Why no spill can be made in `dir`, in a word when the system's reason is a common one.
+fn dir_error(dir: &Path, e: &std::io::Error) -> SpillError {
+    let reason = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such directory".to_string(),
+        std::io::ErrorKind::NotADirectory => "not a directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => {
+            "cannot write there (permission denied)".to_string()
+        }
+        _ => format!("cannot make a file there: {e}"),
+    };
+    SpillError::Dir {
+        dir: crate::error::display_path(dir),
+        reason,
     }
 }
 
@@ -58,13 +95,17 @@ struct Writing {
 }
 
 impl VerdictSpill {
-    /// An empty spill for batches of `schema`, in an unlinked file of the temporary directory.
+    /// An empty spill for batches of `schema`, in an unlinked file of `dir` (the temporary directory,
+    /// `TMPDIR`, when `None`).
     ///
     /// # Errors
     ///
     /// The file cannot be created or its header written.
-    pub fn new(schema: &SchemaRef) -> Result<VerdictSpill, SpillError> {
-        let file = tempfile::tempfile()?;
+    pub fn new(schema: &SchemaRef, dir: Option<&Path>) -> Result<VerdictSpill, SpillError> {
+        let file = match dir {
+            Some(dir) => tempfile::tempfile_in(dir).map_err(|e| dir_error(dir, &e))?,
+            None => tempfile::tempfile()?,
+        };
         let writer = FileWriter::try_new(BufWriter::new(file.try_clone()?), schema)?;
         Ok(VerdictSpill {
             file,
@@ -278,7 +319,7 @@ mod tests {
 
     #[test]
     fn batches_come_back_in_input_order_whatever_order_they_were_spilled_in() {
-        let spill = VerdictSpill::new(&schema(&["abstention"])).expect("spill");
+        let spill = VerdictSpill::new(&schema(&["abstention"]), None).expect("spill");
         // The second file finished first.
         let b = spill.append(&batch(&["b1", "b2"])).unwrap();
         let a1 = spill.append(&batch(&["a1"])).unwrap();

@@ -3,8 +3,8 @@
 use std::hash::BuildHasher;
 use std::io::Write;
 
-use super::Report;
 use super::spill::{SpillError, SpilledRun};
+use super::{Report, VerdictBatch};
 use crate::compat::fmt::push_fixed;
 
 fn pad(text: &str, width: usize) -> String {
@@ -129,13 +129,18 @@ pub(crate) struct SpilledCounts {
 }
 
 impl SpilledCounts {
-    /// Counts a spilled run; `None` when two rows share a trace id (or their ids' 64-bit hashes meet),
-    /// since such rows merge in the table: the caller then reads the run whole.
+    /// Counts a spilled run, handing each batch to `also` in the same pass; `None` when two rows share
+    /// a trace id (or their ids' 64-bit hashes meet), since such rows merge in the table: the caller
+    /// then reads the run whole.
     ///
     /// # Errors
     ///
     /// The spill cannot be read back.
-    pub(crate) fn of(report: &Report, spilled: &SpilledRun) -> Result<Option<Self>, SpillError> {
+    pub(crate) fn of(
+        report: &Report,
+        spilled: &SpilledRun,
+        mut also: impl FnMut(&VerdictBatch),
+    ) -> Result<Option<Self>, SpillError> {
         // Only the ids' hashes are kept, 8 bytes a trace, to tell a repeated id.
         let hasher = foldhash::fast::FixedState::with_seed(0x5eed);
         let mut seen: std::collections::HashSet<u64, foldhash::fast::FixedState> =
@@ -148,6 +153,7 @@ impl SpilledCounts {
         };
         let mut distinct = true;
         spilled.for_each_batch(|batch| {
+            also(batch);
             for row in batch.rows() {
                 let id = row.trace_id();
                 distinct &= seen.insert(hasher.hash_one(id));

@@ -364,3 +364,87 @@ fn a_trace_id_read_by_two_shards_is_reported_with_a_count() {
     let out = faultgate(&args(&["merge"], &[&whole[0]]));
     assert!(!stderr(&out).contains("more than one partial"));
 }
+
+/// stdout without the elapsed time of the summary line, with the output folder's name `from`
+/// written `to`.
+fn stdout_of(out: &Output, from: &Path, to: &str) -> String {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| match l.rfind(" · ") {
+            Some(at) if l.ends_with('s') && l.contains("traces failed") => &l[..at],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace(&from.to_string_lossy().into_owned(), to)
+}
+
+#[test]
+fn check_partials_merged_through_a_spill_write_the_bytes_of_one_run() {
+    let dir = out_dir("spilled");
+    let run_flags = ["--policy", POLICY, "--golden", GOLDEN];
+    let spill = dir.join("spill");
+    std::fs::create_dir_all(&spill).unwrap();
+    // Written from the spill a batch at a time: the table, the gate, the JSON report, the events.
+    let outputs = |o: &Path| {
+        std::fs::create_dir_all(o).unwrap();
+        args(&["--band", BAND, "--json"], &[&o.join("r.json")])
+            .into_iter()
+            .chain(args(&["--otlp-events"], &[&o.join("events.json")]))
+            .collect::<Vec<String>>()
+    };
+    let mut single = args(&["check"], &[]);
+    single.extend(TRACES.iter().map(ToString::to_string));
+    single.extend(run_flags.iter().map(ToString::to_string));
+    single.extend(outputs(&dir.join("single")));
+    let one = faultgate(&single);
+    assert!(matches!(one.status.code(), Some(0 | 1)), "{}", stderr(&one));
+    let expected = stdout_of(&one, &dir.join("single"), "OUT");
+    assert!(expected.contains("\ngate: "), "{expected}");
+
+    let parts = shards(&dir, "check", &TRACES, &run_flags, 3);
+    let level = dir.join("p31");
+    let out = faultgate(&args(
+        &["merge"],
+        &[&parts[2], &parts[0], Path::new("--partial"), &level],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for (name, list) in [
+        ("flat", vec![&parts[0], &parts[1], &parts[2]]),
+        ("reversed", vec![&parts[2], &parts[1], &parts[0]]),
+        ("levels", vec![&parts[1], &level]),
+    ] {
+        let o = dir.join(name);
+        let mut a = args(
+            &["merge"],
+            &list.iter().map(|p| p.as_path()).collect::<Vec<_>>(),
+        );
+        a.extend(outputs(&o));
+        a.extend(args(&["--spill-dir"], &[&spill]));
+        let merged = faultgate(&a);
+        assert_eq!(
+            merged.status.code(),
+            one.status.code(),
+            "{}",
+            stderr(&merged)
+        );
+        assert_eq!(stdout_of(&merged, &o, "OUT"), expected, "{name}");
+        assert_same_outputs(&dir.join("single"), &o);
+        assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0);
+    }
+
+    // A spill directory that cannot hold the spill: one line naming it.
+    let missing = dir.join("missing");
+    let mut a = args(&["merge"], &[&parts[0], &parts[1], &parts[2]]);
+    a.extend(args(&["--spill-dir"], &[&missing]));
+    let refused = faultgate(&a);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains(&format!(
+            "--spill-dir {}: no such directory",
+            missing.display()
+        )),
+        "{}",
+        stderr(&refused)
+    );
+}

@@ -285,3 +285,216 @@ fn the_spill_is_an_unlinked_file_of_tmpdir_and_nothing_is_left_however_the_run_e
         );
     }
 }
+
+#[test]
+fn spill_dir_puts_the_spill_there_instead_of_tmpdir() {
+    let dir = scratch();
+    let tmpdir = dir.path().join("tmp");
+    let spill = dir.path().join("spill");
+    std::fs::create_dir(&tmpdir).unwrap();
+    std::fs::create_dir(&spill).unwrap();
+    let big = write_traces(&dir.path().join("big.jsonl"), 0, 20_000);
+    let mut child = spawn(
+        dir.path(),
+        &tmpdir,
+        &["check", arg(&big), "--spill-dir", arg(&spill)],
+    );
+    let mut in_tmpdir = Vec::new();
+    let seen = watch(&mut child, &spill, |child| {
+        in_tmpdir = open_files_in(child.id(), &tmpdir);
+    });
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert!(
+        seen,
+        "the run spilled its verdicts to --spill-dir, unlinked"
+    );
+    assert!(in_tmpdir.is_empty(), "{in_tmpdir:?}");
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&tmpdir).unwrap().count(), 0);
+
+    // A directory that cannot hold it: exit 2 before the run, one line naming it.
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let missing = dir.path().join("missing");
+    for (place, why) in [(&missing, "no such directory"), (&file, "not a directory")] {
+        let got = command(dir.path())
+            .args(["check", arg(&big), "--spill-dir", arg(place)])
+            .output()
+            .unwrap();
+        assert_eq!(got.status.code(), Some(2), "{}", stderr(&got));
+        let errors: Vec<String> = stderr(&got)
+            .lines()
+            .filter(|l| !l.starts_with("note: "))
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            errors,
+            [format!("faultgate: --spill-dir {}: {why}", arg(place))]
+        );
+        assert!(stdout(&got).is_empty(), "{}", stdout(&got));
+    }
+}
+
+/// A run directory holding `files` (shipped gate examples): every scenario key then has one trace
+/// per file.
+fn trial_run(dir: &Path, name: &str, files: &[&str]) -> String {
+    let run = dir.join(name);
+    std::fs::create_dir_all(&run).unwrap();
+    for (i, f) in files.iter().enumerate() {
+        std::fs::copy(common::root().join(f), run.join(format!("trial{i}.json"))).unwrap();
+    }
+    arg(&run).to_string()
+}
+
+/// stdout without the elapsed time and without the line of the Markdown report (which makes a run
+/// read whole).
+fn without_markdown(out: &str) -> String {
+    without_time(out)
+        .lines()
+        .filter(|l| !l.starts_with("markdown written to "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn gated_outputs_counted_from_the_spill_are_those_of_the_run_read_whole() {
+    const RUN1: &str = "examples/gate/baseline_glm_run1.json";
+    const RUN2: &str = "examples/gate/baseline_glm_run2.json";
+    const GPT: &str = "examples/gate/candidate_gpt.json";
+    const QWEN: &str = "examples/gate/candidate_qwen.json";
+    let dir = scratch();
+    let d = dir.path();
+    let root = |f: &str| common::root().join(f).to_str().unwrap().to_string();
+    let baseline = |name: &str, runs: &[String], extra: &[&str]| -> String {
+        let band = d.join(name);
+        let mut args = vec!["baseline".to_string()];
+        args.extend(runs.iter().cloned());
+        args.extend(["--out".to_string(), arg(&band).to_string()]);
+        args.extend(extra.iter().map(std::string::ToString::to_string));
+        let got = command(d).args(&args).output().unwrap();
+        assert_eq!(got.status.code(), Some(0), "{}", stderr(&got));
+        arg(&band).to_string()
+    };
+    let runs = [root(RUN1), root(RUN2)];
+    let band = baseline("band.json", &runs, &["--per-scenario"]);
+    let trials = [
+        trial_run(d, "base1", &[RUN1, RUN2]),
+        trial_run(d, "base2", &[RUN2, RUN1]),
+    ];
+    let pass_k_band = baseline("pass_k_band.json", &trials, &["--pass-k"]);
+    let trial_candidate = trial_run(d, "candidate", &[GPT, RUN1, QWEN]);
+    // An outcome per scenario of the shipped runs: the outcome block comes from the spill too.
+    let mut keys: Vec<String> = Vec::new();
+    for f in [RUN1, GPT] {
+        let text = std::fs::read_to_string(common::root().join(f)).unwrap();
+        // `"key": "gen_ai.agent.id", "value": {"stringValue": "<key>"`
+        for part in text.split("\"gen_ai.agent.id\"").skip(1) {
+            if let Some(key) = part.split('"').nth(5) {
+                keys.push(key.to_string());
+            }
+        }
+    }
+    let outcomes: serde_json::Map<String, serde_json::Value> = keys
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 5 != 0)
+        .map(|(i, k)| (k.clone(), serde_json::Value::from(i % 3 != 0)))
+        .collect();
+    let outcomes_file = d.join("outcomes.json");
+    std::fs::write(&outcomes_file, serde_json::to_string(&outcomes).unwrap()).unwrap();
+    let policy = root("examples/gate/policy.json");
+    let cases: Vec<Vec<String>> = vec![
+        vec![root(GPT), "--band".into(), band.clone()],
+        vec![
+            root(QWEN),
+            "--band".into(),
+            band.clone(),
+            "--gate".into(),
+            "both".into(),
+        ],
+        vec![
+            root(GPT),
+            "--band".into(),
+            band.clone(),
+            "--policy".into(),
+            policy,
+        ],
+        vec![
+            root(GPT),
+            "--band".into(),
+            band.clone(),
+            "--outcomes".into(),
+            arg(&outcomes_file).into(),
+        ],
+        vec![
+            trial_candidate.clone(),
+            "--band".into(),
+            pass_k_band,
+            "--metric".into(),
+            "pass^k".into(),
+            "--pass-k".into(),
+        ],
+        vec![trial_candidate, "--pass-k".into()],
+    ];
+    for case in &cases {
+        let mut seen: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
+        for threads in ["1", "2", "4"] {
+            let run = |whole: bool| {
+                let tag = if whole { "whole" } else { "streamed" };
+                let json = d.join(format!("{tag}.json"));
+                let events = d.join(format!("{tag}.otlp.json"));
+                let mut args: Vec<String> = vec!["check".into()];
+                args.extend(case.iter().cloned());
+                args.extend([
+                    "--json".into(),
+                    arg(&json).into(),
+                    "--otlp-events".into(),
+                    arg(&events).into(),
+                ]);
+                if whole {
+                    args.extend(["--markdown".into(), arg(&d.join("report.md")).into()]);
+                }
+                let got = command(d)
+                    .args(&args)
+                    .env("RAYON_NUM_THREADS", threads)
+                    .output()
+                    .unwrap();
+                assert!(
+                    got.status.code().is_some_and(|c| c < 2),
+                    "{case:?}: {}",
+                    stderr(&got)
+                );
+                let out = without_markdown(&stdout(&got))
+                    .replace(arg(&json), "REPORT")
+                    .replace(arg(&events), "EVENTS");
+                (
+                    format!("{out}\n{}", stderr(&got)),
+                    std::fs::read(&json).unwrap(),
+                    std::fs::read(&events).unwrap(),
+                )
+            };
+            let streamed = run(false);
+            let whole = run(true);
+            assert_eq!(streamed.0, whole.0, "{case:?}, {threads} thread(s)");
+            assert!(
+                streamed.1 == whole.1,
+                "{case:?}, {threads} thread(s): the JSON reports differ"
+            );
+            assert!(
+                streamed.2 == whole.2,
+                "{case:?}, {threads} thread(s): the evaluation events differ"
+            );
+            seen.push(streamed);
+        }
+        assert!(seen.windows(2).all(|w| w[0] == w[1]), "{case:?}");
+        let report: serde_json::Value = serde_json::from_slice(&seen[0].1).unwrap();
+        let gated = case.iter().any(|a| a == "--band");
+        assert_eq!(report.get("gate").is_some(), gated, "{case:?}");
+        if case.iter().any(|a| a == "--outcomes") {
+            assert!(report.get("outcome").is_some(), "{case:?}");
+        }
+        if case.iter().any(|a| a == "--pass-k") {
+            assert!(report.get("pass_k").is_some(), "{case:?}");
+        }
+    }
+}

@@ -18,7 +18,7 @@ mod produce;
 mod safety;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub(crate) use inputs::{InputFile, Inputs};
@@ -97,18 +97,27 @@ impl Run<'_> {
     /// Produces the run over `files` and holds it to the post-run policy (file errors, skipped files,
     /// `--strict-input`, the judge's end).
     pub(crate) fn produce(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
-        self.produce_with(files, false)
+        self.produce_with(files, false, None)
     }
 
-    /// As [`Run::produce`], with the verdicts spilled to a temporary file as they are made
-    /// ([`Produced::spilled`]), unless a judge runs (its record is written from the verdicts in
-    /// memory).
-    pub(crate) fn produce_spilled(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
-        self.produce_with(files, self.resolved.settings.judge.is_none())
+    /// As [`Run::produce`], with the verdicts spilled to a temporary file of `spill_dir` (`TMPDIR`
+    /// when `None`) as they are made ([`Produced::spilled`]), unless a judge runs (its record is
+    /// written from the verdicts in memory).
+    pub(crate) fn produce_spilled(
+        &self,
+        files: Vec<InputFile>,
+        spill_dir: Option<&Path>,
+    ) -> Result<Produced, CliError> {
+        self.produce_with(files, self.resolved.settings.judge.is_none(), spill_dir)
     }
 
-    fn produce_with(&self, files: Vec<InputFile>, spill: bool) -> Result<Produced, CliError> {
-        let outcome = produce::produce(files, self.resolved, spill)?;
+    fn produce_with(
+        &self,
+        files: Vec<InputFile>,
+        spill: bool,
+        spill_dir: Option<&Path>,
+    ) -> Result<Produced, CliError> {
+        let outcome = produce::produce(files, self.resolved, spill, spill_dir)?;
         let mut produced = policy::accept(outcome, self.resolved.strict_input)?;
         produced.judge_usage = policy::finish_judge(self.resolved, &produced.batches)?;
         Ok(produced)

@@ -1,7 +1,7 @@
 //! Producing a run: reading its files and running the checks, one verdict batch per file, with each
 //! file's warnings, skip reasons and failing traces' steps, as a partial holds them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::inputs::InputFile;
 use crate::cli::CliError;
@@ -61,18 +61,19 @@ pub(crate) fn input_warnings<'a>(
 
 /// Reads every file and runs the checks; a file that cannot be read is noted and the others are still
 /// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]). With
-/// `spill`, the verdicts go to a temporary file as they are made ([`crate::report::spill`]) and
-/// [`Produced::spilled`] says where each file's are.
+/// `spill`, the verdicts go to a temporary file of `spill_dir` (`TMPDIR` when `None`) as they are made
+/// ([`crate::report::spill`]) and [`Produced::spilled`] says where each file's are.
 pub(crate) fn produce(
     files: Vec<InputFile>,
     resolved: &Resolved,
     spill: bool,
+    spill_dir: Option<&Path>,
 ) -> Result<Outcome, CliError> {
     let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
     // Raw scenario keys are digested after the run, batch by batch in memory: such a run keeps them.
     let spill = (spill && !resolved.settings.keep_raw_scenario)
-        .then(|| VerdictSpill::new(&resolved.settings.verdict_schema()))
+        .then(|| VerdictSpill::new(&resolved.settings.verdict_schema(), spill_dir))
         .transpose()
         .map_err(spill_error)?;
     if let Some(bar) = &resolved.progress {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::{Band, BandPassK};
 use crate::gate::passk::{Trials, pass_hat_k};
-use crate::gate::{GateError, RunSummary, ScenarioTally};
+use crate::gate::{GateError, RunSummary};
 
 /// Builds a band from baseline runs added one at a time.
 #[derive(Debug, Default)]
@@ -63,7 +63,7 @@ impl BandBuilder {
 
     /// Reduces one run to clean flags per scenario and usage sums, and forgets its traces.
     pub fn add_run(&mut self, run: &RunSummary) -> RunDigest {
-        let tally = ScenarioTally::new(&run.scenario_clean);
+        let tally = &run.scenarios;
         if self.runs == 0 {
             self.judge.clone_from(&run.judge);
             self.checks.clone_from(&run.checks);
@@ -104,11 +104,21 @@ impl BandBuilder {
         }
         self.shared.and_assign(&present);
         self.clean_per_run.push(clean);
-        for (measure, values) in run.usage.iter().enumerate() {
-            for value in values {
-                self.usage_total[measure] += value;
+        for ((total, count), sum) in self
+            .usage_total
+            .iter_mut()
+            .zip(&mut self.usage_count)
+            .zip(&run.usage)
+        {
+            // A run whose sums continue the band's totals (`usage_totals`) carries the band's sum of
+            // every value so far, left to right, as 0.4.1 adds them. One that started elsewhere (its
+            // own zero) can only be added as a whole, which rounds the same only for exact values.
+            if sum.start.to_bits() == total.to_bits() {
+                *total = sum.total;
+            } else {
+                *total += sum.total - sum.start;
             }
-            self.usage_count[measure] += values.len() as u64;
+            *count += sum.count;
         }
         self.runs += 1;
         let line_clean_rate = if run.trace_count == 0 {
@@ -121,6 +131,13 @@ impl BandBuilder {
             line_clean_rate,
             repeated_keys: tally.repeated_keys(),
         }
+    }
+
+    /// The usage totals over the runs added so far, per measure of [`crate::gate::MEASURES`]: where
+    /// the next run's [`RunSummary::usage`] sums start, so that the band sums every value left to
+    /// right.
+    pub fn usage_totals(&self) -> [f64; 3] {
+        self.usage_total
     }
 
     /// The band over the runs added so far.
@@ -252,14 +269,14 @@ impl Bitmap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::fixtures;
+    use crate::gate::{ScenarioTally, UsageSum, fixtures};
 
     fn run(items: &[(&str, bool)]) -> RunSummary {
         RunSummary {
             judge: "none".into(),
             checks: vec!["search_loop".into(), "abstention".into()],
             trace_count: items.len(),
-            scenario_clean: items.iter().map(|(k, c)| (k.to_string(), *c)).collect(),
+            scenarios: ScenarioTally::of(items.iter().copied()),
             policy_violations: Vec::new(),
             workflow_violations: None,
             usage: Default::default(),
@@ -279,10 +296,10 @@ mod tests {
     fn usage_means_pool_all_traces_left_to_right() {
         let mut run1 = run(&[("a", true), ("b", true), ("c", true)]);
         let mut run2 = run(&[("a", true), ("b", true), ("c", false)]);
-        run1.usage[2] = vec![0.1, 0.2, 0.7];
-        run2.usage[2] = vec![0.3, 0.1, 0.11];
         let mut builder = BandBuilder::new();
+        run1.usage[2] = UsageSum::of(builder.usage_totals()[2], &[0.1, 0.2, 0.7]);
         builder.add_run(&run1);
+        run2.usage[2] = UsageSum::of(builder.usage_totals()[2], &[0.3, 0.1, 0.11]);
         builder.add_run(&run2);
         let band = builder.finish().expect("band");
         // Reference: 0.4.1 wrote 0.2516666666666667; a sum of per-run sums gives ...65.
@@ -354,10 +371,14 @@ mod tests {
         for r in 0..100 {
             let mut summary = run(&[]);
             summary.trace_count = SCENARIOS;
-            summary.scenario_clean = (0..SCENARIOS)
-                .map(|i| (format!("scenario-{i:05}"), !dirty(i, r)))
-                .collect();
-            summary.usage[1] = (0..1_000).map(|i| f64::from(i % 500)).collect();
+            let keys: Vec<String> = (0..SCENARIOS).map(|i| format!("scenario-{i:05}")).collect();
+            summary.scenarios = ScenarioTally::of(
+                keys.iter()
+                    .enumerate()
+                    .map(|(i, k)| (k.as_str(), !dirty(i, r))),
+            );
+            let values: Vec<f64> = (0..1_000).map(|i| f64::from(i % 500)).collect();
+            summary.usage[1] = UsageSum::of(builder.usage_totals()[1], &values);
             builder.add_run(&summary);
         }
         let band = builder.finish().expect("band");

@@ -75,9 +75,18 @@ struct Event<'a> {
 pub(crate) struct Export<'a> {
     pub report: &'a Report,
     pub gate: Option<&'a Gate>,
-    /// The run's verdicts when they were spilled rather than held in `report`. The gate's record
-    /// counts the traces of `report`, so a gated export holds its run in `report`.
-    pub spilled: Option<&'a SpilledRun>,
+    /// The run's verdicts when they were spilled rather than held in `report`.
+    pub spilled: Option<Spilled<'a>>,
+}
+
+/// A spilled run as the export reads it: its verdicts, and the counts the gate's record gives.
+#[derive(Clone, Copy)]
+pub(crate) struct Spilled<'a> {
+    pub run: &'a SpilledRun,
+    /// Distinct traces.
+    pub traces: usize,
+    /// Traces where any check fired.
+    pub failed: usize,
 }
 
 /// `N` bytes from `2N` hex digits (either case); `None` when `text` is not that, or is all zero (an
@@ -166,7 +175,7 @@ impl<'a> Export<'a> {
             Ok(())
         };
         match self.spilled {
-            Some(spilled) => spilled.for_each_batch(|batch| batch_events(batch))?,
+            Some(spilled) => spilled.run.for_each_batch(|batch| batch_events(batch))?,
             None => self.report.batches.iter().try_for_each(&mut batch_events)?,
         }
         match self.gate {
@@ -221,11 +230,15 @@ impl<'a> Export<'a> {
             ("faultgate.gate.regressions", count(gate.regressions.len())),
             ("faultgate.gate.missing", count(gate.missing.len())),
         ];
-        attributes.push(("faultgate.traces", count(self.report.trace_ids().len())));
-        attributes.push((
-            "faultgate.traces.failed",
-            count(self.report.failed_traces().len()),
-        ));
+        let (traces, failed) = match self.spilled {
+            Some(spilled) => (spilled.traces, spilled.failed),
+            None => (
+                self.report.trace_ids().len(),
+                self.report.failed_traces().len(),
+            ),
+        };
+        attributes.push(("faultgate.traces", count(traces)));
+        attributes.push(("faultgate.traces.failed", count(failed)));
         Event {
             trace_id: None,
             span_id: None,
