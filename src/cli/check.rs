@@ -34,16 +34,15 @@ impl CheckOutputs {
     }
 
     /// Returns true if and only if these outputs need every row of the run at once: each output file
-    /// but the JSON report and the evaluation events, the gate, pass^k, and coloured cells (the
-    /// uncoloured table, the summary, the JSON report and the evaluation events are written from a
-    /// spill as it is read back).
+    /// but the JSON report, JUnit and the evaluation events, the gate, pass^k, and coloured cells (the
+    /// uncoloured table, the summary, the JSON report, JUnit and the evaluation events are written
+    /// from a spill as it is read back).
     fn need_whole_run(&self, report: &Report) -> bool {
         [
             &self.markdown,
             &self.audit,
             &self.band,
             &self.parquet,
-            &self.junit,
             &self.html,
         ]
         .iter()
@@ -574,9 +573,14 @@ pub(crate) fn finish(
         writeln!(out, "audit written to {}", dir.display())?;
     }
     if let Some(path) = &outs.junit {
-        let xml =
-            junit::render(&report, gate.as_ref().map(|(g, _)| g)).map_err(|e| write_err(&e))?;
-        write_atomic(path, xml.as_bytes()).map_err(|e| write_err(&e))?;
+        let gate = gate.as_ref().map(|(g, _)| g);
+        match &streamed {
+            Some((spilled, counts)) => write_atomic_with(path, |out| {
+                junit::write_spilled(out, &report, gate, spilled, counts)
+            }),
+            None => write_atomic(path, junit::render(&report, gate).as_bytes()),
+        }
+        .map_err(|e| write_err(&e))?;
         writeln!(out, "junit written to {}", path.display())?;
     }
     if let Some(path) = &outs.html {

@@ -285,3 +285,114 @@ fn the_spill_is_an_unlinked_file_of_tmpdir_and_nothing_is_left_however_the_run_e
         );
     }
 }
+
+/// Input files for the output tests: two files of small traces, a trace whose spans are split across
+/// a third file and the second (the identity rule checks it once, merged, after every file), and
+/// PII in its prompt and answer (redaction is on, as by default). Returns the files' paths.
+fn output_inputs(dir: &Path) -> Vec<String> {
+    let a = write_traces(&dir.join("a.jsonl"), 0, 700);
+    let b = write_traces(&dir.join("b.jsonl"), 700, 900);
+    let split = small_trace("feedfeedfeedfeedfeedfeedfeedfeed", 1)
+        .replace("order 1?", "order 1? Mail me at jane.doe@example.com")
+        .replace(
+            "I don't know where order 1 is right now.",
+            "I don't know where order 1 is; mail jane.doe@example.com <&>",
+        );
+    let export: serde_json::Value = serde_json::from_str(&split).unwrap();
+    let spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let with_spans = |spans: Vec<serde_json::Value>| {
+        let mut one = export.clone();
+        one["resourceSpans"][0]["scopeSpans"][0]["spans"] = serde_json::Value::Array(spans);
+        format!("{one}\n")
+    };
+    let c = dir.join("c.jsonl");
+    std::fs::write(&c, with_spans(vec![spans[0].clone()])).unwrap();
+    let mut b_text = std::fs::read_to_string(&b).unwrap();
+    b_text.push_str(&with_spans(vec![spans[1].clone()]));
+    std::fs::write(&b, b_text).unwrap();
+    [a, b, c].iter().map(|p| arg(p).to_string()).collect()
+}
+
+/// Runs `check` over `files` at `threads` with `flags`, each an output flag and the name of the file
+/// or folder it writes in `out`; returns the bytes of the files named by `read` (paths in `out`).
+/// With `whole`, `--pass-k` is added: pass^k needs every row at once, so the outputs are written from
+/// the run read back whole, and pass^k changes none of the files these tests compare (no scenario key
+/// has several traces).
+fn run_outputs(
+    dir: &Path,
+    files: &[String],
+    threads: &str,
+    flags: &[(&str, &str)],
+    read: &[&str],
+    whole: bool,
+) -> Vec<(String, Vec<u8>)> {
+    let out = dir.join(if whole { "whole" } else { "streamed" });
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir(&out).unwrap();
+    let mut args: Vec<String> = vec!["check".into(), "--table".into(), "none".into()];
+    args.extend(files.iter().cloned());
+    for (flag, name) in flags {
+        args.push((*flag).into());
+        args.push(arg(&out.join(name)).to_string());
+    }
+    if whole {
+        args.push("--pass-k".into());
+    }
+    let got = command(dir)
+        .args(&args)
+        .env("RAYON_NUM_THREADS", threads)
+        .output()
+        .unwrap();
+    assert_eq!(got.status.code(), Some(1), "{}", stderr(&got));
+    read.iter()
+        .map(|name| {
+            let bytes = std::fs::read(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name.to_string(), bytes)
+        })
+        .collect()
+}
+
+/// Each output named in `flags` written from the spill is the bytes of the same output written from the
+/// run read whole, at 1, 2 and 4 threads, and the same at every thread count.
+fn assert_streamed_outputs_are_whole_run_bytes(flags: &[(&str, &str)], read: &[&str]) {
+    let dir = scratch();
+    let files = output_inputs(dir.path());
+    let mut first: Option<Vec<(String, Vec<u8>)>> = None;
+    for threads in ["1", "2", "4"] {
+        let streamed = run_outputs(dir.path(), &files, threads, flags, read, false);
+        let whole = run_outputs(dir.path(), &files, threads, flags, read, true);
+        for ((name, s), (_, w)) in streamed.iter().zip(&whole) {
+            assert!(
+                s == w,
+                "{name}, {threads} thread(s): streamed\n{}\nwhole\n{}",
+                String::from_utf8_lossy(s),
+                String::from_utf8_lossy(w)
+            );
+        }
+        match &first {
+            None => first = Some(streamed),
+            Some(first) => assert!(first == &streamed, "{threads} thread(s)"),
+        }
+    }
+    let first = first.unwrap();
+    let text: String = first
+        .iter()
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+        .collect();
+    assert!(
+        !text.contains("jane.doe@example.com"),
+        "redaction applies to what is written from the spill"
+    );
+    assert!(
+        text.contains("feedfeedfeedfeedfeedfeedfeedfeed"),
+        "the merged trace is written"
+    );
+}
+
+#[test]
+fn junit_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
+    assert_streamed_outputs_are_whole_run_bytes(&[("--junit", "junit.xml")], &["junit.xml"]);
+}
