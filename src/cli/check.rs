@@ -34,19 +34,13 @@ impl CheckOutputs {
     }
 
     /// Returns true if and only if these outputs need every row of the run at once: each output file
-    /// but the JSON report, JUnit and the evaluation events, the gate, pass^k, and coloured cells (the
-    /// uncoloured table, the summary, the JSON report, JUnit and the evaluation events are written
-    /// from a spill as it is read back).
+    /// but the JSON report, JUnit, Parquet and the evaluation events, the gate, pass^k, and coloured
+    /// cells (the uncoloured table, the summary, the JSON report, JUnit, Parquet and the evaluation
+    /// events are written from a spill as it is read back).
     fn need_whole_run(&self, report: &Report) -> bool {
-        [
-            &self.markdown,
-            &self.audit,
-            &self.band,
-            &self.parquet,
-            &self.html,
-        ]
-        .iter()
-        .any(|o| o.is_some())
+        [&self.markdown, &self.audit, &self.band, &self.html]
+            .iter()
+            .any(|o| o.is_some())
             || self.pass_k
             || self.pass_k_metric()
             || report.checks.iter().any(|c| c.role.outcome_block)
@@ -595,7 +589,13 @@ pub(crate) fn finish(
         writeln!(out, "html written to {}", path.display())?;
     }
     if let Some(dir) = &outs.parquet {
-        parquet::write_check(dir, &report, pass_k.is_some()).map_err(|e| write_err(&e))?;
+        match &streamed {
+            Some((spilled, _)) => {
+                parquet::write_check_spilled(dir, &report, pass_k.is_some(), spilled)
+            }
+            None => parquet::write_check(dir, &report, pass_k.is_some()),
+        }
+        .map_err(|e| write_err(&e))?;
         writeln!(out, "parquet written to {}", dir.display())?;
     }
     let events = otlp_events::Export {

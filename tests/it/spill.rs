@@ -396,3 +396,11 @@ fn assert_streamed_outputs_are_whole_run_bytes(flags: &[(&str, &str)], read: &[&
 fn junit_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
     assert_streamed_outputs_are_whole_run_bytes(&[("--junit", "junit.xml")], &["junit.xml"]);
 }
+
+#[test]
+fn parquet_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
+    assert_streamed_outputs_are_whole_run_bytes(
+        &[("--parquet", "parquet")],
+        &["parquet/verdicts.parquet", "parquet/traces.parquet"],
+    );
+}
