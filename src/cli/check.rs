@@ -34,11 +34,11 @@ impl CheckOutputs {
     }
 
     /// Returns true if and only if these outputs need every row of the run at once: each output file
-    /// but the JSON report, JUnit, Parquet and the evaluation events, the gate, pass^k, and coloured
-    /// cells (the uncoloured table, the summary, the JSON report, JUnit, Parquet and the evaluation
-    /// events are written from a spill as it is read back).
+    /// but the JSON report, JUnit, Parquet, the audit folder and the evaluation events, the gate,
+    /// pass^k, and coloured cells (the uncoloured table, the summary and those outputs are written
+    /// from a spill as it is read back).
     fn need_whole_run(&self, report: &Report) -> bool {
-        [&self.markdown, &self.audit, &self.band, &self.html]
+        [&self.markdown, &self.band, &self.html]
             .iter()
             .any(|o| o.is_some())
             || self.pass_k
@@ -561,6 +561,7 @@ pub(crate) fn finish(
                 command,
                 inputs: &audit_inputs,
                 created_utc: audit::utc_now(),
+                spilled: streamed.as_ref().map(|(spilled, counts)| (spilled, counts)),
             },
         )
         .map_err(|e| write_err(&e))?;
