@@ -24,7 +24,7 @@ use crate::report::gate_input::{gated_run_summary, pass_k_table};
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
 use crate::report::spill::SpilledRun;
 use crate::report::{
-    audit, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
+    audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
 };
 
 impl CheckOutputs {
@@ -33,14 +33,11 @@ impl CheckOutputs {
         self.gate.map(GateMode::from).unwrap_or_default()
     }
 
-    /// Returns true if and only if these outputs need every row of the run at once: each output file
-    /// but the JSON report, JUnit, Parquet, the audit folder and the evaluation events, the gate,
-    /// pass^k, and coloured cells (the uncoloured table, the summary and those outputs are written
-    /// from a spill as it is read back).
+    /// Returns true if and only if these outputs need every row of the run at once: the gate, pass^k,
+    /// the outcome block and coloured cells (the uncoloured table, the summary and every output file
+    /// are written from a spill as it is read back).
     fn need_whole_run(&self, report: &Report) -> bool {
-        [&self.markdown, &self.band, &self.html]
-            .iter()
-            .any(|o| o.is_some())
+        self.band.is_some()
             || self.pass_k
             || self.pass_k_metric()
             || report.checks.iter().any(|c| c.role.outcome_block)
@@ -536,9 +533,25 @@ pub(crate) fn finish(
         writeln!(out, "report written to {}", path.display())?;
     }
     let command = command.as_str();
+    // The Markdown and HTML reports of a spilled run show the rows their bounded lists need, kept in
+    // one pass over the spill, beside the run's counts.
+    let digest = match &streamed {
+        Some((spilled, counts)) if outs.markdown.is_some() || outs.html.is_some() => {
+            let shown = digest::Shown {
+                failed_rows: markdown::MAX_LISTED.max(html::MAX_ROWS),
+                policy_rows: markdown::MAX_LINES_FOR_POLICY_ROWS,
+            };
+            Some(digest::digest(&report, spilled, counts, shown).map_err(spill_error)?)
+        }
+        _ => None,
+    };
+    let (shown_report, shown_counts) = match &digest {
+        Some(digest) => (&digest.report, Some(&digest.counts)),
+        None => (&report, None),
+    };
     if let Some(path) = &outs.markdown {
         let text = markdown::render(&markdown::Summary {
-            report: &report,
+            report: shown_report,
             outcome: outcome.as_ref(),
             gate: band
                 .as_ref()
@@ -547,6 +560,7 @@ pub(crate) fn finish(
             pass_k: pass_k.as_ref(),
             command,
             explanations: explanations.unwrap_or_default(),
+            counts: shown_counts,
         });
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "markdown written to {}", path.display())?;
@@ -580,11 +594,12 @@ pub(crate) fn finish(
     }
     if let Some(path) = &outs.html {
         let page = html::render(&html::Page {
-            report: &report,
+            report: shown_report,
             outcome: outcome.as_ref(),
             gate: gate.as_ref().zip(band.as_ref()).map(|((g, _), b)| (g, b)),
             command,
             explanations: explanations.unwrap_or_default(),
+            counts: shown_counts,
         });
         write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "html written to {}", path.display())?;

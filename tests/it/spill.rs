@@ -83,33 +83,30 @@ fn the_table_and_summary_written_from_the_spill_are_those_of_the_run_read_whole(
     for table in ["all", "failing", "none"] {
         let mut outputs = Vec::new();
         for threads in ["1", "2", "4"] {
-            let run = |extra: &[&str]| {
-                let json = dir.path().join("report.json");
-                let json = arg(&json).to_string();
+            let run = |whole: bool| {
                 let mut args = vec!["check", "--table", table];
                 args.extend(files);
+                if whole {
+                    // pass^k needs the whole run; its line is left out of the comparison.
+                    args.push("--pass-k");
+                }
                 let got = command(dir.path())
                     .args(&args)
-                    .args(if extra.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec!["--json", json.as_str()]
-                    })
                     .env("RAYON_NUM_THREADS", threads)
                     .output()
                     .unwrap();
                 assert_eq!(got.status.code(), Some(1), "{}", stderr(&got));
                 without_time(&stdout(&got))
             };
-            // The spilled run is written from the spill; with `--json`, from the run read back whole.
-            let streamed = run(&[]);
-            let whole = run(&["whole"]);
-            assert_eq!(
-                format!(
-                    "{streamed}\nreport written to {}",
-                    dir.path().join("report.json").display()
-                ),
-                whole,
+            // The spilled run is written from the spill; with `--pass-k`, from the run read back whole.
+            let streamed = run(false);
+            let whole = run(true);
+            let whole: Vec<&str> = whole
+                .lines()
+                .filter(|l| !l.starts_with("trials: "))
+                .collect();
+            assert!(
+                streamed == whole.join("\n"),
                 "--table {table}, {threads} thread(s)"
             );
             assert!(streamed.contains("/501 traces failed"), "{streamed}");
@@ -130,13 +127,13 @@ fn the_json_report_written_from_the_spill_is_the_bytes_of_the_run_read_whole_at_
     for threads in ["1", "2", "4"] {
         let run = |files: &[&str], name: &str, whole: bool| {
             let json = dir.path().join(name);
-            let md = dir.path().join("report.md");
             let mut args = vec!["check", "--table", "none"];
             args.extend(files);
             args.extend(["--json", arg(&json)]);
             if whole {
-                // The Markdown report needs the whole run: the JSON report is then written from it.
-                args.extend(["--markdown", arg(&md)]);
+                // pass^k needs the whole run: the JSON report is then written from it (no scenario
+                // key has several traces, so pass^k adds nothing to it).
+                args.push("--pass-k");
             }
             let got = command(dir.path())
                 .args(&args)
@@ -290,8 +287,8 @@ fn the_spill_is_an_unlinked_file_of_tmpdir_and_nothing_is_left_however_the_run_e
 /// a third file and the second (the identity rule checks it once, merged, after every file), and
 /// PII in its prompt and answer (redaction is on, as by default). Returns the files' paths.
 fn output_inputs(dir: &Path) -> Vec<String> {
-    let a = write_traces(&dir.join("a.jsonl"), 0, 700);
-    let b = write_traces(&dir.join("b.jsonl"), 700, 900);
+    let a = write_traces(&dir.join("a.jsonl"), 0, 1700);
+    let b = write_traces(&dir.join("b.jsonl"), 1700, 2200);
     let split = small_trace("feedfeedfeedfeedfeedfeedfeedfeed", 1)
         .replace("order 1?", "order 1? Mail me at jane.doe@example.com")
         .replace(
@@ -319,11 +316,12 @@ fn output_inputs(dir: &Path) -> Vec<String> {
 /// Runs `check` over `files` at `threads` with `flags`, each an output flag and the name of the file
 /// or folder it writes in `out`; returns the bytes of the files named by `read` (paths in `out`).
 /// With `whole`, `--pass-k` is added: pass^k needs every row at once, so the outputs are written from
-/// the run read back whole, and pass^k changes none of the files these tests compare (no scenario key
-/// has several traces).
+/// the run read back whole, and pass^k changes nothing in the files these tests compare (no scenario
+/// key has several traces) but the reproduce command, which is read without it.
 fn run_outputs(
     dir: &Path,
     files: &[String],
+    extra: &[&str],
     threads: &str,
     flags: &[(&str, &str)],
     read: &[&str],
@@ -334,6 +332,7 @@ fn run_outputs(
     std::fs::create_dir(&out).unwrap();
     let mut args: Vec<String> = vec!["check".into(), "--table".into(), "none".into()];
     args.extend(files.iter().cloned());
+    args.extend(extra.iter().map(ToString::to_string));
     for (flag, name) in flags {
         args.push((*flag).into());
         args.push(arg(&out.join(name)).to_string());
@@ -352,15 +351,9 @@ fn run_outputs(
     read.iter()
         .map(|name| {
             let mut bytes = std::fs::read(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-            if name.ends_with("verdict.json") {
-                // The reproduce command names --pass-k in the whole run's: the rest must agree.
+            if whole && !name.ends_with(".parquet") {
                 let text = String::from_utf8(bytes).unwrap();
-                let command = text
-                    .lines()
-                    .find(|l| l.starts_with(" \"command\": "))
-                    .unwrap();
-                assert!(command.contains(" a.jsonl b.jsonl c.jsonl"), "{command}");
-                bytes = text.replace(command, "").into_bytes();
+                bytes = text.replace(" --pass-k", "").into_bytes();
             }
             (name.to_string(), bytes)
         })
@@ -368,14 +361,19 @@ fn run_outputs(
 }
 
 /// Each output named in `flags` written from the spill is the bytes of the same output written from the
-/// run read whole, at 1, 2 and 4 threads, and the same at every thread count.
-fn assert_streamed_outputs_are_whole_run_bytes(flags: &[(&str, &str)], read: &[&str]) {
+/// run read whole, at 1, 2 and 4 threads, and the same at every thread count; `extra` are more
+/// arguments of both runs.
+fn assert_streamed_outputs_are_whole_run_bytes(
+    flags: &[(&str, &str)],
+    read: &[&str],
+    extra: &[&str],
+) -> String {
     let dir = scratch();
     let files = output_inputs(dir.path());
     let mut first: Option<Vec<(String, Vec<u8>)>> = None;
     for threads in ["1", "2", "4"] {
-        let streamed = run_outputs(dir.path(), &files, threads, flags, read, false);
-        let whole = run_outputs(dir.path(), &files, threads, flags, read, true);
+        let streamed = run_outputs(dir.path(), &files, extra, threads, flags, read, false);
+        let whole = run_outputs(dir.path(), &files, extra, threads, flags, read, true);
         for ((name, s), (_, w)) in streamed.iter().zip(&whole) {
             assert!(
                 s == w,
@@ -398,29 +396,59 @@ fn assert_streamed_outputs_are_whole_run_bytes(flags: &[(&str, &str)], read: &[&
         !text.contains("jane.doe@example.com"),
         "redaction applies to what is written from the spill"
     );
-    assert!(
-        text.contains("feedfeedfeedfeedfeedfeedfeedfeed"),
-        "the merged trace is written"
-    );
+    text
 }
+
+/// The id of the trace whose spans are split across files.
+const SPLIT_TRACE: &str = "feedfeedfeedfeedfeedfeedfeedfeed";
 
 #[test]
 fn junit_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
-    assert_streamed_outputs_are_whole_run_bytes(&[("--junit", "junit.xml")], &["junit.xml"]);
+    let text = assert_streamed_outputs_are_whole_run_bytes(
+        &[("--junit", "junit.xml")],
+        &["junit.xml"],
+        &[],
+    );
+    assert!(text.contains(SPLIT_TRACE), "the merged trace is written");
 }
 
 #[test]
 fn parquet_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
-    assert_streamed_outputs_are_whole_run_bytes(
+    let text = assert_streamed_outputs_are_whole_run_bytes(
         &[("--parquet", "parquet")],
         &["parquet/verdicts.parquet", "parquet/traces.parquet"],
+        &[],
     );
+    assert!(text.contains(SPLIT_TRACE), "the merged trace is written");
 }
 
 #[test]
 fn the_audit_folder_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
-    assert_streamed_outputs_are_whole_run_bytes(
+    let text = assert_streamed_outputs_are_whole_run_bytes(
         &[("--audit", "audit")],
         &["audit/failing_traces.json", "audit/verdict.json"],
+        &[],
     );
+    assert!(text.contains(SPLIT_TRACE), "the merged trace is written");
+}
+
+#[test]
+fn markdown_and_html_written_from_the_spill_are_the_bytes_of_the_run_read_whole() {
+    let dir = scratch();
+    // Every trace calls a tool the policy does not allow: more policy blocks than the Markdown lists,
+    // and more failing rows than the HTML page does.
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, r#"{"allow": ["search"]}"#).unwrap();
+    let text = assert_streamed_outputs_are_whole_run_bytes(
+        &[("--markdown", "report.md"), ("--html", "report.html")],
+        &["report.md", "report.html"],
+        &["--policy", arg(&policy)],
+    );
+    // Both lists are cut: the Markdown's policy table and failing traces, the HTML's failing rows.
+    assert!(text.contains("Policy violated in 2201 trace(s)"), "{text}");
+    assert!(
+        text.contains("### Failing traces (first 20 of 2201)"),
+        "{text}"
+    );
+    assert!(text.contains("First 2000 of "), "{text}");
 }
