@@ -33,15 +33,14 @@ impl CheckOutputs {
         self.gate.map(GateMode::from).unwrap_or_default()
     }
 
-    /// Returns true if and only if these outputs need every row of the run at once: the gate, pass^k,
-    /// the outcome block and coloured cells (the uncoloured table, the summary and every output file
-    /// are written from a spill as it is read back).
+    /// Returns true if and only if these outputs need every row of the run at once: the gate, pass^k
+    /// and the outcome block (the table, coloured or not, the summary and every output file are
+    /// written from a spill as it is read back).
     fn need_whole_run(&self, report: &Report) -> bool {
         self.band.is_some()
             || self.pass_k
             || self.pass_k_metric()
             || report.checks.iter().any(|c| c.role.outcome_block)
-            || crate::report::colour::enabled(self.color)
     }
 
     /// `--metric pass^k`: the band gate compares pass^k instead of the clean rate.
@@ -391,7 +390,8 @@ pub(crate) fn finish(
     let rows = outs.table.unwrap_or_default();
     if let Some((spilled, counts)) = &streamed {
         let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows)?;
+        let colour = crate::report::colour::enabled(outs.color);
+        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows, colour)?;
         buffered.flush()?;
     } else {
         let table = terminal::table(&report, rows);

@@ -452,3 +452,32 @@ fn markdown_and_html_written_from_the_spill_are_the_bytes_of_the_run_read_whole(
     );
     assert!(text.contains("First 2000 of "), "{text}");
 }
+
+#[test]
+fn the_coloured_table_written_from_the_spill_is_that_of_the_run_read_whole() {
+    let dir = scratch();
+    let files = output_inputs(dir.path());
+    let mut tables = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let run = |whole: bool| {
+            let mut args = vec!["check", "--color", "always"];
+            args.extend(files.iter().map(String::as_str));
+            if whole {
+                // pass^k needs the whole run (no scenario key has several traces: it adds nothing).
+                args.push("--pass-k");
+            }
+            let got = command(dir.path())
+                .args(&args)
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .unwrap();
+            assert_eq!(got.status.code(), Some(1), "{}", stderr(&got));
+            without_time(&stdout(&got))
+        };
+        let streamed = run(false);
+        assert!(streamed == run(true), "{threads} thread(s)");
+        assert!(streamed.contains("\x1b[31mFAIL\x1b[0m 1.00"));
+        tables.push(streamed);
+    }
+    assert!(tables.windows(2).all(|w| w[0] == w[1]));
+}
