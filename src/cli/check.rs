@@ -710,3 +710,53 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
     }
     Ok(others)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::args::{Cli, Command};
+    use crate::report::Report;
+
+    fn outputs(flags: &[&str]) -> super::CheckOutputs {
+        let argv = ["faultgate", "check", "traces.json"].iter().chain(flags);
+        match Cli::try_parse_from(argv).expect("valid flags").command {
+            Command::Check(args) => args.outputs,
+            _ => unreachable!("a check command"),
+        }
+    }
+
+    #[test]
+    fn every_output_file_and_a_coloured_table_are_written_from_the_spill() {
+        let every = outputs(&[
+            "--json",
+            "r.json",
+            "--markdown",
+            "r.md",
+            "--html",
+            "r.html",
+            "--junit",
+            "j.xml",
+            "--parquet",
+            "pq",
+            "--audit",
+            "audit",
+            "--otlp-events",
+            "e.json",
+            "--color",
+            "always",
+        ]);
+        assert!(!every.need_whole_run(&Report::default()));
+        // What still reads the run back whole.
+        for flags in [
+            &["--pass-k"][..],
+            &["--band", "band.json"],
+            &["--metric", "pass^k"],
+        ] {
+            assert!(
+                outputs(flags).need_whole_run(&Report::default()),
+                "{flags:?}"
+            );
+        }
+    }
+}
