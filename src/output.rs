@@ -42,7 +42,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// The target is not something that can be written safely, an I/O step failed, or `write` did.
 pub(crate) fn write_atomic_with(
     path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => match fs::metadata(path) {
@@ -64,7 +64,7 @@ pub(crate) fn write_atomic_with(
 fn write_special(
     path: &Path,
     meta: &fs::Metadata,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
     let kind = meta.file_type();
     if kind.is_fifo() || kind.is_char_device() {
@@ -88,7 +88,10 @@ fn write_special(
 }
 
 /// Replaces the regular file (or missing file) at `path` through an exclusive temp file.
-fn replace(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+fn replace(
+    path: &Path,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = parent_of(path)?;
     let mut temp = temp_file_beside(path)?;
     let mut buffered = io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
@@ -382,7 +385,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("events.json");
         fs::write(&target, "old").unwrap();
-        let err = write_atomic_with(&target, failing_write).unwrap_err();
+        let err = write_atomic_with(&target, |w| failing_write(w)).unwrap_err();
         assert!(err.to_string().contains("No space"), "{err}");
         assert_eq!(names(dir.path()), ["events.json"]);
         assert_eq!(fs::read_to_string(&target).unwrap(), "old");

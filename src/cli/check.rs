@@ -24,32 +24,13 @@ use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
 use crate::report::spill::SpilledRun;
 use crate::report::{
-    audit, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
+    audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
 };
 
 impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
     fn mode(&self) -> GateMode {
         self.gate.map(GateMode::from).unwrap_or_default()
-    }
-
-    /// Returns true if and only if these outputs need every row of the run at once: each output file
-    /// but the JSON report and the evaluation events, `--explain` (it reads the run again), and
-    /// coloured cells. The uncoloured table, the summary, the JSON report and the evaluation events
-    /// are written from a spill as it is read back; the gate, pass^k and the outcome block are counted
-    /// from it per scenario ([`GateTally`]).
-    fn need_whole_run(&self, explain: bool) -> bool {
-        [
-            &self.markdown,
-            &self.audit,
-            &self.parquet,
-            &self.junit,
-            &self.html,
-        ]
-        .iter()
-        .any(|o| o.is_some())
-            || explain
-            || crate::report::colour::enabled(self.color)
     }
 
     /// `--metric pass^k`: the band gate compares pass^k instead of the clean rate.
@@ -377,10 +358,10 @@ pub(crate) fn finish(
         pass_k: outs.pass_k || outs.pass_k_metric(),
     };
     let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
-    // A spilled run is counted (the gate's per-scenario aggregates too) in one pass and its table
-    // written in another; outputs that need every row at once read it back whole.
+    // A spilled run is counted (the gate's per-scenario aggregates too) in one pass and every output
+    // is written from it in another; `--explain` reads the run again, so it takes the run back whole.
     let streamed = match spilled {
-        Some(spilled) if !outs.need_whole_run(explain.is_some()) => {
+        Some(spilled) if explain.is_none() => {
             let counted = terminal::SpilledCounts::of(&report, &spilled, |batch| {
                 tally.add_batch(batch);
             })
@@ -420,7 +401,8 @@ pub(crate) fn finish(
     let rows = outs.table.unwrap_or_default();
     if let Some((spilled, counts)) = &streamed {
         let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows)?;
+        let colour = crate::report::colour::enabled(outs.color);
+        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows, colour)?;
         buffered.flush()?;
     } else {
         let table = terminal::table(&report, rows);
@@ -558,9 +540,25 @@ pub(crate) fn finish(
         writeln!(out, "report written to {}", path.display())?;
     }
     let command = command.as_str();
+    // The Markdown and HTML reports of a spilled run show the rows their bounded lists need, kept in
+    // one pass over the spill, beside the run's counts.
+    let digest = match &streamed {
+        Some((spilled, counts)) if outs.markdown.is_some() || outs.html.is_some() => {
+            let shown = digest::Shown {
+                failed_rows: markdown::MAX_LISTED.max(html::MAX_ROWS),
+                policy_rows: markdown::MAX_LINES_FOR_POLICY_ROWS,
+            };
+            Some(digest::digest(&report, spilled, counts, shown).map_err(spill_error)?)
+        }
+        _ => None,
+    };
+    let (shown_report, shown_counts) = match &digest {
+        Some(digest) => (&digest.report, Some(&digest.counts)),
+        None => (&report, None),
+    };
     if let Some(path) = &outs.markdown {
         let text = markdown::render(&markdown::Summary {
-            report: &report,
+            report: shown_report,
             outcome: outcome.as_ref(),
             gate: band
                 .as_ref()
@@ -569,6 +567,7 @@ pub(crate) fn finish(
             pass_k: pass_k.as_ref(),
             command,
             explanations: explanations.unwrap_or_default(),
+            counts: shown_counts,
         });
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "markdown written to {}", path.display())?;
@@ -583,30 +582,43 @@ pub(crate) fn finish(
                 command,
                 inputs: &audit_inputs,
                 created_utc: audit::utc_now(),
+                spilled: streamed.as_ref().map(|(spilled, counts)| (spilled, counts)),
             },
         )
         .map_err(|e| write_err(&e))?;
         writeln!(out, "audit written to {}", dir.display())?;
     }
     if let Some(path) = &outs.junit {
-        let xml =
-            junit::render(&report, gate.as_ref().map(|(g, _)| g)).map_err(|e| write_err(&e))?;
-        write_atomic(path, xml.as_bytes()).map_err(|e| write_err(&e))?;
+        let gate = gate.as_ref().map(|(g, _)| g);
+        match &streamed {
+            Some((spilled, counts)) => write_atomic_with(path, |out| {
+                junit::write_spilled(out, &report, gate, spilled, counts)
+            }),
+            None => write_atomic(path, junit::render(&report, gate).as_bytes()),
+        }
+        .map_err(|e| write_err(&e))?;
         writeln!(out, "junit written to {}", path.display())?;
     }
     if let Some(path) = &outs.html {
         let page = html::render(&html::Page {
-            report: &report,
+            report: shown_report,
             outcome: outcome.as_ref(),
             gate: gate.as_ref().zip(band.as_ref()).map(|((g, _), b)| (g, b)),
             command,
             explanations: explanations.unwrap_or_default(),
+            counts: shown_counts,
         });
         write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "html written to {}", path.display())?;
     }
     if let Some(dir) = &outs.parquet {
-        parquet::write_check(dir, &report, pass_k.is_some()).map_err(|e| write_err(&e))?;
+        match &streamed {
+            Some((spilled, _)) => {
+                parquet::write_check_spilled(dir, &report, pass_k.is_some(), spilled)
+            }
+            None => parquet::write_check(dir, &report, pass_k.is_some()),
+        }
+        .map_err(|e| write_err(&e))?;
         writeln!(out, "parquet written to {}", dir.display())?;
     }
     let events = otlp_events::Export {
@@ -710,43 +722,4 @@ fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
         });
     }
     Ok(others)
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::super::args::{Cli, Command};
-    use super::*;
-
-    fn outputs(flags: &[&str]) -> CheckOutputs {
-        let argv = ["faultgate", "check", "run.json", "--color", "never"];
-        match Cli::try_parse_from(argv.iter().chain(flags)).expect("check flags") {
-            Cli {
-                command: Command::Check(args),
-                ..
-            } => args.outputs,
-            _ => unreachable!("a check command line"),
-        }
-    }
-
-    /// The gate, pass^k and the outcome block are counted from a spilled run as it is read back; only
-    /// `--explain` and the files written whole make the run come back into memory.
-    #[test]
-    fn the_gate_and_pass_k_keep_a_run_spilled() {
-        let gated = outputs(&[
-            "--band",
-            "band.json",
-            "--pass-k",
-            "--metric",
-            "pass^k",
-            "--gate",
-            "both",
-            "--json",
-            "r.json",
-        ]);
-        assert!(!gated.need_whole_run(false));
-        assert!(gated.need_whole_run(true));
-        assert!(outputs(&["--band", "band.json", "--markdown", "r.md"]).need_whole_run(false));
-    }
 }

@@ -12,6 +12,8 @@
 //! trace file of a multi-file or directory run is listed with role `traces`; `install` is new and
 //! `repro.sh` installs and names this tool (`faultgate-rs`) instead of 0.4.1; and `created_utc` honours
 //! `SOURCE_DATE_EPOCH` so reproducible builds can pin it. The folder is written whole or not at all.
+//! A spilled run's `failing_traces.json` is written trace by trace as the spill is read back, with the
+//! bytes of the list built whole.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -20,6 +22,8 @@ use super::Report;
 use super::format::{FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty};
 use super::markdown::{overall_verdict, results_by_id};
 use super::repro::{PIP_INSTALL, TOOL, display_path};
+use super::spill::SpilledRun;
+use super::terminal::SpilledCounts;
 use crate::gate::Gate;
 use crate::output::StagedDir;
 
@@ -45,6 +49,21 @@ pub(crate) struct Audit<'a> {
     pub inputs: &'a [Input],
     /// `YYYY-MM-DDTHH:MM:SSZ` ([`utc_now`]).
     pub created_utc: String,
+    /// The run's verdicts and counts when they were spilled rather than held in `report`:
+    /// `failing_traces.json` is then written from the spill as it is read back.
+    pub spilled: Option<(&'a SpilledRun, &'a SpilledCounts)>,
+}
+
+impl Audit<'_> {
+    /// The run's verdict word, as [`overall_verdict`] gives it for the report held whole.
+    fn verdict_word(&self) -> &'static str {
+        match (self.spilled, self.gate) {
+            (Some(_), Some(gate)) => gate.verdict.as_str(),
+            (Some((_, counts)), None) if counts.failed == 0 => "PASS",
+            (Some(_), None) => "FAIL",
+            (None, gate) => overall_verdict(self.report, gate),
+        }
+    }
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`, or the time `SOURCE_DATE_EPOCH` names when set.
@@ -114,7 +133,7 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
     Ok(VerdictJson {
         faultgate_version: env!("CARGO_PKG_VERSION").to_string(),
         created_utc: audit.created_utc.clone(),
-        verdict: overall_verdict(report, audit.gate).to_string(),
+        verdict: audit.verdict_word().to_string(),
         exit_code: audit.exit_code,
         command: audit.command.to_string(),
         install: PIP_INSTALL.to_string(),
@@ -122,9 +141,16 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
         judge: report.judge.clone(),
         checks: report.check_names(),
         redaction: report.redaction.clone(),
-        traces: report.trace_ids().len(),
-        failed_traces: report.failed_traces().len(),
-        fired: report.fired().into_iter().collect(),
+        traces: audit
+            .spilled
+            .map_or_else(|| report.trace_ids().len(), |(_, counts)| counts.traces),
+        failed_traces: audit
+            .spilled
+            .map_or_else(|| report.failed_traces().len(), |(_, counts)| counts.failed),
+        fired: match audit.spilled {
+            Some((_, counts)) => counts.fired_by_name(report).into_iter().collect(),
+            None => report.fired().into_iter().collect(),
+        },
         gate: audit.gate.map(super::json::gate),
     })
 }
@@ -156,6 +182,46 @@ pub(crate) fn failing(report: &Report) -> Vec<FailingTrace> {
         .collect()
 }
 
+/// Writes failing_traces.json of a spilled run, trace by trace as the spill is read back: the bytes
+/// [`to_pretty`] gives for [`failing`] of the run held whole (each trace id is one row of the spill).
+///
+/// # Errors
+///
+/// The spill cannot be read back, or `out` cannot be written.
+pub(crate) fn write_failing_spilled(
+    out: &mut dyn std::io::Write,
+    report: &Report,
+    spilled: &SpilledRun,
+) -> std::io::Result<()> {
+    let mut written = 0usize;
+    let mut text = String::new();
+    spilled.for_each_batch(|batch| {
+        text.clear();
+        for row in batch.rows().filter(super::Row::failed) {
+            let trace = FailingTrace {
+                trace_id: row.trace_id().to_string(),
+                scenario: row.scenario().to_string(),
+                checks: report
+                    .checks
+                    .iter()
+                    .zip(row.verdicts())
+                    .filter(|(_, v)| v.detected)
+                    .map(|(check, v)| FiredCheck {
+                        check: check.name.clone(),
+                        reason: v.reason.unwrap_or_default().to_string(),
+                    })
+                    .collect(),
+            };
+            // The list's entries one level in, as the whole list is written.
+            text.push_str(if written == 0 { "[\n " } else { ",\n " });
+            text.push_str(&to_pretty(&trace).replace('\n', "\n "));
+            written += 1;
+        }
+        out.write_all(text.as_bytes())
+    })?;
+    out.write_all(if written == 0 { b"[]" } else { b"\n]" })
+}
+
 /// repro.sh: a shell script that installs faultgate and reruns the command.
 pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> String {
     format!(
@@ -172,15 +238,18 @@ pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> Stri
 /// A file that cannot be written, or an input that cannot be read for its digest.
 pub(crate) fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
     let verdict = to_pretty(&verdict(audit)?);
-    let failing = to_pretty(&failing(audit.report));
-    let script = repro_script(
-        overall_verdict(audit.report, audit.gate),
-        audit.exit_code,
-        audit.command,
-    );
+    let script = repro_script(audit.verdict_word(), audit.exit_code, audit.command);
     let mut staged = StagedDir::new(dir)?;
     staged.write("verdict.json", verdict.as_bytes())?;
-    staged.write("failing_traces.json", failing.as_bytes())?;
+    match audit.spilled {
+        Some((spilled, _)) => staged.write_with("failing_traces.json", |out| {
+            write_failing_spilled(out, audit.report, spilled)
+        })?,
+        None => staged.write(
+            "failing_traces.json",
+            to_pretty(&failing(audit.report)).as_bytes(),
+        )?,
+    }
     staged.write("repro.sh", script.as_bytes())?;
     staged.commit()
 }
@@ -206,5 +275,60 @@ mod tests {
                 "#!/bin/sh\n# faultgate-rs {v} \u{b7} verdict FAIL \u{b7} exit 1\npip install 'faultgate-rs=={v}'\nfaultgate check t.json\n"
             )
         );
+    }
+
+    #[test]
+    fn failing_traces_written_from_the_spill_are_the_bytes_of_the_list_built_whole() {
+        use crate::checks::{Gating, Reasons, VerdictColumn};
+        use crate::redact::Redaction;
+        use crate::report::ReportCheck;
+        use crate::report::spill::{SpilledFile, VerdictSpill};
+        use crate::report::verdicts::{TraceFields, VerdictBatch, VerdictBatchBuilder, schema};
+        let names = ["abstention", "policy", "abstention"];
+        let batch = |from: usize, to: usize, fire: bool| -> VerdictBatch {
+            let mut builder = VerdictBatchBuilder::new(schema(&names), to - from);
+            let column = || VerdictColumn::new(to - from, Reasons::All, Redaction::Off);
+            let mut columns = vec![column(), column(), column()];
+            for i in from..to {
+                builder.push_trace(&TraceFields {
+                    trace_id: &format!("t\u{e9}{i}"),
+                    scenario: &format!("s \"{}\"", i % 2),
+                    ..TraceFields::default()
+                });
+                columns[0].push(fire && i % 3 == 0, 0.5, "abstains \"here\"\n");
+                columns[1].push(fire && i == 5, 1.0, "");
+                columns[2].push(fire && i % 2 == 0, 0.0, "again");
+            }
+            builder.finish(columns).expect("verdict batch")
+        };
+        for fire in [true, false] {
+            let batches = vec![batch(0, 3, fire), batch(3, 4, false), batch(4, 9, fire)];
+            let whole = Report {
+                checks: names
+                    .iter()
+                    .map(|n| ReportCheck::rule(n, Gating::CleanRate))
+                    .collect(),
+                batches: batches.clone(),
+                ..Report::default()
+            };
+            let spill = VerdictSpill::new(&schema(&names), None).unwrap();
+            let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
+            let spilled = SpilledRun {
+                verdicts: spill.finish().unwrap(),
+                files: vec![SpilledFile {
+                    batches: indices,
+                    dropped: Default::default(),
+                }],
+            };
+            let empty = Report {
+                batches: Vec::new(),
+                ..whole.clone()
+            };
+            let mut out = Vec::new();
+            write_failing_spilled(&mut out, &empty, &spilled).unwrap();
+            let expected = to_pretty(&failing(&whole));
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "fired: {fire}");
+            assert_eq!(expected == "[]", !fire);
+        }
     }
 }

@@ -50,19 +50,47 @@ pub(crate) fn colour_table(table: &str) -> String {
     let Some(first) = table.lines().next() else {
         return String::new();
     };
-    // Cells start where the header's first check name does: after `trace`, its padding and the gap.
-    let start_col = first
-        .char_indices()
-        .skip("trace".len())
-        .find(|(_, c)| *c != ' ')
-        .map_or(first.chars().count(), |(i, _)| first[..i].chars().count());
+    let rows = RowColour::of_header(first);
     for (n, line) in table.split_inclusive('\n').enumerate() {
         if n < 2 {
             out.push_str(line);
-            continue;
+        } else {
+            rows.push_line(&mut out, line);
         }
+    }
+    out
+}
+
+/// Colours the rows of a table below its header, a few at a time: a table written row by row (from the
+/// verdict spill) is coloured as [`colour_table`] colours it whole.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowColour {
+    /// The column where the cells start.
+    start_col: usize,
+}
+
+impl RowColour {
+    /// The colouring of the rows under `header`, the table's first line.
+    pub(crate) fn of_header(header: &str) -> RowColour {
+        // Cells start where the header's first check name does: after `trace`, its padding and the gap.
+        let start_col = header
+            .char_indices()
+            .skip("trace".len())
+            .find(|(_, c)| *c != ' ')
+            .map_or(header.chars().count(), |(i, _)| header[..i].chars().count());
+        RowColour { start_col }
+    }
+
+    /// Appends `rows` (whole lines of the table's rows) to `out`, coloured.
+    pub(crate) fn push_rows(self, out: &mut String, rows: &str) {
+        for line in rows.split_inclusive('\n') {
+            self.push_line(out, line);
+        }
+    }
+
+    fn push_line(self, out: &mut String, line: &str) {
         let chars: Vec<char> = line.chars().collect();
-        let start = start_col.min(chars.len());
+        let start = self.start_col.min(chars.len());
         out.extend(&chars[..start]);
         let mut at = start;
         while at < chars.len() {
@@ -80,7 +108,6 @@ pub(crate) fn colour_table(table: &str) -> String {
             at = gap_end;
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -123,5 +150,17 @@ mod tests {
         assert!(enabled_with(Auto, Some(""), true));
         assert!(!enabled_with(Auto, Some("1"), true));
         assert!(!enabled_with(Auto, None, false));
+    }
+
+    #[test]
+    fn rows_coloured_a_few_at_a_time_are_the_table_coloured_whole() {
+        let (header, rows) = TABLE.split_at(TABLE.find('\n').unwrap() + 1);
+        let (rule, rows) = rows.split_at(rows.find('\n').unwrap() + 1);
+        let colour = RowColour::of_header(header);
+        let mut out = format!("{header}{rule}");
+        for line in rows.split_inclusive('\n') {
+            colour.push_rows(&mut out, line);
+        }
+        assert_eq!(out, colour_table(TABLE));
     }
 }

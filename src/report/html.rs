@@ -17,6 +17,7 @@
 
 use std::fmt::Write as _;
 
+use super::digest::RunCounts;
 use super::markdown::{overall_verdict, results_by_id};
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::fmt_fixed;
@@ -35,6 +36,9 @@ pub(crate) struct Page<'a> {
     pub command: &'a str,
     /// `check --explain`'s explanations (none without it).
     pub explanations: &'a [super::explanation::Explanation],
+    /// The whole run's counts when `report` holds only the rows shown ([`super::digest`]); `None`
+    /// counts `report`.
+    pub counts: Option<&'a RunCounts<'a>>,
 }
 
 /// Escapes text for HTML element content and double-quoted attribute values.
@@ -229,9 +233,17 @@ pub(crate) fn render(page: &Page<'_>) -> String {
     let report = page.report;
     let gate = page.gate.map(|(g, _)| g);
     let verdict = overall_verdict(report, gate);
+    let whole;
+    let counts = match page.counts {
+        Some(counts) => counts,
+        None => {
+            whole = RunCounts::of_report(report);
+            &whole
+        }
+    };
     let mut h = String::new();
     let fired = {
-        let mut fired = report.fired();
+        let mut fired = counts.fired.clone();
         // By fired count, most first; ties keep selection order (the sort is stable).
         fired.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
         fired
@@ -282,8 +294,8 @@ pub(crate) fn render(page: &Page<'_>) -> String {
     let _ = writeln!(
         h,
         "<p>{}/{} traces failed \u{b7} judge {} \u{b7} redaction {}</p>",
-        report.failed_traces().len(),
-        report.trace_ids().len(),
+        counts.failed,
+        counts.traces,
         escape(&report.judge),
         escape(&report.redaction)
     );
@@ -316,6 +328,7 @@ pub(crate) fn render(page: &Page<'_>) -> String {
     h.push_str("</tbody>\n</table>\n</section>\n");
 
     h.push_str("<section>\n<h2>Failing traces</h2>\n");
+    // A digest holds the run's first failing traces: those listed.
     let failed = report.failed_traces();
     if failed.is_empty() {
         h.push_str("<p>No check fired.</p>\n");
@@ -338,17 +351,17 @@ pub(crate) fn render(page: &Page<'_>) -> String {
                 .or_insert_with(|| format!("t{i}"));
         }
         let mut rows = 0;
-        let mut total = 0;
-        for id in &failed {
+        // Every fired verdict is one of a failing trace's rows.
+        let total = counts.fired_verdicts;
+        'rows: for id in &failed {
             for r in &by_id[id] {
                 for (check, v) in report.checks.iter().zip(r.verdicts()) {
                     let name = check.name.as_str();
                     if !v.detected {
                         continue;
                     }
-                    total += 1;
                     if rows >= MAX_ROWS {
-                        continue;
+                        break 'rows;
                     }
                     rows += 1;
                     let class = filters
@@ -501,6 +514,7 @@ mod tests {
             gate: None,
             command: "",
             explanations: &[],
+            counts: None,
         });
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("<span class=\"v v-PASS\" id=\"verdict\">PASS</span>"));

@@ -16,20 +16,26 @@
 //!   the case's `system-err` says so, one `warning: …` or `trust: …` line each.
 //!
 //! No timestamps, durations, host names or ids are written, so the bytes depend only on the verdicts.
-//! Reasons come from the report, which holds them redacted; quick-junit escapes them for XML and drops
-//! characters XML cannot carry.
+//! Reasons come from the report, which holds them redacted.
+//!
+//! ## Bytes
+//!
+//! The document is written case by case, a verdict batch at a time, so a run read back from the
+//! verdict spill never holds more than one batch (the counts each suite's tag carries are taken
+//! before). Its bytes are those quick-junit 0.8 wrote when it built the document whole, which CI
+//! pages and earlier runs have seen: four-space indents, attributes in quick-junit's order, a childless
+//! element closed as `<x/>`, `<>&'"` escaped as entities, and the text first stripped of ANSI escape
+//! sequences and of the control characters XML cannot carry (tab, carriage return and the C1 controls
+//! included, as quick-junit strips them; line feeds stay).
 
-use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatus, TestSuite};
+use std::io::{self, Write};
 
-use super::Report;
 use super::markdown::overall_verdict;
+use super::spill::SpilledRun;
+use super::terminal::SpilledCounts;
+use super::{Report, VerdictBatch};
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;
-
-/// Errors of rendering the XML.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot render JUnit XML: {0}")]
-pub(crate) struct JunitError(#[from] quick_junit::SerializeError);
 
 /// Suite names of the active checks in selection order; a repeated check gets `#n` as in the verdict
 /// batch columns.
@@ -51,6 +57,20 @@ fn suite_names(checks: &[String]) -> Vec<String> {
 
 /// The one-line description of the run's verdict used by the `gate` case.
 pub(crate) fn gate_line(report: &Report, gate: Option<&Gate>) -> String {
+    match gate {
+        // The gate's line names no count of the report's.
+        Some(_) => gate_line_of(gate, 0, 0, ""),
+        None => gate_line_of(
+            None,
+            report.failed_traces().len(),
+            report.trace_ids().len(),
+            overall_verdict(report, None),
+        ),
+    }
+}
+
+/// The gate line; without a gate, `verdict` and `failed` of `traces` traces.
+fn gate_line_of(gate: Option<&Gate>, failed: usize, traces: usize, verdict: &str) -> String {
     let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
     match gate {
         Some(g) => format!(
@@ -64,53 +84,165 @@ pub(crate) fn gate_line(report: &Report, gate: Option<&Gate>) -> String {
             g.policy_violations.len(),
             g.regressions.len()
         ),
-        None => format!(
-            "{}: {}/{} traces failed (no band given)",
-            overall_verdict(report, None),
-            report.failed_traces().len(),
-            report.trace_ids().len()
-        ),
+        None => format!("{verdict}: {failed}/{traces} traces failed (no band given)"),
     }
 }
 
-/// Renders the JUnit XML document.
+/// The counts the document carries before its cases: rows and fired verdicts per check for the suite
+/// tags, distinct and failed traces for the gate line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct JunitCounts {
+    /// Rows of the run: one case per row in each check's suite.
+    rows: usize,
+    /// Fired verdicts per active check, in selection order: each suite's failures.
+    fired: Vec<usize>,
+    /// Distinct trace ids.
+    traces: usize,
+    /// Distinct trace ids where any check fired.
+    failed_traces: usize,
+}
+
+impl JunitCounts {
+    /// The counts of a run held whole.
+    fn of_report(report: &Report) -> JunitCounts {
+        let mut fired = vec![0; report.checks.len()];
+        for row in report.rows() {
+            for (n, verdict) in fired.iter_mut().zip(row.verdicts()) {
+                *n += usize::from(verdict.detected);
+            }
+        }
+        JunitCounts {
+            rows: report.row_count(),
+            fired,
+            traces: report.trace_ids().len(),
+            failed_traces: report.failed_traces().len(),
+        }
+    }
+
+    /// The counts of a spilled run, whose rows are its distinct traces.
+    fn of_spilled(counts: &SpilledCounts) -> JunitCounts {
+        JunitCounts {
+            rows: counts.traces,
+            fired: counts.fired.clone(),
+            traces: counts.traces,
+            failed_traces: counts.failed,
+        }
+    }
+
+    /// The run's verdict without a gate, as [`overall_verdict`] gives it.
+    fn verdict(&self, gate: Option<&Gate>) -> &'static str {
+        match gate {
+            Some(g) => g.verdict.as_str(),
+            None if self.failed_traces == 0 => "PASS",
+            None => "FAIL",
+        }
+    }
+}
+
+/// Renders the JUnit XML document of a run held whole.
+pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> String {
+    let mut out = Vec::new();
+    write_from(
+        &mut out,
+        report,
+        gate,
+        &JunitCounts::of_report(report),
+        |each| report.batches.iter().try_for_each(each),
+    )
+    .expect("writing into memory does not fail");
+    String::from_utf8(out).expect("the document is built from UTF-8 text")
+}
+
+/// Writes the JUnit XML document of a spilled run, a batch at a time as it is read back: the bytes
+/// [`render`] gives for the same run held whole.
 ///
 /// # Errors
 ///
-/// Only if the XML writer fails, which writing into memory does not.
-pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> Result<String, JunitError> {
-    let mut junit = JunitReport::new("faultgate");
-    for (k, suite_name) in suite_names(&report.check_names()).into_iter().enumerate() {
-        let mut suite = TestSuite::new(suite_name.as_str());
-        for row in report.rows() {
-            let verdict = row.verdict(k);
-            let status = if verdict.detected {
-                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                status
-                    .set_type(report.checks[k].name.as_str())
-                    .set_message(verdict.reason.unwrap_or_default());
-                status
-            } else {
-                TestCaseStatus::success()
-            };
-            let mut case = TestCase::new(row.trace_id(), status);
-            case.set_classname(row.scenario());
-            suite.add_test_case(case);
+/// The spill cannot be read back, or `out` cannot be written.
+pub(crate) fn write_spilled(
+    out: &mut dyn Write,
+    report: &Report,
+    gate: Option<&Gate>,
+    spilled: &SpilledRun,
+    counts: &SpilledCounts,
+) -> io::Result<()> {
+    write_from(
+        out,
+        report,
+        gate,
+        &JunitCounts::of_spilled(counts),
+        |each| spilled.for_each_batch(each),
+    )
+}
+
+/// Writes the document; `batches` calls its argument with every verdict batch in run order, and is
+/// called once per check suite.
+fn write_from(
+    out: &mut dyn Write,
+    report: &Report,
+    gate: Option<&Gate>,
+    counts: &JunitCounts,
+    batches: impl Fn(&mut dyn FnMut(&VerdictBatch) -> io::Result<()>) -> io::Result<()>,
+) -> io::Result<()> {
+    let line = gate_line_of(
+        gate,
+        counts.failed_traces,
+        counts.traces,
+        counts.verdict(gate),
+    );
+    let gate_failed = counts.verdict(gate) == "FAIL";
+    let checks = report.checks.len();
+    let tests = counts.rows * checks + 1;
+    let failures = counts.fired.iter().sum::<usize>() + usize::from(gate_failed);
+    let mut text = String::with_capacity(1 << 16);
+    text.push_str(r#"<?xml version="1.0" encoding="UTF-8"?>"#);
+    text.push_str("\n<testsuites name=\"faultgate\"");
+    push_counts(&mut text, &[("tests", tests), ("skipped", 0)]);
+    push_counts(&mut text, &[("failures", failures), ("errors", 0)]);
+    text.push('>');
+    for (k, suite_name) in suite_names(&report.check_names()).iter().enumerate() {
+        suite_tag(&mut text, suite_name, counts.rows, counts.fired[k]);
+        if counts.rows == 0 {
+            text.push_str("/>");
+            continue;
         }
-        junit.add_test_suite(suite);
+        text.push('>');
+        let check = &report.checks[k].name;
+        batches(&mut |batch: &VerdictBatch| {
+            for row in batch.rows() {
+                text.push_str("\n        <testcase name=\"");
+                push_escaped(&mut text, row.trace_id());
+                text.push_str("\" classname=\"");
+                push_escaped(&mut text, row.scenario());
+                let verdict = row.verdict(k);
+                if verdict.detected {
+                    text.push_str("\">\n            <failure message=\"");
+                    push_escaped(&mut text, verdict.reason.unwrap_or_default());
+                    text.push_str("\" type=\"");
+                    push_escaped(&mut text, check);
+                    text.push_str("\"/>\n        </testcase>");
+                } else {
+                    text.push_str("\"/>");
+                }
+            }
+            out.write_all(text.as_bytes())?;
+            text.clear();
+            Ok(())
+        })?;
+        text.push_str("\n    </testsuite>");
     }
 
-    let line = gate_line(report, gate);
-    let failed = overall_verdict(report, gate) == "FAIL";
-    let mut case = if failed {
-        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        status.set_type("gate").set_message(line.as_str());
-        TestCase::new("verdict", status)
+    suite_tag(&mut text, "gate", 1, usize::from(gate_failed));
+    text.push_str(">\n        <testcase name=\"verdict\" classname=\"gate\">");
+    if gate_failed {
+        text.push_str("\n            <failure message=\"");
+        push_escaped(&mut text, &line);
+        text.push_str("\" type=\"gate\"/>");
     } else {
-        let mut case = TestCase::new("verdict", TestCaseStatus::success());
-        case.set_system_out(line.as_str());
-        case
-    };
+        text.push_str("\n            <system-out>");
+        push_escaped(&mut text, &line);
+        text.push_str("</system-out>");
+    }
     // What the gate left out (scenarios outside the band) goes beside the verdict, so a CI page shows
     // it; absent otherwise, so the document is unchanged.
     if let Some(g) = gate {
@@ -120,16 +252,58 @@ pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> Result<String, Jun
             .chain(super::gate_lines::set_aside_lines(g))
             .collect();
         if !shown.is_empty() {
-            case.set_system_err(shown.join("\n"));
+            text.push_str("\n            <system-err>");
+            push_escaped(&mut text, &shown.join("\n"));
+            text.push_str("</system-err>");
         }
     }
-    case.set_classname("gate");
-    let mut suite = TestSuite::new("gate");
-    suite.add_test_case(case);
-    junit.add_test_suite(suite);
-    let mut xml = junit.to_string()?;
-    xml.push('\n');
-    Ok(xml)
+    text.push_str("\n        </testcase>\n    </testsuite>\n</testsuites>\n\n");
+    out.write_all(text.as_bytes())
+}
+
+/// `\n    <testsuite name=".." tests=".." skipped="0" errors="0" failures=".."`, left open.
+fn suite_tag(text: &mut String, name: &str, tests: usize, failures: usize) {
+    text.push_str("\n    <testsuite name=\"");
+    push_escaped(text, name);
+    text.push('"');
+    push_counts(text, &[("tests", tests), ("skipped", 0), ("errors", 0)]);
+    push_counts(text, &[("failures", failures)]);
+}
+
+fn push_counts(text: &mut String, counts: &[(&str, usize)]) {
+    use std::fmt::Write as _;
+    for (name, n) in counts {
+        let _ = write!(text, " {name}=\"{n}\"");
+    }
+}
+
+/// Appends `raw` as XML attribute or element text: stripped of what XML cannot carry, then escaped.
+fn push_escaped(text: &mut String, raw: &str) {
+    // Only a control character (C0, or C1, which UTF-8 writes after 0xC2) can start an ANSI escape or
+    // be stripped: other text is kept as it is, without the stripper's allocations.
+    let stripped;
+    let kept = if raw.bytes().any(|b| b < 0x20 || b == 0xC2) {
+        stripped = strip_ansi_escapes::strip_str(raw).replace(
+            |c| matches!(c, '\x00'..='\x08' | '\x0b' | '\x0c' | '\x0e'..='\x1f'),
+            "",
+        );
+        stripped.as_str()
+    } else {
+        raw
+    };
+    let mut rest = kept;
+    while let Some(at) = rest.find(['<', '>', '&', '\'', '"']) {
+        text.push_str(&rest[..at]);
+        text.push_str(match rest.as_bytes()[at] {
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'&' => "&amp;",
+            b'\'' => "&apos;",
+            _ => "&quot;",
+        });
+        rest = &rest[at + 1..];
+    }
+    text.push_str(rest);
 }
 
 #[cfg(test)]
@@ -145,7 +319,7 @@ mod tests {
     #[test]
     fn an_empty_report_has_only_the_gate_suite_and_passes() {
         let report = Report::default();
-        let xml = render(&report, None).unwrap();
+        let xml = render(&report, None);
         assert!(
             xml.contains(
                 r#"<testsuite name="gate" tests="1" skipped="0" errors="0" failures="0">"#
@@ -153,5 +327,97 @@ mod tests {
         );
         assert!(xml.contains("PASS: 0/0 traces failed (no band given)"));
         assert!(!xml.contains("<failure"));
+    }
+
+    /// A report of two rows over a check selected twice and another, with ids, scenarios and reasons
+    /// that need escaping or stripping.
+    fn awkward_report() -> Report {
+        use crate::checks::{Reasons, VerdictColumn};
+        use crate::redact::Redaction;
+        use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
+        let names = ["abstention", "loop", "abstention"];
+        let mut builder = VerdictBatchBuilder::new(schema(&names), 2);
+        let mut columns: Vec<VerdictColumn> = (0..3)
+            .map(|_| VerdictColumn::new(2, Reasons::All, Redaction::Off))
+            .collect();
+        let rows = [
+            (
+                "t<1>&'\"",
+                "s\tcope\r",
+                "red \x1b[31malert\x1b[0m \u{85}C1 \u{7f}del",
+            ),
+            (
+                "t\u{1b}]0;title\u{7}2",
+                "é\x0bx",
+                "line\nbreak\x00 & <tag> \u{1F600}",
+            ),
+        ];
+        for (i, (id, scenario, reason)) in rows.iter().enumerate() {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario,
+                ..TraceFields::default()
+            });
+            for (k, column) in columns.iter_mut().enumerate() {
+                column.push((i + k) % 2 == 0, 0.5, *reason);
+            }
+        }
+        Report {
+            checks: names
+                .iter()
+                .map(|n| super::super::ReportCheck::rule(n, crate::checks::Gating::CleanRate))
+                .collect(),
+            batches: vec![builder.finish(columns).expect("verdict batch")],
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn the_document_has_the_bytes_quick_junit_wrote() {
+        // The document quick-junit 0.8 wrote for this report, kept as CI pages have seen it: ANSI
+        // sequences, tabs, carriage returns, C0 and C1 controls stripped, line feeds and DEL kept.
+        let expected = concat!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+            "<testsuites name=\"faultgate\" tests=\"7\" skipped=\"0\" failures=\"4\" errors=\"0\">\n",
+            "    <testsuite name=\"abstention\" tests=\"2\" skipped=\"0\" errors=\"0\" failures=\"1\">\n",
+            "        <testcase name=\"t&lt;1&gt;&amp;&apos;&quot;\" classname=\"scope\">\n",
+            "            <failure message=\"red alert C1 \u{7f}del\" type=\"abstention\"/>\n",
+            "        </testcase>\n",
+            "        <testcase name=\"t2\" classname=\"\u{e9}x\"/>\n",
+            "    </testsuite>\n",
+            "    <testsuite name=\"loop\" tests=\"2\" skipped=\"0\" errors=\"0\" failures=\"1\">\n",
+            "        <testcase name=\"t&lt;1&gt;&amp;&apos;&quot;\" classname=\"scope\"/>\n",
+            "        <testcase name=\"t2\" classname=\"\u{e9}x\">\n",
+            "            <failure message=\"line\nbreak &amp; &lt;tag&gt; \u{1F600}\" type=\"loop\"/>\n",
+            "        </testcase>\n",
+            "    </testsuite>\n",
+            "    <testsuite name=\"abstention#2\" tests=\"2\" skipped=\"0\" errors=\"0\" failures=\"1\">\n",
+            "        <testcase name=\"t&lt;1&gt;&amp;&apos;&quot;\" classname=\"scope\">\n",
+            "            <failure message=\"red alert C1 \u{7f}del\" type=\"abstention\"/>\n",
+            "        </testcase>\n",
+            "        <testcase name=\"t2\" classname=\"\u{e9}x\"/>\n",
+            "    </testsuite>\n",
+            "    <testsuite name=\"gate\" tests=\"1\" skipped=\"0\" errors=\"0\" failures=\"1\">\n",
+            "        <testcase name=\"verdict\" classname=\"gate\">\n",
+            "            <failure message=\"FAIL: 2/2 traces failed (no band given)\" type=\"gate\"/>\n",
+            "        </testcase>\n",
+            "    </testsuite>\n",
+            "</testsuites>\n\n",
+        );
+        assert_eq!(render(&awkward_report(), None), expected);
+    }
+
+    #[test]
+    fn a_check_without_rows_is_an_empty_suite_element() {
+        let report = Report {
+            checks: vec![super::super::ReportCheck::rule(
+                "loop",
+                crate::checks::Gating::CleanRate,
+            )],
+            ..Report::default()
+        };
+        assert!(render(&report, None).contains(
+            "\n    <testsuite name=\"loop\" tests=\"0\" skipped=\"0\" errors=\"0\" failures=\"0\"/>\n    <testsuite name=\"gate\""
+        ));
     }
 }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::digest::RunCounts;
 use super::repro::PIP_INSTALL;
 use super::{OutcomeSummary, Report, Row};
 use crate::compat::fmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
@@ -23,9 +24,9 @@ use crate::gate::band::BandFile;
 use crate::gate::{Gate, Verdict};
 
 /// The policy table stops once the document has this many lines.
-const MAX_LINES_FOR_POLICY_ROWS: usize = 200;
+pub(crate) const MAX_LINES_FOR_POLICY_ROWS: usize = 200;
 /// Failing traces and regressions listed before the rest is summarised.
-const MAX_LISTED: usize = 20;
+pub(crate) const MAX_LISTED: usize = 20;
 /// Cells of the chart's 0-to-1 scale (one cell = 0.05).
 const CHART_CELLS: usize = 20;
 /// Per-run marks in the sparkline before it is cut.
@@ -48,6 +49,9 @@ pub(crate) struct Summary<'a> {
     pub pass_k: Option<&'a crate::gate::passk::PassKTable>,
     /// `check --explain`'s explanations (none without it).
     pub explanations: &'a [super::explanation::Explanation],
+    /// The whole run's counts when `report` holds only the rows shown ([`super::digest`]); `None`
+    /// counts `report`.
+    pub counts: Option<&'a RunCounts<'a>>,
 }
 
 /// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
@@ -170,6 +174,14 @@ pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<Row<'_>>> {
 pub(crate) fn render(summary: &Summary<'_>) -> String {
     let report = summary.report;
     let gate = summary.gate.as_ref().map(|g| g.gate);
+    let whole;
+    let counts = match summary.counts {
+        Some(counts) => counts,
+        None => {
+            whole = RunCounts::of_report(report);
+            &whole
+        }
+    };
     let mut lines: Vec<String> = vec![
         "<!-- faultgate -->".into(),
         format!("## faultgate: {}", overall_verdict(report, gate)),
@@ -234,10 +246,7 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
     }
     lines.push(format!(
         "{}/{} traces failed \u{b7} judge {} \u{b7} redaction {}",
-        report.failed_traces().len(),
-        report.trace_ids().len(),
-        report.judge,
-        report.redaction
+        counts.failed, counts.traces, report.judge, report.redaction
     ));
     if let Some(table) = summary.pass_k {
         lines.extend(pass_k_lines(table));
@@ -271,24 +280,21 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
     lines.push(String::new());
     lines.push("| check | fired |".into());
     lines.push("|---|---|".into());
-    for (name, count) in report.fired() {
+    for &(name, count) in &counts.fired {
         lines.push(format!("| {} | {count} |", md_cell(name)));
     }
 
-    let violations: Vec<&str> = match gate {
-        Some(g) => g.policy_violations.iter().map(String::as_str).collect(),
-        None => report
-            .blocked_on(crate::checks::Gating::PolicyBlock)
-            .unwrap_or_default(),
+    let violations = match gate {
+        Some(g) => g.policy_violations.len(),
+        None => counts.policy_blocked,
     };
-    if !violations.is_empty() {
+    if violations > 0 {
         lines.extend([
             String::new(),
             "### Policy: hard block".into(),
             String::new(),
             format!(
-                "Policy violated in {} trace(s); the gate fails whatever the clean rate.",
-                violations.len()
+                "Policy violated in {violations} trace(s); the gate fails whatever the clean rate."
             ),
             String::new(),
             "| trace | reason |".into(),
@@ -311,11 +317,12 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         }
     }
 
+    // A digest holds the run's first failing traces: those listed.
     let failed = report.failed_traces();
     if !failed.is_empty() {
         let mut title = "### Failing traces".to_string();
-        if failed.len() > MAX_LISTED {
-            title.push_str(&format!(" (first {MAX_LISTED} of {})", failed.len()));
+        if counts.failed > MAX_LISTED {
+            title.push_str(&format!(" (first {MAX_LISTED} of {})", counts.failed));
         }
         lines.extend([
             String::new(),
@@ -571,6 +578,7 @@ mod tests {
             command: "faultgate check run.json --band band.json",
             pass_k: None,
             explanations: &[],
+            counts: None,
         });
         (gate, text)
     }
@@ -631,6 +639,7 @@ mod tests {
             command: "faultgate check run.json",
             pass_k: None,
             explanations: &[],
+            counts: None,
         });
         assert!(plain.contains(block));
         assert!(!plain.contains("faultgate:chart"));
@@ -645,6 +654,7 @@ mod tests {
             command: "faultgate check run.json",
             pass_k: None,
             explanations: &[],
+            counts: None,
         });
         assert!(text.contains("### Failing traces (first 20 of 25)"));
         assert_eq!(text.matches("| search_loop | no answer").count(), 20);

@@ -4,7 +4,9 @@
 //! ## Wire format
 //!
 //! Uncompressed Parquet written by the `parquet` crate's Arrow writer, `created_by` fixed to
-//! `faultgate <version>`, no timestamps: the bytes depend only on the results.
+//! `faultgate <version>`, no timestamps: the bytes depend only on the results. Row groups hold the
+//! writer's default 1,048,576 rows; the tables of `check` are written a row group at a time (from the
+//! verdict spill when the run spilled), with the bytes of each table written from one batch.
 //!
 //! `check --parquet DIR`:
 //! - `verdicts.parquet`, one row per trace and active check, in report order: `trace_id` (utf8),
@@ -32,6 +34,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -39,8 +42,10 @@ use parquet::basic::Compression;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
-use super::{Report, write_atomic};
+use super::spill::SpilledRun;
+use super::{Report, Row, VerdictBatch, write_atomic};
 use crate::compat::fmt::round_half_even;
+use crate::gate::passk::{Trials, all_pass_probability};
 use crate::gate::{Band, RunSummary};
 
 /// File names written into the `--parquet` directory.
@@ -83,7 +88,417 @@ fn encode(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>, Parquet
     Ok(buffer)
 }
 
-/// `verdicts.parquet` as a record batch.
+/// How the tables of `check --parquet` are cut: the writer's properties, and the rows handed to it
+/// at a time.
+struct Layout {
+    properties: WriterProperties,
+    /// The writer's row-group size: each table is cut every this many rows, as when it was written
+    /// from one batch.
+    row_group_rows: usize,
+    /// Rows of `verdicts.parquet` handed to the writer at a time. The writer cuts what it is given
+    /// into mini-batches (1024 rows) from the start of each call and decides page and dictionary
+    /// limits after each; a piece that is a multiple of the mini-batch and divides the row-group size
+    /// puts every cut where one call with the whole row group puts it, so the bytes are the same. The
+    /// table's columns have no nulls, so nothing else depends on how the rows are handed over.
+    verdict_piece_rows: usize,
+}
+
+impl Layout {
+    fn new(properties: WriterProperties, verdict_piece_rows: usize) -> Layout {
+        let row_group_rows = properties.max_row_group_row_count().unwrap_or(usize::MAX);
+        debug_assert!(verdict_piece_rows.is_multiple_of(properties.write_batch_size()));
+        debug_assert!(row_group_rows.is_multiple_of(verdict_piece_rows));
+        Layout {
+            properties,
+            row_group_rows,
+            verdict_piece_rows,
+        }
+    }
+
+    /// The layout the tables are written with.
+    fn check() -> Layout {
+        Layout::new(properties(), 1 << 16)
+    }
+}
+
+/// The schema of `verdicts.parquet`.
+fn verdicts_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        field("trace_id", DataType::Utf8, false),
+        field("scenario", DataType::Utf8, false),
+        field("check", DataType::Utf8, false),
+        field("detected", DataType::Boolean, false),
+        field("confidence", DataType::Float64, false),
+        field("reason", DataType::Utf8, false),
+    ]))
+}
+
+/// The schema of `traces.parquet`, with the trial columns or without.
+fn traces_schema(trials: bool) -> SchemaRef {
+    let mut fields = vec![
+        field("trace_id", DataType::Utf8, false),
+        field("scenario", DataType::Utf8, false),
+        field("agent", DataType::Utf8, true),
+        field("agent_version", DataType::Utf8, true),
+        field("steps", DataType::Int64, false),
+        field("tokens", DataType::Int64, true),
+        field("latency_ms", DataType::Float64, true),
+        field("cost_usd", DataType::Float64, true),
+        field("clean", DataType::Boolean, false),
+    ];
+    if trials {
+        fields.push(field("scenario_trials", DataType::Int64, false));
+        fields.push(field("scenario_passes", DataType::Int64, false));
+        fields.push(field("scenario_pass_k", DataType::Float64, true));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// The rows of `verdicts.parquet` gathered for the next write.
+struct VerdictRows {
+    schema: SchemaRef,
+    ids: StringBuilder,
+    scenarios: StringBuilder,
+    checks: StringBuilder,
+    detected: BooleanBuilder,
+    confidence: Float64Builder,
+    reasons: StringBuilder,
+    len: usize,
+}
+
+impl VerdictRows {
+    fn new() -> VerdictRows {
+        VerdictRows {
+            schema: verdicts_schema(),
+            ids: StringBuilder::new(),
+            scenarios: StringBuilder::new(),
+            checks: StringBuilder::new(),
+            detected: BooleanBuilder::new(),
+            confidence: Float64Builder::new(),
+            reasons: StringBuilder::new(),
+            len: 0,
+        }
+    }
+
+    /// Appends one row per check of `row`, writing each full piece.
+    fn push<W: std::io::Write + Send>(
+        &mut self,
+        piece_rows: usize,
+        report: &Report,
+        row: &Row<'_>,
+        writer: &mut ArrowWriter<W>,
+    ) -> Result<(), ParquetOutputError> {
+        for (check, v) in report.checks.iter().zip(row.verdicts()) {
+            self.ids.append_value(row.trace_id());
+            self.scenarios.append_value(row.scenario());
+            self.checks.append_value(&check.name);
+            self.detected.append_value(v.detected);
+            self.confidence
+                .append_value(round_half_even(v.confidence, 4));
+            // A run writing this table keeps every reason (`Reasons::All`).
+            self.reasons.append_value(v.reason.unwrap_or_default());
+            self.len += 1;
+            if self.len == piece_rows {
+                self.write(writer)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands the gathered rows to the writer.
+    fn write<W: std::io::Write + Send>(
+        &mut self,
+        writer: &mut ArrowWriter<W>,
+    ) -> Result<(), ParquetOutputError> {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.ids.finish()),
+            Arc::new(self.scenarios.finish()),
+            Arc::new(self.checks.finish()),
+            Arc::new(self.detected.finish()),
+            Arc::new(self.confidence.finish()),
+            Arc::new(self.reasons.finish()),
+        ];
+        self.len = 0;
+        writer.write(&RecordBatch::try_new(self.schema.clone(), columns)?)?;
+        Ok(())
+    }
+}
+
+/// Where the trial columns of `traces.parquet` (`--pass-k`) come from.
+enum TrialColumns {
+    /// No scenario key has several traces, or pass^k was not asked for: no trial columns.
+    None,
+    /// A run held whole: each row's cells, in run order.
+    PerRow(Vec<(Trials, Option<f64>)>),
+    /// A spilled run: the trials of each scenario key, counted in a first pass.
+    PerScenario(TrialTable),
+}
+
+impl TrialColumns {
+    /// The cells of the `index`th row, `row`.
+    fn of(&self, row: &Row<'_>, index: usize) -> Option<(Trials, Option<f64>)> {
+        match self {
+            TrialColumns::None => None,
+            TrialColumns::PerRow(cells) => cells.get(index).copied(),
+            TrialColumns::PerScenario(table) => Some(table.of(row.scenario())),
+        }
+    }
+}
+
+/// Each scenario key's trials (`--pass-k`), counted over the whole run, and the run's largest trial
+/// count, as [`crate::gate::passk::trials_per_trace`] counts them: one entry a scenario.
+struct TrialTable {
+    trials: HashMap<String, Trials>,
+    max_trials: u32,
+}
+
+impl TrialTable {
+    /// Counts the run's trials; `None` when no scenario key has several traces (then the table has no
+    /// trial columns).
+    fn count(
+        batches: &impl Fn(&mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>) -> std::io::Result<()>,
+    ) -> Result<Option<TrialTable>, ParquetOutputError> {
+        let mut trials: HashMap<String, Trials> = HashMap::new();
+        batches(&mut |batch| {
+            for row in batch.rows() {
+                let cell = match trials.get_mut(row.scenario()) {
+                    Some(cell) => cell,
+                    None => trials.entry(row.scenario().to_string()).or_insert(Trials {
+                        trials: 0,
+                        passes: 0,
+                    }),
+                };
+                cell.trials += 1;
+                cell.passes += u32::from(!row.failed());
+            }
+            Ok(())
+        })?;
+        let max_trials = trials.values().map(|t| t.trials).max().unwrap_or(0);
+        Ok((max_trials >= 2).then_some(TrialTable { trials, max_trials }))
+    }
+
+    /// A trace's key's trials, and its pass^K when the key has the run's largest trial count.
+    fn of(&self, key: &str) -> (Trials, Option<f64>) {
+        let t = self.trials[key];
+        let pass_k = (t.trials >= self.max_trials)
+            .then(|| all_pass_probability(t.trials, t.passes, self.max_trials));
+        (t, pass_k)
+    }
+}
+
+/// The rows of `traces.parquet` gathered for the next row group. A row group is handed to the writer
+/// whole: nullable columns are written in pieces whose size depends on where the nulls are, so only
+/// the row group's rows in one call give the bytes the table written from one batch has.
+struct TraceRows<'t> {
+    schema: SchemaRef,
+    trials: &'t TrialColumns,
+    /// Rows pushed so far, over every row group.
+    index: usize,
+    ids: StringBuilder,
+    scenarios: StringBuilder,
+    agents: StringBuilder,
+    agent_versions: StringBuilder,
+    steps: Int64Builder,
+    tokens: Int64Builder,
+    latency: Float64Builder,
+    cost: Float64Builder,
+    clean: BooleanBuilder,
+    scenario_trials: Int64Builder,
+    scenario_passes: Int64Builder,
+    scenario_pass_k: Float64Builder,
+    len: usize,
+}
+
+impl<'t> TraceRows<'t> {
+    fn new(trials: &'t TrialColumns) -> TraceRows<'t> {
+        TraceRows {
+            schema: traces_schema(!matches!(trials, TrialColumns::None)),
+            trials,
+            index: 0,
+            ids: StringBuilder::new(),
+            scenarios: StringBuilder::new(),
+            agents: StringBuilder::new(),
+            agent_versions: StringBuilder::new(),
+            steps: Int64Builder::new(),
+            tokens: Int64Builder::new(),
+            latency: Float64Builder::new(),
+            cost: Float64Builder::new(),
+            clean: BooleanBuilder::new(),
+            scenario_trials: Int64Builder::new(),
+            scenario_passes: Int64Builder::new(),
+            scenario_pass_k: Float64Builder::new(),
+            len: 0,
+        }
+    }
+
+    /// Appends the row of one trace, writing each full row group.
+    fn push<W: std::io::Write + Send>(
+        &mut self,
+        row_group_rows: usize,
+        row: &Row<'_>,
+        writer: &mut ArrowWriter<W>,
+    ) -> Result<(), ParquetOutputError> {
+        let measures = row.measures();
+        self.ids.append_value(row.trace_id());
+        self.scenarios.append_value(row.scenario());
+        self.agents.append_option(row.agent());
+        self.agent_versions.append_option(row.agent_version());
+        self.steps
+            .append_value(i64::try_from(row.steps()).unwrap_or(i64::MAX));
+        self.tokens.append_option(measures.tokens.map(|t| t as i64));
+        self.latency.append_option(measures.latency_ms);
+        self.cost.append_option(measures.cost_usd);
+        self.clean.append_value(!row.failed());
+        if let Some((t, pass_k)) = self.trials.of(row, self.index) {
+            self.scenario_trials.append_value(i64::from(t.trials));
+            self.scenario_passes.append_value(i64::from(t.passes));
+            self.scenario_pass_k.append_option(pass_k);
+        }
+        self.index += 1;
+        self.len += 1;
+        if self.len == row_group_rows {
+            self.write(writer)?;
+        }
+        Ok(())
+    }
+
+    /// Hands the gathered rows to the writer.
+    fn write<W: std::io::Write + Send>(
+        &mut self,
+        writer: &mut ArrowWriter<W>,
+    ) -> Result<(), ParquetOutputError> {
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(self.ids.finish()),
+            Arc::new(self.scenarios.finish()),
+            Arc::new(self.agents.finish()),
+            Arc::new(self.agent_versions.finish()),
+            Arc::new(self.steps.finish()),
+            Arc::new(self.tokens.finish()),
+            Arc::new(self.latency.finish()),
+            Arc::new(self.cost.finish()),
+            Arc::new(self.clean.finish()),
+        ];
+        if !matches!(self.trials, TrialColumns::None) {
+            columns.push(Arc::new(self.scenario_trials.finish()));
+            columns.push(Arc::new(self.scenario_passes.finish()));
+            columns.push(Arc::new(self.scenario_pass_k.finish()));
+        }
+        self.len = 0;
+        writer.write(&RecordBatch::try_new(self.schema.clone(), columns)?)?;
+        Ok(())
+    }
+}
+
+/// Writes `verdicts.parquet` and `traces.parquet` of a run held whole into `dir`, creating it; with
+/// `trials` (`--pass-k`), `traces.parquet` gets the trial columns when some scenario has several
+/// traces.
+///
+/// # Errors
+///
+/// A table that cannot be encoded or a file that cannot be written.
+pub(crate) fn write_check(
+    dir: &Path,
+    report: &Report,
+    trials: bool,
+) -> Result<(), ParquetOutputError> {
+    let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
+    let trials = match trials.then(|| crate::gate::passk::trials_per_trace(keys.iter().copied())) {
+        Some(Some(cells)) => TrialColumns::PerRow(cells),
+        _ => TrialColumns::None,
+    };
+    write_check_from(dir, report, &trials, &Layout::check(), |each| {
+        report.batches.iter().try_for_each(each)
+    })
+}
+
+/// As [`write_check`] for a spilled run, read back a batch at a time (twice per table with the trial
+/// columns): the same bytes, with one row group of each table in memory at most.
+///
+/// # Errors
+///
+/// The spill cannot be read back, a table cannot be encoded, or a file cannot be written.
+pub(crate) fn write_check_spilled(
+    dir: &Path,
+    report: &Report,
+    trials: bool,
+    spilled: &SpilledRun,
+) -> Result<(), ParquetOutputError> {
+    let batches =
+        |each: &mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>| spilled.for_each_batch(each);
+    let trials = match trials.then(|| TrialTable::count(&batches)).transpose()? {
+        Some(Some(table)) => TrialColumns::PerScenario(table),
+        _ => TrialColumns::None,
+    };
+    write_check_from(dir, report, &trials, &Layout::check(), batches)
+}
+
+/// Writes both tables; `batches` calls its argument with every verdict batch in run order.
+fn write_check_from(
+    dir: &Path,
+    report: &Report,
+    trials: &TrialColumns,
+    layout: &Layout,
+    batches: impl Fn(&mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>) -> std::io::Result<()>,
+) -> Result<(), ParquetOutputError> {
+    std::fs::create_dir_all(dir)?;
+    // The writers' errors travel through the batch callback as I/O errors and are unwrapped after.
+    let into_io = |e: ParquetOutputError| match e {
+        ParquetOutputError::Io(e) => e,
+        e => std::io::Error::other(e),
+    };
+    crate::output::write_atomic_with(&dir.join(VERDICTS_FILE), |out| {
+        let mut writer =
+            ArrowWriter::try_new(out, verdicts_schema(), Some(layout.properties.clone()))
+                .map_err(|e| into_io(e.into()))?;
+        let mut rows = VerdictRows::new();
+        batches(&mut |batch| {
+            for row in batch.rows() {
+                rows.push(layout.verdict_piece_rows, report, &row, &mut writer)
+                    .map_err(into_io)?;
+            }
+            Ok(())
+        })?;
+        let left = rows.len;
+        finish(writer, |w| rows.write(w), left).map_err(into_io)
+    })?;
+    crate::output::write_atomic_with(&dir.join(TRACES_FILE), |out| {
+        let mut writer = ArrowWriter::try_new(
+            out,
+            traces_schema(!matches!(trials, TrialColumns::None)),
+            Some(layout.properties.clone()),
+        )
+        .map_err(|e| into_io(e.into()))?;
+        let mut rows = TraceRows::new(trials);
+        batches(&mut |batch| {
+            for row in batch.rows() {
+                rows.push(layout.row_group_rows, &row, &mut writer)
+                    .map_err(into_io)?;
+            }
+            Ok(())
+        })?;
+        let left = rows.len;
+        finish(writer, |w| rows.write(w), left).map_err(into_io)
+    })?;
+    Ok(())
+}
+
+/// Writes the rows left (`left` of them, through `write`) and closes the file.
+fn finish<W: std::io::Write + Send>(
+    mut writer: ArrowWriter<W>,
+    write: impl FnOnce(&mut ArrowWriter<W>) -> Result<(), ParquetOutputError>,
+    left: usize,
+) -> Result<(), ParquetOutputError> {
+    if left > 0 {
+        write(&mut writer)?;
+    }
+    writer.flush()?;
+    writer.close()?;
+    Ok(())
+}
+
+/// `verdicts.parquet` as one record batch, as the table was built before it was written a row group
+/// at a time: what the tests hold the streamed table to.
+#[cfg(test)]
 pub(crate) fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
     let schema = Arc::new(Schema::new(vec![
         field("trace_id", DataType::Utf8, false),
@@ -122,7 +537,9 @@ pub(crate) fn verdicts_batch(report: &Report) -> Result<RecordBatch, ArrowError>
     RecordBatch::try_new(schema, columns)
 }
 
-/// `traces.parquet` as a record batch.
+/// `traces.parquet` as one record batch, as the table was built before it was written a row group at
+/// a time.
+#[cfg(test)]
 pub(crate) fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
     let schema = Arc::new(Schema::new(vec![
         field("trace_id", DataType::Utf8, false),
@@ -159,6 +576,7 @@ pub(crate) fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
 }
 
 /// `traces` with the trial columns appended, when some scenario key has several traces.
+#[cfg(test)]
 fn with_trial_columns(traces: RecordBatch, report: &Report) -> Result<RecordBatch, ArrowError> {
     let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
     let Some(trials) = crate::gate::passk::trials_per_trace(keys.iter().copied()) else {
@@ -180,30 +598,6 @@ fn with_trial_columns(traces: RecordBatch, report: &Report) -> Result<RecordBatc
         trials.iter().map(|(_, p)| *p),
     )));
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-}
-
-/// Writes `verdicts.parquet` and `traces.parquet` into `dir`, creating it; with `trials` (`--pass-k`),
-/// `traces.parquet` gets the trial columns when some scenario has several traces.
-///
-/// # Errors
-///
-/// A table that cannot be encoded or a file that cannot be written.
-pub(crate) fn write_check(
-    dir: &Path,
-    report: &Report,
-    trials: bool,
-) -> Result<(), ParquetOutputError> {
-    let verdicts = verdicts_batch(report)?;
-    let mut traces = traces_batch(report)?;
-    if trials {
-        traces = with_trial_columns(traces, report)?;
-    }
-    let verdict_bytes = encode(verdicts.schema(), &[verdicts])?;
-    let trace_bytes = encode(traces.schema(), &[traces])?;
-    std::fs::create_dir_all(dir)?;
-    write_atomic(&dir.join(VERDICTS_FILE), &verdict_bytes)?;
-    write_atomic(&dir.join(TRACES_FILE), &trace_bytes)?;
-    Ok(())
 }
 
 /// One baseline run as the tables record it.
@@ -338,5 +732,156 @@ impl BaselineTables {
         write_atomic(&dir.join(MATRIX_FILE), &matrix_bytes)?;
         write_atomic(&dir.join(RUNS_FILE), &runs_bytes)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Gating, Reasons, VerdictColumn};
+    use crate::redact::Redaction;
+    use crate::report::ReportCheck;
+    use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
+
+    const CHECKS: [&str; 3] = ["abstention", "policy", "abstention"];
+
+    /// Traces `from..to`: agents and measures sometimes absent, ten traces (trials) per scenario key
+    /// but the last keys', reasons of many distinct values so dictionaries fill and fall back.
+    fn batch(from: usize, to: usize) -> VerdictBatch {
+        let mut builder = VerdictBatchBuilder::new(schema(&CHECKS), to - from);
+        let mut columns: Vec<VerdictColumn> = CHECKS
+            .iter()
+            .map(|_| VerdictColumn::new(to - from, Reasons::All, Redaction::Off))
+            .collect();
+        for i in from..to {
+            let id = format!("{i:032x}");
+            let scenario = format!("s{}", i / 10 + i / 9000);
+            builder.push_trace(&TraceFields {
+                trace_id: &id,
+                scenario: &scenario,
+                agent: (i % 3 != 0).then_some("support"),
+                agent_version: (i % 4 == 1).then_some("2.1.0"),
+                steps: i % 5,
+                measures: crate::report::Measures {
+                    tokens: (i % 4 != 0).then_some(i as f64),
+                    latency_ms: (i % 7 != 0).then_some(i as f64 / 3.0),
+                    cost_usd: (i % 2 == 0).then_some(0.001),
+                },
+                ..TraceFields::default()
+            });
+            for (k, column) in columns.iter_mut().enumerate() {
+                let reason = format!("reason {} of check {k}", i % 997);
+                column.push((i + k) % 3 == 0, (i % 100) as f64 / 99.0, reason.as_str());
+            }
+        }
+        builder.finish(columns).expect("verdict batch")
+    }
+
+    /// A run of `n` traces cut into batches of the sizes in `cuts` (then one with the rest).
+    fn report(n: usize, cuts: &[usize]) -> Report {
+        let mut batches = Vec::new();
+        let mut at = 0;
+        for &cut in cuts.iter().chain([&n]) {
+            let end = (at + cut).min(n);
+            if end > at {
+                batches.push(batch(at, end));
+            }
+            at = end;
+        }
+        Report {
+            checks: CHECKS
+                .iter()
+                .map(|c| ReportCheck::rule(c, Gating::CleanRate))
+                .collect(),
+            batches,
+            ..Report::default()
+        }
+    }
+
+    /// Both tables as they were written before: each from one batch, through one `write` call.
+    fn whole_tables(report: &Report, trials: bool, properties: &WriterProperties) -> [Vec<u8>; 2] {
+        let encode = |batch: RecordBatch| {
+            let mut buffer = Vec::new();
+            let mut writer =
+                ArrowWriter::try_new(&mut buffer, batch.schema(), Some(properties.clone()))
+                    .unwrap();
+            writer.write(&batch).unwrap();
+            writer.flush().unwrap();
+            writer.close().unwrap();
+            buffer
+        };
+        let mut traces = traces_batch(report).unwrap();
+        if trials {
+            traces = with_trial_columns(traces, report).unwrap();
+        }
+        [encode(verdicts_batch(report).unwrap()), encode(traces)]
+    }
+
+    /// Both tables as [`write_check_from`] writes them, a piece and a row group at a time, with the
+    /// trial columns counted per scenario (as for a spilled run) or per row.
+    fn streamed_tables(
+        report: &Report,
+        trials: bool,
+        per_scenario: bool,
+        layout: &Layout,
+    ) -> [Vec<u8>; 2] {
+        let batches = |each: &mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>| {
+            report.batches.iter().try_for_each(each)
+        };
+        let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
+        let columns = match (trials, per_scenario) {
+            (false, _) => TrialColumns::None,
+            (true, true) => TrialTable::count(&batches)
+                .unwrap()
+                .map_or(TrialColumns::None, TrialColumns::PerScenario),
+            (true, false) => crate::gate::passk::trials_per_trace(keys.iter().copied())
+                .map_or(TrialColumns::None, TrialColumns::PerRow),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        write_check_from(dir.path(), report, &columns, layout, batches).unwrap();
+        [VERDICTS_FILE, TRACES_FILE].map(|name| std::fs::read(dir.path().join(name)).unwrap())
+    }
+
+    #[test]
+    fn tables_written_a_row_group_at_a_time_are_the_bytes_of_one_batch_whatever_the_batches() {
+        // Small row groups, pages and dictionaries, so that a few thousand rows cross every limit
+        // the writer cuts at.
+        let properties = properties()
+            .into_builder()
+            .set_max_row_group_row_count(Some(4096))
+            .set_data_page_size_limit(4096)
+            .set_dictionary_page_size_limit(2048)
+            .build();
+        let layout = Layout::new(properties.clone(), 1024);
+        for (n, cuts) in [
+            (0, vec![]),
+            (1, vec![]),
+            (3000, vec![1, 7, 1000, 1999]),
+            (9001, vec![4096, 1, 333, 2048, 5]),
+        ] {
+            let split = report(n, &cuts);
+            let whole = report(n, &[]);
+            for trials in [false, true] {
+                let expected = whole_tables(&whole, trials, &properties);
+                for per_scenario in [false, true] {
+                    let got = streamed_tables(&split, trials, per_scenario, &layout);
+                    assert!(
+                        got == expected,
+                        "{n} rows cut at {cuts:?}, trials {trials}, per scenario {per_scenario}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_tables_of_check_cross_a_verdict_piece_as_one_batch_writes_them() {
+        // 70,000 verdict rows: more than one piece of the layout `check` writes with.
+        let n = 23_334;
+        let layout = Layout::check();
+        assert!(n * CHECKS.len() > layout.verdict_piece_rows);
+        let expected = whole_tables(&report(n, &[]), false, &properties());
+        let got = streamed_tables(&report(n, &[10_000, 3]), false, true, &layout);
+        assert!(got == expected);
     }
 }

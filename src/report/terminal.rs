@@ -187,7 +187,8 @@ impl SpilledCounts {
     }
 }
 
-/// Writes the table of a spilled run row by row, as [`table`] makes it for the same rows in memory.
+/// Writes the table of a spilled run row by row, as [`table`] makes it for the same rows in memory
+/// (coloured as [`super::colour::colour_table`] colours it, with `colour`).
 ///
 /// # Errors
 ///
@@ -198,13 +199,19 @@ pub(crate) fn write_spilled_table(
     spilled: &SpilledRun,
     counts: &SpilledCounts,
     rows: TableRows,
+    colour: bool,
 ) -> std::io::Result<()> {
     if rows == TableRows::None {
         return Ok(());
     }
     let width = counts.width;
-    out.write_all(header(report, width).as_bytes())?;
+    let header = header(report, width);
+    // The header and rule lines are never coloured.
+    out.write_all(header.as_bytes())?;
+    let colour = colour
+        .then(|| super::colour::RowColour::of_header(header.lines().next().unwrap_or_default()));
     let mut text = String::new();
+    let mut coloured = String::new();
     spilled.for_each_batch(|batch| {
         text.clear();
         for row in batch
@@ -219,7 +226,14 @@ pub(crate) fn write_spilled_table(
             }
             text.push('\n');
         }
-        out.write_all(text.as_bytes())
+        match colour {
+            Some(colour) => {
+                coloured.clear();
+                colour.push_rows(&mut coloured, &text);
+                out.write_all(coloured.as_bytes())
+            }
+            None => out.write_all(text.as_bytes()),
+        }
     })
 }
 

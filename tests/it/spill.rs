@@ -46,6 +46,14 @@ fn small_trace(trace: &str, i: usize) -> String {
     format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{root},{tool}]}}]}}]}}"#) + "\n"
 }
 
+/// The environment variable that keeps a run's verdicts in memory instead of spilling them.
+const SPILL: &str = "FAULTGATE_SPILL";
+
+/// Its value for a run compared with a spilled one: `off` for the run read whole.
+fn spill_setting(whole: bool) -> &'static str {
+    if whole { "off" } else { "on" }
+}
+
 /// Writes traces `from..to` as JSON lines to `path`.
 fn write_traces(path: &Path, from: usize, to: usize) -> PathBuf {
     let text: String = (from..to)
@@ -83,33 +91,21 @@ fn the_table_and_summary_written_from_the_spill_are_those_of_the_run_read_whole(
     for table in ["all", "failing", "none"] {
         let mut outputs = Vec::new();
         for threads in ["1", "2", "4"] {
-            let run = |extra: &[&str]| {
-                let json = dir.path().join("report.json");
-                let json = arg(&json).to_string();
+            let run = |whole: bool| {
                 let mut args = vec!["check", "--table", table];
                 args.extend(files);
                 let got = command(dir.path())
                     .args(&args)
-                    .args(if extra.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec!["--json", json.as_str()]
-                    })
                     .env("RAYON_NUM_THREADS", threads)
+                    .env(SPILL, spill_setting(whole))
                     .output()
                     .unwrap();
                 assert_eq!(got.status.code(), Some(1), "{}", stderr(&got));
                 without_time(&stdout(&got))
             };
-            // The spilled run is written from the spill; with `--json`, from the run read back whole.
-            let streamed = run(&[]);
-            let whole = run(&["whole"]);
-            assert_eq!(
-                format!(
-                    "{streamed}\nreport written to {}",
-                    dir.path().join("report.json").display()
-                ),
-                whole,
+            let streamed = run(false);
+            assert!(
+                streamed == run(true),
                 "--table {table}, {threads} thread(s)"
             );
             assert!(streamed.contains("/501 traces failed"), "{streamed}");
@@ -130,17 +126,13 @@ fn the_json_report_written_from_the_spill_is_the_bytes_of_the_run_read_whole_at_
     for threads in ["1", "2", "4"] {
         let run = |files: &[&str], name: &str, whole: bool| {
             let json = dir.path().join(name);
-            let md = dir.path().join("report.md");
             let mut args = vec!["check", "--table", "none"];
             args.extend(files);
             args.extend(["--json", arg(&json)]);
-            if whole {
-                // The Markdown report needs the whole run: the JSON report is then written from it.
-                args.extend(["--markdown", arg(&md)]);
-            }
             let got = command(dir.path())
                 .args(&args)
                 .env("RAYON_NUM_THREADS", threads)
+                .env(SPILL, spill_setting(whole))
                 .output()
                 .unwrap();
             assert!(got.status.code().is_some_and(|c| c < 2), "{}", stderr(&got));
@@ -346,16 +338,6 @@ fn trial_run(dir: &Path, name: &str, files: &[&str]) -> String {
     arg(&run).to_string()
 }
 
-/// stdout without the elapsed time and without the line of the Markdown report (which makes a run
-/// read whole).
-fn without_markdown(out: &str) -> String {
-    without_time(out)
-        .lines()
-        .filter(|l| !l.starts_with("markdown written to "))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 fn gated_outputs_counted_from_the_spill_are_those_of_the_run_read_whole() {
     const RUN1: &str = "examples/gate/baseline_glm_run1.json";
@@ -451,12 +433,10 @@ fn gated_outputs_counted_from_the_spill_are_those_of_the_run_read_whole() {
                     "--otlp-events".into(),
                     arg(&events).into(),
                 ]);
-                if whole {
-                    args.extend(["--markdown".into(), arg(&d.join("report.md")).into()]);
-                }
                 let got = command(d)
                     .args(&args)
                     .env("RAYON_NUM_THREADS", threads)
+                    .env(SPILL, spill_setting(whole))
                     .output()
                     .unwrap();
                 assert!(
@@ -464,7 +444,7 @@ fn gated_outputs_counted_from_the_spill_are_those_of_the_run_read_whole() {
                     "{case:?}: {}",
                     stderr(&got)
                 );
-                let out = without_markdown(&stdout(&got))
+                let out = without_time(&stdout(&got))
                     .replace(arg(&json), "REPORT")
                     .replace(arg(&events), "EVENTS");
                 (
@@ -495,6 +475,226 @@ fn gated_outputs_counted_from_the_spill_are_those_of_the_run_read_whole() {
         }
         if case.iter().any(|a| a == "--pass-k") {
             assert!(report.get("pass_k").is_some(), "{case:?}");
+        }
+    }
+}
+
+/// Input files for the output tests: two files of small traces, a trace whose spans are split across
+/// a third file and the second (the identity rule checks it once, merged, after every file), and
+/// PII in its prompt and answer (redaction is on, as by default). Returns the files' paths.
+fn output_inputs(dir: &Path) -> Vec<String> {
+    let a = write_traces(&dir.join("a.jsonl"), 0, 1700);
+    let b = write_traces(&dir.join("b.jsonl"), 1700, 2200);
+    let split = small_trace("feedfeedfeedfeedfeedfeedfeedfeed", 1)
+        .replace("order 1?", "order 1? Mail me at jane.doe@example.com")
+        .replace(
+            "I don't know where order 1 is right now.",
+            "I don't know where order 1 is; mail jane.doe@example.com <&>",
+        );
+    let export: serde_json::Value = serde_json::from_str(&split).unwrap();
+    let spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let with_spans = |spans: Vec<serde_json::Value>| {
+        let mut one = export.clone();
+        one["resourceSpans"][0]["scopeSpans"][0]["spans"] = serde_json::Value::Array(spans);
+        format!("{one}\n")
+    };
+    let c = dir.join("c.jsonl");
+    std::fs::write(&c, with_spans(vec![spans[0].clone()])).unwrap();
+    let mut b_text = std::fs::read_to_string(&b).unwrap();
+    b_text.push_str(&with_spans(vec![spans[1].clone()]));
+    std::fs::write(&b, b_text).unwrap();
+    [a, b, c].iter().map(|p| arg(p).to_string()).collect()
+}
+
+/// Runs `check` over `files` at `threads` with `flags`, each an output flag and the name of the file
+/// or folder it writes in `out`; returns the bytes of the files named by `read` (paths in `out`).
+/// With `whole`, the verdicts stay in memory and the outputs are written from them.
+fn run_outputs(
+    dir: &Path,
+    files: &[String],
+    extra: &[&str],
+    threads: &str,
+    flags: &[(&str, &str)],
+    read: &[&str],
+    whole: bool,
+) -> Vec<(String, Vec<u8>)> {
+    let out = dir.join(if whole { "whole" } else { "streamed" });
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir(&out).unwrap();
+    let mut args: Vec<String> = vec!["check".into(), "--table".into(), "none".into()];
+    args.extend(files.iter().cloned());
+    args.extend(extra.iter().map(ToString::to_string));
+    for (flag, name) in flags {
+        args.push((*flag).into());
+        args.push(arg(&out.join(name)).to_string());
+    }
+    let got = command(dir)
+        .args(&args)
+        .env("RAYON_NUM_THREADS", threads)
+        .env(SPILL, spill_setting(whole))
+        // The audit's creation time, pinned so the folders compare.
+        .env("SOURCE_DATE_EPOCH", "1758000000")
+        .output()
+        .unwrap();
+    assert_eq!(got.status.code(), Some(1), "{}", stderr(&got));
+    read.iter()
+        .map(|name| {
+            let bytes = std::fs::read(out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name.to_string(), bytes)
+        })
+        .collect()
+}
+
+/// Each output named in `flags` written from the spill is the bytes of the same output written from the
+/// run read whole, at 1, 2 and 4 threads, and the same at every thread count; `extra` are more
+/// arguments of both runs.
+fn assert_streamed_outputs_are_whole_run_bytes(
+    flags: &[(&str, &str)],
+    read: &[&str],
+    extra: &[&str],
+) -> String {
+    let dir = scratch();
+    let files = output_inputs(dir.path());
+    let mut first: Option<Vec<(String, Vec<u8>)>> = None;
+    for threads in ["1", "2", "4"] {
+        let streamed = run_outputs(dir.path(), &files, extra, threads, flags, read, false);
+        let whole = run_outputs(dir.path(), &files, extra, threads, flags, read, true);
+        for ((name, s), (_, w)) in streamed.iter().zip(&whole) {
+            assert!(
+                s == w,
+                "{name}, {threads} thread(s): streamed\n{}\nwhole\n{}",
+                String::from_utf8_lossy(s),
+                String::from_utf8_lossy(w)
+            );
+        }
+        match &first {
+            None => first = Some(streamed),
+            Some(first) => assert!(first == &streamed, "{threads} thread(s)"),
+        }
+    }
+    let first = first.unwrap();
+    let text: String = first
+        .iter()
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+        .collect();
+    assert!(
+        !text.contains("jane.doe@example.com"),
+        "redaction applies to what is written from the spill"
+    );
+    text
+}
+
+/// The id of the trace whose spans are split across files.
+const SPLIT_TRACE: &str = "feedfeedfeedfeedfeedfeedfeedfeed";
+
+#[test]
+fn junit_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
+    let text = assert_streamed_outputs_are_whole_run_bytes(
+        &[("--junit", "junit.xml")],
+        &["junit.xml"],
+        &[],
+    );
+    assert!(text.contains(SPLIT_TRACE), "the merged trace is written");
+}
+
+#[test]
+fn parquet_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
+    let text = assert_streamed_outputs_are_whole_run_bytes(
+        &[("--parquet", "parquet")],
+        &["parquet/verdicts.parquet", "parquet/traces.parquet"],
+        &[],
+    );
+    assert!(text.contains(SPLIT_TRACE), "the merged trace is written");
+}
+
+#[test]
+fn the_audit_folder_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
+    let text = assert_streamed_outputs_are_whole_run_bytes(
+        &[("--audit", "audit")],
+        &["audit/failing_traces.json", "audit/verdict.json"],
+        &[],
+    );
+    assert!(text.contains(SPLIT_TRACE), "the merged trace is written");
+}
+
+#[test]
+fn markdown_and_html_written_from_the_spill_are_the_bytes_of_the_run_read_whole() {
+    let dir = scratch();
+    // Every trace calls a tool the policy does not allow: more policy blocks than the Markdown lists,
+    // and more failing rows than the HTML page does.
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, r#"{"allow": ["search"]}"#).unwrap();
+    let text = assert_streamed_outputs_are_whole_run_bytes(
+        &[("--markdown", "report.md"), ("--html", "report.html")],
+        &["report.md", "report.html"],
+        &["--policy", arg(&policy)],
+    );
+    // Both lists are cut: the Markdown's policy table and failing traces, the HTML's failing rows.
+    assert!(text.contains("Policy violated in 2201 trace(s)"), "{text}");
+    assert!(
+        text.contains("### Failing traces (first 20 of 2201)"),
+        "{text}"
+    );
+    assert!(text.contains("First 2000 of "), "{text}");
+}
+
+#[test]
+fn the_coloured_table_written_from_the_spill_is_that_of_the_run_read_whole() {
+    let dir = scratch();
+    let files = output_inputs(dir.path());
+    let mut tables = Vec::new();
+    for threads in ["1", "2", "4"] {
+        let run = |whole: bool| {
+            let mut args = vec!["check", "--color", "always"];
+            args.extend(files.iter().map(String::as_str));
+            let got = command(dir.path())
+                .args(&args)
+                .env("RAYON_NUM_THREADS", threads)
+                .env(SPILL, spill_setting(whole))
+                .output()
+                .unwrap();
+            assert_eq!(got.status.code(), Some(1), "{}", stderr(&got));
+            without_time(&stdout(&got))
+        };
+        let streamed = run(false);
+        assert!(streamed == run(true), "{threads} thread(s)");
+        assert!(streamed.contains("\x1b[31mFAIL\x1b[0m 1.00"));
+        tables.push(streamed);
+    }
+    assert!(tables.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn faultgate_spill_off_keeps_the_verdicts_in_memory() {
+    let dir = scratch();
+    let traces = write_traces(&dir.path().join("t.jsonl"), 0, 40);
+    let missing = dir.path().join("missing");
+    // A temporary directory that does not exist: the spill cannot be made, so a spilling run stops
+    // with exit 2 naming it, and a run that keeps its verdicts in memory never needs it.
+    for (setting, code) in [(None, 2), (Some("on"), 2), (Some("off"), 1)] {
+        let mut cmd = command(dir.path());
+        cmd.args(["check", arg(&traces)]).env("TMPDIR", &missing);
+        if let Some(value) = setting {
+            cmd.env(SPILL, value);
+        }
+        let got = cmd.output().unwrap();
+        assert_eq!(
+            got.status.code(),
+            Some(code),
+            "{setting:?}: {}",
+            stderr(&got)
+        );
+        if code == 2 {
+            assert!(stderr(&got).contains("verdict spill"), "{}", stderr(&got));
+        } else {
+            assert!(
+                stdout(&got).contains("/40 traces failed"),
+                "{}",
+                stdout(&got)
+            );
         }
     }
 }

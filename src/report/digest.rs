@@ -1,0 +1,126 @@
+//! What the Markdown and HTML reports show of a spilled run, read in one pass over the spill: the
+//! run's counts, and the few rows their lists show. Both lists are bounded (the first failing traces,
+//! the first policy blocks, the traces whose steps were kept), so the rows kept are too, whatever the
+//! size of the run; the reports are then rendered from them as from the run held whole.
+
+use std::collections::HashSet;
+
+use arrow_array::BooleanArray;
+
+use super::spill::{SpillError, SpilledRun};
+use super::terminal::SpilledCounts;
+use super::{Report, VerdictBatch};
+use crate::checks::Gating;
+
+/// The counts of the whole run a report shows beside the rows of its [`Digest`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunCounts<'a> {
+    /// Distinct traces.
+    pub traces: usize,
+    /// Distinct traces where any check fired.
+    pub failed: usize,
+    /// Fired counts per distinct check name, in selection order, as [`Report::fired`] gives them.
+    pub fired: Vec<(&'a str, usize)>,
+    /// Fired verdicts over every trace and check.
+    pub fired_verdicts: usize,
+    /// Traces a policy-block check fired on.
+    pub policy_blocked: usize,
+}
+
+impl RunCounts<'_> {
+    /// The counts of a run held whole.
+    pub(crate) fn of_report(report: &Report) -> RunCounts<'_> {
+        let fired = report.fired();
+        RunCounts {
+            traces: report.trace_ids().len(),
+            failed: report.failed_traces().len(),
+            fired_verdicts: fired.iter().map(|(_, n)| n).sum(),
+            fired,
+            policy_blocked: report
+                .blocked_on(Gating::PolicyBlock)
+                .unwrap_or_default()
+                .len(),
+        }
+    }
+}
+
+/// How many rows of each kind the reports can show.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shown {
+    /// The first failing rows: the reports list no more failing traces than this.
+    pub failed_rows: usize,
+    /// The first rows a policy-block check fired on: the Markdown's policy table shows no more.
+    pub policy_rows: usize,
+}
+
+/// A spilled run's rows the reports show, with the run's counts.
+#[derive(Debug)]
+pub(crate) struct Digest<'a> {
+    /// The run's report holding only the rows kept, in run order: the first failing rows, the first
+    /// policy-blocked rows, and the rows of the traces whose steps were kept.
+    pub report: Report,
+    /// The whole run's counts.
+    pub counts: RunCounts<'a>,
+}
+
+/// Reads `spilled` once and keeps the rows `shown` says the reports need. Each trace id is one row of
+/// the spill (see [`SpilledCounts`]), whose counts are the run's.
+///
+/// # Errors
+///
+/// The spill cannot be read back.
+pub(crate) fn digest<'a>(
+    report: &'a Report,
+    spilled: &SpilledRun,
+    counts: &SpilledCounts,
+    shown: Shown,
+) -> Result<Digest<'a>, SpillError> {
+    let policy: Vec<usize> = (0..report.checks.len())
+        .filter(|&k| report.checks[k].role.gating == Gating::PolicyBlock)
+        .collect();
+    let with_steps: HashSet<&str> = report
+        .failing_steps
+        .iter()
+        .map(|t| t.trace_id.as_str())
+        .collect();
+    let (mut failed_kept, mut policy_kept, mut policy_blocked) = (0, 0, 0);
+    let mut kept: Vec<VerdictBatch> = Vec::new();
+    spilled.for_each_batch(|batch| {
+        let keep: BooleanArray = batch
+            .rows()
+            .map(|row| {
+                let blocked = policy.iter().any(|&k| row.verdict(k).detected);
+                policy_blocked += usize::from(blocked);
+                let mut keep = with_steps.contains(row.trace_id());
+                if row.failed() && failed_kept < shown.failed_rows {
+                    failed_kept += 1;
+                    keep = true;
+                }
+                if blocked && policy_kept < shown.policy_rows {
+                    policy_kept += 1;
+                    keep = true;
+                }
+                Some(keep)
+            })
+            .collect();
+        if keep.true_count() > 0 {
+            let rows = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)?;
+            kept.push(VerdictBatch::try_new(rows)?);
+        }
+        Ok::<(), SpillError>(())
+    })?;
+    let fired = counts.fired_by_name(report);
+    Ok(Digest {
+        report: Report {
+            batches: kept,
+            ..report.clone()
+        },
+        counts: RunCounts {
+            traces: counts.traces,
+            failed: counts.failed,
+            fired_verdicts: counts.fired.iter().sum(),
+            fired,
+            policy_blocked,
+        },
+    })
+}
