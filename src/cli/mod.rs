@@ -26,10 +26,19 @@ pub use exit::{CliError, ExitStatus};
 
 /// Parses the arguments, runs the command and returns the process exit code.
 pub fn main() -> i32 {
+    run_command_line(std::env::args_os())
+}
+
+/// Runs the command line `args` (the program's name first) as [`main`] runs the process's own, and
+/// returns the exit code: the way to run a whole command inside another process, as the test of the
+/// heap a run keeps does.
+pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     use clap::Parser;
-    let cli = Cli::parse();
-    // Lossy, not `env::args()`: a non-UTF-8 argument must not panic (clap already accepted it).
-    let raw_args: Vec<String> = std::env::args_os()
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let cli = Cli::parse_from(&args);
+    // Lossy, not `to_str`: a non-UTF-8 argument must not panic (clap already accepted it).
+    let raw_args: Vec<String> = args
+        .iter()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();

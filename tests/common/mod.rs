@@ -72,3 +72,56 @@ pub(crate) fn lower_hex(bytes: &[u8]) -> String {
         out
     })
 }
+
+/// What small trace `i`'s agent answers: one in four abstains.
+const ANSWERS: [&str; 4] = [
+    "Order {i} shipped on Monday.",
+    "I don't know where order {i} is right now.",
+    "Your refund for order {i} was issued.",
+    "Order {i} is packed.",
+];
+
+/// Small trace `i` (a root with a prompt and an answer, and a tool call) as one OTLP/JSON export line.
+pub(crate) fn small_trace(trace: &str, i: usize) -> String {
+    let s = |key: &str, value: &str| {
+        format!(
+            r#"{{"key":"{key}","value":{{"stringValue":{}}}}}"#,
+            serde_json::json!(value)
+        )
+    };
+    let t = 1_758_000_000_000_000_000u64 + i as u64 * 10_000_000;
+    let answer = ANSWERS[i % ANSWERS.len()].replace("{i}", &i.to_string());
+    let root = format!(
+        r#"{{"traceId":"{trace}","spanId":"r{i:015x}","name":"invoke_agent support","startTimeUnixNano":"{t}","endTimeUnixNano":"{}","attributes":[{},{},{}]}}"#,
+        t + 9_000_000,
+        s("gen_ai.operation.name", "invoke_agent"),
+        s("gen_ai.prompt", &format!("Where is my order {i}?")),
+        s("gen_ai.completion", &answer),
+    );
+    let tool = format!(
+        r#"{{"traceId":"{trace}","spanId":"t{i:015x}","parentSpanId":"r{i:015x}","name":"execute_tool lookup_order","startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":[{},{},{}]}}"#,
+        t + 1_000_000,
+        t + 2_000_000,
+        s("gen_ai.operation.name", "execute_tool"),
+        s("gen_ai.tool.name", "lookup_order"),
+        s("gen_ai.tool.call.result", &format!("{{\"order\": {i}}}")),
+    );
+    format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{root},{tool}]}}]}}]}}"#) + "\n"
+}
+
+/// The environment variable that keeps a run's verdicts in memory instead of spilling them.
+const SPILL: &str = "FAULTGATE_SPILL";
+
+/// Its value for a run compared with a spilled one: `off` for the run read whole.
+fn spill_setting(whole: bool) -> &'static str {
+    if whole { "off" } else { "on" }
+}
+
+/// Writes traces `from..to` as JSON lines to `path`.
+pub(crate) fn write_traces(path: &Path, from: usize, to: usize) -> PathBuf {
+    let text: String = (from..to)
+        .map(|i| small_trace(&format!("{:032x}", i + 1), i))
+        .collect();
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
