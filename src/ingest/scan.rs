@@ -22,17 +22,126 @@ use memchr::memchr2;
 use rayon::prelude::*;
 use wide::u8x16;
 
-/// One span object of an export.
+/// One span object of an export, in 24 bytes: the scan holds one for every span of a file at once, so
+/// its size is most of what indexing a file of many small spans costs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpanSlice {
-    /// Byte range of the span object, braces included.
+    /// Byte offset of the span object's opening brace.
     pub start: usize,
-    /// Byte offset just past the span object's closing brace.
-    pub end: usize,
-    /// Byte range of the `traceId` string's contents.
-    pub trace_id: (usize, usize),
     /// `startTimeUnixNano` as an integer (0 when absent).
     pub start_ns: i64,
+    /// Bytes of the span object, braces included.
+    len: u32,
+    /// Where the `traceId` string's contents begin, counted from `start`. They hold no backslash (the
+    /// scan gives up on one), so they end at the next quote and their end need not be kept.
+    trace_id_at: u32,
+}
+
+impl SpanSlice {
+    /// The span object at `start..end` whose `traceId` contents are `trace_id`; `None` for a span of
+    /// 4 GiB or more, which the scan leaves to the whole-document parser.
+    fn new(start: usize, end: usize, trace_id: (usize, usize), start_ns: i64) -> Option<SpanSlice> {
+        Some(SpanSlice {
+            start,
+            start_ns,
+            len: u32::try_from(end - start).ok()?,
+            trace_id_at: u32::try_from(trace_id.0.checked_sub(start)?).ok()?,
+        })
+    }
+
+    /// Byte offset just past the span object's closing brace.
+    pub fn end(&self) -> usize {
+        self.start + self.len as usize
+    }
+
+    /// Byte range of the `traceId` string's contents in `bytes`, the file the span was found in.
+    pub fn trace_id(&self, bytes: &[u8]) -> (usize, usize) {
+        let from = self.start + self.trace_id_at as usize;
+        let to = memchr::memchr(b'"', &bytes[from..self.end()]).map_or(self.end(), |i| from + i);
+        (from, to)
+    }
+}
+
+/// Every span an export holds, in file order, left in the lists the scan found them in: copying the
+/// workers' spans into one list would hold every span twice at the scan's end.
+#[derive(Debug, Default)]
+pub struct SpanList {
+    /// The workers' lists, one per block, then those of the spans the walk found itself.
+    lists: Vec<Vec<SpanSlice>>,
+    /// The spans in file order: a list's number and a range in it. Consecutive runs of one block make
+    /// one piece.
+    pieces: Vec<(u32, std::ops::Range<u32>)>,
+}
+
+impl SpanList {
+    /// Takes the spans `range` of list `list` as the next in file order.
+    fn take(&mut self, list: u32, range: std::ops::Range<u32>) {
+        match self.pieces.last_mut() {
+            Some((last, taken)) if *last == list && taken.end == range.start => {
+                taken.end = range.end;
+            }
+            _ => self.pieces.push((list, range)),
+        }
+    }
+
+    /// Takes the spans the walk found itself, if any, as the next in file order.
+    fn take_own(&mut self, spans: &mut Vec<SpanSlice>) {
+        if !spans.is_empty() {
+            let list = self.lists.len() as u32;
+            self.take(list, 0..spans.len() as u32);
+            self.lists.push(std::mem::take(spans));
+        }
+    }
+
+    fn piece(&self, (list, range): &(u32, std::ops::Range<u32>)) -> &[SpanSlice] {
+        &self.lists[*list as usize][range.start as usize..range.end as usize]
+    }
+
+    /// How many spans the list holds.
+    pub fn len(&self) -> usize {
+        self.pieces.iter().map(|(_, range)| range.len()).sum()
+    }
+
+    /// Whether the list holds no span.
+    pub fn is_empty(&self) -> bool {
+        self.pieces.iter().all(|(_, range)| range.is_empty())
+    }
+
+    /// The spans in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &SpanSlice> {
+        self.pieces.iter().flat_map(|piece| self.piece(piece))
+    }
+
+    /// Calls `each` on the spans in file order, freeing each list once its last span has been seen.
+    pub fn drain(mut self, mut each: impl FnMut(&SpanSlice)) {
+        let mut last_use = vec![0usize; self.lists.len()];
+        for (p, (list, _)) in self.pieces.iter().enumerate() {
+            last_use[*list as usize] = p;
+        }
+        for (p, piece) in self.pieces.iter().enumerate() {
+            self.piece(piece).iter().for_each(&mut each);
+            if last_use[piece.0 as usize] == p {
+                self.lists[piece.0 as usize] = Vec::new();
+            }
+        }
+    }
+
+    /// The spans as one list.
+    #[cfg(test)]
+    pub(crate) fn flat(self) -> Vec<SpanSlice> {
+        self.iter().cloned().collect()
+    }
+
+    /// The bytes the list holds.
+    #[cfg(test)]
+    pub(crate) fn bytes_held(&self) -> usize {
+        self.lists
+            .iter()
+            .map(|list| list.capacity() * std::mem::size_of::<SpanSlice>())
+            .sum::<usize>()
+            + self.lists.capacity() * std::mem::size_of::<Vec<SpanSlice>>()
+            + self.pieces.capacity() * std::mem::size_of::<(u32, std::ops::Range<u32>)>()
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -72,7 +181,7 @@ enum Capture {
 
 /// Locates every span of an OTLP export (or list or sequence of exports). `None` when the bytes are not
 /// such an export or their structure is broken; the caller then parses the document whole.
-pub fn locate_spans(bytes: &[u8]) -> Option<Vec<SpanSlice>> {
+pub fn locate_spans(bytes: &[u8]) -> Option<SpanList> {
     locate_spans_in_blocks(bytes, BLOCK)
 }
 
@@ -81,13 +190,13 @@ pub fn locate_spans(bytes: &[u8]) -> Option<Vec<SpanSlice>> {
 const BLOCK: usize = 1 << 20;
 
 /// The scan with blocks of `block` bytes (tests use tiny blocks so that boundaries fall everywhere).
-fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<Vec<SpanSlice>> {
+fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<SpanList> {
     let span_depth = span_depth(bytes);
-    let runs: Vec<Run> = worker_blocks(bytes, block)
+    let blocks: Vec<BlockRuns> = worker_blocks(bytes, block)
         .par_iter()
-        .flat_map_iter(|&(from, to, start)| runs_in_block(bytes, from, to, start, span_depth))
+        .map(|&(from, to, start)| runs_in_block(bytes, from, to, start, span_depth))
         .collect();
-    walk(bytes, runs)
+    walk(bytes, blocks)
 }
 
 /// The workers' blocks, `from..to` with the state at `from`, covering the bytes in order.
@@ -145,11 +254,21 @@ fn lines_are_documents(bytes: &[u8], block: usize) -> bool {
 /// the last one, be in the same state as at `start`: inside the same `spans` array, nothing to capture.
 /// Where the worker meets anything the walk would treat otherwise (or reject), the run ends before that
 /// span and the walk reads on by itself, so a run never changes the result, only how fast it is found.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Run {
     start: usize,
     end: usize,
+    /// Where the run's spans lie in its block's list.
+    spans: std::ops::Range<u32>,
+}
+
+/// What one block's worker read: its runs' spans back to back in one list, and where each run lies.
+/// One list per block, not per run: with one small trace per line a run is a few spans, and a list of
+/// its own cost more than the spans in it.
+#[derive(Debug, Default)]
+struct BlockRuns {
     spans: Vec<SpanSlice>,
+    runs: Vec<Run>,
 }
 
 /// The string state and bracket depth at a block's first byte, as the bitmask passes see them. They
@@ -253,32 +372,56 @@ fn runs_in_block(
     to: usize,
     start: BlockStart,
     span_depth: i64,
-) -> Vec<Run> {
-    let mut runs = Vec::new();
-    let (mut at, mut state) = (from, start);
-    while let Some(first) = first_span_start(bytes, at, to, state, span_depth) {
-        let (run, stop) = read_run(bytes, first, to);
-        runs.extend(run);
-        (at, state) = match stop {
-            Stop::BlockEnd => break,
-            Stop::After(end) => (
-                end,
-                BlockStart {
-                    in_string: false,
-                    depth: span_depth,
-                },
-            ),
-            Stop::Inside(span) => (
-                span + 1,
-                BlockStart {
-                    in_string: false,
-                    depth: span_depth + 1,
-                },
-            ),
-        };
+) -> BlockRuns {
+    // The block's spans and runs are gathered in lists the worker reuses, then copied into lists of
+    // their exact size: lists grown by doubling held up to twice their items, and the allocator kept
+    // what each doubling left behind.
+    thread_local! {
+        static GATHERED: std::cell::RefCell<BlockRuns> = std::cell::RefCell::default();
     }
-    runs
+    GATHERED.with(|cell| {
+        let mut gathered = cell.borrow_mut();
+        let BlockRuns { spans, runs } = &mut *gathered;
+        spans.clear();
+        runs.clear();
+        let (mut at, mut state) = (from, start);
+        while let Some(first) = first_span_start(bytes, at, to, state, span_depth) {
+            let (run, stop) = read_run(bytes, first, to, spans);
+            runs.extend(run);
+            (at, state) = match stop {
+                Stop::BlockEnd => break,
+                Stop::After(end) => (
+                    end,
+                    BlockStart {
+                        in_string: false,
+                        depth: span_depth,
+                    },
+                ),
+                Stop::Inside(span) => (
+                    span + 1,
+                    BlockStart {
+                        in_string: false,
+                        depth: span_depth + 1,
+                    },
+                ),
+            };
+        }
+        let exact = BlockRuns {
+            spans: spans.as_slice().to_vec(),
+            runs: runs.as_slice().to_vec(),
+        };
+        if spans.capacity() > KEEP_GATHERED {
+            *spans = Vec::new();
+        }
+        if runs.capacity() > KEEP_GATHERED {
+            *runs = Vec::new();
+        }
+        exact
+    })
 }
+
+/// A worker's reused list of spans that grew past this many is not kept for its next block.
+const KEEP_GATHERED: usize = 1 << 16;
 
 /// Why a run ended.
 enum Stop {
@@ -291,18 +434,23 @@ enum Stop {
 }
 
 /// Reads span objects from the `{` at `first` for as long as they follow each other, start before `to`
-/// and can be read.
-fn read_run(bytes: &[u8], first: usize, to: usize) -> (Option<Run>, Stop) {
+/// and can be read, appending them to `spans`.
+fn read_run(
+    bytes: &[u8],
+    first: usize,
+    to: usize,
+    spans: &mut Vec<SpanSlice>,
+) -> (Option<Run>, Stop) {
     let mut tokens = Tokens::new(bytes, first);
     // The first token is the `{` at `first`.
     tokens.next();
-    let mut spans = Vec::new();
+    let before = spans.len();
     let mut at = first;
     let stop = loop {
         let Some(span) = read_span(&mut tokens, bytes, at) else {
             break Stop::Inside(at);
         };
-        let end = span.end;
+        let end = span.end();
         spans.push(span);
         match tokens.next() {
             Some(t) if bytes[t] == b',' => {}
@@ -318,10 +466,10 @@ fn read_run(bytes: &[u8], first: usize, to: usize) -> (Option<Run>, Stop) {
             _ => break Stop::After(end),
         }
     };
-    let run = spans.last().map(|last| last.end).map(|end| Run {
+    let run = (spans.len() > before).then(|| Run {
         start: first,
-        end,
-        spans,
+        end: spans[spans.len() - 1].end(),
+        spans: before as u32..spans.len() as u32,
     });
     (run, stop)
 }
@@ -450,12 +598,7 @@ fn read_span(tokens: &mut Tokens, bytes: &[u8], start: usize) -> Option<SpanSlic
                     if capture != Capture::None {
                         return None;
                     }
-                    return Some(SpanSlice {
-                        start,
-                        end: t + 1,
-                        trace_id: trace_id?,
-                        start_ns,
-                    });
+                    return SpanSlice::new(start, t + 1, trace_id?, start_ns);
                 }
                 depth -= 1;
                 // A container opens only where no key is expected, and nothing changes that until it
@@ -642,9 +785,22 @@ fn prefix_xor(mut x: u64) -> u64 {
 /// The serial walk over everything outside the runs: the exact state machine of the whole scan. Where a
 /// span object starts at the start of a run, the run's spans are taken as they are and the walk resumes
 /// at the run's end, in the state it had at the span's start (see `Run`).
-fn walk(bytes: &[u8], mut runs: Vec<Run>) -> Option<Vec<SpanSlice>> {
-    let mut spans = Vec::with_capacity(runs.iter().map(|r| r.spans.len()).sum());
-    let mut next_run = 0;
+fn walk(bytes: &[u8], blocks: Vec<BlockRuns>) -> Option<SpanList> {
+    let mut list = SpanList::default();
+    let mut runs = Vec::with_capacity(blocks.len());
+    list.lists.reserve_exact(blocks.len());
+    for block in blocks {
+        runs.push(block.runs);
+        list.lists.push(block.spans);
+    }
+    // Runs start in the blocks they were read in, so block by block they come in file order.
+    let mut runs = runs
+        .into_iter()
+        .enumerate()
+        .flat_map(|(b, runs)| runs.into_iter().map(move |run| (b as u32, run)))
+        .peekable();
+    // The spans the walk finds itself, between the runs it takes.
+    let mut spans = Vec::new();
     let mut stack: Vec<Frame> = Vec::with_capacity(32);
     let mut capture = Capture::None;
     let mut trace_id: Option<(usize, usize)> = None;
@@ -732,13 +888,10 @@ fn walk(bytes: &[u8], mut runs: Vec<Run>) -> Option<Vec<SpanSlice>> {
                     saw_export = true;
                 }
                 if role == Role::Span {
-                    while next_run < runs.len() && runs[next_run].start < i {
-                        next_run += 1;
-                    }
-                    if let Some(run) = runs.get_mut(next_run)
-                        && run.start == i
-                    {
-                        spans.append(&mut run.spans);
+                    while runs.next_if(|(_, run)| run.start < i).is_some() {}
+                    if let Some((b, run)) = runs.next_if(|(_, run)| run.start == i) {
+                        list.take_own(&mut spans);
+                        list.take(b, run.spans);
                         i = run.end;
                         capture = Capture::None;
                         continue;
@@ -765,12 +918,7 @@ fn walk(bytes: &[u8], mut runs: Vec<Run>) -> Option<Vec<SpanSlice>> {
                     return None;
                 }
                 if frame.role == Role::Span {
-                    spans.push(SpanSlice {
-                        start: frame.start,
-                        end: i + 1,
-                        trace_id: trace_id?,
-                        start_ns,
-                    });
+                    spans.push(SpanSlice::new(frame.start, i + 1, trace_id?, start_ns)?);
                 }
                 i += 1;
             }
@@ -802,7 +950,8 @@ fn walk(bytes: &[u8], mut runs: Vec<Run>) -> Option<Vec<SpanSlice>> {
             }
         }
     }
-    (stack.is_empty() && saw_export).then_some(spans)
+    list.take_own(&mut spans);
+    (stack.is_empty() && saw_export).then_some(list)
 }
 
 /// The role of elements of an array with `role` (objects: the role before any key is read).
@@ -887,12 +1036,14 @@ mod tests {
     fn ids(bytes: &[u8]) -> Vec<(String, i64, String)> {
         locate_spans(bytes)
             .unwrap()
+            .flat()
             .into_iter()
             .map(|s| {
+                let id = s.trace_id(bytes);
                 (
-                    String::from_utf8(bytes[s.trace_id.0..s.trace_id.1].to_vec()).unwrap(),
+                    String::from_utf8(bytes[id.0..id.1].to_vec()).unwrap(),
                     s.start_ns,
-                    String::from_utf8(bytes[s.start..s.end].to_vec()).unwrap(),
+                    String::from_utf8(bytes[s.start..s.end()].to_vec()).unwrap(),
                 )
             })
             .collect()
@@ -928,7 +1079,7 @@ mod tests {
             br#"{"resourceSpans": "x"#,
             br#"[1, 2]"#,
         ] {
-            assert_eq!(locate_spans(bad), None, "{}", String::from_utf8_lossy(bad));
+            assert!(locate_spans(bad).is_none(), "{}", String::from_utf8_lossy(bad));
         }
     }
 
@@ -1044,12 +1195,7 @@ mod tests {
                         return None;
                     }
                     if frame.role == Role::Span {
-                        spans.push(SpanSlice {
-                            start: frame.start,
-                            end: i + 1,
-                            trace_id: trace_id?,
-                            start_ns,
-                        });
+                        spans.push(SpanSlice::new(frame.start, i + 1, trace_id?, start_ns)?);
                     }
                     i += 1;
                 }
@@ -1393,10 +1539,53 @@ mod tests {
         let depth = span_depth(bytes);
         let from_runs = worker_blocks(bytes, block)
             .into_iter()
-            .flat_map(|(from, to, s)| runs_in_block(bytes, from, to, s, depth))
-            .map(|r| r.spans.len())
+            .map(|(from, to, s)| runs_in_block(bytes, from, to, s, depth).spans.len())
             .sum();
-        (locate_spans_in_blocks(bytes, block), from_runs)
+        (
+            locate_spans_in_blocks(bytes, block).map(SpanList::flat),
+            from_runs,
+        )
+    }
+
+    /// The scan's result holds each span once, in 24 bytes, plus a few bytes per block: small traces one
+    /// to a line made a list per run of three spans, and the walk copied every span into one more list
+    /// of 40 bytes a span, so a file's scan held several times this at its end.
+    #[test]
+    fn the_scan_holds_twenty_four_bytes_per_span() {
+        assert_eq!(std::mem::size_of::<SpanSlice>(), 24);
+        let (traces, spans_per_trace) = (3_000, 3);
+        let mut bytes = Vec::new();
+        for t in 0..traces {
+            let spans: Vec<String> = (0..spans_per_trace)
+                .map(|s| {
+                    format!(
+                        r#"{{"traceId":"{t:032x}","spanId":"{s:016x}","name":"s","startTimeUnixNano":"{}"}}"#,
+                        1_000 + t * 10 + s
+                    )
+                })
+                .collect();
+            bytes.extend_from_slice(
+                format!(
+                    r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+                    spans.join(",")
+                )
+                .as_bytes(),
+            );
+            bytes.push(b'\n');
+        }
+        let block = 1 << 14;
+        let found = locate_spans_in_blocks(&bytes, block).unwrap();
+        let spans = traces * spans_per_trace;
+        assert_eq!(found.len(), spans);
+        let blocks = bytes.len().div_ceil(block);
+        let held = found.bytes_held();
+        assert!(
+            held <= spans * 24 + blocks * 64,
+            "{held} bytes held for {spans} spans in {blocks} blocks"
+        );
+        let first = found.iter().next().unwrap();
+        let id = first.trace_id(&bytes);
+        assert_eq!(&bytes[id.0..id.1], format!("{:032x}", 0).as_bytes());
     }
 
     #[test]
@@ -1540,7 +1729,7 @@ mod tests {
             let expected = serial_reference(case.as_bytes());
             for block in [1, 2, 3, 5, 8, 64, 4096] {
                 assert_eq!(
-                    locate_spans_in_blocks(case.as_bytes(), block),
+                    locate_spans_in_blocks(case.as_bytes(), block).map(SpanList::flat),
                     expected,
                     "block {block}: {case}"
                 );
@@ -1559,7 +1748,7 @@ mod tests {
             rejected += usize::from(expected.is_none());
             for block in [7, 64, 4096] {
                 assert_eq!(
-                    locate_spans_in_blocks(&bad, block),
+                    locate_spans_in_blocks(&bad, block).map(SpanList::flat),
                     expected,
                     "block {block}:\n{}",
                     String::from_utf8_lossy(&bad)

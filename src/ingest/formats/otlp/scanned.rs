@@ -16,7 +16,7 @@ use crate::error::InputError;
 use crate::ingest::decoder::{Fast, Traces, check_span_count};
 use crate::ingest::formats::spans::MapTrace;
 use crate::ingest::json::{PADDING, repair, with_buffers, with_tape};
-use crate::ingest::scan::{SpanSlice, locate_spans};
+use crate::ingest::scan::{SpanList, locate_spans};
 use crate::table::TableBuilder;
 use crate::table::record::{ParsedFrom, SpanRecord, TraceRecord, order_otlp};
 
@@ -24,9 +24,9 @@ use crate::table::record::{ParsedFrom, SpanRecord, TraceRecord, order_otlp};
 /// [`Fast::Whole`] when the scan does not take the file.
 pub(crate) fn scan(bytes: &[u8], all_attributes: bool, map: Option<MapTrace>) -> Fast<'_> {
     match locate_spans(bytes) {
-        Some(slices) => Fast::Read(Ok(Box::new(ScannedTraces::new(
+        Some(spans) => Fast::Read(Ok(Box::new(ScannedTraces::new(
             bytes,
-            slices,
+            spans,
             all_attributes,
             map,
         )))),
@@ -34,13 +34,26 @@ pub(crate) fn scan(bytes: &[u8], all_attributes: bool, map: Option<MapTrace>) ->
     }
 }
 
-/// The traces of a scanned export: each trace's span slices, traces by their first start.
+/// One span's bytes in the file, braces included.
+#[derive(Clone, Copy, Default)]
+struct SpanBytes {
+    start: usize,
+    end: usize,
+}
+
+/// The traces of a scanned export: each trace's span byte ranges, traces by their first start.
+///
+/// This index is all that a file's read keeps for its whole length, so it holds no more than each span
+/// needs to be read again: the scan's trace ids and start times are dropped once the traces are grouped
+/// and ordered, leaving 16 bytes per span and 20 per trace.
 struct ScannedTraces<'b> {
     bytes: &'b [u8],
-    slices: Vec<SpanSlice>,
-    /// Per trace, the range of `members` holding its spans' slice numbers in file order.
-    traces: Vec<(usize, usize)>,
-    members: Vec<u32>,
+    /// Every span's bytes, the spans of each trace together in file order, traces by their first start.
+    slices: Vec<SpanBytes>,
+    /// Where each trace's spans begin in `slices`, then where the last one's end.
+    begins: Vec<u32>,
+    /// Per trace, the byte range of its first span's `traceId` contents.
+    ids: Vec<(usize, usize)>,
     all_attributes: bool,
     map: Option<MapTrace>,
     /// Traces of more bytes than this are read span by span into owned records.
@@ -50,21 +63,25 @@ struct ScannedTraces<'b> {
 impl<'b> ScannedTraces<'b> {
     fn new(
         bytes: &'b [u8],
-        slices: Vec<SpanSlice>,
+        found: SpanList,
         all_attributes: bool,
         map: Option<MapTrace>,
     ) -> ScannedTraces<'b> {
+        let total = found.len();
         // Group by trace id in order of first appearance, then order traces by their first start (stable).
         let mut index: HashMap<&[u8], u32, foldhash::fast::RandomState> =
-            HashMap::with_capacity_and_hasher(slices.len() / 8 + 1, Default::default());
-        let mut trace_of: Vec<u32> = Vec::with_capacity(slices.len());
+            HashMap::with_capacity_and_hasher(total / 8 + 1, Default::default());
+        let mut trace_of: Vec<u32> = Vec::with_capacity(total);
         let mut first_start: Vec<i64> = Vec::new();
-        let mut counts: Vec<usize> = Vec::new();
-        for slice in &slices {
-            let id = &bytes[slice.trace_id.0..slice.trace_id.1];
+        let mut counts: Vec<u32> = Vec::new();
+        let mut first_ids: Vec<(usize, usize)> = Vec::new();
+        for slice in found.iter() {
+            let id_range = slice.trace_id(bytes);
+            let id = &bytes[id_range.0..id_range.1];
             let t = *index.entry(id).or_insert_with(|| {
                 first_start.push(i64::MAX);
                 counts.push(0);
+                first_ids.push(id_range);
                 (first_start.len() - 1) as u32
             }) as usize;
             trace_of.push(t as u32);
@@ -74,42 +91,67 @@ impl<'b> ScannedTraces<'b> {
         drop(index);
         let mut order: Vec<u32> = (0..first_start.len() as u32).collect();
         order.sort_by_key(|&t| first_start[t as usize]);
-        // Lay each trace's members out contiguously, in sorted trace order.
-        let mut begin = vec![0usize; first_start.len()];
-        let mut traces = Vec::with_capacity(order.len());
-        let mut at = 0;
+        drop(first_start);
+        // Lay each trace's spans out contiguously, in sorted trace order.
+        let mut begin = vec![0u32; order.len()];
+        let mut begins = Vec::with_capacity(order.len() + 1);
+        let mut ids = Vec::with_capacity(order.len());
+        let mut at = 0u32;
         for &t in &order {
             begin[t as usize] = at;
-            traces.push((at, at + counts[t as usize]));
+            begins.push(at);
+            ids.push(first_ids[t as usize]);
             at += counts[t as usize];
         }
-        let mut members = vec![0u32; slices.len()];
-        for (i, &t) in trace_of.iter().enumerate() {
-            members[begin[t as usize]] = i as u32;
-            begin[t as usize] += 1;
-        }
+        begins.push(at);
+        drop((order, counts, first_ids));
+        let mut spans = vec![SpanBytes::default(); total];
+        let mut trace_of = trace_of.into_iter();
+        // Each of the scan's lists is freed as soon as its spans are placed, so the scan's slices and
+        // the index that replaces them are not both held whole.
+        found.drain(|slice| {
+            let t = trace_of.next().expect("one trace per span");
+            let at = &mut begin[t as usize];
+            spans[*at as usize] = SpanBytes {
+                start: slice.start,
+                end: slice.end(),
+            };
+            *at += 1;
+        });
+        drop(begin);
         ScannedTraces {
             bytes,
-            slices,
-            traces,
-            members,
+            slices: spans,
+            begins,
+            ids,
             all_attributes,
             map,
             huge: KEEP_TEXT,
         }
     }
+
+    /// The numbers of `trace`'s spans in `slices`.
+    fn members(&self, trace: usize) -> std::ops::Range<u32> {
+        self.begins[trace]..self.begins[trace + 1]
+    }
+
+    /// The bytes the index keeps for the whole of the file's read.
+    #[cfg(test)]
+    fn bytes_kept(&self) -> usize {
+        self.slices.capacity() * std::mem::size_of::<SpanBytes>()
+            + self.begins.capacity() * std::mem::size_of::<u32>()
+            + self.ids.capacity() * std::mem::size_of::<(usize, usize)>()
+    }
 }
 
 impl Traces for ScannedTraces<'_> {
     fn len(&self) -> usize {
-        self.traces.len()
+        self.ids.len()
     }
 
     fn weight(&self, trace: usize) -> usize {
-        let (a, b) = self.traces[trace];
-        self.members[a..b]
-            .iter()
-            .map(|&m| {
+        self.members(trace)
+            .map(|m| {
                 let s = &self.slices[m as usize];
                 s.end - s.start
             })
@@ -117,8 +159,7 @@ impl Traces for ScannedTraces<'_> {
     }
 
     fn trace_id(&self, trace: usize) -> Cow<'_, str> {
-        let (first, _) = self.traces[trace];
-        let (a, b) = self.slices[self.members[first] as usize].trace_id;
+        let (a, b) = self.ids[trace];
         let raw = &self.bytes[a..b];
         if !raw.contains(&b'\\') {
             return String::from_utf8_lossy(raw);
@@ -138,10 +179,9 @@ impl Traces for ScannedTraces<'_> {
     fn append(&self, path: &Path, trace: usize, out: &mut TableBuilder) -> Result<(), InputError> {
         #[cfg(test)]
         crate::ingest::reads::decoded(path);
-        let (a, b) = self.traces[trace];
-        let members = &self.members[a..b];
+        let members = self.members(trace);
         check_span_count(path, members.len(), || {
-            let id = self.slices[members[0] as usize].trace_id;
+            let id = self.ids[trace];
             String::from_utf8_lossy(&self.bytes[id.0..id.1]).into_owned()
         })?;
         // Each span is parsed on its own, in place in one buffer that holds the trace's spans back to
@@ -152,8 +192,8 @@ impl Traces for ScannedTraces<'_> {
             static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         let size: usize = members
-            .iter()
-            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start + PADDING)
+            .clone()
+            .map(|m| self.slices[m as usize].end - self.slices[m as usize].start + PADDING)
             .sum();
         TEXT.with(|cell| {
             let mut text = cell.borrow_mut();
@@ -161,34 +201,36 @@ impl Traces for ScannedTraces<'_> {
             let outcome = if size > self.huge {
                 // A huge trace is not copied whole: each span is parsed in a buffer of its own and its
                 // record keeps copies of the few strings the tables read, a fraction of the span's bytes.
-                self.read_spans_owned(members, out)
+                self.read_spans_owned(members.clone(), out)
             } else {
                 text.reserve_exact(size);
-                for &m in members {
+                for m in members.clone() {
                     let s = &self.slices[m as usize];
                     text.extend_from_slice(&self.bytes[s.start..s.end]);
                     let padded = text.len() + PADDING;
                     text.resize(padded, b' ');
                 }
-                match self.read_spans(&mut text, members, out) {
+                match self.read_spans(&mut text, members.clone(), out) {
                     // A span simd-json refuses may be JSON Python reads (see `repair`): the spans are
                     // read again, each on its own so that one can be rewritten.
-                    Err(SpanFailure::Json(_)) => self.read_spans_owned(members, out),
+                    Err(SpanFailure::Json(_)) => self.read_spans_owned(members.clone(), out),
                     other => other,
                 }
             };
             outcome.map_err(|failure| match failure {
                 // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
                 // first), so a later span's JSON error comes before this span's content error.
-                SpanFailure::Invalid(start, message) => match self.span_json_error(path, members) {
-                    json @ InputError::Json { .. } => json,
-                    _ => InputError::Invalid {
-                        path: path.to_path_buf(),
-                        message: format!("span at byte {start}: {message}"),
-                    },
-                },
+                SpanFailure::Invalid(start, message) => {
+                    match self.span_json_error(path, members.clone()) {
+                        json @ InputError::Json { .. } => json,
+                        _ => InputError::Invalid {
+                            path: path.to_path_buf(),
+                            message: format!("span at byte {start}: {message}"),
+                        },
+                    }
+                }
                 // Only a span's own bytes can fail: find where, in the file.
-                SpanFailure::Json(m) => self.span_json_error(path, &[m]),
+                SpanFailure::Json(m) => self.span_json_error(path, m..m + 1),
             })
         })
     }
@@ -229,7 +271,7 @@ impl<'b> ScannedTraces<'b> {
     fn read_spans(
         &self,
         text: &mut [u8],
-        members: &[u32],
+        members: std::ops::Range<u32>,
         out: &mut TableBuilder,
     ) -> Result<(), SpanFailure> {
         // The tape and the span list of the previous trace are reused: with small traces their
@@ -244,8 +286,8 @@ impl<'b> ScannedTraces<'b> {
         };
         record.spans.reserve(members.len());
         let largest = members
-            .iter()
-            .map(|&m| self.slices[m as usize].end - self.slices[m as usize].start)
+            .clone()
+            .map(|m| self.slices[m as usize].end - self.slices[m as usize].start)
             .max()
             .unwrap_or(0);
         let read = with_buffers(largest, |buffers| {
@@ -255,7 +297,7 @@ impl<'b> ScannedTraces<'b> {
                 .unwrap_or_else(simd_json::Tape::null)
                 .reset();
             let mut rest = text;
-            for &m in members {
+            for m in members {
                 let slice = &self.slices[m as usize];
                 let len = slice.end - slice.start;
                 let (here, tail) = std::mem::take(&mut rest).split_at_mut(len + PADDING);
@@ -297,13 +339,17 @@ impl<'b> ScannedTraces<'b> {
     /// Parses each span of a huge trace in a buffer of its own, and appends the trace to `out`. The
     /// records borrow their strings from the file's bytes (copying only those that had escapes), so the
     /// heap holds the records themselves, not their text.
-    fn read_spans_owned(&self, members: &[u32], out: &mut TableBuilder) -> Result<(), SpanFailure> {
+    fn read_spans_owned(
+        &self,
+        members: std::ops::Range<u32>,
+        out: &mut TableBuilder,
+    ) -> Result<(), SpanFailure> {
         let mut record: TraceRecord<'b> = TraceRecord::default();
         record.spans.reserve_exact(members.len());
         let mut text: Vec<u8> = Vec::new();
         // One tape allocation for every span, handed from span to span (each parse has its own lifetime).
         let mut tape: Option<simd_json::Tape<'static>> = None;
-        for &m in members {
+        for m in members {
             let slice = &self.slices[m as usize];
             let len = slice.end - slice.start;
             text.clear();
@@ -379,8 +425,8 @@ impl<'b> ScannedTraces<'b> {
     }
 
     /// The JSON error of the first span of `members` that does not parse, at its byte in the file.
-    fn span_json_error(&self, path: &Path, members: &[u32]) -> InputError {
-        for &m in members {
+    fn span_json_error(&self, path: &Path, members: std::ops::Range<u32>) -> InputError {
+        for m in members {
             let s = &self.slices[m as usize];
             if let Err(f) = with_tape(&self.bytes[s.start..s.end], |_| ()) {
                 return InputError::Json {
@@ -405,8 +451,8 @@ mod tests {
     fn huge_trace_records_read_as_the_borrowed_ones() {
         let bytes = std::fs::read("examples/traces.json").unwrap();
         let batch = |huge: usize| {
-            let slices = crate::ingest::scan::locate_spans(&bytes).unwrap();
-            let mut traces = ScannedTraces::new(&bytes, slices, true, None);
+            let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+            let mut traces = ScannedTraces::new(&bytes, spans, true, None);
             traces.huge = huge;
             let mut builder = TableBuilder::new(crate::table::TableOptions {
                 root_attributes: true,
@@ -421,5 +467,42 @@ mod tests {
         assert_eq!(borrowed.traces, owned.traces);
         assert_eq!(borrowed.spans, owned.spans);
         assert_eq!(borrowed.steps, owned.steps);
+    }
+
+    /// The index kept for a file's whole read grows by 16 bytes per span and 20 per trace, no more: at a
+    /// million small traces of three spans that is 68 MB, where the scan's own slices (40 bytes per span)
+    /// and a member list (4 more) with trace ranges (16 per trace) took 148 MB.
+    #[test]
+    fn index_keeps_sixteen_bytes_per_span_and_twenty_per_trace() {
+        let (traces, spans_per_trace) = (2_000, 3);
+        let mut bytes = Vec::new();
+        for t in 0..traces {
+            let spans: Vec<String> = (0..spans_per_trace)
+                .map(|s| {
+                    format!(
+                        r#"{{"traceId":"{t:032x}","spanId":"{s:016x}","name":"s","startTimeUnixNano":"{}"}}"#,
+                        1_000 + t * 10 + s
+                    )
+                })
+                .collect();
+            bytes.extend_from_slice(
+                format!(
+                    r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+                    spans.join(",")
+                )
+                .as_bytes(),
+            );
+            bytes.push(b'\n');
+        }
+        let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+        assert_eq!(spans.len(), traces * spans_per_trace);
+        let index = ScannedTraces::new(&bytes, spans, false, None);
+        assert_eq!(index.len(), traces);
+        assert_eq!(index.trace_id(7), format!("{:032x}", 7));
+        let kept = index.bytes_kept();
+        assert!(
+            kept <= traces * spans_per_trace * 16 + (traces + 1) * 20,
+            "{kept} bytes kept for {traces} traces"
+        );
     }
 }
