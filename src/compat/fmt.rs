@@ -143,6 +143,15 @@ pub(super) fn write_float_repr(f: f64, out: &mut String) {
     if write_non_finite(f, "", out) {
         return;
     }
+    // Integral values below 2^53 (a confidence of 1.0, counts) are their own shortest digits, as
+    // neighbouring floats there are at most 1 apart: no shortest-digit search needed.
+    if f.trunc() == f && f.abs() < 9_007_199_254_740_992.0 {
+        if f.is_sign_negative() {
+            out.push('-');
+        }
+        let _ = write!(out, "{}.0", f.abs() as u64);
+        return;
+    }
     let mut text = StackText::new();
     // `{:e}` without precision yields the shortest digits that round-trip, as Python's repr does.
     let _ = write!(text, "{f:e}");
@@ -634,6 +643,44 @@ mod tests {
         assert_eq!(round_half_even(-0.00001, 4).to_bits(), (-0.0f64).to_bits());
     }
 
+    /// `float_repr` as it was before its integral path: from the shortest `{:e}` digits.
+    fn repr_by_digits(f: f64) -> String {
+        let mut text = StackText::new();
+        let _ = write!(text, "{f:e}");
+        let sci = Scientific::parse(text.as_str());
+        let mut out = String::new();
+        if sci.negative {
+            out.push('-');
+        }
+        if sci.exponent < -4 || sci.exponent >= 16 {
+            sci.write_exponent_form(&mut out);
+        } else {
+            sci.write_positional(&mut out, true);
+        }
+        out
+    }
+
+    #[test]
+    fn integral_reprs_match_the_shortest_digits() {
+        let mut values = vec![
+            0.0,
+            1.0,
+            10.0,
+            1e15,
+            9_007_199_254_740_991.0,
+            2f64.powi(52) + 1.0,
+        ];
+        values.extend((0..2000).map(f64::from));
+        values.extend((0..53).map(|k| 2f64.powi(k) - 1.0));
+        for x in values.into_iter().flat_map(|x| [x, -x]) {
+            assert_eq!(float_repr(x), repr_by_digits(x), "{x:e}");
+        }
+        assert_eq!(float_repr(1.0), "1.0");
+        assert_eq!(float_repr(-0.0), "-0.0");
+        assert_eq!(float_repr(1e16), "1e+16");
+        assert_eq!(float_repr(2f64.powi(53)), "9007199254740992.0");
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
 
@@ -649,7 +696,13 @@ mod tests {
             let short = f64::from_bits(
                 (numerator as f64 / 10f64.powi(decimals as i32)).to_bits().wrapping_add_signed(nudge),
             );
+            let integral = (bits >> 11) as f64;
+            proptest::prop_assert_eq!(float_repr(integral), repr_by_digits(integral));
+            proptest::prop_assert_eq!(float_repr(-integral.trunc()), repr_by_digits(-integral.trunc()));
             for x in [f64::from_bits(bits), short, -short] {
+                if !x.is_nan() && !x.is_infinite() {
+                    proptest::prop_assert_eq!(float_repr(x), repr_by_digits(x));
+                }
                 let (fast, slow) = (round_half_even(x, decimals as i32), round_by_text(x, decimals));
                 proptest::prop_assert!(same_float(fast, slow), "round({:e}, {}): {:e} vs {:e}", x, decimals, fast, slow);
                 if x.is_finite() {
