@@ -18,6 +18,7 @@
 //! records, once its first read shows it (a trace of log records alone is dropped, unhashed, by a
 //! file read on its own).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -630,11 +631,11 @@ fn check_part(
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
         let measure = |a: &Float64Array| a.is_valid(t).then(|| a.value(t));
-        let agent = opt(cols.agent, t).map(|a| agents.get(a, |a| redaction.mask(a).into_owned()));
+        let agent = opt(cols.agent, t).map(|a| agents.get(a, |a| redaction.mask(a)));
         let agent_version = opt(cols.agent_version, t).map(|v| redaction.mask(v));
         builder.push_trace(&TraceFields {
             trace_id: cols.trace_id.value(t),
-            scenario: scenarios.get(raw_scenario, |key| redaction.scenario_key(key)),
+            scenario: scenarios.get(raw_scenario, |key| redaction.scenario_key_text(key)),
             raw_scenario: settings.keep_raw_scenario.then_some(raw_scenario),
             agent,
             agent_version: agent_version.as_deref(),
@@ -665,7 +666,9 @@ fn check_part(
 }
 
 /// The last text a part masked and what masking gave: a part's traces mostly repeat their agent, and
-/// runs of them their scenario key, so each run of one value is masked once.
+/// runs of them their scenario key, so each run of one value is masked once. The masked text goes into
+/// one buffer the part reuses, so a part whose keys all differ (one derived key per prompt) does not
+/// allocate per trace.
 #[derive(Default)]
 struct Memo<'a> {
     raw: Option<&'a str>,
@@ -673,9 +676,11 @@ struct Memo<'a> {
 }
 
 impl<'a> Memo<'a> {
-    fn get(&mut self, raw: &'a str, mask: impl FnOnce(&str) -> String) -> &str {
+    fn get<'m>(&'m mut self, raw: &'a str, mask: impl FnOnce(&'a str) -> Cow<'a, str>) -> &'m str {
         if self.raw != Some(raw) {
-            self.masked = mask(raw);
+            let masked = mask(raw);
+            self.masked.clear();
+            self.masked.push_str(&masked);
             self.raw = Some(raw);
         }
         &self.masked
@@ -863,6 +868,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_key_memo_gives_each_key_its_own_masked_text_through_one_buffer() {
+        let keys = [
+            "p-203279939695",
+            "p-203279939695",
+            "mail ada@example.com",
+            "refund",
+            "",
+            "refund",
+        ];
+        let mut memo = Memo::default();
+        for key in keys {
+            let got = memo
+                .get(key, |k| Redaction::Builtin.scenario_key_text(k))
+                .to_string();
+            assert_eq!(got, Redaction::Builtin.scenario_key(key), "{key:?}");
+        }
+        assert_ne!(
+            memo.get("ada@example.com", |k| Redaction::Builtin
+                .scenario_key_text(k)),
+            "ada@example.com"
+        );
     }
 
     #[test]

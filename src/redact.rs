@@ -79,14 +79,24 @@ impl Redaction {
     /// is: it holds no data of the trace, and about one in 300 of them has only decimal digits, which
     /// the unseparated phone number pass would take.
     pub fn scenario_key(&self, raw_key: &str) -> String {
+        self.scenario_key_text(raw_key).into_owned()
+    }
+
+    /// [`Redaction::scenario_key`], borrowed from `raw_key` when it is written as is (every derived
+    /// key, and every key with nothing to mask), so a run over many traces allocates nothing for them.
+    pub fn scenario_key_text<'a>(&self, raw_key: &'a str) -> Cow<'a, str> {
         if crate::digest::is_prompt_key(raw_key) {
-            return raw_key.to_string();
+            return Cow::Borrowed(raw_key);
         }
         match self.mask(raw_key) {
-            masked if masked == raw_key => raw_key.to_string(),
+            Cow::Borrowed(_) => Cow::Borrowed(raw_key),
+            masked if masked == raw_key => Cow::Borrowed(raw_key),
             masked => {
                 let digest = crate::digest::sha256(raw_key.as_bytes());
-                format!("{masked}#{}", crate::digest::lower_hex(&digest[..4]))
+                Cow::Owned(format!(
+                    "{masked}#{}",
+                    crate::digest::lower_hex(&digest[..4])
+                ))
             }
         }
     }
@@ -1171,6 +1181,30 @@ mod tests {
             Redaction::Builtin.scenario_key("a@b.com"),
             Redaction::Builtin.scenario_key("c@d.com")
         );
+    }
+
+    #[test]
+    fn scenario_keys_written_as_is_are_borrowed() {
+        let derived = crate::table::derive::scenario_key(None, "prompt 171");
+        for key in [derived.as_str(), "refund order", "", "order 12"] {
+            let text = Redaction::Builtin.scenario_key_text(key);
+            assert!(matches!(text, Cow::Borrowed(k) if k == key), "{key:?}");
+        }
+        for key in [
+            "a@b.com",
+            "cust-4155550123",
+            "p-203279939695-2",
+            "ip 10.0.0.1",
+        ] {
+            let text = Redaction::Builtin.scenario_key_text(key);
+            assert!(matches!(text, Cow::Owned(_)), "{key:?}");
+            assert_ne!(text, key);
+            assert_eq!(text, Redaction::Builtin.scenario_key(key));
+        }
+        assert!(matches!(
+            Redaction::Off.scenario_key_text("a@b.com"),
+            Cow::Borrowed("a@b.com")
+        ));
     }
 
     #[test]

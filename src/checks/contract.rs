@@ -259,6 +259,10 @@ pub struct VerdictColumn {
     confidence: Vec<f64>,
     reason: LargeStringBuilder,
     scratch: String,
+    /// The last reason text masked and what masking gave: most traces of a pass get the same reason
+    /// text as the one before (a passing check's fixed wording), so each run of one text is masked once.
+    last_raw: Option<String>,
+    last_masked: String,
 }
 
 impl VerdictColumn {
@@ -271,6 +275,8 @@ impl VerdictColumn {
             confidence: Vec::with_capacity(capacity),
             reason: LargeStringBuilder::with_capacity(capacity, 0),
             scratch: String::new(),
+            last_raw: None,
+            last_masked: String::new(),
         }
     }
 
@@ -281,10 +287,19 @@ impl VerdictColumn {
         if self.reasons.keeps(detected) {
             self.scratch.clear();
             reason.write_to(&mut self.scratch);
-            match self.redaction.mask(&self.scratch) {
-                Cow::Borrowed(text) => self.reason.append_value(text),
-                Cow::Owned(masked) => self.reason.append_value(masked),
+            if self.last_raw.as_deref() != Some(self.scratch.as_str()) {
+                match self.redaction.mask(&self.scratch) {
+                    Cow::Borrowed(text) => {
+                        self.last_masked.clear();
+                        self.last_masked.push_str(text);
+                    }
+                    Cow::Owned(masked) => self.last_masked = masked,
+                }
+                let last = self.last_raw.get_or_insert_with(String::new);
+                last.clear();
+                last.push_str(&self.scratch);
             }
+            self.reason.append_value(&self.last_masked);
         } else {
             self.reason.append_null();
         }
@@ -370,6 +385,30 @@ mod tests {
             reasons_of(all),
             vec![Some("3 steps".into()), Some("fired".into())]
         );
+    }
+
+    #[test]
+    fn runs_of_one_reason_and_alternating_reasons_are_each_masked_as_written() {
+        let texts = [
+            "ok",
+            "ok",
+            "mail ada@example.com failed",
+            "mail ada@example.com failed",
+            "ok",
+            "",
+            "call 415-555-0177",
+            "ok",
+        ];
+        let mut column = VerdictColumn::new(texts.len(), Reasons::All, Redaction::Builtin);
+        for text in texts {
+            column.sure(false, text);
+        }
+        let [_, _, reason] = column.finish();
+        let reason = reason.as_string::<i64>();
+        for (i, text) in texts.iter().enumerate() {
+            assert_eq!(reason.value(i), Redaction::Builtin.mask(text), "{text:?}");
+        }
+        assert_ne!(reason.value(3), texts[3]);
     }
 
     #[test]

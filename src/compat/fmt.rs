@@ -143,6 +143,15 @@ pub(super) fn write_float_repr(f: f64, out: &mut String) {
     if write_non_finite(f, "", out) {
         return;
     }
+    // Integral values below 2^53 (a confidence of 1.0, counts) are their own shortest digits, as
+    // neighbouring floats there are at most 1 apart: no shortest-digit search needed.
+    if f.trunc() == f && f.abs() < 9_007_199_254_740_992.0 {
+        if f.is_sign_negative() {
+            out.push('-');
+        }
+        let _ = write!(out, "{}.0", f.abs() as u64);
+        return;
+    }
     let mut text = StackText::new();
     // `{:e}` without precision yields the shortest digits that round-trip, as Python's repr does.
     let _ = write!(text, "{f:e}");
@@ -179,10 +188,27 @@ pub(crate) fn push_fixed(out: &mut String, x: f64, decimals: usize) {
 /// back to big-number arithmetic whenever its fast estimate cannot decide, which values with a short
 /// exact form (`1.00`, `0.50`: most confidences) always hit.
 fn write_fixed_exact(x: f64, decimals: usize, out: &mut String) -> bool {
-    const POW10: [u128; 7] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000];
-    let Some(&scale) = POW10.get(decimals) else {
+    let Some((rounded, scale)) = scaled_half_even(x, decimals) else {
         return false;
     };
+    if x.is_sign_negative() {
+        out.push('-');
+    }
+    let _ = write!(out, "{}", rounded / scale);
+    if decimals > 0 {
+        let _ = write!(out, ".{:0decimals$}", rounded % scale);
+    }
+    true
+}
+
+/// `|x| * 10^decimals` rounded to an integer with ties to even on the exact binary value, with
+/// `10^decimals`; `None` for a non-finite `x`, more than 6 decimals, or `|x|` of 2^93 or more.
+fn scaled_half_even(x: f64, decimals: usize) -> Option<(u128, u128)> {
+    const POW10: [u128; 7] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000];
+    let &scale = POW10.get(decimals)?;
+    if !x.is_finite() {
+        return None;
+    }
     let bits = x.to_bits();
     let biased = ((bits >> 52) & 0x7ff) as i32;
     let fraction = u128::from(bits & ((1 << 52) - 1));
@@ -196,7 +222,7 @@ fn write_fixed_exact(x: f64, decimals: usize, out: &mut String) -> bool {
     let scaled = mantissa * scale;
     let rounded = if exponent >= 0 {
         if exponent > 40 {
-            return false;
+            return None;
         }
         scaled << exponent
     } else {
@@ -216,14 +242,7 @@ fn write_fixed_exact(x: f64, decimals: usize, out: &mut String) -> bool {
             }
         }
     };
-    if x.is_sign_negative() {
-        out.push('-');
-    }
-    let _ = write!(out, "{}", rounded / scale);
-    if decimals > 0 {
-        let _ = write!(out, ".{:0decimals$}", rounded % scale);
-    }
-    true
+    Some((rounded, scale))
 }
 
 /// Python `format(x, '.0%')`: `x * 100` (a float product, as Python computes it), no decimals, then `%`.
@@ -300,6 +319,15 @@ pub(crate) fn round_half_even(x: f64, k: i32) -> f64 {
         return 0.0 * x;
     }
     if let Ok(decimals) = usize::try_from(k) {
+        // Confidences and rates are rounded once per verdict: the exact integer path avoids the
+        // big-number fallback of the standard formatter and the text round trip. Below 2^53 both the
+        // rounded integer and the power of ten are exact floats, so one division is the correctly
+        // rounded value of the decimal text, which is what parsing that text gives.
+        if let Some((rounded, scale)) = scaled_half_even(x, decimals)
+            && rounded < 1 << 53
+        {
+            return (rounded as f64 / scale as f64).copysign(x);
+        }
         let text = format!("{x:.decimals$}");
         return text.parse().unwrap_or(x);
     }
@@ -550,6 +578,138 @@ mod tests {
         assert!(fast > 200_000, "the integer path took {fast} values");
         let mut out = String::new();
         assert!(write_fixed_exact(1.0, 2, &mut out) && out == "1.00");
+    }
+
+    /// `round_half_even` as it was before its integer path: the text of the standard formatter,
+    /// parsed back.
+    fn round_by_text(x: f64, decimals: usize) -> f64 {
+        format!("{x:.decimals$}").parse().unwrap_or(x)
+    }
+
+    fn edge_floats() -> Vec<f64> {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 3.0,
+            5e-324,
+            f64::MAX,
+            1e21,
+            1e22,
+            2.5e21,
+            9_007_199_254_740_993e3,
+            2f64.powi(53),
+            2f64.powi(93),
+            2f64.powi(93) - 2f64.powi(41),
+            0.00005,
+            0.00015,
+            0.99995,
+            0.999_949_999_999_999_9,
+            1.0,
+            0.95,
+        ];
+        // Every half and quarter of a last decimal, at every supported precision.
+        for decimals in 0..=6 {
+            let unit = 10f64.powi(-decimals);
+            values.extend((0..200).map(|k| (f64::from(k) + 0.5) * unit));
+            values.extend((0..200).map(|k| (f64::from(k) + 0.25) * unit));
+        }
+        values
+    }
+
+    #[test]
+    fn rounding_by_integer_arithmetic_gives_the_text_round_trip_on_edges() {
+        for x in edge_floats().into_iter().flat_map(|x| [x, -x]) {
+            for decimals in 0..=6 {
+                let (fast, slow) = (
+                    round_half_even(x, decimals as i32),
+                    round_by_text(x, decimals),
+                );
+                assert!(
+                    same_float(fast, slow),
+                    "round({x:e}, {decimals}): {fast:e} vs {slow:e}"
+                );
+                if x.is_finite() {
+                    assert_eq!(fmt_fixed(x, decimals), format!("{x:.decimals$}"));
+                }
+            }
+        }
+        assert_eq!(round_half_even(0.125, 2).to_bits(), 0.12f64.to_bits());
+        assert_eq!(round_half_even(2.675, 2).to_bits(), 2.67f64.to_bits());
+        assert_eq!(round_half_even(0.99996, 4).to_bits(), 1f64.to_bits());
+        assert_eq!(round_half_even(-0.00001, 4).to_bits(), (-0.0f64).to_bits());
+    }
+
+    /// `float_repr` as it was before its integral path: from the shortest `{:e}` digits.
+    fn repr_by_digits(f: f64) -> String {
+        let mut text = StackText::new();
+        let _ = write!(text, "{f:e}");
+        let sci = Scientific::parse(text.as_str());
+        let mut out = String::new();
+        if sci.negative {
+            out.push('-');
+        }
+        if sci.exponent < -4 || sci.exponent >= 16 {
+            sci.write_exponent_form(&mut out);
+        } else {
+            sci.write_positional(&mut out, true);
+        }
+        out
+    }
+
+    #[test]
+    fn integral_reprs_match_the_shortest_digits() {
+        let mut values = vec![
+            0.0,
+            1.0,
+            10.0,
+            1e15,
+            9_007_199_254_740_991.0,
+            2f64.powi(52) + 1.0,
+        ];
+        values.extend((0..2000).map(f64::from));
+        values.extend((0..53).map(|k| 2f64.powi(k) - 1.0));
+        for x in values.into_iter().flat_map(|x| [x, -x]) {
+            assert_eq!(float_repr(x), repr_by_digits(x), "{x:e}");
+        }
+        assert_eq!(float_repr(1.0), "1.0");
+        assert_eq!(float_repr(-0.0), "-0.0");
+        assert_eq!(float_repr(1e16), "1e+16");
+        assert_eq!(float_repr(2f64.powi(53)), "9007199254740992.0");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+        /// Any float, and any short decimal fraction with its neighbours, rounds and prints exactly as
+        /// the standard formatter's text does.
+        #[test]
+        fn rounding_and_fixed_text_match_the_standard_formatter(
+            bits in proptest::prelude::any::<u64>(),
+            numerator in 0u64..10_000_000,
+            decimals in 0usize..=6,
+            nudge in -2i64..=2,
+        ) {
+            let short = f64::from_bits(
+                (numerator as f64 / 10f64.powi(decimals as i32)).to_bits().wrapping_add_signed(nudge),
+            );
+            let integral = (bits >> 11) as f64;
+            proptest::prop_assert_eq!(float_repr(integral), repr_by_digits(integral));
+            proptest::prop_assert_eq!(float_repr(-integral.trunc()), repr_by_digits(-integral.trunc()));
+            for x in [f64::from_bits(bits), short, -short] {
+                if !x.is_nan() && !x.is_infinite() {
+                    proptest::prop_assert_eq!(float_repr(x), repr_by_digits(x));
+                }
+                let (fast, slow) = (round_half_even(x, decimals as i32), round_by_text(x, decimals));
+                proptest::prop_assert!(same_float(fast, slow), "round({:e}, {}): {:e} vs {:e}", x, decimals, fast, slow);
+                if x.is_finite() {
+                    proptest::prop_assert_eq!(fmt_fixed(x, decimals), format!("{x:.decimals$}"));
+                }
+            }
+        }
     }
 
     #[test]
