@@ -1029,6 +1029,32 @@ fn parse_number(text: &[u8]) -> Option<i64> {
     f.is_finite().then_some(f.trunc() as i64)
 }
 
+/// `traces` small traces of `spans_per_trace` spans each, one OTLP/JSON export a line, in time order:
+/// the input the tests of the scan's and the index's bytes per span read.
+#[cfg(test)]
+pub(crate) fn small_traces_as_lines(traces: usize, spans_per_trace: usize) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for t in 0..traces {
+        let spans: Vec<String> = (0..spans_per_trace)
+            .map(|s| {
+                format!(
+                    r#"{{"traceId":"{t:032x}","spanId":"{s:016x}","name":"s","startTimeUnixNano":"{}"}}"#,
+                    1_000 + t * 10 + s
+                )
+            })
+            .collect();
+        bytes.extend_from_slice(
+            format!(
+                r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+                spans.join(",")
+            )
+            .as_bytes(),
+        );
+        bytes.push(b'\n');
+    }
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1554,25 +1580,7 @@ mod tests {
     fn the_scan_holds_twenty_four_bytes_per_span() {
         assert_eq!(std::mem::size_of::<SpanSlice>(), 24);
         let (traces, spans_per_trace) = (3_000, 3);
-        let mut bytes = Vec::new();
-        for t in 0..traces {
-            let spans: Vec<String> = (0..spans_per_trace)
-                .map(|s| {
-                    format!(
-                        r#"{{"traceId":"{t:032x}","spanId":"{s:016x}","name":"s","startTimeUnixNano":"{}"}}"#,
-                        1_000 + t * 10 + s
-                    )
-                })
-                .collect();
-            bytes.extend_from_slice(
-                format!(
-                    r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
-                    spans.join(",")
-                )
-                .as_bytes(),
-            );
-            bytes.push(b'\n');
-        }
+        let bytes = small_traces_as_lines(traces, spans_per_trace);
         let block = 1 << 14;
         let found = locate_spans_in_blocks(&bytes, block).unwrap();
         let spans = traces * spans_per_trace;

@@ -475,25 +475,7 @@ mod tests {
     #[test]
     fn index_keeps_sixteen_bytes_per_span_and_twenty_per_trace() {
         let (traces, spans_per_trace) = (2_000, 3);
-        let mut bytes = Vec::new();
-        for t in 0..traces {
-            let spans: Vec<String> = (0..spans_per_trace)
-                .map(|s| {
-                    format!(
-                        r#"{{"traceId":"{t:032x}","spanId":"{s:016x}","name":"s","startTimeUnixNano":"{}"}}"#,
-                        1_000 + t * 10 + s
-                    )
-                })
-                .collect();
-            bytes.extend_from_slice(
-                format!(
-                    r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
-                    spans.join(",")
-                )
-                .as_bytes(),
-            );
-            bytes.push(b'\n');
-        }
+        let bytes = crate::ingest::scan::small_traces_as_lines(traces, spans_per_trace);
         let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
         assert_eq!(spans.len(), traces * spans_per_trace);
         let index = ScannedTraces::new(&bytes, spans, false, None);
