@@ -138,6 +138,8 @@ pub(crate) struct Finish<'a> {
     pub started: Instant,
     /// `--explain`: explains the gate's regressions (given in band order).
     pub explain: Option<Explainer<'a>>,
+    /// `--agent-version` (masked): a run that selected a version none of its traces has is refused.
+    pub agent_version: Option<String>,
 }
 
 /// What `--explain` runs once the gate has named its regressions.
@@ -247,6 +249,11 @@ impl RunCommand for Check<'_> {
         };
         let judge_usage = produced.judge_usage;
         let candidate: Vec<PathBuf> = produced.files.iter().map(|f| f.path.clone()).collect();
+        let baseline_version: Option<std::sync::Arc<str>> = gating
+            .band
+            .as_ref()
+            .and_then(|band| band.agent_version.as_deref())
+            .map(std::sync::Arc::from);
         let explain = (!self.args.explain.is_empty()).then(|| -> Explainer<'_> {
             Box::new(move |regressions: &[String]| {
                 let baselines = baseline_runs(&self.args.explain)?;
@@ -254,6 +261,7 @@ impl RunCommand for Check<'_> {
                     settings: &run.resolved.settings,
                     candidate: &candidate,
                     baselines: &baselines,
+                    baseline_version: baseline_version.clone(),
                     regressions,
                     all: self.args.explain_all,
                 })?)
@@ -270,6 +278,7 @@ impl RunCommand for Check<'_> {
                 audit_inputs,
                 started: run.started,
                 explain,
+                agent_version: run.resolved.masked_agent_version(),
             },
         )
     }
@@ -328,6 +337,13 @@ fn judge_usage_of(usage: Usage) -> JudgeUsage {
     }
 }
 
+/// Why a run that `--agent-version` left without traces is refused.
+pub(crate) fn no_trace_of_version(version: &str) -> String {
+    format!(
+        "--agent-version {version}: no trace of the input records this gen_ai.agent.version; nothing was checked"
+    )
+}
+
 /// Prints the table and the gate, and writes every output asked for; returns the exit code.
 pub(crate) fn finish(
     outs: &CheckOutputs,
@@ -342,6 +358,7 @@ pub(crate) fn finish(
         audit_inputs,
         started,
         explain,
+        agent_version,
     } = run;
     let spill_error = |e: crate::report::spill::SpillError| CliError::Invalid(e.to_string());
     let band = &gating.band;
@@ -384,6 +401,18 @@ pub(crate) fn finish(
         Some(_) => tally.finish(),
         None => whole_run_input(&report, &set_aside_names, wanted, [0.0; 3]),
     };
+    let traces = match &streamed {
+        Some((_, counts)) => counts.traces,
+        None => report
+            .batches
+            .iter()
+            .map(crate::report::VerdictBatch::len)
+            .sum(),
+    };
+    if let Some(version) = agent_version.filter(|_| traces == 0) {
+        // Checked nothing: a gate must not pass on it (a version mistyped reads no trace at all).
+        return Err(CliError::Invalid(no_trace_of_version(&version)));
+    }
     if let Some((band, summary)) = band
         .as_ref()
         .filter(|_| outs.strict_band)
