@@ -238,6 +238,16 @@ impl RunCommand for Check<'_> {
     }
 
     fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
+        if let Some(version) = gating.band.as_ref().and_then(|b| b.agent_version.as_ref())
+            && run.resolved.settings.agent_version.is_none()
+        {
+            // Not refused: a candidate folder may hold one version only. The user is told, though,
+            // since a folder of several versions is then gated whole against one version's band.
+            writeln!(
+                std::io::stderr(),
+                "note: the band holds agent version {version}'s traces alone (baseline --agent-version); this run checks every trace, of any version (select one with --agent-version)"
+            )?;
+        }
         let spill_dir = self.args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
         let mut produced = run.produce_spilled(run.share(), spill_dir)?;
         let spilled = produced.spilled.take();

@@ -106,7 +106,7 @@ fn messages_text<'v>(value: &'v AttrValue<'_>) -> Cow<'v, str> {
 /// too, as the system message they would otherwise be. (No prompt is read from a system message, so
 /// neither the prompt nor the scenario key changes.) Instructions that are text, not a JSON list, are
 /// one text part.
-pub(crate) fn system_message<'a>(span: &SpanRecord<'_>) -> Option<AttrValue<'a>> {
+fn system_message<'a>(span: &SpanRecord<'_>) -> Option<AttrValue<'a>> {
     let value = span.attr(attr::SYSTEM_INSTRUCTIONS)?;
     let parts = match value {
         AttrValue::Json(v) if !v.is_string() => v.as_ref().clone(),

@@ -530,6 +530,22 @@ fn a_band_is_built_and_gated_for_one_agent_version() {
     assert_eq!(report["traces"], 4);
     assert_eq!(report["gate"]["verdict"], "FAIL", "{report}");
 
+    // Every version against one version's band: read, and the user is told.
+    let out = faultgate(&["check", arg(&candidate), "--band", arg(&at("v1.json"))]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "note: the band holds agent version 1.0's traces alone (baseline --agent-version); this run checks every trace"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        common::stdout(&out).contains("5/9 traces failed"),
+        "{}",
+        common::stdout(&out)
+    );
+
     // A version no trace records gates nothing: refused, in check as in baseline.
     let (out, report) = gate("1.0.1");
     assert_eq!(out.status.code(), Some(2));
