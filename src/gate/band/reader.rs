@@ -296,6 +296,28 @@ mod tests {
     }
 
     #[test]
+    fn the_agent_version_of_a_band_is_read_when_it_has_one() {
+        let path = Path::new("band.json");
+        let read = |version: Option<Value>| {
+            let mut band = minimal_band();
+            if let Some(version) = version {
+                band[AGENT_VERSION] = version;
+            }
+            BandFile::from_value(path, &band).map(|b| b.agent_version)
+        };
+        assert_eq!(read(None).expect("band"), None);
+        assert_eq!(read(Some(Value::Null)).expect("band"), None);
+        assert_eq!(
+            read(Some(json!("2.1.0"))).expect("band"),
+            Some("2.1.0".into())
+        );
+        assert_eq!(
+            read(Some(json!(2.1))).expect_err("a number").to_string(),
+            "band.json: the band's \"agent_version\" must be an agent version (a string)"
+        );
+    }
+
+    #[test]
     fn unusable_band_files_name_the_file_and_the_key() {
         let path = Path::new("./gate//band.json");
         let err = |v: Value| {
