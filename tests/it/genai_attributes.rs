@@ -562,4 +562,25 @@ fn a_band_is_built_and_gated_for_one_agent_version() {
         stderr(&out)
     );
     assert!(!at("none.json").exists());
+    let labels = at("labels.csv");
+    std::fs::write(&labels, "key,check,label\ns1,abstention,true\n").unwrap();
+    let calibrate = |version: &str| {
+        faultgate(&[
+            "calibrate",
+            arg(&candidate),
+            "--labels",
+            arg(&labels),
+            "--agent-version",
+            version,
+        ])
+    };
+    let out = calibrate("2.0");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = calibrate("3.0");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--agent-version 3.0: no trace"),
+        "{}",
+        stderr(&out)
+    );
 }
