@@ -151,6 +151,7 @@ fn default_settings() -> RunSettings {
         failing_steps: 0,
         progress: None,
         skip_bad_input: false,
+        agent_version: None,
     }
 }
 

@@ -29,6 +29,7 @@ pub mod golden;
 mod identity;
 pub mod ingest;
 mod judge;
+mod otlp_pb;
 mod output;
 mod partial;
 pub mod pipeline;

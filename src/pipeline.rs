@@ -65,6 +65,9 @@ pub struct RunSettings {
     /// `--skip-bad-input`: JSON lines that do not parse are left out of their files (files that cannot
     /// be read are left out by the caller, from the errors).
     pub skip_bad_input: bool,
+    /// `--agent-version`: only the traces of this agent version are checked; the others are left out
+    /// as if absent.
+    pub agent_version: Option<std::sync::Arc<str>>,
 }
 
 impl RunSettings {
@@ -443,6 +446,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
             settings.format,
             TableOptions {
                 root_attributes: settings.needs_root_attributes(),
+                agent_version: settings.agent_version.clone(),
             },
         )
     }
@@ -708,6 +712,7 @@ mod tests {
             failing_steps: 0,
             progress: None,
             skip_bad_input: false,
+            agent_version: None,
         }
     }
 

@@ -172,6 +172,10 @@ pub(crate) struct RunArgs {
     /// Read only shard K of N of the input files (a share balanced by bytes), e.g. 3/8.
     #[arg(long, value_name = "K/N", value_parser = shard_arg)]
     pub shard: Option<(usize, usize)>,
+    /// Check only the traces of this agent version (gen_ai.agent.version on the root, else the last one
+    /// seen); the others, and traces that record no version, are left out as if absent.
+    #[arg(long, value_name = "VERSION", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub agent_version: Option<String>,
 }
 
 /// `--shard K/N`.

@@ -22,6 +22,8 @@ pub(crate) struct BaselineOutputs {
     pub parquet: Option<PathBuf>,
     /// `--trust` read, with `--min-kappa`: the checks it sets aside do not count in the band's rates.
     pub trust: Option<(crate::gate::Trust, f64)>,
+    /// `--agent-version`, masked: the version whose traces alone the runs were read for.
+    pub agent_version: Option<String>,
 }
 
 /// The band being built, one run at a time: by a baseline over its runs, or by a merge over the runs
@@ -31,6 +33,8 @@ pub(crate) struct BandRuns {
     /// Per-run clean flags, kept only when their tables are asked for.
     tables: Option<parquet::BaselineTables>,
     trust: Option<(crate::gate::Trust, f64)>,
+    /// `--agent-version` (masked): a run with no trace of it is refused.
+    agent_version: Option<String>,
 }
 
 impl BandRuns {
@@ -46,6 +50,7 @@ impl BandRuns {
                 .as_ref()
                 .map(|_| parquet::BaselineTables::new()),
             trust: outs.trust.clone(),
+            agent_version: outs.agent_version.clone(),
         }
     }
 
@@ -66,6 +71,14 @@ impl BandRuns {
             .collect();
         let summary = gated_run_summary(&report, &set_aside, self.builder.usage_totals());
         drop(report);
+        if let Some(version) = self
+            .agent_version
+            .as_ref()
+            .filter(|_| summary.trace_count == 0)
+        {
+            let why = super::check::no_trace_of_version(version);
+            return Err(CliError::Invalid(format!("{}: {why}", run.arg)));
+        }
         let digest = self.builder.add_run(&summary);
         if let Some(tables) = &mut self.tables {
             tables.add_run(run.shown.clone(), &summary);
@@ -89,7 +102,8 @@ impl BandRuns {
 
     /// Writes the band (and the tables); returns 0.
     pub(crate) fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
-        let band = self.builder.finish()?;
+        let mut band = self.builder.finish()?;
+        band.agent_version.clone_from(&outs.agent_version);
         if let Some(note) = few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
         }
@@ -159,6 +173,7 @@ impl RunCommand for BaselineArgs {
             pass_k: self.pass_k,
             parquet: self.parquet.clone(),
             trust: super::check::read_trust(&self.trust)?,
+            agent_version: run.resolved.masked_agent_version(),
         };
         let mut runs = BandRuns::new(&outs);
         let share = run.share();

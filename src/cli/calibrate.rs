@@ -89,6 +89,15 @@ impl RunCommand for CalibrateArgs {
         run: &Run<'_>,
     ) -> Result<ExitStatus, CliError> {
         let produced = run.produce(run.share())?;
+        if let Some(version) = run.resolved.masked_agent_version()
+            && produced
+                .batches
+                .iter()
+                .all(crate::report::VerdictBatch::is_empty)
+        {
+            let why = super::check::no_trace_of_version(&version);
+            return Err(CliError::Invalid(why));
+        }
         let outs = CalibrateOutputs {
             json: self.json.clone(),
             parquet: self.parquet.clone(),

@@ -138,6 +138,8 @@ pub(crate) struct Finish<'a> {
     pub started: Instant,
     /// `--explain`: explains the gate's regressions (given in band order).
     pub explain: Option<Explainer<'a>>,
+    /// `--agent-version` (masked): a run that selected a version none of its traces has is refused.
+    pub agent_version: Option<String>,
 }
 
 /// What `--explain` runs once the gate has named its regressions.
@@ -236,6 +238,16 @@ impl RunCommand for Check<'_> {
     }
 
     fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
+        if let Some(version) = gating.band.as_ref().and_then(|b| b.agent_version.as_ref())
+            && run.resolved.settings.agent_version.is_none()
+        {
+            // Not refused: a candidate folder may hold one version only. The user is told, though,
+            // since a folder of several versions is then gated whole against one version's band.
+            writeln!(
+                std::io::stderr(),
+                "note: the band holds agent version {version}'s traces alone (baseline --agent-version); this run checks every trace, of any version (select one with --agent-version)"
+            )?;
+        }
         let spill_dir = self.args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
         let mut produced = run.produce_spilled(run.share(), spill_dir)?;
         let spilled = produced.spilled.take();
@@ -247,6 +259,11 @@ impl RunCommand for Check<'_> {
         };
         let judge_usage = produced.judge_usage;
         let candidate: Vec<PathBuf> = produced.files.iter().map(|f| f.path.clone()).collect();
+        let baseline_version: Option<std::sync::Arc<str>> = gating
+            .band
+            .as_ref()
+            .and_then(|band| band.agent_version.as_deref())
+            .map(std::sync::Arc::from);
         let explain = (!self.args.explain.is_empty()).then(|| -> Explainer<'_> {
             Box::new(move |regressions: &[String]| {
                 let baselines = baseline_runs(&self.args.explain)?;
@@ -254,6 +271,7 @@ impl RunCommand for Check<'_> {
                     settings: &run.resolved.settings,
                     candidate: &candidate,
                     baselines: &baselines,
+                    baseline_version: baseline_version.clone(),
                     regressions,
                     all: self.args.explain_all,
                 })?)
@@ -270,6 +288,7 @@ impl RunCommand for Check<'_> {
                 audit_inputs,
                 started: run.started,
                 explain,
+                agent_version: run.resolved.masked_agent_version(),
             },
         )
     }
@@ -328,6 +347,13 @@ fn judge_usage_of(usage: Usage) -> JudgeUsage {
     }
 }
 
+/// Why a run that `--agent-version` left without traces is refused.
+pub(crate) fn no_trace_of_version(version: &str) -> String {
+    format!(
+        "--agent-version {version}: no trace of the input records this gen_ai.agent.version; nothing was checked"
+    )
+}
+
 /// Prints the table and the gate, and writes every output asked for; returns the exit code.
 pub(crate) fn finish(
     outs: &CheckOutputs,
@@ -342,6 +368,7 @@ pub(crate) fn finish(
         audit_inputs,
         started,
         explain,
+        agent_version,
     } = run;
     let spill_error = |e: crate::report::spill::SpillError| CliError::Invalid(e.to_string());
     let band = &gating.band;
@@ -384,6 +411,18 @@ pub(crate) fn finish(
         Some(_) => tally.finish(),
         None => whole_run_input(&report, &set_aside_names, wanted, [0.0; 3]),
     };
+    let traces = match &streamed {
+        Some((_, counts)) => counts.traces,
+        None => report
+            .batches
+            .iter()
+            .map(crate::report::VerdictBatch::len)
+            .sum(),
+    };
+    if let Some(version) = agent_version.filter(|_| traces == 0) {
+        // Checked nothing: a gate must not pass on it (a version mistyped reads no trace at all).
+        return Err(CliError::Invalid(no_trace_of_version(&version)));
+    }
     if let Some((band, summary)) = band
         .as_ref()
         .filter(|_| outs.strict_band)

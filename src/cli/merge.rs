@@ -248,6 +248,11 @@ fn merge_check(
             audit_inputs,
             started,
             explain: None,
+            agent_version: manifest
+                .settings
+                .iter()
+                .find(|s| s.name == crate::cli::run::AGENT_VERSION_SETTING)
+                .map(|s| s.value.clone()),
         },
     )
 }
@@ -295,6 +300,12 @@ fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cli
         pass_k: args.outputs.pass_k,
         parquet: args.outputs.parquet.clone(),
         trust: super::check::read_trust(&args.outputs.trust)?,
+        agent_version: partial
+            .manifest
+            .settings
+            .iter()
+            .find(|s| s.name == crate::cli::run::AGENT_VERSION_SETTING)
+            .map(|s| s.value.clone()),
     };
     let mut runs = BandRuns::new(&outs);
     for (r, run) in partial.manifest.runs.iter().enumerate() {

@@ -35,6 +35,14 @@ pub(crate) struct Resolved {
 }
 
 impl Resolved {
+    /// `--agent-version` as it may leave the process: masked as the verdicts' agent versions are.
+    pub(crate) fn masked_agent_version(&self) -> Option<String> {
+        self.settings
+            .agent_version
+            .as_deref()
+            .map(|v| self.settings.redaction.mask(v).into_owned())
+    }
+
     /// The report of these verdict batches, named by this run's judge, checks and redaction.
     pub(crate) fn report(
         &self,
@@ -238,6 +246,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
                 .clone()
                 .map(|bar| bar as Arc<dyn crate::ingest::ReadProgress>),
             skip_bad_input: args.skip_bad_input,
+            agent_version: args.agent_version.as_deref().map(Arc::from),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),

@@ -38,6 +38,9 @@ pub(crate) struct Request<'a> {
     /// The candidate's files.
     pub candidate: &'a [PathBuf],
     pub baselines: &'a [BaselineRun],
+    /// The agent version the band was built for (`baseline --agent-version`): the baseline runs'
+    /// traces of that version alone are read, as the band's were.
+    pub baseline_version: Option<std::sync::Arc<str>>,
     /// The gate's regressions (band scenarios clean in every baseline run, not clean now), in band
     /// order.
     pub regressions: &'a [String],
@@ -72,6 +75,7 @@ pub(crate) fn explain(request: &Request<'_>) -> Result<Explained, InputError> {
     read_run(
         request.candidate,
         request.settings,
+        request.settings.agent_version.clone(),
         &|scenario, failed| failed && (all || regressed.contains(scenario)),
         &mut |view| {
             let fired = candidate_fired.entry(view.scenario.clone()).or_default();
@@ -95,6 +99,7 @@ pub(crate) fn explain(request: &Request<'_>) -> Result<Explained, InputError> {
         read_run(
             &baseline.files,
             request.settings,
+            request.baseline_version.clone(),
             &|scenario, _| candidates.contains_key(scenario),
             &mut |view| {
                 seen.insert(view.scenario.clone());

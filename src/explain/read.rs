@@ -49,10 +49,12 @@ impl TraceView {
 pub(crate) type Keep<'a> = dyn Fn(&str, bool) -> bool + Sync + 'a;
 
 /// Reads `files` as one run checked with `settings`, handing each trace `keep` accepts to `sink`, in
-/// run order (the traces merged across files last).
+/// run order (the traces merged across files last); with `agent_version`, only the traces of that
+/// version.
 pub(crate) fn read_run(
     files: &[PathBuf],
     settings: &RunSettings,
+    agent_version: Option<Arc<str>>,
     keep: &Keep<'_>,
     sink: &mut dyn FnMut(TraceView),
 ) -> Result<(), InputError> {
@@ -60,6 +62,7 @@ pub(crate) fn read_run(
         settings.format,
         TableOptions {
             root_attributes: settings.needs_root_attributes(),
+            agent_version,
         },
     );
     let shared = shared_ids(files, &options)?;

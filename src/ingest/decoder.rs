@@ -255,8 +255,9 @@ pub fn for_each_batch<R: Send>(
             .map(|range| {
                 let (batch, held) = BUILDER.with(|cell| {
                     let mut slot = cell.borrow_mut();
-                    let builder = slot.get_or_insert_with(|| TableBuilder::new(options.table));
-                    builder.reset(options.table, options.hold.clone());
+                    let builder =
+                        slot.get_or_insert_with(|| TableBuilder::new(options.table.clone()));
+                    builder.reset(options.table.clone(), options.hold.clone());
                     for t in range.clone() {
                         if let Err(e) = traces.append(path, t, builder) {
                             builder.finish();

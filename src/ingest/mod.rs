@@ -292,8 +292,8 @@ pub fn read_whole(
             .iter()
             .map(|&t| traces.trace_id(t).into_owned())
             .collect();
-        let mut builder = crate::table::TableBuilder::new(options.table);
-        builder.reset(options.table, Some(Arc::new(ids)));
+        let mut builder = crate::table::TableBuilder::new(options.table.clone());
+        builder.reset(options.table.clone(), Some(Arc::new(ids)));
         for t in picked {
             traces.append(path, t, &mut builder)?;
         }
@@ -400,6 +400,7 @@ pub fn read_bytes(
         format,
         TableOptions {
             root_attributes: true,
+            ..TableOptions::default()
         },
     );
     let opened = open(path, bytes, &options)?;

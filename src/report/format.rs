@@ -809,6 +809,7 @@ mod tests {
                 per_run: vec![vec![1.0, 1.0], vec![0.5, 0.25]],
             }),
             set_aside: vec!["repeated_call".into()],
+            agent_version: Some("2.1.0".into()),
         };
         // The writer itself, with every optional key asked for.
         assert_documented("band.json", &band.to_wire_with(true, true), &[], &[]);

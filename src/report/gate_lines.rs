@@ -263,8 +263,13 @@ pub(crate) fn few_runs_note(runs: usize) -> Option<String> {
 
 /// The closing stdout line of `baseline`; `out` is the `--out` argument as typed.
 pub(crate) fn band_line(band: &Band, out: &str) -> String {
+    let version = band
+        .agent_version
+        .as_ref()
+        .map(|v| format!(" of agent version {v}"))
+        .unwrap_or_default();
     format!(
-        "band [{}, {}] over {} scenarios \u{d7} {} runs \u{b7} {} clean in every run \u{b7} written to {}",
+        "band [{}, {}] over {} scenarios \u{d7} {} runs{version} \u{b7} {} clean in every run \u{b7} written to {}",
         fmt_fixed(band.min(), 2),
         fmt_fixed(band.max(), 2),
         band.scenarios.len(),

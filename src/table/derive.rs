@@ -64,14 +64,18 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
                 }
             }
         }
-        for key in [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES] {
-            let Some(value) = span.attr(key) else {
-                continue;
-            };
-            let text = match value.as_str() {
-                Some(text) => Cow::Borrowed(text),
-                None => Cow::Owned(crate::compat::value::json_text(&value.to_json())),
-            };
+        // Instructions kept apart are searched as the system message that leads the input messages.
+        let system = system_message(span);
+        let input = match (system.as_ref(), span.attr(attr::INPUT_MESSAGES)) {
+            (Some(system), Some(input)) => Some(Cow::Owned(format!(
+                "{}\n{}",
+                messages_text(system),
+                messages_text(input)
+            ))),
+            (one, other) => one.or(other).map(messages_text),
+        };
+        let output = span.attr(attr::OUTPUT_MESSAGES).map(messages_text);
+        for text in [input, output].into_iter().flatten() {
             // Spacing differs between writers: `"role":"tool"` is read as `"role": "tool"`.
             let spaced;
             let text = if text.contains("\":\"") {
@@ -86,6 +90,42 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
         }
     }
     None
+}
+
+/// A messages attribute as the text its message signs are looked for in.
+fn messages_text<'v>(value: &'v AttrValue<'_>) -> Cow<'v, str> {
+    match value.as_str() {
+        Some(text) => Cow::Borrowed(text),
+        None => Cow::Owned(crate::compat::value::json_text(&value.to_json())),
+    }
+}
+
+/// A span's `gen_ai.system_instructions` as the message list of one `system` message whose parts they
+/// are. The conventions record instructions given apart from the chat history there, and a trace must
+/// not change with where its instructions live: wherever the input messages are read, these are read
+/// too, as the system message they would otherwise be. (No prompt is read from a system message, so
+/// neither the prompt nor the scenario key changes.) Instructions that are text, not a JSON list, are
+/// one text part.
+fn system_message<'a>(span: &SpanRecord<'_>) -> Option<AttrValue<'a>> {
+    let value = span.attr(attr::SYSTEM_INSTRUCTIONS)?;
+    let parts = match value {
+        AttrValue::Json(v) if !v.is_string() => v.as_ref().clone(),
+        other => {
+            let text = other.as_str()?;
+            match serde_json::from_str::<Value>(text) {
+                Ok(list @ Value::Array(_)) => list,
+                _ => serde_json::json!([{"type": "text", "content": text}]),
+            }
+        }
+    };
+    let parts = match parts {
+        Value::Array(_) => parts,
+        Value::Null => return None,
+        part => Value::Array(vec![part]),
+    };
+    Some(AttrValue::json(
+        serde_json::json!([{"role": "system", "parts": parts}]),
+    ))
 }
 
 /// A span name that reads like a tool call (`search_tool`, `execute_tool …`, `call_weather`,
@@ -320,12 +360,18 @@ fn message_list<'v>(
             owned.as_str()
         }
         Some(other) => match other.as_str() {
-            Some(text) if text.contains(part_type) || text.contains("\\u") => text,
+            Some(text) if may_hold(text, part_type) => text,
             _ => return Vec::new(),
         },
         None => return Vec::new(),
     };
     lazy::list_items(text).unwrap_or_default()
+}
+
+/// Returns true if and only if JSON text may spell `word`: literally, or through a `\\u` escape (the
+/// only JSON escape that can spell a letter).
+fn may_hold(text: &str, word: &str) -> bool {
+    text.contains(word) || text.contains("\\u")
 }
 
 /// The parts of type `part_type` in a list of messages.
@@ -406,10 +452,20 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
     let mut responses: FastMap<String, String> = FastMap::default();
     let mut owned = String::new();
     for span in spans {
-        let messages = message_list(
+        let mut messages = message_list(
             span.attr(attr::INPUT_MESSAGES),
             "tool_call_response",
             &mut owned,
+        );
+        // The system message of instructions kept apart, only when it may hold such a part.
+        let system = span
+            .attr(attr::SYSTEM_INSTRUCTIONS)
+            .filter(|v| v.as_str().is_none_or(|t| may_hold(t, "tool_call_response")))
+            .and_then(|_| system_message(span));
+        let mut owned_system = String::new();
+        messages.splice(
+            0..0,
+            message_list(system.as_ref(), "tool_call_response", &mut owned_system),
         );
         for part in parts_of(&messages, "tool_call_response") {
             let Some(id) = part.get("id").filter(py_truthy) else {
@@ -679,6 +735,60 @@ mod tests {
         assert_eq!(steps[0].tool, "search");
         assert_eq!(steps[0].arguments, r#"{"q": 1}"#);
         assert_eq!(steps[0].result, "[]");
+    }
+
+    #[test]
+    fn system_instructions_read_as_the_system_message_that_leads_the_input() {
+        let user = r#"{"role": "user", "parts": [{"type": "text", "content": "find x"}]}"#;
+        let call = r#"[{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "search", "arguments": {"q": "x"}}]}]"#;
+        for (instructions, parts) in [
+            // The conventions' list of parts.
+            (
+                r#"[{"type": "text", "content": "Be brief."}]"#,
+                r#"[{"type": "text", "content": "Be brief."}]"#,
+            ),
+            // Plain text: one text part, whose quotes are no message sign.
+            (
+                r#"Never answer with "tool_call" blocks."#,
+                r#"[{"type": "text", "content": "Never answer with \"tool_call\" blocks."}]"#,
+            ),
+            // Parts that are message signs, and a response that pairs with the call.
+            (
+                r#"[{"type": "tool_call_response", "id": "c1", "result": "42"}]"#,
+                r#"[{"type": "tool_call_response", "id": "c1", "result": "42"}]"#,
+            ),
+        ] {
+            let message = format!(r#"[{{"role": "system", "parts": {parts}}}, {user}]"#);
+            let in_messages = [chat_span("a", 1, &message, call)];
+            let mut apart = [chat_span("a", 1, &format!("[{user}]"), call)];
+            apart[0].attrs.insert(
+                attr::SYSTEM_INSTRUCTIONS.into(),
+                Value::String(instructions.into()),
+            );
+            assert_eq!(
+                steps(&apart, true),
+                steps(&in_messages, true),
+                "{instructions}"
+            );
+            assert_eq!(prompt(&apart, Some(0)), "find x");
+            let without_steps = |spans: &[SpanRecord<'static>]| {
+                let mut spans = spans.to_vec();
+                spans[0].attrs.remove(attr::OUTPUT_MESSAGES);
+                tool_evidence(&spans)
+            };
+            assert_eq!(
+                without_steps(&apart),
+                without_steps(&in_messages),
+                "{instructions}"
+            );
+        }
+        // The response in the instructions is the call's result.
+        let mut apart = [chat_span("a", 1, "[]", call)];
+        apart[0].attrs.insert(
+            attr::SYSTEM_INSTRUCTIONS.into(),
+            serde_json::json!([{"type": "tool_call_response", "id": "c1", "result": "42"}]),
+        );
+        assert_eq!(steps(&apart, true)[0].result, "42");
     }
 
     #[test]

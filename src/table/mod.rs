@@ -60,6 +60,7 @@ impl TraceBatch {
     pub(crate) fn build(traces: &[TraceRecord<'_>]) -> TraceBatch {
         let mut builder = TableBuilder::new(TableOptions {
             root_attributes: true,
+            ..TableOptions::default()
         });
         for trace in traces {
             builder.append(trace);
@@ -155,11 +156,15 @@ fn payload_json(value: &AttrValue<'_>) -> String {
     }
 }
 
-/// What the tables keep beyond what every check reads.
-#[derive(Debug, Clone, Copy, Default)]
+/// What the tables keep beyond what every check reads, and which traces they keep.
+#[derive(Debug, Clone, Default)]
 pub struct TableOptions {
     /// Keep the root span's attributes as JSON (only the policy's identity rule reads them).
     pub root_attributes: bool,
+    /// `--agent-version`: keep only the traces of this agent version (`gen_ai.agent.version` on the
+    /// root, else the last one seen); the others, and traces that record none, become no rows, as if
+    /// they were not in the input.
+    pub agent_version: Option<Arc<str>>,
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
@@ -248,6 +253,12 @@ impl TableBuilder {
         }
         let spans = &trace.spans;
         let root = root_position(spans);
+        let agent_version = derive::agent_version(spans, root);
+        if let Some(selected) = &self.options.agent_version
+            && agent_version.as_deref() != Some(selected.as_ref())
+        {
+            return;
+        }
         let prompt = derive::prompt(spans, root);
         let answer = derive::answer(spans, root);
         let termination = derive::termination(spans, root);
@@ -285,8 +296,7 @@ impl TableBuilder {
         b.tool_evidence.append_option(evidence);
         b.tool_definitions
             .append_option(derive::tool_definitions(spans));
-        b.agent_version
-            .append_option(derive::agent_version(spans, root));
+        b.agent_version.append_option(agent_version);
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).

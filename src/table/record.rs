@@ -25,6 +25,9 @@ pub mod attr {
     pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
     /// Output chat messages (a JSON list or JSON text); the answer is read from its assistant messages.
     pub const OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+    /// The instructions a model was given apart from its chat history (a JSON list of parts, or its
+    /// text); read as a `system` message of the span's input messages is.
+    pub const SYSTEM_INSTRUCTIONS: &str = "gen_ai.system_instructions";
     /// The older single-text prompt attribute, read when there are no input messages.
     pub const PROMPT: &str = "gen_ai.prompt";
     /// The older single-text completion attribute, read when there are no output messages.
@@ -94,6 +97,7 @@ pub(crate) fn wanted(key: &str) -> bool {
             | AGENT_VERSION
             | INPUT_MESSAGES
             | OUTPUT_MESSAGES
+            | SYSTEM_INSTRUCTIONS
             | PROMPT
             | COMPLETION
             | TOOL_NAME
@@ -138,6 +142,7 @@ fn known_key(key: &str) -> Option<&'static str> {
         AGENT_ID,
         INPUT_MESSAGES,
         OUTPUT_MESSAGES,
+        SYSTEM_INSTRUCTIONS,
         PROMPT,
         COMPLETION,
         TOOL_NAME,

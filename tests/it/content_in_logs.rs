@@ -369,3 +369,178 @@ fn the_same_run_gives_the_same_report_wherever_its_content_lives() {
     let (_, bare) = run(&["spans.json"], "s.json");
     assert_ne!(bare["results"], want["results"]);
 }
+
+/// The instructions the system-instruction tests give every agent.
+const INSTRUCTIONS: &str = "You are a research agent. Cite the source of each \"fact\" you state.";
+
+/// Returns true if and only if the span is one of the example's agent roots.
+fn is_root(span: &Value) -> bool {
+    span.get("parentSpanId")
+        .is_none_or(|p| p.is_null() || p == "")
+}
+
+/// The example with `INSTRUCTIONS` as a `system` message leading each root's input messages.
+fn instructions_as_message() -> Value {
+    let mut doc = example();
+    for span in spans(&mut doc).iter_mut().filter(|s| is_root(s)) {
+        for kv in span["attributes"].as_array_mut().unwrap() {
+            if kv["key"] == "gen_ai.input.messages" {
+                let text = kv["value"]["stringValue"].as_str().unwrap();
+                let mut messages: Vec<Value> = serde_json::from_str(text).unwrap();
+                messages.insert(
+                    0,
+                    json!({"role": "system", "parts": [{"type": "text", "content": INSTRUCTIONS}]}),
+                );
+                kv["value"] = json!({"stringValue": Value::from(messages).to_string()});
+            }
+        }
+    }
+    doc
+}
+
+/// `gen_ai.system_instructions` holding `INSTRUCTIONS` (as the conventions write it: a JSON list of
+/// parts), as OTLP/JSON text, or as the structured `arrayValue` of `kvlistValue` parts some SDKs write.
+fn instructions_attribute(structured: bool) -> Value {
+    let value = if structured {
+        json!({"arrayValue": {"values": [{"kvlistValue": {"values": [
+            {"key": "type", "value": {"stringValue": "text"}},
+            {"key": "content", "value": {"stringValue": INSTRUCTIONS}},
+        ]}}]}})
+    } else {
+        json!({"stringValue": json!([{"type": "text", "content": INSTRUCTIONS}]).to_string()})
+    };
+    json!({"key": "gen_ai.system_instructions", "value": value})
+}
+
+/// A logs export of `records`, a record for each root of `doc` that adds nothing (its span has the
+/// attribute itself), and a record that names no span of the run: it carries the same instructions, as
+/// a system message (`as_message`) or as `gen_ai.system_instructions`, with no event name, so only its
+/// attributes say it is GenAI content.
+fn logs_with_unseen(doc: &mut Value, mut records: Vec<Value>, as_message: bool) -> Value {
+    for span in spans(doc).iter().filter(|s| is_root(s)) {
+        records.push(json!({"traceId": span["traceId"], "spanId": span["spanId"],
+            "attributes": [{"key": "gen_ai.agent.name", "value": {"stringValue": "not read"}}]}));
+    }
+    let content = if as_message {
+        let message =
+            json!([{"role": "system", "parts": [{"type": "text", "content": INSTRUCTIONS}]}]);
+        json!({"key": "gen_ai.input.messages", "value": {"stringValue": message.to_string()}})
+    } else {
+        instructions_attribute(false)
+    };
+    records.push(
+        json!({"traceId": "feedfeedfeedfeedfeedfeedfeedfeed", "spanId": "0123456789abcdef",
+        "attributes": [content]}),
+    );
+    json!({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]})
+}
+
+#[test]
+fn system_instructions_read_as_the_system_message_wherever_they_live() {
+    let dir = scratch();
+    // Each placement in a folder of its own, under the same file names, so that the warnings that name
+    // the logs file read the same.
+    let place = |case: &str, spans: &Value, logs: &Value, pb: bool| {
+        let at = dir.path().join(case);
+        std::fs::create_dir(&at).unwrap();
+        std::fs::write(at.join("spans.json"), spans.to_string()).unwrap();
+        if pb {
+            std::fs::write(at.join("logs.binpb"), pb_logs(logs)).unwrap();
+        } else {
+            std::fs::write(at.join("logs.json"), logs.to_string()).unwrap();
+        }
+        case.to_string()
+    };
+    let mut cases = Vec::new();
+    // The reference: the instructions as the system message of each root's input messages.
+    let mut doc = instructions_as_message();
+    let logs = logs_with_unseen(&mut doc, Vec::new(), true);
+    let reference = place("message", &doc, &logs, false);
+    // On each root, as an attribute (JSON text and structured).
+    for structured in [false, true] {
+        let mut doc = example();
+        for span in spans(&mut doc).iter_mut().filter(|s| is_root(s)) {
+            let attributes = span["attributes"].as_array_mut().unwrap();
+            attributes.push(instructions_attribute(structured));
+        }
+        let logs = logs_with_unseen(&mut doc, Vec::new(), false);
+        cases.push(place(
+            &format!("attribute-{structured}"),
+            &doc,
+            &logs,
+            false,
+        ));
+    }
+    // In a `gen_ai.*` event of each root.
+    let mut doc = example();
+    for span in spans(&mut doc).iter_mut().filter(|s| is_root(s)) {
+        span["events"] = json!([{"name": EVENT, "attributes": [instructions_attribute(true)]}]);
+    }
+    let logs = logs_with_unseen(&mut doc, Vec::new(), false);
+    cases.push(place("event", &doc, &logs, false));
+    // In log records of a second file, with the event name and without it, in OTLP/JSON and protobuf.
+    for (named, pb) in [(true, false), (false, false), (false, true)] {
+        let mut doc = example();
+        let records: Vec<Value> = spans(&mut doc)
+            .iter()
+            .filter(|s| is_root(s))
+            .map(|span| {
+                let mut record = json!({"traceId": span["traceId"], "spanId": span["spanId"],
+                    "attributes": [instructions_attribute(false)]});
+                if named {
+                    record["eventName"] = json!(EVENT);
+                }
+                record
+            })
+            .collect();
+        let logs = logs_with_unseen(&mut doc, records, false);
+        cases.push(place(&format!("logs-{named}-{pb}"), &doc, &logs, pb));
+    }
+
+    let run = |case: &str| {
+        let at = dir.path().join(case);
+        let logs = if at.join("logs.binpb").exists() {
+            "logs.binpb"
+        } else {
+            "logs.json"
+        };
+        let got = faultgate_in(
+            &at,
+            &[
+                "check",
+                "spans.json",
+                logs,
+                "--json",
+                "r.json",
+                "--parquet",
+                "pq",
+            ],
+        );
+        assert_eq!(got.status.code(), Some(1), "{case}: {}", stderr(&got));
+        let mut report = read_json(&at.join("r.json"));
+        // The one warning names the logs file: the same sentence whichever encoding it has.
+        let warnings = report["input_warnings"].to_string().replace(logs, "logs");
+        report["input_warnings"] = json!(warnings);
+        let table: Vec<String> = stdout(&got)
+            .lines()
+            .filter(|l| !l.contains("written"))
+            .map(|l| l.rsplit_once(" · ").map_or(l, |(head, _)| head).to_string())
+            .collect();
+        let parquet = std::fs::read(at.join("pq/traces.parquet")).unwrap();
+        (report, table, parquet)
+    };
+    let want = run(&reference);
+    assert!(
+        want.0["input_warnings"].as_str().unwrap().contains(
+            "1 log record(s) in logs carry GenAI content for spans no input of the run holds"
+        ),
+        "{}",
+        want.0
+    );
+    for case in &cases {
+        let got = run(case);
+        assert_eq!(got.0, want.0, "{case}: report");
+        assert_eq!(got.1, want.1, "{case}: table");
+        assert!(got.2 == want.2, "{case}: traces.parquet");
+    }
+}

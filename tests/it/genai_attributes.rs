@@ -371,3 +371,216 @@ fn the_agent_version_is_carried_to_the_verdicts() {
     );
     assert_eq!(column("agent_version"), [Some("2.1.0".into()), None]);
 }
+
+/// One agent run of `scenario` by agent `version` (none when `None`): clean when `clean`, else its
+/// answer abstains.
+fn versioned_run(trace: usize, scenario: &str, version: Option<&str>, clean: bool) -> Value {
+    let answer = if clean {
+        "The order ships on Monday."
+    } else {
+        "I don't know, I cannot help with that."
+    };
+    let output = json!([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]);
+    let input = json!([{"role": "user", "parts": [{"type": "text", "content": format!("when does {scenario} ship?")}]}]);
+    let (input, output) = (input.to_string(), output.to_string());
+    let mut attrs = vec![
+        ("gen_ai.operation.name", "invoke_agent"),
+        ("faultgate.scenario", scenario),
+        ("gen_ai.input.messages", input.as_str()),
+        ("gen_ai.output.messages", output.as_str()),
+    ];
+    if let Some(version) = version {
+        attrs.push(("gen_ai.agent.version", version));
+    }
+    let mut root = span(
+        &format!("a{trace:015x}"),
+        None,
+        "invoke_agent",
+        10 + trace as u64,
+        &attrs,
+    );
+    root["traceId"] = json!(format!("{trace:032x}"));
+    root
+}
+
+/// A run of four scenarios, each run once by version 1.0 (clean) and once by version 2.0 (abstaining);
+/// `unversioned` adds a trace that records no version.
+fn mixed_versions(first_trace: usize, unversioned: bool) -> String {
+    let mut spans = Vec::new();
+    for (i, scenario) in ["s1", "s2", "s3", "s4"].iter().enumerate() {
+        spans.push(versioned_run(
+            first_trace + 2 * i,
+            scenario,
+            Some("1.0"),
+            true,
+        ));
+        spans.push(versioned_run(
+            first_trace + 2 * i + 1,
+            scenario,
+            Some("2.0"),
+            false,
+        ));
+    }
+    if unversioned {
+        spans.push(versioned_run(first_trace + 100, "s9", None, false));
+    }
+    export(&spans)
+}
+
+#[test]
+fn a_band_is_built_and_gated_for_one_agent_version() {
+    let dir = scratch();
+    let at = |name: &str| dir.path().join(name);
+    let runs: Vec<String> = (0..3)
+        .map(|r| {
+            let path = at(&format!("run{r}.json"));
+            std::fs::write(&path, mixed_versions(1000 * r, r == 1)).unwrap();
+            arg(&path).to_string()
+        })
+        .collect();
+    let baseline = |out: &str, extra: &[&str]| {
+        let mut args = vec!["baseline"];
+        args.extend(runs.iter().map(String::as_str));
+        let out = at(out);
+        args.extend(["--out", arg(&out)]);
+        args.extend(extra);
+        faultgate(&args)
+    };
+
+    // Every trace: no scenario is clean in any run, and the band names no version (0.4.1's keys).
+    let out = baseline("all.json", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all = read_json(&at("all.json"));
+    assert_eq!(all["clean_rate"]["per_run"], json!([0.0, 0.0, 0.0]));
+    assert!(all.get("agent_version").is_none(), "{all}");
+
+    // Version 1.0's traces alone: every scenario clean in every run, and the band says whose it is.
+    let out = baseline("v1.json", &["--agent-version", "1.0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v1 = read_json(&at("v1.json"));
+    assert_eq!(v1["clean_rate"]["per_run"], json!([1.0, 1.0, 1.0]));
+    assert_eq!(v1["scenarios"], json!(["s1", "s2", "s3", "s4"]));
+    assert_eq!(v1["agent_version"], "1.0");
+    let text = common::stdout(&out);
+    assert!(text.contains("run0.json: 4 traces"), "{text}");
+    assert!(
+        text.contains("over 4 scenarios \u{d7} 3 runs of agent version 1.0 \u{b7}"),
+        "{text}"
+    );
+
+    // The same band from the partials of three shards, merged.
+    let partial = |shard: &str, part: &str, extra: &[&str]| {
+        let mut args = vec!["baseline"];
+        args.extend(runs.iter().map(String::as_str));
+        let part = at(part);
+        args.extend(["--shard", shard, "--partial", arg(&part)]);
+        args.extend(extra);
+        let out = faultgate(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    };
+    for k in 1..=3 {
+        partial(
+            &format!("{k}/3"),
+            &format!("part{k}"),
+            &["--agent-version", "1.0"],
+        );
+    }
+    let merged = at("merged.json");
+    let merge = |parts: &[&str]| {
+        let paths: Vec<std::path::PathBuf> = parts.iter().map(|p| at(p)).collect();
+        let mut args = vec!["merge"];
+        args.extend(paths.iter().map(|p| arg(p)));
+        args.extend(["--out", arg(&merged)]);
+        faultgate(&args)
+    };
+    let out = merge(&["part1", "part2", "part3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(read_json(&merged), v1);
+    // A shard read for every version does not merge with them.
+    partial("3/3", "every", &[]);
+    let out = merge(&["part1", "part2", "every"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("agent version"), "{}", stderr(&out));
+
+    // A candidate of both versions, gated on each against version 1.0's band.
+    let candidate = at("candidate.json");
+    std::fs::write(&candidate, mixed_versions(5000, true)).unwrap();
+    let gate = |version: &str| {
+        let report = at(&format!("gate-{version}.json"));
+        let out = faultgate(&[
+            "check",
+            arg(&candidate),
+            "--agent-version",
+            version,
+            "--band",
+            arg(&at("v1.json")),
+            "--json",
+            arg(&report),
+        ]);
+        (out, report)
+    };
+    let (out, report) = gate("1.0");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = read_json(&report);
+    assert_eq!(report["traces"], 4, "{report}");
+    assert_eq!(report["gate"]["verdict"], "PASS", "{report}");
+    let (out, report) = gate("2.0");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = read_json(&report);
+    assert_eq!(report["traces"], 4);
+    assert_eq!(report["gate"]["verdict"], "FAIL", "{report}");
+
+    // Every version against one version's band: read, and the user is told.
+    let out = faultgate(&["check", arg(&candidate), "--band", arg(&at("v1.json"))]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "note: the band holds agent version 1.0's traces alone (baseline --agent-version); this run checks every trace"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        common::stdout(&out).contains("5/9 traces failed"),
+        "{}",
+        common::stdout(&out)
+    );
+
+    // A version no trace records gates nothing: refused, in check as in baseline.
+    let (out, report) = gate("1.0.1");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).lines().last().unwrap(),
+        "faultgate: --agent-version 1.0.1: no trace of the input records this gen_ai.agent.version; nothing was checked"
+    );
+    assert!(!report.exists());
+    let out = baseline("none.json", &["--agent-version", "3.0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("run0.json: --agent-version 3.0: no trace"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!at("none.json").exists());
+    let labels = at("labels.csv");
+    std::fs::write(&labels, "key,check,label\ns1,abstention,true\n").unwrap();
+    let calibrate = |version: &str| {
+        faultgate(&[
+            "calibrate",
+            arg(&candidate),
+            "--labels",
+            arg(&labels),
+            "--agent-version",
+            version,
+        ])
+    };
+    let out = calibrate("2.0");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = calibrate("3.0");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--agent-version 3.0: no trace"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -13,6 +13,9 @@ use crate::error::display_path;
 use crate::partial::{FileEntry, Manifest, OtherInput, Partial, Setting};
 use crate::report::{VerdictBatch, repro};
 
+/// The setting that records `--agent-version` (masked) in a partial.
+pub(crate) const AGENT_VERSION_SETTING: &str = "agent version";
+
 /// The settings that decide a run's verdicts, as a partial records them.
 pub(crate) fn settings_of(
     command: &str,
@@ -50,6 +53,10 @@ pub(crate) fn settings_of(
                 .map_or_else(|| "none".to_string(), |n| n.to_string()),
         ),
     ];
+    // Recorded only when given, so that the partials of a run over every version read as before.
+    if let Some(version) = resolved.masked_agent_version() {
+        settings.push((AGENT_VERSION_SETTING, version));
+    }
     settings.extend(extra.iter().map(|(n, v)| (*n, v.clone())));
     Ok(settings
         .into_iter()

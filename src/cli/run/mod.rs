@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub(crate) use inputs::{InputFile, Inputs};
+pub(crate) use manifest::AGENT_VERSION_SETTING;
 pub(crate) use produce::{Produced, input_warnings};
 pub(crate) use safety::Outputs;
 

@@ -220,6 +220,7 @@ impl BandBuilder {
             usage,
             pass_k,
             set_aside: self.set_aside,
+            agent_version: None,
         })
     }
 }

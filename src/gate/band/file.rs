@@ -23,6 +23,9 @@ pub(crate) const PASS_K: &str = "pass_k";
 /// The band.json key of the checks `baseline --trust` set aside.
 pub(crate) const SET_ASIDE: &str = "set_aside";
 
+/// The band.json key of the agent version `baseline --agent-version` read the runs' traces of.
+pub(crate) const AGENT_VERSION: &str = "agent_version";
+
 /// band.json, written by `baseline` and read by `check --band`.
 ///
 /// The gate reads a band leniently, as 0.4.1 did, and echoes some of its values: those fields are
@@ -83,6 +86,15 @@ pub struct BandJson {
         skip_serializing_if = "Option::is_none"
     )]
     pub set_aside: Option<Value>,
+    /// The agent version whose traces alone the baseline runs were read for (`baseline
+    /// --agent-version`; a string, masked as the verdicts' agent versions are); written only then.
+    /// `check --explain` reads the baseline runs' traces of this version. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub agent_version: Option<Value>,
 }
 
 /// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
@@ -191,6 +203,7 @@ impl Band {
             }),
             scenario_clean_runs: per_scenario.then(|| Value::from(self.clean_runs.clone())),
             set_aside: (!self.set_aside.is_empty()).then(|| Value::from(self.set_aside.clone())),
+            agent_version: self.agent_version.clone().map(Value::from),
         }
     }
 }

@@ -51,6 +51,9 @@ pub struct Band {
     pub pass_k: Option<BandPassK>,
     /// Checks `--trust` set aside in the runs (reported, not counted in `per_run`), in run order.
     pub set_aside: Vec<String>,
+    /// `baseline --agent-version`: the agent version (masked) whose traces alone the runs were read
+    /// for; `None` when every trace was.
+    pub agent_version: Option<String>,
 }
 
 impl Band {

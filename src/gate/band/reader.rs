@@ -6,7 +6,9 @@ use serde::Deserialize as _;
 use serde_json::Value;
 
 use super::BandPassK;
-use super::file::{BandJson, BandPassKJson, PASS_K, SCENARIO_CLEAN_RUNS, SET_ASIDE, Shaped};
+use super::file::{
+    AGENT_VERSION, BandJson, BandPassKJson, PASS_K, SCENARIO_CLEAN_RUNS, SET_ASIDE, Shaped,
+};
 use crate::compat::value::py_truthy;
 use crate::error::display_path;
 use crate::gate::GateError;
@@ -37,6 +39,8 @@ pub struct BandFile {
     pub(crate) pass_k: Option<BandPassK>,
     /// [`SET_ASIDE`]: the checks the band's rates leave out; empty when the band has no such key.
     pub(crate) set_aside: Vec<String>,
+    /// [`AGENT_VERSION`]: the agent version the baseline runs were read for, when the band has one.
+    pub(crate) agent_version: Option<String>,
 }
 
 impl BandFile {
@@ -206,6 +210,11 @@ impl BandFile {
                 .ok_or_else(|| bad(SET_ASIDE, "a list of check names"))?,
             Some(_) => return Err(bad(SET_ASIDE, "a list of check names")),
         };
+        let agent_version = match band.agent_version {
+            None | Some(Value::Null) => None,
+            Some(Value::String(version)) => Some(version),
+            Some(_) => return Err(bad(AGENT_VERSION, "an agent version (a string)")),
+        };
         Ok(Self {
             judge,
             checks,
@@ -223,6 +232,7 @@ impl BandFile {
             clean_runs,
             pass_k,
             set_aside,
+            agent_version,
         })
     }
 
@@ -283,6 +293,28 @@ mod tests {
         assert_eq!(band.per_run, vec![1.0, 1.0]);
         assert_eq!(band.runs_text(), "2");
         assert!(band.usage.is_empty());
+    }
+
+    #[test]
+    fn the_agent_version_of_a_band_is_read_when_it_has_one() {
+        let path = Path::new("band.json");
+        let read = |version: Option<Value>| {
+            let mut band = minimal_band();
+            if let Some(version) = version {
+                band[AGENT_VERSION] = version;
+            }
+            BandFile::from_value(path, &band).map(|b| b.agent_version)
+        };
+        assert_eq!(read(None).expect("band"), None);
+        assert_eq!(read(Some(Value::Null)).expect("band"), None);
+        assert_eq!(
+            read(Some(json!("2.1.0"))).expect("band"),
+            Some("2.1.0".into())
+        );
+        assert_eq!(
+            read(Some(json!(2.1))).expect_err("a number").to_string(),
+            "band.json: the band's \"agent_version\" must be an agent version (a string)"
+        );
     }
 
     #[test]

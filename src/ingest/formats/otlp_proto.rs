@@ -3,7 +3,7 @@
 //! files, where each message is preceded by its length as a 4-byte big-endian integer. A file may mix
 //! both signals, one message each.
 //!
-//! Messages are decoded by prost from the OpenTelemetry definitions (`otlp_proto/pb.rs`) and mapped onto
+//! Messages are decoded by prost from the OpenTelemetry definitions (`crate::otlp_pb`) and mapped onto
 //! the same span records the OTLP/JSON reader makes: ids as lowercase hex, attribute values as their
 //! OTLP/JSON mapping decodes them, then the same grouping, ordering and (when a span carries
 //! `openinference.span.kind`) the OpenInference mapping. The JSON and protobuf encodings of one export
@@ -21,8 +21,6 @@
 //! protobuf but not a JSON trace document and its bytes decode whole as OTLP messages holding at least one
 //! span or log record with a 16-byte trace id and an 8-byte span id (see [`sniff`]).
 
-mod pb;
-
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -39,6 +37,7 @@ use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Detection, Document, Fast, OwnedTraces, Traces};
+use crate::otlp_pb as pb;
 use crate::table::record::{AttrValue, Attrs, CONTENT_RECORD, SpanRecord, attr, wanted};
 use pb::common::v1::{AnyValue, KeyValue, any_value};
 use pb::logs::v1::{LogRecord, LogsData};

@@ -51,7 +51,11 @@ pub(crate) fn group_spans(
 /// wrapper and reads nothing from it), and a `tool_call_response` part that names its payload
 /// `response` (the semantic-convention schema's name) is read as its `result`.
 pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
-    for key in [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES] {
+    for key in [
+        attr::INPUT_MESSAGES,
+        attr::OUTPUT_MESSAGES,
+        attr::SYSTEM_INSTRUCTIONS,
+    ] {
         let Some(value) = attrs.get(key) else {
             continue;
         };

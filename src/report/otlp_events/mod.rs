@@ -356,6 +356,7 @@ fn pb_attributes(attributes: &[(&str, Value<'_>)]) -> Vec<pb::KeyValue> {
                     Value::Int(n) => V::IntValue(*n),
                 }),
             }),
+            ..pb::KeyValue::default()
         })
         .collect()
 }
@@ -367,6 +368,7 @@ fn pb_record(event: &Event<'_>) -> pb::LogRecord {
         trace_id: event.trace_id.map(|id| id.to_vec()).unwrap_or_default(),
         span_id: event.span_id.map(|id| id.to_vec()).unwrap_or_default(),
         event_name: EVENT_NAME.to_string(),
+        ..pb::LogRecord::default()
     }
 }
 
@@ -397,11 +399,13 @@ pub(crate) fn write_protobuf(out: &mut dyn Write, export: Export<'_>) -> io::Res
     })?;
     let resource = pb::Resource {
         attributes: pb_attributes(&resource()),
+        ..pb::Resource::default()
     }
     .encode_to_vec();
     let scope = pb::InstrumentationScope {
         name: TOOL.into(),
         version: VERSION.into(),
+        ..pb::InstrumentationScope::default()
     }
     .encode_to_vec();
     let scope_logs = field_len(scope.len()) + records;

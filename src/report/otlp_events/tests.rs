@@ -139,7 +139,7 @@ fn the_protobuf_export_decodes_to_the_records_of_the_json_one() {
         },
     )
     .unwrap();
-    let request = pb::ExportLogsServiceRequest::decode(bytes.as_slice()).expect("decodes");
+    let request = pb::LogsData::decode(bytes.as_slice()).expect("decodes");
     assert_eq!(request.encoded_len(), bytes.len(), "no byte left over");
     let [resource_logs] = request.resource_logs.as_slice() else {
         panic!("one ResourceLogs");

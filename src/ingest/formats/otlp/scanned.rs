@@ -456,6 +456,7 @@ mod tests {
             traces.huge = huge;
             let mut builder = TableBuilder::new(crate::table::TableOptions {
                 root_attributes: true,
+                ..Default::default()
             });
             for t in 0..traces.len() {
                 traces.append(Path::new("t.json"), t, &mut builder).unwrap();

@@ -1,12 +1,14 @@
 //! The OTLP trace and log messages (`opentelemetry/proto/{common,resource,trace,logs}/v1`), as
-//! prost-build generates them. Copied from the `opentelemetry-proto` crate 0.33.1 (Apache-2.0, generated
-//! from opentelemetry-proto v1.x), with its serde and schemars attributes removed; do not edit by hand.
-//! The logs messages keep only what the reader takes and declare the severity as the `int32` its enum
-//! is on the wire. The collector's `ExportTraceServiceRequest` and `ExportLogsServiceRequest` are not
-//! included: their wire forms are `TracesData`'s and `LogsData`'s.
+//! prost-build generates them: what the `otlp-proto` reader decodes and what the evaluation events
+//! (`--otlp-endpoint`) are encoded with. Copied from the `opentelemetry-proto` crate 0.33.1 (Apache-2.0,
+//! generated from opentelemetry-proto v1.x), with its serde and schemars attributes removed; do not edit
+//! by hand. The logs messages keep only what the reader takes and declare the severity as the `int32`
+//! its enum is on the wire. The collector's `ExportTraceServiceRequest` and `ExportLogsServiceRequest`
+//! are not included: their wire forms are `TracesData`'s and `LogsData`'s. A field left at its default
+//! is not on the wire, so a writer that sets fewer fields than are declared writes what it sets alone.
 #![allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
 
-pub(super) mod common {
+pub(crate) mod common {
     pub(crate) mod v1 {
         /// Represents any type of attribute value. AnyValue may contain a
         /// primitive value such as a string or integer or it may contain an arbitrary nested
@@ -163,7 +165,7 @@ pub(super) mod common {
     }
 }
 
-pub(super) mod resource {
+pub(crate) mod resource {
     pub(crate) mod v1 {
         /// Resource information.
         #[derive(Clone, PartialEq, ::prost::Message)]
@@ -189,7 +191,7 @@ pub(super) mod resource {
     }
 }
 
-pub(super) mod trace {
+pub(crate) mod trace {
     pub(crate) mod v1 {
         /// TracesData represents the traces data that can be stored in a persistent storage,
         /// OR can be embedded by other protocols that transfer OTLP traces data but do
@@ -612,7 +614,7 @@ pub(super) mod trace {
     }
 }
 
-pub(super) mod logs {
+pub(crate) mod logs {
     pub(crate) mod v1 {
         /// LogsData represents the logs data that can be stored in a persistent storage,
         /// OR can be embedded by other protocols that transfer OTLP logs data but do not
