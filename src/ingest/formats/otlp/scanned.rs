@@ -570,6 +570,53 @@ mod tests {
         assert_eq!(borrowed.steps, owned.steps);
     }
 
+    /// A trace's spans read as one array are still told apart: an error names the byte of the span
+    /// that has it, and a span only Python's `json` reads is read span by span, as alone.
+    #[test]
+    fn spans_read_together_report_and_repair_each_span() {
+        let span = |id: &str, extra: &str| {
+            format!(
+                r#"{{"traceId":"t","spanId":"{id}","name":"n","startTimeUnixNano":"1"{extra}}}"#
+            )
+        };
+        let export = |spans: [String; 3]| {
+            format!(
+                r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+                spans.join(", ")
+            )
+        };
+        let read = |text: &str| {
+            let bytes = text.as_bytes();
+            let spans = crate::ingest::scan::locate_spans(bytes).unwrap();
+            assert_eq!((spans.slices(), spans.len()), (1, 3));
+            let traces = ScannedTraces::new(bytes, spans, false, None);
+            let mut builder = TableBuilder::new(crate::table::TableOptions::default());
+            traces
+                .append(Path::new("t.json"), 0, &mut builder)
+                .map(|()| builder.finish().spans.num_rows())
+        };
+        let bad = span("b", r#","attributes":[5]"#);
+        let text = export([span("a", ""), bad.clone(), span("c", "")]);
+        let at = text.find(&bad).unwrap();
+        match read(&text) {
+            Err(InputError::Invalid { message, .. }) => {
+                assert_eq!(
+                    message,
+                    format!("span at byte {at}: attributes[0] is not an object")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let nan = span(
+            "b",
+            r#","attributes":[{"key":"k","value":{"doubleValue":NaN}}]"#,
+        );
+        assert_eq!(
+            read(&export([span("a", ""), nan, span("c", "")])).unwrap(),
+            3
+        );
+    }
+
     /// The index kept for a file's whole read grows by 16 bytes per run of a trace's consecutive spans
     /// and 12 per trace, no more: at a million small traces of three spans, each trace's spans together,
     /// that is 28 MB, where 16 bytes per span and 20 per trace took 68 MB, and the scan's own slices
