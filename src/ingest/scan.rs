@@ -4,8 +4,9 @@
 //! Parsing a large export as one document is slow (one thread, a tape several times the file) and holds
 //! the whole archive in memory. The scan instead tracks only strings, brackets and the keys on the path
 //! `resourceSpans[].scopeSpans[].spans[]`, and records each span's byte range with its `traceId` and
-//! `startTimeUnixNano`. Spans are then grouped into traces, and each trace's spans are parsed together when
-//! its batch is built, batches in parallel.
+//! `startTimeUnixNano`, the consecutive spans of one trace in one record ([`SpanSlice`]). Spans are then
+//! grouped into traces, and each trace's spans are parsed together when its batch is built, batches in
+//! parallel.
 //!
 //! The scan accepts one export, a JSON list of exports, or several exports one after another (JSON lines).
 //! It checks the bracket and string structure, not the full grammar: anything it does not understand makes
