@@ -446,13 +446,95 @@ impl<'b> ScannedTraces<'b> {
         members: std::ops::Range<u32>,
         out: &mut TableBuilder,
     ) -> Result<(), SpanFailure> {
-        let spans = self.span_ranges(members);
         let mut record: TraceRecord<'b> = TraceRecord::default();
-        record.spans.reserve_exact(spans.len());
+        record.spans.reserve_exact(
+            members
+                .clone()
+                .map(|m| self.slices[m as usize].count as usize)
+                .sum(),
+        );
         let mut text: Vec<u8> = Vec::new();
         // One tape allocation for every span, handed from span to span (each parse has its own lifetime).
         let mut tape: Option<simd_json::Tape<'static>> = None;
-        for (start, end) in spans {
+        let mut alone = Vec::new();
+        for m in members {
+            let slice = &self.slices[m as usize];
+            alone.clear();
+            if slice.count == 1 {
+                alone.push((slice.start, slice.end()));
+            } else if !self.read_run_owned(slice, &mut text, &mut tape, &mut record)? {
+                // A run that does not parse as one array is read span by span, so that a span
+                // Python's `json` reads can be repaired.
+                alone.extend(self.span_ranges(m..m + 1));
+            }
+            self.read_alone_owned(&alone, &mut text, &mut tape, &mut record)?;
+        }
+        drop(text);
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => out.append(&record),
+        }
+        Ok(())
+    }
+
+    /// Parses a run of several spans as one array in `text` and appends its spans, owned, to `record`;
+    /// false when the run's bytes do not parse.
+    fn read_run_owned(
+        &self,
+        slice: &SpanBytes,
+        text: &mut Vec<u8>,
+        tape: &mut Option<simd_json::Tape<'static>>,
+        record: &mut TraceRecord<'b>,
+    ) -> Result<bool, SpanFailure> {
+        let len = slice.packed();
+        text.clear();
+        text.push(b'[');
+        text.extend_from_slice(&self.bytes[slice.start..slice.end()]);
+        text.push(b']');
+        text.resize(len + PADDING, b' ');
+        // The spans' bytes start after the opening bracket.
+        let from = ParsedFrom::new(text[1..].as_ptr(), &self.bytes[slice.start..slice.end()]);
+        let mut spans = Vec::with_capacity(slice.count as usize);
+        let parsed = with_buffers(len, |buffers| {
+            let mut scratch = tape.take().unwrap_or_else(simd_json::Tape::null).reset();
+            let read = match simd_json::fill_tape_padded(text, len, buffers, &mut scratch) {
+                Err(_) => Ok(false),
+                Ok(()) => {
+                    let array = scratch
+                        .as_value()
+                        .as_array()
+                        .expect("the brackets around a run of spans");
+                    array
+                        .iter()
+                        .enumerate()
+                        .try_for_each(|(k, value)| {
+                            let at = || self.slice_spans(slice)[k].start();
+                            spans.push(self.value_span(value, at, record)?);
+                            Ok(())
+                        })
+                        .map(|()| true)
+                }
+            };
+            *tape = Some(scratch.reset());
+            read
+        });
+        // Rebased once the parser's buffers are released, as a span read alone is.
+        record
+            .spans
+            .extend(spans.into_iter().map(|span| span.rebase(&from)));
+        parsed
+    }
+
+    /// Parses each of `spans` (byte ranges) in `text` on its own and appends it, owned, to `record`.
+    fn read_alone_owned(
+        &self,
+        spans: &[(usize, usize)],
+        text: &mut Vec<u8>,
+        tape: &mut Option<simd_json::Tape<'static>>,
+        record: &mut TraceRecord<'b>,
+    ) -> Result<(), SpanFailure> {
+        for &(start, end) in spans {
             let len = end - start;
             text.clear();
             text.extend_from_slice(&self.bytes[start..end]);
@@ -460,26 +542,20 @@ impl<'b> ScannedTraces<'b> {
             let from = ParsedFrom::new(text.as_ptr(), &self.bytes[start..end]);
             let span = with_buffers(len, |buffers| {
                 let mut scratch = tape.take().unwrap_or_else(simd_json::Tape::null).reset();
-                let read = simd_json::fill_tape_padded(&mut text, len, buffers, &mut scratch)
+                let read = simd_json::fill_tape_padded(text, len, buffers, &mut scratch)
                     .map_err(|_| SpanFailure::Json((start, end)))
-                    .and_then(|()| self.tape_span(&scratch, start, &mut record));
-                tape = Some(scratch.reset());
+                    .and_then(|()| self.tape_span(&scratch, start, record));
+                *tape = Some(scratch.reset());
                 read
             });
             let span = match span {
                 // Rebased once the parser's buffers are released (a huge span's are), so that a
                 // string that must be copied is not copied while they live.
                 Ok(span) => span.rebase(&from),
-                Err(SpanFailure::Json(_)) => self.repaired_span((start, end), &mut record)?,
+                Err(SpanFailure::Json(_)) => self.repaired_span((start, end), record)?,
                 Err(other) => return Err(other),
             };
             record.spans.push(span);
-        }
-        drop(text);
-        order_otlp(&mut record);
-        match self.map {
-            Some(map) => out.append(&map(record)),
-            None => out.append(&record),
         }
         Ok(())
     }
@@ -511,14 +587,25 @@ impl<'b> ScannedTraces<'b> {
         start: usize,
         record: &mut TraceRecord<'_>,
     ) -> Result<SpanRecord<'i>, SpanFailure> {
-        let Some(obj) = tape.as_value().as_object() else {
+        self.value_span(tape.as_value(), || start, record)
+    }
+
+    /// The span `value` holds (its trace id names the record when the record has none yet); `start`
+    /// finds the span's byte offset, for errors.
+    fn value_span<'i>(
+        &self,
+        value: simd_json::tape::Value<'_, 'i>,
+        start: impl Fn() -> usize,
+        record: &mut TraceRecord<'_>,
+    ) -> Result<SpanRecord<'i>, SpanFailure> {
+        let Some(obj) = value.as_object() else {
             return Err(SpanFailure::Invalid(
-                start,
+                start(),
                 "a span is not an object".to_string(),
             ));
         };
         let (trace_id, span) = read_span(&obj, self.all_attributes, &mut record.skipped_attributes)
-            .map_err(|message| SpanFailure::Invalid(start, message))?;
+            .map_err(|message| SpanFailure::Invalid(start(), message))?;
         if record.trace_id.is_empty() {
             record.trace_id = Cow::Owned(trace_id.to_string());
         }
@@ -571,7 +658,8 @@ mod tests {
     }
 
     /// A trace's spans read as one array are still told apart: an error names the byte of the span
-    /// that has it, and a span only Python's `json` reads is read span by span, as alone.
+    /// that has it, and a span only Python's `json` reads is read span by span, as alone; from one copy
+    /// of the trace or, huge, run by run.
     #[test]
     fn spans_read_together_report_and_repair_each_span() {
         let span = |id: &str, extra: &str| {
@@ -585,11 +673,12 @@ mod tests {
                 spans.join(", ")
             )
         };
-        let read = |text: &str| {
+        let read = |text: &str, huge: usize| {
             let bytes = text.as_bytes();
             let spans = crate::ingest::scan::locate_spans(bytes).unwrap();
             assert_eq!((spans.slices(), spans.len()), (1, 3));
-            let traces = ScannedTraces::new(bytes, spans, false, None);
+            let mut traces = ScannedTraces::new(bytes, spans, false, None);
+            traces.huge = huge;
             let mut builder = TableBuilder::new(crate::table::TableOptions::default());
             traces
                 .append(Path::new("t.json"), 0, &mut builder)
@@ -598,23 +687,23 @@ mod tests {
         let bad = span("b", r#","attributes":[5]"#);
         let text = export([span("a", ""), bad.clone(), span("c", "")]);
         let at = text.find(&bad).unwrap();
-        match read(&text) {
-            Err(InputError::Invalid { message, .. }) => {
-                assert_eq!(
-                    message,
-                    format!("span at byte {at}: attributes[0] is not an object")
-                );
-            }
-            other => panic!("{other:?}"),
-        }
         let nan = span(
             "b",
             r#","attributes":[{"key":"k","value":{"doubleValue":NaN}}]"#,
         );
-        assert_eq!(
-            read(&export([span("a", ""), nan, span("c", "")])).unwrap(),
-            3
-        );
+        let repaired = export([span("a", ""), nan, span("c", "")]);
+        for huge in [KEEP_TEXT, 0] {
+            match read(&text, huge) {
+                Err(InputError::Invalid { message, .. }) => {
+                    assert_eq!(
+                        message,
+                        format!("span at byte {at}: attributes[0] is not an object")
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(read(&repaired, huge).unwrap(), 3);
+        }
     }
 
     /// The index kept for a file's whole read grows by 16 bytes per run of a trace's consecutive spans
