@@ -4,8 +4,9 @@
 //! Parsing a large export as one document is slow (one thread, a tape several times the file) and holds
 //! the whole archive in memory. The scan instead tracks only strings, brackets and the keys on the path
 //! `resourceSpans[].scopeSpans[].spans[]`, and records each span's byte range with its `traceId` and
-//! `startTimeUnixNano`. Spans are then grouped into traces, and each trace's spans are parsed together when
-//! its batch is built, batches in parallel.
+//! `startTimeUnixNano`, the consecutive spans of one trace in one record ([`SpanSlice`]). Spans are then
+//! grouped into traces, and each trace's spans are parsed together when its batch is built, batches in
+//! parallel.
 //!
 //! The scan accepts one export, a JSON list of exports, or several exports one after another (JSON lines).
 //! It checks the bracket and string structure, not the full grammar: anything it does not understand makes
@@ -22,44 +23,114 @@ use memchr::memchr2;
 use rayon::prelude::*;
 use wide::u8x16;
 
-/// One span object of an export, in 24 bytes: the scan holds one for every span of a file at once, so
-/// its size is most of what indexing a file of many small spans costs.
+/// Consecutive span objects of one trace in one `spans` array (most often one span, or all of a small
+/// trace's), in 24 bytes: the scan holds one for every such run of a file at once, so its size is most
+/// of what indexing a file of many small traces costs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpanSlice {
-    /// Byte offset of the span object's opening brace.
-    pub start: usize,
-    /// `startTimeUnixNano` as an integer (0 when absent).
+    /// Byte offset of the first span object's opening brace (low 48 bits) and the number of span
+    /// objects (high 16 bits).
+    start_and_count: u64,
+    /// The least `startTimeUnixNano` of the spans, as an integer (0 when absent).
     pub start_ns: i64,
-    /// Bytes of the span object, braces included.
+    /// Bytes from the first span's opening brace to the last one's closing brace: the spans, and only
+    /// commas and whitespace between them.
     len: u32,
-    /// Where the `traceId` string's contents begin, counted from `start`. They hold no backslash (the
-    /// scan gives up on one), so they end at the next quote and their end need not be kept.
+    /// Where the first span's `traceId` string's contents begin, counted from the start. They hold no
+    /// backslash (the scan gives up on one), so they end at the next quote and their end need not be
+    /// kept. Every span of the slice has the same `traceId` contents.
     trace_id_at: u32,
 }
 
+/// Offsets of the first span stay below 2^48 bytes, leaving 16 bits for the number of spans.
+const START_BITS: u32 = 48;
+
+/// Consecutive spans of one trace join one slice while it stays this small: a slice is parsed as one
+/// document when its trace is read, so its size bounds that parse's tape.
+const JOIN_BYTES: usize = 1 << 16;
+
 impl SpanSlice {
     /// The span object at `start..end` whose `traceId` contents are `trace_id`; `None` for a span of
-    /// 4 GiB or more, which the scan leaves to the whole-document parser.
+    /// 4 GiB or more or one starting past 2^48 bytes, which the scan leaves to the whole-document parser.
     fn new(start: usize, end: usize, trace_id: (usize, usize), start_ns: i64) -> Option<SpanSlice> {
+        if (start as u64) >> START_BITS != 0 {
+            return None;
+        }
         Some(SpanSlice {
-            start,
+            start_and_count: start as u64 | 1 << START_BITS,
             start_ns,
             len: u32::try_from(end - start).ok()?,
             trace_id_at: u32::try_from(trace_id.0.checked_sub(start)?).ok()?,
         })
     }
 
-    /// Byte offset just past the span object's closing brace.
+    /// Byte offset of the first span object's opening brace.
+    pub fn start(&self) -> usize {
+        (self.start_and_count & ((1 << START_BITS) - 1)) as usize
+    }
+
+    /// How many span objects the slice holds.
+    pub fn count(&self) -> usize {
+        (self.start_and_count >> START_BITS) as usize
+    }
+
+    /// Byte offset just past the last span object's closing brace.
     pub fn end(&self) -> usize {
-        self.start + self.len as usize
+        self.start() + self.len as usize
     }
 
     /// Byte range of the `traceId` string's contents in `bytes`, the file the span was found in.
     pub fn trace_id(&self, bytes: &[u8]) -> (usize, usize) {
-        let from = self.start + self.trace_id_at as usize;
+        let from = self.start() + self.trace_id_at as usize;
         let to = memchr::memchr(b'"', &bytes[from..self.end()]).map_or(self.end(), |i| from + i);
         (from, to)
     }
+
+    /// Takes `next`, the span that follows this slice's last one in the same run, into this slice when
+    /// it belongs to the same trace and the slice stays small; otherwise hands it back.
+    fn join(&mut self, next: SpanSlice, bytes: &[u8]) -> Option<SpanSlice> {
+        let len = next.end() - self.start();
+        let (mine, theirs) = (self.trace_id(bytes), next.trace_id(bytes));
+        if len > JOIN_BYTES
+            || self.count() >= (1 << (64 - START_BITS)) - 1
+            || bytes[mine.0..mine.1] != bytes[theirs.0..theirs.1]
+        {
+            return Some(next);
+        }
+        self.start_and_count += 1 << START_BITS;
+        self.len = len as u32;
+        self.start_ns = self.start_ns.min(next.start_ns);
+        None
+    }
+
+    /// The slice's span objects, one slice each, read again from `bytes`.
+    pub fn spans(&self, bytes: &[u8]) -> Vec<SpanSlice> {
+        if self.count() == 1 {
+            return vec![self.clone()];
+        }
+        spans_at(bytes, self.start(), self.count())
+    }
+}
+
+/// The `count` span objects of a slice the scan joined, from the first one's brace at `start`, one slice
+/// each: read again as the scan's worker read them, which is the only reader that joins spans.
+pub fn spans_at(bytes: &[u8], start: usize, count: usize) -> Vec<SpanSlice> {
+    let mut spans = Vec::with_capacity(count);
+    let mut tokens = Tokens::new(bytes, start);
+    tokens.next();
+    let mut at = start;
+    while let Some(span) = read_span(&mut tokens, bytes, at) {
+        spans.push(span);
+        if spans.len() == count {
+            break;
+        }
+        match (tokens.next(), tokens.next()) {
+            (Some(comma), Some(next)) if bytes[comma] == b',' && bytes[next] == b'{' => at = next,
+            _ => break,
+        }
+    }
+    debug_assert_eq!(spans.len(), count, "the spans of a slice the scan read");
+    spans
 }
 
 /// Every span an export holds, in file order, left in the lists the scan found them in: copying the
@@ -99,6 +170,11 @@ impl SpanList {
 
     /// How many spans the list holds.
     pub fn len(&self) -> usize {
+        self.iter().map(SpanSlice::count).sum()
+    }
+
+    /// How many slices the list holds (each one or more consecutive spans of a trace).
+    pub fn slices(&self) -> usize {
         self.pieces.iter().map(|(_, range)| range.len()).sum()
     }
 
@@ -107,12 +183,12 @@ impl SpanList {
         self.pieces.iter().all(|(_, range)| range.is_empty())
     }
 
-    /// The spans in file order.
+    /// The slices in file order.
     pub fn iter(&self) -> impl Iterator<Item = &SpanSlice> {
         self.pieces.iter().flat_map(|piece| self.piece(piece))
     }
 
-    /// Calls `each` on the spans in file order, freeing each list once its last span has been seen.
+    /// Calls `each` on the slices in file order, freeing each list once its last span has been seen.
     pub fn drain(mut self, mut each: impl FnMut(&SpanSlice)) {
         let mut last_use = vec![0usize; self.lists.len()];
         for (p, (list, _)) in self.pieces.iter().enumerate() {
@@ -126,10 +202,10 @@ impl SpanList {
         }
     }
 
-    /// The spans as one list.
+    /// The spans as one list, a slice each (`bytes`: the file scanned).
     #[cfg(test)]
-    pub(crate) fn flat(self) -> Vec<SpanSlice> {
-        self.iter().cloned().collect()
+    pub(crate) fn flat(self, bytes: &[u8]) -> Vec<SpanSlice> {
+        self.iter().flat_map(|slice| slice.spans(bytes)).collect()
     }
 
     /// The bytes the list holds.
@@ -451,7 +527,12 @@ fn read_run(
             break Stop::Inside(at);
         };
         let end = span.end();
-        spans.push(span);
+        let in_run = spans.len() > before;
+        let joined = match spans.last_mut() {
+            Some(last) if in_run => last.join(span, bytes),
+            _ => Some(span),
+        };
+        spans.extend(joined);
         match tokens.next() {
             Some(t) if bytes[t] == b',' => {}
             _ => break Stop::After(end),
@@ -1062,14 +1143,14 @@ mod tests {
     fn ids(bytes: &[u8]) -> Vec<(String, i64, String)> {
         locate_spans(bytes)
             .unwrap()
-            .flat()
+            .flat(bytes)
             .into_iter()
             .map(|s| {
                 let id = s.trace_id(bytes);
                 (
                     String::from_utf8(bytes[id.0..id.1].to_vec()).unwrap(),
                     s.start_ns,
-                    String::from_utf8(bytes[s.start..s.end()].to_vec()).unwrap(),
+                    String::from_utf8(bytes[s.start()..s.end()].to_vec()).unwrap(),
                 )
             })
             .collect()
@@ -1565,19 +1646,23 @@ mod tests {
         let depth = span_depth(bytes);
         let from_runs = worker_blocks(bytes, block)
             .into_iter()
-            .map(|(from, to, s)| runs_in_block(bytes, from, to, s, depth).spans.len())
+            .map(|(from, to, s)| {
+                let runs = runs_in_block(bytes, from, to, s, depth);
+                runs.spans.iter().map(SpanSlice::count).sum::<usize>()
+            })
             .sum();
         (
-            locate_spans_in_blocks(bytes, block).map(SpanList::flat),
+            locate_spans_in_blocks(bytes, block).map(|list| list.flat(bytes)),
             from_runs,
         )
     }
 
-    /// The scan's result holds each span once, in 24 bytes, plus a few bytes per block: small traces one
-    /// to a line made a list per run of three spans, and the walk copied every span into one more list
-    /// of 40 bytes a span, so a file's scan held several times this at its end.
+    /// The scan's result holds each trace's consecutive spans in one record of 24 bytes, plus a few bytes
+    /// per block: small traces one to a line made a list per run of three spans, and the walk copied
+    /// every span into one more list of 40 bytes a span, so a file's scan held several times this at its
+    /// end; a record per span held 24 bytes per span.
     #[test]
-    fn the_scan_holds_twenty_four_bytes_per_span() {
+    fn the_scan_holds_twenty_four_bytes_per_trace_of_consecutive_spans() {
         assert_eq!(std::mem::size_of::<SpanSlice>(), 24);
         let (traces, spans_per_trace) = (3_000, 3);
         let bytes = small_traces_as_lines(traces, spans_per_trace);
@@ -1585,15 +1670,45 @@ mod tests {
         let found = locate_spans_in_blocks(&bytes, block).unwrap();
         let spans = traces * spans_per_trace;
         assert_eq!(found.len(), spans);
+        assert_eq!(found.slices(), traces);
         let blocks = bytes.len().div_ceil(block);
         let held = found.bytes_held();
         assert!(
-            held <= spans * 24 + blocks * 64,
-            "{held} bytes held for {spans} spans in {blocks} blocks"
+            held <= traces * 24 + blocks * 64,
+            "{held} bytes held for {traces} traces in {blocks} blocks"
         );
         let first = found.iter().next().unwrap();
         let id = first.trace_id(&bytes);
         assert_eq!(&bytes[id.0..id.1], format!("{:032x}", 0).as_bytes());
+        assert_eq!((first.count(), first.start_ns), (3, 1_000));
+        assert_eq!(first.spans(&bytes).len(), 3);
+    }
+
+    #[test]
+    fn spans_of_one_trace_join_while_they_follow_each_other_and_stay_small() {
+        let wrap = |spans: &str| {
+            format!(r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{spans}]}}]}}]}}"#)
+        };
+        let big = "x".repeat(JOIN_BYTES / 2);
+        let doc = wrap(
+            &[
+                r#"{"traceId":"a","startTimeUnixNano":"5"}"#.to_string(),
+                r#" {"traceId":"a","startTimeUnixNano":"3"}"#.to_string(),
+                r#"{"traceId":"b"}"#.to_string(),
+                r#"{"traceId":"a"}"#.to_string(),
+                format!(r#"{{"traceId":"c","name":"{big}"}}"#),
+                format!(r#"{{"traceId":"c","name":"{big}"}}"#),
+            ]
+            .join(","),
+        );
+        let found = locate_spans(doc.as_bytes()).unwrap();
+        let slices: Vec<(usize, i64)> = found.iter().map(|s| (s.count(), s.start_ns)).collect();
+        assert_eq!(slices, [(2, 3), (1, 0), (1, 0), (1, 0), (1, 0)]);
+        assert_eq!(found.len(), 6);
+        assert_eq!(
+            found.flat(doc.as_bytes()),
+            serial_reference(doc.as_bytes()).unwrap()
+        );
     }
 
     #[test]
@@ -1737,7 +1852,8 @@ mod tests {
             let expected = serial_reference(case.as_bytes());
             for block in [1, 2, 3, 5, 8, 64, 4096] {
                 assert_eq!(
-                    locate_spans_in_blocks(case.as_bytes(), block).map(SpanList::flat),
+                    locate_spans_in_blocks(case.as_bytes(), block)
+                        .map(|list| list.flat(case.as_bytes())),
                     expected,
                     "block {block}: {case}"
                 );
@@ -1756,7 +1872,7 @@ mod tests {
             rejected += usize::from(expected.is_none());
             for block in [7, 64, 4096] {
                 assert_eq!(
-                    locate_spans_in_blocks(&bad, block).map(SpanList::flat),
+                    locate_spans_in_blocks(&bad, block).map(|list| list.flat(&bad)),
                     expected,
                     "block {block}:\n{}",
                     String::from_utf8_lossy(&bad)
