@@ -121,6 +121,9 @@ impl InputError {
 
 /// A path the way Python's `pathlib` prints it: no leading `./`, no doubled or trailing slashes.
 pub fn display_path(path: &Path) -> String {
+    if crate::ingest::remote::is_url(path) {
+        return path.to_string_lossy().into_owned();
+    }
     let raw = path.to_string_lossy();
     let absolute = raw.starts_with('/');
     let parts: Vec<&str> = raw

@@ -28,25 +28,39 @@ pub struct Inputs {
     pub walked: Vec<bool>,
     /// Files inside walked directories whose names are not those of trace files.
     pub skipped: Vec<PathBuf>,
+    /// Files left out because their time partition is outside `--since`/`--until`.
+    pub outside_window: usize,
+    /// Files read under `--since`/`--until` although their paths carry no time partition.
+    pub untimed: usize,
 }
 
 impl Inputs {
     /// The one note naming the files the walks skipped, if any.
     pub fn skipped_note(&self) -> Option<String> {
+        let window = (self.outside_window + self.untimed > 0).then(|| {
+            format!(
+                "note: --since/--until left out {} file(s) by their time partition (year=/month=/day=/hour=/minute=) and read {} whose path has none",
+                self.outside_window, self.untimed
+            )
+        });
         if self.skipped.is_empty() {
-            return None;
+            return window;
         }
         let names: Vec<String> = self
             .skipped
             .iter()
             .map(|p| crate::error::display_path(p))
             .collect();
-        Some(format!(
+        let note = format!(
             "note: skipped {} file(s) in the folders given that are not trace files ({}): {}",
             names.len(),
             TRACE_SUFFIXES_TEXT,
             names.join(", ")
-        ))
+        );
+        Some(match window {
+            Some(window) => format!("{note}\n{window}"),
+            None => note,
+        })
     }
 }
 
@@ -80,7 +94,21 @@ pub(crate) fn is_trace_name(name: &str) -> bool {
 pub fn expand_inputs(paths: &[PathBuf]) -> Result<Inputs, InputError> {
     let mut files = Files::default();
     for path in paths {
-        if std::fs::metadata(path).is_err() && is_pattern(path) {
+        if super::remote::is_url(path) {
+            let expansion = super::remote::expand(path)?;
+            if expansion.objects.is_empty() {
+                return Err(InputError::Usage(format!(
+                    "no trace files in {} ({TRACE_SUFFIXES_TEXT}; hidden keys are skipped, and so were {} object(s) of other names)",
+                    crate::error::display_path(path),
+                    expansion.skipped.len()
+                )));
+            }
+            for object in expansion.objects {
+                files.list.push(object.url);
+                files.from_walk.push(object.walked);
+            }
+            files.skipped.extend(expansion.skipped);
+        } else if std::fs::metadata(path).is_err() && is_pattern(path) {
             let matches = glob(path)?;
             if matches.is_empty() {
                 return Err(InputError::NotFound(path.clone()));
@@ -92,11 +120,46 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Inputs, InputError> {
             add_path(path, &mut files)?;
         }
     }
-    Ok(Inputs {
+    let mut inputs = Inputs {
         files: files.list,
         walked: files.from_walk,
         skipped: files.skipped,
-    })
+        ..Inputs::default()
+    };
+    if let Some(window) = super::partition::window() {
+        select_partitions(&mut inputs, window)?;
+    }
+    Ok(inputs)
+}
+
+/// Keeps the files whose time partition meets `window`, and those whose path has no time.
+fn select_partitions(
+    inputs: &mut Inputs,
+    window: super::partition::TimeWindow,
+) -> Result<(), InputError> {
+    let mut kept = Vec::with_capacity(inputs.files.len());
+    let mut walked = Vec::with_capacity(inputs.files.len());
+    for (file, from_walk) in inputs.files.drain(..).zip(inputs.walked.drain(..)) {
+        match super::partition::span(&file) {
+            Some(span) if !window.meets(span) => {
+                inputs.outside_window += 1;
+                continue;
+            }
+            Some(_) => {}
+            None => inputs.untimed += 1,
+        }
+        kept.push(file);
+        walked.push(from_walk);
+    }
+    if kept.is_empty() {
+        return Err(InputError::Usage(format!(
+            "no trace files in the --since/--until window: {} file(s) had time partitions outside it",
+            inputs.outside_window
+        )));
+    }
+    inputs.files = kept;
+    inputs.walked = walked;
+    Ok(())
 }
 
 /// The files found so far, and the identities of those found by walking.
@@ -212,7 +275,7 @@ fn walk(dir: &Path, files: &mut Files) -> Result<(), InputError> {
     Ok(())
 }
 
-fn has_wildcard(s: &str) -> bool {
+pub(crate) fn has_wildcard(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
 
