@@ -386,7 +386,7 @@ fn walkable(
     true
 }
 
-/// Every key under `prefix` (all of them when it is empty) with its size, sorted bytewise.
+/// Every key under `prefix` (all of them when it is empty) with its size, in walk order.
 async fn list(
     store: &Arc<dyn ObjectStore>,
     prefix: &str,
@@ -398,7 +398,8 @@ async fn list(
         let meta = meta?;
         keys.push((meta.location.to_string(), meta.size));
     }
-    keys.sort_unstable();
+    // Segment by segment, as a folder walk sorts each folder's names: `a/x.json` before `a-b.json`.
+    keys.sort_unstable_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
     keys.dedup_by(|a, b| a.0 == b.0);
     Ok(keys)
 }
@@ -578,6 +579,93 @@ impl Target {
             }
         }
     }
+}
+
+/// Uploads the files of the local folder `dir` (a partial) as the objects under the prefix `url`,
+/// the file named `last` (the manifest) after all the others: a prefix that holds it holds the whole
+/// partial, so a merge never reads half of one.
+pub fn upload_dir(dir: &Path, url: &Path, last: &str) -> Result<(), InputError> {
+    let raw = url.to_string_lossy().into_owned();
+    let parsed = split(&raw).map_err(|m| read_error(url, m))?;
+    let prefix = parsed.key.trim_matches('/').to_string();
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .and_then(|entries| {
+            entries
+                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+                .collect()
+        })
+        .map_err(|source| InputError::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    // The manifest last; the others in a fixed order.
+    names.sort_by_key(|name| (name == last, name.clone()));
+    let mut guard = lock();
+    let state = guard.get_or_insert_with(State::default);
+    let store = state.store(&parsed).map_err(|m| read_error(url, m))?;
+    let runtime = state.runtime().map_err(|source| InputError::Read {
+        path: url.to_path_buf(),
+        source,
+    })?;
+    for name in names {
+        let bytes = std::fs::read(dir.join(&name)).map_err(|source| InputError::Read {
+            path: dir.join(&name),
+            source,
+        })?;
+        let key = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        runtime
+            .block_on(store.put(&Key::from(key.as_str()), bytes.into()))
+            .map_err(|e| {
+                read_error(
+                    url,
+                    format!("cannot write {}/{key}: {}", parsed.store, one_line(&e)),
+                )
+            })?;
+    }
+    Ok(())
+}
+
+/// Downloads the objects directly under the prefix `url` (a partial) into a new temporary folder.
+pub fn download_dir(url: &Path) -> Result<tempfile::TempDir, InputError> {
+    let raw = url.to_string_lossy().into_owned();
+    let parsed = split(&raw).map_err(|m| read_error(url, m))?;
+    let prefix = parsed.key.trim_matches('/');
+    let mut guard = lock();
+    let state = guard.get_or_insert_with(State::default);
+    let store = state.store(&parsed).map_err(|m| read_error(url, m))?;
+    let io = |source| InputError::Read {
+        path: url.to_path_buf(),
+        source,
+    };
+    let runtime = state.runtime().map_err(io)?;
+    let listed = runtime
+        .block_on(list(&store, prefix))
+        .map_err(|e| read_error(url, one_line(&e)))?;
+    let depth = prefix.split('/').filter(|s| !s.is_empty()).count();
+    let local = tempfile::Builder::new()
+        .prefix("faultgate-partial-")
+        .tempdir()
+        .map_err(io)?;
+    let mut any = false;
+    for (key, _) in listed {
+        let segments: Vec<&str> = key.split('/').collect();
+        if segments.len() != depth + 1 {
+            continue;
+        }
+        let bytes = runtime
+            .block_on(async { store.get(&Key::from(key.as_str())).await?.bytes().await })
+            .map_err(|e| read_error(url, format!("{}/{key}: {}", parsed.store, one_line(&e))))?;
+        std::fs::write(local.path().join(segments[depth]), &bytes).map_err(io)?;
+        any = true;
+    }
+    if !any {
+        return Err(InputError::NotFound(url.to_path_buf()));
+    }
+    Ok(local)
 }
 
 /// One range of an object, retried with backoff when its body breaks off.

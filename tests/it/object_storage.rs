@@ -225,9 +225,15 @@ fn the_endpoint_flag_reaches_the_store_and_shards_plan_alike() {
         "{}",
         stderr(&whole)
     );
+    // Shard 1's partial goes to the store, shard 2's to a local folder; merge reads both.
+    std::fs::create_dir(dir.path().join("partials")).unwrap();
     for k in 1..=2 {
         let shard = format!("{k}/2");
-        let part = format!("part{k}.fgp");
+        let part = if k == 1 {
+            "s3://partials/run/shard1/".to_string()
+        } else {
+            "part2.fgp".to_string()
+        };
         let out = faultgate_s3(
             dir.path(),
             &endpoint,
@@ -243,10 +249,23 @@ fn the_endpoint_flag_reaches_the_store_and_shards_plan_alike() {
         );
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     }
-    let merged = command(dir.path())
-        .args(["merge", "part1.fgp", "part2.fgp", "--json", "merged.json"])
-        .output()
-        .unwrap();
+    assert!(
+        dir.path()
+            .join("partials/run/shard1/manifest.json")
+            .exists()
+    );
+    let merged = faultgate_s3(
+        dir.path(),
+        &endpoint,
+        SECRET,
+        &[
+            "merge",
+            "s3://partials/run/shard1",
+            "part2.fgp",
+            "--json",
+            "merged.json",
+        ],
+    );
     assert!(
         merged.status.code().is_some_and(|c| c < 2),
         "{}",
@@ -383,4 +402,105 @@ fn a_server_that_dies_during_a_get_is_retried_then_exit_2() {
         "the GET was not retried: {message}"
     );
     assert!(!dir.path().join("out.json").exists());
+}
+
+#[test]
+fn since_and_until_select_the_collector_exporters_time_partitions() {
+    let dir = scratch();
+    let hour = |d: &str, h: &str| {
+        let path = dir.path().join(format!(
+            "otel/exports/year=2026/month=11/day={d}/hour={h}/minute=00"
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    };
+    write_traces(&hour("01", "23").join("traces_a.json"), 0, 10);
+    write_traces(&hour("02", "09").join("traces_b.json"), 10, 30);
+    write_traces(&hour("02", "10").join("traces_c.json"), 30, 60);
+    gzip(&hour("02", "10").join("traces_c.json"));
+    write_traces(&hour("03", "00").join("traces_d.json"), 60, 100);
+    std::fs::create_dir_all(dir.path().join("otel/exports/manual")).unwrap();
+    write_traces(&dir.path().join("otel/exports/manual/extra.json"), 100, 105);
+    let endpoint = start_s3(dir.path());
+    let run = |input: &str, window: &[&str]| {
+        let mut args = vec!["check", input, "--json", "r.json"];
+        args.extend_from_slice(window);
+        let out = faultgate_s3(dir.path(), &endpoint, SECRET, &args);
+        assert!(out.status.code().is_some_and(|c| c < 2), "{}", stderr(&out));
+        (
+            read_json(&dir.path().join("r.json"))["traces"].clone(),
+            stderr(&out),
+        )
+    };
+    let (traces, _) = run("s3://otel/exports/", &[]);
+    assert_eq!(traces, 105);
+    // Hours 09 and 10 of the 2nd (the 10 o'clock partition gzipped), and the file with no time.
+    let window = ["--since", "2026-11-02T09:00", "--until", "2026-11-02T11"];
+    let (traces, note) = run("s3://otel/exports/", &window);
+    assert_eq!(traces, 20 + 30 + 5, "{note}");
+    assert!(
+        note.contains("left out 2 file(s) by their time partition")
+            && note.contains("read 1 whose path has none"),
+        "{note}"
+    );
+    // A local copy of the bucket selects the same partitions.
+    let (local, _) = run("otel/exports", &window);
+    assert_eq!(local, 55);
+    // A partition spans its finest field: `minute=00` of 09 o'clock ends at 09:01.
+    let (traces, _) = run(
+        "s3://otel/exports/",
+        &["--since", "2026-11-02T09:01", "--until", "2026-11-02T11"],
+    );
+    assert_eq!(traces, 30 + 5);
+    let (traces, _) = run("s3://otel/exports/", &["--until", "2026-11-02"]);
+    assert_eq!(traces, 10 + 5);
+    let empty = faultgate_s3(
+        dir.path(),
+        &endpoint,
+        SECRET,
+        &[
+            "check",
+            "s3://otel/exports/year=2026/",
+            "--since",
+            "2027-01-01",
+        ],
+    );
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(
+        error_line(&empty).contains("--since/--until window"),
+        "{}",
+        stderr(&empty)
+    );
+    let bad = faultgate_s3(
+        dir.path(),
+        &endpoint,
+        SECRET,
+        &["check", "s3://otel/", "--since", "noon"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(error_line(&bad).contains("--since"), "{}", stderr(&bad));
+}
+
+#[test]
+fn precheck_reads_a_url() {
+    let dir = scratch();
+    bucket_of_traces(dir.path());
+    let endpoint = start_s3(dir.path());
+    let remote = faultgate_s3(
+        dir.path(),
+        &endpoint,
+        SECRET,
+        &["precheck", "s3://traces/2026/11/02/part-002.json.gz"],
+    );
+    let local = command(dir.path())
+        .args(["precheck", "traces/2026/11/02/part-002.json.gz"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        remote.status.code(),
+        local.status.code(),
+        "{}",
+        stderr(&remote)
+    );
+    assert_eq!(as_local(&stdout(&remote)), stdout(&local));
 }
