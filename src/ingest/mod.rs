@@ -20,6 +20,7 @@ pub(crate) mod decoder;
 pub(crate) mod detect;
 pub(crate) mod formats;
 pub(crate) mod json;
+pub(crate) mod names;
 pub mod partition;
 pub(crate) mod paths;
 pub mod remote;

@@ -284,11 +284,11 @@ pub(crate) fn expand(url_path: &Path) -> Result<Expansion, InputError> {
     })?;
     let join = |key: &str| PathBuf::from(format!("{}/{key}", url.store));
     let mut out = Expansion::default();
-    if super::paths::has_wildcard(url.key) {
+    if super::names::has_wildcard(url.key) {
         let pattern: Vec<&str> = url.key.split('/').filter(|s| !s.is_empty()).collect();
         let literal: Vec<&str> = pattern
             .iter()
-            .take_while(|s| !super::paths::has_wildcard(s))
+            .take_while(|s| !super::names::has_wildcard(s))
             .copied()
             .collect();
         let listed = runtime
@@ -300,7 +300,7 @@ pub(crate) fn expand(url_path: &Path) -> Result<Expansion, InputError> {
                 continue;
             }
             let hit = pattern.iter().zip(&segments).all(|(p, s)| {
-                super::paths::matches(p, s) && (!s.starts_with('.') || p.starts_with('.'))
+                super::names::matches(p, s) && (!s.starts_with('.') || p.starts_with('.'))
             });
             if !hit {
                 continue;
@@ -379,7 +379,7 @@ fn walkable(
     if below.iter().any(|s| s.starts_with('.')) {
         return false;
     }
-    if !super::paths::is_trace_name(below.last().copied().unwrap_or(key)) {
+    if !super::names::is_trace_name(below.last().copied().unwrap_or(key)) {
         out.skipped.push(join(key));
         return false;
     }
