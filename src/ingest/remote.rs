@@ -66,6 +66,9 @@ struct State {
     /// The objects in the order the run reads them (listing order until [`prefetch`] says otherwise).
     order: Vec<PathBuf>,
     fetched: HashMap<PathBuf, Result<Arc<Source>, String>>,
+    /// What each URL expanded to: listed once per process, so every part of a run (its plan, its
+    /// audit, its partial's manifest) sees the same objects even if the store changes meanwhile.
+    expanded: HashMap<PathBuf, Expansion>,
 }
 
 /// Reaches S3-compatible stores at `url` (as `AWS_ENDPOINT_URL` does).
@@ -258,6 +261,7 @@ impl State {
 }
 
 /// One object a URL expands to.
+#[derive(Clone)]
 pub(crate) struct Listed {
     pub url: PathBuf,
     /// Found by listing a prefix (not named, nor matched by a pattern).
@@ -265,7 +269,7 @@ pub(crate) struct Listed {
 }
 
 /// What a URL expands to: the objects to read, and those a prefix listing left out by their names.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Expansion {
     pub objects: Vec<Listed>,
     pub skipped: Vec<PathBuf>,
@@ -277,6 +281,9 @@ pub(crate) fn expand(url_path: &Path) -> Result<Expansion, InputError> {
     let url = split(&raw).map_err(|m| read_error(url_path, m))?;
     let mut guard = lock();
     let state = guard.get_or_insert_with(State::default);
+    if let Some(expansion) = state.expanded.get(url_path) {
+        return Ok(expansion.clone());
+    }
     let store = state.store(&url).map_err(|m| read_error(url_path, m))?;
     let runtime = state.runtime().map_err(|source| InputError::Read {
         path: url_path.to_path_buf(),
@@ -365,6 +372,7 @@ pub(crate) fn expand(url_path: &Path) -> Result<Expansion, InputError> {
     for listed in &out.objects {
         state.order.push(listed.url.clone());
     }
+    state.expanded.insert(url_path.to_path_buf(), out.clone());
     Ok(out)
 }
 
