@@ -36,7 +36,7 @@ const SCHEMES: [&str; 8] = [
 ];
 
 /// Objects up to this size are kept in memory; larger ones in a temporary file.
-const IN_MEMORY: u64 = 1 << 20;
+const IN_MEMORY: u64 = 64 << 10;
 /// Objects larger than this are read in ranges of this size, in parallel.
 const RANGE: u64 = 8 << 20;
 /// GETs in flight at once.
@@ -46,6 +46,9 @@ const BYTES_IN_FLIGHT: u64 = 64 << 20;
 /// Objects and bytes a fetch window takes beyond the object asked for.
 const WINDOW_OBJECTS: usize = 64;
 const WINDOW_BYTES: u64 = 256 << 20;
+/// Bytes and objects of fetched objects kept for later reads of the same run.
+const HELD_BYTES: u64 = 4 << 30;
+const HELD_OBJECTS: usize = 8192;
 /// Attempts at one GET whose body fails (the client already retries failed requests).
 const BODY_ATTEMPTS: u32 = 3;
 
@@ -66,6 +69,11 @@ struct State {
     /// The objects in the order the run reads them (listing order until [`prefetch`] says otherwise).
     order: Vec<PathBuf>,
     fetched: HashMap<PathBuf, Result<Arc<Source>, String>>,
+    /// The objects held in `fetched`, oldest first, and their bytes: past [`HELD_BYTES`] or
+    /// [`HELD_OBJECTS`] the oldest are let go (fetched again if a later step reads them), so a bucket of
+    /// many objects does not pile up in memory or in mappings.
+    held: std::collections::VecDeque<(PathBuf, u64)>,
+    held_bytes: u64,
     /// What each URL expanded to: listed once per process, so every part of a run (its plan, its
     /// audit, its partial's manifest) sees the same objects even if the store changes meanwhile.
     expanded: HashMap<PathBuf, Expansion>,
@@ -450,12 +458,22 @@ pub(crate) fn open(url: &Path) -> std::io::Result<Arc<Source>> {
     let runtime = state.runtime()?;
     let results = runtime.block_on(fetch_all(&jobs));
     for ((object, ..), result) in jobs.into_iter().zip(results) {
+        if let Ok(source) = &result {
+            state.held.push_back((object.clone(), source.len() as u64));
+            state.held_bytes += source.len() as u64;
+        }
         state.fetched.insert(object, result.map(Arc::new));
     }
-    state
-        .fetched
-        .get(url)
-        .cloned()
+    let asked = state.fetched.get(url).cloned();
+    // The oldest objects go first; the one asked for is returned whatever happens to the cache.
+    while state.held_bytes > HELD_BYTES || state.held.len() > HELD_OBJECTS {
+        let Some((old, bytes)) = state.held.pop_front() else {
+            break;
+        };
+        state.held_bytes -= bytes;
+        state.fetched.remove(&old);
+    }
+    asked
         .expect("fetched in this window")
         .map_err(std::io::Error::other)
 }
