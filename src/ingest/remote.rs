@@ -4,8 +4,8 @@
 //! A URL is expanded as a local path is: a key is one object; a prefix (a URL ending in `/`, or one
 //! that names no object) is listed recursively and read as a directory walk reads a folder (trace file
 //! names only, hidden keys skipped, a note on the rest); a URL with `*`, `?` or `[…]` in its key
-//! matches keys segment by segment, like a local glob. Keys are sorted bytewise, whatever order the
-//! store lists them in, so every shard of a run plans the same.
+//! matches keys segment by segment, like a local glob. Keys are sorted segment by segment, as a folder
+//! walk sorts names, whatever order the store lists them in, so every shard of a run plans the same.
 //!
 //! Objects are fetched on first use, a window of the run's next objects at a time, with several GETs in
 //! flight under a bound on their bytes; a large object is read in ranges. Each object's bytes are then
