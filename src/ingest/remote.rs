@@ -518,12 +518,14 @@ async fn fetch_all(jobs: &[Job]) -> Vec<Result<Source, String>> {
                 .map_err(|e| one_line(&e)),
         });
     }
-    let mut targets: Vec<Result<Target, String>> = sizes
+    // Each range is written as soon as it arrives, under its permits: the bytes held are bounded.
+    let targets: Vec<Mutex<Result<Target, String>>> = sizes
         .iter()
         .map(|size| {
             let size = *size.as_ref().map_err(Clone::clone)?;
             Target::new(size).map_err(|e| format!("cannot spill to a temporary file: {e}"))
         })
+        .map(Mutex::new)
         .collect();
     let mut pieces = Vec::new();
     for (j, size) in sizes.iter().enumerate() {
@@ -538,35 +540,41 @@ async fn fetch_all(jobs: &[Job]) -> Vec<Result<Source, String>> {
             }
         }
     }
-    let fetched = futures_util::stream::iter(pieces.into_iter().map(|(j, range)| {
+    futures_util::stream::iter(pieces.into_iter().map(|(j, range)| {
         let budget = budget.clone();
         let (_, store, key, _) = &jobs[j];
+        let target = &targets[j];
         async move {
             // One permit per eighth of a range: the bytes this GET may hold before they are written.
             let permits = ((range.end - range.start).div_ceil(RANGE / 8)).max(1) as u32;
             let _held = budget.acquire_many(permits).await;
-            (j, range.start, get_range(store, key, range).await)
+            let offset = range.start;
+            let bytes = get_range(store, key, range).await;
+            let mut target = target
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let Ok(open) = &mut *target else {
+                return;
+            };
+            let written = bytes.and_then(|bytes| {
+                open.write_at(offset, &bytes)
+                    .map_err(|e| format!("cannot spill to a temporary file: {e}"))
+            });
+            if let Err(message) = written {
+                *target = Err(message);
+            }
         }
     }))
     .buffer_unordered(CONCURRENT_GETS)
-    .collect::<Vec<_>>()
+    .collect::<Vec<()>>()
     .await;
-    for (j, offset, bytes) in fetched {
-        let Ok(target) = &mut targets[j] else {
-            continue;
-        };
-        let written = bytes.and_then(|bytes| {
-            target
-                .write_at(offset, &bytes)
-                .map_err(|e| format!("cannot spill to a temporary file: {e}"))
-        });
-        if let Err(message) = written {
-            targets[j] = Err(message);
-        }
-    }
     targets
         .into_iter()
-        .map(|t| t.and_then(|t| t.finish().map_err(|e| format!("cannot map its copy: {e}"))))
+        .map(|t| {
+            t.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .and_then(|t| t.finish().map_err(|e| format!("cannot map its copy: {e}")))
+        })
         .collect()
 }
 

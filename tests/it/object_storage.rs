@@ -504,3 +504,33 @@ fn precheck_reads_a_url() {
     );
     assert_eq!(as_local(&stdout(&remote)), stdout(&local));
 }
+
+#[test]
+fn an_object_larger_than_a_range_reads_as_the_file_does() {
+    let dir = scratch();
+    std::fs::create_dir_all(dir.path().join("big")).unwrap();
+    let file = write_traces(&dir.path().join("big/run.jsonl"), 0, 12_000);
+    assert!(
+        std::fs::metadata(&file).unwrap().len() > 9 << 20,
+        "not past one 8 MiB range"
+    );
+    let endpoint = start_s3(dir.path());
+    let local = command(dir.path())
+        .args(["check", "big/run.jsonl", "--json", "local.json"])
+        .output()
+        .unwrap();
+    let remote = faultgate_s3(
+        dir.path(),
+        &endpoint,
+        SECRET,
+        &["check", "s3://big/run.jsonl", "--json", "remote.json"],
+    );
+    assert_eq!(
+        remote.status.code(),
+        local.status.code(),
+        "{}",
+        stderr(&remote)
+    );
+    let read = |p: &str| std::fs::read(dir.path().join(p)).unwrap();
+    assert_eq!(read("remote.json"), read("local.json"));
+}
