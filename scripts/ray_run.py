@@ -10,9 +10,10 @@ splits it: the inputs and the flags that decide verdicts go to every shard, whic
 flags (and the band and gate flags) go to `faultgate merge`, which the driver runs last, on its
 own machine. Its outputs are byte-identical to the single run's, except for the elapsed time.
 
-Inputs are paths every worker can read under the same name (a shared filesystem, or object
-storage mounted at the same path on every node), given as directories, files, globs or
-`@LIST` (a file naming one path per line). Each shard takes its share with `--shard K/N`, so
+Inputs are paths every worker can read under the same name (a shared filesystem), or
+object-storage URLs (`s3://bucket/prefix/`, `gs://`, `az://`, `https://`) that each worker lists
+and reads itself with its own credentials (no shared mount), given as directories, files, globs
+or `@LIST` (a file naming one path or URL per line). Each shard takes its share with `--shard K/N`, so
 the plan needs no coordinator; the driver computes the same plan (largest files first, to the
 shard with the fewest bytes) only to report it.
 
@@ -104,10 +105,19 @@ def expand_inputs(inputs: list[str]) -> list[str]:
     return out
 
 
+def is_url(arg: str) -> bool:
+    """Whether faultgate reads `arg` from object storage."""
+    scheme, sep, _ = arg.partition("://")
+    return bool(sep) and scheme.lower() in {"s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "https"}
+
+
 def list_files(inputs: list[str]) -> list[tuple[str, int]]:
-    """Every file behind the inputs with its size, in the order faultgate lists them."""
+    """Every local file behind the inputs with its size, in the order faultgate lists them. URLs
+    are left to the workers, which list them themselves (the driver needs no store client)."""
     files: list[tuple[str, int]] = []
     for arg in inputs:
+        if is_url(arg):
+            continue
         paths = sorted(glob.glob(arg)) if not os.path.exists(arg) else [arg]
         for path in paths:
             if os.path.isdir(path):
@@ -195,9 +205,11 @@ def main() -> int:
     files = list_files(inputs)
     shares = plan([size for _, size in files], opts.shards)
     total = sum(size for _, size in files)
-    print(f"ray_run: {command} over {len(files)} file(s), {human(total)}, in {opts.shards} shard(s)",
-          flush=True)
-    for k, share in enumerate(shares, 1):
+    urls = [arg for arg in inputs if is_url(arg)]
+    listed_by_workers = f" and {len(urls)} URL(s) the workers list" if urls else ""
+    print(f"ray_run: {command} over {len(files)} file(s), {human(total)}{listed_by_workers}, "
+          f"in {opts.shards} shard(s)", flush=True)
+    for k, share in enumerate(shares if not urls else [], 1):
         print(f"  shard {k}/{opts.shards}: {len(share)} file(s), "
               f"{human(sum(files[i][1] for i in share))}", flush=True)
 

@@ -122,6 +122,10 @@ impl InputError {
 /// A path the way Python's `pathlib` prints it: no leading `./`, no doubled or trailing slashes.
 pub fn display_path(path: &Path) -> String {
     let raw = path.to_string_lossy();
+    // An object-storage URL (`s3://bucket/key`) as given: its `//` is not a doubled slash.
+    if raw.contains("://") {
+        return raw.into_owned();
+    }
     let absolute = raw.starts_with('/');
     let parts: Vec<&str> = raw
         .split('/')

@@ -205,6 +205,7 @@ pub fn run_files_spilled(
     settings: &RunSettings,
     spill: Option<&VerdictSpill>,
 ) -> Vec<Result<FileResults, InputError>> {
+    ingest::remote::prefetch_order(files);
     let schema = settings.verdict_schema();
     let parallel = rayon::current_num_threads().max(1) * 2;
     let options = read_options(settings);

@@ -18,6 +18,17 @@ use crate::ingest::Format;
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The S3-compatible store that s3:// inputs are read from (MinIO, Ceph, R2...), e.g.
+    /// http://127.0.0.1:9000; overrides AWS_ENDPOINT_URL.
+    #[arg(long, global = true, value_name = "URL")]
+    pub s3_endpoint: Option<String>,
+    /// Read only the time partitions (year=/month=/day=/hour=/minute= in the path, as the
+    /// Collector's S3 exporter writes them) that end after this UTC time, e.g. 2026-11-02T10:00.
+    #[arg(long, global = true, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Read only the time partitions that start before this UTC time (exclusive), e.g. 2026-11-03.
+    #[arg(long, global = true, value_name = "TIME")]
+    pub until: Option<String>,
 }
 
 #[derive(Subcommand)]

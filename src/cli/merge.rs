@@ -26,8 +26,16 @@ use crate::report::{Report, VerdictBatch, audit, repro};
 pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let started = Instant::now();
     let mut heads = Vec::with_capacity(args.partials.len());
+    // Partials in object storage are merged from local copies, kept until the merge is done.
+    let mut copies = Vec::new();
     for dir in &args.partials {
-        heads.push(PartialHead::read(dir)?);
+        if crate::ingest::remote::is_url(dir) {
+            let copy = crate::ingest::remote::download_dir(dir)?;
+            heads.push(PartialHead::read(copy.path())?);
+            copies.push(copy);
+        } else {
+            heads.push(PartialHead::read(dir)?);
+        }
     }
     // The outputs of `check` partials are written from a spill of their verdicts, read a batch at a
     // time; a merged partial, a band and a calibration are made from the verdicts in memory.

@@ -42,6 +42,29 @@ pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    if let Some(endpoint) = cli.s3_endpoint {
+        crate::ingest::remote::set_s3_endpoint(endpoint);
+    }
+    if cli.since.is_some() || cli.until.is_some() {
+        let parse = |flag: &str, text: &Option<String>| {
+            text.as_deref()
+                .map(crate::ingest::partition::parse_time)
+                .transpose()
+                .map_err(|e| format!("{flag}: {e}"))
+        };
+        match (parse("--since", &cli.since), parse("--until", &cli.until)) {
+            (Ok(since), Ok(until)) => {
+                crate::ingest::partition::set_window(crate::ingest::partition::TimeWindow {
+                    since,
+                    until,
+                });
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                let _ = writeln!(std::io::stderr(), "faultgate: {e}");
+                return 2;
+            }
+        }
+    }
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args, &raw_args),
         Command::Baseline(args) => baseline::run(&args),

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
+use super::names::{TRACE_SUFFIXES_TEXT, has_wildcard, is_trace_name, matches};
 use crate::error::InputError;
 
 /// The files behind the given paths. A path that does not exist and is not a pattern matching something
@@ -28,59 +29,61 @@ pub struct Inputs {
     pub walked: Vec<bool>,
     /// Files inside walked directories whose names are not those of trace files.
     pub skipped: Vec<PathBuf>,
+    /// Files left out because their time partition is outside `--since`/`--until`.
+    pub outside_window: usize,
+    /// Files read under `--since`/`--until` although their paths carry no time partition.
+    pub untimed: usize,
 }
 
 impl Inputs {
     /// The one note naming the files the walks skipped, if any.
     pub fn skipped_note(&self) -> Option<String> {
+        let window = (self.outside_window + self.untimed > 0).then(|| {
+            format!(
+                "note: --since/--until left out {} file(s) by their time partition (year=/month=/day=/hour=/minute=) and read {} whose path has none",
+                self.outside_window, self.untimed
+            )
+        });
         if self.skipped.is_empty() {
-            return None;
+            return window;
         }
         let names: Vec<String> = self
             .skipped
             .iter()
             .map(|p| crate::error::display_path(p))
             .collect();
-        Some(format!(
+        let note = format!(
             "note: skipped {} file(s) in the folders given that are not trace files ({}): {}",
             names.len(),
             TRACE_SUFFIXES_TEXT,
             names.join(", ")
-        ))
+        );
+        Some(match window {
+            Some(window) => format!("{note}\n{window}"),
+            None => note,
+        })
     }
-}
-
-/// The names of trace files a directory walk reads; a file named on the command line is read whatever
-/// its name.
-const TRACE_SUFFIXES: [&str; 7] = [
-    ".json",
-    ".jsonl",
-    ".ndjson",
-    ".traj",
-    ".pb",
-    ".binpb",
-    ".protobuf",
-];
-const COMPRESSED_SUFFIXES: [&str; 2] = [".gz", ".zst"];
-const TRACE_SUFFIXES_TEXT: &str = ".json, .jsonl, .ndjson, .traj or OTLP protobuf's .pb, .binpb or .protobuf, optionally .gz or .zst";
-
-/// Returns true if and only if a walked file's name is that of a trace file (case-insensitive).
-pub(crate) fn is_trace_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    let base = COMPRESSED_SUFFIXES
-        .iter()
-        .find_map(|c| name.strip_suffix(c))
-        .unwrap_or(&name);
-    TRACE_SUFFIXES
-        .iter()
-        .any(|s| base.len() > s.len() && base.ends_with(s))
 }
 
 /// The input files behind the given paths, with what the directory walks skipped.
 pub fn expand_inputs(paths: &[PathBuf]) -> Result<Inputs, InputError> {
     let mut files = Files::default();
     for path in paths {
-        if std::fs::metadata(path).is_err() && is_pattern(path) {
+        if super::remote::is_url(path) {
+            let expansion = super::remote::expand(path)?;
+            if expansion.objects.is_empty() {
+                return Err(InputError::Usage(format!(
+                    "no trace files in {} ({TRACE_SUFFIXES_TEXT}; hidden keys are skipped, and so were {} object(s) of other names)",
+                    crate::error::display_path(path),
+                    expansion.skipped.len()
+                )));
+            }
+            for object in expansion.objects {
+                files.list.push(object.url);
+                files.from_walk.push(object.walked);
+            }
+            files.skipped.extend(expansion.skipped);
+        } else if std::fs::metadata(path).is_err() && is_pattern(path) {
             let matches = glob(path)?;
             if matches.is_empty() {
                 return Err(InputError::NotFound(path.clone()));
@@ -92,11 +95,46 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Inputs, InputError> {
             add_path(path, &mut files)?;
         }
     }
-    Ok(Inputs {
+    let mut inputs = Inputs {
         files: files.list,
         walked: files.from_walk,
         skipped: files.skipped,
-    })
+        ..Inputs::default()
+    };
+    if let Some(window) = super::partition::window() {
+        select_partitions(&mut inputs, window)?;
+    }
+    Ok(inputs)
+}
+
+/// Keeps the files whose time partition meets `window`, and those whose path has no time.
+fn select_partitions(
+    inputs: &mut Inputs,
+    window: super::partition::TimeWindow,
+) -> Result<(), InputError> {
+    let mut kept = Vec::with_capacity(inputs.files.len());
+    let mut walked = Vec::with_capacity(inputs.files.len());
+    for (file, from_walk) in inputs.files.drain(..).zip(inputs.walked.drain(..)) {
+        match super::partition::span(&file) {
+            Some(span) if !window.meets(span) => {
+                inputs.outside_window += 1;
+                continue;
+            }
+            Some(_) => {}
+            None => inputs.untimed += 1,
+        }
+        kept.push(file);
+        walked.push(from_walk);
+    }
+    if kept.is_empty() {
+        return Err(InputError::Usage(format!(
+            "no trace files in the --since/--until window: {} file(s) had time partitions outside it",
+            inputs.outside_window
+        )));
+    }
+    inputs.files = kept;
+    inputs.walked = walked;
+    Ok(())
 }
 
 /// The files found so far, and the identities of those found by walking.
@@ -212,10 +250,6 @@ fn walk(dir: &Path, files: &mut Files) -> Result<(), InputError> {
     Ok(())
 }
 
-fn has_wildcard(s: &str) -> bool {
-    s.contains(['*', '?', '['])
-}
-
 fn is_pattern(path: &Path) -> bool {
     has_wildcard(&path.to_string_lossy())
 }
@@ -261,88 +295,6 @@ fn glob(pattern: &Path) -> Result<Vec<PathBuf>, InputError> {
         current = next;
     }
     Ok(current.into_iter().filter(|p| p.exists()).collect())
-}
-
-/// Returns true if and only if `name` matches the shell pattern (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`).
-pub(crate) fn matches(pattern: &str, name: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    match_from(&p, &n)
-}
-
-fn match_from(p: &[char], n: &[char]) -> bool {
-    let (mut pi, mut ni) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        if pi < p.len() {
-            match p[pi] {
-                '*' => {
-                    star = Some((pi, ni));
-                    pi += 1;
-                    continue;
-                }
-                '?' => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                '[' => {
-                    if let Some((hit, len)) = class(&p[pi..], n[ni])
-                        && hit
-                    {
-                        pi += len;
-                        ni += 1;
-                        continue;
-                    } else if class(&p[pi..], n[ni]).is_none() && n[ni] == '[' {
-                        pi += 1;
-                        ni += 1;
-                        continue;
-                    }
-                }
-                c if c == n[ni] => {
-                    pi += 1;
-                    ni += 1;
-                    continue;
-                }
-                _ => {}
-            }
-        }
-        match star {
-            Some((sp, sn)) => {
-                pi = sp + 1;
-                ni = sn + 1;
-                star = Some((sp, sn + 1));
-            }
-            None => return false,
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
-/// Whether `c` is in the bracket class at the start of `p`, and the class's length; `None` when the
-/// bracket is not closed (then it is a literal `[`).
-fn class(p: &[char], c: char) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(p.get(i), Some('!' | '^'));
-    if negate {
-        i += 1;
-    }
-    let mut hit = false;
-    let mut first = true;
-    while i < p.len() {
-        if p[i] == ']' && !first {
-            return Some((hit != negate, i + 1));
-        }
-        first = false;
-        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
-            hit |= p[i] <= c && c <= p[i + 2];
-            i += 3;
-        } else {
-            hit |= p[i] == c;
-            i += 1;
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -49,6 +49,9 @@ pub(crate) fn is_stream(path: &Path) -> bool {
 
 /// The contents of a trace input as stored: a stream's bytes (read on first use), else the file's.
 pub(crate) fn open(path: &Path) -> std::io::Result<Arc<Source>> {
+    if super::remote::is_url(path) {
+        return super::remote::open(path);
+    }
     if !is_stream(path) {
         return Source::open(path).map(Arc::new);
     }
@@ -66,6 +69,9 @@ pub(crate) fn open(path: &Path) -> std::io::Result<Arc<Source>> {
 
 /// The stored size of a trace input (a stream's, once read); 0 when it cannot be read.
 pub(crate) fn len(path: &Path) -> u64 {
+    if super::remote::is_url(path) {
+        return super::remote::len(path);
+    }
     if is_stream(path) {
         return open(path).map_or(0, |s| s.len() as u64);
     }
@@ -74,7 +80,7 @@ pub(crate) fn len(path: &Path) -> u64 {
 
 /// Lowercase hex SHA-256 of a trace input's stored bytes.
 pub(crate) fn sha256(path: &Path) -> std::io::Result<String> {
-    if is_stream(path) {
+    if is_stream(path) || super::remote::is_url(path) {
         return open(path).map(|s| crate::digest::sha256_hex(&s));
     }
     crate::digest::sha256_file(path)

@@ -77,6 +77,9 @@ pub(crate) fn base_dir() -> Option<PathBuf> {
 /// A path as the audit shows it: relative to `base` with `/` separators when it lies under it, else
 /// only its file name. `None` when the path cannot be resolved (it does not exist).
 pub(crate) fn display_path_under(path: &Path, base: Option<&Path>) -> Option<String> {
+    if crate::ingest::remote::is_url(path) {
+        return Some(path.to_string_lossy().into_owned());
+    }
     let resolved = std::fs::canonicalize(path).ok()?;
     if let Some(rest) = base.and_then(|b| resolved.strip_prefix(b).ok()) {
         let parts: Vec<String> = rest

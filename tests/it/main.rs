@@ -25,6 +25,7 @@ mod judge;
 mod layers;
 mod merge;
 mod new_formats;
+mod object_storage;
 mod otlp_events;
 mod outputs;
 mod precheck;

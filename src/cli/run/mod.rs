@@ -171,7 +171,19 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
         others,
         command.repro(),
     );
-    manifest::write_partial(dir, manifest, produced, args.shard.map_or(0, |s| s.0))
+    let shard = args.shard.map_or(0, |s| s.0);
+    if !crate::ingest::remote::is_url(dir) {
+        return manifest::write_partial(dir, manifest, produced, shard);
+    }
+    // To object storage: written whole in a local folder first, then uploaded, the manifest last.
+    let staging = tempfile::Builder::new()
+        .prefix("faultgate-partial-")
+        .tempdir()?;
+    let local = staging.path().join("partial");
+    let status = manifest::write_partial(&local, manifest, produced, shard)?;
+    crate::ingest::remote::upload_dir(&local, dir, MANIFEST_FILE)?;
+    writeln!(std::io::stderr(), "partial uploaded to {}", dir.display())?;
+    Ok(status)
 }
 
 /// Prints the notes of a resolved run to stderr.
