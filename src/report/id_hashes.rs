@@ -2,7 +2,7 @@
 //! in the table, and an id two files (or two shards) hold is one trace split between them.
 //!
 //! A hash set of every id costs 16 to 24 bytes a trace at its peak (160 MB and more at 10,000,000
-//! traces), so the hashes are sorted a run of [`RUN_ENTRIES`] at a time instead, each sorted run
+//! traces), so the hashes are sorted a run of 512 Ki at a time instead, each sorted run
 //! written to an unlinked temporary file (as the verdict spill is), and the runs merged once every
 //! hash is in: memory holds one run and a small buffer per written run, whatever the number of
 //! traces. A run with fewer ids than one run never touches the disk. When no temporary file can be

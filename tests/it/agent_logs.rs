@@ -330,7 +330,7 @@ fn tau2_leaderboard_submissions_read_as_their_simulations() {
 #[test]
 fn a_tau_results_file_feeds_baseline_one_scenario_per_task() {
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let second = dir.join("run2.json");
     std::fs::copy(fixture("tau/tau_bench_airline.json"), &second).unwrap();
     let band = dir.join("band.json");
@@ -531,7 +531,7 @@ fn magentic_one_reads_the_final_answer_and_the_workflow_check_sees_its_handoffs(
     assert!(t.steps.is_empty(), "web actions are prose, not tool calls");
 
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let spec = dir.join("spec.json");
     std::fs::write(
         &spec,
@@ -591,7 +591,7 @@ fn the_new_formats_are_selectable_and_a_wrong_one_is_refused_in_one_line() {
 
     // A message list without mini-swe-agent's submit command is not detected, but can be forced.
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let plain = dir.join("chat.json");
     std::fs::write(
         &plain,
@@ -707,7 +707,7 @@ fn cut_and_odd_inputs_are_an_error_or_traces_never_a_panic() {
 #[test]
 fn json_lines_of_multi_agent_records_give_one_trace_each() {
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let lines: Vec<String> = ["who_and_when_ag2.json", "who_and_when_magentic_one.json"]
         .iter()
         .map(|f| {

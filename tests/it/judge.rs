@@ -278,7 +278,7 @@ fn openai_run(server: &Server, dir: &Path, extra: &[&str]) -> Output {
 fn openai_server_judges_wrong_direction_and_the_cache_answers_the_rerun() {
     let server = Server::start(judge_script);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let cache = s(&dir.join("cache"));
     let o = openai_run(&server, &dir, &["--judge-cache", &cache]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -356,7 +356,7 @@ fn openai_server_judges_wrong_direction_and_the_cache_answers_the_rerun() {
 fn default_cache_lives_under_the_user_cache_directory() {
     let server = Server::start(judge_script);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(&server, &dir, &["--check", "wrong_direction"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let entries = std::fs::read_dir(dir.join("faultgate/judge"))
@@ -383,7 +383,7 @@ fn fenced_and_garbage_replies_are_parsed_as_0_4_1_does() {
         }
     });
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -433,7 +433,7 @@ fn a_rate_limit_is_retried_after_retry_after() {
         }
     });
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -463,7 +463,7 @@ fn a_slow_reply_times_out_and_is_retried() {
         }
     });
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -484,7 +484,7 @@ fn a_slow_reply_times_out_and_is_retried() {
 fn a_failing_server_ends_the_run_with_one_line() {
     let server = Server::start(|_: &Received, _| Action::Status(500, vec![]));
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -517,7 +517,7 @@ fn a_failing_server_ends_the_run_with_one_line() {
 #[test]
 fn an_unreachable_judge_is_exit_2() {
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     // A port nothing listens on: bind one, then free it.
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -554,7 +554,7 @@ fn an_unreachable_judge_is_exit_2() {
 fn an_unauthorised_judge_is_not_retried() {
     let server = Server::start(|_: &Received, _| Action::Status(401, vec![]));
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -584,7 +584,7 @@ fn email_trace(dir: &Path) -> PathBuf {
 fn remote_judges_receive_the_masked_render() {
     let server = Server::start(judge_script);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let trace = s(&email_trace(&dir));
     let url = format!("{}/v1", server.url());
     let base = [
@@ -618,7 +618,7 @@ fn remote_judges_receive_the_masked_render() {
 fn anthropic_and_ollama_wires_by_litellm_prefix() {
     let server = Server::start(judge_script);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let json_path = s(&dir.join("a.json"));
     let url = server.url();
     let o = faultgate(
@@ -692,7 +692,7 @@ fn anthropic_and_ollama_wires_by_litellm_prefix() {
 fn a_replayed_run_writes_the_same_report_as_the_live_run() {
     let server = Server::start(judge_script);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let record = s(&dir.join("verdicts.jsonl"));
     let o = openai_run(
         &server,
@@ -748,7 +748,7 @@ fn a_recorded_run_without_a_json_report_keeps_every_judged_reason() {
     // Only the JSON report and verdicts.parquet print every reason; a replay file needs them too.
     let server = Server::start(judge_script);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let record = s(&dir.join("verdicts.jsonl"));
     let url = format!("{}/v1", server.url());
     let o = faultgate(
@@ -786,7 +786,7 @@ fn a_recorded_run_without_a_json_report_keeps_every_judged_reason() {
 #[test]
 fn a_replay_file_keyed_by_scenario_and_a_missing_line() {
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let file = dir.join("human.jsonl");
     // Two hand-written verdicts; the other traces have none.
     let report = {
@@ -869,7 +869,7 @@ fn custom_judged_checks_run_report_gate_and_calibrate() {
         }
     });
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let checks = dir.join("judged.json");
     std::fs::write(
         &checks,
@@ -1012,7 +1012,7 @@ fn custom_judged_checks_run_report_gate_and_calibrate() {
 fn max_calls_skips_the_rest_in_trace_order() {
     let server = Server::start(judge_script);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -1040,7 +1040,7 @@ fn max_calls_skips_the_rest_in_trace_order() {
 #[test]
 fn laya_and_unknown_specs_are_refused() {
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = faultgate(&["check", "examples/traces.json", "--judge", "laya"], &dir);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -1080,7 +1080,7 @@ fn calls_in_flight_are_bounded_by_the_concurrency() {
     let slow = |r: &Received, _| Action::Slow(Duration::from_millis(400), verdict_text(r));
     let server = Server::start(slow);
     let scratch = scratch();
-    let dir = scratch.path();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
