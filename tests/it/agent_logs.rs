@@ -102,13 +102,34 @@ fn fired(report: &Path) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn check_json(tag: &str, args: &[&str]) -> (Output, PathBuf) {
+/// A `--json` report in a scratch folder, removed with it when the value drops.
+struct JsonReport {
+    _scratch: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for JsonReport {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn check_json(tag: &str, args: &[&str]) -> (Output, JsonReport) {
     let scratch = scratch();
-    let out = scratch.path().join(format!("report-{tag}.json"));
+    let path = scratch.path().join(format!("report-{tag}.json"));
     let mut argv = vec!["check"];
     argv.extend_from_slice(args);
-    argv.extend_from_slice(&["--json", out.to_str().unwrap()]);
-    (faultgate(&argv), out)
+    argv.extend_from_slice(&["--json", path.to_str().unwrap()]);
+    let run = faultgate(&argv);
+    (
+        run,
+        JsonReport {
+            _scratch: scratch,
+            path,
+        },
+    )
 }
 
 #[test]
