@@ -38,6 +38,7 @@ use arrow_ipc::reader::FileReader;
 use arrow_schema::{ArrowError, SchemaRef};
 use serde::{Deserialize, Serialize};
 
+use crate::report::id_hashes::IdHashes;
 use crate::report::spill::{SpillError, SpilledFile, SpilledRun, VerdictSpill};
 use crate::report::steps::{MAX_TRACES, TraceSteps};
 use crate::report::verdicts::{self, VerdictBatch};
@@ -766,12 +767,11 @@ pub(crate) fn merge_spilled(
     );
     let spill = VerdictSpill::new(&schema, spill_dir)?;
     let mut run_batches: Vec<Vec<usize>> = vec![Vec::new(); runs.len()];
-    // Each id's 64-bit hash with the shard of its first row: an id seen from two shards is a
-    // suspect, confirmed by its text once the spill is read back (hashes can meet).
+    // Each id's 64-bit hash with the shard of its row, sorted on disk a run at a time: an id seen
+    // from two shards is a suspect, confirmed by its text once the spill is read back (hashes can
+    // meet).
     let hasher = foldhash::fast::FixedState::with_seed(0x5eed);
-    let mut shard_of: HashMap<u64, usize, foldhash::fast::FixedState> =
-        HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1));
-    let mut suspects: HashSet<u64> = HashSet::new();
+    let mut id_hashes = IdHashes::new(spill_dir);
     for (p, part) in parts.into_iter().enumerate() {
         let fail = |message: String| read_error(&part.dir, message);
         let listed = part.listed_rows();
@@ -795,16 +795,10 @@ pub(crate) fn merge_spilled(
                 VerdictBatch::try_new(batch).map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
             for row in checked.rows() {
                 let shard = shards.next().unwrap_or_default();
-                let hash = hasher.hash_one(row.trace_id());
-                match shard_of.get(&hash) {
-                    None => {
-                        shard_of.insert(hash, shard);
-                    }
-                    Some(&s) if s != shard => {
-                        suspects.insert(hash);
-                    }
-                    Some(_) => {}
-                }
+                id_hashes.push(
+                    hasher.hash_one(row.trace_id()),
+                    u32::try_from(shard).unwrap_or(u32::MAX),
+                );
             }
             let batch = checked.record_batch();
             let mut from = 0;
@@ -827,13 +821,22 @@ pub(crate) fn merge_spilled(
             return Err(fail(shape_message()));
         }
     }
+    let mut suspects: HashSet<u64> = HashSet::new();
+    id_hashes
+        .repeated(|hash, shards| {
+            if shards.first() != shards.last() {
+                suspects.insert(hash);
+            }
+            true
+        })
+        .map_err(SpillError::from)?;
     let spilled = SpilledRun {
         verdicts: spill.finish()?,
         files: run_batches
             .into_iter()
             .map(|batches| SpilledFile {
                 batches,
-                dropped: HashSet::new(),
+                dropped: None,
             })
             .collect(),
     };

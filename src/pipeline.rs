@@ -32,6 +32,7 @@ use crate::ingest::{self, Format, ReadOptions};
 use crate::judge::Judge;
 use crate::redact::Redaction;
 use crate::report::Measures;
+use crate::report::id_hashes::IdHashes;
 use crate::report::spill::{SpilledFile, VerdictSpill};
 use crate::report::steps::{self, TraceSteps};
 use crate::report::verdicts::{self, TraceFields, VerdictBatch, VerdictBatchBuilder};
@@ -90,14 +91,22 @@ impl RunSettings {
 
 /// The results of one file.
 pub struct FileResults {
-    /// The file the results come from.
-    pub path: PathBuf,
-    /// One verdict batch per chunk of the file, in order (none when the run spills them).
-    pub batches: Vec<VerdictBatch>,
     /// Where the file's verdict batches are, when the run spills them ([`run_files_spilled`]).
     pub spilled: Option<SpilledFile>,
     /// Traces with no prompt, answer, arguments or results.
     pub without_content: usize,
+    /// The format the file was read as.
+    pub format: Format,
+    /// The rest, absent when all of it is empty, as it is for most files of a large run: a run may
+    /// read a million files, and what each one holds stays until every file is read.
+    pub details: Option<Box<FileDetails>>,
+}
+
+/// What a file's results hold besides where its verdicts are ([`FileResults::details`]).
+#[derive(Default)]
+pub struct FileDetails {
+    /// One verdict batch per chunk of the file, in order (none when the run spills them).
+    pub batches: Vec<VerdictBatch>,
     /// Traces that show tool activity but yield no tool step.
     pub unread_tools: UnreadTools,
     /// The steps of the file's first failing traces, up to `settings.failing_steps`.
@@ -109,11 +118,25 @@ pub struct FileResults {
     pub skipped_lines: Vec<String>,
     /// The decoder's input warnings about the file (log records whose spans no input holds).
     pub warnings: Vec<String>,
-    /// The format the file was read as.
-    pub format: Format,
+}
+
+impl FileDetails {
+    fn is_empty(&self) -> bool {
+        self.batches.is_empty()
+            && self.unread_tools.traces.is_empty()
+            && self.failing_steps.is_empty()
+            && self.shared_parts.is_empty()
+            && self.skipped_lines.is_empty()
+            && self.warnings.is_empty()
+    }
 }
 
 impl FileResults {
+    /// The file's details, empty ones when it has none.
+    pub fn into_details(self) -> FileDetails {
+        self.details.map(|d| *d).unwrap_or_default()
+    }
+
     /// Takes the traces of `ids` out of the results, as if they had been kept whole when read (their
     /// parts count where they were read, so the count of traces without content stays). False, with
     /// the results left part-taken, when the file kept the steps of `limit` failing traces and some of
@@ -122,9 +145,15 @@ impl FileResults {
     fn take_out(&mut self, ids: &HashSet<String>, limit: usize) -> bool {
         if let Some(spilled) = &mut self.spilled {
             // Spilled rows are left out as they are read back.
-            spilled.dropped.extend(ids.iter().cloned());
+            spilled
+                .dropped
+                .get_or_insert_with(Default::default)
+                .extend(ids.iter().cloned());
         }
-        for batch in &mut self.batches {
+        let Some(details) = &mut self.details else {
+            return true;
+        };
+        for batch in &mut details.batches {
             if !batch.rows().any(|r| ids.contains(r.trace_id())) {
                 continue;
             }
@@ -136,13 +165,15 @@ impl FileResults {
                 .and_then(VerdictBatch::try_new);
             *batch = kept.expect("a verdict batch filtered by its own rows");
         }
-        self.unread_tools
+        details
+            .unread_tools
             .traces
             .retain(|(id, _)| !ids.contains(id.as_str()));
-        let kept = self.failing_steps.len();
-        self.failing_steps
+        let kept = details.failing_steps.len();
+        details
+            .failing_steps
             .retain(|steps| !ids.contains(steps.trace_id.as_str()));
-        kept < limit || self.failing_steps.len() == kept
+        kept < limit || details.failing_steps.len() == kept
     }
 }
 
@@ -218,14 +249,26 @@ pub fn run_files_spilled(
             hold: (!shared.is_empty()).then(|| std::sync::Arc::new(shared)),
             ..options
         };
-        return read_files(files, settings, &options, &schema, 1, refused, spill).0;
+        return read_files(files, settings, &options, &schema, 1, refused, spill, None);
     }
     let refused = files.iter().map(|_| None).collect();
-    let (mut out, hashes) =
-        read_files(files, settings, &options, &schema, parallel, refused, spill);
     if files.len() < 2 {
-        return out;
+        // One file shares no trace with another: its ids need no hashes.
+        return read_files(
+            files, settings, &options, &schema, parallel, refused, spill, None,
+        );
     }
+    let mut hashes = IdHashes::new(spill.and_then(VerdictSpill::dir));
+    let mut out = read_files(
+        files,
+        settings,
+        &options,
+        &schema,
+        parallel,
+        refused,
+        spill,
+        Some(&mut hashes),
+    );
     let reads_logs = out.iter().any(|r| match r {
         Ok(f) => f.format == Format::OtlpLogs,
         // A file of log records alone holds no trace of its own until it is joined.
@@ -242,14 +285,21 @@ pub fn run_files_spilled(
             progress: None,
             ..options
         };
-        return read_files(files, settings, &options, &schema, parallel, refused, spill).0;
+        return read_files(
+            files, settings, &options, &schema, parallel, refused, spill, None,
+        );
     }
     hold_shared_traces(files, settings, &schema, &mut out, hashes, spill);
     out
 }
 
-/// Reads `files`, `group` at a time (in parallel within a group), except those already `refused`; with
-/// each file's result, the hashes of the trace ids its index lists (empty when it has none).
+/// Reads `files`, `group` at a time (in parallel within a group), except those already `refused`;
+/// the hashes of the trace ids each file's index lists go to `hashes`, tagged with the file's place,
+/// when it is given.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's parts, each passed on to every file's read"
+)]
 fn read_files(
     files: &[PathBuf],
     settings: &RunSettings,
@@ -258,9 +308,10 @@ fn read_files(
     group: usize,
     mut refused: Vec<Option<InputError>>,
     spill: Option<&VerdictSpill>,
-) -> (Vec<Result<FileResults, InputError>>, Vec<Vec<u64>>) {
+    mut hashes: Option<&mut IdHashes>,
+) -> Vec<Result<FileResults, InputError>> {
     let mut out = Vec::with_capacity(files.len());
-    let mut hashes = Vec::with_capacity(files.len());
+    let listing = hashes.is_some();
     for (c, chunk) in files.chunks(group).enumerate() {
         let refused = &mut refused[c * group..c * group + chunk.len()];
         let part: Vec<(Result<FileResults, InputError>, Vec<u64>)> = chunk
@@ -276,17 +327,23 @@ fn read_files(
                 }
                 None => {
                     let mut ids = Vec::new();
-                    let result = run_file(path, settings, options, schema, Some(&mut ids), spill);
+                    let list = listing.then_some(&mut ids);
+                    let result = run_file(path, settings, options, schema, list, spill);
                     (result, ids)
                 }
             })
             .collect();
-        for (result, ids) in part {
+        for (i, (result, ids)) in part.into_iter().enumerate() {
             out.push(result);
-            hashes.push(ids);
+            if let Some(hashes) = hashes.as_deref_mut() {
+                let file = u32::try_from(c * group + i).unwrap_or(u32::MAX);
+                for hash in ids {
+                    hashes.push(hash, file);
+                }
+            }
         }
     }
-    (out, hashes)
+    out
 }
 
 /// Applies the trace-identity rule to files read on their own: the traces whose id another file also
@@ -299,33 +356,36 @@ fn hold_shared_traces(
     settings: &RunSettings,
     schema: &SchemaRef,
     out: &mut [Result<FileResults, InputError>],
-    hashes: Vec<Vec<u64>>,
+    hashes: IdHashes,
     spill: Option<&VerdictSpill>,
 ) {
-    let mut all: Vec<(u64, usize)> = Vec::new();
-    for (file, mut listed) in hashes.into_iter().enumerate() {
-        listed.sort_unstable();
-        listed.dedup();
-        all.extend(listed.into_iter().map(|h| (h, file)));
+    // A hash two files list (a file may list one twice) marks a trace they may share.
+    let mut candidates: HashSet<u64> = HashSet::new();
+    let mut holders: Vec<usize> = Vec::new();
+    let listed = hashes.repeated(|hash, files| {
+        if files.first() != files.last() {
+            candidates.insert(hash);
+            holders.extend(files.iter().map(|&file| file as usize));
+        }
+        true
+    });
+    if let Err(source) = listed {
+        // The sorted hashes went to a temporary file that can no longer be read: the run cannot
+        // apply the rule, and says where.
+        if let Some(last) = out.last_mut() {
+            let dir = spill.and_then(VerdictSpill::dir);
+            *last = Err(InputError::Read {
+                path: dir.map_or_else(std::env::temp_dir, Path::to_path_buf),
+                source,
+            });
+        }
+        return;
     }
-    all.sort_unstable();
-    // A file lists each hash once, so a hash met twice in a row is in two files.
-    let candidates: HashSet<u64> = all
-        .windows(2)
-        .filter(|w| w[0].0 == w[1].0)
-        .map(|w| w[0].0)
-        .collect();
     if candidates.is_empty() {
         return;
     }
-    let mut holders: Vec<usize> = all
-        .iter()
-        .filter(|(h, _)| candidates.contains(h))
-        .map(|&(_, file)| file)
-        .collect();
     holders.sort_unstable();
     holders.dedup();
-    drop(all);
     let options = ReadOptions {
         progress: None,
         ..read_options(settings)
@@ -380,7 +440,10 @@ fn hold_shared_traces(
             continue;
         }
         if results.take_out(&shared, settings.failing_steps) {
-            results.shared_parts = listed;
+            results
+                .details
+                .get_or_insert_with(Box::default)
+                .shared_parts = listed;
         } else {
             again.push(file);
         }
@@ -481,7 +544,10 @@ pub fn merge_shared_traces(
         .enumerate()
         .filter_map(|(i, r)| r.as_mut().ok().map(|file| (i, file)))
         .flat_map(|(i, file)| {
-            std::mem::take(&mut file.shared_parts)
+            file.details
+                .as_mut()
+                .map(|d| std::mem::take(&mut d.shared_parts))
+                .unwrap_or_default()
                 .into_iter()
                 .map(move |part| (i, part))
         })
@@ -561,17 +627,19 @@ fn run_file(
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
     // A shared trace is counted once merged: its content may come from another file (log records).
-    Ok(FileResults {
-        path: path.to_path_buf(),
+    let details = FileDetails {
         batches,
-        spilled,
-        without_content,
         unread_tools,
         failing_steps,
         shared_parts: read.held,
         skipped_lines: read.skipped_lines,
         warnings: read.warnings,
+    };
+    Ok(FileResults {
+        spilled,
+        without_content,
         format: read.format,
+        details: (!details.is_empty()).then(|| Box::new(details)),
     })
 }
 
@@ -771,30 +839,34 @@ mod tests {
             .iter()
             .map(|r| match r {
                 Err(e) => format!("error {e}"),
-                Ok(f) => format!(
-                    "rows {:?} empty {} unread {:?} steps {:?} parts {:?}",
-                    f.batches
-                        .iter()
-                        .flat_map(|b| b
-                            .rows()
-                            .map(|r| format!(
-                                "{}:{:?}",
-                                r.trace_id(),
-                                r.verdicts().collect::<Vec<_>>()
-                            ))
-                            .collect::<Vec<_>>())
-                        .collect::<Vec<_>>(),
-                    f.without_content,
-                    f.unread_tools.traces,
-                    f.failing_steps
-                        .iter()
-                        .map(|s| s.trace_id.as_str())
-                        .collect::<Vec<_>>(),
-                    f.shared_parts
-                        .iter()
-                        .map(|p| (p.trace_id.to_string(), p.spans.len()))
-                        .collect::<Vec<_>>(),
-                ),
+                Ok(f) => {
+                    let empty = FileDetails::default();
+                    let d = f.details.as_deref().unwrap_or(&empty);
+                    format!(
+                        "rows {:?} empty {} unread {:?} steps {:?} parts {:?}",
+                        d.batches
+                            .iter()
+                            .flat_map(|b| b
+                                .rows()
+                                .map(|r| format!(
+                                    "{}:{:?}",
+                                    r.trace_id(),
+                                    r.verdicts().collect::<Vec<_>>()
+                                ))
+                                .collect::<Vec<_>>())
+                            .collect::<Vec<_>>(),
+                        f.without_content,
+                        d.unread_tools.traces,
+                        d.failing_steps
+                            .iter()
+                            .map(|s| s.trace_id.as_str())
+                            .collect::<Vec<_>>(),
+                        d.shared_parts
+                            .iter()
+                            .map(|p| (p.trace_id.to_string(), p.spans.len()))
+                            .collect::<Vec<_>>(),
+                    )
+                }
             })
             .collect()
     }
@@ -863,7 +935,7 @@ mod tests {
                 ..read_options(&settings)
             };
             let schema = settings.verdict_schema();
-            let want = read_files(&files, &settings, &options, &schema, 2, refused, None).0;
+            let want = read_files(&files, &settings, &options, &schema, 2, refused, None, None);
             let got = run_files(&files, &settings);
             assert_eq!(kept(&got), kept(&want), "steps of {limit} failing traces");
             if limit > 0 {
@@ -1019,7 +1091,7 @@ mod tests {
 
         let kept: Vec<Vec<String>> = results
             .iter()
-            .map(|r| ids(&r.as_ref().unwrap().batches))
+            .map(|r| ids(&r.as_ref().unwrap().details.as_ref().unwrap().batches))
             .collect();
         assert_eq!(kept, [vec!["t1"], vec!["t3"], vec![], vec![]]);
         let merged = shared.verdicts.expect("traces are shared");
@@ -1067,7 +1139,16 @@ mod tests {
         let alone = dir.path().join("alone.json");
         std::fs::copy(&a, &alone).unwrap();
         let results = run_files(std::slice::from_ref(&alone), &settings);
-        assert_eq!(ids(&results[0].as_ref().unwrap().batches), ["t1", "t2"]);
+        assert_eq!(
+            ids(&results[0]
+                .as_ref()
+                .unwrap()
+                .details
+                .as_ref()
+                .unwrap()
+                .batches),
+            ["t1", "t2"]
+        );
         assert_eq!(
             reads::of(&alone),
             Reads {

@@ -258,7 +258,12 @@ impl RunCommand for Check<'_> {
             Vec::new()
         };
         let judge_usage = produced.judge_usage;
-        let candidate: Vec<PathBuf> = produced.files.iter().map(|f| f.path.clone()).collect();
+        // Only `--explain` reads the run's files again: the paths are copied for it alone.
+        let candidate: Vec<PathBuf> = if self.args.explain.is_empty() {
+            Vec::new()
+        } else {
+            produced.files.iter().map(|f| f.path.clone()).collect()
+        };
         let baseline_version: Option<std::sync::Arc<str>> = gating
             .band
             .as_ref()

@@ -398,7 +398,7 @@ mod tests {
                 verdicts: spill.finish().unwrap(),
                 files: vec![SpilledFile {
                     batches: indices,
-                    dropped: Default::default(),
+                    dropped: None,
                 }],
             };
             let empty = Report {

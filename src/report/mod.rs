@@ -15,6 +15,7 @@ pub mod format;
 pub(crate) mod gate_input;
 pub(crate) mod gate_lines;
 pub(crate) mod html;
+pub mod id_hashes;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod markdown;

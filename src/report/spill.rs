@@ -16,7 +16,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use arrow_ipc::reader::FileReader;
@@ -83,6 +83,8 @@ fn dir_error(dir: &Path, e: &std::io::Error) -> SpillError {
 /// A spill being written: shared by the files a run reads in parallel.
 pub struct VerdictSpill {
     file: File,
+    /// The directory asked for (`TMPDIR` when `None`): what else the run sorts on disk goes there too.
+    dir: Option<PathBuf>,
     writer: Mutex<Writing>,
 }
 
@@ -109,12 +111,18 @@ impl VerdictSpill {
         let writer = FileWriter::try_new(BufWriter::new(file.try_clone()?), schema)?;
         Ok(VerdictSpill {
             file,
+            dir: dir.map(Path::to_path_buf),
             writer: Mutex::new(Writing {
                 writer: Some(writer),
                 batches: 0,
                 failed: None,
             }),
         })
+    }
+
+    /// The directory the spill is in, when one was asked for (`TMPDIR` otherwise).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     /// Appends a batch; returns its index, or `None` when the spill failed (then
@@ -168,6 +176,7 @@ impl VerdictSpill {
         }
         Ok(SpilledVerdicts {
             file: self.file,
+            dir: self.dir,
             batches: writing.batches,
         })
     }
@@ -177,10 +186,16 @@ impl VerdictSpill {
 #[derive(Debug)]
 pub struct SpilledVerdicts {
     file: File,
+    dir: Option<PathBuf>,
     batches: usize,
 }
 
 impl SpilledVerdicts {
+    /// The directory the spill is in, when one was asked for (`TMPDIR` otherwise).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
     /// Number of batches spilled.
     pub fn batches(&self) -> usize {
         self.batches
@@ -226,8 +241,9 @@ impl SpillReader {
 pub struct SpilledFile {
     /// The file's batches, in file order.
     pub batches: Vec<usize>,
-    /// Trace ids left out on reading back: the traces another file holds too, checked once merged.
-    pub dropped: HashSet<String>,
+    /// Trace ids left out on reading back: the traces another file holds too, checked once merged
+    /// (boxed, as few files have any and a run may have a million files).
+    pub dropped: Option<Box<HashSet<String>>>,
 }
 
 /// A run's spilled verdicts, file by file in input order: what a report reads its rows from.
@@ -253,15 +269,18 @@ impl SpilledRun {
         for file in &self.files {
             for &index in &file.batches {
                 let batch = reader.batch(index)?;
-                if file.dropped.is_empty()
-                    || !batch.rows().any(|r| file.dropped.contains(r.trace_id()))
-                {
-                    each(&batch)?;
-                    continue;
-                }
+                let dropped = match &file.dropped {
+                    Some(dropped) if batch.rows().any(|r| dropped.contains(r.trace_id())) => {
+                        dropped
+                    }
+                    _ => {
+                        each(&batch)?;
+                        continue;
+                    }
+                };
                 let keep: arrow_array::BooleanArray = batch
                     .rows()
-                    .map(|r| Some(!file.dropped.contains(r.trace_id())))
+                    .map(|r| Some(!dropped.contains(r.trace_id())))
                     .collect();
                 let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
                     .map_err(SpillError::from)?;
@@ -330,11 +349,11 @@ mod tests {
             files: vec![
                 SpilledFile {
                     batches: vec![a1, a2],
-                    dropped: ["shared".to_string()].into(),
+                    dropped: Some(Box::new(["shared".to_string()].into())),
                 },
                 SpilledFile {
                     batches: vec![b, merged],
-                    dropped: HashSet::new(),
+                    dropped: None,
                 },
             ],
         };

@@ -141,22 +141,20 @@ impl SpilledCounts {
         spilled: &SpilledRun,
         mut also: impl FnMut(&VerdictBatch),
     ) -> Result<Option<Self>, SpillError> {
-        // Only the ids' hashes are kept, 8 bytes a trace, to tell a repeated id.
+        // Only the ids' hashes are kept, sorted on disk a run at a time, to tell a repeated id.
         let hasher = foldhash::fast::FixedState::with_seed(0x5eed);
-        let mut seen: std::collections::HashSet<u64, foldhash::fast::FixedState> =
-            std::collections::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(1));
+        let mut seen = super::id_hashes::IdHashes::new(spilled.verdicts.dir());
         let mut counts = SpilledCounts {
             traces: 0,
             failed: 0,
             fired: vec![0; report.checks.len()],
             width: 5,
         };
-        let mut distinct = true;
         spilled.for_each_batch(|batch| {
             also(batch);
             for row in batch.rows() {
                 let id = row.trace_id();
-                distinct &= seen.insert(hasher.hash_one(id));
+                seen.push(hasher.hash_one(id), 0);
                 counts.traces += 1;
                 counts.width = counts.width.max(id.chars().count().min(12));
                 let mut failed = false;
@@ -169,6 +167,11 @@ impl SpilledCounts {
                 counts.failed += usize::from(failed);
             }
             Ok::<(), SpillError>(())
+        })?;
+        let mut distinct = true;
+        seen.repeated(|_, _| {
+            distinct = false;
+            false
         })?;
         Ok(distinct.then_some(counts))
     }

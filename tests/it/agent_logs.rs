@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use arrow_array::Array;
-use common::{faultgate, root};
+use common::{faultgate, root, scratch};
 use faultgate::ingest::{Format, read_path};
 use faultgate::table::TraceBatch;
 use faultgate::table::schema::*;
@@ -22,14 +22,6 @@ fn fixture(name: &str) -> PathBuf {
 
 fn read(name: &str) -> (Format, TraceBatch) {
     read_path(&fixture(name), Format::Auto).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("faultgate-agent-logs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// What the tables say about one trace.
@@ -110,12 +102,34 @@ fn fired(report: &Path) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn check_json(tag: &str, args: &[&str]) -> (Output, PathBuf) {
-    let out = scratch(tag).join("report.json");
+/// A `--json` report in a scratch folder, removed with it when the value drops.
+struct JsonReport {
+    _scratch: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for JsonReport {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn check_json(tag: &str, args: &[&str]) -> (Output, JsonReport) {
+    let scratch = scratch();
+    let path = scratch.path().join(format!("report-{tag}.json"));
     let mut argv = vec!["check"];
     argv.extend_from_slice(args);
-    argv.extend_from_slice(&["--json", out.to_str().unwrap()]);
-    (faultgate(&argv), out)
+    argv.extend_from_slice(&["--json", path.to_str().unwrap()]);
+    let run = faultgate(&argv);
+    (
+        run,
+        JsonReport {
+            _scratch: scratch,
+            path,
+        },
+    )
 }
 
 #[test]
@@ -263,7 +277,8 @@ fn tau2_results_read_termination_usage_times_and_tool_errors() {
     // One simulation per file (tau2's `dir` storage) reads the same.
     let results: Value =
         serde_json::from_slice(&std::fs::read(fixture("tau/tau2_airline.json")).unwrap()).unwrap();
-    let single = scratch("tau2-single").join("3c2a9e0e.json");
+    let scratch = scratch();
+    let single = scratch.path().join("3c2a9e0e.json");
     std::fs::write(&single, results["simulations"][1].to_string()).unwrap();
     let (format, batch) = read_path(&single, Format::Auto).unwrap();
     assert_eq!(format, Format::TauBench);
@@ -335,7 +350,8 @@ fn tau2_leaderboard_submissions_read_as_their_simulations() {
 
 #[test]
 fn a_tau_results_file_feeds_baseline_one_scenario_per_task() {
-    let dir = scratch("baseline");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let second = dir.join("run2.json");
     std::fs::copy(fixture("tau/tau_bench_airline.json"), &second).unwrap();
     let band = dir.join("band.json");
@@ -535,7 +551,8 @@ fn magentic_one_reads_the_final_answer_and_the_workflow_check_sees_its_handoffs(
     assert_eq!(t.outcome(), Some(&json!(false)));
     assert!(t.steps.is_empty(), "web actions are prose, not tool calls");
 
-    let dir = scratch("handoffs");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let spec = dir.join("spec.json");
     std::fs::write(
         &spec,
@@ -594,7 +611,8 @@ fn the_new_formats_are_selectable_and_a_wrong_one_is_refused_in_one_line() {
     );
 
     // A message list without mini-swe-agent's submit command is not detected, but can be forced.
-    let dir = scratch("forced");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let plain = dir.join("chat.json");
     std::fs::write(
         &plain,
@@ -709,7 +727,8 @@ fn cut_and_odd_inputs_are_an_error_or_traces_never_a_panic() {
 
 #[test]
 fn json_lines_of_multi_agent_records_give_one_trace_each() {
-    let dir = scratch("jsonl");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let lines: Vec<String> = ["who_and_when_ag2.json", "who_and_when_magentic_one.json"]
         .iter()
         .map(|f| {

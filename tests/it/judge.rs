@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{command, read_json, root, stderr};
+use common::{command, read_json, root, scratch, stderr};
 use serde_json::{Value, json};
 
 /// One request the server received.
@@ -234,13 +234,6 @@ fn faultgate(args: &[&str], cache_home: &Path) -> Output {
         .expect("run faultgate")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultgate-judge-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()
 }
@@ -284,7 +277,8 @@ fn openai_run(server: &Server, dir: &Path, extra: &[&str]) -> Output {
 #[test]
 fn openai_server_judges_wrong_direction_and_the_cache_answers_the_rerun() {
     let server = Server::start(judge_script);
-    let dir = temp_dir("openai");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let cache = s(&dir.join("cache"));
     let o = openai_run(&server, &dir, &["--judge-cache", &cache]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -361,7 +355,8 @@ fn openai_server_judges_wrong_direction_and_the_cache_answers_the_rerun() {
 #[test]
 fn default_cache_lives_under_the_user_cache_directory() {
     let server = Server::start(judge_script);
-    let dir = temp_dir("default-cache");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(&server, &dir, &["--check", "wrong_direction"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let entries = std::fs::read_dir(dir.join("faultgate/judge"))
@@ -387,7 +382,8 @@ fn fenced_and_garbage_replies_are_parsed_as_0_4_1_does() {
             )
         }
     });
-    let dir = temp_dir("fenced");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -436,7 +432,8 @@ fn a_rate_limit_is_retried_after_retry_after() {
             judge_script(r, n)
         }
     });
-    let dir = temp_dir("429");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -465,7 +462,8 @@ fn a_slow_reply_times_out_and_is_retried() {
             judge_script(r, n)
         }
     });
-    let dir = temp_dir("timeout");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -485,7 +483,8 @@ fn a_slow_reply_times_out_and_is_retried() {
 #[test]
 fn a_failing_server_ends_the_run_with_one_line() {
     let server = Server::start(|_: &Received, _| Action::Status(500, vec![]));
-    let dir = temp_dir("500");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -517,7 +516,8 @@ fn a_failing_server_ends_the_run_with_one_line() {
 
 #[test]
 fn an_unreachable_judge_is_exit_2() {
-    let dir = temp_dir("unreachable");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     // A port nothing listens on: bind one, then free it.
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -553,7 +553,8 @@ fn an_unreachable_judge_is_exit_2() {
 #[test]
 fn an_unauthorised_judge_is_not_retried() {
     let server = Server::start(|_: &Received, _| Action::Status(401, vec![]));
-    let dir = temp_dir("401");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -582,7 +583,8 @@ fn email_trace(dir: &Path) -> PathBuf {
 #[test]
 fn remote_judges_receive_the_masked_render() {
     let server = Server::start(judge_script);
-    let dir = temp_dir("masked");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let trace = s(&email_trace(&dir));
     let url = format!("{}/v1", server.url());
     let base = [
@@ -615,7 +617,8 @@ fn remote_judges_receive_the_masked_render() {
 #[test]
 fn anthropic_and_ollama_wires_by_litellm_prefix() {
     let server = Server::start(judge_script);
-    let dir = temp_dir("wires");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let json_path = s(&dir.join("a.json"));
     let url = server.url();
     let o = faultgate(
@@ -688,7 +691,8 @@ fn anthropic_and_ollama_wires_by_litellm_prefix() {
 #[test]
 fn a_replayed_run_writes_the_same_report_as_the_live_run() {
     let server = Server::start(judge_script);
-    let dir = temp_dir("replay");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let record = s(&dir.join("verdicts.jsonl"));
     let o = openai_run(
         &server,
@@ -743,7 +747,8 @@ fn a_replayed_run_writes_the_same_report_as_the_live_run() {
 fn a_recorded_run_without_a_json_report_keeps_every_judged_reason() {
     // Only the JSON report and verdicts.parquet print every reason; a replay file needs them too.
     let server = Server::start(judge_script);
-    let dir = temp_dir("record-reasons");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let record = s(&dir.join("verdicts.jsonl"));
     let url = format!("{}/v1", server.url());
     let o = faultgate(
@@ -780,7 +785,8 @@ fn a_recorded_run_without_a_json_report_keeps_every_judged_reason() {
 
 #[test]
 fn a_replay_file_keyed_by_scenario_and_a_missing_line() {
-    let dir = temp_dir("replay-key");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let file = dir.join("human.jsonl");
     // Two hand-written verdicts; the other traces have none.
     let report = {
@@ -862,7 +868,8 @@ fn custom_judged_checks_run_report_gate_and_calibrate() {
             Action::Judge(verdict_text(r))
         }
     });
-    let dir = temp_dir("custom");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let checks = dir.join("judged.json");
     std::fs::write(
         &checks,
@@ -1004,7 +1011,8 @@ fn custom_judged_checks_run_report_gate_and_calibrate() {
 #[test]
 fn max_calls_skips_the_rest_in_trace_order() {
     let server = Server::start(judge_script);
-    let dir = temp_dir("max-calls");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,
@@ -1031,7 +1039,8 @@ fn max_calls_skips_the_rest_in_trace_order() {
 
 #[test]
 fn laya_and_unknown_specs_are_refused() {
-    let dir = temp_dir("laya");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = faultgate(&["check", "examples/traces.json", "--judge", "laya"], &dir);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -1070,7 +1079,8 @@ fn laya_and_unknown_specs_are_refused() {
 fn calls_in_flight_are_bounded_by_the_concurrency() {
     let slow = |r: &Received, _| Action::Slow(Duration::from_millis(400), verdict_text(r));
     let server = Server::start(slow);
-    let dir = temp_dir("concurrency");
+    let scratch = scratch();
+    let dir = scratch.path().to_path_buf();
     let o = openai_run(
         &server,
         &dir,

@@ -24,7 +24,10 @@ pub(crate) struct InputFile {
 
 /// Every input file of a run, in input order, and the runs they belong to.
 pub(crate) struct Inputs {
+    /// The files, until [`Inputs::take_share`] takes them for the run.
     pub files: Vec<InputFile>,
+    /// How many files the whole list has (it stays when the files are taken).
+    pub total: usize,
     pub runs: Vec<RunEntry>,
     /// SHA-256 of the list (runs, paths and sizes): every shard of one run computes the same.
     pub digest: String,
@@ -78,19 +81,25 @@ impl Inputs {
             }
         }
         Ok(Inputs {
+            total: files.len(),
             files,
             runs,
             digest: listing.finish_hex(),
         })
     }
 
-    /// The files of shard `k` of `n` ([`crate::partial::shard_plan`]), or all of them.
-    pub(crate) fn share(&self, shard: Option<(usize, usize)>) -> Vec<InputFile> {
+    /// Takes the files of shard `k` of `n` ([`crate::partial::shard_plan`]), or all of them, out of
+    /// the list, which keeps its count and digest: the run holds each path once, however many files
+    /// it reads.
+    pub(crate) fn take_share(&mut self, shard: Option<(usize, usize)>) -> Vec<InputFile> {
+        let files = std::mem::take(&mut self.files);
         let Some((k, n)) = shard else {
-            return self.files.clone();
+            return files;
         };
-        let sizes: Vec<u64> = self.files.iter().map(|f| f.bytes).collect();
-        let plan = crate::partial::shard_plan(&sizes, n);
-        plan[k - 1].iter().map(|&i| self.files[i].clone()).collect()
+        let sizes: Vec<u64> = files.iter().map(|f| f.bytes).collect();
+        // The plan lists a shard's files in input order.
+        let plan = crate::partial::shard_plan(&sizes, n).swap_remove(k - 1);
+        let mut files: Vec<Option<InputFile>> = files.into_iter().map(Some).collect();
+        plan.iter().filter_map(|&i| files[i].take()).collect()
     }
 }

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::inputs::Inputs;
-use super::produce::Produced;
+use super::produce::{FileNotes, Produced};
 use crate::cli::args::RunArgs;
 use crate::cli::selection::Resolved;
 use crate::cli::{CliError, ExitStatus};
@@ -87,19 +87,19 @@ pub(crate) fn write_partial(
         .collect();
     let mut manifest = manifest;
     manifest.judge_usage = produced.judge_usage;
-    for (((((file, batch), sha), warnings), skipped), skipped_input) in produced
+    let none = FileNotes::default();
+    for (((file, batch), sha), notes) in produced
         .files
         .iter()
         .zip(&produced.batches)
         .zip(digests)
-        .zip(&produced.warnings)
-        .zip(&produced.skipped)
-        .zip(&produced.skipped_input)
+        .zip(&produced.notes)
     {
+        let notes = notes.as_deref().unwrap_or(&none);
         manifest.files.push(FileEntry {
-            warnings: warnings.clone(),
-            skipped: skipped.clone(),
-            skipped_input: *skipped_input,
+            warnings: notes.warnings.clone(),
+            skipped: notes.skipped.clone(),
+            skipped_input: notes.skipped_input,
             index: file.index,
             run: file.run,
             shard,
@@ -115,7 +115,11 @@ pub(crate) fn write_partial(
     let partial = Partial {
         manifest,
         batches: produced.batches,
-        steps: produced.failing_steps,
+        steps: produced
+            .notes
+            .into_iter()
+            .map(|n| n.map(|n| n.failing_steps).unwrap_or_default())
+            .collect(),
     };
     partial.write(dir)?;
     writeln!(
@@ -142,7 +146,7 @@ pub(crate) fn manifest(
         checks: resolved.check_names.clone(),
         judge: resolved.judge.clone(),
         redaction: resolved.redaction_name.to_string(),
-        inputs_total: inputs.files.len(),
+        inputs_total: inputs.total,
         runs: inputs.runs.clone(),
         files: Vec::new(),
         other_inputs,

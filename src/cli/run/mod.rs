@@ -82,17 +82,24 @@ pub(crate) trait RunCommand {
 /// A run whose input files are listed, for [`RunCommand::write_outputs`] to produce.
 pub(crate) struct Run<'a> {
     pub resolved: &'a Resolved,
+    /// The whole input list's runs, count and digest (its files are in [`Run::share`]).
     pub inputs: &'a Inputs,
-    /// `--shard K/N`.
-    pub shard: Option<(usize, usize)>,
+    /// The files this shard reads, until [`Run::share`] takes them.
+    share: std::sync::Mutex<Vec<InputFile>>,
     /// When the work began (before the input files were listed).
     pub started: Instant,
 }
 
 impl Run<'_> {
-    /// The input files this shard reads (every file without `--shard`).
+    /// The input files this shard reads (every file without `--shard`), taken once: a command reads
+    /// them in one run, or splits them into its runs, so no second list of a million paths is made.
     pub(crate) fn share(&self) -> Vec<InputFile> {
-        self.inputs.share(self.shard)
+        std::mem::take(
+            &mut *self
+                .share
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Produces the run over `files` and holds it to the post-run policy (file errors, skipped files,
@@ -149,11 +156,12 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
         print_notes(&resolved)?;
     }
     let started = Instant::now();
-    let inputs = Inputs::list(command.traces(), C::RUN_PER_ARGUMENT)?;
+    let mut inputs = Inputs::list(command.traces(), C::RUN_PER_ARGUMENT)?;
+    let share = inputs.take_share(args.shard);
     let run = Run {
         resolved: &resolved,
         inputs: &inputs,
-        shard: args.shard,
+        share: std::sync::Mutex::new(share),
         started,
     };
     let Some(dir) = &args.partial else {

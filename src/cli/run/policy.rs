@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::produce::{Outcome, Produced, input_warnings};
+use super::produce::{Outcome, Produced};
 use crate::cli::CliError;
 use crate::cli::selection::Resolved;
 use crate::error::display_path;
@@ -31,7 +31,7 @@ pub(super) fn accept(outcome: Outcome, strict_input: bool) -> Result<Produced, C
     for w in &notices {
         writeln!(stderr, "{w}")?;
     }
-    let run_warnings = input_warnings(&produced.warnings, &produced.skipped);
+    let run_warnings = produced.input_warnings();
     for w in &run_warnings {
         writeln!(stderr, "warning: {w}")?;
     }
@@ -41,8 +41,9 @@ pub(super) fn accept(outcome: Outcome, strict_input: bool) -> Result<Produced, C
         .is_none_or(|s| s.files.iter().all(|f| f.batches.is_empty()));
     if produced.batches.iter().all(VerdictBatch::is_empty)
         && spilled_nothing
-        && (produced.skipped.iter().any(Option::is_some)
-            || produced.skipped_input.iter().any(|s| s.files > 0))
+        && produced
+            .notes()
+            .any(|n| n.skipped.is_some() || n.skipped_input.files > 0)
     {
         // Every file found was skipped: a gate that read nothing must not pass.
         return Err(CliError::Invalid(format!(

@@ -19,16 +19,50 @@ pub(crate) struct Produced {
     pub batches: Vec<VerdictBatch>,
     /// The run's verdicts, when they were spilled to a temporary file instead of kept in memory.
     pub spilled: Option<SpilledRun>,
-    /// The steps kept of each file's failing traces (for the HTML report).
-    pub failing_steps: Vec<Vec<TraceSteps>>,
-    /// Each file's input warnings (the run's trace-identity warnings go with its last file).
-    pub warnings: Vec<Vec<String>>,
-    /// Why each file was skipped, for a walked file that holds no traces.
-    pub skipped: Vec<Option<String>>,
-    /// What `--skip-bad-input` left out of each file.
-    pub skipped_input: Vec<SkippedInput>,
+    /// What each file has to say besides its verdicts, absent for a file with nothing to say (most
+    /// files of a large run: a run may read a million files).
+    pub notes: Vec<Option<Box<FileNotes>>>,
     /// Tokens the judge used, when the run has one.
     pub judge_usage: Option<Usage>,
+}
+
+/// What one file of a run has to say besides its verdicts.
+#[derive(Default)]
+pub(crate) struct FileNotes {
+    /// The steps kept of the file's failing traces (for the HTML report).
+    pub failing_steps: Vec<TraceSteps>,
+    /// The file's input warnings (the run's trace-identity warnings go with its last file).
+    pub warnings: Vec<String>,
+    /// Why the file was skipped, for a walked file that holds no traces.
+    pub skipped: Option<String>,
+    /// What `--skip-bad-input` left out of the file.
+    pub skipped_input: SkippedInput,
+}
+
+impl FileNotes {
+    /// The notes, or none when there is nothing in them.
+    fn boxed(self) -> Option<Box<FileNotes>> {
+        let empty = self.failing_steps.is_empty()
+            && self.warnings.is_empty()
+            && self.skipped.is_none()
+            && self.skipped_input.is_none();
+        (!empty).then(|| Box::new(self))
+    }
+}
+
+impl Produced {
+    /// The notes of the files that have any, in input order.
+    pub(crate) fn notes(&self) -> impl Iterator<Item = &FileNotes> + Clone {
+        self.notes.iter().flatten().map(|n| &**n)
+    }
+
+    /// The run's input warnings ([`input_warnings`]).
+    pub(crate) fn input_warnings(&self) -> Vec<String> {
+        input_warnings(
+            self.notes().map(|n| &n.warnings),
+            self.notes().map(|n| &n.skipped),
+        )
+    }
 }
 
 /// What reading the files gave, before [`super::policy`] accepts it.
@@ -64,12 +98,16 @@ pub(crate) fn input_warnings<'a>(
 /// `spill`, the verdicts go to a temporary file of `spill_dir` (`TMPDIR` when `None`) as they are made
 /// ([`crate::report::spill`]) and [`Produced::spilled`] says where each file's are.
 pub(crate) fn produce(
-    files: Vec<InputFile>,
+    mut files: Vec<InputFile>,
     resolved: &Resolved,
     spill: bool,
     spill_dir: Option<&Path>,
 ) -> Result<Outcome, CliError> {
-    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    // The paths are lent to the run and given back after it: each is held once.
+    let paths: Vec<PathBuf> = files
+        .iter_mut()
+        .map(|f| std::mem::take(&mut f.path))
+        .collect();
     let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
     // Raw scenario keys are digested after the run, batch by batch in memory: such a run keeps them.
     let spill = (spill && !resolved.settings.keep_raw_scenario)
@@ -89,13 +127,11 @@ pub(crate) fn produce(
     }
     let redaction = resolved.settings.redaction;
     let settings = &resolved.settings;
-    let mut batches = Vec::with_capacity(files.len());
+    // A verdict batch is about 1.2 kB: a spilled run, which keeps none, reserves no room for them.
+    let mut batches = Vec::with_capacity(if spill.is_some() { 0 } else { files.len() });
     // The steps of the run's first failing traces, per file: a file keeps what is left of the run's
     // room, so a share keeps every step a run over all of it could show.
-    let mut failing_steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
-    let mut file_warnings: Vec<Vec<String>> = Vec::with_capacity(files.len());
-    let mut skipped: Vec<Option<String>> = Vec::with_capacity(files.len());
-    let mut skipped_input: Vec<SkippedInput> = Vec::with_capacity(files.len());
+    let mut notes: Vec<Option<Box<FileNotes>>> = Vec::with_capacity(files.len());
     let mut spilled_files: Vec<SpilledFile> = Vec::new();
     let mut kept = 0;
     let mut errors = Vec::new();
@@ -106,52 +142,68 @@ pub(crate) fn produce(
         ))
         .expect("an empty verdict batch")
     };
-    for (outcome, input) in outcomes.into_iter().zip(&files) {
+    for ((outcome, input), path) in outcomes.into_iter().zip(&mut files).zip(paths) {
+        input.path = path;
         match outcome {
-            Ok(file) => {
+            Ok(mut file) => {
                 if file.without_content > 0 {
                     warnings.push(format!(
                         "warning: {} trace(s) in {} carry no content attributes; the judge sees structure only",
                         file.without_content,
-                        display_path(&file.path)
+                        display_path(&input.path)
                     ));
                 }
-                let shown = display_path(&file.path);
-                skipped_input.push(SkippedInput {
+                let shown = display_path(&input.path);
+                let spilled = file.spilled.take();
+                let details = file.into_details();
+                let skipped_input = SkippedInput {
                     files: 0,
-                    lines: file.skipped_lines.len(),
-                });
-                let mut own = file.skipped_lines;
-                own.extend(file.warnings);
-                own.extend(file.unread_tools.warning(&shown, redaction));
-                file_warnings.push(own);
-                skipped.push(None);
-                match file.spilled {
+                    lines: details.skipped_lines.len(),
+                };
+                let mut own = details.skipped_lines;
+                own.extend(details.warnings);
+                own.extend(details.unread_tools.warning(&shown, redaction));
+                match spilled {
                     Some(spilled) => spilled_files.push(spilled),
-                    None => batches.push(one_batch(settings, file.batches)),
+                    None => batches.push(one_batch(settings, details.batches)),
                 }
                 let room = settings.failing_steps.saturating_sub(kept);
-                let steps: Vec<TraceSteps> = file.failing_steps.into_iter().take(room).collect();
+                let steps: Vec<TraceSteps> = details.failing_steps.into_iter().take(room).collect();
                 kept += steps.len();
-                failing_steps.push(steps);
+                notes.push(
+                    FileNotes {
+                        failing_steps: steps,
+                        warnings: own,
+                        skipped: None,
+                        skipped_input,
+                    }
+                    .boxed(),
+                );
             }
             Err(e) if input.walked && e.is_not_traces() => {
-                file_warnings.push(Vec::new());
-                skipped.push(Some(e.short_reason()));
-                skipped_input.push(SkippedInput::default());
+                notes.push(
+                    FileNotes {
+                        skipped: Some(e.short_reason()),
+                        ..FileNotes::default()
+                    }
+                    .boxed(),
+                );
                 if spill.is_none() {
                     batches.push(empty());
                 }
-                failing_steps.push(Vec::new());
             }
             Err(e) if resolved.skip_bad_input => {
-                file_warnings.push(vec![e.skip_warning()]);
-                skipped.push(None);
-                skipped_input.push(SkippedInput { files: 1, lines: 0 });
+                notes.push(
+                    FileNotes {
+                        warnings: vec![e.skip_warning()],
+                        skipped_input: SkippedInput { files: 1, lines: 0 },
+                        ..FileNotes::default()
+                    }
+                    .boxed(),
+                );
                 if spill.is_none() {
                     batches.push(empty());
                 }
-                failing_steps.push(Vec::new());
             }
             Err(e) => errors.push(e.to_string()),
         }
@@ -164,10 +216,10 @@ pub(crate) fn produce(
     }
     // Traces merged across files are checked once, after every file; their rows, steps and warnings
     // go with the last file, where a run over all the files reports them.
-    if let Some(last) = file_warnings.len().checked_sub(1) {
-        let extra = file_warnings.last_mut().expect("one per file");
-        extra.append(&mut shared.warnings);
-        extra.extend(
+    if let Some(last) = notes.last_mut() {
+        let mut extra = last.take().map(|n| *n).unwrap_or_default();
+        extra.warnings.append(&mut shared.warnings);
+        extra.warnings.extend(
             shared
                 .unread_tools
                 .warning("the traces merged across files", redaction),
@@ -176,14 +228,17 @@ pub(crate) fn produce(
             // On their own, after every file: the files' read-back leaves these traces out.
             spilled_files.push(SpilledFile {
                 batches: spill.append(merged).into_iter().collect(),
-                dropped: Default::default(),
+                dropped: None,
             });
         } else if let Some(merged) = shared.verdicts.take() {
             let both = vec![batches.pop().expect("a last batch"), merged];
             batches.push(one_batch(settings, both));
         }
         let room = settings.failing_steps.saturating_sub(kept);
-        failing_steps[last].extend(shared.failing_steps.drain(..).take(room));
+        extra
+            .failing_steps
+            .extend(shared.failing_steps.drain(..).take(room));
+        *last = extra.boxed();
     }
     if settings.keep_raw_scenario {
         for batch in &mut batches {
@@ -205,10 +260,7 @@ pub(crate) fn produce(
             files,
             batches,
             spilled,
-            failing_steps,
-            warnings: file_warnings,
-            skipped,
-            skipped_input,
+            notes,
             judge_usage: None,
         },
         errors,
@@ -219,14 +271,18 @@ pub(crate) fn produce(
 impl Produced {
     /// The report of what was produced.
     pub(crate) fn report(self, resolved: &Resolved) -> Report {
-        let warnings = input_warnings(&self.warnings, &self.skipped);
+        let warnings = self.input_warnings();
         let mut skipped = SkippedInput::default();
-        for file in &self.skipped_input {
-            skipped.add(*file);
+        for file in self.notes() {
+            skipped.add(file.skipped_input);
         }
         resolved.report(
             self.batches,
-            self.failing_steps.into_iter().flatten().collect(),
+            self.notes
+                .into_iter()
+                .flatten()
+                .flat_map(|n| n.failing_steps)
+                .collect(),
             warnings,
             skipped,
         )
