@@ -5,7 +5,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// An export of `copies` copies of the example traces, each copy with its own trace ids, so the run
-/// takes long enough (well over a second in a test build) for the bar to appear.
+/// takes long enough for the bar to appear: it shows once a run has taken a second, so the run must
+/// read for well over that on an idle machine too (2,400 copies, 63 MB: about 3.5 s in a test build).
 fn long_export(dir: &Path, copies: usize) -> std::path::PathBuf {
     let example =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/traces.json"))
@@ -76,7 +77,7 @@ fn without_elapsed(text: &str) -> String {
 #[ignore = "needs util-linux `script` for a terminal; .ci/run runs it (cargo test -- --ignored)"]
 fn a_long_run_shows_progress_on_a_terminal_and_changes_no_output() {
     let dir = tempfile::tempdir().unwrap();
-    let export = long_export(dir.path(), 600);
+    let export = long_export(dir.path(), 2400);
     let export = export.to_str().unwrap();
 
     let plain_json = dir.path().join("plain.json");
