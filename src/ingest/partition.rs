@@ -118,15 +118,9 @@ impl TimeWindow {
     }
 }
 
-/// Minutes since the epoch of a UTC civil time (days from Howard Hinnant's `days_from_civil`).
+/// Minutes since the epoch of a UTC civil time.
 fn minutes(year: i64, month: i64, day: i64, hour: i64, minute: i64) -> Minutes {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::ingest::formats::common::days_from_civil(year, month, day);
     (days * 24 + hour) * 60 + minute
 }
 
