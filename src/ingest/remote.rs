@@ -7,20 +7,22 @@
 //! matches keys segment by segment, like a local glob. Keys are sorted segment by segment, as a folder
 //! walk sorts names, whatever order the store lists them in, so every shard of a run plans the same.
 //!
-//! Objects are fetched on first use, a window of the run's next objects at a time, with several GETs in
-//! flight under a bound on their bytes; a large object is read in ranges. Each object's bytes are then
-//! kept for the process like a pipe's (`stream`): small ones in memory, others in an unlinked
-//! temporary file that the readers map, since a run reads each input more than once.
+//! Objects are fetched ahead of the readers, on a thread of their own, a window of the run's next
+//! objects at a time, with several GETs in flight under one bound on their bytes; a large object is
+//! read in ranges. Each object's bytes are then kept for the process like a pipe's (`stream`): small
+//! ones in memory, others in an unlinked temporary file that the readers map, since a run reads each
+//! input more than once.
 //!
-//! Credentials come from the store's usual environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`) or, for AWS,
+//! Credentials come from the store's usual environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), for AWS also
+//! from the profile of the shared files (`AWS_PROFILE`, `~/.aws/credentials`, `~/.aws/config`) or
 //! the instance metadata; an S3-compatible store is reached through `AWS_ENDPOINT_URL` or
 //! [`set_s3_endpoint`]. No credential is ever part of a message: errors are told by kind and URL.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -66,9 +68,14 @@ struct State {
     stores: HashMap<String, Arc<dyn ObjectStore>>,
     /// Sizes of the objects listed, by URL.
     sizes: HashMap<PathBuf, u64>,
-    /// The objects in the order the run reads them (listing order until [`prefetch`] says otherwise).
+    /// The objects in the order the run reads them (listing order until [`prefetch_order`] says
+    /// otherwise), and where each one is in it.
     order: Vec<PathBuf>,
+    position: HashMap<PathBuf, usize>,
     fetched: HashMap<PathBuf, Result<Arc<Source>, String>>,
+    /// Objects whose fetch has started and not yet arrived.
+    pending: HashSet<PathBuf>,
+    limits: Limits,
     /// The objects held in `fetched`, oldest first, and their bytes: past [`HELD_BYTES`] or
     /// [`HELD_OBJECTS`] the oldest are let go (fetched again if a later step reads them), so a bucket of
     /// many objects does not pile up in memory or in mappings.
@@ -153,11 +160,31 @@ fn build_store(url: &Url<'_>) -> Result<Arc<dyn ObjectStore>, String> {
                 .with_url(url.store)
                 .with_retry(retry_config())
                 .with_client_options(client_options());
+            let profile = aws_profile()?;
+            if let (None, Some(id), Some(secret)) = (
+                std::env::var_os("AWS_ACCESS_KEY_ID"),
+                &profile.key_id,
+                &profile.secret,
+            ) {
+                builder = builder
+                    .with_access_key_id(id)
+                    .with_secret_access_key(secret);
+                if let Some(token) = &profile.token {
+                    builder = builder.with_token(token);
+                }
+            }
+            let region_in_env = ["AWS_REGION", "AWS_DEFAULT_REGION"]
+                .iter()
+                .any(|name| std::env::var_os(name).is_some());
+            if let (false, Some(region)) = (region_in_env, &profile.region) {
+                builder = builder.with_region(region);
+            }
             let endpoint = S3_ENDPOINT
                 .get()
                 .cloned()
                 .or_else(|| std::env::var("AWS_ENDPOINT_URL_S3").ok())
-                .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok());
+                .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok())
+                .or(profile.endpoint);
             if let Some(endpoint) = endpoint {
                 builder = builder
                     .with_allow_http(endpoint.starts_with("http://"))
@@ -185,6 +212,99 @@ fn build_store(url: &Url<'_>) -> Result<Arc<dyn ObjectStore>, String> {
             .map(|s| Arc::new(s) as _),
     };
     built.map_err(|e| one_line(&e))
+}
+
+/// What the AWS shared files say for the profile `AWS_PROFILE` (or `default`): the environment's own
+/// settings come first, as the AWS tools do.
+#[derive(Default, Debug, PartialEq)]
+struct AwsProfile {
+    key_id: Option<String>,
+    secret: Option<String>,
+    token: Option<String>,
+    region: Option<String>,
+    endpoint: Option<String>,
+}
+
+/// The profile from `AWS_SHARED_CREDENTIALS_FILE` (or `~/.aws/credentials`) and `AWS_CONFIG_FILE`
+/// (or `~/.aws/config`). A profile named in `AWS_PROFILE` that neither file holds is an error; the
+/// `default` profile may be absent.
+fn aws_profile() -> Result<AwsProfile, String> {
+    let named = std::env::var("AWS_PROFILE").ok().filter(|p| !p.is_empty());
+    let name = named.as_deref().unwrap_or("default");
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let file = |variable: &str, default: &str| {
+        std::env::var_os(variable)
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".aws").join(default)))
+    };
+    let read = |path: Option<PathBuf>| {
+        path.and_then(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_default()
+    };
+    let credentials = read(file("AWS_SHARED_CREDENTIALS_FILE", "credentials"));
+    let config = read(file("AWS_CONFIG_FILE", "config"));
+    let mut profile = AwsProfile::default();
+    let in_config = profile_section(&config, name, true, &mut profile);
+    // The credentials file wins over the config file for the keys both may hold.
+    let in_credentials = profile_section(&credentials, name, false, &mut profile);
+    if named.is_some() && !in_config && !in_credentials {
+        return Err(format!(
+            "the AWS profile `{name}` (AWS_PROFILE) is in neither the shared credentials file nor \
+             the config file"
+        ));
+    }
+    Ok(profile)
+}
+
+/// Reads the section of profile `name` from an AWS shared file into `profile`; says whether the file
+/// has it. In the config file a profile's section is `[profile NAME]` (`[default]` for the default
+/// one); in the credentials file, `[NAME]`. Indented lines belong to a service's own sub-settings
+/// and are passed over.
+fn profile_section(text: &str, name: &str, config: bool, profile: &mut AwsProfile) -> bool {
+    let wanted = |header: &str| {
+        let header = header.trim();
+        if config {
+            header.strip_prefix("profile").map(str::trim) == Some(name)
+                || (name == "default" && header == "default")
+        } else {
+            header == name
+        }
+    };
+    let mut found = false;
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with([' ', '\t']) {
+            continue;
+        }
+        let line = line.trim();
+        if line.starts_with(['#', ';']) || line.is_empty() {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            inside = wanted(header);
+            found |= inside;
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if !inside {
+            continue;
+        }
+        let value = Some(value.trim().to_string()).filter(|v| !v.is_empty());
+        let slot = match key.trim() {
+            "aws_access_key_id" => &mut profile.key_id,
+            "aws_secret_access_key" => &mut profile.secret,
+            "aws_session_token" => &mut profile.token,
+            "region" => &mut profile.region,
+            "endpoint_url" => &mut profile.endpoint,
+            _ => continue,
+        };
+        if value.is_some() {
+            *slot = value;
+        }
+    }
+    found
 }
 
 /// An error as one line without the request details a store's message may carry.
@@ -250,7 +370,10 @@ impl State {
     fn runtime(&mut self) -> std::io::Result<&tokio::runtime::Runtime> {
         if self.runtime.is_none() {
             self.runtime = Some(
-                tokio::runtime::Builder::new_current_thread()
+                // One thread of its own runs the fetches, so they go on while the readers parse.
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .thread_name("faultgate-fetch")
                     .enable_all()
                     .build()?,
             );
@@ -435,77 +558,181 @@ pub(crate) fn prefetch_order(paths: &[PathBuf]) {
     if remote.is_empty() {
         return;
     }
-    lock().get_or_insert_with(State::default).order = remote;
+    let mut guard = lock();
+    let state = guard.get_or_insert_with(State::default);
+    state.position = remote
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.clone(), i))
+        .collect();
+    state.order = remote;
 }
 
 /// The bytes of the object at `url`, fetched (with the next objects of the run) on first use.
+///
+/// Fetches run on the runtime's own thread while the readers parse: each read that finds its object
+/// fetched also starts the next window once half of the one ahead of it is missing, so the run's
+/// next objects arrive while the current ones are being read.
 pub(crate) fn open(url: &Path) -> std::io::Result<Arc<Source>> {
-    let mut guard = lock();
-    let state = guard.get_or_insert_with(State::default);
-    if let Some(fetched) = state.fetched.get(url) {
-        return fetched.clone().map_err(std::io::Error::other);
-    }
-    let window = window(state, url);
-    let mut jobs = Vec::with_capacity(window.len());
-    for object in window {
-        let raw = object.to_string_lossy().into_owned();
-        let parsed = split(&raw).map_err(std::io::Error::other)?;
-        let store = state.store(&parsed).map_err(std::io::Error::other)?;
-        let key = Key::from(parsed.key);
-        let size = state.sizes.get(&object).copied();
-        jobs.push((object, store, key, size));
-    }
-    let runtime = state.runtime()?;
-    let results = runtime.block_on(fetch_all(&jobs));
-    for ((object, ..), result) in jobs.into_iter().zip(results) {
-        if let Ok(source) = &result {
-            state.held.push_back((object.clone(), source.len() as u64));
-            state.held_bytes += source.len() as u64;
-        }
-        state.fetched.insert(object, result.map(Arc::new));
-    }
-    let asked = state.fetched.get(url).cloned();
-    // The oldest objects go first; the one asked for is returned whatever happens to the cache.
-    while state.held_bytes > HELD_BYTES || state.held.len() > HELD_OBJECTS {
-        let Some((old, bytes)) = state.held.pop_front() else {
-            break;
+    loop {
+        let seen = {
+            let mut guard = lock();
+            let state = guard.get_or_insert_with(State::default);
+            state.take_arrivals();
+            if let Some(fetched) = state.fetched.get(url) {
+                let fetched = fetched.clone();
+                let ahead = state.ahead_of(url);
+                let worth = ahead.len() * 2 >= WINDOW_OBJECTS
+                    || state.bytes_of(&ahead) * 2 >= WINDOW_BYTES
+                    || state.is_tail(&ahead);
+                if !ahead.is_empty() && worth {
+                    state.start_fetch(ahead)?;
+                }
+                return fetched.map_err(std::io::Error::other);
+            }
+            if !state.pending.contains(url) {
+                let mut window = vec![url.to_path_buf()];
+                window.extend(state.ahead_of(url));
+                state.start_fetch(window)?;
+            }
+            arrivals().count
         };
-        state.held_bytes -= bytes;
-        state.fetched.remove(&old);
+        let mut arrived = arrivals();
+        while arrived.count == seen {
+            arrived = ARRIVED
+                .wait(arrived)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
     }
-    asked
-        .expect("fetched in this window")
-        .map_err(std::io::Error::other)
 }
 
-/// `url` and the run's next objects not yet fetched, within the window's bounds.
-fn window(state: &State, url: &Path) -> Vec<PathBuf> {
-    let mut out = vec![url.to_path_buf()];
-    let mut bytes = state.sizes.get(url).copied().unwrap_or(0);
-    let Some(at) = state.order.iter().position(|p| p == url) else {
-        return out;
-    };
-    for next in &state.order[at + 1..] {
-        if out.len() > WINDOW_OBJECTS || bytes >= WINDOW_BYTES {
-            break;
+/// Objects whose fetch has finished, waiting to be taken into [`State::fetched`]. Kept apart from
+/// [`STATE`] so that a fetch never waits for a lock a reader holds while it lists or uploads.
+static ARRIVALS: Mutex<Arrivals> = Mutex::new(Arrivals {
+    count: 0,
+    objects: Vec::new(),
+});
+static ARRIVED: Condvar = Condvar::new();
+
+struct Arrivals {
+    /// Fetches finished so far: a reader waits until it changes.
+    count: u64,
+    objects: Vec<(PathBuf, Result<Source, String>)>,
+}
+
+fn arrivals() -> std::sync::MutexGuard<'static, Arrivals> {
+    ARRIVALS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl State {
+    /// The run's objects after `url`, within a window's bounds, neither fetched nor being fetched.
+    fn ahead_of(&self, url: &Path) -> Vec<PathBuf> {
+        let Some(&at) = self.position.get(url) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for next in self.order[at + 1..].iter().take(WINDOW_OBJECTS) {
+            if bytes >= WINDOW_BYTES {
+                break;
+            }
+            bytes += self.sizes.get(next).copied().unwrap_or(0);
+            if !self.fetched.contains_key(next) && !self.pending.contains(next) {
+                out.push(next.clone());
+            }
         }
-        if state.fetched.contains_key(next) || out.contains(next) {
-            continue;
-        }
-        bytes += state.sizes.get(next).copied().unwrap_or(0);
-        out.push(next.clone());
+        out
     }
-    out
+
+    fn bytes_of(&self, objects: &[PathBuf]) -> u64 {
+        objects
+            .iter()
+            .map(|o| self.sizes.get(o).copied().unwrap_or(0))
+            .sum()
+    }
+
+    /// Whether `ahead` reaches the run's last object: the rest is fetched however little it is.
+    fn is_tail(&self, ahead: &[PathBuf]) -> bool {
+        ahead.last() == self.order.last()
+    }
+
+    /// Starts fetching `objects` on the runtime; they arrive in [`ARRIVALS`].
+    fn start_fetch(&mut self, objects: Vec<PathBuf>) -> std::io::Result<()> {
+        let mut jobs = Vec::with_capacity(objects.len());
+        for object in objects {
+            let raw = object.to_string_lossy().into_owned();
+            let parsed = split(&raw).map_err(std::io::Error::other)?;
+            let store = self.store(&parsed).map_err(std::io::Error::other)?;
+            let key = Key::from(parsed.key);
+            let size = self.sizes.get(&object).copied();
+            self.pending.insert(object.clone());
+            jobs.push((object, store, key, size));
+        }
+        let limits = self.limits.clone();
+        self.runtime()?.spawn(async move {
+            let results = fetch_all(&jobs, &limits).await;
+            let mut arrived = arrivals();
+            for ((object, ..), result) in jobs.into_iter().zip(results) {
+                arrived.objects.push((object, result));
+            }
+            arrived.count += 1;
+            ARRIVED.notify_all();
+        });
+        Ok(())
+    }
+
+    /// Moves finished fetches into [`State::fetched`]; past [`HELD_BYTES`] or [`HELD_OBJECTS`] the
+    /// oldest objects are let go, never those that just arrived (a reader may be waiting for them).
+    fn take_arrivals(&mut self) {
+        let arrived = std::mem::take(&mut arrivals().objects);
+        let fresh = arrived.len();
+        for (object, result) in arrived {
+            self.pending.remove(&object);
+            if let Ok(source) = &result {
+                self.held.push_back((object.clone(), source.len() as u64));
+                self.held_bytes += source.len() as u64;
+            }
+            self.fetched.insert(object, result.map(Arc::new));
+        }
+        while (self.held_bytes > HELD_BYTES || self.held.len() > HELD_OBJECTS)
+            && self.held.len() > fresh
+        {
+            let Some((old, bytes)) = self.held.pop_front() else {
+                break;
+            };
+            self.held_bytes -= bytes;
+            self.fetched.remove(&old);
+        }
+    }
 }
 
 type Job = (PathBuf, Arc<dyn ObjectStore>, Key, Option<u64>);
 
+/// The bounds every fetch of the process shares, however many windows are in flight.
+#[derive(Clone)]
+struct Limits {
+    /// GETs in flight.
+    gets: Arc<tokio::sync::Semaphore>,
+    /// Bytes of GET responses not yet written out, in eighths of a range.
+    bytes: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            gets: Arc::new(tokio::sync::Semaphore::new(CONCURRENT_GETS)),
+            bytes: Arc::new(tokio::sync::Semaphore::new(
+                (BYTES_IN_FLIGHT / RANGE) as usize * 8,
+            )),
+        }
+    }
+}
+
 /// Fetches every job's object: its ranges as GETs, `CONCURRENT_GETS` at once and at most
 /// `BYTES_IN_FLIGHT` of them unwritten.
-async fn fetch_all(jobs: &[Job]) -> Vec<Result<Source, String>> {
-    let budget = Arc::new(tokio::sync::Semaphore::new(
-        (BYTES_IN_FLIGHT / RANGE) as usize * 8,
-    ));
+async fn fetch_all(jobs: &[Job], limits: &Limits) -> Vec<Result<Source, String>> {
     // The size an object was listed with decides its ranges; a URL named without listing asks first.
     let mut sizes = Vec::with_capacity(jobs.len());
     for (_, store, key, size) in jobs {
@@ -541,13 +768,13 @@ async fn fetch_all(jobs: &[Job]) -> Vec<Result<Source, String>> {
         }
     }
     futures_util::stream::iter(pieces.into_iter().map(|(j, range)| {
-        let budget = budget.clone();
         let (_, store, key, _) = &jobs[j];
         let target = &targets[j];
         async move {
             // One permit per eighth of a range: the bytes this GET may hold before they are written.
             let permits = ((range.end - range.start).div_ceil(RANGE / 8)).max(1) as u32;
-            let _held = budget.acquire_many(permits).await;
+            let _held = limits.bytes.acquire_many(permits).await;
+            let _get = limits.gets.acquire().await;
             let offset = range.start;
             let bytes = get_range(store, key, range).await;
             let mut target = target
@@ -765,5 +992,34 @@ mod tests {
         let url = split("s3://bucket/a/b?.json").unwrap();
         assert_eq!((url.store, url.key), ("s3://bucket", "a/b?.json"));
         assert!(split("s3:///x").is_err());
+    }
+
+    #[test]
+    fn a_profile_is_read_from_its_own_section_of_each_shared_file() {
+        let credentials = "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n\n\
+                           [ci]\naws_access_key_id=CI\naws_secret_access_key = CS \n\
+                           aws_session_token = T\n# a comment = no\n";
+        let config = "[default]\nregion = eu-west-1\n[profile ci]\nregion = us-east-2\n\
+                      s3 =\n  endpoint_url = http://nested.invalid\nendpoint_url = http://127.0.0.1:9\n\
+                      aws_access_key_id = FROM-CONFIG\n[ci]\nregion = wrong-section\n";
+        let mut ci = AwsProfile::default();
+        assert!(profile_section(config, "ci", true, &mut ci));
+        assert!(profile_section(credentials, "ci", false, &mut ci));
+        assert_eq!(
+            ci,
+            AwsProfile {
+                key_id: Some("CI".into()),
+                secret: Some("CS".into()),
+                token: Some("T".into()),
+                region: Some("us-east-2".into()),
+                endpoint: Some("http://127.0.0.1:9".into()),
+            }
+        );
+        let mut default = AwsProfile::default();
+        assert!(profile_section(config, "default", true, &mut default));
+        assert!(profile_section(credentials, "default", false, &mut default));
+        assert_eq!(default.key_id.as_deref(), Some("D"));
+        assert_eq!(default.region.as_deref(), Some("eu-west-1"));
+        assert!(!profile_section(credentials, "absent", false, &mut default));
     }
 }

@@ -343,6 +343,75 @@ fn a_denied_request_and_a_missing_key_exit_2_with_one_line_naming_the_url() {
     );
 }
 
+#[test]
+fn credentials_region_and_endpoint_come_from_the_aws_profile() {
+    let dir = scratch();
+    bucket_of_traces(dir.path());
+    let endpoint = start_s3(dir.path());
+    let aws = dir.path().join("aws");
+    std::fs::create_dir(&aws).unwrap();
+    let wrong = "a-wrong-secret-never-printed";
+    std::fs::write(
+        aws.join("credentials"),
+        format!(
+            "[default]\naws_access_key_id = {KEY}\naws_secret_access_key = {wrong}\n\n\
+             [ci]\naws_access_key_id = {KEY}\naws_secret_access_key = {SECRET}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        aws.join("config"),
+        format!(
+            "[default]\nregion = us-east-1\nendpoint_url = {endpoint}\n\
+             [profile ci]\nregion = us-east-1\nendpoint_url = {endpoint}\n"
+        ),
+    )
+    .unwrap();
+    let with_profile = |profile: Option<&str>, json: &str| {
+        let mut cmd = command(dir.path());
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("AWS_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("HOME", dir.path().join("nohome"))
+            .env("AWS_SHARED_CREDENTIALS_FILE", aws.join("credentials"))
+            .env("AWS_CONFIG_FILE", aws.join("config"));
+        if let Some(profile) = profile {
+            cmd.env("AWS_PROFILE", profile);
+        }
+        cmd.args(["check", "s3://traces", "--json", json])
+            .output()
+            .unwrap()
+    };
+    let local = command(dir.path())
+        .args(["check", "traces", "--json", "local.json"])
+        .output()
+        .unwrap();
+    let ci = with_profile(Some("ci"), "ci.json");
+    assert_eq!(ci.status.code(), local.status.code(), "{}", stderr(&ci));
+    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
+    assert_eq!(read("ci.json"), read("local.json"));
+
+    // Without AWS_PROFILE the default profile is used: its secret is wrong, so the store says 403.
+    let default = with_profile(None, "default.json");
+    assert_eq!(default.status.code(), Some(2), "{}", stderr(&default));
+    let message = error_line(&default);
+    assert!(
+        message.contains("403") && !message.contains(wrong),
+        "{message}"
+    );
+    assert!(!dir.path().join("default.json").exists());
+
+    let absent = with_profile(Some("staging"), "absent.json");
+    assert_eq!(absent.status.code(), Some(2), "{}", stderr(&absent));
+    let message = error_line(&absent);
+    assert!(
+        message.contains("s3://traces") && message.contains("`staging`"),
+        "{message}"
+    );
+}
+
 /// A server that answers HEAD with an object's size and each GET with half the object, then hangs
 /// up; counts the GETs. It serves a bounded number of connections.
 fn start_dying_server(size: usize) -> (String, Arc<AtomicUsize>) {
