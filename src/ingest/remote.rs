@@ -667,11 +667,14 @@ impl State {
             let store = self.store(&parsed).map_err(std::io::Error::other)?;
             let key = Key::from(parsed.key);
             let size = self.sizes.get(&object).copied();
-            self.pending.insert(object.clone());
             jobs.push((object, store, key, size));
         }
+        let runtime = self.runtime()?.handle().clone();
+        // Marked only once the fetch surely starts: a reader waits for a pending object's arrival.
+        self.pending
+            .extend(jobs.iter().map(|(object, ..)| object.clone()));
         let limits = self.limits.clone();
-        self.runtime()?.spawn(async move {
+        runtime.spawn(async move {
             let results = fetch_all(&jobs, &limits).await;
             let mut arrived = arrivals();
             for ((object, ..), result) in jobs.into_iter().zip(results) {
