@@ -37,9 +37,24 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
             heads.push(PartialHead::read(dir)?);
         }
     }
-    // The outputs of `check` partials are written from a spill of their verdicts, read a batch at a
-    // time; a merged partial, a band and a calibration are made from the verdicts in memory.
-    if args.partial.is_none() && heads.first().is_some_and(|h| h.manifest.command == "check") {
+    // A merged partial and the outputs of `check` partials are written from a spill of the
+    // verdicts, read a batch at a time; a band and a calibration are made from the verdicts in memory.
+    if let Some(dir) = &args.partial {
+        let spill_dir = args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
+        let merged = partial::merge_spilled(heads, spill_dir)?;
+        warn_split_ids(&merged.split_ids)?;
+        refuse_flags(args, &merged.manifest.command)?;
+        let rows = merged.write(dir)?;
+        writeln!(
+            std::io::stdout(),
+            "partial written to {}: {rows} trace(s) from {} of {} input file(s)",
+            dir.display(),
+            merged.manifest.files.len(),
+            merged.manifest.inputs_total
+        )?;
+        return Ok(ExitStatus::Pass);
+    }
+    if heads.first().is_some_and(|h| h.manifest.command == "check") {
         return merge_check_spilled(args, raw_args, heads, started);
     }
     let mut parts = Vec::with_capacity(heads.len());
@@ -47,32 +62,10 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
         parts.push((head.dir.clone(), head.into_partial()?));
     }
     let merged = partial::merge(&parts)?;
-    if !merged.split_ids.is_empty() {
-        writeln!(
-            std::io::stderr(),
-            "{}",
-            partial::split_ids_warning(&merged.split_ids)
-        )?;
-    }
+    warn_split_ids(&merged.split_ids)?;
     let partial = merged.partial;
     let command = partial.manifest.command.clone();
     refuse_flags(args, &command)?;
-    if let Some(dir) = &args.partial {
-        partial.write(dir)?;
-        let rows: usize = partial
-            .batches
-            .iter()
-            .map(crate::report::VerdictBatch::len)
-            .sum();
-        writeln!(
-            std::io::stdout(),
-            "partial written to {}: {rows} trace(s) from {} of {} input file(s)",
-            dir.display(),
-            partial.manifest.files.len(),
-            partial.manifest.inputs_total
-        )?;
-        return Ok(ExitStatus::Pass);
-    }
     // Outputs describe the whole run: every input file must be there.
     partial.require_complete()?;
     match command.as_str() {
@@ -93,6 +86,14 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
             "partials of an unknown command '{other}'"
         ))),
     }
+}
+
+/// Warns about trace ids read by more than one shard, when there are any.
+fn warn_split_ids(ids: &[String]) -> Result<(), CliError> {
+    if !ids.is_empty() {
+        writeln!(std::io::stderr(), "{}", partial::split_ids_warning(ids))?;
+    }
+    Ok(())
 }
 
 /// Refuses flags that the partials' command does not take.
@@ -152,17 +153,11 @@ fn merge_check_spilled(
 ) -> Result<ExitStatus, CliError> {
     let spill_dir = args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
     let merged = partial::merge_spilled(heads, spill_dir)?;
-    if !merged.split_ids.is_empty() {
-        writeln!(
-            std::io::stderr(),
-            "{}",
-            partial::split_ids_warning(&merged.split_ids)
-        )?;
-    }
+    warn_split_ids(&merged.split_ids)?;
     refuse_flags(args, &merged.manifest.command)?;
     merged.manifest.require_complete()?;
     let failing_steps = if args.outputs.html.is_some() {
-        merged.failing_steps
+        merged.failing_steps()
     } else {
         Vec::new()
     };
@@ -193,12 +188,18 @@ fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>
         redaction: manifest.redaction.clone(),
         batches,
         input_warnings: super::run::input_warnings(
-            entries.clone().map(|f| &f.warnings),
-            entries.clone().map(|f| &f.skipped),
+            entries
+                .clone()
+                .filter_map(|f| f.notes.as_deref())
+                .map(|n| &n.warnings),
+            entries
+                .clone()
+                .filter_map(|f| f.notes.as_deref())
+                .map(|n| &n.skipped),
         ),
         failing_steps: Vec::new(),
         skipped_input: entries.fold(Default::default(), |mut all, f| {
-            all.add(f.skipped_input);
+            all.add(f.skipped_input());
             all
         }),
     }
@@ -220,8 +221,8 @@ fn merge_check(
         .iter()
         .map(|f| audit::Input {
             role: "traces",
-            path: PathBuf::from(&f.path),
-            recorded: Some((f.path.clone(), f.sha256.clone())),
+            path: PathBuf::from(&*f.path),
+            recorded: Some((f.path.to_string(), f.sha256_hex())),
         })
         .collect();
     if let Some(band) = &outs.band {
