@@ -329,20 +329,71 @@ pub(crate) struct Partial {
 /// a partial keeps per file is its manifest entry.
 const JOINED_ROWS: usize = 8192;
 
+/// Small batches joined at a time while they wait: a run of one-trace files gives one-row batches,
+/// each with its own buffers for every column (kilobytes), so thousands of them must not wait as they
+/// are.
+const JOIN_SMALL: usize = 64;
+
+/// Batches waiting to be joined, in order: the small ones are joined [`JOIN_SMALL`] at a time as
+/// they come, so what waits is about the bytes of its rows.
+struct Waiting {
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+    /// Where the batches not yet joined begin.
+    unjoined: usize,
+    rows: usize,
+}
+
+impl Waiting {
+    fn new(schema: SchemaRef) -> Waiting {
+        Waiting {
+            schema,
+            batches: Vec::new(),
+            unjoined: 0,
+            rows: 0,
+        }
+    }
+
+    fn push(&mut self, batch: RecordBatch) -> Result<(), ArrowError> {
+        self.rows += batch.num_rows();
+        self.batches.push(batch);
+        if self.batches.len() - self.unjoined >= JOIN_SMALL {
+            let joined =
+                arrow_select::concat::concat_batches(&self.schema, &self.batches[self.unjoined..])?;
+            self.batches.truncate(self.unjoined);
+            self.batches.push(joined);
+            self.unjoined = self.batches.len();
+        }
+        Ok(())
+    }
+
+    /// Every waiting row as one batch (none when nothing waits).
+    fn take(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
+        let joined = match self.batches.len() {
+            0 => None,
+            1 => self.batches.pop(),
+            _ => Some(arrow_select::concat::concat_batches(
+                &self.schema,
+                &self.batches,
+            )?),
+        };
+        self.batches.clear();
+        self.unjoined = 0;
+        self.rows = 0;
+        Ok(joined)
+    }
+}
+
 /// Joins consecutive batches into batches of about [`JOINED_ROWS`] rows, in order.
 struct Joiner {
-    schema: SchemaRef,
-    pending: Vec<RecordBatch>,
-    rows: usize,
+    pending: Waiting,
     out: Vec<VerdictBatch>,
 }
 
 impl Joiner {
     fn new(schema: SchemaRef) -> Joiner {
         Joiner {
-            schema,
-            pending: Vec::new(),
-            rows: 0,
+            pending: Waiting::new(schema),
             out: Vec::new(),
         }
     }
@@ -351,23 +402,17 @@ impl Joiner {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        self.rows += batch.num_rows();
-        self.pending.push(batch);
-        if self.rows >= JOINED_ROWS {
+        self.pending.push(batch)?;
+        if self.pending.rows >= JOINED_ROWS {
             self.flush()?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), ArrowError> {
-        let joined = match self.pending.len() {
-            0 => return Ok(()),
-            1 => self.pending.pop().expect("one batch"),
-            _ => arrow_select::concat::concat_batches(&self.schema, &self.pending)?,
-        };
-        self.pending.clear();
-        self.rows = 0;
-        self.out.push(VerdictBatch::try_new(joined)?);
+        if let Some(joined) = self.pending.take()? {
+            self.out.push(VerdictBatch::try_new(joined)?);
+        }
         Ok(())
     }
 
@@ -521,17 +566,16 @@ pub(crate) struct PartialWriter {
 
 /// Rows per batch of a verdict table as a partial writes it: every batch but the last holds exactly
 /// this many, so the file's bytes depend on its rows alone, not on how they were read, produced or
-/// grouped (a partial merged in levels is the bytes of one merged flat).
-const WRITTEN_ROWS: usize = JOINED_ROWS;
+/// grouped (a partial merged in levels is the bytes of one merged flat). Small, as a batch waits
+/// whole before it is written: with every reason kept a row is about a kilobyte.
+const WRITTEN_ROWS: usize = 1024;
 
 /// Where [`PartialWriter::verdicts`] sends the batches: cut into batches of [`WRITTEN_ROWS`] rows.
 pub(crate) struct VerdictSink<'w> {
     /// The partial's directory, for messages.
     dir: PathBuf,
     writer: arrow_ipc::writer::FileWriter<HashingWriter<'w>>,
-    schema: SchemaRef,
-    pending: Vec<RecordBatch>,
-    pending_rows: usize,
+    pending: Waiting,
     rows: usize,
 }
 
@@ -552,16 +596,13 @@ impl VerdictSink<'_> {
             return Ok(());
         }
         self.rows += batch.num_rows();
-        self.pending_rows += batch.num_rows();
-        self.pending.push(batch.clone());
-        while self.pending_rows >= WRITTEN_ROWS {
-            let joined = arrow_select::concat::concat_batches(&self.schema, self.pending.iter())?;
-            self.pending.clear();
+        self.pending.push(batch.clone())?;
+        while self.pending.rows >= WRITTEN_ROWS {
+            let joined = self.pending.take()?.expect("rows waiting");
             self.writer.write(&joined.slice(0, WRITTEN_ROWS))?;
-            self.pending_rows -= WRITTEN_ROWS;
-            if self.pending_rows > 0 {
-                self.pending
-                    .push(joined.slice(WRITTEN_ROWS, self.pending_rows));
+            let rest = joined.num_rows() - WRITTEN_ROWS;
+            if rest > 0 {
+                self.pending.push(joined.slice(WRITTEN_ROWS, rest))?;
             }
         }
         Ok(())
@@ -624,9 +665,7 @@ impl PartialWriter {
             let mut sink = VerdictSink {
                 dir: self.dir.clone(),
                 writer,
-                schema: schema.clone(),
-                pending: Vec::new(),
-                pending_rows: 0,
+                pending: Waiting::new(schema.clone()),
                 rows: 0,
             };
             if let Err(e) = feed(&mut sink) {
@@ -637,15 +676,12 @@ impl PartialWriter {
             }
             let VerdictSink {
                 mut writer,
-                schema,
-                pending,
+                mut pending,
                 rows,
                 ..
             } = sink;
-            if !pending.is_empty() {
-                let joined = arrow_select::concat::concat_batches(&schema, pending.iter())
-                    .map_err(std::io::Error::other)?;
-                writer.write(&joined).map_err(std::io::Error::other)?;
+            if let Some(last) = pending.take().map_err(std::io::Error::other)? {
+                writer.write(&last).map_err(std::io::Error::other)?;
             }
             writer.finish().map_err(std::io::Error::other)?;
             let hashing = writer.into_inner().map_err(std::io::Error::other)?;

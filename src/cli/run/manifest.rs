@@ -85,7 +85,8 @@ pub(crate) fn write_partial(
         notes,
         judge_usage,
     } = produced;
-    let digests: Vec<Result<[u8; 32], CliError>> = files
+    // The first file that cannot be read fails the partial before anything is written.
+    let digests: Vec<[u8; 32]> = files
         .par_iter()
         .map(|f| {
             let read = |source| CliError::Read {
@@ -96,7 +97,7 @@ pub(crate) fn write_partial(
             crate::partial::parse_sha256(&hex)
                 .ok_or_else(|| read(std::io::Error::other("not a SHA-256")))
         })
-        .collect();
+        .collect::<Result<_, CliError>>()?;
     // Each file's rows; the traces merged across files go with the last file, where a run over all
     // of them reports them.
     let mut rows = vec![0usize; files.len()];
@@ -135,7 +136,7 @@ pub(crate) fn write_partial(
                 .unwrap_or_else(|| display_path(&file.path))
                 .into_boxed_str(),
             bytes: file.bytes,
-            sha256: Some(sha?),
+            sha256: Some(sha),
             rows,
             notes: FileEntryNotes {
                 warnings: notes.warnings,
