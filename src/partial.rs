@@ -19,8 +19,9 @@
 //! Merging partials checks that their settings agree (else it names the first that differs), that no
 //! input file was read twice, and puts the files back in input order. Every output is then rendered
 //! from the merged table by the code a single run uses, so a merge over all shards writes the bytes a
-//! single run over the union writes. Merging is associative: a merged partial holds the same per-file
-//! batches and manifest whatever the grouping, so its bytes do not depend on it either.
+//! single run over the union writes. Merging is associative: a merged partial holds the same rows and
+//! manifest whatever the grouping, and its table is cut into batches of a fixed size
+//! ([`PartialWriter`]), so its bytes do not depend on it either.
 //!
 //! Scenario keys written to a partial are the redacted ones. A `calibrate` partial also needs the raw
 //! key to match labels, so it keeps only the key's SHA-256 ([`key_digest`]); the merge matches the
@@ -1714,6 +1715,58 @@ mod tests {
             .partial;
         assert_eq!(again.manifest, merged.manifest);
         assert_eq!(ids(&again), all);
+    }
+
+    /// A batch of the traces `t{from}..t{to}`; every third one fails, whatever the batch.
+    fn numbered(from: usize, to: usize) -> VerdictBatch {
+        let ids: Vec<String> = (from..to).map(|i| format!("t{i}")).collect();
+        let mut builder = VerdictBatchBuilder::new(verdicts::schema(&["policy"]), ids.len());
+        let mut column = VerdictColumn::new(ids.len(), Reasons::All, Redaction::Off);
+        for (i, id) in (from..to).zip(&ids) {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: id,
+                ..TraceFields::default()
+            });
+            column.sure(i % 3 == 0, "denied");
+        }
+        builder.finish(vec![column]).expect("verdict batch")
+    }
+
+    #[test]
+    fn a_written_table_is_the_same_bytes_however_its_rows_were_batched() {
+        let dir = tempfile::tempdir().unwrap();
+        let all: Vec<String> = (0..3000).map(|i| format!("t{i}")).collect();
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let written = |name: &str, sizes: &[usize]| {
+            let (_, mut part) = partial(1, &[(0, &refs, 0)]);
+            let mut at = 0;
+            part.batches = sizes
+                .iter()
+                .map(|&n| {
+                    at += n;
+                    numbered(at - n, at)
+                })
+                .collect();
+            assert_eq!(at, 3000);
+            let to = dir.path().join(name);
+            part.write(&to).unwrap();
+            let back = PartialHead::read(&to)
+                .and_then(PartialHead::into_partial)
+                .unwrap();
+            assert_eq!(ids(&back), all);
+            std::fs::read(to.join(VERDICTS_FILE)).unwrap()
+        };
+        let whole = written("whole", &[3000]);
+        // Pieces that cut the table's batches at offsets that are not a multiple of 8, and a
+        // hundred one-row batches (joined as they wait).
+        let mut sizes = vec![1, 700, 1023, 1, 3, 172];
+        sizes.extend([1; 100]);
+        sizes.push(1000);
+        assert_eq!(written("pieces", &sizes), whole);
+        let reader = FileReader::try_new(std::io::Cursor::new(whole), None).unwrap();
+        let rows: Vec<usize> = reader.map(|b| b.unwrap().num_rows()).collect();
+        assert_eq!(rows, [WRITTEN_ROWS, WRITTEN_ROWS, 3000 - 2 * WRITTEN_ROWS]);
     }
 
     #[test]

@@ -73,7 +73,7 @@ fn peak_heap_of_command(args: Vec<OsString>) -> (i32, usize) {
 
 /// Runs `check` over `files` input files of small traces (each its own scenario key: the test counts
 /// the heap per trace, not per key) with every output file but Parquet, and returns the peak heap in
-/// bytes. Parquet is left out because its writer fills a row group of 1,048,576 rows before it writes
+/// bytes. Parquet is left out because its writer fills a row group of 131,072 rows before it writes
 /// it: bounded, but far beyond the traces a test can afford.
 fn peak_heap_of_check(dir: &Path, files: usize) -> usize {
     let traces = dir.join(format!("traces-{files}"));
