@@ -635,7 +635,7 @@ impl PartialWriter {
     ///
     /// The directory cannot be staged.
     pub(crate) fn new(dir: &Path, schema: SchemaRef) -> Result<PartialWriter, PartialError> {
-        let staged = crate::output::StagedDir::new(dir).map_err(|e| write_error(dir, e))?;
+        let staged = crate::output::StagedDir::new(dir).map_err(|e| write_error(dir, e.to_string()))?;
         Ok(PartialWriter {
             dir: dir.to_path_buf(),
             staged,
@@ -745,10 +745,10 @@ impl PartialWriter {
 }
 
 /// A partial that cannot be written.
-fn write_error(dir: &Path, message: impl ToString) -> PartialError {
+fn write_error(dir: &Path, message: String) -> PartialError {
     PartialError::Write {
         path: dir.to_path_buf(),
-        message: message.to_string(),
+        message,
     }
 }
 
