@@ -635,7 +635,8 @@ impl PartialWriter {
     ///
     /// The directory cannot be staged.
     pub(crate) fn new(dir: &Path, schema: SchemaRef) -> Result<PartialWriter, PartialError> {
-        let staged = crate::output::StagedDir::new(dir).map_err(|e| write_error(dir, e.to_string()))?;
+        let staged =
+            crate::output::StagedDir::new(dir).map_err(|e| write_error(dir, e.to_string()))?;
         Ok(PartialWriter {
             dir: dir.to_path_buf(),
             staged,

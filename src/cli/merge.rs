@@ -126,15 +126,19 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
         ("--per-scenario", args.per_scenario, &["baseline"]),
         ("--labels", args.labels.is_some(), &["calibrate"]),
     ];
+    // A merged partial is made through a spill too, so it takes --spill-dir, whatever the command.
+    let spill_dir_flag = |flag: &str| args.partial.is_some() && flag == "--spill-dir";
     if args.partial.is_some()
-        && let Some((flag, _, _)) = flags.iter().find(|(_, given, _)| *given)
+        && let Some((flag, _, _)) = flags
+            .iter()
+            .find(|(flag, given, _)| *given && !spill_dir_flag(flag))
     {
         return Err(CliError::Invalid(format!(
             "{flag} cannot be used with --partial: a merged partial is written instead of the outputs"
         )));
     }
     for (flag, given, commands) in flags {
-        if given && !commands.contains(&command) {
+        if given && !commands.contains(&command) && !spill_dir_flag(flag) {
             return Err(CliError::Invalid(format!(
                 "{flag} does not apply to {command} partials"
             )));

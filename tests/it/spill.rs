@@ -562,7 +562,11 @@ fn junit_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
 fn a_partial_written_from_the_spill_is_the_bytes_of_the_run_read_whole() {
     let text = assert_streamed_outputs_are_whole_run_bytes(
         &[("--partial", "part")],
-        &["part/verdicts.arrow", "part/steps.json", "part/manifest.json"],
+        &[
+            "part/verdicts.arrow",
+            "part/steps.json",
+            "part/manifest.json",
+        ],
         &[],
     );
     assert!(text.contains(SPLIT_TRACE), "the merged trace is written");
