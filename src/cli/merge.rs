@@ -19,7 +19,7 @@ use super::{CliError, ExitStatus};
 use crate::calibrate::{SplitFilter, read_labels};
 use crate::partial::{self, Manifest, Partial, PartialHead};
 use crate::redact::Redaction;
-use crate::report::spill::SpilledRun;
+use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{Report, VerdictBatch, audit, repro};
 
 /// Runs `merge`; returns the exit code of the command the partials came from.
@@ -54,8 +54,10 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
         )?;
         return Ok(ExitStatus::Pass);
     }
-    if heads.first().is_some_and(|h| h.manifest.command == "check") {
-        return merge_check_spilled(args, raw_args, heads, started);
+    match heads.first().map(|h| h.manifest.command.as_str()) {
+        Some("check") => return merge_check_spilled(args, raw_args, heads, started),
+        Some("baseline") => return merge_baseline_spilled(args, heads),
+        _ => {}
     }
     let mut parts = Vec::with_capacity(heads.len());
     for head in heads {
@@ -80,7 +82,6 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
             };
             merge_check(args, raw_args, &partial.manifest, report, None, started)
         }
-        "baseline" => merge_baseline(args, &partial),
         "calibrate" => merge_calibrate(args, &partial),
         other => Err(CliError::Invalid(format!(
             "partials of an unknown command '{other}'"
@@ -303,8 +304,9 @@ fn gate_flags(args: &MergeArgs, raw_args: &[String]) -> String {
         .to_string()
 }
 
-fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, CliError> {
-    let outs = BaselineOutputs {
+/// `baseline`'s outputs as the flags of `merge` give them, for partials of `manifest`.
+fn baseline_outputs(args: &MergeArgs, manifest: &Manifest) -> Result<BaselineOutputs, CliError> {
+    Ok(BaselineOutputs {
         out: args
             .out
             .clone()
@@ -313,18 +315,81 @@ fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cli
         pass_k: args.outputs.pass_k,
         parquet: args.outputs.parquet.clone(),
         trust: super::check::read_trust(&args.outputs.trust)?,
-        agent_version: partial
-            .manifest
+        agent_version: manifest
             .settings
             .iter()
             .find(|s| s.name == crate::cli::run::AGENT_VERSION_SETTING)
             .map(|s| s.value.clone()),
-    };
+    })
+}
+
+/// A spill that cannot be read back while a band is built from it.
+impl From<SpillError> for CliError {
+    fn from(e: SpillError) -> CliError {
+        CliError::Partial(partial::PartialError::Spill(e))
+    }
+}
+
+/// `merge` of `baseline` partials: the verdicts go to a spill, partial by partial, and each run's
+/// rows are read back from it in turn (a run's files follow each other in input order), so one run's
+/// verdicts are held at a time, not every run's.
+fn merge_baseline_spilled(
+    args: &MergeArgs,
+    heads: Vec<PartialHead>,
+) -> Result<ExitStatus, CliError> {
+    let merged = partial::merge_spilled(heads, None)?;
+    warn_split_ids(&merged.split_ids)?;
+    let manifest = &merged.manifest;
+    refuse_flags(args, &manifest.command)?;
+    manifest.require_complete()?;
+    if manifest.files.windows(2).any(|w| w[0].run > w[1].run)
+        || manifest.files.iter().any(|f| f.run >= manifest.runs.len())
+    {
+        return Err(CliError::Invalid(
+            "baseline partials whose files do not follow their runs' order".into(),
+        ));
+    }
+    let outs = baseline_outputs(args, manifest)?;
     let mut runs = BandRuns::new(&outs);
-    for (r, run) in partial.manifest.runs.iter().enumerate() {
-        let started = Instant::now();
-        let batches = partial.rows_of(|file| file.run == r);
-        runs.add_run(run, report_of(&partial.manifest, batches, Some(r)), started)?;
+    let mut files = manifest.files.iter();
+    let mut file_left = 0;
+    let mut run = 0;
+    let mut rows: Vec<VerdictBatch> = Vec::new();
+    let mut started = Instant::now();
+    // Adds the run `run` with the rows gathered, and starts the next.
+    let mut next_run = |run: &mut usize, rows: &mut Vec<VerdictBatch>, started: &mut Instant| {
+        let batches = std::mem::take(rows);
+        runs.add_run(
+            &manifest.runs[*run],
+            report_of(manifest, batches, Some(*run)),
+            *started,
+        )?;
+        *run += 1;
+        *started = Instant::now();
+        Ok::<(), CliError>(())
+    };
+    merged.spilled.for_each_batch(|batch| {
+        let mut at = 0;
+        while at < batch.len() {
+            while file_left == 0 {
+                let file = files.next().ok_or_else(|| {
+                    CliError::Invalid("the partials hold more rows than they list".into())
+                })?;
+                while run < file.run {
+                    next_run(&mut run, &mut rows, &mut started)?;
+                }
+                file_left = file.rows;
+            }
+            let take = file_left.min(batch.len() - at);
+            let slice = batch.record_batch().slice(at, take);
+            rows.push(VerdictBatch::try_new(slice).map_err(SpillError::from)?);
+            at += take;
+            file_left -= take;
+        }
+        Ok::<(), CliError>(())
+    })?;
+    while run < manifest.runs.len() {
+        next_run(&mut run, &mut rows, &mut started)?;
     }
     runs.finish(&outs)
 }
