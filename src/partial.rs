@@ -19,8 +19,9 @@
 //! Merging partials checks that their settings agree (else it names the first that differs), that no
 //! input file was read twice, and puts the files back in input order. Every output is then rendered
 //! from the merged table by the code a single run uses, so a merge over all shards writes the bytes a
-//! single run over the union writes. Merging is associative: a merged partial holds the same per-file
-//! batches and manifest whatever the grouping, so its bytes do not depend on it either.
+//! single run over the union writes. Merging is associative: a merged partial holds the same rows and
+//! manifest whatever the grouping, and its table is cut into batches of a fixed size
+//! ([`PartialWriter`]), so its bytes do not depend on it either.
 //!
 //! Scenario keys written to a partial are the redacted ones. A `calibrate` partial also needs the raw
 //! key to match labels, so it keeps only the key's SHA-256 ([`key_digest`]); the merge matches the
@@ -100,8 +101,11 @@ pub(crate) struct Setting {
     pub value: String,
 }
 
-/// One input file of a partial.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One input file of a partial: its path and a few counters, so that a partial of a million files
+/// costs little to write or merge. Its digest is kept as bytes, and what few files have to say
+/// besides (warnings, a skip reason) is boxed and absent when empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "StoredFileEntry", into = "StoredFileEntry")]
 pub(crate) struct FileEntry {
     /// Place in the run's whole input list (every shard lists the same files).
     pub index: usize,
@@ -110,20 +114,138 @@ pub(crate) struct FileEntry {
     /// The shard that read it (`K` of `--shard K/N`, 0 without one).
     pub shard: usize,
     /// Display path.
-    pub path: String,
+    pub path: Box<str>,
     pub bytes: u64,
-    pub sha256: String,
+    /// Its SHA-256, when it was taken.
+    pub sha256: Option<[u8; 32]>,
     /// Its rows in the verdict table.
     pub rows: usize,
+    /// Its warnings and skip reasons, when it has any.
+    pub notes: Option<Box<FileEntryNotes>>,
+}
+
+/// What an input file of a partial has to say besides its rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FileEntryNotes {
     /// Its input warnings (a shard's trace-identity warnings go with its last file).
-    #[serde(default)]
     pub warnings: Vec<String>,
     /// Why it was skipped: a file in a walked folder that holds no traces.
-    #[serde(default)]
     pub skipped: Option<String>,
     /// What `--skip-bad-input` left out of it.
-    #[serde(default, skip_serializing_if = "crate::report::SkippedInput::is_none")]
     pub skipped_input: crate::report::SkippedInput,
+}
+
+impl FileEntryNotes {
+    /// The notes, or none when there is nothing in them.
+    pub(crate) fn boxed(self) -> Option<Box<FileEntryNotes>> {
+        let empty =
+            self.warnings.is_empty() && self.skipped.is_none() && self.skipped_input.is_none();
+        (!empty).then(|| Box::new(self))
+    }
+}
+
+impl FileEntry {
+    /// Its SHA-256 as the manifest and the audit show it: lowercase hex, empty when not taken.
+    pub(crate) fn sha256_hex(&self) -> String {
+        self.sha256
+            .map(|d| crate::digest::lower_hex(&d))
+            .unwrap_or_default()
+    }
+
+    /// What `--skip-bad-input` left out of it.
+    pub(crate) fn skipped_input(&self) -> crate::report::SkippedInput {
+        self.notes
+            .as_ref()
+            .map(|n| n.skipped_input)
+            .unwrap_or_default()
+    }
+}
+
+/// A [`FileEntry`] as `manifest.json` holds it.
+#[derive(Serialize, Deserialize)]
+struct StoredFileEntry {
+    index: usize,
+    run: usize,
+    shard: usize,
+    path: String,
+    bytes: u64,
+    sha256: String,
+    rows: usize,
+    #[serde(default)]
+    warnings: Vec<String>,
+    #[serde(default)]
+    skipped: Option<String>,
+    #[serde(default, skip_serializing_if = "crate::report::SkippedInput::is_none")]
+    skipped_input: crate::report::SkippedInput,
+}
+
+impl From<FileEntry> for StoredFileEntry {
+    fn from(entry: FileEntry) -> StoredFileEntry {
+        let sha256 = entry.sha256_hex();
+        let notes = entry.notes.map(|n| *n).unwrap_or_default();
+        StoredFileEntry {
+            index: entry.index,
+            run: entry.run,
+            shard: entry.shard,
+            path: entry.path.into(),
+            bytes: entry.bytes,
+            sha256,
+            rows: entry.rows,
+            warnings: notes.warnings,
+            skipped: notes.skipped,
+            skipped_input: notes.skipped_input,
+        }
+    }
+}
+
+impl TryFrom<StoredFileEntry> for FileEntry {
+    type Error = String;
+
+    fn try_from(stored: StoredFileEntry) -> Result<FileEntry, String> {
+        let sha256 = if stored.sha256.is_empty() {
+            None
+        } else {
+            Some(parse_sha256(&stored.sha256).ok_or_else(|| {
+                format!(
+                    "file {}: sha256 '{}' is not 64 hex digits",
+                    stored.path, stored.sha256
+                )
+            })?)
+        };
+        Ok(FileEntry {
+            index: stored.index,
+            run: stored.run,
+            shard: stored.shard,
+            path: stored.path.into_boxed_str(),
+            bytes: stored.bytes,
+            sha256,
+            rows: stored.rows,
+            notes: FileEntryNotes {
+                warnings: stored.warnings,
+                skipped: stored.skipped,
+                skipped_input: stored.skipped_input,
+            }
+            .boxed(),
+        })
+    }
+}
+
+/// The bytes of a SHA-256 written as 64 lowercase hex digits.
+pub(crate) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
+    let digits = hex.as_bytes();
+    if digits.len() != 64 {
+        return None;
+    }
+    let value = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+        *byte = (value(pair[0])? << 4) | value(pair[1])?;
+    }
+    Some(out)
 }
 
 /// One run of a partial: for `baseline` each trace argument, else the single run over all of them.
@@ -208,20 +330,71 @@ pub(crate) struct Partial {
 /// a partial keeps per file is its manifest entry.
 const JOINED_ROWS: usize = 8192;
 
+/// Small batches joined at a time while they wait: a run of one-trace files gives one-row batches,
+/// each with its own buffers for every column (kilobytes), so thousands of them must not wait as they
+/// are.
+const JOIN_SMALL: usize = 64;
+
+/// Batches waiting to be joined, in order: the small ones are joined [`JOIN_SMALL`] at a time as
+/// they come, so what waits is about the bytes of its rows.
+struct Waiting {
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+    /// Where the batches not yet joined begin.
+    unjoined: usize,
+    rows: usize,
+}
+
+impl Waiting {
+    fn new(schema: SchemaRef) -> Waiting {
+        Waiting {
+            schema,
+            batches: Vec::new(),
+            unjoined: 0,
+            rows: 0,
+        }
+    }
+
+    fn push(&mut self, batch: RecordBatch) -> Result<(), ArrowError> {
+        self.rows += batch.num_rows();
+        self.batches.push(batch);
+        if self.batches.len() - self.unjoined >= JOIN_SMALL {
+            let joined =
+                arrow_select::concat::concat_batches(&self.schema, &self.batches[self.unjoined..])?;
+            self.batches.truncate(self.unjoined);
+            self.batches.push(joined);
+            self.unjoined = self.batches.len();
+        }
+        Ok(())
+    }
+
+    /// Every waiting row as one batch (none when nothing waits).
+    fn take(&mut self) -> Result<Option<RecordBatch>, ArrowError> {
+        let joined = match self.batches.len() {
+            0 => None,
+            1 => self.batches.pop(),
+            _ => Some(arrow_select::concat::concat_batches(
+                &self.schema,
+                &self.batches,
+            )?),
+        };
+        self.batches.clear();
+        self.unjoined = 0;
+        self.rows = 0;
+        Ok(joined)
+    }
+}
+
 /// Joins consecutive batches into batches of about [`JOINED_ROWS`] rows, in order.
 struct Joiner {
-    schema: SchemaRef,
-    pending: Vec<RecordBatch>,
-    rows: usize,
+    pending: Waiting,
     out: Vec<VerdictBatch>,
 }
 
 impl Joiner {
     fn new(schema: SchemaRef) -> Joiner {
         Joiner {
-            schema,
-            pending: Vec::new(),
-            rows: 0,
+            pending: Waiting::new(schema),
             out: Vec::new(),
         }
     }
@@ -230,23 +403,17 @@ impl Joiner {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        self.rows += batch.num_rows();
-        self.pending.push(batch);
-        if self.rows >= JOINED_ROWS {
+        self.pending.push(batch)?;
+        if self.pending.rows >= JOINED_ROWS {
             self.flush()?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), ArrowError> {
-        let joined = match self.pending.len() {
-            0 => return Ok(()),
-            1 => self.pending.pop().expect("one batch"),
-            _ => arrow_select::concat::concat_batches(&self.schema, &self.pending)?,
-        };
-        self.pending.clear();
-        self.rows = 0;
-        self.out.push(VerdictBatch::try_new(joined)?);
+        if let Some(joined) = self.pending.take()? {
+            self.out.push(VerdictBatch::try_new(joined)?);
+        }
         Ok(())
     }
 
@@ -359,47 +526,21 @@ impl Partial {
     }
 
     /// Writes the partial into `dir` (created if needed), whole or not at all
-    /// ([`crate::output::StagedDir`]). The manifest records the SHA-256 of the verdict table and of
-    /// the steps file, so a merge notices a byte changed in either.
+    /// ([`crate::output::StagedDir`]), as [`PartialWriter`] writes it.
     ///
     /// # Errors
     ///
     /// A file that cannot be written.
+    #[cfg(test)]
     pub(crate) fn write(&self, dir: &Path) -> Result<(), PartialError> {
-        let fail = |message: String| PartialError::Write {
-            path: dir.to_path_buf(),
-            message,
-        };
-        let schema = self.schema();
-        let mut writer = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &schema)
-            .map_err(|e| fail(e.to_string()))?;
-        for batch in &self.batches {
-            writer
-                .write(batch.record_batch())
-                .map_err(|e| fail(e.to_string()))?;
-        }
-        let bytes = writer.into_inner().map_err(|e| fail(e.to_string()))?;
-        let steps = serde_json::to_string(&self.steps).map_err(|e| fail(e.to_string()))?;
-        let stored = StoredManifest {
-            manifest: &self.manifest,
-            digests: Digests {
-                verdicts_sha256: crate::digest::sha256_hex(&bytes),
-                steps_sha256: crate::digest::sha256_hex(steps.as_bytes()),
-            },
-        };
-        let mut text = serde_json::to_string_pretty(&stored).map_err(|e| fail(e.to_string()))?;
-        text.push('\n');
-        let mut staged = crate::output::StagedDir::new(dir).map_err(|e| fail(e.to_string()))?;
-        for (name, content) in [
-            (VERDICTS_FILE, bytes.as_slice()),
-            (STEPS_FILE, steps.as_bytes()),
-            (MANIFEST_FILE, text.as_bytes()),
-        ] {
-            staged
-                .write(name, content)
-                .map_err(|e| fail(format!("{name}: {e}")))?;
-        }
-        staged.commit().map_err(|e| fail(e.to_string()))
+        let mut writer = PartialWriter::new(dir, self.schema())?;
+        writer.verdicts(|sink| {
+            for batch in &self.batches {
+                sink.push(batch)?;
+            }
+            Ok::<(), PartialError>(())
+        })?;
+        writer.finish(&self.manifest, &self.steps)
     }
 
     /// Returns an error unless this partial covers every input file of its run.
@@ -409,6 +550,206 @@ impl Partial {
     /// [`PartialError::Incomplete`], naming up to three missing files by index.
     pub(crate) fn require_complete(&self) -> Result<(), PartialError> {
         self.manifest.require_complete()
+    }
+}
+
+/// Writes a partial directory, whole or not at all ([`crate::output::StagedDir`]): its verdict
+/// table from batches fed one at a time ([`PartialWriter::verdicts`]), then its steps and manifest
+/// ([`PartialWriter::finish`]). Nothing holds the table: each batch goes to the file as it comes,
+/// hashed on its way, and the manifest records the SHA-256 of the table and of the steps file, so a
+/// merge notices a byte changed in either.
+pub(crate) struct PartialWriter {
+    dir: PathBuf,
+    staged: crate::output::StagedDir,
+    schema: SchemaRef,
+    verdicts_sha256: Option<String>,
+}
+
+/// Rows per batch of a verdict table as a partial writes it: every batch but the last holds exactly
+/// this many, so the file's bytes depend on its rows alone, not on how they were read, produced or
+/// grouped (a partial merged in levels is the bytes of one merged flat). Small, as a batch waits
+/// whole before it is written: with every reason kept a row is about a kilobyte.
+const WRITTEN_ROWS: usize = 1024;
+
+/// Where [`PartialWriter::verdicts`] sends the batches: cut into batches of [`WRITTEN_ROWS`] rows.
+pub(crate) struct VerdictSink<'w> {
+    /// The partial's directory, for messages.
+    dir: PathBuf,
+    writer: arrow_ipc::writer::FileWriter<HashingWriter<'w>>,
+    pending: Waiting,
+    rows: usize,
+}
+
+impl VerdictSink<'_> {
+    /// Appends the rows of `batch` to the table.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written.
+    pub(crate) fn push(&mut self, batch: &VerdictBatch) -> Result<(), PartialError> {
+        self.append(batch)
+            .map_err(|e| write_error(&self.dir, format!("{VERDICTS_FILE}: {e}")))
+    }
+
+    fn append(&mut self, batch: &VerdictBatch) -> Result<(), ArrowError> {
+        let batch = batch.record_batch();
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.rows += batch.num_rows();
+        self.pending.push(batch.clone())?;
+        while self.pending.rows >= WRITTEN_ROWS {
+            let joined = self.pending.take()?.expect("rows waiting");
+            self.writer.write(&joined.slice(0, WRITTEN_ROWS))?;
+            let rest = joined.num_rows() - WRITTEN_ROWS;
+            if rest > 0 {
+                self.pending.push(joined.slice(WRITTEN_ROWS, rest))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A writer that takes the SHA-256 of the bytes it passes on.
+struct HashingWriter<'w> {
+    inner: &'w mut dyn std::io::Write,
+    hasher: crate::digest::Hasher,
+}
+
+impl std::io::Write for HashingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl PartialWriter {
+    /// Starts the partial `dir`, for a verdict table of `schema`.
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be staged.
+    pub(crate) fn new(dir: &Path, schema: SchemaRef) -> Result<PartialWriter, PartialError> {
+        let staged =
+            crate::output::StagedDir::new(dir).map_err(|e| write_error(dir, e.to_string()))?;
+        Ok(PartialWriter {
+            dir: dir.to_path_buf(),
+            staged,
+            schema,
+            verdicts_sha256: None,
+        })
+    }
+
+    /// Writes the verdict table from the batches `feed` pushes, in order; returns its rows.
+    ///
+    /// # Errors
+    ///
+    /// The error `feed` returned, or the file cannot be written.
+    pub(crate) fn verdicts<E: Into<PartialError>>(
+        &mut self,
+        feed: impl FnOnce(&mut VerdictSink<'_>) -> Result<(), E>,
+    ) -> Result<usize, PartialError> {
+        let schema = self.schema.clone();
+        let mut failed: Option<PartialError> = None;
+        let mut done: Option<(usize, String)> = None;
+        let written = self.staged.write_with(VERDICTS_FILE, |out| {
+            let hashing = HashingWriter {
+                inner: out,
+                hasher: crate::digest::Hasher::new(),
+            };
+            let writer = arrow_ipc::writer::FileWriter::try_new(hashing, &schema)
+                .map_err(std::io::Error::other)?;
+            let mut sink = VerdictSink {
+                dir: self.dir.clone(),
+                writer,
+                pending: Waiting::new(schema.clone()),
+                rows: 0,
+            };
+            if let Err(e) = feed(&mut sink) {
+                let e = e.into();
+                let message = e.to_string();
+                failed = Some(e);
+                return Err(std::io::Error::other(message));
+            }
+            let VerdictSink {
+                mut writer,
+                mut pending,
+                rows,
+                ..
+            } = sink;
+            if let Some(last) = pending.take().map_err(std::io::Error::other)? {
+                writer.write(&last).map_err(std::io::Error::other)?;
+            }
+            writer.finish().map_err(std::io::Error::other)?;
+            let hashing = writer.into_inner().map_err(std::io::Error::other)?;
+            done = Some((rows, hashing.hasher.finish_hex()));
+            Ok(())
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        written.map_err(|e| write_error(&self.dir, format!("{VERDICTS_FILE}: {e}")))?;
+        let (rows, digest) = done.expect("a table written");
+        self.verdicts_sha256 = Some(digest);
+        Ok(rows)
+    }
+
+    /// Writes the steps file (`steps`, one list per file of `manifest`) and the manifest, and moves
+    /// the directory into place.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be written.
+    pub(crate) fn finish(
+        mut self,
+        manifest: &Manifest,
+        steps: &[Vec<TraceSteps>],
+    ) -> Result<(), PartialError> {
+        let dir = self.dir.clone();
+        let fail = |message: String| write_error(&dir, message);
+        let verdicts_sha256 = self
+            .verdicts_sha256
+            .take()
+            .ok_or_else(|| fail(format!("{VERDICTS_FILE}: not written")))?;
+        let mut steps_sha256 = None;
+        self.staged
+            .write_with(STEPS_FILE, |out| {
+                let mut hashing = HashingWriter {
+                    inner: out,
+                    hasher: crate::digest::Hasher::new(),
+                };
+                serde_json::to_writer(&mut hashing, steps)?;
+                steps_sha256 = Some(hashing.hasher.finish_hex());
+                Ok(())
+            })
+            .map_err(|e| fail(format!("{STEPS_FILE}: {e}")))?;
+        let stored = StoredManifest {
+            manifest,
+            digests: Digests {
+                verdicts_sha256,
+                steps_sha256: steps_sha256.expect("steps written"),
+            },
+        };
+        self.staged
+            .write_with(MANIFEST_FILE, |out| {
+                serde_json::to_writer_pretty(&mut *out, &stored)?;
+                out.write_all(b"\n")
+            })
+            .map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
+        self.staged.commit().map_err(|e| fail(e.to_string()))
+    }
+}
+
+/// A partial that cannot be written.
+fn write_error(dir: &Path, message: String) -> PartialError {
+    PartialError::Write {
+        path: dir.to_path_buf(),
+        message,
     }
 }
 
@@ -596,8 +937,12 @@ pub(crate) fn merge(parts: &[(PathBuf, Partial)]) -> Result<Merged, PartialError
         .collect();
     let Plan {
         files,
-        manifest: base,
+        manifest: mut base,
     } = plan(&manifests)?;
+    base.files = files
+        .iter()
+        .map(|&(p, f, _)| parts[p].1.manifest.files[f].clone())
+        .collect();
     let (first_path, first) = &parts[0];
     let first_path = first_path.clone();
     let offsets: Vec<Vec<usize>> = parts
@@ -652,8 +997,8 @@ struct Plan {
     /// Each file as (its partial, its place in the partial's manifest, its first row in the partial's
     /// table), in input order: a few counters per file.
     files: Vec<(usize, usize, usize)>,
-    /// The first partial's manifest with every partial's files, in input order, and the judge's
-    /// usage summed.
+    /// The first partial's manifest with the judge's usage summed, without files: the merge lists
+    /// them in the order of [`Plan::files`].
     manifest: Manifest,
 }
 
@@ -697,15 +1042,17 @@ fn plan(parts: &[(&Path, &Manifest)]) -> Result<Plan, PartialError> {
     for pair in files.windows(2) {
         if entry(&pair[0]).index == entry(&pair[1]).index {
             return Err(PartialError::SameFile {
-                file: entry(&pair[0]).path.clone(),
+                file: entry(&pair[0]).path.to_string(),
                 first: parts[pair[0].0].0.to_path_buf(),
                 second: parts[pair[1].0].0.to_path_buf(),
             });
         }
     }
-    let mut manifest = first.clone();
+    let mut manifest = Manifest {
+        files: Vec::new(),
+        ..first.clone()
+    };
     manifest.judge_usage = usage;
-    manifest.files = files.iter().map(|file| entry(file).clone()).collect();
     Ok(Plan { files, manifest })
 }
 
@@ -714,8 +1061,8 @@ fn plan(parts: &[(&Path, &Manifest)]) -> Result<Plan, PartialError> {
 pub(crate) struct SpilledMerge {
     /// The merged manifest: every partial's files, in input order.
     pub manifest: Manifest,
-    /// The failing traces' steps a run over all the files keeps.
-    pub failing_steps: Vec<TraceSteps>,
+    /// Each file's failing traces' steps, cut to the run's bound.
+    pub steps: Vec<Vec<TraceSteps>>,
     /// The verdicts, in input order.
     pub spilled: SpilledRun,
     /// Trace ids whose rows come from more than one shard, in first-row order.
@@ -738,17 +1085,10 @@ pub(crate) fn merge_spilled(
         .iter()
         .map(|part| (part.dir.as_path(), &part.manifest))
         .collect();
-    let Plan { files, manifest } = plan(&manifests)?;
-    let mut steps: Vec<Vec<TraceSteps>> = files
-        .iter()
-        .map(|&(p, f, _)| parts[p].steps[f].clone())
-        .collect();
-    let mut kept = 0;
-    for file_steps in &mut steps {
-        file_steps.truncate(MAX_TRACES.saturating_sub(kept));
-        kept += file_steps.len();
-    }
-    let failing_steps: Vec<TraceSteps> = steps.into_iter().flatten().collect();
+    let Plan {
+        files,
+        mut manifest,
+    } = plan(&manifests)?;
     // Runs of rows that follow each other in one partial, in input order: (partial, first row, rows).
     let mut runs: Vec<(usize, usize, usize)> = Vec::new();
     for &(p, f, row) in &files {
@@ -772,23 +1112,31 @@ pub(crate) fn merge_spilled(
     // meet).
     let hasher = foldhash::fast::FixedState::with_seed(0x5eed);
     let mut id_hashes = IdHashes::new(spill_dir);
+    // Each partial's manifest and steps stay until the merged ones take its entries (moved, not
+    // copied: a partial may list a million files).
+    let mut listed: Vec<(Manifest, Vec<Vec<TraceSteps>>)> = Vec::with_capacity(parts.len());
     for (p, part) in parts.into_iter().enumerate() {
-        let fail = |message: String| read_error(&part.dir, message);
-        let listed = part.listed_rows();
+        let PartialHead {
+            dir,
+            manifest: part_manifest,
+            steps: part_steps,
+            reader,
+        } = part;
+        let fail = |message: String| read_error(&dir, message);
+        let listed_rows: usize = part_manifest.files.iter().map(|f| f.rows).sum();
         // This partial's runs, in row order (its files keep their order in the merged list).
         let mine: Vec<usize> = (0..runs.len()).filter(|&r| runs[r].0 == p).collect();
-        let mut shards = part
-            .manifest
+        let mut shards = part_manifest
             .files
             .iter()
             .flat_map(|f| std::iter::repeat_n(f.shard, f.rows));
         let mut pending = Pending::new(schema.clone());
         let mut at = 0;
         let mut next = 0;
-        for batch in part.reader {
+        for batch in reader {
             let batch = batch.map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
             let rows = batch.num_rows();
-            if at + rows > listed {
+            if at + rows > listed_rows {
                 return Err(fail(shape_message()));
             }
             let checked =
@@ -817,10 +1165,27 @@ pub(crate) fn merge_spilled(
             at += rows;
         }
         pending.flush(&spill, &mut run_batches)?;
-        if at != listed {
+        if at != listed_rows {
             return Err(fail(shape_message()));
         }
+        drop(shards);
+        listed.push((part_manifest, part_steps));
     }
+    let mut steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
+    manifest.files.reserve_exact(files.len());
+    let mut kept = 0;
+    for &(p, f, _) in &files {
+        let (part_manifest, part_steps) = &mut listed[p];
+        manifest
+            .files
+            .push(std::mem::take(&mut part_manifest.files[f]));
+        let mut file_steps = std::mem::take(&mut part_steps[f]);
+        file_steps.truncate(MAX_TRACES.saturating_sub(kept));
+        kept += file_steps.len();
+        steps.push(file_steps);
+    }
+    drop(listed);
+    drop(files);
     let mut suspects: HashSet<u64> = HashSet::new();
     id_hashes
         .repeated(|hash, shards| {
@@ -873,10 +1238,38 @@ pub(crate) fn merge_spilled(
     };
     Ok(SpilledMerge {
         manifest,
-        failing_steps,
+        steps,
         spilled,
         split_ids,
     })
+}
+
+impl SpilledMerge {
+    /// The failing traces' steps a run over all the files keeps.
+    pub(crate) fn failing_steps(&self) -> Vec<TraceSteps> {
+        self.steps.iter().flatten().cloned().collect()
+    }
+
+    /// Writes the merged partial into `dir`, its verdict table streamed from the spill; returns its
+    /// rows.
+    ///
+    /// # Errors
+    ///
+    /// The spill cannot be read back, or a file cannot be written.
+    pub(crate) fn write(&self, dir: &Path) -> Result<usize, PartialError> {
+        let schema = verdicts::schema(
+            &self
+                .manifest
+                .checks
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
+        let mut writer = PartialWriter::new(dir, schema)?;
+        let rows = writer.verdicts(|sink| self.spilled.for_each_batch(|batch| sink.push(batch)))?;
+        writer.finish(&self.manifest, &self.steps)?;
+        Ok(rows)
+    }
 }
 
 /// Consecutive slices of one run of rows, appended to the spill as one batch of about
@@ -1125,13 +1518,11 @@ mod tests {
                     index: *index,
                     run: 0,
                     shard,
-                    path: format!("f{index}.json"),
+                    path: format!("f{index}.json").into(),
                     bytes: 1,
-                    sha256: String::new(),
+                    sha256: None,
                     rows: ids.len(),
-                    warnings: Vec::new(),
-                    skipped: None,
-                    skipped_input: Default::default(),
+                    notes: None,
                 })
                 .collect(),
             other_inputs: Vec::new(),
@@ -1232,7 +1623,7 @@ mod tests {
         assert_eq!(spilled.split_ids, whole.split_ids);
         assert_eq!(spilled.split_ids, ["split"]);
         assert_eq!(spilled.manifest, whole.partial.manifest);
-        assert_eq!(spilled.failing_steps, whole.partial.failing_steps());
+        assert_eq!(spilled.failing_steps(), whole.partial.failing_steps());
         // Each run of files from one partial is one batch of the spill: a, c, g's file.
         assert_eq!(spilled.spilled.verdicts.batches(), 3);
 
@@ -1270,13 +1661,11 @@ mod tests {
                     index: i,
                     run: i / 1000,
                     shard: k,
-                    path: format!("f{i}.json"),
+                    path: format!("f{i}.json").into(),
                     bytes: 1,
-                    sha256: String::new(),
+                    sha256: None,
                     rows: 1,
-                    warnings: Vec::new(),
-                    skipped: None,
-                    skipped_input: Default::default(),
+                    notes: None,
                 });
                 part.batches.push(batch(&[all[i].as_str()]));
                 part.steps.push(Vec::new());
@@ -1327,6 +1716,58 @@ mod tests {
             .partial;
         assert_eq!(again.manifest, merged.manifest);
         assert_eq!(ids(&again), all);
+    }
+
+    /// A batch of the traces `t{from}..t{to}`; every third one fails, whatever the batch.
+    fn numbered(from: usize, to: usize) -> VerdictBatch {
+        let ids: Vec<String> = (from..to).map(|i| format!("t{i}")).collect();
+        let mut builder = VerdictBatchBuilder::new(verdicts::schema(&["policy"]), ids.len());
+        let mut column = VerdictColumn::new(ids.len(), Reasons::All, Redaction::Off);
+        for (i, id) in (from..to).zip(&ids) {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: id,
+                ..TraceFields::default()
+            });
+            column.sure(i % 3 == 0, "denied");
+        }
+        builder.finish(vec![column]).expect("verdict batch")
+    }
+
+    #[test]
+    fn a_written_table_is_the_same_bytes_however_its_rows_were_batched() {
+        let dir = tempfile::tempdir().unwrap();
+        let all: Vec<String> = (0..3000).map(|i| format!("t{i}")).collect();
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let written = |name: &str, sizes: &[usize]| {
+            let (_, mut part) = partial(1, &[(0, &refs, 0)]);
+            let mut at = 0;
+            part.batches = sizes
+                .iter()
+                .map(|&n| {
+                    at += n;
+                    numbered(at - n, at)
+                })
+                .collect();
+            assert_eq!(at, 3000);
+            let to = dir.path().join(name);
+            part.write(&to).unwrap();
+            let back = PartialHead::read(&to)
+                .and_then(PartialHead::into_partial)
+                .unwrap();
+            assert_eq!(ids(&back), all);
+            std::fs::read(to.join(VERDICTS_FILE)).unwrap()
+        };
+        let whole = written("whole", &[3000]);
+        // Pieces that cut the table's batches at offsets that are not a multiple of 8, and a
+        // hundred one-row batches (joined as they wait).
+        let mut sizes = vec![1, 700, 1023, 1, 3, 172];
+        sizes.extend([1; 100]);
+        sizes.push(1000);
+        assert_eq!(written("pieces", &sizes), whole);
+        let reader = FileReader::try_new(std::io::Cursor::new(whole), None).unwrap();
+        let rows: Vec<usize> = reader.map(|b| b.unwrap().num_rows()).collect();
+        assert_eq!(rows, [WRITTEN_ROWS, WRITTEN_ROWS, 3000 - 2 * WRITTEN_ROWS]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::{CliError, ExitStatus};
 use crate::calibrate::{SplitFilter, read_labels};
 use crate::partial::{self, Manifest, Partial, PartialHead};
 use crate::redact::Redaction;
-use crate::report::spill::SpilledRun;
+use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{Report, VerdictBatch, audit, repro};
 
 /// Runs `merge`; returns the exit code of the command the partials came from.
@@ -37,42 +37,37 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
             heads.push(PartialHead::read(dir)?);
         }
     }
-    // The outputs of `check` partials are written from a spill of their verdicts, read a batch at a
-    // time; a merged partial, a band and a calibration are made from the verdicts in memory.
-    if args.partial.is_none() && heads.first().is_some_and(|h| h.manifest.command == "check") {
-        return merge_check_spilled(args, raw_args, heads, started);
+    // A merged partial and the outputs of `check` partials are written from a spill of the
+    // verdicts, read a batch at a time; a band and a calibration are made from the verdicts in memory.
+    if let Some(dir) = &args.partial {
+        let spill_dir = args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
+        let merged = partial::merge_spilled(heads, spill_dir)?;
+        warn_split_ids(&merged.split_ids)?;
+        refuse_flags(args, &merged.manifest.command)?;
+        let rows = merged.write(dir)?;
+        writeln!(
+            std::io::stdout(),
+            "partial written to {}: {rows} trace(s) from {} of {} input file(s)",
+            dir.display(),
+            merged.manifest.files.len(),
+            merged.manifest.inputs_total
+        )?;
+        return Ok(ExitStatus::Pass);
+    }
+    match heads.first().map(|h| h.manifest.command.as_str()) {
+        Some("check") => return merge_check_spilled(args, raw_args, heads, started),
+        Some("baseline") => return merge_baseline_spilled(args, heads),
+        _ => {}
     }
     let mut parts = Vec::with_capacity(heads.len());
     for head in heads {
         parts.push((head.dir.clone(), head.into_partial()?));
     }
     let merged = partial::merge(&parts)?;
-    if !merged.split_ids.is_empty() {
-        writeln!(
-            std::io::stderr(),
-            "{}",
-            partial::split_ids_warning(&merged.split_ids)
-        )?;
-    }
+    warn_split_ids(&merged.split_ids)?;
     let partial = merged.partial;
     let command = partial.manifest.command.clone();
     refuse_flags(args, &command)?;
-    if let Some(dir) = &args.partial {
-        partial.write(dir)?;
-        let rows: usize = partial
-            .batches
-            .iter()
-            .map(crate::report::VerdictBatch::len)
-            .sum();
-        writeln!(
-            std::io::stdout(),
-            "partial written to {}: {rows} trace(s) from {} of {} input file(s)",
-            dir.display(),
-            partial.manifest.files.len(),
-            partial.manifest.inputs_total
-        )?;
-        return Ok(ExitStatus::Pass);
-    }
     // Outputs describe the whole run: every input file must be there.
     partial.require_complete()?;
     match command.as_str() {
@@ -87,12 +82,19 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
             };
             merge_check(args, raw_args, &partial.manifest, report, None, started)
         }
-        "baseline" => merge_baseline(args, &partial),
         "calibrate" => merge_calibrate(args, &partial),
         other => Err(CliError::Invalid(format!(
             "partials of an unknown command '{other}'"
         ))),
     }
+}
+
+/// Warns about trace ids read by more than one shard, when there are any.
+fn warn_split_ids(ids: &[String]) -> Result<(), CliError> {
+    if !ids.is_empty() {
+        writeln!(std::io::stderr(), "{}", partial::split_ids_warning(ids))?;
+    }
+    Ok(())
 }
 
 /// Refuses flags that the partials' command does not take.
@@ -125,15 +127,19 @@ fn refuse_flags(args: &MergeArgs, command: &str) -> Result<(), CliError> {
         ("--per-scenario", args.per_scenario, &["baseline"]),
         ("--labels", args.labels.is_some(), &["calibrate"]),
     ];
+    // A merged partial is made through a spill too, so it takes --spill-dir, whatever the command.
+    let spill_dir_flag = |flag: &str| args.partial.is_some() && flag == "--spill-dir";
     if args.partial.is_some()
-        && let Some((flag, _, _)) = flags.iter().find(|(_, given, _)| *given)
+        && let Some((flag, _, _)) = flags
+            .iter()
+            .find(|(flag, given, _)| *given && !spill_dir_flag(flag))
     {
         return Err(CliError::Invalid(format!(
             "{flag} cannot be used with --partial: a merged partial is written instead of the outputs"
         )));
     }
     for (flag, given, commands) in flags {
-        if given && !commands.contains(&command) {
+        if given && !commands.contains(&command) && !spill_dir_flag(flag) {
             return Err(CliError::Invalid(format!(
                 "{flag} does not apply to {command} partials"
             )));
@@ -152,17 +158,11 @@ fn merge_check_spilled(
 ) -> Result<ExitStatus, CliError> {
     let spill_dir = args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
     let merged = partial::merge_spilled(heads, spill_dir)?;
-    if !merged.split_ids.is_empty() {
-        writeln!(
-            std::io::stderr(),
-            "{}",
-            partial::split_ids_warning(&merged.split_ids)
-        )?;
-    }
+    warn_split_ids(&merged.split_ids)?;
     refuse_flags(args, &merged.manifest.command)?;
     merged.manifest.require_complete()?;
     let failing_steps = if args.outputs.html.is_some() {
-        merged.failing_steps
+        merged.failing_steps()
     } else {
         Vec::new()
     };
@@ -193,12 +193,18 @@ fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>
         redaction: manifest.redaction.clone(),
         batches,
         input_warnings: super::run::input_warnings(
-            entries.clone().map(|f| &f.warnings),
-            entries.clone().map(|f| &f.skipped),
+            entries
+                .clone()
+                .filter_map(|f| f.notes.as_deref())
+                .map(|n| &n.warnings),
+            entries
+                .clone()
+                .filter_map(|f| f.notes.as_deref())
+                .map(|n| &n.skipped),
         ),
         failing_steps: Vec::new(),
         skipped_input: entries.fold(Default::default(), |mut all, f| {
-            all.add(f.skipped_input);
+            all.add(f.skipped_input());
             all
         }),
     }
@@ -220,8 +226,8 @@ fn merge_check(
         .iter()
         .map(|f| audit::Input {
             role: "traces",
-            path: PathBuf::from(&f.path),
-            recorded: Some((f.path.clone(), f.sha256.clone())),
+            path: PathBuf::from(&*f.path),
+            recorded: Some((f.path.to_string(), f.sha256_hex())),
         })
         .collect();
     if let Some(band) = &outs.band {
@@ -298,8 +304,9 @@ fn gate_flags(args: &MergeArgs, raw_args: &[String]) -> String {
         .to_string()
 }
 
-fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, CliError> {
-    let outs = BaselineOutputs {
+/// `baseline`'s outputs as the flags of `merge` give them, for partials of `manifest`.
+fn baseline_outputs(args: &MergeArgs, manifest: &Manifest) -> Result<BaselineOutputs, CliError> {
+    Ok(BaselineOutputs {
         out: args
             .out
             .clone()
@@ -308,18 +315,81 @@ fn merge_baseline(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cli
         pass_k: args.outputs.pass_k,
         parquet: args.outputs.parquet.clone(),
         trust: super::check::read_trust(&args.outputs.trust)?,
-        agent_version: partial
-            .manifest
+        agent_version: manifest
             .settings
             .iter()
             .find(|s| s.name == crate::cli::run::AGENT_VERSION_SETTING)
             .map(|s| s.value.clone()),
-    };
+    })
+}
+
+/// A spill that cannot be read back while a band is built from it.
+impl From<SpillError> for CliError {
+    fn from(e: SpillError) -> CliError {
+        CliError::Partial(partial::PartialError::Spill(e))
+    }
+}
+
+/// `merge` of `baseline` partials: the verdicts go to a spill, partial by partial, and each run's
+/// rows are read back from it in turn (a run's files follow each other in input order), so one run's
+/// verdicts are held at a time, not every run's.
+fn merge_baseline_spilled(
+    args: &MergeArgs,
+    heads: Vec<PartialHead>,
+) -> Result<ExitStatus, CliError> {
+    let merged = partial::merge_spilled(heads, None)?;
+    warn_split_ids(&merged.split_ids)?;
+    let manifest = &merged.manifest;
+    refuse_flags(args, &manifest.command)?;
+    manifest.require_complete()?;
+    if manifest.files.windows(2).any(|w| w[0].run > w[1].run)
+        || manifest.files.iter().any(|f| f.run >= manifest.runs.len())
+    {
+        return Err(CliError::Invalid(
+            "baseline partials whose files do not follow their runs' order".into(),
+        ));
+    }
+    let outs = baseline_outputs(args, manifest)?;
     let mut runs = BandRuns::new(&outs);
-    for (r, run) in partial.manifest.runs.iter().enumerate() {
-        let started = Instant::now();
-        let batches = partial.rows_of(|file| file.run == r);
-        runs.add_run(run, report_of(&partial.manifest, batches, Some(r)), started)?;
+    let mut files = manifest.files.iter();
+    let mut file_left = 0;
+    let mut run = 0;
+    let mut rows: Vec<VerdictBatch> = Vec::new();
+    let mut started = Instant::now();
+    // Adds the run `run` with the rows gathered, and starts the next.
+    let mut next_run = |run: &mut usize, rows: &mut Vec<VerdictBatch>, started: &mut Instant| {
+        let batches = std::mem::take(rows);
+        runs.add_run(
+            &manifest.runs[*run],
+            report_of(manifest, batches, Some(*run)),
+            *started,
+        )?;
+        *run += 1;
+        *started = Instant::now();
+        Ok::<(), CliError>(())
+    };
+    merged.spilled.for_each_batch(|batch| {
+        let mut at = 0;
+        while at < batch.len() {
+            while file_left == 0 {
+                let file = files.next().ok_or_else(|| {
+                    CliError::Invalid("the partials hold more rows than they list".into())
+                })?;
+                while run < file.run {
+                    next_run(&mut run, &mut rows, &mut started)?;
+                }
+                file_left = file.rows;
+            }
+            let take = file_left.min(batch.len() - at);
+            let slice = batch.record_batch().slice(at, take);
+            rows.push(VerdictBatch::try_new(slice).map_err(SpillError::from)?);
+            at += take;
+            file_left -= take;
+        }
+        Ok::<(), CliError>(())
+    })?;
+    while run < manifest.runs.len() {
+        next_run(&mut run, &mut rows, &mut started)?;
     }
     runs.finish(&outs)
 }

@@ -251,7 +251,8 @@ pub struct SpilledFile {
 pub struct SpilledRun {
     /// The spill.
     pub verdicts: SpilledVerdicts,
-    /// Each file's batches, in input order, then the batch of the traces merged across files.
+    /// Each file's batches, in input order (an entry for every file, none for one that gave no
+    /// rows), then the batch of the traces merged across files.
     pub files: Vec<SpilledFile>,
 }
 
@@ -265,8 +266,21 @@ impl SpilledRun {
         &self,
         mut each: impl FnMut(&VerdictBatch) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.for_each_file_batch(|_, batch| each(batch))
+    }
+
+    /// Calls `each` with every batch and the place of its entry in [`SpilledRun::files`], in input
+    /// order, the dropped traces left out.
+    ///
+    /// # Errors
+    ///
+    /// The spill cannot be read back, or `each` failed.
+    pub fn for_each_file_batch<E: From<SpillError>>(
+        &self,
+        mut each: impl FnMut(usize, &VerdictBatch) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut reader = self.verdicts.reader()?;
-        for file in &self.files {
+        for (place, file) in self.files.iter().enumerate() {
             for &index in &file.batches {
                 let batch = reader.batch(index)?;
                 let dropped = match &file.dropped {
@@ -274,7 +288,7 @@ impl SpilledRun {
                         dropped
                     }
                     _ => {
-                        each(&batch)?;
+                        each(place, &batch)?;
                         continue;
                     }
                 };
@@ -284,7 +298,10 @@ impl SpilledRun {
                     .collect();
                 let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
                     .map_err(SpillError::from)?;
-                each(&VerdictBatch::try_new(kept).map_err(SpillError::from)?)?;
+                each(
+                    place,
+                    &VerdictBatch::try_new(kept).map_err(SpillError::from)?,
+                )?;
             }
         }
         Ok(())

@@ -404,11 +404,20 @@ fn check_partials_merged_through_a_spill_write_the_bytes_of_one_run() {
 
     let parts = shards(&dir, "check", &TRACES, &run_flags, 3);
     let level = dir.join("p31");
+    // A merged partial goes through a spill too, in --spill-dir when given.
     let out = faultgate(&args(
         &["merge"],
-        &[&parts[2], &parts[0], Path::new("--partial"), &level],
+        &[
+            &parts[2],
+            &parts[0],
+            Path::new("--partial"),
+            &level,
+            Path::new("--spill-dir"),
+            &spill,
+        ],
     ));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0);
     for (name, list) in [
         ("flat", vec![&parts[0], &parts[1], &parts[2]]),
         ("reversed", vec![&parts[2], &parts[1], &parts[0]]),

@@ -5,13 +5,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::inputs::Inputs;
-use super::produce::{FileNotes, Produced};
+use super::produce::Produced;
 use crate::cli::args::RunArgs;
 use crate::cli::selection::Resolved;
 use crate::cli::{CliError, ExitStatus};
 use crate::error::display_path;
-use crate::partial::{FileEntry, Manifest, OtherInput, Partial, Setting};
-use crate::report::{VerdictBatch, repro};
+use crate::partial::{FileEntry, FileEntryNotes, Manifest, OtherInput, PartialWriter, Setting};
+use crate::report::repro;
+use crate::report::steps::TraceSteps;
 
 /// The setting that records `--agent-version` (masked) in a partial.
 pub(crate) const AGENT_VERSION_SETTING: &str = "agent version";
@@ -67,7 +68,9 @@ pub(crate) fn settings_of(
         .collect())
 }
 
-/// Writes what a run produced as a partial into `dir`, with the input files' digests.
+/// Writes what a run produced as a partial into `dir`, with the input files' digests. The verdict
+/// table is streamed from the run's spill when it has one, a batch at a time; each file keeps its
+/// path and a few counters ([`FileEntry`]) until the manifest is written.
 pub(crate) fn write_partial(
     dir: &std::path::Path,
     manifest: Manifest,
@@ -75,56 +78,80 @@ pub(crate) fn write_partial(
     shard: usize,
 ) -> Result<ExitStatus, CliError> {
     use rayon::prelude::*;
-    let digests: Vec<Result<String, CliError>> = produced
-        .files
+    let Produced {
+        files,
+        batches,
+        spilled,
+        notes,
+        judge_usage,
+    } = produced;
+    // The first file that cannot be read fails the partial before anything is written.
+    let digests: Vec<[u8; 32]> = files
         .par_iter()
         .map(|f| {
-            crate::ingest::stream::sha256(&f.path).map_err(|source| CliError::Read {
+            let read = |source| CliError::Read {
                 path: display_path(&f.path),
                 source,
-            })
+            };
+            let hex = crate::ingest::stream::sha256(&f.path).map_err(read)?;
+            crate::partial::parse_sha256(&hex)
+                .ok_or_else(|| read(std::io::Error::other("not a SHA-256")))
         })
-        .collect();
+        .collect::<Result<_, CliError>>()?;
+    // Each file's rows; the traces merged across files go with the last file, where a run over all
+    // of them reports them.
+    let mut rows = vec![0usize; files.len()];
+    let last = files.len().saturating_sub(1);
+    let checks: Vec<&str> = manifest.checks.iter().map(String::as_str).collect();
+    let mut writer = PartialWriter::new(dir, crate::report::verdicts::schema(&checks))?;
+    let total = writer.verdicts(|sink| match &spilled {
+        Some(spilled) => spilled.for_each_file_batch(|file, batch| {
+            if let Some(count) = rows.get_mut(file.min(last)) {
+                *count += batch.len();
+            }
+            sink.push(batch)
+        }),
+        None => {
+            for (count, batch) in rows.iter_mut().zip(&batches) {
+                *count = batch.len();
+                sink.push(batch)?;
+            }
+            Ok::<(), crate::partial::PartialError>(())
+        }
+    })?;
+    drop(batches);
+    drop(spilled);
     let mut manifest = manifest;
-    manifest.judge_usage = produced.judge_usage;
-    let none = FileNotes::default();
-    for (((file, batch), sha), notes) in produced
-        .files
-        .iter()
-        .zip(&produced.batches)
-        .zip(digests)
-        .zip(&produced.notes)
-    {
-        let notes = notes.as_deref().unwrap_or(&none);
+    manifest.judge_usage = judge_usage;
+    manifest.files.reserve_exact(files.len());
+    let mut steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
+    for (((file, rows), sha), notes) in files.into_iter().zip(rows).zip(digests).zip(notes) {
+        let notes = notes.map(|n| *n).unwrap_or_default();
+        steps.push(notes.failing_steps);
         manifest.files.push(FileEntry {
-            warnings: notes.warnings.clone(),
-            skipped: notes.skipped.clone(),
-            skipped_input: notes.skipped_input,
             index: file.index,
             run: file.run,
             shard,
-            path: repro::display_path(&file.path).unwrap_or_else(|| display_path(&file.path)),
+            path: repro::display_path(&file.path)
+                .unwrap_or_else(|| display_path(&file.path))
+                .into_boxed_str(),
             bytes: file.bytes,
-            sha256: sha?,
-            rows: batch.len(),
+            sha256: Some(sha),
+            rows,
+            notes: FileEntryNotes {
+                warnings: notes.warnings,
+                skipped: notes.skipped,
+                skipped_input: notes.skipped_input,
+            }
+            .boxed(),
         });
     }
-    let rows: usize = produced.batches.iter().map(VerdictBatch::len).sum();
     let files = manifest.files.len();
-    let total = manifest.inputs_total;
-    let partial = Partial {
-        manifest,
-        batches: produced.batches,
-        steps: produced
-            .notes
-            .into_iter()
-            .map(|n| n.map(|n| n.failing_steps).unwrap_or_default())
-            .collect(),
-    };
-    partial.write(dir)?;
+    let inputs_total = manifest.inputs_total;
+    writer.finish(&manifest, &steps)?;
     writeln!(
         std::io::stdout(),
-        "partial written to {}: {rows} trace(s) from {files} of {total} input file(s)",
+        "partial written to {}: {total} trace(s) from {files} of {inputs_total} input file(s)",
         dir.display()
     )?;
     Ok(ExitStatus::Pass)

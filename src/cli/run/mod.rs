@@ -167,7 +167,8 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
     let Some(dir) = &args.partial else {
         return command.write_outputs(prepared, &run);
     };
-    let produced = run.produce(run.share())?;
+    // The verdicts are spilled and the partial's table written from the spill, a batch at a time.
+    let produced = run.produce_spilled(run.share(), None)?;
     let own = command.partial_settings(&prepared)?;
     let settings = manifest::settings_of(C::NAME, args, &resolved, &inputs, &own)?;
     let others = command.other_inputs()?;

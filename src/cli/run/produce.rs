@@ -188,7 +188,9 @@ pub(crate) fn produce(
                     }
                     .boxed(),
                 );
-                if spill.is_none() {
+                if spill.is_some() {
+                    spilled_files.push(SpilledFile::default());
+                } else {
                     batches.push(empty());
                 }
             }
@@ -201,7 +203,9 @@ pub(crate) fn produce(
                     }
                     .boxed(),
                 );
-                if spill.is_none() {
+                if spill.is_some() {
+                    spilled_files.push(SpilledFile::default());
+                } else {
                     batches.push(empty());
                 }
             }
