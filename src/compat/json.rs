@@ -27,6 +27,21 @@ pub(crate) fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, PyFormatter::PRETTY)
 }
 
+/// As [`to_pretty`], written to `out` as it is serialised.
+///
+/// # Errors
+///
+/// `out` fails, or `value`'s `Serialize` implementation does (an error it reports as a custom one).
+pub(crate) fn to_pretty_writer<T: Serialize + ?Sized>(
+    value: &T,
+    out: &mut dyn io::Write,
+) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, PyFormatter::PRETTY);
+    value.serialize(&mut serializer).map_err(io::Error::from)?;
+    io::Write::flush(&mut out)
+}
+
 /// `json.dumps(v, ensure_ascii=False)`: separators `, ` and `: `, keys in input order.
 pub(crate) fn dumps_spaced<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, PyFormatter::SPACED)

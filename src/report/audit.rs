@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Report;
-use super::format::{FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty};
+use super::format::{
+    FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty, to_pretty_writer,
+};
 use super::markdown::{overall_verdict, results_by_id};
 use super::repro::{PIP_INSTALL, TOOL, display_path};
 use super::spill::SpilledRun;
@@ -101,43 +103,20 @@ pub(crate) fn format_utc(secs: i64) -> String {
     )
 }
 
-/// verdict.json ([`VerdictJson`] gives its keys).
-///
-/// # Errors
-///
-/// An input file that can no longer be read for its digest.
-pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
+/// verdict.json ([`VerdictJson`] gives its keys), its inputs digested as they are written.
+fn verdict<'a>(audit: &'a Audit<'a>) -> VerdictJson<Digests<'a>> {
     let report = audit.report;
-    let mut inputs = Vec::with_capacity(audit.inputs.len());
-    for input in audit.inputs {
-        if let Some((shown, sha256)) = &input.recorded {
-            inputs.push(InputDigest {
-                role: input.role.to_string(),
-                path: shown.clone(),
-                sha256: sha256.clone(),
-            });
-            continue;
-        }
-        let shown = display_path(&input.path).unwrap_or_else(|| {
-            input
-                .path
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-        });
-        inputs.push(InputDigest {
-            role: input.role.to_string(),
-            path: shown,
-            sha256: crate::ingest::stream::sha256(&input.path)?,
-        });
-    }
-    Ok(VerdictJson {
+    VerdictJson {
         faultgate_version: env!("CARGO_PKG_VERSION").to_string(),
         created_utc: audit.created_utc.clone(),
         verdict: audit.verdict_word().to_string(),
         exit_code: audit.exit_code,
         command: audit.command.to_string(),
         install: PIP_INSTALL.to_string(),
-        inputs,
+        inputs: Digests {
+            inputs: audit.inputs,
+            failed: std::cell::RefCell::new(None),
+        },
         judge: report.judge.clone(),
         checks: report.check_names(),
         redaction: report.redaction.clone(),
@@ -152,7 +131,69 @@ pub(crate) fn verdict(audit: &Audit<'_>) -> std::io::Result<VerdictJson> {
             None => report.fired().into_iter().collect(),
         },
         gate: audit.gate.map(super::json::gate),
-    })
+    }
+}
+
+/// verdict.json's inputs, each file read for its SHA-256 as its entry is written.
+struct Digests<'a> {
+    inputs: &'a [Input],
+    /// The read that failed, given back to the caller as it was.
+    failed: std::cell::RefCell<Option<std::io::Error>>,
+}
+
+impl Digests<'_> {
+    fn digest(input: &Input) -> std::io::Result<InputDigest> {
+        if let Some((shown, sha256)) = &input.recorded {
+            return Ok(InputDigest {
+                role: input.role.to_string(),
+                path: shown.clone(),
+                sha256: sha256.clone(),
+            });
+        }
+        let shown = display_path(&input.path).unwrap_or_else(|| {
+            input
+                .path
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        });
+        Ok(InputDigest {
+            role: input.role.to_string(),
+            path: shown,
+            sha256: crate::ingest::stream::sha256(&input.path)?,
+        })
+    }
+}
+
+impl serde::Serialize for Digests<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut list = serializer.serialize_seq(Some(self.inputs.len()))?;
+        for input in self.inputs {
+            match Self::digest(input) {
+                Ok(entry) => list.serialize_element(&entry)?,
+                Err(e) => {
+                    let message = e.to_string();
+                    *self.failed.borrow_mut() = Some(e);
+                    return Err(S::Error::custom(message));
+                }
+            }
+        }
+        list.end()
+    }
+}
+
+/// Writes verdict.json to `out`.
+///
+/// # Errors
+///
+/// `out` fails, or an input can no longer be read for its digest (that read's error).
+fn write_verdict(out: &mut dyn std::io::Write, audit: &Audit<'_>) -> std::io::Result<()> {
+    let verdict = verdict(audit);
+    let written = to_pretty_writer(&verdict, out);
+    match verdict.inputs.failed.into_inner() {
+        Some(read) => Err(read),
+        None => written,
+    }
 }
 
 /// failing_traces.json ([`FailingTrace`] gives its keys): each failing trace with every reason,
@@ -237,10 +278,9 @@ pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> Stri
 ///
 /// A file that cannot be written, or an input that cannot be read for its digest.
 pub(crate) fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
-    let verdict = to_pretty(&verdict(audit)?);
     let script = repro_script(audit.verdict_word(), audit.exit_code, audit.command);
     let mut staged = StagedDir::new(dir)?;
-    staged.write("verdict.json", verdict.as_bytes())?;
+    staged.write_with("verdict.json", |out| write_verdict(out, audit))?;
     match audit.spilled {
         Some((spilled, _)) => staged.write_with("failing_traces.json", |out| {
             write_failing_spilled(out, audit.report, spilled)

@@ -25,6 +25,18 @@ pub fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     crate::compat::json::to_pretty(value)
 }
 
+/// As [`to_pretty`], written to `out` as it is serialised.
+///
+/// # Errors
+///
+/// `out` fails, or `value`'s `Serialize` implementation reports an error.
+pub fn to_pretty_writer<T: Serialize + ?Sized>(
+    value: &T,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    crate::compat::json::to_pretty_writer(value, out)
+}
+
 /// An object whose keys are data (check names, trace ids, measures), in insertion order.
 ///
 /// Built from pairs: a key given again replaces its value in the key's first place, as a JSON object
@@ -398,8 +410,11 @@ pub use crate::gate::band::{BandCleanRate, BandJson, BandPassKJson, Shaped};
 // ---------------------------------------------------------------------------------------------------
 
 /// verdict.json in the `--audit` folder: what a reviewer needs to trust the verdict later.
+///
+/// `I` is the list of inputs: the audit writes it as it digests each file, so a run over a million
+/// files holds no list of their digests ([`InputDigest`] is one entry).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VerdictJson {
+pub struct VerdictJson<I = Vec<InputDigest>> {
     /// Version of this tool (not 0.4.1's).
     pub faultgate_version: String,
     /// When the run finished, `YYYY-MM-DDTHH:MM:SSZ` in UTC; `SOURCE_DATE_EPOCH` pins it.
@@ -415,7 +430,7 @@ pub struct VerdictJson {
     pub install: String,
     /// Every input file: the trace files (a directory lists each file it holds), then band, policy,
     /// golden, outcomes, judge_checks and judge_replay when given.
-    pub inputs: Vec<InputDigest>,
+    pub inputs: I,
     /// Judge name of the run.
     pub judge: String,
     /// Active check names in selection order.
