@@ -199,7 +199,7 @@ fn signal(format: Format, path: &Path, bytes: &[u8]) -> Format {
         Format::OtlpProto
     } else if format == Format::Auto
         && !protobuf
-        && memchr::memmem::find(bytes, b"\"resourceLogs\"").is_some()
+        && scan::contains(bytes, b"\"resourceLogs\"")
     {
         Format::OtlpLogs
     } else {
