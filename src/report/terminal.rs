@@ -16,7 +16,10 @@ fn pad(text: &str, width: usize) -> String {
 /// Appends `text` and the spaces that fill it to `width` characters.
 fn push_padded(out: &mut String, text: &str, width: usize) {
     out.push_str(text);
-    out.extend(std::iter::repeat_n(' ', width.saturating_sub(text.chars().count())));
+    out.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(text.chars().count()),
+    ));
 }
 
 fn head(id: &str, n: usize) -> &str {
@@ -345,7 +348,18 @@ mod tests {
         // Repeats of a few values, then more distinct ones than are kept, then repeats of those.
         let mut values: Vec<(bool, f64)> = Vec::new();
         for round in 0..3 {
-            for &c in &[1.0, 0.5, 0.125, 0.005, 0.015, 2.0 / 3.0, -0.0, 0.0, f64::NAN, 1e9] {
+            for &c in &[
+                1.0,
+                0.5,
+                0.125,
+                0.005,
+                0.015,
+                2.0 / 3.0,
+                -0.0,
+                0.0,
+                f64::NAN,
+                1e9,
+            ] {
                 values.push((round % 2 == 0, c));
             }
         }
@@ -360,6 +374,9 @@ mod tests {
         }
         assert_eq!(copied, fresh);
         assert_eq!(cells.known.len(), Cells::KEPT);
-        assert!(fresh.contains("FAIL 0.12") && fresh.contains("ok   nan"), "{fresh}");
+        assert!(
+            fresh.contains("FAIL 0.12") && fresh.contains("ok   nan"),
+            "{fresh}"
+        );
     }
 }
