@@ -270,9 +270,11 @@ pub fn for_each_batch<R: Send>(
     let window = Window::new(ranges.len(), window);
     // The calling thread may be one of the pool's workers (a file read inside a parallel loop over
     // files): the helpers take the other workers, and the caller builds batches too whenever the next
-    // one to sink is not ready, so no thread waits while there is a batch to build.
-    let helpers = rayon::current_num_threads()
-        .saturating_sub(usize::from(rayon::current_thread_index().is_some()));
+    // one to sink is not ready, so no thread waits while there is a batch to build. A caller outside
+    // the pool builds none: `each` may hand work to the pool and wait for it, which a pool whose
+    // workers all wait for this caller to sink would never do.
+    let in_pool = rayon::current_thread_index().is_some();
+    let helpers = rayon::current_num_threads().saturating_sub(usize::from(in_pool));
     rayon::in_place_scope(|scope| {
         for _ in 0..helpers {
             scope.spawn(|_| {
@@ -282,7 +284,7 @@ pub fn for_each_batch<R: Send>(
             });
         }
         let outcome: Result<(), InputError> = (|| {
-            while let Some(ready) = window.next_to_sink(|b| build(&ranges[b])) {
+            while let Some(ready) = window.next_to_sink(in_pool.then_some(|b| build(&ranges[b]))) {
                 let (result, part) = ready?;
                 sink(result)?;
                 held.extend(part);
@@ -374,9 +376,9 @@ impl<R> Window<R> {
         self.changed.notify_all();
     }
 
-    /// The next batch's result in order, building batches with `build` while it is not ready and
-    /// there is one to build; `None` once every batch is sunk.
-    fn next_to_sink(&self, build: impl Fn(usize) -> Batch<R>) -> Option<Batch<R>> {
+    /// The next batch's result in order, building batches with `build` (when given) while it is not
+    /// ready and there is one to build; `None` once every batch is sunk.
+    fn next_to_sink(&self, build: Option<impl Fn(usize) -> Batch<R>>) -> Option<Batch<R>> {
         let mut state = self.lock();
         loop {
             if state.sunk >= self.total {
@@ -390,7 +392,10 @@ impl<R> Window<R> {
                 self.changed.notify_all();
                 return ready;
             }
-            if state.next < self.total && state.next < state.sunk + self.size {
+            if let Some(build) = &build
+                && state.next < self.total
+                && state.next < state.sunk + self.size
+            {
                 let b = Self::take(&mut state);
                 drop(state);
                 let result = build(b);
@@ -417,6 +422,7 @@ mod tests {
     use crate::ingest::Format;
     use crate::table::TableOptions;
     use crate::table::schema::{STEP_RESULT, TRACE_ID, TRACE_PROMPT};
+    use rayon::prelude::*;
 
     /// Trace ids, prompts and step results of every batch, in the order the sink received them.
     fn read_in_batches(bytes: &[u8], options: &ReadOptions, threads: usize) -> Vec<String> {
@@ -549,6 +555,10 @@ mod tests {
         let alive = std::sync::atomic::AtomicUsize::new(0);
         let most = std::sync::atomic::AtomicUsize::new(0);
         let each = |_: TraceBatch| {
+            // As the checks do: work handed to the pool, waited for. A caller outside the pool that
+            // did this while every worker waited for it to sink would wait forever.
+            let handed: usize = (0..64).into_par_iter().map(|i| i % 2).sum();
+            assert_eq!(handed, 32);
             let now = alive.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
             LAST_APPENDED.with(std::cell::Cell::get)
