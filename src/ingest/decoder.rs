@@ -283,8 +283,10 @@ pub fn for_each_batch<R: Send>(
                 }
             });
         }
+        let build_here = |b: usize| build(&ranges[b]);
+        let build_here = in_pool.then_some(&build_here);
         let outcome: Result<(), InputError> = (|| {
-            while let Some(ready) = window.next_to_sink(in_pool.then_some(|b| build(&ranges[b]))) {
+            while let Some(ready) = window.next_to_sink(build_here) {
                 let (result, part) = ready?;
                 sink(result)?;
                 held.extend(part);
@@ -378,7 +380,7 @@ impl<R> Window<R> {
 
     /// The next batch's result in order, building batches with `build` (when given) while it is not
     /// ready and there is one to build; `None` once every batch is sunk.
-    fn next_to_sink(&self, build: Option<impl Fn(usize) -> Batch<R>>) -> Option<Batch<R>> {
+    fn next_to_sink(&self, build: Option<&impl Fn(usize) -> Batch<R>>) -> Option<Batch<R>> {
         let mut state = self.lock();
         loop {
             if state.sunk >= self.total {
@@ -392,7 +394,7 @@ impl<R> Window<R> {
                 self.changed.notify_all();
                 return ready;
             }
-            if let Some(build) = &build
+            if let Some(build) = build
                 && state.next < self.total
                 && state.next < state.sunk + self.size
             {
