@@ -278,6 +278,7 @@ pub fn for_each_batch<R: Send>(
     rayon::in_place_scope(|scope| {
         for _ in 0..helpers {
             scope.spawn(|_| {
+                let _stop = StopOnPanic(&window);
                 while let Some(b) = window.next_to_build() {
                     window.built(b, build(&ranges[b]));
                 }
@@ -285,11 +286,13 @@ pub fn for_each_batch<R: Send>(
         }
         let build_here = |b: usize| build(&ranges[b]);
         let build_here = in_pool.then_some(&build_here);
+        let _stop = StopOnPanic(&window);
         let outcome: Result<(), InputError> = (|| {
             while let Some(ready) = window.next_to_sink(build_here) {
                 let (result, part) = ready?;
                 sink(result)?;
                 held.extend(part);
+                window.sunk();
             }
             Ok(())
         })();
@@ -298,6 +301,18 @@ pub fn for_each_batch<R: Send>(
         outcome
     })?;
     Ok(held)
+}
+
+/// Stops the window when the thread unwinds from a panic, so that no other thread waits for a batch
+/// that will never come and the scope can raise the panic.
+struct StopOnPanic<'w, R>(&'w Window<R>);
+
+impl<R> Drop for StopOnPanic<'_, R> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop();
+        }
+    }
 }
 
 /// A batch's result and the traces it held whole.
@@ -317,7 +332,11 @@ struct Window<R> {
 struct WindowState<R> {
     /// The next batch to hand to a builder.
     next: usize,
-    /// The next batch to sink; results of `sunk..next` wait here, `None` while being built.
+    /// The next batch to hand to the sink; results of `handed..next` wait here, `None` while being
+    /// built.
+    handed: usize,
+    /// Batches the sink is done with: the window's room is counted from here, so a result being sunk
+    /// still takes its place.
     sunk: usize,
     waiting: std::collections::VecDeque<Option<Batch<R>>>,
     stopped: bool,
@@ -328,6 +347,7 @@ impl<R> Window<R> {
         Window {
             state: std::sync::Mutex::new(WindowState {
                 next: 0,
+                handed: 0,
                 sunk: 0,
                 waiting: std::collections::VecDeque::with_capacity(size),
                 stopped: false,
@@ -372,7 +392,7 @@ impl<R> Window<R> {
 
     fn built(&self, b: usize, result: Batch<R>) {
         let mut state = self.lock();
-        let at = b - state.sunk;
+        let at = b - state.handed;
         state.waiting[at] = Some(result);
         drop(state);
         self.changed.notify_all();
@@ -383,16 +403,13 @@ impl<R> Window<R> {
     fn next_to_sink(&self, build: Option<&impl Fn(usize) -> Batch<R>>) -> Option<Batch<R>> {
         let mut state = self.lock();
         loop {
-            if state.sunk >= self.total {
+            // Stopped here only by a helper's panic, which the scope then raises again.
+            if state.handed >= self.total || state.stopped {
                 return None;
             }
             if let Some(Some(_)) = state.waiting.front() {
-                let ready = state.waiting.pop_front().flatten();
-                state.sunk += 1;
-                drop(state);
-                // A batch's room in the window is free again.
-                self.changed.notify_all();
-                return ready;
+                state.handed += 1;
+                return state.waiting.pop_front().flatten();
             }
             if let Some(build) = build
                 && state.next < self.total
@@ -410,6 +427,12 @@ impl<R> Window<R> {
                 .wait(state)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
+    }
+
+    /// The sink is done with the batch [`Window::next_to_sink`] gave last: its room is free again.
+    fn sunk(&self) {
+        self.lock().sunk += 1;
+        self.changed.notify_all();
     }
 
     fn stop(&self) {
