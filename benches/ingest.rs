@@ -10,7 +10,9 @@
 //!
 //! The export is a seeded shuffle of copies of the traces in `examples/gate/*.json`, each copy with fresh
 //! trace and span ids, laid out like the examples (one export, indent 1). `FG_BENCH_MB` sets its size
-//! (default 50) and `FG_BENCH_SEED` the seed (default 0).
+//! (default 50) and `FG_BENCH_SEED` the seed (default 0). `FG_BENCH_LINES=1` lays the same traces out
+//! as compact JSON lines, one export per trace, as the Collector writes them: the scan then cuts its
+//! blocks between lines and walks them in parallel.
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -38,10 +40,16 @@ fn main() {
 
     let settings = default_settings();
     let templates = load_templates(&settings);
-    let export = generate(&templates, target_mb * 1_000_000, seed);
+    let lines = env_usize("FG_BENCH_LINES", 0) == 1;
+    let export = generate(&templates, target_mb * 1_000_000, seed, lines);
     let mb = export.bytes.len() as f64 / 1e6;
     println!(
-        "ingest bench: {mb:.1} MB, {} traces, {} spans, {} failing (seed {seed}; median of {runs} runs; {} threads)",
+        "ingest bench: {mb:.1} MB {}, {} traces, {} spans, {} failing (seed {seed}; median of {runs} runs; {} threads)",
+        if lines {
+            "of compact JSON lines, a trace a line"
+        } else {
+            "in one export"
+        },
         export.traces,
         export.spans,
         export.failing,
@@ -295,13 +303,20 @@ struct Export {
 }
 
 /// Copies templates in seeded, shuffled rounds until the export reaches `target` bytes.
-fn generate(templates: &Templates, target: usize, seed: u64) -> Export {
+fn generate(templates: &Templates, target: usize, seed: u64, lines: bool) -> Export {
     let mut rng = SplitMix64(seed ^ 0x6661_756c_7467_6174);
     let frame = serde_json::json!({"resourceSpans": [{
         "resource": templates.resource,
         "scopeSpans": [{"scope": templates.scope, "spans": [SPANS_SLOT]}],
     }]});
-    let framed = pretty(&frame);
+    let layout = |value: &Value| {
+        if lines {
+            serde_json::to_vec(value).expect("JSON value serialises")
+        } else {
+            pretty(value)
+        }
+    };
+    let framed = layout(&frame);
     let slot = format!("\"{SPANS_SLOT}\"");
     let at = framed
         .windows(slot.len())
@@ -310,7 +325,9 @@ fn generate(templates: &Templates, target: usize, seed: u64) -> Export {
     let (head, tail) = (&framed[..at], &framed[at + slot.len()..]);
 
     let mut bytes = Vec::with_capacity(target + target / 8);
-    bytes.extend_from_slice(head);
+    if !lines {
+        bytes.extend_from_slice(head);
+    }
     let mut export = Export {
         bytes: Vec::new(),
         traces: 0,
@@ -333,7 +350,10 @@ fn generate(templates: &Templates, target: usize, seed: u64) -> Export {
                     .or_insert_with(|| format!("{:016x}", rng.next()))
                     .clone()
             };
-            for span in &template.spans {
+            if lines {
+                bytes.extend_from_slice(head);
+            }
+            for (s, span) in template.spans.iter().enumerate() {
                 let mut span = span.clone();
                 let obj = span.as_object_mut().expect("span is an object");
                 obj.insert("traceId".into(), Value::String(trace_id.clone()));
@@ -345,18 +365,26 @@ fn generate(templates: &Templates, target: usize, seed: u64) -> Export {
                         obj.insert(key.into(), Value::String(new));
                     }
                 }
-                if export.spans > 0 {
+                if lines && s > 0 {
+                    bytes.push(b',');
+                } else if !lines && export.spans > 0 {
                     bytes.extend_from_slice(b",\n");
                 }
-                bytes.extend_from_slice(&pretty(&span));
+                bytes.extend_from_slice(&layout(&span));
                 export.spans += 1;
+            }
+            if lines {
+                bytes.extend_from_slice(tail);
+                bytes.push(b'\n');
             }
             export.traces += 1;
             export.failing += usize::from(template.failing);
         }
     }
-    bytes.extend_from_slice(tail);
-    bytes.write_all(b"\n").expect("writing to a Vec");
+    if !lines {
+        bytes.extend_from_slice(tail);
+        bytes.write_all(b"\n").expect("writing to a Vec");
+    }
     export.bytes = bytes;
     export
 }

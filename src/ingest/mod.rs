@@ -197,10 +197,7 @@ fn signal(format: Format, path: &Path, bytes: &[u8]) -> Format {
     let protobuf = formats::otlp_proto::named(path);
     if format == Format::OtlpLogs && protobuf {
         Format::OtlpProto
-    } else if format == Format::Auto
-        && !protobuf
-        && memchr::memmem::find(bytes, b"\"resourceLogs\"").is_some()
-    {
+    } else if format == Format::Auto && !protobuf && scan::contains(bytes, b"\"resourceLogs\"") {
         Format::OtlpLogs
     } else {
         format

@@ -261,6 +261,31 @@ pub fn locate_spans(bytes: &[u8]) -> Option<SpanList> {
     locate_spans_in_blocks(bytes, BLOCK)
 }
 
+/// Whether `needle` occurs anywhere in `bytes`, searched by the threads a block each: asked of whole
+/// files to choose their reader, where one thread's search of a large file held up the run.
+pub(crate) fn contains(bytes: &[u8], needle: &[u8]) -> bool {
+    contains_in_blocks(bytes, needle, SEARCH_BLOCK)
+}
+
+/// Bytes per block of [`contains`]: a search this long costs far more than handing it to a thread.
+const SEARCH_BLOCK: usize = 8 << 20;
+
+fn contains_in_blocks(bytes: &[u8], needle: &[u8], block: usize) -> bool {
+    let finder = memchr::memmem::Finder::new(needle);
+    let block = block.max(1);
+    if bytes.len() <= block {
+        return finder.find(bytes).is_some();
+    }
+    // Each block reaches past its end by all but one byte of the needle, so one that straddles two
+    // blocks is whole in the first.
+    let overlap = needle.len().saturating_sub(1);
+    (0..bytes.len().div_ceil(block)).into_par_iter().any(|b| {
+        let from = b * block;
+        let to = (from + block + overlap).min(bytes.len());
+        finder.find(&bytes[from..to]).is_some()
+    })
+}
+
 /// Bytes per block of the parallel passes: large enough that a block's work dwarfs its scheduling and its
 /// boundary handling, small enough to spread a file over the threads and to stay in cache.
 const BLOCK: usize = 1 << 20;
@@ -268,11 +293,19 @@ const BLOCK: usize = 1 << 20;
 /// The scan with blocks of `block` bytes (tests use tiny blocks so that boundaries fall everywhere).
 fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<SpanList> {
     let span_depth = span_depth(bytes);
-    let blocks: Vec<BlockRuns> = worker_blocks(bytes, block)
+    let (ranges, lines) = worker_blocks(bytes, block);
+    let blocks: Vec<BlockRuns> = ranges
         .par_iter()
         .map(|&(from, to, start)| runs_in_block(bytes, from, to, start, span_depth))
         .collect();
-    walk(bytes, blocks)
+    if !lines || blocks.len() < 2 {
+        return walk(bytes, blocks);
+    }
+    let ranges: Vec<(usize, usize)> = ranges.iter().map(|&(from, to, _)| (from, to)).collect();
+    match walk_lines(bytes, &ranges, blocks) {
+        Ok(list) => list,
+        Err(blocks) => walk(bytes, blocks),
+    }
 }
 
 /// The workers' blocks, `from..to` with the state at `from`, covering the bytes in order.
@@ -282,7 +315,8 @@ fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<SpanList> {
 /// needed: blocks are cut after the first newline past each `block` bytes. Whether the lines are whole
 /// documents is judged from the first line alone; a wrong judgement only sends the workers astray (the
 /// walk checks every run it takes), costing speed, not correctness.
-fn worker_blocks(bytes: &[u8], block: usize) -> Vec<(usize, usize, BlockStart)> {
+/// The second answer is whether the blocks were cut between lines.
+fn worker_blocks(bytes: &[u8], block: usize) -> (Vec<(usize, usize, BlockStart)>, bool) {
     let block = block.max(1);
     if lines_are_documents(bytes, block) {
         let mut blocks = Vec::with_capacity(bytes.len() / block + 1);
@@ -299,13 +333,14 @@ fn worker_blocks(bytes: &[u8], block: usize) -> Vec<(usize, usize, BlockStart)> 
             blocks.push((from, to, start));
             from = to;
         }
-        return blocks;
+        return (blocks, true);
     }
-    block_starts(bytes, block)
+    let blocks = block_starts(bytes, block)
         .into_iter()
         .enumerate()
         .map(|(b, start)| (b * block, ((b + 1) * block).min(bytes.len()), start))
-        .collect()
+        .collect();
+    (blocks, false)
 }
 
 /// The first line ends within the first block, is a balanced document outside any string, and
@@ -875,11 +910,118 @@ fn walk(bytes: &[u8], blocks: Vec<BlockRuns>) -> Option<SpanList> {
         list.lists.push(block.spans);
     }
     // Runs start in the blocks they were read in, so block by block they come in file order.
-    let mut runs = runs
+    let runs = runs
         .into_iter()
         .enumerate()
-        .flat_map(|(b, runs)| runs.into_iter().map(move |run| (b as u32, run)))
-        .peekable();
+        .flat_map(|(b, runs)| runs.into_iter().map(move |run| (b as u32, run)));
+    let end = walk_part(bytes, 0, bytes.len(), runs, &mut list)?;
+    (end.stack_empty && end.saw_export).then_some(list)
+}
+
+/// The walk of JSON lines, a block at a time on the threads. Blocks cut between lines (`ranges`) start
+/// where the serial walk, if every line is a whole document, is at depth 0 with nothing to capture (at
+/// depth 0 the walk accepts nothing but the next document, which resets the capture); so each block is
+/// walked from there by the same rules, and its spans come after the previous block's. Gives the blocks
+/// back when a block's walk fails or does not end at depth 0 exactly at its end (a line was not one
+/// document): the serial walk then decides.
+fn walk_lines(
+    bytes: &[u8],
+    ranges: &[(usize, usize)],
+    blocks: Vec<BlockRuns>,
+) -> Result<Option<SpanList>, Vec<BlockRuns>> {
+    let parts: Vec<Option<(Pieces, WalkEnd)>> = blocks
+        .par_iter()
+        .zip(ranges)
+        .enumerate()
+        .map(|(b, (block, &(from, to)))| {
+            let runs = block.runs.iter().map(|run| (b as u32, run.clone()));
+            let mut pieces = Pieces::default();
+            let end = walk_part(bytes, from, to, runs, &mut pieces)?;
+            (end.stack_empty && end.at == to).then_some((pieces, end))
+        })
+        .collect();
+    if parts.iter().any(Option::is_none) {
+        return Err(blocks);
+    }
+    let mut list = SpanList::default();
+    list.lists.reserve_exact(blocks.len());
+    list.lists
+        .extend(blocks.into_iter().map(|block| block.spans));
+    let mut saw_export = false;
+    for (pieces, end) in parts.into_iter().flatten() {
+        saw_export |= end.saw_export;
+        for piece in pieces.0 {
+            match piece {
+                Piece::Run(b, range) => list.take(b, range),
+                Piece::Own(mut spans) => list.take_own(&mut spans),
+            }
+        }
+    }
+    Ok(saw_export.then_some(list))
+}
+
+/// Where spans found by a walk go, in file order: a range of a worker's list, or spans the walk read
+/// itself.
+trait TakeSpans {
+    fn take(&mut self, list: u32, range: std::ops::Range<u32>);
+    fn take_own(&mut self, spans: &mut Vec<SpanSlice>);
+}
+
+impl TakeSpans for SpanList {
+    fn take(&mut self, list: u32, range: std::ops::Range<u32>) {
+        SpanList::take(self, list, range);
+    }
+
+    fn take_own(&mut self, spans: &mut Vec<SpanSlice>) {
+        SpanList::take_own(self, spans);
+    }
+}
+
+/// What the walk of one block took, in order, to be put in the file's list once every block is walked.
+#[derive(Default)]
+struct Pieces(Vec<Piece>);
+
+enum Piece {
+    Run(u32, std::ops::Range<u32>),
+    Own(Vec<SpanSlice>),
+}
+
+impl TakeSpans for Pieces {
+    fn take(&mut self, list: u32, range: std::ops::Range<u32>) {
+        // Consecutive runs of a block make one piece, as in the list itself.
+        match self.0.last_mut() {
+            Some(Piece::Run(last, taken)) if *last == list && taken.end == range.start => {
+                taken.end = range.end;
+            }
+            _ => self.0.push(Piece::Run(list, range)),
+        }
+    }
+
+    fn take_own(&mut self, spans: &mut Vec<SpanSlice>) {
+        if !spans.is_empty() {
+            self.0.push(Piece::Own(std::mem::take(spans)));
+        }
+    }
+}
+
+/// The state a walk ended in.
+struct WalkEnd {
+    /// Where it stopped: its end, or past it when a string, value or run it met there ran on.
+    at: usize,
+    stack_empty: bool,
+    saw_export: bool,
+}
+
+/// The walk's state machine over `from..to`, starting at depth 0 (`runs`: the workers' runs that start
+/// there, in file order); `None` when it rejects the structure.
+fn walk_part(
+    bytes: &[u8],
+    from: usize,
+    to: usize,
+    runs: impl Iterator<Item = (u32, Run)>,
+    list: &mut impl TakeSpans,
+) -> Option<WalkEnd> {
+    let mut runs = runs.peekable();
     // The spans the walk finds itself, between the runs it takes.
     let mut spans = Vec::new();
     let mut stack: Vec<Frame> = Vec::with_capacity(32);
@@ -887,9 +1029,9 @@ fn walk(bytes: &[u8], blocks: Vec<BlockRuns>) -> Option<SpanList> {
     let mut trace_id: Option<(usize, usize)> = None;
     let mut start_ns: i64 = 0;
     let mut saw_export = false;
-    let mut i = 0;
+    let mut i = from;
     let n = bytes.len();
-    while i < n {
+    while i < to {
         let b = bytes[i];
         match b {
             b' ' | b'\n' | b'\r' | b'\t' => {
@@ -1032,7 +1174,11 @@ fn walk(bytes: &[u8], blocks: Vec<BlockRuns>) -> Option<SpanList> {
         }
     }
     list.take_own(&mut spans);
-    (stack.is_empty() && saw_export).then_some(list)
+    Some(WalkEnd {
+        at: i,
+        stack_empty: stack.is_empty(),
+        saw_export,
+    })
 }
 
 /// The role of elements of an array with `role` (objects: the role before any key is read).
@@ -1139,6 +1285,30 @@ pub(crate) fn small_traces_as_lines(traces: usize, spans_per_trace: usize) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_needle_is_found_wherever_it_falls_across_the_blocks() {
+        let needle = b"\"resourceLogs\"";
+        for at in 0..40 {
+            let mut bytes = vec![b'x'; 60];
+            bytes[at..at + needle.len()].copy_from_slice(needle);
+            for block in [1, 2, 5, 7, 13, 64] {
+                assert!(
+                    contains_in_blocks(&bytes, needle, block),
+                    "at {at}, blocks of {block}"
+                );
+            }
+            // One byte short of the needle is found nowhere.
+            bytes[at + needle.len() - 1] = b'x';
+            for block in [1, 2, 5, 7, 13, 64] {
+                assert!(
+                    !contains_in_blocks(&bytes, needle, block),
+                    "at {at}, blocks of {block}"
+                );
+            }
+        }
+        assert!(!contains_in_blocks(b"", needle, 4));
+    }
 
     fn ids(bytes: &[u8]) -> Vec<(String, i64, String)> {
         locate_spans(bytes)
@@ -1645,6 +1815,7 @@ mod tests {
     fn parallel(bytes: &[u8], block: usize) -> (Option<Vec<SpanSlice>>, usize) {
         let depth = span_depth(bytes);
         let from_runs = worker_blocks(bytes, block)
+            .0
             .into_iter()
             .map(|(from, to, s)| {
                 let runs = runs_in_block(bytes, from, to, s, depth);
@@ -1793,7 +1964,8 @@ mod tests {
         let first_line = bytes.iter().position(|&b| b == b'\n').unwrap();
         for block in [first_line + 1, first_line + 500, 3 * first_line, 1 << 20] {
             assert!(lines_are_documents(bytes, block), "block {block}");
-            let blocks = worker_blocks(bytes, block);
+            let (blocks, cut_between_lines) = worker_blocks(bytes, block);
+            assert!(cut_between_lines);
             // Blocks end just after a newline and cover the file in order.
             assert_eq!(blocks[0].0, 0);
             assert_eq!(blocks.last().unwrap().1, bytes.len());
@@ -1804,6 +1976,19 @@ mod tests {
             let (found, from_runs) = parallel(bytes, block);
             assert_eq!(found.as_ref(), Some(&expected), "block {block}");
             assert_eq!(from_runs, expected.len(), "block {block}");
+            // The blocks were walked on their own, not by the serial walk after a refusal.
+            let depth = span_depth(bytes);
+            let ranges: Vec<(usize, usize)> = blocks.iter().map(|&(f, t, _)| (f, t)).collect();
+            let runs = blocks
+                .iter()
+                .map(|&(f, t, s)| runs_in_block(bytes, f, t, s, depth))
+                .collect();
+            let walked = walk_lines(bytes, &ranges, runs).ok().flatten();
+            assert_eq!(
+                walked.map(|list| list.flat(bytes)).as_ref(),
+                Some(&expected),
+                "block {block}"
+            );
         }
         // A pretty export's first line is no whole document: its blocks come from the stage-1 pass.
         let pretty = b"{\n \"resourceSpans\": []\n}\n";
@@ -1880,5 +2065,41 @@ mod tests {
             }
         }
         assert!(rejected > 1500, "{rejected} rejected");
+    }
+
+    /// Many lines with one edit: the blocks after the edit are walked on their own, those around it
+    /// may not end between documents, and the result must be the serial walk's all the same.
+    #[test]
+    fn parallel_walk_of_lines_matches_the_serial_scan_on_broken_lines() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut l = Layout {
+            pretty: false,
+            depth: 0,
+        };
+        let (mut rejected, mut taken) = (0, 0);
+        for _ in 0..150 {
+            let mut lines = String::new();
+            for _ in 0..12 {
+                export(&mut rng, &mut l, &mut lines);
+                lines.push('\n');
+            }
+            let bad = broken(&mut rng, &lines);
+            let expected = serial_reference(&bad);
+            rejected += usize::from(expected.is_none());
+            taken += usize::from(expected.is_some());
+            let first_line = bad.iter().position(|&b| b == b'\n').unwrap_or(bad.len());
+            for block in [1, first_line / 2 + 1, 3 * first_line + 1] {
+                assert_eq!(
+                    locate_spans_in_blocks(&bad, block).map(|list| list.flat(&bad)),
+                    expected,
+                    "block {block}:\n{}",
+                    String::from_utf8_lossy(&bad)
+                );
+            }
+        }
+        assert!(
+            rejected > 20 && taken > 20,
+            "{rejected} rejected, {taken} taken"
+        );
     }
 }

@@ -8,10 +8,18 @@ use super::{Report, VerdictBatch};
 use crate::compat::fmt::push_fixed;
 
 fn pad(text: &str, width: usize) -> String {
-    let len = text.chars().count();
-    let mut out = String::from(text);
-    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+    let mut out = String::new();
+    push_padded(&mut out, text, width);
     out
+}
+
+/// Appends `text` and the spaces that fill it to `width` characters.
+fn push_padded(out: &mut String, text: &str, width: usize) {
+    out.push_str(text);
+    out.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(text.chars().count()),
+    ));
 }
 
 fn head(id: &str, n: usize) -> &str {
@@ -49,16 +57,17 @@ pub(crate) fn table(report: &Report, rows: TableRows) -> String {
     };
     let shown = |id: &str| rows == TableRows::All || failed.contains(id);
     let line = |out: &mut String, id: &str| {
-        out.push_str(&pad(head(id, 12), width));
+        push_padded(out, head(id, 12), width);
         out.push_str("  ");
     };
+    let mut cells_of = Cells::default();
     if ids.len() == report.row_count() {
         // Every id has one row, in report order: rows are written as they come.
         for result in report.rows().filter(|r| shown(r.trace_id())) {
             line(&mut out, result.trace_id());
             let mut first = true;
             for v in result.verdicts() {
-                push_cell(&mut out, &mut first, v.detected, v.confidence);
+                cells_of.push(&mut out, &mut first, v.detected, v.confidence);
             }
             out.push('\n');
         }
@@ -70,7 +79,7 @@ pub(crate) fn table(report: &Report, rows: TableRows) -> String {
         let (row, started) = cells.entry(result.trace_id()).or_default();
         for v in result.verdicts() {
             let mut first = !*started;
-            push_cell(row, &mut first, v.detected, v.confidence);
+            cells_of.push(row, &mut first, v.detected, v.confidence);
             *started = true;
         }
     }
@@ -215,17 +224,18 @@ pub(crate) fn write_spilled_table(
         .then(|| super::colour::RowColour::of_header(header.lines().next().unwrap_or_default()));
     let mut text = String::new();
     let mut coloured = String::new();
+    let mut cells = Cells::default();
     spilled.for_each_batch(|batch| {
         text.clear();
         for row in batch
             .rows()
             .filter(|r| rows == TableRows::All || r.failed())
         {
-            text.push_str(&pad(head(row.trace_id(), 12), width));
+            push_padded(&mut text, head(row.trace_id(), 12), width);
             text.push_str("  ");
             let mut first = true;
             for v in row.verdicts() {
-                push_cell(&mut text, &mut first, v.detected, v.confidence);
+                cells.push(&mut text, &mut first, v.detected, v.confidence);
             }
             text.push('\n');
         }
@@ -252,6 +262,43 @@ fn push_cell(out: &mut String, first: &mut bool, detected: bool, confidence: f64
     // Every byte of the cell is ASCII, so bytes count its columns.
     let width = out.len() - start;
     out.extend(std::iter::repeat_n(' ', 16usize.saturating_sub(width)));
+}
+
+/// The cells a table has written so far, by verdict and confidence bits, copied instead of formatted
+/// again: the checks give few distinct confidences, and exact formatting of each cost more than the
+/// rest of a row.
+#[derive(Default)]
+struct Cells {
+    known: Vec<(bool, u64, String)>,
+}
+
+impl Cells {
+    /// Beyond this many distinct cells, new ones are formatted each time (a lookup in a longer list
+    /// would cost about as much).
+    const KEPT: usize = 32;
+
+    /// [`push_cell`], from the cell written before for the same verdict and confidence when there is
+    /// one.
+    fn push(&mut self, out: &mut String, first: &mut bool, detected: bool, confidence: f64) {
+        if !std::mem::take(first) {
+            out.push_str("  ");
+        }
+        let bits = confidence.to_bits();
+        if let Some((_, _, cell)) = self
+            .known
+            .iter()
+            .find(|(d, b, _)| *d == detected && *b == bits)
+        {
+            out.push_str(cell);
+            return;
+        }
+        let mut cell = String::with_capacity(16);
+        push_cell(&mut cell, &mut true, detected, confidence);
+        out.push_str(&cell);
+        if self.known.len() < Self::KEPT {
+            self.known.push((detected, bits, cell));
+        }
+    }
 }
 
 /// `<failed>/<total> traces failed · name=count, … · judge <judge>`, without the elapsed time.
@@ -290,4 +337,46 @@ pub(crate) fn summary_of(
         "{failed}/{traces} traces failed · {fired} · judge {}{skipped}",
         report.judge
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_copied_from_earlier_ones_are_the_cells_formatted_afresh() {
+        // Repeats of a few values, then more distinct ones than are kept, then repeats of those.
+        let mut values: Vec<(bool, f64)> = Vec::new();
+        for round in 0..3 {
+            for &c in &[
+                1.0,
+                0.5,
+                0.125,
+                0.005,
+                0.015,
+                2.0 / 3.0,
+                -0.0,
+                0.0,
+                f64::NAN,
+                1e9,
+            ] {
+                values.push((round % 2 == 0, c));
+            }
+        }
+        values.extend((0..100).map(|i| (i % 3 == 0, f64::from(i) / 7.0)));
+        values.extend((0..100).map(|i| (i % 3 == 0, f64::from(i) / 7.0)));
+        let (mut fresh, mut copied) = (String::new(), String::new());
+        let mut cells = Cells::default();
+        for (i, &(detected, confidence)) in values.iter().enumerate() {
+            let first = i % 6 == 0;
+            push_cell(&mut fresh, &mut { first }, detected, confidence);
+            cells.push(&mut copied, &mut { first }, detected, confidence);
+        }
+        assert_eq!(copied, fresh);
+        assert_eq!(cells.known.len(), Cells::KEPT);
+        assert!(
+            fresh.contains("FAIL 0.12") && fresh.contains("ok   nan"),
+            "{fresh}"
+        );
+    }
 }

@@ -58,7 +58,7 @@ impl Decoder for OpenInference {
     /// (plain OTLP's fast path, asked next, takes the others), and no fast path takes such a file when
     /// the scan does not.
     fn fast<'b>(&self, _: &Path, bytes: &'b [u8], options: &ReadOptions) -> Fast<'b> {
-        let marked = || memchr::memmem::find(bytes, b"\"openinference.span.kind\"").is_some();
+        let marked = || crate::ingest::scan::contains(bytes, b"\"openinference.span.kind\"");
         if options.format == Format::Auto && !marked() {
             return Fast::Pass;
         }
