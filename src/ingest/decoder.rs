@@ -7,15 +7,16 @@
 //! fast path ([`Decoder::fast`]) that indexes a file without parsing it as whole documents. The formats
 //! themselves are declared in one list, `formats!` in `formats/mod.rs`.
 //!
-//! [`for_each_batch`] cuts a file's traces into batches bounded by traces and by bytes, decodes a window
-//! of batches in parallel (one builder per worker, reused across batches) and hands each batch's tables
-//! to the caller's function, whose results come back in trace order. Traces the options hold
+//! [`for_each_batch`] cuts a file's traces into batches bounded by traces and by bytes, decodes the
+//! batches of a round in parallel (one builder per worker, reused across batches) and hands each batch's
+//! tables to the caller's function, whose results come back in trace order. Traces the options hold
 //! ([`ReadOptions::hold`]: those other files of the run also hold) are kept whole instead of becoming
 //! rows, for the run to merge.
 
 use std::borrow::Cow;
 use std::path::Path;
 
+use rayon::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
 use super::ReadOptions;
@@ -232,7 +233,7 @@ thread_local! {
 }
 
 /// Decodes `traces` batch by batch, runs `each` on every batch's tables in parallel, and hands the results
-/// to `sink` in trace order. At most a window of batches (two per worker) is alive at once. Returns the
+/// to `sink` in trace order. At most a round of batches (two per worker) is alive at once. Returns the
 /// traces the options hold, whole, in trace order (they are in no batch).
 pub fn for_each_batch<R: Send>(
     path: &Path,
@@ -242,203 +243,39 @@ pub fn for_each_batch<R: Send>(
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
 ) -> Result<Vec<TraceRecord<'static>>, InputError> {
     let ranges = batch_ranges(traces, options);
-    let build = |range: &std::ops::Range<usize>| -> Batch<R> {
-        let (batch, held) = BUILDER.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            let builder = slot.get_or_insert_with(|| TableBuilder::new(options.table.clone()));
-            builder.reset(options.table.clone(), options.hold.clone());
-            for t in range.clone() {
-                if let Err(e) = traces.append(path, t, builder) {
-                    builder.finish();
-                    return Err(e);
-                }
-            }
-            Ok((builder.finish(), builder.take_held()))
-        })?;
-        Ok((each(batch), held))
+    let round = if options.parallel_batches {
+        rayon::current_num_threads().max(1) * 2
+    } else {
+        1
     };
     let mut held = Vec::new();
-    if !options.parallel_batches {
-        for range in &ranges {
-            let (result, part) = build(range)?;
+    for group in ranges.chunks(round) {
+        let results: Vec<Result<(R, Vec<TraceRecord<'static>>), InputError>> = group
+            .par_iter()
+            .map(|range| {
+                let (batch, held) = BUILDER.with(|cell| {
+                    let mut slot = cell.borrow_mut();
+                    let builder =
+                        slot.get_or_insert_with(|| TableBuilder::new(options.table.clone()));
+                    builder.reset(options.table.clone(), options.hold.clone());
+                    for t in range.clone() {
+                        if let Err(e) = traces.append(path, t, builder) {
+                            builder.finish();
+                            return Err(e);
+                        }
+                    }
+                    Ok((builder.finish(), builder.take_held()))
+                })?;
+                Ok((each(batch), held))
+            })
+            .collect();
+        for result in results {
+            let (result, part) = result?;
             sink(result)?;
             held.extend(part);
         }
-        return Ok(held);
     }
-    let window = rayon::current_num_threads().max(1) * 2;
-    let window = Window::new(ranges.len(), window);
-    // The calling thread may be one of the pool's workers (a file read inside a parallel loop over
-    // files): the helpers take the other workers, and the caller builds batches too whenever the next
-    // one to sink is not ready, so no thread waits while there is a batch to build. A caller outside
-    // the pool builds none: `each` may hand work to the pool and wait for it, which a pool whose
-    // workers all wait for this caller to sink would never do.
-    let in_pool = rayon::current_thread_index().is_some();
-    let helpers = rayon::current_num_threads().saturating_sub(usize::from(in_pool));
-    rayon::in_place_scope(|scope| {
-        for _ in 0..helpers {
-            scope.spawn(|_| {
-                let _stop = StopOnPanic(&window);
-                while let Some(b) = window.next_to_build() {
-                    window.built(b, build(&ranges[b]));
-                }
-            });
-        }
-        let build_here = |b: usize| build(&ranges[b]);
-        let build_here = in_pool.then_some(&build_here);
-        let _stop = StopOnPanic(&window);
-        let outcome: Result<(), InputError> = (|| {
-            while let Some(ready) = window.next_to_sink(build_here) {
-                let (result, part) = ready?;
-                sink(result)?;
-                held.extend(part);
-                window.sunk();
-            }
-            Ok(())
-        })();
-        // On an error the helpers stop at their next batch; the scope waits for them.
-        window.stop();
-        outcome
-    })?;
     Ok(held)
-}
-
-/// Stops the window when the thread unwinds from a panic, so that no other thread waits for a batch
-/// that will never come and the scope can raise the panic.
-struct StopOnPanic<'w, R>(&'w Window<R>);
-
-impl<R> Drop for StopOnPanic<'_, R> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.stop();
-        }
-    }
-}
-
-/// A batch's result and the traces it held whole.
-type Batch<R> = Result<(R, Vec<TraceRecord<'static>>), InputError>;
-
-/// The batches of [`for_each_batch`] between building and sinking: batch `b` is built only once
-/// every batch before `b - size` has been sunk, so at most `size` batches' results are alive at once,
-/// and they are sunk in order by the calling thread as soon as each is ready. Threads take batches in
-/// order, so the next batch to sink is always built or being built, and none waits for a barrier.
-struct Window<R> {
-    state: std::sync::Mutex<WindowState<R>>,
-    changed: std::sync::Condvar,
-    size: usize,
-    total: usize,
-}
-
-struct WindowState<R> {
-    /// The next batch to hand to a builder.
-    next: usize,
-    /// The next batch to hand to the sink; results of `handed..next` wait here, `None` while being
-    /// built.
-    handed: usize,
-    /// Batches the sink is done with: the window's room is counted from here, so a result being sunk
-    /// still takes its place.
-    sunk: usize,
-    waiting: std::collections::VecDeque<Option<Batch<R>>>,
-    stopped: bool,
-}
-
-impl<R> Window<R> {
-    fn new(total: usize, size: usize) -> Window<R> {
-        Window {
-            state: std::sync::Mutex::new(WindowState {
-                next: 0,
-                handed: 0,
-                sunk: 0,
-                waiting: std::collections::VecDeque::with_capacity(size),
-                stopped: false,
-            }),
-            changed: std::sync::Condvar::new(),
-            size: size.max(1),
-            total,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, WindowState<R>> {
-        // A builder that panicked leaves nothing half-changed here: every change is one assignment.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Takes the next batch to build when the window has room for it; waits while it has none.
-    /// `None` once every batch is taken or the read stopped.
-    fn next_to_build(&self) -> Option<usize> {
-        let mut state = self.lock();
-        loop {
-            if state.stopped || state.next >= self.total {
-                return None;
-            }
-            if state.next < state.sunk + self.size {
-                return Some(Self::take(&mut state));
-            }
-            state = self
-                .changed
-                .wait(state)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    fn take(state: &mut WindowState<R>) -> usize {
-        let b = state.next;
-        state.next += 1;
-        state.waiting.push_back(None);
-        b
-    }
-
-    fn built(&self, b: usize, result: Batch<R>) {
-        let mut state = self.lock();
-        let at = b - state.handed;
-        state.waiting[at] = Some(result);
-        drop(state);
-        self.changed.notify_all();
-    }
-
-    /// The next batch's result in order, building batches with `build` (when given) while it is not
-    /// ready and there is one to build; `None` once every batch is sunk.
-    fn next_to_sink(&self, build: Option<&impl Fn(usize) -> Batch<R>>) -> Option<Batch<R>> {
-        let mut state = self.lock();
-        loop {
-            // Stopped here only by a helper's panic, which the scope then raises again.
-            if state.handed >= self.total || state.stopped {
-                return None;
-            }
-            if let Some(Some(_)) = state.waiting.front() {
-                state.handed += 1;
-                return state.waiting.pop_front().flatten();
-            }
-            if let Some(build) = build
-                && state.next < self.total
-                && state.next < state.sunk + self.size
-            {
-                let b = Self::take(&mut state);
-                drop(state);
-                let result = build(b);
-                self.built(b, result);
-                state = self.lock();
-                continue;
-            }
-            state = self
-                .changed
-                .wait(state)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    /// The sink is done with the batch [`Window::next_to_sink`] gave last: its room is free again.
-    fn sunk(&self) {
-        self.lock().sunk += 1;
-        self.changed.notify_all();
-    }
-
-    fn stop(&self) {
-        self.lock().stopped = true;
-        self.changed.notify_all();
-    }
 }
 
 #[cfg(test)]
@@ -447,7 +284,6 @@ mod tests {
     use crate::ingest::Format;
     use crate::table::TableOptions;
     use crate::table::schema::{STEP_RESULT, TRACE_ID, TRACE_PROMPT};
-    use rayon::prelude::*;
 
     /// Trace ids, prompts and step results of every batch, in the order the sink received them.
     fn read_in_batches(bytes: &[u8], options: &ReadOptions, threads: usize) -> Vec<String> {
@@ -529,113 +365,5 @@ mod tests {
             batch_ranges(&traces, &options),
             [0..3, 3..4, 4..5, 5..6, 6..8]
         );
-    }
-
-    thread_local! {
-        /// The last trace a thread appended: what a batch built on that thread ends with.
-        static LAST_APPENDED: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
-    }
-
-    /// `0` traces of one byte each, the one numbered `1` failing to decode.
-    struct Numbered(usize, Option<usize>);
-
-    impl Traces for Numbered {
-        fn len(&self) -> usize {
-            self.0
-        }
-        fn weight(&self, _: usize) -> usize {
-            1
-        }
-        fn trace_id(&self, _: usize) -> Cow<'_, str> {
-            Cow::Borrowed("t")
-        }
-        fn append(
-            &self,
-            path: &Path,
-            trace: usize,
-            _: &mut TableBuilder,
-        ) -> Result<(), InputError> {
-            if self.1 == Some(trace) {
-                return Err(InputError::Invalid {
-                    path: path.to_path_buf(),
-                    message: format!("trace {trace} is broken"),
-                });
-            }
-            LAST_APPENDED.with(|last| last.set(trace));
-            // Uneven work, so that batches finish out of order.
-            std::thread::sleep(std::time::Duration::from_micros(
-                (trace * 37 % 5) as u64 * 50,
-            ));
-            Ok(())
-        }
-    }
-
-    /// The last trace of each batch the sink got, in order, the most results alive at once, and
-    /// the read's outcome.
-    fn sunk(traces: &Numbered, batch: usize) -> (Vec<usize>, usize, Result<(), InputError>) {
-        let options = ReadOptions {
-            batch_traces: batch,
-            ..ReadOptions::new(Format::Auto, TableOptions::default())
-        };
-        let alive = std::sync::atomic::AtomicUsize::new(0);
-        let most = std::sync::atomic::AtomicUsize::new(0);
-        let each = |_: TraceBatch| {
-            // As the checks do: work handed to the pool, waited for. A caller outside the pool that
-            // did this while every worker waited for it to sink would wait forever.
-            let handed: usize = (0..64).into_par_iter().map(|i| i % 2).sum();
-            assert_eq!(handed, 32);
-            let now = alive.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
-            LAST_APPENDED.with(std::cell::Cell::get)
-        };
-        let mut got = Vec::new();
-        let outcome = for_each_batch(Path::new("t.json"), traces, &options, &each, &mut |last| {
-            alive.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            got.push(last);
-            Ok(())
-        })
-        .map(|held| assert!(held.is_empty()));
-        (got, most.into_inner(), outcome)
-    }
-
-    #[test]
-    fn batches_are_sunk_in_order_with_at_most_two_per_thread_alive_from_inside_a_pool_or_not() {
-        let traces = Numbered(203, None);
-        let want: Vec<usize> = (0..203).skip(4).step_by(5).chain([202]).collect();
-        for threads in [1, 2, 3, 4] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("a thread pool");
-            let (inside, most, outcome) = pool.install(|| sunk(&traces, 5));
-            assert!(outcome.is_ok());
-            assert_eq!(inside, want, "{threads} threads, called by a worker");
-            assert!(most <= 2 * threads, "{most} alive on {threads} threads");
-        }
-        // Called by a thread of no pool, the caller builds batches beside the global pool's workers.
-        let (outside, most, outcome) = sunk(&traces, 5);
-        assert!(outcome.is_ok());
-        assert_eq!(outside, want, "called from outside a pool");
-        let threads = rayon::current_num_threads();
-        assert!(most <= 2 * threads, "{most} alive on {threads} threads");
-    }
-
-    #[test]
-    fn a_batch_that_fails_stops_the_read_after_the_batches_before_it() {
-        let traces = Numbered(400, Some(203));
-        for threads in [1, 2, 4] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("a thread pool");
-            let (got, _, outcome) = pool.install(|| sunk(&traces, 10));
-            assert_eq!(
-                got,
-                (9..200).step_by(10).collect::<Vec<_>>(),
-                "{threads} threads"
-            );
-            let error = outcome.expect_err("trace 203 fails").to_string();
-            assert!(error.contains("trace 203 is broken"), "{error}");
-        }
     }
 }
