@@ -76,17 +76,9 @@ fn peak_heap_of_command(args: Vec<OsString>) -> (i32, usize) {
 /// bytes. Parquet is left out because its writer fills a row group of 131,072 rows before it writes
 /// it: bounded, but far beyond the traces a test can afford.
 fn peak_heap_of_check(dir: &Path, files: usize) -> usize {
-    let traces = dir.join(format!("traces-{files}"));
+    let traces = trace_folder(dir, &format!("traces-{files}"), files, PER_FILE);
     let out = dir.join(format!("out-{files}"));
-    std::fs::create_dir(&traces).unwrap();
     std::fs::create_dir(&out).unwrap();
-    for f in 0..files {
-        write_traces(
-            &traces.join(format!("part-{f:03}.jsonl")),
-            f * PER_FILE,
-            (f + 1) * PER_FILE,
-        );
-    }
     let (code, peak) = peak_heap_of(vec![traces.into_os_string()], &OUTPUTS, &out);
     // One in four small traces abstains: the run fails, and every output was written.
     assert_eq!(code, 1);
@@ -124,13 +116,9 @@ fn the_heap_of_check_with_every_output_does_not_grow_with_the_traces() {
 /// Runs `check` over `files` input files of one small trace each, with the outputs that keep no
 /// row; returns the peak heap in bytes.
 fn peak_heap_of_files(dir: &Path, files: usize) -> usize {
-    let traces = dir.join(format!("one-trace-files-{files}"));
+    let traces = trace_folder(dir, &format!("one-trace-files-{files}"), files, 1);
     let out = dir.join(format!("out-files-{files}"));
-    std::fs::create_dir(&traces).unwrap();
     std::fs::create_dir(&out).unwrap();
-    for f in 0..files {
-        write_traces(&traces.join(format!("t{f:06}.jsonl")), f, f + 1);
-    }
     let (code, peak) = peak_heap_of(vec![traces.into_os_string()], &ROWLESS_OUTPUTS, &out);
     assert_eq!(code, 1);
     let report = std::fs::read_to_string(out.join("report.json")).unwrap();
