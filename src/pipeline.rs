@@ -97,6 +97,9 @@ pub struct FileResults {
     pub without_content: usize,
     /// The format the file was read as.
     pub format: Format,
+    /// The file's failing traces' steps were dropped while reading, since the files before it
+    /// already held as many as the run shows; if those lose some to another file, it is read again.
+    pub(crate) failing_steps_dropped: bool,
     /// The rest, absent when all of it is empty, as it is for most files of a large run: a run may
     /// read a million files, and what each one holds stays until every file is read.
     pub details: Option<Box<FileDetails>>,
@@ -312,6 +315,10 @@ fn read_files(
 ) -> Vec<Result<FileResults, InputError>> {
     let mut out = Vec::with_capacity(files.len());
     let listing = hashes.is_some();
+    // The failing steps the files read so far keep: a run shows only its first ones, so once the
+    // files before a file hold that many, its own steps are not kept (a run over many failing files
+    // would otherwise keep some for each file until the end).
+    let mut steps_before = 0;
     for (c, chunk) in files.chunks(group).enumerate() {
         let refused = &mut refused[c * group..c * group + chunk.len()];
         let part: Vec<(Result<FileResults, InputError>, Vec<u64>)> = chunk
@@ -333,7 +340,8 @@ fn read_files(
                 }
             })
             .collect();
-        for (i, (result, ids)) in part.into_iter().enumerate() {
+        for (i, (mut result, ids)) in part.into_iter().enumerate() {
+            steps_before += bound_failing_steps(&mut result, steps_before, settings.failing_steps);
             out.push(result);
             if let Some(hashes) = hashes.as_deref_mut() {
                 let file = u32::try_from(c * group + i).unwrap_or(u32::MAX);
@@ -346,11 +354,37 @@ fn read_files(
     out
 }
 
+/// Drops the failing steps of a file read after files that hold `before` of them, once `before`
+/// reaches the run's `bound`; returns how many steps the file keeps.
+fn bound_failing_steps(
+    result: &mut Result<FileResults, InputError>,
+    before: usize,
+    bound: usize,
+) -> usize {
+    let Ok(results) = result else {
+        return 0;
+    };
+    let Some(details) = &mut results.details else {
+        return 0;
+    };
+    if before < bound || details.failing_steps.is_empty() {
+        return details.failing_steps.len();
+    }
+    details.failing_steps = Vec::new();
+    results.failing_steps_dropped = true;
+    if details.is_empty() {
+        results.details = None;
+    }
+    0
+}
+
 /// Applies the trace-identity rule to files read on their own: the traces whose id another file also
 /// holds are taken out of each file's results and decoded again, whole, as the file's shared parts.
 /// Nothing is read again unless two files list the same id hash; a file is read whole again (keeping
 /// its shared traces whole, as when they are known in advance) only when taking them out leaves fewer
-/// failing traces' steps than it keeps while more failing traces are in the file.
+/// failing traces' steps than it keeps while more failing traces are in the file, or when its steps
+/// were dropped for the files before it and taking the shared traces out leaves those fewer than the
+/// run's bound.
 fn hold_shared_traces(
     files: &[PathBuf],
     settings: &RunSettings,
@@ -448,19 +482,42 @@ fn hold_shared_traces(
             again.push(file);
         }
     }
-    if again.is_empty() {
-        return;
-    }
     let options = ReadOptions {
         hold: Some(std::sync::Arc::new(shared)),
         ..options
     };
-    let reread: Vec<Result<FileResults, InputError>> = again
-        .par_iter()
-        .map(|&file| run_file(&files[file], settings, &options, schema, None, spill))
-        .collect();
-    for (file, result) in again.into_iter().zip(reread) {
-        out[file] = result;
+    let read_again = |out: &mut [Result<FileResults, InputError>], again: Vec<usize>| {
+        let reread: Vec<Result<FileResults, InputError>> = again
+            .par_iter()
+            .map(|&file| run_file(&files[file], settings, &options, schema, None, spill))
+            .collect();
+        for (file, result) in again.into_iter().zip(reread) {
+            out[file] = result;
+        }
+    };
+    read_again(out, again);
+    // Taking shared traces out may leave the files before a file whose steps were dropped with fewer
+    // than the run's bound: such a file is read again for its steps. The other dropped files count as
+    // none here, so this reads again every file that may need it, and the pass below drops the steps
+    // that are then past the bound.
+    let mut before = 0;
+    let mut again = Vec::new();
+    for (file, result) in out.iter().enumerate() {
+        let Ok(results) = result else {
+            continue;
+        };
+        if results.failing_steps_dropped && before < settings.failing_steps {
+            again.push(file);
+        }
+        before += results
+            .details
+            .as_ref()
+            .map_or(0, |d| d.failing_steps.len());
+    }
+    read_again(out, again);
+    let mut before = 0;
+    for result in out.iter_mut() {
+        before += bound_failing_steps(result, before, settings.failing_steps);
     }
 }
 
@@ -639,6 +696,7 @@ fn run_file(
         spilled,
         without_content,
         format: read.format,
+        failing_steps_dropped: false,
         details: (!details.is_empty()).then(|| Box::new(details)),
     })
 }
@@ -945,6 +1003,45 @@ mod tests {
                     kept(&want)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_run_over_many_failing_files_keeps_the_steps_of_its_first_failing_traces_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = (0..40)
+            .map(|n| {
+                let (trace, root, tool) = (format!("f{n}"), format!("r{n}"), format!("s{n}"));
+                let spans: [Span<'_>; 2] = [
+                    (&trace, &root, None, "agent", 0, None),
+                    (
+                        &trace,
+                        &tool,
+                        Some(&root),
+                        "search",
+                        10,
+                        Some("Error: down"),
+                    ),
+                ];
+                let path = dir.path().join(format!("f{n:02}.json"));
+                std::fs::write(&path, export(&spans)).unwrap();
+                path
+            })
+            .collect();
+        for limit in [0, 1, 3, 8] {
+            let settings = RunSettings {
+                failing_steps: limit,
+                ..settings(Reasons::All)
+            };
+            let kept: Vec<String> = run_files(&files, &settings)
+                .iter()
+                .filter_map(|r| r.as_ref().ok()?.details.as_deref())
+                .flat_map(|d| d.failing_steps.iter().map(|s| s.trace_id.clone()))
+                .collect();
+            // Each file used to keep its own failing trace's steps until every file was read: all
+            // 40, whatever the run shows.
+            let firsts: Vec<String> = (0..limit).map(|n| format!("f{n}")).collect();
+            assert_eq!(kept, firsts);
         }
     }
 
