@@ -50,6 +50,19 @@ static OVERFLOW: LazyLock<Regex> = LazyLock::new(|| {
     .expect("overflow phrases compile")
 });
 
+/// Whether a finish reason is a cutoff, in any case. An ASCII reason is compared in place; any other
+/// is lowercased the Unicode way first, since that maps a few non-ASCII letters onto ASCII ones (the
+/// Kelvin sign onto `k` of `max_tokens`).
+fn is_cutoff(reason: &str) -> bool {
+    if reason.is_ascii() {
+        CUTOFF_REASONS
+            .iter()
+            .any(|cutoff| reason.eq_ignore_ascii_case(cutoff))
+    } else {
+        CUTOFF_REASONS.contains(&reason.to_lowercase().as_str())
+    }
+}
+
 fn overflow_phrase(text: &str) -> Option<&str> {
     OVERFLOW.find(text).map(|m| &text[m.range()])
 }
@@ -126,10 +139,7 @@ fn overflow<'a>(cols: &Columns<'a>, t: usize) -> Option<Hit<'a>> {
     for row in spans {
         let p = row - first_span;
         let name = cols.name.value(row);
-        if let Some(reason) = cols
-            .finish_reasons(row)
-            .find(|r| CUTOFF_REASONS.contains(&r.to_lowercase().as_str()))
-        {
+        if let Some(reason) = cols.finish_reasons(row).find(|r| is_cutoff(r)) {
             return Some(Hit::FinishReason { p, name, reason });
         }
         let sources = [
@@ -166,7 +176,7 @@ fn overflow<'a>(cols: &Columns<'a>, t: usize) -> Option<Hit<'a>> {
 
 #[cfg(test)]
 mod tests {
-    use super::overflow_phrase;
+    use super::{is_cutoff, overflow_phrase};
 
     #[test]
     fn provider_phrasings() {
@@ -195,6 +205,16 @@ mod tests {
             assert_eq!(overflow_phrase(text), Some(hit), "{text}");
         }
         assert_eq!(overflow_phrase("the context was long"), None);
+    }
+
+    #[test]
+    fn cutoff_reasons_in_any_case() {
+        assert!(is_cutoff("Length"));
+        assert!(is_cutoff("MAX_OUTPUT_TOKENS"));
+        assert!(is_cutoff("max_to\u{212a}ens"));
+        assert!(!is_cutoff("stop"));
+        assert!(!is_cutoff("length "));
+        assert!(!is_cutoff("lengthé"));
     }
 }
 

@@ -14,8 +14,10 @@
 //! `{"q": "a"}` and `{"q": "a "}` differ. Results must be equal after whitespace folding; a timestamp in
 //! the result hides the loop.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
+
+use foldhash::HashMap;
+use foldhash::HashMapExt as _;
 
 use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::compat::value::canonical_json;
@@ -29,12 +31,115 @@ const REPEATS: usize = 3;
 /// Arguments in a canonical form: JSON re-serialised with sorted keys, other text with whitespace folded.
 pub(crate) fn normalize_arguments(arguments: &str) -> String {
     let t = py_strip(arguments);
+    flat_canonical(t).unwrap_or_else(|| normalize_full(t))
+}
+
+/// The canonical form through a parsed JSON value: the reference for [`flat_canonical`].
+fn normalize_full(t: &str) -> String {
     let bracketed =
         (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']'));
     if bracketed && let Ok(v) = serde_json::from_str::<serde_json::Value>(t) {
         return canonical_json(&v);
     }
     fold_whitespace(t)
+}
+
+/// The canonical form of a flat JSON object, written from its text without building a value, or
+/// `None` for anything else. Most tool arguments are a handful of plain strings and small integers,
+/// and parsing them into a map dominated the check. Only values whose text re-serialises unchanged are
+/// taken (strings without escapes, integers without sign quirks, `true`, `false`, `null`), and
+/// duplicate keys are left to the full path, which keeps the last one as Python does.
+fn flat_canonical(t: &str) -> Option<String> {
+    let b = t.as_bytes();
+    let ws = |mut i: usize| {
+        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    };
+    // A string's end: the closing quote after `i` (just past the opening one), with no escapes or
+    // control characters inside.
+    let string_end = |i: usize| {
+        let len = b[i..]
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        (b[i + len] == b'"').then_some(i + len)
+    };
+    let mut entries: Vec<(&str, &str)> = Vec::new();
+    if b.first() != Some(&b'{') {
+        return None;
+    }
+    let mut i = ws(1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return None;
+            }
+            let key_end = string_end(i + 1)?;
+            let key = &t[i + 1..key_end];
+            i = ws(key_end + 1);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            let start = ws(i + 1);
+            let end = match b.get(start)? {
+                b'"' => string_end(start + 1)? + 1,
+                b't' if b[start..].starts_with(b"true") => start + 4,
+                b'f' if b[start..].starts_with(b"false") => start + 5,
+                b'n' if b[start..].starts_with(b"null") => start + 4,
+                _ => integer_end(b, start)?,
+            };
+            entries.push((key, &t[start..end]));
+            i = ws(end);
+            match b.get(i)? {
+                b',' => i = ws(i + 1),
+                b'}' => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    entries.sort_unstable_by(|a, c| a.0.cmp(c.0));
+    if entries.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    let mut out = String::with_capacity(t.len());
+    out.push('{');
+    for (n, (key, value)) in entries.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(value);
+    }
+    out.push('}');
+    Some(out)
+}
+
+/// The end of an integer starting at `i` that serialises back to its own text: no `-0`, no leading
+/// zeros, at most 18 digits (so it fits an `i64`); fractions and exponents are left to the full path.
+fn integer_end(b: &[u8], i: usize) -> Option<usize> {
+    let digits = i + usize::from(b.get(i) == Some(&b'-'));
+    let len = b[digits..]
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(b.len() - digits);
+    let end = digits + len;
+    let plain = match len {
+        0 => false,
+        1 => b[digits] != b'0' || digits == i,
+        _ => b[digits] != b'0' && len <= 18,
+    };
+    (plain && !matches!(b.get(end), Some(b'.' | b'e' | b'E'))).then_some(end)
 }
 
 /// Whitespace runs folded to one space, ends trimmed.
@@ -211,5 +316,117 @@ mod tests {
         );
         assert_eq!(normalize_arguments(" a \n\t b "), "a b");
         assert_eq!(normalize_arguments("{not json}"), "{not json}");
+    }
+
+    /// Argument texts around the flat-object fast path: flat objects with every kind of value and
+    /// spacing, and the near misses it must hand to the full path (escapes, nesting, floats, `-0`,
+    /// leading zeros, huge integers, duplicate keys, bad JSON, control characters, trailing text).
+    fn generated_arguments(count: usize) -> Vec<String> {
+        const KEYS: &[&str] = &[
+            "\"q\"",
+            "\"a\"",
+            "\"b\"",
+            "\"path\"",
+            "\"é\"",
+            "\"\"",
+            "\"A\"",
+            "\"a b\"",
+            "\"\\u0061\"",
+            "\"q\\n\"",
+            "\"\u{7f}\"",
+            "\"\u{2028}\"",
+            "q",
+            "\"q",
+        ];
+        const VALUES: &[&str] = &[
+            "0",
+            "1",
+            "-1",
+            "-0",
+            "007",
+            "12345678901234567",
+            "123456789012345678",
+            "1234567890123456789",
+            "99999999999999999999",
+            "1.5",
+            "1e3",
+            "1E3",
+            "-",
+            "2a",
+            "true",
+            "false",
+            "null",
+            "tru",
+            "nulls",
+            "\"x\"",
+            "\"\"",
+            "\" a  b \"",
+            "\"café\"",
+            "\"\\n\"",
+            "\"\\\"\"",
+            "\"\\u00e9\"",
+            "\"\t\"",
+            "\"\u{7f}\"",
+            "\"/etc/passwd\"",
+            "[1, 2]",
+            "{\"x\": 1}",
+            "[]",
+            "{}",
+            "\"\u{1f600}\"",
+            "\"\u{2028}\"",
+        ];
+        const SPACES: &[&str] = &["", "", " ", "  ", "\n", "\t", "\r\n", "\u{a0}", "\u{1c}"];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        (0..count)
+            .map(|_| {
+                let mut text = String::from(SPACES[next(SPACES.len())]);
+                text.push('{');
+                let members = next(5);
+                for m in 0..members {
+                    if m > 0 {
+                        text.push_str(if next(40) == 0 { ";" } else { "," });
+                    }
+                    text.push_str(SPACES[next(SPACES.len())]);
+                    text.push_str(KEYS[next(KEYS.len())]);
+                    text.push_str(SPACES[next(SPACES.len())]);
+                    text.push_str(if next(40) == 0 { "=" } else { ":" });
+                    text.push_str(SPACES[next(SPACES.len())]);
+                    text.push_str(VALUES[next(VALUES.len())]);
+                    text.push_str(SPACES[next(SPACES.len())]);
+                }
+                if next(30) == 0 {
+                    text.push(',');
+                }
+                text.push_str(["}", "}", "}", "} x", "}}", "]"][next(6)]);
+                text.push_str(SPACES[next(SPACES.len())]);
+                text
+            })
+            .collect()
+    }
+
+    #[test]
+    fn flat_objects_canonicalise_as_the_full_path_does() {
+        let (mut fast, mut json) = (0, 0);
+        for text in generated_arguments(40_000) {
+            let full = normalize_full(py_strip(&text));
+            assert_eq!(normalize_arguments(&text), full, "{text:?}");
+            fast += usize::from(flat_canonical(py_strip(&text)).is_some());
+            json += usize::from(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+        }
+        // Both paths must be taken often for the comparison to mean anything.
+        assert!(
+            fast > 2_000 && fast < 35_000,
+            "{fast} of 40,000 took the fast path"
+        );
+        assert!(
+            json > fast,
+            "{json} of 40,000 are JSON, {fast} took the fast path"
+        );
     }
 }
