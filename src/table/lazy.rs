@@ -148,7 +148,7 @@ struct MessageList<'r, 'a> {
     pieces: &'r mut Vec<Piece<'a>>,
 }
 
-impl<'de, 'r> DeserializeSeed<'de> for MessageList<'r, 'de> {
+impl<'de> DeserializeSeed<'de> for MessageList<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -156,7 +156,7 @@ impl<'de, 'r> DeserializeSeed<'de> for MessageList<'r, 'de> {
     }
 }
 
-impl<'de, 'r> Visitor<'de> for MessageList<'r, 'de> {
+impl<'de> Visitor<'de> for MessageList<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -181,7 +181,7 @@ struct Message<'r, 'a> {
     pieces: &'r mut Vec<Piece<'a>>,
 }
 
-impl<'de, 'r> DeserializeSeed<'de> for Message<'r, 'de> {
+impl<'de> DeserializeSeed<'de> for Message<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -189,7 +189,7 @@ impl<'de, 'r> DeserializeSeed<'de> for Message<'r, 'de> {
     }
 }
 
-impl<'de, 'r> Visitor<'de> for Message<'r, 'de> {
+impl<'de> Visitor<'de> for Message<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -264,7 +264,7 @@ struct Parts<'r, 'a> {
     pieces: &'r mut Vec<Piece<'a>>,
 }
 
-impl<'de, 'r> DeserializeSeed<'de> for Parts<'r, 'de> {
+impl<'de> DeserializeSeed<'de> for Parts<'_, 'de> {
     type Value = Option<usize>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
@@ -272,7 +272,7 @@ impl<'de, 'r> DeserializeSeed<'de> for Parts<'r, 'de> {
     }
 }
 
-impl<'de, 'r> Visitor<'de> for Parts<'r, 'de> {
+impl<'de> Visitor<'de> for Parts<'_, 'de> {
     type Value = Option<usize>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -327,7 +327,7 @@ struct Part<'r, 'a> {
     pieces: &'r mut Vec<Piece<'a>>,
 }
 
-impl<'de, 'r> DeserializeSeed<'de> for Part<'r, 'de> {
+impl<'de> DeserializeSeed<'de> for Part<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -335,7 +335,7 @@ impl<'de, 'r> DeserializeSeed<'de> for Part<'r, 'de> {
     }
 }
 
-impl<'de, 'r> Visitor<'de> for Part<'r, 'de> {
+impl<'de> Visitor<'de> for Part<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
