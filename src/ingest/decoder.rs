@@ -258,6 +258,7 @@ pub fn for_each_batch<R: Send>(
                     let builder =
                         slot.get_or_insert_with(|| TableBuilder::new(options.table.clone()));
                     builder.reset(options.table.clone(), options.hold.clone());
+                    builder.start_batch(range.clone().map(|t| traces.weight(t)).sum());
                     for t in range.clone() {
                         if let Err(e) = traces.append(path, t, builder) {
                             builder.finish();

@@ -289,20 +289,42 @@ pub(crate) fn message_text<'v>(value: &'v AttrValue<'_>, role: &str) -> Cow<'v, 
     let text = match value {
         AttrValue::Json(list) if list.is_array() => {
             let text = serde_json::to_string(list).unwrap_or_default();
-            return Cow::Owned(
-                role_text(&lazy::list_items(&text).unwrap_or_default(), role).into_owned(),
-            );
+            return Cow::Owned(list_role_text(&text, role).unwrap_or_default().into_owned());
         }
         other => match other.as_str() {
             Some(text) => text,
             None => return Cow::Borrowed(""),
         },
     };
-    match lazy::list_items(text) {
-        Some(items) => role_text(&items, role),
+    match list_role_text(text, role) {
+        Some(joined) => joined,
         None if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => Cow::Borrowed(""),
         None => Cow::Borrowed(text),
     }
+}
+
+/// The text of the messages with `role` when `text` is a JSON list: read in one pass, or item by item
+/// where the one pass cannot follow it.
+fn list_role_text<'r>(text: &'r str, role: &str) -> Option<Cow<'r, str>> {
+    match lazy::messages(text, role) {
+        Some(pieces) => Some(join_pieces(pieces)),
+        None => lazy::list_items(text).map(|items| role_text(&items, role)),
+    }
+}
+
+/// The pieces of [`lazy::messages`] as text, joined by newlines as [`role_text`] joins them.
+fn join_pieces(pieces: Vec<lazy::Piece<'_>>) -> Cow<'_, str> {
+    let mut texts: Vec<Cow<'_, str>> = pieces
+        .into_iter()
+        .map(|piece| match piece {
+            lazy::Piece::TextPart(text) => text.map(text_of).unwrap_or_default(),
+            lazy::Piece::Content(content) => Cow::Owned(py_str(&lazy::decode(content))),
+        })
+        .collect();
+    if texts.len() == 1 {
+        return texts.pop().unwrap_or_default();
+    }
+    Cow::Owned(texts.join("\n"))
 }
 
 /// The text parts (or plain contents) of the messages with `role`, joined by newlines. A single piece
@@ -800,5 +822,83 @@ mod tests {
             r#"[{"role": "assistant", "parts": [{"type": "text", "content": "tool_call"}]}]"#,
         )];
         assert!(steps(&spans, true).is_empty());
+    }
+
+    /// `message_text` of a JSON string as it read lists before the one pass: item by item.
+    fn message_text_item_by_item<'v>(text: &'v str, role: &str) -> Cow<'v, str> {
+        match lazy::list_items(text) {
+            Some(items) => role_text(&items, role),
+            None if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
+                Cow::Borrowed("")
+            }
+            None => Cow::Borrowed(text),
+        }
+    }
+
+    /// The one-pass reading of a message list against the item-by-item one it stands in for.
+    fn both_readings(text: &str, role: &str) -> (Option<String>, Option<String>) {
+        let one_pass = lazy::messages(text, role).map(|pieces| join_pieces(pieces).into_owned());
+        let item_by_item = lazy::list_items(text).map(|items| role_text(&items, role).into_owned());
+        (one_pass, item_by_item)
+    }
+
+    #[test]
+    fn messages_read_in_one_pass_give_the_text_of_the_item_by_item_reading() {
+        let cases = [
+            r#"[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]"#,
+            r#"[{"role": "user", "content": "plain"}, {"role": "assistant", "content": "reply"}]"#,
+            r#"[{"role": "user", "parts": [{"type": "text", "content": "a"}, {"type": "image"}, {"type": "text", "text": "b"}, {"type": "text"}]}]"#,
+            r#"[{"role": "user", "parts": [], "content": "falls back to content"}]"#,
+            r#"[{"role": "user", "parts": [1, "x", null], "content": "not used"}]"#,
+            r#"[{"role": "user", "parts": {"type": "text"}, "content": ["nested", {"a": 1}]}]"#,
+            r#"[{"role": "user", "parts": "text", "content": 3.5}]"#,
+            r#"[{"role": "user", "content": null}, {"role": "user", "content": true}]"#,
+            r#"[{"parts": [{"type": "text", "content": "a"}], "role": "user"}]"#,
+            r#"[{"role": "user", "parts": [{"type": "text", "content": "first"}], "parts": []}]"#,
+            r#"[{"role": "user", "role": "assistant", "content": "last role wins"}]"#,
+            r#"[{"role": "us\u0065r", "parts": [{"ty\u0070e": "te\u0078t", "content": "esc\"aped \n \\ \u00e9"}]}]"#,
+            r#"[{"role": "user", "parts": [{"type": "text", "content": "emoji \ud83d\ude00 pair"}]}]"#,
+            r#"[{"role": "user", "parts": [{"type": "text", "content": "lone \ud800 surrogate"}]}]"#,
+            r#"[{"role": "user", "content": "lone \udc00 low"}]"#,
+            r#"[{"role": "\ud800", "content": "lone surrogate role"}]"#,
+            r#"[{"ro\ud800le": "user", "content": "lone surrogate key"}, {"role": "user", "content": "kept"}]"#,
+            r#"[{"role": "user", "parts": [{"t\udfffype": "text", "content": "x"}, {"type": "text", "content": "y"}]}]"#,
+            r#"["lone \ud800 item", {"role": "user", "content": "after"}]"#,
+            r#"[1e400, {"role": "user", "content": "after a huge number"}]"#,
+            r#"[{"role": "user", "content": 1e400}]"#,
+            r#"[{"role": "user", "parts": [{"type": "text", "content": {"deep": [1, [2, {"x": "y"}]]}}]}]"#,
+            r#"[[{"role": "user", "content": "inside a nested list"}], {"role": "user", "content": "top"}]"#,
+            r#"[{"role": "user", "parts": [{"type": "text", "content": "ünïcödé ✓ 中文"}]}, {"role": "user", "content": "two"}]"#,
+            r#"[]"#,
+            " [ ] ",
+            r#"[{}]"#,
+            r#"[{"role": "user", "content": "trailing comma"},]"#,
+            r#"[{"role": "user", "content": "unclosed"}"#,
+            r#"{"role": "user", "content": "an object, not a list"}"#,
+            r#"[{"role": "user", "content": "x"}] trailing"#,
+            "not json",
+            r#""a string""#,
+        ];
+        for text in cases {
+            for role in ["user", "assistant", "system", "tool"] {
+                let (one_pass, item_by_item) = both_readings(text, role);
+                // Where the one pass gives up, the caller reads item by item: what it gives is all
+                // that has to agree.
+                if let Some(one_pass) = one_pass {
+                    assert_eq!(Some(one_pass), item_by_item, "{role} of {text}");
+                }
+                assert_eq!(
+                    message_text(&AttrValue::from(text), role),
+                    message_text_item_by_item(text, role),
+                    "{role} of {text}"
+                );
+            }
+        }
+        // The ordinary lists are read in one pass, not left to the fallback.
+        for text in &cases[..12] {
+            assert!(lazy::messages(text, "user").is_some(), "{text}");
+        }
+        assert!(lazy::messages(cases[13], "user").is_some());
+        assert!(lazy::messages(cases[16], "user").is_none());
     }
 }

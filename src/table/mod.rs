@@ -21,10 +21,11 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, LargeStringBuilder, ListBuilder, UInt32Builder,
+    ArrayBuilder, BooleanBuilder, Float64Builder, Int64Builder, LargeStringBuilder, ListBuilder,
+    PrimitiveBuilder, UInt32Builder,
 };
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int64Type};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeStringArray, RecordBatch,
 };
@@ -179,6 +180,11 @@ pub struct TableBuilder {
     hold: Option<Hold>,
     /// Per span of the trace being appended, whether it backs a step (kept to reuse its buffer).
     backs: Vec<bool>,
+    /// The weight of the batch being appended, when its reader said it ([`TableBuilder::start_batch`]).
+    weight: Option<usize>,
+    /// What the columns of the last batch with a known weight held, and that weight: the next batch
+    /// starts with as much room, scaled to its own weight.
+    last: Option<(Rooms, usize)>,
 }
 
 /// The traces a builder keeps whole, by id.
@@ -198,7 +204,23 @@ impl TableBuilder {
             step_offsets: vec![0],
             hold: None,
             backs: Vec::new(),
+            weight: None,
+            last: None,
         }
+    }
+
+    /// Starts a batch of traces whose reader weights (`Traces::weight`) add up to `weight`. Its columns
+    /// start with the room the last batch's took, scaled to this weight: growing them from nothing
+    /// would copy every buffer at each doubling and leave it up to twice the size it needs, with fresh
+    /// pages to zero each time.
+    pub(crate) fn start_batch(&mut self, weight: usize) {
+        if !self.is_empty() {
+            self.finish();
+        }
+        if let Some((rooms, last_weight)) = &self.last {
+            self.columns = Builders::with_rooms(&rooms.scaled(weight, *last_weight));
+        }
+        self.weight = Some(weight);
     }
 
     /// Empties the builder and sets what the next batches keep: rows as `options` asks, and the traces
@@ -329,6 +351,9 @@ impl TableBuilder {
     pub fn finish(&mut self) -> TraceBatch {
         let span_offsets = std::mem::replace(&mut self.span_offsets, vec![0]);
         let step_offsets = std::mem::replace(&mut self.step_offsets, vec![0]);
+        if let Some(weight) = self.weight.take().filter(|&w| w > 0) {
+            self.last = Some((self.columns.held(), weight));
+        }
         self.columns.finish(span_offsets, step_offsets)
     }
 }
@@ -394,8 +419,136 @@ impl<'s> FirstPositions<'s> {
     }
 }
 
-#[derive(Default)]
-struct Builders {
+/// How much a column's builder holds: its values, and for text the bytes of text too.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Room {
+    items: usize,
+    bytes: usize,
+}
+
+/// Most a column starts a batch with, whatever the last batch held: a single huge trace makes a batch
+/// of its own, and the next, ordinary batches must not keep its size.
+const CARRIED_ITEMS_MAX: usize = 1 << 18;
+const CARRIED_BYTES_MAX: usize = 16 << 20;
+
+impl Room {
+    /// This room for a batch `weight / last_weight` times as heavy, an eighth more so that a batch a
+    /// little heavier than its weight says does not double the buffer, and capped.
+    fn scaled(self, weight: usize, last_weight: usize) -> Room {
+        let scale = |n: usize| {
+            let n = (n as u128 * weight as u128 / last_weight.max(1) as u128) as usize;
+            n.saturating_add(n / 8)
+        };
+        Room {
+            items: scale(self.items).min(CARRIED_ITEMS_MAX),
+            bytes: scale(self.bytes).min(CARRIED_BYTES_MAX),
+        }
+    }
+}
+
+/// An Arrow builder that says how much it holds and starts with room for as much.
+trait ColumnBuilder {
+    fn held(&self) -> Room;
+    fn with_room(room: Room) -> Self;
+}
+
+impl ColumnBuilder for LargeStringBuilder {
+    fn held(&self) -> Room {
+        Room {
+            items: self.len(),
+            bytes: self.values_slice().len(),
+        }
+    }
+
+    fn with_room(room: Room) -> Self {
+        LargeStringBuilder::with_capacity(room.items, room.bytes)
+    }
+}
+
+impl<T: ArrowPrimitiveType> ColumnBuilder for PrimitiveBuilder<T> {
+    fn held(&self) -> Room {
+        Room {
+            items: self.len(),
+            bytes: 0,
+        }
+    }
+
+    fn with_room(room: Room) -> Self {
+        PrimitiveBuilder::with_capacity(room.items)
+    }
+}
+
+impl ColumnBuilder for BooleanBuilder {
+    fn held(&self) -> Room {
+        Room {
+            items: self.len(),
+            bytes: 0,
+        }
+    }
+
+    fn with_room(room: Room) -> Self {
+        BooleanBuilder::with_capacity(room.items)
+    }
+}
+
+/// A list of strings per row (finish reasons): rows counted as items; the strings, rarely more than
+/// one a row, start with as many slots as rows and grow their text as needed.
+impl ColumnBuilder for ListBuilder<LargeStringBuilder> {
+    fn held(&self) -> Room {
+        Room {
+            items: self.len(),
+            bytes: self.values_ref().values_slice().len(),
+        }
+    }
+
+    fn with_room(room: Room) -> Self {
+        ListBuilder::with_capacity(
+            LargeStringBuilder::with_capacity(room.items, room.bytes),
+            room.items,
+        )
+    }
+}
+
+/// Declares the column builders of a batch once, with what every column does alike: say what it
+/// holds, and start with room for a given amount.
+macro_rules! builders {
+    ($($column:ident: $builder:ty,)*) => {
+        #[derive(Default)]
+        struct Builders {
+            $($column: $builder,)*
+        }
+
+        /// What each column of a batch held.
+        #[derive(Debug, Clone, Copy, Default, PartialEq)]
+        struct Rooms {
+            $($column: Room,)*
+        }
+
+        impl Builders {
+            fn held(&self) -> Rooms {
+                Rooms {
+                    $($column: self.$column.held(),)*
+                }
+            }
+
+            fn with_rooms(rooms: &Rooms) -> Builders {
+                Builders {
+                    $($column: <$builder as ColumnBuilder>::with_room(rooms.$column),)*
+                }
+            }
+        }
+
+        impl Rooms {
+            fn scaled(&self, weight: usize, last_weight: usize) -> Rooms {
+                Rooms {
+                    $($column: self.$column.scaled(weight, last_weight),)*
+                }
+            }
+        }
+    };
+}
+
+builders! {
     trace_id: LargeStringBuilder,
     agent: LargeStringBuilder,
     scenario: LargeStringBuilder,
@@ -734,6 +887,52 @@ mod tests {
         let arguments = alone.step_str(STEP_ARGUMENTS);
         assert_eq!(arguments.values().capacity(), arguments.values().len());
         assert!(after.span_str(SPAN_ID).values().capacity() > 16 * (n + 1));
+    }
+
+    #[test]
+    fn a_batch_starts_with_the_room_the_last_one_took_scaled_to_its_weight_and_capped() {
+        let answer = "an answer of forty bytes, give or take..";
+        let mut builder = TableBuilder::new(TableOptions::default());
+        builder.start_batch(1_000);
+        for _ in 0..10 {
+            builder.append(&answering("t", answer));
+        }
+        builder.finish();
+        // Twice the weight: twice the room, an eighth more, so twenty answers fit without growing.
+        builder.start_batch(2_000);
+        for _ in 0..20 {
+            builder.append(&answering("t", answer));
+        }
+        let batch = builder.finish();
+        let answers = batch.trace_str(TRACE_ANSWER).values();
+        assert_eq!(answers.len(), 20 * answer.len());
+        let room = 2 * 10 * answer.len();
+        assert_eq!(answers.capacity(), (room + room / 8).next_multiple_of(64));
+        let ids = batch.span_str(SPAN_ID);
+        assert_eq!(ids.len(), 20);
+        assert!(ids.values().capacity() >= "root".len() * 20);
+
+        // One huge answer does not make the batches after it start as large.
+        let huge = "a".repeat(CARRIED_BYTES_MAX * 2);
+        builder.start_batch(2_000);
+        builder.append(&answering("huge", &huge));
+        builder.finish();
+        builder.start_batch(2_000);
+        builder.append(&answering("t", answer));
+        let batch = builder.finish();
+        assert_eq!(
+            batch.trace_str(TRACE_ANSWER).values().capacity(),
+            CARRIED_BYTES_MAX
+        );
+
+        // A batch whose weight nobody gave carries nothing to the next.
+        let mut builder = TableBuilder::new(TableOptions::default());
+        builder.append(&answering("t", answer));
+        builder.finish();
+        builder.start_batch(2_000);
+        builder.append(&answering("t", answer));
+        let batch = builder.finish();
+        assert_eq!(batch.trace_str(TRACE_ANSWER).values().capacity(), 64);
     }
 
     #[test]
