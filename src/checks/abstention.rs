@@ -222,7 +222,7 @@ mod tests {
         (0..count)
             .map(|_| {
                 let mut answer = String::new();
-                for _ in 0..1 + next(7) {
+                for _ in 0..=next(7) {
                     let piece = PIECES[next(PIECES.len())];
                     for c in piece.chars() {
                         match (next(8), c) {

@@ -907,7 +907,13 @@ mod tests {
         let answers = batch.trace_str(TRACE_ANSWER).values();
         assert_eq!(answers.len(), 20 * answer.len());
         let room = 2 * 10 * answer.len();
-        assert_eq!(answers.capacity(), (room + room / 8).next_multiple_of(64));
+        // Arrow may round the request up to 64 bytes; growing would have doubled it.
+        let carried = room + room / 8;
+        assert!(
+            (carried..=carried.next_multiple_of(64)).contains(&answers.capacity()),
+            "{} bytes of room for {room}",
+            answers.capacity()
+        );
         let ids = batch.span_str(SPAN_ID);
         assert_eq!(ids.len(), 20);
         assert!(ids.values().capacity() >= "root".len() * 20);
@@ -932,7 +938,11 @@ mod tests {
         builder.start_batch(2_000);
         builder.append(&answering("t", answer));
         let batch = builder.finish();
-        assert_eq!(batch.trace_str(TRACE_ANSWER).values().capacity(), 64);
+        let capacity = batch.trace_str(TRACE_ANSWER).values().capacity();
+        assert!(
+            capacity <= answer.len().next_multiple_of(64),
+            "{capacity} bytes of room for one answer"
+        );
     }
 
     #[test]
