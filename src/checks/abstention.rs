@@ -212,13 +212,7 @@ mod tests {
             " ", " ", " ", "", "\u{a0}", "\u{2003}", "\t", "\n", "\u{1c}", "_", "-", ".", ", ",
             "é", "1", "’", "\u{301}",
         ];
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::checks::testing::draws(0x2545_f491_4f6c_dd1d);
         (0..count)
             .map(|_| {
                 let mut answer = String::new();

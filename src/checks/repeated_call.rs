@@ -376,13 +376,7 @@ mod tests {
             "\"\u{2028}\"",
         ];
         const SPACES: &[&str] = &["", "", " ", "  ", "\n", "\t", "\r\n", "\u{a0}", "\u{1c}"];
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::checks::testing::draws(0x9e37_79b9_7f4a_7c15);
         (0..count)
             .map(|_| {
                 let mut text = String::from(SPACES[next(SPACES.len())]);

@@ -70,3 +70,14 @@ pub(crate) fn run_judged(
         })
         .collect()
 }
+
+/// Seeded draws below `n` (xorshift): generated test inputs that are the same on every run.
+pub(crate) fn draws(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    }
+}

@@ -103,6 +103,36 @@ impl<'de: 'a, 'a> Deserialize<'de> for LazyObject<'a> {
     }
 }
 
+/// The visits of the scalars (strings, booleans, numbers, null) for a visitor that reads something
+/// else: such a value adds nothing, and the visit gives `$nothing`.
+macro_rules! scalars_add_nothing {
+    ($nothing:expr) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($nothing)
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($nothing)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($nothing)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($nothing)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($nothing)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($nothing)
+        }
+    };
+}
+
 /// What a message with the wanted role adds to its text, in message order.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Piece<'a> {
@@ -234,29 +264,7 @@ impl<'de> Visitor<'de> for Message<'_, 'de> {
         skip_seq(seq)
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_add_nothing!(());
 }
 
 /// A message's `parts` value: the number of items when it is a list (text parts pushed), else `None`.
@@ -297,29 +305,7 @@ impl<'de> Visitor<'de> for Parts<'_, 'de> {
         Ok(None)
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<usize>, E> {
-        Ok(None)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<usize>, E> {
-        Ok(None)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<usize>, E> {
-        Ok(None)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<usize>, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<usize>, E> {
-        Ok(None)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Option<usize>, E> {
-        Ok(None)
-    }
+    scalars_add_nothing!(None);
 }
 
 /// One item of a `parts` list; a text part pushes its text, anything else adds nothing.
@@ -366,29 +352,7 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
         skip_seq(seq)
     }
 
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_add_nothing!(());
 }
 
 fn skip_seq<'de, S: SeqAccess<'de>>(mut seq: S) -> Result<(), S::Error> {
