@@ -1,8 +1,8 @@
 //! Evaluation of a compiled [`Policy`] over one run (docs/compatibility.md §11.4 and §11.5): pure and
 //! infallible.
 //!
-//! One pass over the steps, in order. Each step's arguments are parsed once and its result JSON at
-//! most once (only when a result predicate reads it). Requirements that depend on earlier steps keep
+//! One pass over the steps, in order. Each step's arguments and its result JSON are parsed at most
+//! once, and only when a rule reads them: most policies read few tools' arguments. Requirements that depend on earlier steps keep
 //! their state per `same_arg` value (what was seen, what was voided, whether a candidate already met
 //! the requirement) instead of rescanning earlier steps, so a run costs time linear in its steps where
 //! 0.4.1 is quadratic.
@@ -44,18 +44,22 @@ fn count_step_read() {
     STEP_READS.with(|n| n.set(n.get() + 1));
 }
 
-/// A step with its arguments parsed once and its result JSON parsed on first use.
+/// A step whose arguments and result JSON are parsed on first use.
 struct ReadStep<'r, 'a> {
     step: &'r PolicyStep<'a>,
-    args: Args,
+    args: OnceCell<Args>,
     result_json: OnceCell<Option<Value>>,
 }
 
 impl ReadStep<'_, '_> {
+    fn args(&self) -> &Args {
+        self.args.get_or_init(|| Args::parse(self.step.arguments))
+    }
+
     /// The argument at `path`: `Err(())` when the arguments are unreadable, `Ok(None)` when absent.
     fn arg(&self, path: &ArgPath) -> Result<Option<&Value>, ()> {
         count_step_read();
-        match &self.args {
+        match self.args() {
             Args::Object(map) => Ok(arg_at(map, &path.parts)),
             Args::Unreadable => Err(()),
         }
@@ -103,7 +107,7 @@ pub(crate) fn evaluate(policy: &Policy, run: &PolicyRun) -> (bool, String) {
         .iter()
         .map(|step| ReadStep {
             step,
-            args: Args::parse(step.arguments),
+            args: OnceCell::new(),
             result_json: OnceCell::new(),
         })
         .collect();
@@ -296,7 +300,7 @@ fn check_step(
     }
 
     for rule in policy.required_args.iter().filter(|r| r.tool == tool) {
-        let Args::Object(map) = &s.args else {
+        let Args::Object(map) = s.args() else {
             let first = rule.args.first().map_or("", |a| a.text.as_str());
             out.push(format!(
                 "step {i}: {tool} arguments are not a JSON object, cannot check required {first}"
