@@ -2,10 +2,10 @@
 //! infallible.
 //!
 //! One pass over the steps, in order. Each step's arguments and its result JSON are parsed at most
-//! once, and only when a rule reads them: most policies read few tools' arguments. Requirements that depend on earlier steps keep
-//! their state per `same_arg` value (what was seen, what was voided, whether a candidate already met
-//! the requirement) instead of rescanning earlier steps, so a run costs time linear in its steps where
-//! 0.4.1 is quadratic.
+//! once, and only when a rule reads them: most policies read few tools' arguments. Requirements that
+//! depend on earlier steps keep their state per `same_arg` value (what was seen, what was voided,
+//! whether a candidate already met the requirement) instead of rescanning earlier steps, so a run
+//! costs time linear in its steps where 0.4.1 is quadratic.
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
