@@ -16,6 +16,8 @@ use serde::de::{
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::signals::skip_scalars;
+
 /// A JSON object's members, each value still raw text. A repeated key keeps its last value, as
 /// Python's `json` does.
 pub(crate) struct LazyObject<'a> {
@@ -101,36 +103,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for LazyObject<'a> {
 
         deserializer.deserialize_map(Members(std::marker::PhantomData))
     }
-}
-
-/// The visits of the scalars (strings, booleans, numbers, null) for a visitor that reads something
-/// else: such a value adds nothing, and the visit gives `$nothing`.
-macro_rules! scalars_add_nothing {
-    ($nothing:expr) => {
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-            Ok($nothing)
-        }
-
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($nothing)
-        }
-
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($nothing)
-        }
-
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($nothing)
-        }
-
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($nothing)
-        }
-
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok($nothing)
-        }
-    };
 }
 
 /// What a message with the wanted role adds to its text, in message order.
@@ -264,7 +236,7 @@ impl<'de> Visitor<'de> for Message<'_, 'de> {
         skip_seq(seq)
     }
 
-    scalars_add_nothing!(());
+    skip_scalars!(());
 }
 
 /// A message's `parts` value: the number of items when it is a list (text parts pushed), else `None`.
@@ -305,7 +277,7 @@ impl<'de> Visitor<'de> for Parts<'_, 'de> {
         Ok(None)
     }
 
-    scalars_add_nothing!(None);
+    skip_scalars!(None);
 }
 
 /// One item of a `parts` list; a text part pushes its text, anything else adds nothing.
@@ -352,7 +324,7 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
         skip_seq(seq)
     }
 
-    scalars_add_nothing!(());
+    skip_scalars!(());
 }
 
 fn skip_seq<'de, S: SeqAccess<'de>>(mut seq: S) -> Result<(), S::Error> {

@@ -43,34 +43,36 @@ fn is_empty_of(r: &str, top: Option<&Top>) -> bool {
     }
 }
 
-/// Visitor methods that accept every JSON scalar and return `$out`.
+/// Visitor methods that accept every JSON scalar and return `$out`: for visitors that read only
+/// lists, objects or their members, to which a scalar adds nothing.
 macro_rules! skip_scalars {
     ($out:expr) => {
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
             Ok($out)
         }
 
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
             Ok($out)
         }
 
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
             Ok($out)
         }
 
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
             Ok($out)
         }
 
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
             Ok($out)
         }
 
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
             Ok($out)
         }
     };
 }
+pub(crate) use skip_scalars;
 
 /// Python `v == 0`: numbers and booleans compare numerically, everything else is unequal.
 fn equals_zero(v: &Value) -> bool {
