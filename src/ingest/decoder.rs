@@ -7,16 +7,15 @@
 //! fast path ([`Decoder::fast`]) that indexes a file without parsing it as whole documents. The formats
 //! themselves are declared in one list, `formats!` in `formats/mod.rs`.
 //!
-//! [`for_each_batch`] cuts a file's traces into batches bounded by traces and by bytes, decodes the
-//! batches of a round in parallel (one builder per worker, reused across batches) and hands each batch's
-//! tables to the caller's function, whose results come back in trace order. Traces the options hold
+//! [`for_each_batch`] cuts a file's traces into batches bounded by traces and by bytes, decodes them in
+//! parallel (one builder per worker, reused across batches), a few ahead of the caller's sink, and hands
+//! each batch's tables to the caller's function, whose results come back in trace order. Traces the options hold
 //! ([`ReadOptions::hold`]: those other files of the run also hold) are kept whole instead of becoming
 //! rows, for the run to merge.
 
 use std::borrow::Cow;
 use std::path::Path;
 
-use rayon::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
 use super::ReadOptions;
@@ -233,8 +232,9 @@ thread_local! {
 }
 
 /// Decodes `traces` batch by batch, runs `each` on every batch's tables in parallel, and hands the results
-/// to `sink` in trace order. At most a round of batches (two per worker) is alive at once. Returns the
-/// traces the options hold, whole, in trace order (they are in no batch).
+/// to `sink` in trace order. Batches are started as earlier ones are handed on, at most two per worker
+/// ahead of the sink, so no more than that many batches' results (and a batch's tables per worker) are
+/// alive at once. Returns the traces the options hold, whole, in trace order (they are in no batch).
 pub fn for_each_batch<R: Send>(
     path: &Path,
     traces: &dyn Traces,
@@ -243,40 +243,131 @@ pub fn for_each_batch<R: Send>(
     sink: &mut dyn FnMut(R) -> Result<(), InputError>,
 ) -> Result<Vec<TraceRecord<'static>>, InputError> {
     let ranges = batch_ranges(traces, options);
-    let round = if options.parallel_batches {
-        rayon::current_num_threads().max(1) * 2
-    } else {
-        1
+    let decode = |i: usize| -> Result<(R, Vec<TraceRecord<'static>>), InputError> {
+        let range = ranges[i].clone();
+        let (batch, held) = BUILDER.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let builder = slot.get_or_insert_with(|| TableBuilder::new(options.table.clone()));
+            builder.reset(options.table.clone(), options.hold.clone());
+            builder.start_batch(range.clone().map(|t| traces.weight(t)).sum());
+            for t in range {
+                if let Err(e) = traces.append(path, t, builder) {
+                    builder.finish();
+                    return Err(e);
+                }
+            }
+            Ok((builder.finish(), builder.take_held()))
+        })?;
+        Ok((each(batch), held))
     };
     let mut held = Vec::new();
-    for group in ranges.chunks(round) {
-        let results: Vec<Result<(R, Vec<TraceRecord<'static>>), InputError>> = group
-            .par_iter()
-            .map(|range| {
-                let (batch, held) = BUILDER.with(|cell| {
-                    let mut slot = cell.borrow_mut();
-                    let builder =
-                        slot.get_or_insert_with(|| TableBuilder::new(options.table.clone()));
-                    builder.reset(options.table.clone(), options.hold.clone());
-                    builder.start_batch(range.clone().map(|t| traces.weight(t)).sum());
-                    for t in range.clone() {
-                        if let Err(e) = traces.append(path, t, builder) {
-                            builder.finish();
-                            return Err(e);
-                        }
-                    }
-                    Ok((builder.finish(), builder.take_held()))
-                })?;
-                Ok((each(batch), held))
-            })
-            .collect();
-        for result in results {
-            let (result, part) = result?;
-            sink(result)?;
+    let mut failure = None;
+    let mut take = |decoded: Result<(R, Vec<TraceRecord<'static>>), InputError>| match decoded
+        .and_then(|(result, part)| {
             held.extend(part);
+            sink(result)
+        }) {
+        Ok(()) => true,
+        Err(e) => {
+            failure = Some(e);
+            false
+        }
+    };
+    if options.parallel_batches {
+        let window = rayon::current_num_threads().max(1) * 2;
+        in_order(ranges.len(), window, &decode, &mut take);
+    } else {
+        // One batch at a time, on this thread: a judge's calls for a batch start only once the batch
+        // before it is handed on, and stop at the first failure.
+        for i in 0..ranges.len() {
+            if !take(decode(i)) {
+                break;
+            }
         }
     }
-    Ok(held)
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(held),
+    }
+}
+
+/// Runs `task` on the pool for each of `0..count` and hands the results to `take`, on this thread, in
+/// index order. A task starts once the one `window` places before it is handed on, so workers never
+/// wait for the sink or for the slowest of a group of tasks, and at most `window` results are held.
+/// Once `take` returns false no task starts; the running ones are waited for and their results
+/// dropped. A panic in a task is raised again here.
+fn in_order<T: Send>(
+    count: usize,
+    window: usize,
+    task: &(dyn Fn(usize) -> T + Sync),
+    take: &mut dyn FnMut(T) -> bool,
+) {
+    type Outcome<T> = (usize, std::thread::Result<T>);
+    let (sender, receiver) = std::sync::mpsc::channel::<Outcome<T>>();
+    rayon::in_place_scope(|scope| {
+        let start = |i: usize| {
+            let sender = sender.clone();
+            scope.spawn(move |_| {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task(i)));
+                // The receiver is gone only once this thread stopped taking results.
+                let _ = sender.send((i, outcome));
+            });
+        };
+        let mut started = 0;
+        while started < count.min(window) {
+            start(started);
+            started += 1;
+        }
+        // Results that came before their turn, at their index modulo the window: the tasks started and
+        // not yet handed on are fewer than the window, so no two share a slot.
+        let mut early: Vec<Option<T>> = (0..window).map(|_| None).collect();
+        let mut next = 0;
+        while next < started {
+            let (i, outcome) = receive(&receiver);
+            match outcome {
+                Ok(value) => early[i % window] = Some(value),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+            while let Some(value) = early[next % window].take() {
+                next += 1;
+                if !take(value) {
+                    return;
+                }
+                if started < count {
+                    start(started);
+                    started += 1;
+                }
+            }
+        }
+    });
+}
+
+/// The next message, waiting in a way that cannot stall the pool: a worker thread runs other pool work
+/// while it waits (the tasks it waits for may be queued on its own deque), a thread outside the pool
+/// blocks.
+fn receive<T>(receiver: &std::sync::mpsc::Receiver<T>) -> T {
+    use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+    loop {
+        match receiver.try_recv() {
+            Ok(message) => return message,
+            Err(TryRecvError::Disconnected) => unreachable!("the waiting thread holds a sender"),
+            Err(TryRecvError::Empty) => {}
+        }
+        match rayon::yield_now() {
+            Some(rayon::Yield::Executed) => {}
+            // Nothing to run here: wait a little for a message, then look for work again.
+            Some(rayon::Yield::Idle) => {
+                match receiver.recv_timeout(std::time::Duration::from_micros(200)) {
+                    Ok(message) => return message,
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => {
+                        unreachable!("the waiting thread holds a sender")
+                    }
+                }
+            }
+            None => return receiver.recv().expect("the waiting thread holds a sender"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -337,6 +428,66 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn results_are_taken_in_order_however_the_tasks_finish() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            let started = AtomicUsize::new(0);
+            // Later tasks finish first: each sleeps less than the one before it.
+            let task = |i: usize| {
+                started.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_micros(
+                    ((40 - i % 40) * 50) as u64,
+                ));
+                i * 10
+            };
+            let mut taken = Vec::new();
+            // From outside the pool, then from one of its workers, whose waiting must not stall it.
+            in_order(100, 3, &task, &mut |v| {
+                taken.push(v);
+                true
+            });
+            assert_eq!(taken, (0..100).map(|i| i * 10).collect::<Vec<_>>());
+            taken.clear();
+            pool.install(|| {
+                in_order(100, 3, &task, &mut |v| {
+                    taken.push(v);
+                    true
+                });
+            });
+            assert_eq!(taken, (0..100).map(|i| i * 10).collect::<Vec<_>>());
+            // Once `take` refuses, no task starts: those already running are the window's.
+            started.store(0, Ordering::SeqCst);
+            taken.clear();
+            pool.install(|| {
+                in_order(100, 3, &task, &mut |v| {
+                    taken.push(v);
+                    v < 50
+                });
+            });
+            assert_eq!(taken, (0..=5).map(|i| i * 10).collect::<Vec<_>>());
+            assert!(started.load(Ordering::SeqCst) <= 6 + 3, "{threads} threads");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "task 7 failed")]
+    fn a_panicking_task_panics_the_caller() {
+        in_order(
+            20,
+            4,
+            &|i: usize| {
+                assert!(i != 7, "task {i} failed");
+                i
+            },
+            &mut |_| true,
+        );
     }
 
     #[test]
