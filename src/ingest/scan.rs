@@ -79,9 +79,14 @@ impl SpanSlice {
         self.start() + self.len as usize
     }
 
+    /// Byte offset where the `traceId` string's contents begin (they end at the next quote).
+    pub fn trace_id_start(&self) -> usize {
+        self.start() + self.trace_id_at as usize
+    }
+
     /// Byte range of the `traceId` string's contents in `bytes`, the file the span was found in.
     pub fn trace_id(&self, bytes: &[u8]) -> (usize, usize) {
-        let from = self.start() + self.trace_id_at as usize;
+        let from = self.trace_id_start();
         let to = memchr::memchr(b'"', &bytes[from..self.end()]).map_or(self.end(), |i| from + i);
         (from, to)
     }
@@ -181,6 +186,11 @@ impl SpanList {
     /// Whether the list holds no span.
     pub fn is_empty(&self) -> bool {
         self.pieces.iter().all(|(_, range)| range.is_empty())
+    }
+
+    /// The slices in file order, in the pieces they are held in.
+    pub fn pieces(&self) -> impl Iterator<Item = &[SpanSlice]> {
+        self.pieces.iter().map(|piece| self.piece(piece))
     }
 
     /// The slices in file order.
@@ -778,6 +788,10 @@ impl<'a> Tokens<'a> {
         }
     }
 
+    // Called once per token by the span reader's loop: inlined there, it costs a few instructions where
+    // a call cost as much as the rest of the token's handling; the load of the next 64 bytes stays out
+    // of line.
+    #[inline(always)]
     fn next(&mut self) -> Option<usize> {
         while self.pending == 0 {
             if self.stopped || self.next_base >= self.bytes.len() {
@@ -790,6 +804,7 @@ impl<'a> Tokens<'a> {
         Some(self.base + i)
     }
 
+    #[inline(never)]
     fn load(&mut self) {
         let at = self.next_base;
         let m = Masks::load(self.bytes, at, self.bytes.len());

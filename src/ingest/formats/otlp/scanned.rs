@@ -10,6 +10,7 @@ use std::hash::BuildHasher;
 use std::path::Path;
 
 use hashbrown::HashTable;
+use rayon::prelude::*;
 use simd_json::prelude::*;
 
 use super::read_span;
@@ -77,6 +78,17 @@ struct ScannedTraces<'b> {
     huge: usize,
 }
 
+/// A 64-bit id hash as the 32 bits the grouping keeps per slice.
+fn folded(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
+
+/// The table's hash of a slice's 32-bit one: hashbrown takes its buckets from the low bits and its tags
+/// from the top seven, so every bit of the 32 must reach both.
+fn spread(hash: u32) -> u64 {
+    u64::from(hash).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
 /// The contents of a `traceId` string the scan took, which hold no backslash, from where they begin.
 fn trace_id_at(bytes: &[u8], at: usize) -> &[u8] {
     let rest = &bytes[at..];
@@ -94,34 +106,56 @@ impl<'b> ScannedTraces<'b> {
         // Group by trace id in order of first appearance, then order traces by their first start
         // (stable). The table holds trace numbers alone, keyed by the id their first span holds in the
         // file: a map of id slices took 24 bytes a bucket, twice over while it grew.
-        let hasher = foldhash::fast::RandomState::default();
+        //
+        // Reading each id from the file is most of the grouping's time (the file is far larger than the
+        // caches), so the ids are hashed first, by the threads a piece each, into the list that then
+        // takes each slice's trace number; the serial pass reads an id again only to tell two ids whose
+        // hashes meet, which is rarer than one in a hundred.
+        let hasher = foldhash::fast::FixedState::with_seed(0x7ace);
+        let hash_of = |id: &[u8]| hasher.hash_one(id);
+        let mut trace_of: Vec<u32> = vec![0; total];
+        {
+            let mut rest = trace_of.as_mut_slice();
+            let mut jobs = Vec::new();
+            for piece in found.pieces() {
+                let (here, after) = rest.split_at_mut(piece.len());
+                jobs.push((piece, here));
+                rest = after;
+            }
+            jobs.into_par_iter().for_each(|(piece, hashes)| {
+                for (slice, hash) in piece.iter().zip(hashes) {
+                    let (from, to) = slice.trace_id(bytes);
+                    *hash = folded(hash_of(&bytes[from..to]));
+                }
+            });
+        }
         let mut index: HashTable<u32> = HashTable::with_capacity(total);
-        let mut trace_of: Vec<u32> = Vec::with_capacity(total);
         // Sized for a trace per slice, the most there can be, so that no list is copied as it grows.
         let mut first_start: Vec<i64> = Vec::with_capacity(total);
         let mut slice_counts: Vec<u32> = Vec::with_capacity(total);
         let mut first_ids: Vec<usize> = Vec::with_capacity(total);
-        for slice in found.iter() {
-            let id_range = slice.trace_id(bytes);
-            let id = &bytes[id_range.0..id_range.1];
-            let hash = hasher.hash_one(id);
+        for (slice, trace) in found.iter().zip(trace_of.iter_mut()) {
+            let hash = spread(*trace);
             let known = index
-                .find(hash, |&t| trace_id_at(bytes, first_ids[t as usize]) == id)
+                .find(hash, |&t| {
+                    let (from, to) = slice.trace_id(bytes);
+                    trace_id_at(bytes, first_ids[t as usize]) == &bytes[from..to]
+                })
                 .copied();
             let t = match known {
                 Some(t) => t as usize,
                 None => {
                     first_start.push(i64::MAX);
                     slice_counts.push(0);
-                    first_ids.push(id_range.0);
+                    first_ids.push(slice.trace_id_start());
                     let t = first_ids.len() - 1;
                     index.insert_unique(hash, t as u32, |&t| {
-                        hasher.hash_one(trace_id_at(bytes, first_ids[t as usize]))
+                        spread(folded(hash_of(trace_id_at(bytes, first_ids[t as usize]))))
                     });
                     t
                 }
             };
-            trace_of.push(t as u32);
+            *trace = t as u32;
             first_start[t] = first_start[t].min(slice.start_ns);
             slice_counts[t] += 1;
         }
