@@ -14,6 +14,8 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use rayon::slice::ParallelSliceMut;
+
 /// Hashes sorted in memory before they go to a file: 512 Ki entries of 16 bytes, 8 MiB.
 const RUN_ENTRIES: usize = 512 * 1024;
 
@@ -60,7 +62,8 @@ impl IdHashes {
     }
 
     fn write_run(&mut self) -> std::io::Result<File> {
-        self.run.sort_unstable();
+        // In parallel: the runs are sorted between reads or after them, when the threads are free.
+        self.run.par_sort_unstable();
         let file = match &self.dir {
             Some(dir) => tempfile::tempfile_in(dir)?,
             None => tempfile::tempfile()?,
@@ -84,7 +87,7 @@ impl IdHashes {
     ///
     /// A run file cannot be read back.
     pub fn repeated(mut self, mut each: impl FnMut(u64, &[u32]) -> bool) -> std::io::Result<()> {
-        self.run.sort_unstable();
+        self.run.par_sort_unstable();
         let mut sources: Vec<Source> = Vec::with_capacity(self.files.len() + 1);
         for file in self.files {
             sources.push(Source::File(BufReader::with_capacity(64 * 1024, file)));

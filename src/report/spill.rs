@@ -279,32 +279,53 @@ impl SpilledRun {
         &self,
         mut each: impl FnMut(usize, &VerdictBatch) -> Result<(), E>,
     ) -> Result<(), E> {
+        let mut order = self
+            .files
+            .iter()
+            .enumerate()
+            .flat_map(|(place, file)| file.batches.iter().map(move |&index| (place, index)))
+            .peekable();
         let mut reader = self.verdicts.reader()?;
-        for (place, file) in self.files.iter().enumerate() {
-            for &index in &file.batches {
-                let batch = reader.batch(index)?;
-                let dropped = match &file.dropped {
-                    Some(dropped) if batch.rows().any(|r| dropped.contains(r.trace_id())) => {
-                        dropped
-                    }
-                    _ => {
-                        each(place, &batch)?;
-                        continue;
-                    }
-                };
-                let keep: arrow_array::BooleanArray = batch
-                    .rows()
-                    .map(|r| Some(!dropped.contains(r.trace_id())))
-                    .collect();
-                let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
-                    .map_err(SpillError::from)?;
-                each(
-                    place,
-                    &VerdictBatch::try_new(kept).map_err(SpillError::from)?,
-                )?;
-            }
+        let mut next = order.peek().map(|&(_, index)| reader.batch(index));
+        while let Some((place, _)) = order.next() {
+            let batch = next.take().expect("each batch is read before its turn")?;
+            // The next batch is read and decoded on another thread while `each` takes this one: the
+            // two take about as long for the terminal table, the JSON report and the counts.
+            let following = order.peek().map(|&(_, index)| index);
+            let mut handled = Ok(());
+            rayon::in_place_scope(|scope| {
+                if let Some(index) = following {
+                    let (reader, next) = (&mut reader, &mut next);
+                    scope.spawn(move |_| *next = Some(reader.batch(index)));
+                }
+                handled = self.hand_on(place, &batch, &mut each);
+            });
+            handled?;
         }
         Ok(())
+    }
+
+    /// Calls `each` with `batch`, read for the file at `place`, the traces that file drops left out.
+    fn hand_on<E: From<SpillError>>(
+        &self,
+        place: usize,
+        batch: &VerdictBatch,
+        each: &mut impl FnMut(usize, &VerdictBatch) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let dropped = match &self.files[place].dropped {
+            Some(dropped) if batch.rows().any(|r| dropped.contains(r.trace_id())) => dropped,
+            _ => return each(place, batch),
+        };
+        let keep: arrow_array::BooleanArray = batch
+            .rows()
+            .map(|r| Some(!dropped.contains(r.trace_id())))
+            .collect();
+        let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
+            .map_err(SpillError::from)?;
+        each(
+            place,
+            &VerdictBatch::try_new(kept).map_err(SpillError::from)?,
+        )
     }
 
     /// Every batch, read back into memory, for the outputs that need the whole run at once.
