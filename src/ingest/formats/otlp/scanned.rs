@@ -129,17 +129,35 @@ impl<'b> ScannedTraces<'b> {
                 }
             });
         }
+        // Each trace's first slice, by its number in file order, found again through where each of
+        // the scan's pieces starts: half the bytes of its id's offset, at the grouping's peak.
+        let piece_starts: Vec<usize> = found
+            .pieces()
+            .scan(0, |at, piece| {
+                let start = *at;
+                *at += piece.len();
+                Some(start)
+            })
+            .collect();
+        let pieces: Vec<&[SpanSlice]> = found.pieces().collect();
+        let slice_at = |n: u32| -> &SpanSlice {
+            let n = n as usize;
+            let piece = piece_starts.partition_point(|&start| start <= n) - 1;
+            &pieces[piece][n - piece_starts[piece]]
+        };
+        let first_id =
+            |first_slice: u32| trace_id_at(bytes, slice_at(first_slice).trace_id_start());
         let mut index: HashTable<u32> = HashTable::with_capacity(total);
         // Sized for a trace per slice, the most there can be, so that no list is copied as it grows.
         let mut first_start: Vec<i64> = Vec::with_capacity(total);
         let mut slice_counts: Vec<u32> = Vec::with_capacity(total);
-        let mut first_ids: Vec<usize> = Vec::with_capacity(total);
-        for (slice, trace) in found.iter().zip(trace_of.iter_mut()) {
+        let mut first_slices: Vec<u32> = Vec::with_capacity(total);
+        for (n, (slice, trace)) in found.iter().zip(trace_of.iter_mut()).enumerate() {
             let hash = spread(*trace);
             let known = index
                 .find(hash, |&t| {
                     let (from, to) = slice.trace_id(bytes);
-                    trace_id_at(bytes, first_ids[t as usize]) == &bytes[from..to]
+                    first_id(first_slices[t as usize]) == &bytes[from..to]
                 })
                 .copied();
             let t = match known {
@@ -147,10 +165,10 @@ impl<'b> ScannedTraces<'b> {
                 None => {
                     first_start.push(i64::MAX);
                     slice_counts.push(0);
-                    first_ids.push(slice.trace_id_start());
-                    let t = first_ids.len() - 1;
+                    first_slices.push(n as u32);
+                    let t = first_slices.len() - 1;
                     index.insert_unique(hash, t as u32, |&t| {
-                        spread(folded(hash_of(trace_id_at(bytes, first_ids[t as usize]))))
+                        spread(folded(hash_of(first_id(first_slices[t as usize]))))
                     });
                     t
                 }
@@ -174,11 +192,11 @@ impl<'b> ScannedTraces<'b> {
         for &t in &order {
             begin[t as usize] = at;
             begins.push(at);
-            ids.push(first_ids[t as usize]);
+            ids.push(slice_at(first_slices[t as usize]).trace_id_start());
             at += slice_counts[t as usize];
         }
         begins.push(at);
-        drop((order, slice_counts, first_ids));
+        drop((order, slice_counts, first_slices, pieces, piece_starts));
         let mut spans = vec![SpanBytes::default(); total];
         let mut trace_of = trace_of.into_iter();
         // Each of the scan's lists is freed as soon as its spans are placed, so the scan's slices and
@@ -738,6 +756,66 @@ mod tests {
                 other => panic!("{other:?}"),
             }
             assert_eq!(read(&repaired, huge).unwrap(), 3);
+        }
+    }
+
+    /// Spans of a trace spread over many lines and over the scan's blocks, in no time order, are
+    /// grouped into their traces, traces in order of their first start (then of first appearance).
+    #[test]
+    fn spans_spread_over_the_blocks_are_grouped_into_their_traces() {
+        let (lines, traces) = (6_000, 997);
+        let mut bytes = Vec::new();
+        // Line k holds a span of trace k * 7 % traces, starting at a time that is not in line order.
+        let filler = "x".repeat(400);
+        for k in 0..lines {
+            let trace = k * 7 % traces;
+            let start = 1_000_000 + (trace * 31 % 101) * 1_000 + k;
+            bytes.extend_from_slice(
+                format!(
+                    concat!(
+                        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{:032x}","#,
+                        r#""spanId":"{:016x}","name":"s{}","startTimeUnixNano":"{}","#,
+                        r#""endTimeUnixNano":"{}","attributes":[{{"key":"pad","#,
+                        r#""value":{{"stringValue":"{}"}}}}]}}]}}]}}]}}"#,
+                        "\n"
+                    ),
+                    trace,
+                    k + 1,
+                    k,
+                    start,
+                    start + 5,
+                    filler
+                )
+                .as_bytes(),
+            );
+        }
+        assert!(bytes.len() > 2 << 20, "the lines fill more than two blocks");
+        let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+        assert_eq!(spans.len(), lines);
+        let index = ScannedTraces::new(&bytes, spans, false, None);
+        // Expected: each trace's first start and first line, and its number of spans.
+        let mut first: std::collections::HashMap<usize, (usize, usize, usize)> = Default::default();
+        for k in 0..lines {
+            let trace = k * 7 % traces;
+            let start = 1_000_000 + (trace * 31 % 101) * 1_000 + k;
+            let entry = first.entry(trace).or_insert((start, k, 0));
+            entry.0 = entry.0.min(start);
+            entry.2 += 1;
+        }
+        let mut want: Vec<(usize, usize, usize)> = first
+            .iter()
+            .map(|(&trace, &(start, line, count))| (start, line, trace * 1_000_000 + count))
+            .collect();
+        want.sort_unstable();
+        assert_eq!(index.len(), traces);
+        for (t, &(_, _, trace_and_count)) in want.iter().enumerate() {
+            let (trace, count) = (trace_and_count / 1_000_000, trace_and_count % 1_000_000);
+            assert_eq!(index.trace_id(t), format!("{trace:032x}"), "trace {t}");
+            let spans: usize = index
+                .members(t)
+                .map(|m| index.slices[m as usize].count as usize)
+                .sum();
+            assert_eq!(spans, count, "spans of trace {trace}");
         }
     }
 
