@@ -273,12 +273,13 @@ pub fn for_each_batch<R: Send>(
             false
         }
     };
-    if options.parallel_batches {
+    if options.parallel_batches && ranges.len() > 1 {
         let window = rayon::current_num_threads().max(1) * 2;
         in_order(ranges.len(), window, &decode, &mut take);
     } else {
         // One batch at a time, on this thread: a judge's calls for a batch start only once the batch
-        // before it is handed on, and stop at the first failure.
+        // before it is handed on, and stop at the first failure; and a file of one batch (a run over
+        // many small files) is not worth a task.
         for i in 0..ranges.len() {
             if !take(decode(i)) {
                 break;

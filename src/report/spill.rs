@@ -236,6 +236,10 @@ impl SpillReader {
     }
 }
 
+/// Batches of fewer rows are handed on before the next one is read, not while it is read on another
+/// thread: starting that task costs about as much as reading a few hundred rows.
+const READ_AHEAD_ROWS: usize = 256;
+
 /// Where one file's verdicts are in the spill.
 #[derive(Debug, Default, Clone)]
 pub struct SpilledFile {
@@ -289,9 +293,15 @@ impl SpilledRun {
         let mut next = order.peek().map(|&(_, index)| reader.batch(index));
         while let Some((place, _)) = order.next() {
             let batch = next.take().expect("each batch is read before its turn")?;
+            let following = order.peek().map(|&(_, index)| index);
+            if batch.len() < READ_AHEAD_ROWS {
+                // A small batch (a run over many small files) is not worth a task.
+                self.hand_on(place, &batch, &mut each)?;
+                next = following.map(|index| reader.batch(index));
+                continue;
+            }
             // The next batch is read and decoded on another thread while `each` takes this one: the
             // two take about as long for the terminal table, the JSON report and the counts.
-            let following = order.peek().map(|&(_, index)| index);
             let mut handled = Ok(());
             rayon::in_place_scope(|scope| {
                 if let Some(index) = following {
