@@ -9,9 +9,9 @@
 //!
 //! [`for_each_batch`] cuts a file's traces into batches bounded by traces and by bytes, decodes them in
 //! parallel (one builder per worker, reused across batches), a few ahead of the caller's sink, and hands
-//! each batch's tables to the caller's function, whose results come back in trace order. Traces the options hold
-//! ([`ReadOptions::hold`]: those other files of the run also hold) are kept whole instead of becoming
-//! rows, for the run to merge.
+//! each batch's tables to the caller's function, whose results come back in trace order. Traces the
+//! options hold ([`ReadOptions::hold`]: those other files of the run also hold) are kept whole instead
+//! of becoming rows, for the run to merge.
 
 use std::borrow::Cow;
 use std::path::Path;
