@@ -109,8 +109,9 @@ impl<'b> ScannedTraces<'b> {
         //
         // Reading each id from the file is most of the grouping's time (the file is far larger than the
         // caches), so the ids are hashed first, by the threads a piece each, into the list that then
-        // takes each slice's trace number; the serial pass reads an id again only to tell two ids whose
-        // hashes meet, which is rarer than one in a hundred.
+        // takes each slice's trace number; the serial pass reads ids again only for a trace the table
+        // offers as a candidate: the slice's own, or by chance (hashbrown's 7-bit tags) for at most
+        // about one slice in ten.
         let hasher = foldhash::fast::FixedState::with_seed(0x7ace);
         let hash_of = |id: &[u8]| hasher.hash_one(id);
         let mut trace_of: Vec<u32> = vec![0; total];
@@ -793,7 +794,7 @@ mod tests {
         let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
         assert_eq!(spans.len(), lines);
         let index = ScannedTraces::new(&bytes, spans, false, None);
-        // Expected: each trace's first start and first line, and its number of spans.
+        // Expected: each trace's first start, its first line and its number of spans.
         let mut first: std::collections::HashMap<usize, (usize, usize, usize)> = Default::default();
         for k in 0..lines {
             let trace = k * 7 % traces;
@@ -802,14 +803,13 @@ mod tests {
             entry.0 = entry.0.min(start);
             entry.2 += 1;
         }
-        let mut want: Vec<(usize, usize, usize)> = first
+        let mut want: Vec<(usize, usize, usize, usize)> = first
             .iter()
-            .map(|(&trace, &(start, line, count))| (start, line, trace * 1_000_000 + count))
+            .map(|(&trace, &(start, line, count))| (start, line, trace, count))
             .collect();
         want.sort_unstable();
         assert_eq!(index.len(), traces);
-        for (t, &(_, _, trace_and_count)) in want.iter().enumerate() {
-            let (trace, count) = (trace_and_count / 1_000_000, trace_and_count % 1_000_000);
+        for (t, &(_, _, trace, count)) in want.iter().enumerate() {
             assert_eq!(index.trace_id(t), format!("{trace:032x}"), "trace {t}");
             let spans: usize = index
                 .members(t)
