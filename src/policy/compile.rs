@@ -619,9 +619,10 @@ fn deny_set(sources: Vec<String>) -> Result<DenyPatterns> {
         .configure(
             Regex::config()
                 .match_kind(regex_automata::MatchKind::All)
-                // Literal extraction over thousands of case-folded patterns is quadratic; the automaton
-                // alone is fast enough for argument text.
-                .auto_prefilter(false)
+                // A literal prefilter lets the search skip most of every argument, where the automaton
+                // reads each byte; but literal extraction over thousands of case-folded patterns is
+                // quadratic, so a long list runs on the automaton alone.
+                .auto_prefilter(translated.len() <= PREFILTER_MAX_PATTERNS)
                 .nfa_size_limit(Some(DENY_AUTOMATON_LIMIT))
                 .onepass_size_limit(Some(DENY_AUTOMATON_LIMIT))
                 .dfa_size_limit(Some(DENY_AUTOMATON_LIMIT))
@@ -648,6 +649,9 @@ fn deny_set(sources: Vec<String>) -> Result<DenyPatterns> {
         regex: Some(regex),
     })
 }
+
+/// The longest list of denied patterns searched with a literal prefilter (the built-in list has 5).
+const PREFILTER_MAX_PATTERNS: usize = 64;
 
 /// Patterns compiled per step of [`size_past_limit`]: enough to amortise the compiler's start, few
 /// enough that one step's syntax trees stay small.

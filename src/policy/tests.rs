@@ -514,6 +514,36 @@ fn default_policy_denies_traversal_and_files_only() {
 }
 
 #[test]
+fn long_and_short_pattern_lists_name_the_same_first_pattern() {
+    // A short list is searched through a literal prefilter, a long one by the automaton alone; both
+    // must name the first pattern in file order that matches, case-insensitively.
+    let policy = |filler: usize| {
+        let mut patterns: Vec<String> = (0..filler).map(|i| format!("never{i}x")).collect();
+        patterns.extend(["Secret_[0-9]+".to_string(), "secret".to_string()]);
+        Policy::from_json_text(&json!({ "deny_patterns": patterns }).to_string()).unwrap()
+    };
+    let (short, long) = (policy(3), policy(100));
+    let leaked = run(vec![st(
+        "send",
+        json!({"body": "our SECRET_42 is out"}),
+        "ok",
+    )]);
+    let mentioned = run(vec![st("send", json!({"body": "no secrets here"}), "ok")]);
+    let clean = run(vec![st("send", json!({"body": "nothing to see"}), "ok")]);
+    for p in [&short, &long] {
+        assert_eq!(
+            reason(p, &leaked),
+            "step 1: argument matches denied pattern 'Secret_[0-9]+'"
+        );
+        assert_eq!(
+            reason(p, &mentioned),
+            "step 1: argument matches denied pattern 'secret'"
+        );
+        assert!(!fires(p, &clean));
+    }
+}
+
+#[test]
 fn faultline_policy_allow_size_and_budget() {
     let p = faultline();
     let unlisted = run(vec![
