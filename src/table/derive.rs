@@ -356,10 +356,16 @@ fn role_text<'r>(messages: &[&'r RawValue], role: &str) -> Cow<'r, str> {
 
 /// Python `str()` of a raw JSON value: a string as itself (borrowed when it has no escapes).
 fn text_of(raw: &RawValue) -> Cow<'_, str> {
-    if raw.get().starts_with('"') {
-        // A `&str` deserializes only when the JSON string has no escapes; else it is decoded.
-        if let Ok(text) = <&str as serde::Deserialize>::deserialize(raw) {
-            return Cow::Borrowed(text);
+    if let Some(inner) = raw
+        .get()
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+    {
+        // Valid JSON spells every control character and quote with a backslash, so a string without
+        // one is its own text. (Asking serde for a `&str` instead built, and dropped, an error message
+        // for each string with escapes.)
+        if !inner.contains('\\') {
+            return Cow::Borrowed(inner);
         }
         if let Ok(text) = <String as serde::Deserialize>::deserialize(raw) {
             return Cow::Owned(text);
@@ -649,6 +655,17 @@ pub(crate) fn cost(spans: &[SpanRecord<'_>]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_raw_string_is_its_own_text_unless_it_holds_escapes() {
+        let raw = |json: &str| serde_json::from_str::<Box<RawValue>>(json).unwrap();
+        let plain = raw(r#""plain é text""#);
+        assert!(matches!(text_of(&plain), Cow::Borrowed("plain é text")));
+        let escaped = raw(r#""say \"hi\"\n\u00e9""#);
+        assert_eq!(text_of(&escaped), "say \"hi\"\né");
+        assert_eq!(text_of(&raw(r#""""#)), "");
+        assert_eq!(text_of(&raw("12")), "12");
+    }
 
     fn chat_span(id: &'static str, start: i64, input: &str, output: &str) -> SpanRecord<'static> {
         let mut span = SpanRecord {
