@@ -491,6 +491,63 @@ impl ColumnBuilder for BooleanBuilder {
     }
 }
 
+/// A string column whose rows are mostly null (error types, handoffs, checkpoints, ...). A run of nulls
+/// is counted and appended in one call when a value or the batch's end comes: a call per null row cost
+/// more than everything else these columns do.
+#[derive(Default)]
+struct SparseText {
+    values: LargeStringBuilder,
+    pending_nulls: usize,
+}
+
+impl SparseText {
+    fn with_capacity(items: usize) -> SparseText {
+        SparseText {
+            values: LargeStringBuilder::with_capacity(items, 0),
+            pending_nulls: 0,
+        }
+    }
+
+    #[inline]
+    fn append_option(&mut self, value: Option<impl AsRef<str>>) {
+        match value {
+            None => self.pending_nulls += 1,
+            Some(value) => {
+                self.append_pending_nulls();
+                self.values.append_value(value);
+            }
+        }
+    }
+
+    fn append_pending_nulls(&mut self) {
+        if self.pending_nulls > 0 {
+            self.values.append_nulls(self.pending_nulls);
+            self.pending_nulls = 0;
+        }
+    }
+
+    fn finish(&mut self) -> LargeStringArray {
+        self.append_pending_nulls();
+        self.values.finish()
+    }
+}
+
+impl ColumnBuilder for SparseText {
+    fn held(&self) -> Room {
+        Room {
+            items: self.values.len() + self.pending_nulls,
+            bytes: self.values.values_slice().len(),
+        }
+    }
+
+    fn with_room(room: Room) -> Self {
+        SparseText {
+            values: LargeStringBuilder::with_room(room),
+            pending_nulls: 0,
+        }
+    }
+}
+
 /// A list of strings per row (finish reasons): rows counted as items; the strings, rarely more than
 /// one a row, start with as many slots as rows and grow their text as needed.
 impl ColumnBuilder for ListBuilder<LargeStringBuilder> {
@@ -562,9 +619,9 @@ builders! {
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
     has_content: BooleanBuilder,
-    tool_evidence: LargeStringBuilder,
-    tool_definitions: LargeStringBuilder,
-    agent_version: LargeStringBuilder,
+    tool_evidence: SparseText,
+    tool_definitions: SparseText,
+    agent_version: SparseText,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -573,8 +630,8 @@ builders! {
     end: Int64Builder,
     status_code: Int64Builder,
     status_message: LargeStringBuilder,
-    error_type: LargeStringBuilder,
-    span_error: LargeStringBuilder,
+    error_type: SparseText,
+    span_error: SparseText,
     finish_reasons: ListBuilder<LargeStringBuilder>,
     is_tool: BooleanBuilder,
     has_operation: BooleanBuilder,
@@ -584,18 +641,18 @@ builders! {
     openinference_kind: BooleanBuilder,
     agent_name: LargeStringBuilder,
     operation: LargeStringBuilder,
-    checkpoint: LargeStringBuilder,
-    confirmed_by: LargeStringBuilder,
-    handoff_from: LargeStringBuilder,
-    handoff_to: LargeStringBuilder,
-    handoff_payload: LargeStringBuilder,
+    checkpoint: SparseText,
+    confirmed_by: SparseText,
+    handoff_from: SparseText,
+    handoff_to: SparseText,
+    handoff_payload: SparseText,
 
     tool: LargeStringBuilder,
     arguments: LargeStringBuilder,
     result: LargeStringBuilder,
     step_span_id: LargeStringBuilder,
     step_span: UInt32Builder,
-    structural_error: LargeStringBuilder,
+    structural_error: SparseText,
     empty_result: BooleanBuilder,
 }
 
@@ -620,8 +677,8 @@ impl Builders {
         self.end = Int64Builder::with_capacity(n);
         self.status_code = Int64Builder::with_capacity(n);
         self.status_message = text_builder(n, sum(&|s| s.status_message.len()));
-        self.error_type = text_builder(n, 0);
-        self.span_error = text_builder(n, 0);
+        self.error_type = SparseText::with_capacity(n);
+        self.span_error = SparseText::with_capacity(n);
         self.finish_reasons = ListBuilder::with_capacity(LargeStringBuilder::new(), n);
         for flag in [
             &mut self.is_tool,
@@ -642,7 +699,7 @@ impl Builders {
             &mut self.handoff_to,
             &mut self.handoff_payload,
         ] {
-            *column = text_builder(n, 0);
+            *column = SparseText::with_capacity(n);
         }
         let m = steps.len();
         let step_sum = |f: &dyn Fn(&derive::Step<'_>) -> usize| steps.iter().map(f).sum::<usize>();
@@ -651,7 +708,7 @@ impl Builders {
         self.result = text_builder(m, step_sum(&|s| s.result.len()));
         self.step_span_id = text_builder(m, step_sum(&|s| spans[s.span].span_id.len()));
         self.step_span = UInt32Builder::with_capacity(m);
-        self.structural_error = text_builder(m, 0);
+        self.structural_error = SparseText::with_capacity(m);
         self.empty_result = BooleanBuilder::with_capacity(m);
     }
 
@@ -817,6 +874,20 @@ mod tests {
             }],
             skipped_attributes: 0,
         }
+    }
+
+    #[test]
+    fn a_sparse_column_holds_its_nulls_where_they_were_appended() {
+        let mut column = SparseText::with_capacity(2);
+        column.append_option(None::<&str>);
+        column.append_option(None::<&str>);
+        column.append_option(Some("a"));
+        column.append_option(None::<&str>);
+        assert_eq!(column.held().items, 4);
+        let array = column.finish();
+        let cells: Vec<Option<&str>> = array.iter().collect();
+        assert_eq!(cells, [None, None, Some("a"), None]);
+        assert!(column.finish().is_empty());
     }
 
     #[test]
