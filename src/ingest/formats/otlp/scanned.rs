@@ -113,12 +113,13 @@ impl<'b> ScannedTraces<'b> {
         // offers as a candidate: the slice's own, or by chance (hashbrown's 7-bit tags) for at most
         // about one slice in ten.
         let hasher = foldhash::fast::FixedState::with_seed(0x7ace);
-        let hash_of = |id: &[u8]| hasher.hash_one(id);
+        let slice_hash = |id: &[u8]| folded(hasher.hash_one(id));
+        let pieces: Vec<&[SpanSlice]> = found.pieces().collect();
         let mut trace_of: Vec<u32> = vec![0; total];
         {
             let mut rest = trace_of.as_mut_slice();
-            let mut jobs = Vec::new();
-            for piece in found.pieces() {
+            let mut jobs = Vec::with_capacity(pieces.len());
+            for &piece in &pieces {
                 let (here, after) = rest.split_at_mut(piece.len());
                 jobs.push((piece, here));
                 rest = after;
@@ -126,21 +127,20 @@ impl<'b> ScannedTraces<'b> {
             jobs.into_par_iter().for_each(|(piece, hashes)| {
                 for (slice, hash) in piece.iter().zip(hashes) {
                     let (from, to) = slice.trace_id(bytes);
-                    *hash = folded(hash_of(&bytes[from..to]));
+                    *hash = slice_hash(&bytes[from..to]);
                 }
             });
         }
         // Each trace's first slice, by its number in file order, found again through where each of
         // the scan's pieces starts: half the bytes of its id's offset, at the grouping's peak.
-        let piece_starts: Vec<usize> = found
-            .pieces()
+        let piece_starts: Vec<usize> = pieces
+            .iter()
             .scan(0, |at, piece| {
                 let start = *at;
                 *at += piece.len();
                 Some(start)
             })
             .collect();
-        let pieces: Vec<&[SpanSlice]> = found.pieces().collect();
         let slice_at = |n: u32| -> &SpanSlice {
             let n = n as usize;
             let piece = piece_starts.partition_point(|&start| start <= n) - 1;
@@ -169,7 +169,7 @@ impl<'b> ScannedTraces<'b> {
                     first_slices.push(n as u32);
                     let t = first_slices.len() - 1;
                     index.insert_unique(hash, t as u32, |&t| {
-                        spread(folded(hash_of(first_id(first_slices[t as usize]))))
+                        spread(slice_hash(first_id(first_slices[t as usize])))
                     });
                     t
                 }
