@@ -32,7 +32,7 @@ use arrow_array::{
 use serde_json::Value;
 
 use crate::compat::value::py_str;
-use record::{AttrValue, SpanRecord, TraceRecord, is_tool_span, root_position};
+use record::{AttrValue, SpanRecord, TraceRecord, root_position};
 use schema::*;
 
 /// Traces, spans and steps of a batch, with per-trace row offsets into spans and steps.
@@ -491,6 +491,60 @@ impl ColumnBuilder for BooleanBuilder {
     }
 }
 
+/// The attributes a span's row reads, found in one pass over the span's attributes: a lookup per key
+/// compared every key of the span a dozen times over. A repeated key gives its last value, as
+/// [`record::Attrs::get`] does.
+#[derive(Default)]
+struct ReadAttrs<'s, 'a> {
+    operation: Option<&'s AttrValue<'a>>,
+    error_type: Option<&'s AttrValue<'a>>,
+    finish_reasons: Option<&'s AttrValue<'a>>,
+    confirmed: Option<&'s AttrValue<'a>>,
+    agent_name: Option<&'s AttrValue<'a>>,
+    checkpoint: Option<&'s AttrValue<'a>>,
+    confirmed_by: Option<&'s AttrValue<'a>>,
+    handoff_from: Option<&'s AttrValue<'a>>,
+    handoff_to: Option<&'s AttrValue<'a>>,
+    handoff_payload: Option<&'s AttrValue<'a>>,
+    /// Any attribute that names a tool call (its name, arguments or result).
+    tool_attributes: bool,
+    openinference_kind: bool,
+}
+
+impl<'s, 'a> ReadAttrs<'s, 'a> {
+    fn of(span: &'s SpanRecord<'a>) -> Self {
+        let mut read = ReadAttrs::default();
+        for (key, value) in span.attrs.iter() {
+            let slot = match key {
+                attr::OPERATION_NAME => &mut read.operation,
+                attr::ERROR_TYPE => &mut read.error_type,
+                attr::FINISH_REASONS => &mut read.finish_reasons,
+                attr::CONFIRMED => &mut read.confirmed,
+                attr::AGENT_NAME => &mut read.agent_name,
+                attr::CHECKPOINT => &mut read.checkpoint,
+                attr::CONFIRMED_BY => &mut read.confirmed_by,
+                attr::HANDOFF_FROM => &mut read.handoff_from,
+                attr::HANDOFF_TO => &mut read.handoff_to,
+                attr::HANDOFF_PAYLOAD => &mut read.handoff_payload,
+                attr::TOOL_NAME
+                | attr::TOOL_CALL_ARGUMENTS
+                | attr::TOOL_CALL_RESULT
+                | attr::LEGACY_TOOL_NAME => {
+                    read.tool_attributes = true;
+                    continue;
+                }
+                attr::OPENINFERENCE_KIND => {
+                    read.openinference_kind = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        read
+    }
+}
+
 /// A string column whose rows are mostly null (error types, handoffs, checkpoints, ...). A run of nulls
 /// is counted and appended in one call when a value or the batch's end comes: a call per null row cost
 /// more than everything else these columns do.
@@ -713,7 +767,7 @@ impl Builders {
     }
 
     fn append_span(&mut self, span: &SpanRecord<'_>, backs_step: bool) {
-        let text = |key: &str| span.attr(key).map(AttrValue::py_str);
+        let read = ReadAttrs::of(span);
         self.span_id.append_value(&span.span_id);
         self.parent.append_option(span.parent_id.as_deref());
         self.name.append_value(&span.name);
@@ -721,14 +775,14 @@ impl Builders {
         self.end.append_value(span.end_ns);
         self.status_code.append_value(span.status_code);
         self.status_message.append_value(&span.status_message);
-        let error_type = span
-            .attr(attr::ERROR_TYPE)
+        let error_type = read
+            .error_type
             .filter(|v| v.truthy())
             .map(AttrValue::py_str);
         self.span_error
             .append_option(signals::span_error(span.status_code, error_type.as_deref()));
         self.error_type.append_option(error_type);
-        match span.attr(attr::FINISH_REASONS) {
+        match read.finish_reasons {
             None => {}
             Some(v) => match v.as_json() {
                 Some(Value::Null) => {}
@@ -741,41 +795,38 @@ impl Builders {
             },
         }
         self.finish_reasons.append(true);
-        self.is_tool.append_value(is_tool_span(span));
-        self.has_operation
-            .append_value(span.attrs.contains_key(attr::OPERATION_NAME));
-        self.confirmed
-            .append_value(match span.attr(attr::CONFIRMED) {
-                Some(v) => match v.as_json() {
-                    Some(Value::Bool(b)) => *b,
-                    _ => matches!(v.as_str(), Some("true" | "True")),
-                },
-                None => false,
-            });
+        self.is_tool
+            .append_value(record::runs_a_tool(&span.name, read.operation));
+        self.has_operation.append_value(read.operation.is_some());
+        self.confirmed.append_value(match read.confirmed {
+            Some(v) => match v.as_json() {
+                Some(Value::Bool(b)) => *b,
+                _ => matches!(v.as_str(), Some("true" | "True")),
+            },
+            None => false,
+        });
         self.backs_step.append_value(backs_step);
-        self.tool_attributes.append_value(
-            [
-                attr::TOOL_NAME,
-                attr::TOOL_CALL_ARGUMENTS,
-                attr::TOOL_CALL_RESULT,
-                attr::LEGACY_TOOL_NAME,
-            ]
-            .iter()
-            .any(|k| span.attrs.contains_key(k)),
-        );
+        self.tool_attributes.append_value(read.tool_attributes);
         self.openinference_kind
-            .append_value(span.attrs.contains_key(attr::OPENINFERENCE_KIND));
-        self.agent_name.append_option(text(attr::AGENT_NAME));
-        self.operation.append_option(text(attr::OPERATION_NAME));
-        self.checkpoint.append_option(text(attr::CHECKPOINT));
-        self.confirmed_by.append_option(text(attr::CONFIRMED_BY));
-        let handoff = text(attr::HANDOFF_FROM).zip(text(attr::HANDOFF_TO));
+            .append_value(read.openinference_kind);
+        self.agent_name
+            .append_option(read.agent_name.map(AttrValue::py_str));
+        self.operation
+            .append_option(read.operation.map(AttrValue::py_str));
+        self.checkpoint
+            .append_option(read.checkpoint.map(AttrValue::py_str));
+        self.confirmed_by
+            .append_option(read.confirmed_by.map(AttrValue::py_str));
+        let handoff = read
+            .handoff_from
+            .map(AttrValue::py_str)
+            .zip(read.handoff_to.map(AttrValue::py_str));
         self.handoff_from
             .append_option(handoff.as_ref().map(|(from, _)| from.as_ref()));
         self.handoff_to
             .append_option(handoff.as_ref().map(|(_, to)| to.as_ref()));
         self.handoff_payload
-            .append_option(span.attr(attr::HANDOFF_PAYLOAD).map(payload_json));
+            .append_option(read.handoff_payload.map(payload_json));
     }
 
     fn finish(&mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
@@ -888,6 +939,82 @@ mod tests {
         let cells: Vec<Option<&str>> = array.iter().collect();
         assert_eq!(cells, [None, None, Some("a"), None]);
         assert!(column.finish().is_empty());
+    }
+
+    #[test]
+    fn one_pass_over_the_attributes_reads_what_each_lookup_reads() {
+        // Every key a row reads, some twice with different values, among keys no row reads.
+        let keys = [
+            attr::OPERATION_NAME,
+            attr::ERROR_TYPE,
+            attr::FINISH_REASONS,
+            attr::CONFIRMED,
+            attr::AGENT_NAME,
+            attr::CHECKPOINT,
+            attr::CONFIRMED_BY,
+            attr::HANDOFF_FROM,
+            attr::HANDOFF_TO,
+            attr::HANDOFF_PAYLOAD,
+        ];
+        let lookups = |span: &SpanRecord<'_>| -> Vec<Option<String>> {
+            keys.iter()
+                .map(|k| span.attr(k).map(|v| v.py_str().into_owned()))
+                .collect()
+        };
+        let one_pass = |span: &SpanRecord<'_>| -> Vec<Option<String>> {
+            let read = ReadAttrs::of(span);
+            [
+                read.operation,
+                read.error_type,
+                read.finish_reasons,
+                read.confirmed,
+                read.agent_name,
+                read.checkpoint,
+                read.confirmed_by,
+                read.handoff_from,
+                read.handoff_to,
+                read.handoff_payload,
+            ]
+            .iter()
+            .map(|v| v.map(|v| v.py_str().into_owned()))
+            .collect()
+        };
+        let mut attrs = Attrs::default();
+        attrs.push("gen_ai.request.model", AttrValue::from("m"));
+        for (i, key) in keys.iter().enumerate() {
+            attrs.push(*key, AttrValue::Str(format!("first {i}").into()));
+            if i % 3 == 0 {
+                attrs.push("unread", AttrValue::from("x"));
+                attrs.push(*key, AttrValue::Str(format!("last {i}").into()));
+            }
+        }
+        let full = SpanRecord {
+            name: "execute_tool lookup".into(),
+            attrs,
+            ..SpanRecord::default()
+        };
+        assert_eq!(one_pass(&full), lookups(&full));
+        assert_eq!(one_pass(&full)[0].as_deref(), Some("last 0"));
+        let read = ReadAttrs::of(&full);
+        assert!(!read.tool_attributes && !read.openinference_kind);
+        assert!(!record::runs_a_tool(&full.name, read.operation));
+
+        let mut attrs = Attrs::default();
+        attrs.push(attr::LEGACY_TOOL_NAME, AttrValue::from("search"));
+        attrs.push(attr::OPENINFERENCE_KIND, AttrValue::from("TOOL"));
+        let bare = SpanRecord {
+            name: "execute_tool lookup".into(),
+            attrs,
+            ..SpanRecord::default()
+        };
+        assert_eq!(one_pass(&bare), lookups(&bare));
+        let read = ReadAttrs::of(&bare);
+        assert!(read.tool_attributes && read.openinference_kind);
+        assert_eq!(
+            record::runs_a_tool(&bare.name, read.operation),
+            record::is_tool_span(&bare)
+        );
+        assert!(record::is_tool_span(&bare));
     }
 
     #[test]

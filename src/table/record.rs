@@ -328,6 +328,11 @@ impl<'a> Attrs<'a> {
         self.entries.reserve_exact(additional);
     }
 
+    /// The keys and values, in file order (a repeated key as often as it was written).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue<'a>)> {
+        self.entries.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+
     /// The keys, in file order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(k, _)| k.as_ref())
@@ -521,9 +526,15 @@ pub(crate) fn join_content(trace: &mut TraceRecord<'_>) -> Vec<String> {
 
 /// Returns true if and only if the span ran a tool (`execute_tool`, by operation or by span name).
 pub(crate) fn is_tool_span(span: &SpanRecord<'_>) -> bool {
-    match span.attr(attr::OPERATION_NAME) {
+    runs_a_tool(&span.name, span.attr(attr::OPERATION_NAME))
+}
+
+/// [`is_tool_span`] from a span's name and its `gen_ai.operation.name`, for a caller that has read
+/// the attribute already.
+pub(crate) fn runs_a_tool(name: &str, operation: Option<&AttrValue<'_>>) -> bool {
+    match operation {
         Some(op) => op.as_str() == Some(attr::OP_EXECUTE_TOOL),
-        None => span.name == attr::OP_EXECUTE_TOOL || span.name.starts_with("execute_tool "),
+        None => name == attr::OP_EXECUTE_TOOL || name.starts_with("execute_tool "),
     }
 }
 
