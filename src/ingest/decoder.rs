@@ -20,6 +20,7 @@ use simd_json::tape::Value as TapeValue;
 
 use super::ReadOptions;
 use super::json::ParseFailure;
+use super::survey::Survey;
 use crate::error::InputError;
 use crate::table::record::TraceRecord;
 use crate::table::{TableBuilder, TraceBatch};
@@ -87,7 +88,7 @@ pub trait Decoder: Sync {
     /// the format is forced and, with `--format auto`, in detection order (a [`Detection::Binary`]
     /// format's before the file must be UTF-8 text). With `auto` it must take only files of its format,
     /// and answer [`Fast::Whole`] for one it cannot take, so that no fast path tried later takes it.
-    fn fast<'b>(&self, _: &Path, _: &'b [u8], _: &ReadOptions) -> Fast<'b> {
+    fn fast<'b>(&self, _: &Path, _: &Survey<'b>, _: &ReadOptions) -> Fast<'b> {
         Fast::Pass
     }
 

@@ -6,34 +6,6 @@ use simd_json::StaticNode;
 use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
-/// The offset of the first byte that is not UTF-8, if any. Python reads a trace file as UTF-8 text first,
-/// so 0.4.1 refuses such a file whatever part of it holds the byte (the OTLP scan never parses bytes
-/// outside spans). Large inputs are checked in parallel blocks, each starting at a character boundary.
-pub(crate) fn first_invalid_utf8(bytes: &[u8]) -> Option<usize> {
-    use rayon::prelude::*;
-    const BLOCK: usize = 4 << 20;
-    let mut starts = vec![0];
-    let mut at = BLOCK;
-    while at < bytes.len() {
-        // A block starts at a byte that is not a continuation (at most 3 steps on valid input).
-        let mut s = at;
-        while s < bytes.len() && s < at + 3 && bytes[s] & 0xC0 == 0x80 {
-            s += 1;
-        }
-        starts.push(s);
-        at = s + BLOCK;
-    }
-    starts.push(bytes.len());
-    starts
-        .par_windows(2)
-        .filter_map(|w| {
-            std::str::from_utf8(&bytes[w[0]..w[1]])
-                .err()
-                .map(|e| w[0] + e.valid_up_to())
-        })
-        .min()
-}
-
 /// Where and why a document failed to parse.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParseFailure {
@@ -431,20 +403,6 @@ mod tests {
         }
         // Numbers and escapes inside strings are text, never rewritten.
         assert_eq!(repair(br#"{"a": "1e999 \\ud800 NaN"}"#), None);
-    }
-
-    #[test]
-    fn the_first_invalid_utf8_byte_is_named_across_blocks() {
-        assert_eq!(first_invalid_utf8("plain é ✓".as_bytes()), None);
-        assert_eq!(first_invalid_utf8(b"{\"k\xff\": 1}"), Some(3));
-        let mut big = "é".repeat(3 << 20).into_bytes();
-        assert_eq!(
-            first_invalid_utf8(&big),
-            None,
-            "blocks split between a character's bytes"
-        );
-        big[5 << 20] = 0xff;
-        assert_eq!(first_invalid_utf8(&big), Some(5 << 20));
     }
 
     mod properties {

@@ -27,6 +27,7 @@ pub mod remote;
 pub mod scan;
 pub(crate) mod source;
 pub(crate) mod stream;
+pub(crate) mod survey;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -41,6 +42,7 @@ use json::with_tape;
 pub use decoder::{Decoder, Detection, Fast, ReadProgress, Traces, for_each_batch};
 pub use formats::{DECODERS, Format};
 pub use paths::{Inputs, expand_inputs, expand_paths};
+pub use survey::Survey;
 
 /// How a file is read.
 #[derive(Clone)]
@@ -122,7 +124,10 @@ pub fn open<'b>(
 ) -> Result<Opened<'b>, InputError> {
     #[cfg(test)]
     reads::opened(path);
-    let wanted = signal(options.format, path, bytes);
+    let protobuf = formats::otlp_proto::named(path);
+    // Markers choose a reader only under `--format auto`, and never for a file named as protobuf.
+    let survey = Survey::new(bytes, options.format == Format::Auto && !protobuf);
+    let wanted = signal(options.format, protobuf, &survey);
     let tried = match wanted.decoder() {
         Some(decoder) => vec![(wanted, decoder)],
         None => Format::decoded()
@@ -134,9 +139,9 @@ pub fn open<'b>(
         .into_iter()
         .partition(|(_, d)| d.detection() == Detection::Binary);
     // A binary encoding is recognised on the raw bytes, before text is required to be UTF-8.
-    let (mut format, mut answer) = fast_path(&binary, path, bytes, options);
+    let (mut format, mut answer) = fast_path(&binary, path, &survey, options);
     if !matches!(answer, Fast::Read(_))
-        && let Some(offset) = json::first_invalid_utf8(bytes)
+        && let Some(offset) = survey.first_invalid_utf8()
     {
         return Err(InputError::Json {
             path: path.to_path_buf(),
@@ -145,7 +150,7 @@ pub fn open<'b>(
         });
     }
     if matches!(answer, Fast::Pass) {
-        (format, answer) = fast_path(&text, path, bytes, options);
+        (format, answer) = fast_path(&text, path, &survey, options);
     }
     if let Fast::Read(traces) = answer {
         let traces = traces?;
@@ -193,11 +198,10 @@ pub fn open<'b>(
 /// comes first) is read by the logs decoder, which reads its spans too; and that `otlp-logs` forced on a
 /// file named as protobuf is read by the protobuf reader, which reads logs as that decoder does. A file
 /// named as protobuf is never taken for JSON logs: its strings may spell `"resourceLogs"` too.
-fn signal(format: Format, path: &Path, bytes: &[u8]) -> Format {
-    let protobuf = formats::otlp_proto::named(path);
+fn signal(format: Format, protobuf: bool, survey: &Survey<'_>) -> Format {
     if format == Format::OtlpLogs && protobuf {
         Format::OtlpProto
-    } else if format == Format::Auto && !protobuf && scan::contains(bytes, b"\"resourceLogs\"") {
+    } else if format == Format::Auto && !protobuf && survey.mentions_resource_logs() {
         Format::OtlpLogs
     } else {
         format
@@ -208,11 +212,11 @@ fn signal(format: Format, path: &Path, bytes: &[u8]) -> Format {
 fn fast_path<'b>(
     formats: &[(Format, &'static dyn Decoder)],
     path: &Path,
-    bytes: &'b [u8],
+    survey: &Survey<'b>,
     options: &ReadOptions,
 ) -> (Format, Fast<'b>) {
     for &(format, decoder) in formats {
-        match decoder.fast(path, bytes, options) {
+        match decoder.fast(path, survey, options) {
             Fast::Pass => {}
             answer => return (format, answer),
         }

@@ -271,31 +271,6 @@ pub fn locate_spans(bytes: &[u8]) -> Option<SpanList> {
     locate_spans_in_blocks(bytes, BLOCK)
 }
 
-/// Whether `needle` occurs anywhere in `bytes`, searched by the threads a block each: asked of whole
-/// files to choose their reader, where one thread's search of a large file held up the run.
-pub(crate) fn contains(bytes: &[u8], needle: &[u8]) -> bool {
-    contains_in_blocks(bytes, needle, SEARCH_BLOCK)
-}
-
-/// Bytes per block of [`contains`]: a search this long costs far more than handing it to a thread.
-const SEARCH_BLOCK: usize = 8 << 20;
-
-fn contains_in_blocks(bytes: &[u8], needle: &[u8], block: usize) -> bool {
-    let finder = memchr::memmem::Finder::new(needle);
-    let block = block.max(1);
-    if bytes.len() <= block {
-        return finder.find(bytes).is_some();
-    }
-    // Each block reaches past its end by all but one byte of the needle, so one that straddles two
-    // blocks is whole in the first.
-    let overlap = needle.len().saturating_sub(1);
-    (0..bytes.len().div_ceil(block)).into_par_iter().any(|b| {
-        let from = b * block;
-        let to = (from + block + overlap).min(bytes.len());
-        finder.find(&bytes[from..to]).is_some()
-    })
-}
-
 /// Bytes per block of the parallel passes: large enough that a block's work dwarfs its scheduling and its
 /// boundary handling, small enough to spread a file over the threads and to stay in cache.
 const BLOCK: usize = 1 << 20;
@@ -1324,30 +1299,6 @@ pub(crate) fn small_traces_as_lines(traces: usize, spans_per_trace: usize) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_needle_is_found_wherever_it_falls_across_the_blocks() {
-        let needle = b"\"resourceLogs\"";
-        for at in 0..40 {
-            let mut bytes = vec![b'x'; 60];
-            bytes[at..at + needle.len()].copy_from_slice(needle);
-            for block in [1, 2, 5, 7, 13, 64] {
-                assert!(
-                    contains_in_blocks(&bytes, needle, block),
-                    "at {at}, blocks of {block}"
-                );
-            }
-            // One byte short of the needle is found nowhere.
-            bytes[at + needle.len() - 1] = b'x';
-            for block in [1, 2, 5, 7, 13, 64] {
-                assert!(
-                    !contains_in_blocks(&bytes, needle, block),
-                    "at {at}, blocks of {block}"
-                );
-            }
-        }
-        assert!(!contains_in_blocks(b"", needle, 4));
-    }
 
     fn ids(bytes: &[u8]) -> Vec<(String, i64, String)> {
         locate_spans(bytes)

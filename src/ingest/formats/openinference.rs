@@ -21,6 +21,7 @@ use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Detection, Document, Fast, Traces};
+use crate::ingest::survey::Survey;
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr, is_tool_span};
 
 /// The attribute that marks an OpenInference span.
@@ -57,13 +58,12 @@ impl Decoder for OpenInference {
     /// OTLP's structural scan. With `--format auto` it takes only a file that mentions the span kind
     /// (plain OTLP's fast path, asked next, takes the others), and no fast path takes such a file when
     /// the scan does not.
-    fn fast<'b>(&self, _: &Path, bytes: &'b [u8], options: &ReadOptions) -> Fast<'b> {
-        let marked = || crate::ingest::scan::contains(bytes, b"\"openinference.span.kind\"");
-        if options.format == Format::Auto && !marked() {
+    fn fast<'b>(&self, _: &Path, file: &Survey<'b>, options: &ReadOptions) -> Fast<'b> {
+        if options.format == Format::Auto && !file.mentions_openinference_kind() {
             return Fast::Pass;
         }
         // The mapping reads attributes no GenAI check names (`input.value`, `llm.*`), so all are kept.
-        scanned::scan(bytes, true, Some(map_trace))
+        scanned::scan(file.bytes(), true, Some(map_trace))
     }
 
     fn read(

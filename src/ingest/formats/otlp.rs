@@ -28,6 +28,7 @@ use crate::error::InputError;
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Document, Fast, OwnedTraces, Traces};
 use crate::ingest::json::{get, to_value, with_tape};
+use crate::ingest::survey::Survey;
 use crate::table::record::{AttrValue, Attrs, SpanRecord, wanted};
 
 /// Plain OTLP/JSON.
@@ -48,8 +49,8 @@ impl Decoder for Otlp {
 
     /// The structural scan. With `--format auto` OpenInference's fast path was asked first, so a file
     /// this one is asked about does not mention OpenInference's span kind.
-    fn fast<'b>(&self, _: &Path, bytes: &'b [u8], options: &ReadOptions) -> Fast<'b> {
-        scanned::scan(bytes, options.all_attributes(), None)
+    fn fast<'b>(&self, _: &Path, file: &Survey<'b>, options: &ReadOptions) -> Fast<'b> {
+        scanned::scan(file.bytes(), options.all_attributes(), None)
     }
 
     fn read(

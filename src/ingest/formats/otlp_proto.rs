@@ -37,6 +37,7 @@ use crate::error::InputError;
 use crate::ingest::Format;
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Detection, Document, Fast, OwnedTraces, Traces};
+use crate::ingest::survey::Survey;
 use crate::otlp_pb as pb;
 use crate::table::record::{AttrValue, Attrs, CONTENT_RECORD, SpanRecord, attr, wanted};
 use pb::common::v1::{AnyValue, KeyValue, any_value};
@@ -100,7 +101,8 @@ impl Decoder for OtlpProto {
 
     /// Forced, or named as protobuf, the file is read as protobuf (or refused as such); otherwise it is
     /// when it looks like protobuf ([`sniff`]).
-    fn fast<'b>(&self, path: &Path, bytes: &'b [u8], options: &ReadOptions) -> Fast<'b> {
+    fn fast<'b>(&self, path: &Path, file: &Survey<'b>, options: &ReadOptions) -> Fast<'b> {
+        let bytes = file.bytes();
         if options.format != Format::Auto || named(path) {
             let messages = decode(bytes).map_err(|message| InputError::Invalid {
                 path: path.to_path_buf(),

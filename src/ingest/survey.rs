@@ -1,0 +1,229 @@
+//! What choosing a file's reader asks of every byte of it, found in one parallel pass: where its UTF-8
+//! first breaks, and whether it mentions OTLP logs (`"resourceLogs"`) or OpenInference's span kind
+//! (`"openinference.span.kind"`).
+//!
+//! Each question alone is a pass over the whole file at memory speed; asked one after another, a large
+//! export was read from memory three times before its scan began. Here each block is read once while it
+//! sits in the core's cache, and all three answers come from that read.
+
+use std::sync::OnceLock;
+
+use memchr::memmem::Finder;
+use rayon::prelude::*;
+
+/// The marker of an OTLP logs export, wherever it occurs.
+const RESOURCE_LOGS: &[u8] = b"\"resourceLogs\"";
+/// The marker of an OpenInference span.
+const OPENINFERENCE_KIND: &[u8] = b"\"openinference.span.kind\"";
+
+/// A file's bytes and, once first asked, the answers of the survey pass.
+pub struct Survey<'b> {
+    bytes: &'b [u8],
+    markers: bool,
+    found: OnceLock<Found>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Found {
+    first_invalid_utf8: Option<usize>,
+    resource_logs: bool,
+    openinference_kind: bool,
+}
+
+impl<'b> Survey<'b> {
+    /// A survey of `bytes`, run when first asked. With `markers` false the markers are not searched for
+    /// (a reader was named, so nothing is detected) and both read as absent.
+    pub fn new(bytes: &'b [u8], markers: bool) -> Survey<'b> {
+        Survey {
+            bytes,
+            markers,
+            found: OnceLock::new(),
+        }
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &'b [u8] {
+        self.bytes
+    }
+
+    /// Offset of the first byte that is not part of valid UTF-8. Python reads a trace file as UTF-8 text
+    /// first, so 0.4.1 refuses such a file whatever part of it holds the byte, even one the OTLP scan
+    /// never parses.
+    pub fn first_invalid_utf8(&self) -> Option<usize> {
+        self.found().first_invalid_utf8
+    }
+
+    /// Whether `"resourceLogs"` occurs anywhere, quotes included.
+    pub fn mentions_resource_logs(&self) -> bool {
+        self.found().resource_logs
+    }
+
+    /// Whether `"openinference.span.kind"` occurs anywhere, quotes included.
+    pub fn mentions_openinference_kind(&self) -> bool {
+        self.found().openinference_kind
+    }
+
+    fn found(&self) -> Found {
+        *self
+            .found
+            .get_or_init(|| survey(self.bytes, self.markers, BLOCK))
+    }
+}
+
+/// Bytes per block: small enough that a block read for the UTF-8 check is still in the core's cache when
+/// the markers are searched for, large enough that handing it to a thread costs nothing next to reading it.
+const BLOCK: usize = 256 << 10;
+
+fn survey(bytes: &[u8], markers: bool, block: usize) -> Found {
+    let finders = markers.then(|| (Finder::new(RESOURCE_LOGS), Finder::new(OPENINFERENCE_KIND)));
+    // A marker that straddles two blocks is searched whole in the first, which reaches this far past
+    // its end.
+    let overlap = RESOURCE_LOGS.len().max(OPENINFERENCE_KIND.len()) - 1;
+    utf8_blocks(bytes, block)
+        .par_windows(2)
+        .map(|w| {
+            let (from, to) = (w[0], w[1]);
+            let first_invalid_utf8 = simdutf8::compat::from_utf8(&bytes[from..to])
+                .err()
+                .map(|e| from + e.valid_up_to());
+            let (resource_logs, openinference_kind) = match &finders {
+                Some((logs, kind)) => {
+                    let reach = &bytes[from..(to + overlap).min(bytes.len())];
+                    (logs.find(reach).is_some(), kind.find(reach).is_some())
+                }
+                None => (false, false),
+            };
+            Found {
+                first_invalid_utf8,
+                resource_logs,
+                openinference_kind,
+            }
+        })
+        .reduce(
+            || Found {
+                first_invalid_utf8: None,
+                resource_logs: false,
+                openinference_kind: false,
+            },
+            |a, b| Found {
+                first_invalid_utf8: match (a.first_invalid_utf8, b.first_invalid_utf8) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                },
+                resource_logs: a.resource_logs || b.resource_logs,
+                openinference_kind: a.openinference_kind || b.openinference_kind,
+            },
+        )
+}
+
+/// Where the blocks start, and the end: about `block` bytes apart, each at a byte that does not continue
+/// a character (at most three steps on valid input), so that UTF-8 is checked a block at a time.
+fn utf8_blocks(bytes: &[u8], block: usize) -> Vec<usize> {
+    let block = block.max(1);
+    let mut starts = Vec::with_capacity(bytes.len() / block + 2);
+    starts.push(0);
+    let mut at = block;
+    while at < bytes.len() {
+        let mut start = at;
+        while start < bytes.len() && start < at + 3 && bytes[start] & 0xC0 == 0x80 {
+            start += 1;
+        }
+        starts.push(start);
+        at = start + block;
+    }
+    starts.push(bytes.len());
+    starts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_blocks(bytes: &[u8], block: usize) -> Found {
+        survey(bytes, true, block)
+    }
+
+    #[test]
+    fn the_first_invalid_utf8_byte_is_named_across_blocks() {
+        assert_eq!(
+            Survey::new("plain é ✓".as_bytes(), true).first_invalid_utf8(),
+            None
+        );
+        assert_eq!(
+            Survey::new(b"{\"k\xff\": 1}", true).first_invalid_utf8(),
+            Some(3)
+        );
+        let mut big = "é".repeat(3 << 20).into_bytes();
+        assert_eq!(
+            Survey::new(&big, true).first_invalid_utf8(),
+            None,
+            "blocks split between a character's bytes"
+        );
+        big[5 << 20] = 0xff;
+        big[(5 << 20) + 7] = 0xff;
+        assert_eq!(Survey::new(&big, true).first_invalid_utf8(), Some(5 << 20));
+        // Each block size puts the boundary somewhere else within the characters.
+        for block in 1..9 {
+            let text = "aé✓😀b\u{7ff}".repeat(5);
+            assert_eq!(with_blocks(text.as_bytes(), block).first_invalid_utf8, None);
+            let mut bytes = text.into_bytes();
+            for at in [0, 1, 2, 5, 11, 30] {
+                let mut b = bytes.clone();
+                b[at] = 0x80;
+                let expected = std::str::from_utf8(&b).err().map(|e| e.valid_up_to());
+                assert_eq!(
+                    with_blocks(&b, block).first_invalid_utf8,
+                    expected,
+                    "{block} {at}"
+                );
+            }
+            bytes.truncate(bytes.len() - 1);
+            let expected = std::str::from_utf8(&bytes).err().map(|e| e.valid_up_to());
+            assert!(expected.is_some());
+            assert_eq!(with_blocks(&bytes, block).first_invalid_utf8, expected);
+        }
+    }
+
+    #[test]
+    fn a_marker_is_found_wherever_the_blocks_cut_it() {
+        for (marker, is_logs) in [(RESOURCE_LOGS, true), (OPENINFERENCE_KIND, false)] {
+            for at in 0..40 {
+                let mut bytes = vec![b'x'; 70];
+                bytes[at..at + marker.len()].copy_from_slice(marker);
+                for block in [1, 2, 5, 7, 13, 64] {
+                    let found = with_blocks(&bytes, block);
+                    assert_eq!(
+                        (found.resource_logs, found.openinference_kind),
+                        (is_logs, !is_logs),
+                        "at {at}, blocks of {block}"
+                    );
+                }
+                // One byte short of the marker is found nowhere.
+                bytes[at + marker.len() - 1] = b'x';
+                for block in [1, 2, 5, 7, 13, 64] {
+                    let found = with_blocks(&bytes, block);
+                    assert!(
+                        !found.resource_logs && !found.openinference_kind,
+                        "at {at}, blocks of {block}"
+                    );
+                }
+            }
+        }
+        assert_eq!(with_blocks(b"", 4).first_invalid_utf8, None);
+        assert!(!with_blocks(b"", 4).resource_logs);
+        // Escaped inside a string, the word is not the marker.
+        let unmarked = r#"{"note":"\"resourceLogs\" \"openinference.span.kind\""}"#;
+        let found = with_blocks(unmarked.as_bytes(), 7);
+        assert!(!found.resource_logs && !found.openinference_kind);
+    }
+
+    #[test]
+    fn markers_are_not_searched_for_when_not_asked() {
+        let both = br#"{"resourceLogs":[{"key":"openinference.span.kind"}]}"#;
+        let asked = Survey::new(both, true);
+        assert!(asked.mentions_resource_logs() && asked.mentions_openinference_kind());
+        let named = Survey::new(both, false);
+        assert!(!named.mentions_resource_logs() && !named.mentions_openinference_kind());
+        assert_eq!(named.first_invalid_utf8(), None);
+    }
+}
