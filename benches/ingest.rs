@@ -1,7 +1,7 @@
-//! Throughput of each stage of `faultgate check` (scan, open, the trace-id hashes of the identity rule,
-//! decode into tables, checks) and of the whole path, on a ~50 MB OTLP/JSON export built in memory.
-//! Decoding and table building are one stage:
-//! decoders append values straight into the Arrow builders.
+//! Throughput of each stage of `faultgate check` (the survey of a file's bytes, scan, open, the trace-id
+//! hashes of the identity rule, decode into tables, checks) and of the whole path, on a ~50 MB OTLP/JSON
+//! export built in memory. Decoding and table building are one stage: decoders append values straight
+//! into the Arrow builders.
 //!
 //! No benchmark framework: each stage runs `FG_BENCH_RUNS` times (default 5) and the median is
 //! reported, which is steady enough on a shared machine and keeps `cargo bench --bench ingest` well
@@ -61,6 +61,23 @@ fn main() {
     let path = Path::new("bench.json");
     let options = ReadOptions::new(Format::Auto, TableOptions::default());
 
+    let (t_survey, found) = time(runs, || {
+        let survey = ingest::Survey::new(&export.bytes, true);
+        (
+            survey.first_invalid_utf8(),
+            survey.mentions_resource_logs(),
+            survey.mentions_openinference_kind(),
+        )
+    });
+    assert_eq!(found, (None, false, false), "survey: UTF-8 text, no marker");
+    row(
+        "survey (UTF-8, format markers)",
+        t_survey,
+        &export,
+        true,
+        false,
+    );
+
     let (t_scan, slices) = time(runs, || {
         scan::locate_spans(&export.bytes).expect("export scans")
     });
@@ -75,7 +92,13 @@ fn main() {
             .len()
     });
     assert_eq!(traces, export.traces, "open: trace count");
-    row("open (scan + group by trace)", t_open, &export, true, true);
+    row(
+        "open (survey + scan + group by trace)",
+        t_open,
+        &export,
+        true,
+        true,
+    );
 
     let opened = ingest::open(path, &export.bytes, &options).expect("generated export opens");
     // What the trace-identity rule costs a run that shares nothing: a hash of each trace id, taken
