@@ -23,7 +23,7 @@ pub struct Survey<'b> {
     found: OnceLock<Found>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Found {
     first_invalid_utf8: Option<usize>,
     resource_logs: bool,
@@ -99,21 +99,15 @@ fn survey(bytes: &[u8], markers: bool, block: usize) -> Found {
                 openinference_kind,
             }
         })
-        .reduce(
-            || Found {
-                first_invalid_utf8: None,
-                resource_logs: false,
-                openinference_kind: false,
-            },
-            |a, b| Found {
-                first_invalid_utf8: match (a.first_invalid_utf8, b.first_invalid_utf8) {
-                    (Some(x), Some(y)) => Some(x.min(y)),
-                    (x, y) => x.or(y),
-                },
-                resource_logs: a.resource_logs || b.resource_logs,
-                openinference_kind: a.openinference_kind || b.openinference_kind,
-            },
-        )
+        .reduce(Found::default, |a, b| Found {
+            first_invalid_utf8: a
+                .first_invalid_utf8
+                .into_iter()
+                .chain(b.first_invalid_utf8)
+                .min(),
+            resource_logs: a.resource_logs || b.resource_logs,
+            openinference_kind: a.openinference_kind || b.openinference_kind,
+        })
 }
 
 /// Where the blocks start, and the end: about `block` bytes apart, each at a byte that does not continue
