@@ -141,21 +141,91 @@ fn read_all(mut stream: impl Read) -> std::io::Result<Source> {
 }
 
 /// Returns true if and only if a stream starting with `head` may be a trace file: gzip or zstd, JSON
-/// (after an optional byte-order mark and whitespace: an object or a list), or OTLP protobuf (the tag
-/// of its first field, or a 4-byte length prefix followed by that tag).
+/// (after an optional byte-order mark and whitespace: an object or a list, in UTF-8), or OTLP protobuf
+/// (messages whose fields are well formed, or 4-byte length-prefixed such messages). The head is checked
+/// as far as it goes, so that an endless stream of noise (`/dev/urandom`) is not read on because its first
+/// byte happens to be `{` or a protobuf tag.
 fn can_start_traces(head: &[u8]) -> bool {
-    if Compression::of(head) != Compression::None {
-        return true;
+    match Compression::of(head) {
+        // RFC 1952: deflate is the only method, and the flags' top three bits are reserved.
+        Compression::Gzip => {
+            return head.get(2).is_none_or(|&m| m == 8)
+                && head.get(3).is_none_or(|&f| f & 0xE0 == 0);
+        }
+        Compression::Zstd => return true,
+        Compression::None => {}
     }
-    if head.first() == Some(&0x0A) || (head.first() == Some(&0x00) && head.get(4) == Some(&0x0A)) {
-        return true;
+    match head.first() {
+        Some(0x0A) => return protobuf_prefix(head, usize::MAX, true),
+        Some(0x00) if head.get(4) == Some(&0x0A) => {
+            let len = u32::from_be_bytes(head[..4].try_into().expect("4 bytes")) as usize;
+            return protobuf_prefix(&head[4..head.len().min(4 + len)], len, true);
+        }
+        _ => {}
     }
     let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let utf8 = match std::str::from_utf8(text) {
+        Ok(_) => true,
+        // A character cut by the end of the head is not an error.
+        Err(e) => e.error_len().is_none(),
+    };
     match text.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b) => matches!(b, b'{' | b'['),
+        Some(b) => matches!(b, b'{' | b'[') && utf8,
         // Whitespace only so far: the document may still come.
         None => true,
     }
+}
+
+/// Whether `bytes`, the first bytes of a message `declared` bytes long (the head may end first), can
+/// begin an OTLP export in protobuf. At the `top` every field is field 1 (`resource_spans` or
+/// `resource_logs`), shorter than protobuf's 2 GiB limit, and its own fields are checked too: they are
+/// all length-delimited (messages and strings) and fit in it. Deeper fields are not read.
+fn protobuf_prefix(mut bytes: &[u8], mut declared: usize, top: bool) -> bool {
+    while !bytes.is_empty() {
+        let Some((tag, n)) = varint(bytes) else {
+            return cut_varint(bytes);
+        };
+        let wanted = if top {
+            tag == 0x0A
+        } else {
+            tag >> 3 != 0 && tag & 7 == 2
+        };
+        if !wanted {
+            return false;
+        }
+        bytes = &bytes[n..];
+        let Some((len, n)) = varint(bytes) else {
+            return cut_varint(bytes);
+        };
+        bytes = &bytes[n..];
+        declared = declared.saturating_sub(prost::encoding::encoded_len_varint(tag) + n);
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if len > declared || (top && len >= 1 << 31) {
+            return false;
+        }
+        if top && !protobuf_prefix(&bytes[..bytes.len().min(len)], len, false) {
+            return false;
+        }
+        if len > bytes.len() {
+            return true;
+        }
+        bytes = &bytes[len..];
+        declared -= len;
+    }
+    true
+}
+
+/// A varint at the start of `bytes` and its length; `None` when it does not end within `bytes` or runs
+/// past ten bytes.
+fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut rest = bytes;
+    let value = prost::encoding::decode_varint(&mut rest).ok()?;
+    Some((value, bytes.len() - rest.len()))
+}
+
+/// Whether `bytes`, where no varint ends, is one cut short by the end of the head rather than too long.
+fn cut_varint(bytes: &[u8]) -> bool {
+    bytes.len() < 10
 }
 
 #[cfg(test)]
@@ -183,6 +253,72 @@ mod tests {
         for head in [&b"\x00\x00\x00\x00\x00"[..], b"hello", b"\xff\xfe{"] {
             assert!(!can_start_traces(head), "{head:?}");
         }
+    }
+
+    #[test]
+    fn noise_that_happens_to_start_like_a_trace_file_is_not_read_on() {
+        // Heads of random bytes after each first byte a trace file may start with: from `/dev/urandom`
+        // one read in a hundred began so, and the endless stream was read until the disk filled.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut noise = |start: &[u8]| {
+            let mut head = start.to_vec();
+            while head.len() < HEAD {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                head.extend_from_slice(&state.to_le_bytes());
+            }
+            head
+        };
+        // JSON must be UTF-8, and a 4-byte prefix must frame a message that fits it.
+        for start in [
+            &b"{"[..],
+            b"[",
+            b" \n{",
+            b"\xEF\xBB\xBF[",
+            b"\x00\x00\xff\x00\x0a",
+        ] {
+            for _ in 0..2_000 {
+                let head = noise(start);
+                assert!(!can_start_traces(&head), "{:?}", &head[..16]);
+            }
+        }
+        // A protobuf field or a gzip member may run past the head, so a few heads of noise still pass
+        // (their first field's length reaches past what the head shows): far fewer than one in a
+        // hundred, after a first byte that itself comes once in 256.
+        for start in [&b"\x0a"[..], b"\x1f\x8b"] {
+            let passed = (0..2_000)
+                .filter(|_| can_start_traces(&noise(start)))
+                .count();
+            assert!(passed <= 20, "{start:?}: {passed} of 2000");
+        }
+    }
+
+    #[test]
+    fn a_protobuf_export_longer_than_the_head_can_start_traces() {
+        // The fixture holds 4-byte length-prefixed messages. Messages written one after another are
+        // one message, as protobuf merges repeated fields, and so are frames one after another.
+        let framed = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/otlp_proto/traces.pb"
+        ))
+        .unwrap();
+        let len = u32::from_be_bytes(framed[..4].try_into().unwrap()) as usize;
+        let message = &framed[4..4 + len];
+        for unit in [&framed[..], message] {
+            let mut whole = Vec::new();
+            while whole.len() < 2 * HEAD {
+                whole.extend_from_slice(unit);
+            }
+            for cut in [HEAD, HEAD - 1, HEAD - 7, 5_000] {
+                assert!(can_start_traces(&whole[..cut]), "cut at {cut}");
+            }
+        }
+        let text = "{\"name\": \"é✓\"}".repeat(HEAD / 8);
+        assert!(can_start_traces(&text.as_bytes()[..HEAD]));
+        // A character cut by the head's end.
+        let cut = text.find('é').unwrap() + 1;
+        assert!(can_start_traces(&text.as_bytes()[..cut]));
     }
 
     #[test]
