@@ -33,14 +33,11 @@ pub(crate) fn with_tape<T>(
     }
     SCRATCH.with(|cell| {
         let mut scratch = cell.borrow_mut();
-        scratch.clear();
-        // The copy carries simd-json's padding, so simd-json does not copy the document again.
-        scratch.reserve_exact(bytes.len() + PADDING);
-        scratch.extend_from_slice(bytes);
-        scratch.resize(bytes.len() + PADDING, b' ');
         let mut read = Some(read);
+        // The copy carries simd-json's padding, so simd-json does not copy the document again.
         let mut attempt = |scratch: &mut Vec<u8>, doc: &[u8]| {
             scratch.clear();
+            scratch.reserve_exact(doc.len() + PADDING);
             scratch.extend_from_slice(doc);
             scratch.resize(doc.len() + PADDING, b' ');
             with_buffers(doc.len(), |buffers| {
