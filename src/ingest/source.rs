@@ -13,8 +13,29 @@ use memmap2::Mmap;
 
 /// The contents of one input file.
 pub enum Source {
-    Mapped(Mmap),
+    Mapped(Mapping),
     Read(Vec<u8>),
+}
+
+/// A file's read-only mapping. A large one is unmapped on a thread of its own: unmapping visits every
+/// page of the mapping in the kernel, serial work that would otherwise stand between the last batch of
+/// a file and the run's outputs (or the next file).
+pub struct Mapping(Option<Mmap>);
+
+/// Mappings at least this large are unmapped aside.
+const UNMAP_ASIDE: usize = 64 << 20;
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        if let Some(map) = self.0.take()
+            && map.len() >= UNMAP_ASIDE
+        {
+            // When no thread can be started, the closure, and the mapping with it, is dropped here.
+            let _ = std::thread::Builder::new()
+                .name("unmap".into())
+                .spawn(move || drop(map));
+        }
+    }
 }
 
 /// Files smaller than this are read: a mapping costs more than a copy for them.
@@ -39,7 +60,7 @@ impl Source {
             // written while a gate runs, which is the same contract ripgrep relies on. On any mapping
             // failure we fall back to reading the file.
             if let Ok(map) = unsafe { Mmap::map(&file) } {
-                return Ok(Source::Mapped(map));
+                return Ok(Source::Mapped(Mapping(Some(map))));
             }
         }
         let mut bytes = Vec::with_capacity(len as usize);
@@ -53,7 +74,7 @@ impl Source {
         // SAFETY: the file is unlinked and only this process holds it, so nobody truncates it under the
         // read-only mapping.
         let map = unsafe { Mmap::map(file) }?;
-        Ok(Source::Mapped(map))
+        Ok(Source::Mapped(Mapping(Some(map))))
     }
 }
 
@@ -62,7 +83,7 @@ impl Deref for Source {
 
     fn deref(&self) -> &[u8] {
         match self {
-            Source::Mapped(map) => map,
+            Source::Mapped(Mapping(map)) => map.as_deref().unwrap_or_default(),
             Source::Read(bytes) => bytes,
         }
     }
