@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::args::{CheckArgs, CheckOutputs, RunArgs, TrustArgs};
-use super::run::{Outputs, Run, RunCommand, execute};
+use super::run::{Outputs, Run, RunCommand, SpillTo, execute};
 use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
@@ -22,7 +22,7 @@ use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
-use crate::report::spill::SpilledRun;
+use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{
     audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
 };
@@ -249,7 +249,11 @@ impl RunCommand for Check<'_> {
             )?;
         }
         let spill_dir = self.args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
-        let mut produced = run.produce_spilled(run.share(), spill_dir)?;
+        let to = SpillTo {
+            dir: spill_dir,
+            count_rows: true,
+        };
+        let mut produced = run.produce_spilled(run.share(), to)?;
         let spilled = produced.spilled.take();
         let command = self.repro();
         let audit_inputs = if self.args.outputs.audit.is_some() {
@@ -375,7 +379,7 @@ pub(crate) fn finish(
         explain,
         agent_version,
     } = run;
-    let spill_error = |e: crate::report::spill::SpillError| CliError::Invalid(e.to_string());
+    let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
     let band = &gating.band;
     // The checks --trust sets aside: they stay in every table and count, not in the gate.
     let set_aside: Vec<SetAside> = gating
@@ -390,14 +394,23 @@ pub(crate) fn finish(
         pass_k: outs.pass_k || outs.pass_k_metric(),
     };
     let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
-    // A spilled run is counted (the gate's per-scenario aggregates too) in one pass and every output
-    // is written from it in another; `--explain` reads the run again, so it takes the run back whole.
+    // A spilled run is counted as it is written, or (when the gate tallies scenarios in input order,
+    // or the rows read back are not those written) in a pass of its own, and every output is written
+    // from it in another; `--explain` reads the run again, so it takes the run back whole.
     let streamed = match spilled {
-        Some(spilled) if explain.is_none() => {
-            let counted = terminal::SpilledCounts::of(&report, &spilled, |batch| {
-                tally.add_batch(batch);
-            })
-            .map_err(spill_error)?;
+        Some(mut spilled) if explain.is_none() => {
+            let written = (!tally.is_needed())
+                .then(|| spilled.take_written_counts())
+                .flatten();
+            let counted = match written {
+                Some(counting) => counting
+                    .finish()
+                    .map_err(|e| spill_error(SpillError::from(e)))?,
+                None => terminal::count_spilled(&report, &spilled, |batch| {
+                    tally.add_batch(batch);
+                })
+                .map_err(spill_error)?,
+            };
             match counted {
                 Some(counts) => Some((spilled, counts)),
                 None => {

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Report;
+use super::counts::SpilledCounts;
 use super::format::{
     FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty, to_pretty_writer,
 };
 use super::markdown::{overall_verdict, results_by_id};
 use super::repro::{PIP_INSTALL, TOOL, display_path};
 use super::spill::SpilledRun;
-use super::terminal::SpilledCounts;
 use crate::gate::Gate;
 use crate::output::StagedDir;
 

@@ -7,8 +7,8 @@ use std::collections::HashSet;
 
 use arrow_array::BooleanArray;
 
+use super::counts::SpilledCounts;
 use super::spill::{SpillError, SpilledRun};
-use super::terminal::SpilledCounts;
 use super::{Report, VerdictBatch};
 use crate::checks::Gating;
 

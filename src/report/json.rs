@@ -80,7 +80,7 @@ const PLACEHOLDER: &str = "faultgate.spilled.placeholder";
 /// Writes the JSON report of a spilled run: the bytes [`format::to_pretty`] gives for `doc` with its
 /// `failed_traces`, `measures` and `results` filled from `spilled`, written as they are read back, a
 /// batch at a time. `doc` holds the rest (its per-trace lists are ignored); each trace id is one row
-/// of the spill (see [`super::terminal::SpilledCounts`]).
+/// of the spill (see [`super::counts::SpilledCounts`]).
 ///
 /// # Errors
 ///

@@ -30,9 +30,9 @@
 
 use std::io::{self, Write};
 
+use super::counts::SpilledCounts;
 use super::markdown::overall_verdict;
 use super::spill::SpilledRun;
-use super::terminal::SpilledCounts;
 use super::{Report, VerdictBatch};
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;

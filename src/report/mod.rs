@@ -9,6 +9,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod colour;
+pub(crate) mod counts;
 pub(crate) mod digest;
 pub mod explanation;
 pub mod format;

@@ -23,6 +23,7 @@ use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{ArrowError, SchemaRef};
 
+use super::counts::Counting;
 use super::verdicts::VerdictBatch;
 
 /// Why the spill could not be written or read back.
@@ -86,11 +87,16 @@ pub struct VerdictSpill {
     /// The directory asked for (`TMPDIR` when `None`): what else the run sorts on disk goes there too.
     dir: Option<PathBuf>,
     writer: Mutex<Writing>,
+    /// The rows are counted as they are written ([`VerdictSpill::counting_rows`]).
+    count_rows: bool,
 }
 
 struct Writing {
     writer: Option<FileWriter<BufWriter<File>>>,
     batches: usize,
+    /// The rows written so far, counted as they are written: when every batch is read back as it was
+    /// written, the outputs need no pass of their own to count them.
+    counting: Option<Counting>,
     /// The first write that failed: every later append is refused, and [`VerdictSpill::finish`]
     /// reports it.
     failed: Option<SpillError>,
@@ -115,9 +121,21 @@ impl VerdictSpill {
             writer: Mutex::new(Writing {
                 writer: Some(writer),
                 batches: 0,
+                counting: None,
                 failed: None,
             }),
+            count_rows: false,
         })
+    }
+
+    /// The same spill, counting the rows as they are written, for outputs that would otherwise read
+    /// the spill once more to count them (see [`SpilledRun::take_written_counts`]).
+    #[must_use]
+    pub(crate) fn counting_rows(self) -> VerdictSpill {
+        VerdictSpill {
+            count_rows: true,
+            ..self
+        }
     }
 
     /// The directory the spill is in, when one was asked for (`TMPDIR` otherwise).
@@ -144,6 +162,15 @@ impl VerdictSpill {
         };
         match written {
             Ok(()) => {
+                // Counted under the lock the write holds anyway, while the threads decode the next
+                // batches: the rows are counted here, not after the read, when nothing else runs.
+                if self.count_rows {
+                    let dir = self.dir.as_deref();
+                    writing
+                        .counting
+                        .get_or_insert_with(|| Counting::new(batch.checks(), dir))
+                        .add(batch);
+                }
                 writing.batches += 1;
                 Some(writing.batches - 1)
             }
@@ -178,6 +205,7 @@ impl VerdictSpill {
             file: self.file,
             dir: self.dir,
             batches: writing.batches,
+            counted: writing.counting.take(),
         })
     }
 }
@@ -188,6 +216,8 @@ pub struct SpilledVerdicts {
     file: File,
     dir: Option<PathBuf>,
     batches: usize,
+    /// Every batch's rows, counted as they were written (`None` when nothing was written).
+    counted: Option<Counting>,
 }
 
 impl SpilledVerdicts {
@@ -338,6 +368,26 @@ impl SpilledRun {
         )
     }
 
+    /// The counts of the rows as they were written, when they are those of the rows read back: every
+    /// batch written is read back once and no trace is left out. `None` otherwise (a file read again,
+    /// traces merged across files), and after the first call.
+    pub(crate) fn take_written_counts(&mut self) -> Option<Counting> {
+        let counted = self.verdicts.counted.take()?;
+        let mut read_back = vec![false; self.verdicts.batches];
+        for file in &self.files {
+            if file.dropped.is_some() {
+                return None;
+            }
+            for &index in &file.batches {
+                match read_back.get_mut(index) {
+                    Some(seen) if !*seen => *seen = true,
+                    _ => return None,
+                }
+            }
+        }
+        read_back.iter().all(|&seen| seen).then_some(counted)
+    }
+
     /// Every batch, read back into memory, for the outputs that need the whole run at once.
     ///
     /// # Errors
@@ -358,6 +408,7 @@ mod tests {
     use super::*;
     use crate::checks::{Reasons, VerdictColumn};
     use crate::redact::Redaction;
+    use crate::report::counts::SpilledCounts;
     use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
 
     fn batch(ids: &[&str]) -> VerdictBatch {
@@ -412,5 +463,77 @@ mod tests {
         let loaded = run.load().unwrap();
         assert_eq!(loaded.iter().map(VerdictBatch::len).sum::<usize>(), 6);
         assert_eq!(loaded[1].row(1).verdict(0).reason, Some("why"));
+    }
+
+    /// The counts of a pass over what is read back.
+    fn counted_back(run: &SpilledRun) -> Option<SpilledCounts> {
+        let mut counting = Counting::new(1, None);
+        run.for_each_batch(|b| {
+            counting.add(b);
+            Ok::<(), SpillError>(())
+        })
+        .unwrap();
+        counting.finish().unwrap()
+    }
+
+    /// A run of three batches, `files` saying where each file's are, none dropped; its rows counted
+    /// as they are written when `count_rows`.
+    fn spilled_run(files: &[&[usize]], count_rows: bool) -> SpilledRun {
+        let mut spill = VerdictSpill::new(&schema(&["abstention"]), None).expect("spill");
+        if count_rows {
+            spill = spill.counting_rows();
+        }
+        for ids in [
+            &["b1", "b2"][..],
+            &["a-longer-than-twelve"],
+            &["a2", "a3", "a4"],
+        ] {
+            spill.append(&batch(ids)).unwrap();
+        }
+        SpilledRun {
+            verdicts: spill.finish().unwrap(),
+            files: files
+                .iter()
+                .map(|batches| SpilledFile {
+                    batches: batches.to_vec(),
+                    dropped: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn run_of(files: &[&[usize]]) -> SpilledRun {
+        spilled_run(files, true)
+    }
+
+    #[test]
+    fn rows_counted_as_written_are_taken_only_when_they_are_the_rows_read_back() {
+        let mut run = run_of(&[&[1, 2], &[0]]);
+        let written = run.take_written_counts().expect("read back as written");
+        let counts = written.finish().unwrap().expect("distinct ids");
+        assert_eq!(Some(counts.clone()), counted_back(&run));
+        // Two abstain in a batch of two or three (every other row), one in the batch of one.
+        assert_eq!(
+            (counts.traces, counts.failed, counts.fired),
+            (6, 4, vec![4])
+        );
+        assert_eq!(counts.width, 12);
+        assert!(run.take_written_counts().is_none(), "taken once");
+        assert!(
+            spilled_run(&[&[1, 2], &[0]], false)
+                .take_written_counts()
+                .is_none(),
+            "a spill that does not count its rows"
+        );
+
+        // A batch written but not read back (a file read again), or read back twice.
+        assert!(run_of(&[&[1, 2]]).take_written_counts().is_none());
+        assert!(run_of(&[&[1, 2], &[0, 1]]).take_written_counts().is_none());
+        assert!(run_of(&[&[1, 2, 3], &[0]]).take_written_counts().is_none());
+        // A file whose traces another file holds too leaves them out on reading back.
+        let mut dropping = run_of(&[&[1, 2], &[0]]);
+        dropping.files[1].dropped = Some(Box::new(["b1".to_string()].into()));
+        assert!(dropping.take_written_counts().is_none());
+        assert_eq!(counted_back(&dropping).expect("distinct").traces, 5);
     }
 }

@@ -1,8 +1,8 @@
 //! The terminal table and summary line of `check`.
 
-use std::hash::BuildHasher;
 use std::io::Write;
 
+use super::counts::{Counting, SpilledCounts};
 use super::spill::{SpillError, SpilledRun};
 use super::{Report, VerdictBatch};
 use crate::compat::fmt::push_fixed;
@@ -123,80 +123,24 @@ fn header(report: &Report, width: usize) -> String {
     out
 }
 
-/// What the table and the summary line need from a spilled run, counted in one pass over it: a run
-/// whose trace ids are all distinct (each trace is one row, as the trace-identity rule makes it).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SpilledCounts {
-    /// Rows, which are the distinct traces.
-    pub traces: usize,
-    /// Traces where any check fired.
-    pub failed: usize,
-    /// Fired counts per active check, in selection order.
-    pub fired: Vec<usize>,
-    /// Width of the table's trace-id column.
-    width: usize,
-}
-
-impl SpilledCounts {
-    /// Counts a spilled run, handing each batch to `also` in the same pass; `None` when two rows share
-    /// a trace id (or their ids' 64-bit hashes meet), since such rows merge in the table: the caller
-    /// then reads the run whole.
-    ///
-    /// # Errors
-    ///
-    /// The spill cannot be read back.
-    pub(crate) fn of(
-        report: &Report,
-        spilled: &SpilledRun,
-        mut also: impl FnMut(&VerdictBatch),
-    ) -> Result<Option<Self>, SpillError> {
-        // Only the ids' hashes are kept, sorted on disk a run at a time, to tell a repeated id.
-        let hasher = foldhash::fast::FixedState::with_seed(0x5eed);
-        let mut seen = super::id_hashes::IdHashes::new(spilled.verdicts.dir());
-        let mut counts = SpilledCounts {
-            traces: 0,
-            failed: 0,
-            fired: vec![0; report.checks.len()],
-            width: 5,
-        };
-        spilled.for_each_batch(|batch| {
-            also(batch);
-            for row in batch.rows() {
-                let id = row.trace_id();
-                seen.push(hasher.hash_one(id), 0);
-                counts.traces += 1;
-                counts.width = counts.width.max(id.chars().count().min(12));
-                let mut failed = false;
-                for (fired, verdict) in counts.fired.iter_mut().zip(row.verdicts()) {
-                    if verdict.detected {
-                        *fired += 1;
-                        failed = true;
-                    }
-                }
-                counts.failed += usize::from(failed);
-            }
-            Ok::<(), SpillError>(())
-        })?;
-        let mut distinct = true;
-        seen.repeated(|_, _| {
-            distinct = false;
-            false
-        })?;
-        Ok(distinct.then_some(counts))
-    }
-
-    /// Fired counts per distinct check name, in selection order (a duplicated check counts twice), as
-    /// [`Report::fired`] gives them.
-    pub(crate) fn fired_by_name<'a>(&self, report: &'a Report) -> Vec<(&'a str, usize)> {
-        let mut out: Vec<(&str, usize)> = Vec::new();
-        for (check, &n) in report.checks.iter().zip(&self.fired) {
-            match out.iter_mut().find(|(name, _)| *name == check.name) {
-                Some((_, count)) => *count += n,
-                None => out.push((&check.name, n)),
-            }
-        }
-        out
-    }
+/// Counts a spilled run in a pass of its own over the spill, handing each batch to `also` in the same
+/// pass; `None` when two rows share a trace id (see [`Counting::finish`]).
+///
+/// # Errors
+///
+/// The spill cannot be read back.
+pub(crate) fn count_spilled(
+    report: &Report,
+    spilled: &SpilledRun,
+    mut also: impl FnMut(&VerdictBatch),
+) -> Result<Option<SpilledCounts>, SpillError> {
+    let mut counting = Counting::new(report.checks.len(), spilled.verdicts.dir());
+    spilled.for_each_batch(|batch| {
+        also(batch);
+        counting.add(batch);
+        Ok::<(), SpillError>(())
+    })?;
+    Ok(counting.finish()?)
 }
 
 /// Writes the table of a spilled run row by row, as [`table`] makes it for the same rows in memory

@@ -269,6 +269,28 @@ impl VerdictBatch {
     pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
         (0..self.len()).map(|row| self.row(row))
     }
+
+    /// Every trace id, in row order.
+    pub fn trace_ids(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|row| self.trace_id.value(row))
+    }
+
+    /// How many traces each check fired on, in selection order: counted on the columns' bits, not row
+    /// by row, as the summary of a run of millions of traces is.
+    pub fn fired_counts(&self) -> impl Iterator<Item = usize> {
+        self.detected.iter().map(|d| d.values().count_set_bits())
+    }
+
+    /// How many traces any check fired on.
+    pub fn failed_count(&self) -> usize {
+        let mut columns = self.detected.iter().map(BooleanArray::values);
+        let Some(first) = columns.next() else {
+            return 0;
+        };
+        columns
+            .fold(first.clone(), |any, column| &any | column)
+            .count_set_bits()
+    }
 }
 
 /// One check's verdict on one trace, read from a verdict batch.
@@ -420,6 +442,28 @@ mod tests {
             failing_steps: Vec::new(),
             skipped_input: Default::default(),
         }
+    }
+
+    /// The counts read off the columns' bits are the rows' own, also for a batch cut out of a larger
+    /// one, whose bits do not start at a byte.
+    #[test]
+    fn counts_from_the_columns_match_the_rows() {
+        let whole = batch(0, 23);
+        let cut = VerdictBatch::try_new(whole.record_batch().slice(5, 13)).expect("verdict batch");
+        for b in [&whole, &cut] {
+            let by_rows: Vec<usize> = (0..b.checks())
+                .map(|k| b.rows().filter(|r| r.verdict(k).detected).count())
+                .collect();
+            assert_eq!(b.fired_counts().collect::<Vec<_>>(), by_rows);
+            assert_eq!(b.failed_count(), b.rows().filter(Row::failed).count());
+            assert_eq!(
+                b.trace_ids().collect::<Vec<_>>(),
+                b.rows().map(|r| r.trace_id()).collect::<Vec<_>>()
+            );
+        }
+        // Traces 5..18: policy fires on 6, 8, ..., 16; abstention on 6, 9, 12, 15.
+        assert_eq!(cut.fired_counts().collect::<Vec<_>>(), [4, 6, 0]);
+        assert_eq!(cut.failed_count(), 8);
     }
 
     #[test]

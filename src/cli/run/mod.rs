@@ -18,12 +18,12 @@ mod produce;
 mod safety;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 pub(crate) use inputs::{InputFile, Inputs};
 pub(crate) use manifest::AGENT_VERSION_SETTING;
-pub(crate) use produce::{Produced, input_warnings};
+pub(crate) use produce::{Produced, SpillTo, input_warnings};
 pub(crate) use safety::Outputs;
 
 use super::args::RunArgs;
@@ -105,28 +105,27 @@ impl Run<'_> {
     /// Produces the run over `files` and holds it to the post-run policy (file errors, skipped files,
     /// `--strict-input`, the judge's end).
     pub(crate) fn produce(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
-        self.produce_with(files, false, None)
+        self.produce_with(files, None)
     }
 
-    /// As [`Run::produce`], with the verdicts spilled to a temporary file of `spill_dir` (`TMPDIR`
-    /// when `None`) as they are made ([`Produced::spilled`]), unless a judge runs (its record is
-    /// written from the verdicts in memory) or `FAULTGATE_SPILL=off` keeps them in memory.
+    /// As [`Run::produce`], with the verdicts spilled to a temporary file as they are made
+    /// ([`Produced::spilled`]), unless a judge runs (its record is written from the verdicts in
+    /// memory) or `FAULTGATE_SPILL=off` keeps them in memory.
     pub(crate) fn produce_spilled(
         &self,
         files: Vec<InputFile>,
-        spill_dir: Option<&Path>,
+        to: SpillTo<'_>,
     ) -> Result<Produced, CliError> {
         let spill = self.resolved.settings.judge.is_none() && spill_allowed();
-        self.produce_with(files, spill, spill_dir)
+        self.produce_with(files, spill.then_some(to))
     }
 
     fn produce_with(
         &self,
         files: Vec<InputFile>,
-        spill: bool,
-        spill_dir: Option<&Path>,
+        spill: Option<SpillTo<'_>>,
     ) -> Result<Produced, CliError> {
-        let outcome = produce::produce(files, self.resolved, spill, spill_dir)?;
+        let outcome = produce::produce(files, self.resolved, spill)?;
         let mut produced = policy::accept(outcome, self.resolved.strict_input)?;
         produced.judge_usage = policy::finish_judge(self.resolved, &produced.batches)?;
         Ok(produced)
@@ -168,7 +167,14 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
         return command.write_outputs(prepared, &run);
     };
     // The verdicts are spilled and the partial's table written from the spill, a batch at a time.
-    let produced = run.produce_spilled(run.share(), None)?;
+    // A partial is written from the spill as it is: its rows need no counting.
+    let produced = run.produce_spilled(
+        run.share(),
+        SpillTo {
+            dir: None,
+            count_rows: false,
+        },
+    )?;
     let own = command.partial_settings(&prepared)?;
     let settings = manifest::settings_of(C::NAME, args, &resolved, &inputs, &own)?;
     let others = command.other_inputs()?;

@@ -93,15 +93,24 @@ pub(crate) fn input_warnings<'a>(
     out
 }
 
+/// Where a run's verdicts are spilled, and whether its rows are counted as they are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpillTo<'a> {
+    /// The temporary directory (`TMPDIR` when `None`).
+    pub dir: Option<&'a Path>,
+    /// The outputs written from the spill count its rows (see [`SpilledRun::take_written_counts`]);
+    /// a partial, written from it as it is, does not.
+    pub count_rows: bool,
+}
+
 /// Reads every file and runs the checks; a file that cannot be read is noted and the others are still
 /// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]). With
-/// `spill`, the verdicts go to a temporary file of `spill_dir` (`TMPDIR` when `None`) as they are made
-/// ([`crate::report::spill`]) and [`Produced::spilled`] says where each file's are.
+/// `spill`, the verdicts go to a temporary file as they are made ([`crate::report::spill`]) and
+/// [`Produced::spilled`] says where each file's are.
 pub(crate) fn produce(
     mut files: Vec<InputFile>,
     resolved: &Resolved,
-    spill: bool,
-    spill_dir: Option<&Path>,
+    spill: Option<SpillTo<'_>>,
 ) -> Result<Outcome, CliError> {
     // The paths are lent to the run and given back after it: each is held once.
     let paths: Vec<PathBuf> = files
@@ -110,8 +119,16 @@ pub(crate) fn produce(
         .collect();
     let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
     // Raw scenario keys are digested after the run, batch by batch in memory: such a run keeps them.
-    let spill = (spill && !resolved.settings.keep_raw_scenario)
-        .then(|| VerdictSpill::new(&resolved.settings.verdict_schema(), spill_dir))
+    let spill = spill
+        .filter(|_| !resolved.settings.keep_raw_scenario)
+        .map(|to| {
+            let spill = VerdictSpill::new(&resolved.settings.verdict_schema(), to.dir)?;
+            Ok(if to.count_rows {
+                spill.counting_rows()
+            } else {
+                spill
+            })
+        })
         .transpose()
         .map_err(spill_error)?;
     if let Some(bar) = &resolved.progress {
