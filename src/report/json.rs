@@ -5,13 +5,15 @@
 //! adds the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks and writes it with
 //! [`super::format::to_pretty`].
 
+use rayon::prelude::*;
+
 use super::format::{
     self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
     OutcomeBlock, PairedBlock, PassKBlock, TraceMeasures,
 };
 use super::gate_lines;
 use super::spill::SpilledRun;
-use super::{OutcomeSummary, Report};
+use super::{OutcomeSummary, Report, Row, VerdictBatch};
 use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
 use crate::gate::passk::{PassK, PassKTable};
@@ -130,33 +132,33 @@ pub(crate) fn write_spilled(
     out.write_all(cut[0].as_bytes())?;
     entries.begin('[');
     spilled.for_each_batch(|batch| {
-        for row in batch.rows().filter(super::Row::failed) {
-            entries.push(out, &format::to_pretty(row.trace_id()))?;
-        }
-        Ok::<(), std::io::Error>(())
+        entries.push_batch(out, batch, |row, rendered| {
+            if row.failed() {
+                rendered.add(&format::to_pretty(row.trace_id()));
+            }
+        })
     })?;
     entries.end(out)?;
     // `measures`: each trace id's measures.
     out.write_all(cut[1].as_bytes())?;
     entries.begin('{');
     spilled.for_each_batch(|batch| {
-        for row in batch.rows() {
+        entries.push_batch(out, batch, |row, rendered| {
             let m = row.measures();
             let measures = TraceMeasures {
                 tokens: m.tokens,
                 latency_ms: m.latency_ms,
                 cost_usd: m.cost_usd,
             };
-            entries.push(out, &member(row.trace_id(), &measures))?;
-        }
-        Ok::<(), std::io::Error>(())
+            rendered.add(&member(row.trace_id(), &measures));
+        })
     })?;
     entries.end(out)?;
     // `results`: one per trace and check.
     out.write_all(cut[2].as_bytes())?;
     entries.begin('[');
     spilled.for_each_batch(|batch| {
-        for row in batch.rows() {
+        entries.push_batch(out, batch, |row, rendered| {
             for (check, v) in report.checks.iter().zip(row.verdicts()) {
                 let result = CheckResult {
                     trace_id: row.trace_id().to_string(),
@@ -166,10 +168,9 @@ pub(crate) fn write_spilled(
                     confidence: round_half_even(v.confidence, 4),
                     reason: v.reason.unwrap_or_default().to_string(),
                 };
-                entries.push(out, &format::to_pretty(&result))?;
+                rendered.add(&format::to_pretty(&result));
             }
-        }
-        Ok::<(), std::io::Error>(())
+        })
     })?;
     entries.end(out)?;
     out.write_all(rest.as_bytes())
@@ -194,7 +195,28 @@ fn indented(entry: &str) -> String {
     format!("  {}", entry.replace('\n', "\n  "))
 }
 
-/// A list being written entry by entry, as [`list`] writes it whole.
+/// Rows of a batch rendered by one task.
+const RENDER_ROWS: usize = 256;
+
+/// Consecutive entries of a list, each as [`list`] places it, joined as it joins them.
+#[derive(Default)]
+struct Rendered {
+    text: String,
+    entries: usize,
+}
+
+impl Rendered {
+    /// Adds an entry written at depth 0.
+    fn add(&mut self, entry: &str) {
+        if self.entries > 0 {
+            self.text.push_str(",\n");
+        }
+        self.text.push_str(&indented(entry));
+        self.entries += 1;
+    }
+}
+
+/// A list being written a batch of entries at a time, as [`list`] writes it whole.
 #[derive(Default)]
 struct ListWriter {
     close: char,
@@ -209,15 +231,35 @@ impl ListWriter {
         self.written = 0;
     }
 
-    fn push(&mut self, out: &mut dyn std::io::Write, entry: &str) -> std::io::Result<()> {
-        let lead = if self.written == 0 {
-            format!("{}\n", self.open)
-        } else {
-            ",\n".to_string()
-        };
-        out.write_all(lead.as_bytes())?;
-        out.write_all(indented(entry).as_bytes())?;
-        self.written += 1;
+    /// Writes the entries `render` makes of each row of `batch`, in row order. The rows are rendered
+    /// on the threads, [`RENDER_ROWS`] to a task, each task's entries into one text: a million traces
+    /// make six million results, which one thread took longer to write than to read and check.
+    fn push_batch(
+        &mut self,
+        out: &mut dyn std::io::Write,
+        batch: &VerdictBatch,
+        render: impl Fn(Row<'_>, &mut Rendered) + Sync,
+    ) -> std::io::Result<()> {
+        let starts: Vec<usize> = (0..batch.len()).step_by(RENDER_ROWS).collect();
+        let parts: Vec<Rendered> = starts
+            .into_par_iter()
+            .map(|start| {
+                let mut rendered = Rendered::default();
+                for row in start..(start + RENDER_ROWS).min(batch.len()) {
+                    render(batch.row(row), &mut rendered);
+                }
+                rendered
+            })
+            .collect();
+        for part in parts.iter().filter(|part| part.entries > 0) {
+            if self.written == 0 {
+                writeln!(out, "{}", self.open)?;
+            } else {
+                out.write_all(b",\n")?;
+            }
+            out.write_all(part.text.as_bytes())?;
+            self.written += part.entries;
+        }
         Ok(())
     }
 
@@ -348,6 +390,8 @@ mod tests {
     use crate::gate::fixtures::{self, all_clean_band, glm_band, with_failures};
     use crate::gate::{GateMode, evaluate, evaluate_mode};
 
+    /// Batches of up to three tasks' rows, one task's rows without a failed trace among them: the
+    /// rendered pieces join as the whole report's lists do.
     #[test]
     fn a_report_written_from_the_spill_is_the_bytes_of_the_report_in_memory() {
         use crate::checks::{Gating, Reasons, VerdictColumn};
@@ -372,14 +416,21 @@ mod tests {
                     },
                     ..TraceFields::default()
                 });
-                columns[0].push(fire && i % 3 == 0, 0.123_456, "abstains \"here\"\n");
+                // Rows 7 + RENDER_ROWS .. 7 + 2 * RENDER_ROWS, the third batch's second task, fail none.
+                let quiet = (7 + RENDER_ROWS..7 + 2 * RENDER_ROWS).contains(&i);
+                columns[0].push(
+                    fire && i % 3 == 0 && !quiet,
+                    0.123_456,
+                    "abstains \"here\"\n",
+                );
                 columns[1].push(fire && i == 5, 1.0 / 3.0, "");
                 columns[2].push(false, 0.0, "never");
             }
             builder.finish(columns).expect("verdict batch")
         };
         for fire in [true, false] {
-            let batches = vec![batch(0, 3, fire), batch(3, 7, fire)];
+            let traces = 7 + 2 * RENDER_ROWS + 5;
+            let batches = vec![batch(0, 3, fire), batch(3, 7, fire), batch(7, traces, fire)];
             let whole = Report {
                 judge: "none".into(),
                 checks: names
@@ -406,7 +457,7 @@ mod tests {
                 ..whole.clone()
             };
             let doc = JsonReport {
-                traces: 7,
+                traces,
                 fired: whole.fired().into_iter().collect(),
                 ..report(&empty)
             };
