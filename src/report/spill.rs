@@ -216,7 +216,8 @@ pub struct SpilledVerdicts {
     file: File,
     dir: Option<PathBuf>,
     batches: usize,
-    /// Every batch's rows, counted as they were written (`None` when nothing was written).
+    /// Every batch's rows, counted as they were written (`None` when the spill did not count them, or
+    /// nothing was written).
     counted: Option<Counting>,
 }
 
