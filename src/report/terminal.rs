@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use rayon::prelude::*;
+
 use super::counts::{Counting, SpilledCounts};
 use super::spill::{SpillError, SpilledRun};
 use super::{Report, VerdictBatch};
@@ -166,33 +168,46 @@ pub(crate) fn write_spilled_table(
     out.write_all(header.as_bytes())?;
     let colour = colour
         .then(|| super::colour::RowColour::of_header(header.lines().next().unwrap_or_default()));
-    let mut text = String::new();
-    let mut coloured = String::new();
-    let mut cells = Cells::default();
     spilled.for_each_batch(|batch| {
-        text.clear();
-        for row in batch
-            .rows()
-            .filter(|r| rows == TableRows::All || r.failed())
-        {
-            push_padded(&mut text, head(row.trace_id(), 12), width);
-            text.push_str("  ");
-            let mut first = true;
-            for v in row.verdicts() {
-                cells.push(&mut text, &mut first, v.detected, v.confidence);
-            }
-            text.push('\n');
+        // Each row's line depends on that row alone: the lines are made on the threads,
+        // `TABLE_ROWS` rows to a task, and written in row order.
+        let starts: Vec<usize> = (0..batch.len()).step_by(TABLE_ROWS).collect();
+        let parts: Vec<String> = starts
+            .into_par_iter()
+            .map(|start| {
+                let mut text = String::new();
+                let mut cells = Cells::default();
+                for row in (start..(start + TABLE_ROWS).min(batch.len()))
+                    .map(|r| batch.row(r))
+                    .filter(|r| rows == TableRows::All || r.failed())
+                {
+                    push_padded(&mut text, head(row.trace_id(), 12), width);
+                    text.push_str("  ");
+                    let mut first = true;
+                    for v in row.verdicts() {
+                        cells.push(&mut text, &mut first, v.detected, v.confidence);
+                    }
+                    text.push('\n');
+                }
+                match colour {
+                    Some(colour) => {
+                        let mut coloured = String::with_capacity(text.len() + text.len() / 4);
+                        colour.push_rows(&mut coloured, &text);
+                        coloured
+                    }
+                    None => text,
+                }
+            })
+            .collect();
+        for part in &parts {
+            out.write_all(part.as_bytes())?;
         }
-        match colour {
-            Some(colour) => {
-                coloured.clear();
-                colour.push_rows(&mut coloured, &text);
-                out.write_all(coloured.as_bytes())
-            }
-            None => out.write_all(text.as_bytes()),
-        }
+        Ok(())
     })
 }
+
+/// Rows of a batch one task makes the table's lines of.
+const TABLE_ROWS: usize = 1024;
 
 /// Appends one verdict's cell, `FAIL`/`ok` and the confidence to two decimals in 16 columns, after two
 /// spaces unless it is the row's `first`.
@@ -286,6 +301,86 @@ pub(crate) fn summary_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A batch of more rows than three tasks take, one task's rows without a failing trace, written
+    /// from the spill: the table built in memory, with every row and with the failing ones, plain and
+    /// coloured.
+    #[test]
+    fn a_table_written_from_the_spill_is_the_table_in_memory() {
+        use crate::checks::{Gating, Reasons, VerdictColumn};
+        use crate::redact::Redaction;
+        use crate::report::ReportCheck;
+        use crate::report::spill::{SpilledFile, VerdictSpill};
+        use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
+        let names = ["abstention", "policy"];
+        let batch = |from: usize, to: usize| -> VerdictBatch {
+            let mut builder = VerdictBatchBuilder::new(schema(&names), to - from);
+            let column = || VerdictColumn::new(to - from, Reasons::Fired, Redaction::Off);
+            let mut columns = vec![column(), column()];
+            for i in from..to {
+                let id = if i % 5 == 0 {
+                    format!("trace-with-a-long-id-{i}")
+                } else {
+                    format!("t{i}")
+                };
+                builder.push_trace(&TraceFields {
+                    trace_id: &id,
+                    scenario: "s",
+                    ..TraceFields::default()
+                });
+                let quiet = (3 + TABLE_ROWS..3 + 2 * TABLE_ROWS).contains(&i);
+                columns[0].push(i % 7 == 0 && !quiet, (i % 4) as f64 / 3.0, "abstains");
+                columns[1].push(i % 11 == 0 && !quiet, 1.0, "blocked");
+            }
+            builder.finish(columns).expect("verdict batch")
+        };
+        let batches = vec![batch(0, 3), batch(3, 3 + 3 * TABLE_ROWS + 9)];
+        let whole = Report {
+            judge: "none".into(),
+            checks: names
+                .iter()
+                .map(|n| ReportCheck::rule(n, Gating::CleanRate))
+                .collect(),
+            redaction: "off".into(),
+            batches: batches.clone(),
+            input_warnings: Vec::new(),
+            failing_steps: Vec::new(),
+            skipped_input: Default::default(),
+        };
+        let spill = VerdictSpill::new(&schema(&names), None).unwrap();
+        let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
+        let spilled = SpilledRun {
+            verdicts: spill.finish().unwrap(),
+            files: vec![SpilledFile {
+                batches: indices,
+                dropped: None,
+            }],
+        };
+        let empty = Report {
+            batches: Vec::new(),
+            ..whole.clone()
+        };
+        let counts = count_spilled(&empty, &spilled, |_| {})
+            .unwrap()
+            .expect("distinct ids");
+        for rows in [TableRows::All, TableRows::Failing] {
+            for colour in [false, true] {
+                let mut out = Vec::new();
+                write_spilled_table(&mut out, &empty, &spilled, &counts, rows, colour).unwrap();
+                let in_memory = table(&whole, rows);
+                let expected = if colour {
+                    super::super::colour::colour_table(&in_memory)
+                } else {
+                    in_memory
+                };
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    expected,
+                    "{rows:?}, colour {colour}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn cells_copied_from_earlier_ones_are_the_cells_formatted_afresh() {
