@@ -322,7 +322,6 @@ mod tests {
         use crate::checks::{Gating, Reasons, VerdictColumn};
         use crate::redact::Redaction;
         use crate::report::ReportCheck;
-        use crate::report::spill::{SpilledFile, VerdictSpill};
         use crate::report::verdicts::{TraceFields, VerdictBatch, VerdictBatchBuilder, schema};
         let names = ["abstention", "policy", "abstention"];
         let batch = |from: usize, to: usize, fire: bool| -> VerdictBatch {
@@ -351,15 +350,7 @@ mod tests {
                 batches: batches.clone(),
                 ..Report::default()
             };
-            let spill = VerdictSpill::new(&schema(&names), None).unwrap();
-            let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
-            let spilled = SpilledRun {
-                verdicts: spill.finish().unwrap(),
-                files: vec![SpilledFile {
-                    batches: indices,
-                    dropped: None,
-                }],
-            };
+            let spilled = SpilledRun::of_one_file(&schema(&names), &batches);
             let empty = Report {
                 batches: Vec::new(),
                 ..whole.clone()

@@ -5,8 +5,6 @@
 //! adds the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks and writes it with
 //! [`super::format::to_pretty`].
 
-use rayon::prelude::*;
-
 use super::format::{
     self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
     OutcomeBlock, PairedBlock, PassKBlock, TraceMeasures,
@@ -240,17 +238,13 @@ impl ListWriter {
         batch: &VerdictBatch,
         render: impl Fn(Row<'_>, &mut Rendered) + Sync,
     ) -> std::io::Result<()> {
-        let starts: Vec<usize> = (0..batch.len()).step_by(RENDER_ROWS).collect();
-        let parts: Vec<Rendered> = starts
-            .into_par_iter()
-            .map(|start| {
-                let mut rendered = Rendered::default();
-                for row in start..(start + RENDER_ROWS).min(batch.len()) {
-                    render(batch.row(row), &mut rendered);
-                }
-                rendered
-            })
-            .collect();
+        let parts = batch.in_row_tasks(RENDER_ROWS, |rows| {
+            let mut rendered = Rendered::default();
+            for row in rows {
+                render(batch.row(row), &mut rendered);
+            }
+            rendered
+        });
         for part in parts.iter().filter(|part| part.entries > 0) {
             if self.written == 0 {
                 writeln!(out, "{}", self.open)?;
@@ -396,7 +390,7 @@ mod tests {
     fn a_report_written_from_the_spill_is_the_bytes_of_the_report_in_memory() {
         use crate::checks::{Gating, Reasons, VerdictColumn};
         use crate::redact::Redaction;
-        use crate::report::spill::{SpilledFile, SpilledRun, VerdictSpill};
+        use crate::report::spill::SpilledRun;
         use crate::report::verdicts::{TraceFields, VerdictBatch, VerdictBatchBuilder, schema};
         use crate::report::{Measures, ReportCheck};
         let names = ["abstention", "policy", "abstention"];
@@ -443,15 +437,7 @@ mod tests {
                 failing_steps: Vec::new(),
                 skipped_input: Default::default(),
             };
-            let spill = VerdictSpill::new(&schema(&names), None).unwrap();
-            let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
-            let spilled = SpilledRun {
-                verdicts: spill.finish().unwrap(),
-                files: vec![SpilledFile {
-                    batches: indices,
-                    dropped: None,
-                }],
-            };
+            let spilled = SpilledRun::of_one_file(&schema(&names), &batches);
             let empty = Report {
                 batches: Vec::new(),
                 ..whole.clone()

@@ -405,6 +405,26 @@ impl SpilledRun {
 }
 
 #[cfg(test)]
+impl SpilledRun {
+    /// `batches`, of `schema`, spilled as the one file of a run, none dropped: how the outputs' tests
+    /// hold a run they write from the spill.
+    pub(crate) fn of_one_file(schema: &SchemaRef, batches: &[VerdictBatch]) -> SpilledRun {
+        let spill = VerdictSpill::new(schema, None).expect("spill");
+        let indices = batches
+            .iter()
+            .map(|b| spill.append(b).expect("appended"))
+            .collect();
+        SpilledRun {
+            verdicts: spill.finish().expect("spill finished"),
+            files: vec![SpilledFile {
+                batches: indices,
+                dropped: None,
+            }],
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::checks::{Reasons, VerdictColumn};

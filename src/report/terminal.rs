@@ -2,8 +2,6 @@
 
 use std::io::Write;
 
-use rayon::prelude::*;
-
 use super::counts::{Counting, SpilledCounts};
 use super::spill::{SpillError, SpilledRun};
 use super::{Report, VerdictBatch};
@@ -171,34 +169,30 @@ pub(crate) fn write_spilled_table(
     spilled.for_each_batch(|batch| {
         // Each row's line depends on that row alone: the lines are made on the threads,
         // `TABLE_ROWS` rows to a task, and written in row order.
-        let starts: Vec<usize> = (0..batch.len()).step_by(TABLE_ROWS).collect();
-        let parts: Vec<String> = starts
-            .into_par_iter()
-            .map(|start| {
-                let mut text = String::new();
-                let mut cells = Cells::default();
-                for row in (start..(start + TABLE_ROWS).min(batch.len()))
-                    .map(|r| batch.row(r))
-                    .filter(|r| rows == TableRows::All || r.failed())
-                {
-                    push_padded(&mut text, head(row.trace_id(), 12), width);
-                    text.push_str("  ");
-                    let mut first = true;
-                    for v in row.verdicts() {
-                        cells.push(&mut text, &mut first, v.detected, v.confidence);
-                    }
-                    text.push('\n');
+        let parts = batch.in_row_tasks(TABLE_ROWS, |task| {
+            let mut text = String::new();
+            let mut cells = Cells::default();
+            for row in task
+                .map(|r| batch.row(r))
+                .filter(|r| rows == TableRows::All || r.failed())
+            {
+                push_padded(&mut text, head(row.trace_id(), 12), width);
+                text.push_str("  ");
+                let mut first = true;
+                for v in row.verdicts() {
+                    cells.push(&mut text, &mut first, v.detected, v.confidence);
                 }
-                match colour {
-                    Some(colour) => {
-                        let mut coloured = String::with_capacity(text.len() + text.len() / 4);
-                        colour.push_rows(&mut coloured, &text);
-                        coloured
-                    }
-                    None => text,
+                text.push('\n');
+            }
+            match colour {
+                Some(colour) => {
+                    let mut coloured = String::with_capacity(text.len() + text.len() / 4);
+                    colour.push_rows(&mut coloured, &text);
+                    coloured
                 }
-            })
-            .collect();
+                None => text,
+            }
+        });
         for part in &parts {
             out.write_all(part.as_bytes())?;
         }
@@ -310,7 +304,6 @@ mod tests {
         use crate::checks::{Gating, Reasons, VerdictColumn};
         use crate::redact::Redaction;
         use crate::report::ReportCheck;
-        use crate::report::spill::{SpilledFile, VerdictSpill};
         use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
         let names = ["abstention", "policy"];
         let batch = |from: usize, to: usize| -> VerdictBatch {
@@ -336,26 +329,14 @@ mod tests {
         };
         let batches = vec![batch(0, 3), batch(3, 3 + 3 * TABLE_ROWS + 9)];
         let whole = Report {
-            judge: "none".into(),
             checks: names
                 .iter()
                 .map(|n| ReportCheck::rule(n, Gating::CleanRate))
                 .collect(),
-            redaction: "off".into(),
             batches: batches.clone(),
-            input_warnings: Vec::new(),
-            failing_steps: Vec::new(),
-            skipped_input: Default::default(),
+            ..Report::default()
         };
-        let spill = VerdictSpill::new(&schema(&names), None).unwrap();
-        let indices = batches.iter().map(|b| spill.append(b).unwrap()).collect();
-        let spilled = SpilledRun {
-            verdicts: spill.finish().unwrap(),
-            files: vec![SpilledFile {
-                batches: indices,
-                dropped: None,
-            }],
-        };
+        let spilled = SpilledRun::of_one_file(&schema(&names), &batches);
         let empty = Report {
             batches: Vec::new(),
             ..whole.clone()

@@ -23,6 +23,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, LargeStringArray, RecordBatch, UInt64Array,
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use rayon::prelude::*;
 
 use super::Measures;
 use crate::checks::VerdictColumn;
@@ -268,6 +269,20 @@ impl VerdictBatch {
     /// Every row, in order.
     pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
         (0..self.len()).map(|row| self.row(row))
+    }
+
+    /// `make` of each run of `rows` consecutive rows (the last one shorter), made on the threads and
+    /// given back in row order, so what is built from them is the same whatever the thread count.
+    pub(crate) fn in_row_tasks<T: Send>(
+        &self,
+        rows: usize,
+        make: impl Fn(std::ops::Range<usize>) -> T + Sync,
+    ) -> Vec<T> {
+        let starts: Vec<usize> = (0..self.len()).step_by(rows.max(1)).collect();
+        starts
+            .into_par_iter()
+            .map(|start| make(start..(start + rows).min(self.len())))
+            .collect()
     }
 
     /// Every trace id, in row order.
