@@ -42,6 +42,20 @@ pub(crate) fn to_pretty_writer<T: Serialize + ?Sized>(
     io::Write::flush(&mut out)
 }
 
+/// Appends `value` as [`to_pretty`] writes it at the top level: for writers that lay out a
+/// document's many repeated entries themselves, around scalars written exactly as the rest of the
+/// document writes them.
+///
+/// # Panics
+///
+/// As [`to_pretty`].
+pub(crate) fn push_pretty<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let mut serializer = serde_json::Serializer::with_formatter(out, PyFormatter::PRETTY);
+    value
+        .serialize(&mut serializer)
+        .expect("faultgate's values serialise to JSON");
+}
+
 /// `json.dumps(v, ensure_ascii=False)`: separators `, ` and `: `, keys in input order.
 pub(crate) fn dumps_spaced<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, PyFormatter::SPACED)

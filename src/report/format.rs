@@ -25,6 +25,12 @@ pub fn to_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     crate::compat::json::to_pretty(value)
 }
 
+/// Appends `value` as [`to_pretty`] writes it at the top level, for writers that lay out a file's
+/// repeated entries themselves (see [`CheckResult`]).
+pub(crate) fn push_pretty<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    crate::compat::json::push_pretty(out, value);
+}
+
 /// As [`to_pretty`], written to `out` as it is serialised.
 ///
 /// # Errors
@@ -209,6 +215,82 @@ pub struct CheckResult {
     pub confidence: f64,
     /// Why the check fired or not (redacted); empty when it gave no reason.
     pub reason: String,
+}
+
+/// The report's per-trace entries written straight from borrowed fields, where a report of millions of
+/// traces places them (two levels in, one space a level): the bytes the whole report's
+/// [`to_pretty`] gives for each [`CheckResult`], failed trace id and [`TraceMeasures`] member, without
+/// building one. A test holds each equal to its type's.
+pub(crate) struct PerTraceEntries {
+    /// Per active check, its `check` value up to the `detected` value.
+    checks: Vec<Vec<u8>>,
+}
+
+impl PerTraceEntries {
+    /// The entries of a report of these checks, in selection order.
+    pub(crate) fn new<'a>(checks: impl IntoIterator<Item = &'a str>) -> Self {
+        let checks = checks
+            .into_iter()
+            .map(|name| {
+                let mut text = Vec::new();
+                push_pretty(&mut text, name);
+                text.extend_from_slice(b",\n   \"detected\": ");
+                text
+            })
+            .collect();
+        Self { checks }
+    }
+
+    /// A `failed_traces` entry.
+    pub(crate) fn push_failed(out: &mut Vec<u8>, trace_id: &str) {
+        out.extend_from_slice(b"  ");
+        push_pretty(out, trace_id);
+    }
+
+    /// A `measures` member.
+    pub(crate) fn push_measures(out: &mut Vec<u8>, trace_id: &str, measures: &TraceMeasures) {
+        out.extend_from_slice(b"  ");
+        push_pretty(out, trace_id);
+        out.extend_from_slice(b": {\n   \"tokens\": ");
+        push_pretty(out, &measures.tokens);
+        out.extend_from_slice(b",\n   \"latency_ms\": ");
+        push_pretty(out, &measures.latency_ms);
+        out.extend_from_slice(b",\n   \"cost_usd\": ");
+        push_pretty(out, &measures.cost_usd);
+        out.extend_from_slice(b"\n  }");
+    }
+
+    /// What a trace's `results` entries start with: written once into `head`, which
+    /// [`Self::push_result`] then takes for each of the trace's checks.
+    pub(crate) fn result_head(head: &mut Vec<u8>, trace_id: &str, scenario: &str) {
+        head.clear();
+        head.extend_from_slice(b"  {\n   \"trace_id\": ");
+        push_pretty(head, trace_id);
+        head.extend_from_slice(b",\n   \"scenario\": ");
+        push_pretty(head, scenario);
+        head.extend_from_slice(b",\n   \"check\": ");
+    }
+
+    /// A `results` entry of the `check`-th active check, after the trace's [`Self::result_head`];
+    /// `confidence` as the report writes it (rounded).
+    pub(crate) fn push_result(
+        &self,
+        out: &mut Vec<u8>,
+        head: &[u8],
+        check: usize,
+        detected: bool,
+        confidence: f64,
+        reason: &str,
+    ) {
+        out.extend_from_slice(head);
+        out.extend_from_slice(&self.checks[check]);
+        out.extend_from_slice(if detected { b"true" } else { b"false" });
+        out.extend_from_slice(b",\n   \"confidence\": ");
+        push_pretty(out, &confidence);
+        out.extend_from_slice(b",\n   \"reason\": ");
+        push_pretty(out, reason);
+        out.extend_from_slice(b"\n  }");
+    }
 }
 
 /// The judge model's token counts over the run (`judge_usage` in the report).
@@ -951,5 +1033,71 @@ mod tests {
             to_pretty(&block),
             "{\n \"prompt_tokens\": 1,\n \"completion_tokens\": 2,\n \"total_tokens\": 3\n}"
         );
+    }
+
+    /// The entries the spilled report writes straight from its rows are the bytes of the types the
+    /// whole report serialises, two levels in, for text that needs escapes and numbers of each form.
+    #[test]
+    fn per_trace_entries_are_the_bytes_of_their_types() {
+        let two_in = |entry: String| format!("  {}", entry.replace('\n', "\n  "));
+        let texts = [
+            "",
+            "t-0af3",
+            "quote \" back \\ slash",
+            "line\nbreak\ttab\u{1}\u{7f}",
+            "caf\u{e9} \u{1f600} \u{2028}",
+        ];
+        let numbers = [
+            0.0,
+            -0.0,
+            1.0,
+            0.1235,
+            1e-5,
+            1e16,
+            123_456_789.5,
+            -2.5,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        let layout = PerTraceEntries::new(texts);
+        let mut head = Vec::new();
+        for (i, &trace_id) in texts.iter().enumerate() {
+            let scenario = texts[(i + 2) % texts.len()];
+            PerTraceEntries::result_head(&mut head, trace_id, scenario);
+            for (check, &name) in texts.iter().enumerate() {
+                for (j, &confidence) in numbers.iter().enumerate() {
+                    let reason = texts[(i + j) % texts.len()];
+                    let detected = j % 2 == 0;
+                    let mut ours = Vec::new();
+                    layout.push_result(&mut ours, &head, check, detected, confidence, reason);
+                    let result = CheckResult {
+                        trace_id: trace_id.into(),
+                        scenario: scenario.into(),
+                        check: name.into(),
+                        detected,
+                        confidence,
+                        reason: reason.into(),
+                    };
+                    assert_eq!(String::from_utf8(ours).unwrap(), two_in(to_pretty(&result)));
+                }
+            }
+            let mut ours = Vec::new();
+            PerTraceEntries::push_failed(&mut ours, trace_id);
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                two_in(to_pretty(trace_id))
+            );
+            for (j, &number) in numbers.iter().enumerate() {
+                let measures = TraceMeasures {
+                    tokens: (j % 3 != 0).then_some(number),
+                    latency_ms: Some(number),
+                    cost_usd: (j % 2 == 0).then_some(-number),
+                };
+                let mut ours = Vec::new();
+                PerTraceEntries::push_measures(&mut ours, trace_id, &measures);
+                let member = format!("{}: {}", to_pretty(trace_id), to_pretty(&measures));
+                assert_eq!(String::from_utf8(ours).unwrap(), two_in(member));
+            }
+        }
     }
 }

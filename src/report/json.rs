@@ -7,7 +7,7 @@
 
 use super::format::{
     self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
-    OutcomeBlock, PairedBlock, PassKBlock, TraceMeasures,
+    OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
 };
 use super::gate_lines;
 use super::spill::SpilledRun;
@@ -125,6 +125,7 @@ pub(crate) fn write_spilled(
         cut.push(&rest[..at]);
         rest = &rest[at + placeholder.len()..];
     }
+    let layout = PerTraceEntries::new(report.checks.iter().map(|c| c.name.as_str()));
     let mut entries = ListWriter::default();
     // `failed_traces`: ids of traces where any check fired.
     out.write_all(cut[0].as_bytes())?;
@@ -132,7 +133,7 @@ pub(crate) fn write_spilled(
     spilled.for_each_batch(|batch| {
         entries.push_batch(out, batch, |row, rendered| {
             if row.failed() {
-                rendered.add(&format::to_pretty(row.trace_id()));
+                PerTraceEntries::push_failed(rendered.entry(), row.trace_id());
             }
         })
     })?;
@@ -148,7 +149,7 @@ pub(crate) fn write_spilled(
                 latency_ms: m.latency_ms,
                 cost_usd: m.cost_usd,
             };
-            rendered.add(&member(row.trace_id(), &measures));
+            PerTraceEntries::push_measures(rendered.entry(), row.trace_id(), &measures);
         })
     })?;
     entries.end(out)?;
@@ -157,16 +158,17 @@ pub(crate) fn write_spilled(
     entries.begin('[');
     spilled.for_each_batch(|batch| {
         entries.push_batch(out, batch, |row, rendered| {
-            for (check, v) in report.checks.iter().zip(row.verdicts()) {
-                let result = CheckResult {
-                    trace_id: row.trace_id().to_string(),
-                    scenario: row.scenario().to_string(),
-                    check: check.name.clone(),
-                    detected: v.detected,
-                    confidence: round_half_even(v.confidence, 4),
-                    reason: v.reason.unwrap_or_default().to_string(),
-                };
-                rendered.add(&format::to_pretty(&result));
+            PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
+            for (check, v) in row.verdicts().enumerate() {
+                let (text, head) = rendered.entry_with_head();
+                layout.push_result(
+                    text,
+                    head,
+                    check,
+                    v.detected,
+                    round_half_even(v.confidence, 4),
+                    v.reason.unwrap_or_default(),
+                );
             }
         })
     })?;
@@ -199,18 +201,26 @@ const RENDER_ROWS: usize = 256;
 /// Consecutive entries of a list, each as [`list`] places it, joined as it joins them.
 #[derive(Default)]
 struct Rendered {
-    text: String,
+    text: Vec<u8>,
     entries: usize,
+    /// What the row being rendered starts each of its entries with (one buffer for every row).
+    head: Vec<u8>,
 }
 
 impl Rendered {
-    /// Adds an entry written at depth 0.
-    fn add(&mut self, entry: &str) {
+    /// The text to append the next entry to, as [`list`] places it (two levels in).
+    fn entry(&mut self) -> &mut Vec<u8> {
         if self.entries > 0 {
-            self.text.push_str(",\n");
+            self.text.extend_from_slice(b",\n");
         }
-        self.text.push_str(&indented(entry));
         self.entries += 1;
+        &mut self.text
+    }
+
+    /// As [`Self::entry`], with what the row's entries start with.
+    fn entry_with_head(&mut self) -> (&mut Vec<u8>, &[u8]) {
+        self.entry();
+        (&mut self.text, &self.head)
     }
 }
 
@@ -251,7 +261,7 @@ impl ListWriter {
             } else {
                 out.write_all(b",\n")?;
             }
-            out.write_all(part.text.as_bytes())?;
+            out.write_all(&part.text)?;
             self.written += part.entries;
         }
         Ok(())
