@@ -257,18 +257,20 @@ fn rewrite(text: &str, pass: &Pass) -> Option<String> {
             _ => at + c.len_utf8(),
         };
     }
-    if edits.is_empty() {
-        return None;
-    }
+    (!edits.is_empty()).then(|| apply(text, &edits))
+}
+
+/// `text` with each edit's range replaced by its tag (edits in order, not overlapping).
+fn apply(text: &str, edits: &[Edit]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
-    for edit in &edits {
+    for edit in edits {
         out.push_str(&text[copied..edit.start]);
         out.push_str(edit.tag);
         copied = edit.end;
     }
     out.push_str(&text[copied..]);
-    Some(out)
+    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1485,15 +1487,7 @@ mod tests {
                         _ => at + c.len_utf8(),
                     };
                 }
-                let mut out = String::new();
-                let mut copied = 0;
-                for edit in &edits {
-                    out.push_str(&current[copied..edit.start]);
-                    out.push_str(edit.tag);
-                    copied = edit.end;
-                }
-                out.push_str(&current[copied..]);
-                current = out;
+                current = super::super::apply(&current, &edits);
             }
             current
         }
