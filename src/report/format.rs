@@ -3,8 +3,10 @@
 //!
 //! Each struct's field order is the order its keys are written in, and the doc comments here are the
 //! format's reference (`docs/formats.md` is written from them; a test keeps the two in step). Writers
-//! build one of these values and print it with [`to_pretty`]; nothing else decides a key's name, place
-//! or presence. band.json, which the gate writes and reads back itself, has its types in the gate
+//! build one of these values and print it with [`to_pretty`]; nothing outside this file decides a key's
+//! name, place or presence. The one exception to building values is `PerTraceEntries`: the `--json`
+//! report's millions of per-trace entries, written straight from the rows, with a test holding them to
+//! their types' bytes. band.json, which the gate writes and reads back itself, has its types in the gate
 //! (`src/gate/band/file.rs`); they are re-exported here with the rest.
 //!
 //! Conventions for every file: one-space indentation and ASCII escapes, as faultgate 0.4.1 writes JSON;
