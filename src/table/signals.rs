@@ -144,6 +144,7 @@ fn structural_error_of(text: &str, top: Option<&Top>) -> Option<String> {
 }
 
 /// A bracketed result, read down to what the rules use.
+#[derive(Debug, PartialEq)]
 enum Top {
     /// A list: per item, the `text` string of an object item (`None` for any other item).
     Array(Vec<Option<String>>),
@@ -151,6 +152,7 @@ enum Top {
 }
 
 /// The keys the rules name in a JSON object (there values kept whole), and the list values.
+#[derive(Debug, PartialEq)]
 struct Facts {
     /// Values of `error`, the exit keys and the count keys present, by position in [`SPECIAL_KEYS`]
     /// (a repeated key keeps its last value). Usually empty, so it costs nothing.
@@ -192,6 +194,13 @@ fn parse_top(text: &str) -> Option<Top> {
     if !bracketed {
         return None;
     }
+    if let Some(facts) = flat_object(text) {
+        return Some(Top::Object(facts));
+    }
+    parse_fully(text)
+}
+
+fn parse_fully(text: &str) -> Option<Top> {
     serde_json::from_str::<TopDe>(text).ok().map(|t| t.0)
 }
 
@@ -231,28 +240,156 @@ fn facts<'de, A: MapAccess<'de>>(mut map: A) -> Result<Facts, A::Error> {
     let mut kinds: Vec<(Cow<'de, str>, Option<bool>)> = Vec::new();
     while let Some(key) = map.next_key_seed(KeySeed)? {
         let kind = match SPECIAL_KEYS.iter().position(|k| *k == key) {
-            Some(slot) => {
-                let value: Value = map.next_value()?;
-                let kind = value.as_array().map(Vec::is_empty);
-                match special.iter_mut().find(|(s, _)| *s == slot) {
-                    Some(entry) => entry.1 = value,
-                    None => special.push((slot, value)),
-                }
-                kind
-            }
+            Some(slot) => keep_special(&mut special, slot, map.next_value()?),
             None => map.next_value_seed(ListProbe)?,
         };
         kinds.push((key, kind));
     }
-    let last = last_values(&kinds);
+    Ok(finish_facts(special, &kinds))
+}
+
+/// Adds a special key's value to `special`, where a repeated key keeps its last value; gives whether
+/// the value is a list, and if so whether it is empty.
+fn keep_special(special: &mut Vec<(usize, Value)>, slot: usize, value: Value) -> Option<bool> {
+    let kind = value.as_array().map(Vec::is_empty);
+    match special.iter_mut().find(|(s, _)| *s == slot) {
+        Some(entry) => entry.1 = value,
+        None => special.push((slot, value)),
+    }
+    kind
+}
+
+/// The facts of an object from its special values and every key with its value's kind, in order.
+fn finish_facts(special: Vec<(usize, Value)>, kinds: &[(Cow<'_, str>, Option<bool>)]) -> Facts {
+    let last = last_values(kinds);
     let mut lists = last.filter_map(|(_, kind)| *kind).peekable();
     let has_list = lists.peek().is_some();
     let all_lists_empty = lists.all(|empty| empty);
-    Ok(Facts {
+    Facts {
         special,
         has_list,
         all_lists_empty,
-    })
+    }
+}
+
+/// The facts of a flat object, read without a parser: every value a scalar or a list of scalars, no
+/// string with an escape or a control char, and numbers without an exponent. Most tool results are
+/// such objects, and reading them this way costs a fraction of a parse. `None` for any other text,
+/// valid JSON or not, which the full parse then reads; the special keys' values are still decoded by
+/// it, so they are the values a full parse gives.
+fn flat_object(text: &str) -> Option<Facts> {
+    let bytes = text.as_bytes();
+    let mut special: Vec<(usize, Value)> = Vec::new();
+    let mut kinds: Vec<(Cow<'_, str>, Option<bool>)> = Vec::new();
+    if bytes.first() != Some(&b'{') {
+        return None;
+    }
+    let mut at = skip_space(bytes, 1);
+    if bytes.get(at) == Some(&b'}') {
+        return (at + 1 == bytes.len()).then(|| finish_facts(special, &kinds));
+    }
+    loop {
+        let (key, after_key) = plain_string(text, at)?;
+        at = skip_space(bytes, after_key);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_space(bytes, at + 1);
+        let (kind, value_end) = flat_value(text, value_start)?;
+        let kind = match SPECIAL_KEYS.iter().position(|k| *k == key) {
+            Some(slot) => {
+                let value = serde_json::from_str(&text[value_start..value_end]).ok()?;
+                keep_special(&mut special, slot, value)
+            }
+            None => kind,
+        };
+        kinds.push((Cow::Borrowed(key), kind));
+        at = skip_space(bytes, value_end);
+        match bytes.get(at) {
+            Some(b',') => at = skip_space(bytes, at + 1),
+            Some(b'}') if at + 1 == bytes.len() => return Some(finish_facts(special, &kinds)),
+            _ => return None,
+        }
+    }
+}
+
+/// Past JSON's whitespace from `at`.
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// A string at `at` with no escape and no control char: its contents, and where it ends.
+fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
+    let bytes = text.as_bytes();
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let len = bytes[at + 1..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    let end = at + 1 + len;
+    (bytes[end] == b'"').then(|| (&text[at + 1..end], end + 1))
+}
+
+/// A scalar, or a list of scalars, at `at`: whether it is a list and if so whether it is empty, and
+/// where it ends. What follows it is the caller's to check.
+fn flat_value(text: &str, at: usize) -> Option<(Option<bool>, usize)> {
+    let bytes = text.as_bytes();
+    if bytes.get(at) != Some(&b'[') {
+        return Some((None, flat_scalar(text, at)?));
+    }
+    let mut at = skip_space(bytes, at + 1);
+    if bytes.get(at) == Some(&b']') {
+        return Some((Some(true), at + 1));
+    }
+    loop {
+        at = skip_space(bytes, flat_scalar(text, at)?);
+        match bytes.get(at) {
+            Some(b',') => at = skip_space(bytes, at + 1),
+            Some(b']') => return Some((Some(false), at + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// Where the scalar at `at` ends: a plain string, a literal, or a number without an exponent of at
+/// most 24 chars (far inside the range a parse accepts).
+fn flat_scalar(text: &str, at: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    match *bytes.get(at)? {
+        b'"' => plain_string(text, at).map(|(_, end)| end),
+        b'n' | b't' | b'f' => ["null", "true", "false"]
+            .iter()
+            .find(|literal| bytes[at..].starts_with(literal.as_bytes()))
+            .map(|literal| at + literal.len()),
+        b'-' | b'0'..=b'9' => {
+            let digits = |from: usize| {
+                from + bytes[from..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count()
+            };
+            let mut end = at + usize::from(bytes[at] == b'-');
+            let whole = digits(end);
+            // One digit, or no leading zero.
+            if whole == end || (bytes[end] == b'0' && whole > end + 1) {
+                return None;
+            }
+            end = whole;
+            if bytes.get(end) == Some(&b'.') {
+                let fraction = digits(end + 1);
+                if fraction == end + 1 {
+                    return None;
+                }
+                end = fraction;
+            }
+            (end - at <= 24).then_some(end)
+        }
+        _ => None,
+    }
 }
 
 /// The entries of `kinds` that no later entry with the same key replaces.
@@ -485,6 +622,129 @@ pub(crate) fn span_error(status_code: i64, error_type: Option<&str>) -> Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flat_objects_are_read_without_a_parse() {
+        for text in [
+            r#"{"ok": true, "error": null, "n_candidates": 0, "candidates": []}"#,
+            r#"{"ok":true,"n_candidates":5,"candidates":["doc-0285","link-3d66"]}"#,
+            r#"{ "exit_code" : -1.5 , "out": [1, 2.25, null, "x"] }"#,
+            "{}",
+        ] {
+            assert!(flat_object(text).is_some(), "{text}");
+            assert_eq!(parse_top(text), parse_fully(text), "{text}");
+        }
+        // Left to the parse: nesting, escapes, exponents, and what is not JSON at all.
+        for text in [
+            r#"{"a": {"b": 1}}"#,
+            r#"{"a": [[]]}"#,
+            r#"{"a": "\n"}"#,
+            r#"{"a": 1e5}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": -}"#,
+            r#"{"a": 1,}"#,
+            r#"{"a": nul}"#,
+            "{\"a\":\u{c}1}",
+            r#"{"a" 1}"#,
+            r#"{"a": 1} x"#,
+        ] {
+            assert!(flat_object(text).is_none(), "{text}");
+        }
+    }
+
+    mod property {
+        use super::super::{Top, flat_object, parse_fully};
+        use proptest::prelude::*;
+
+        /// Object-like text: keys the rules name and others, repeated; scalars of every form, valid
+        /// or not; lists; nesting; JSON's and other whitespace; and now and then a char cut or added.
+        fn objecty() -> impl Strategy<Value = String> {
+            let space = prop::sample::select(vec!["", " ", "\n ", "\t", "\r\n", "\u{c}"]);
+            let key = prop::sample::select(vec![
+                "\"error\"",
+                "\"count\"",
+                "\"total\"",
+                "\"exit_code\"",
+                "\"n_results\"",
+                "\"hits\"",
+                "\"a\"",
+                "\"caf\u{e9}\"",
+                "\"k\\\"q\"",
+                "\"tab\there\"",
+                "error",
+            ]);
+            let scalar = prop::sample::select(vec![
+                "0",
+                "-0",
+                "1",
+                "-1.5",
+                "0.000",
+                "01",
+                "1.",
+                "-",
+                "1e5",
+                "2E-3",
+                "123456789012345678901234567890",
+                "9007199254740993",
+                "null",
+                "true",
+                "false",
+                "nul",
+                "\"\"",
+                "\"x\"",
+                "\"\\u00e9\"",
+                "\"\\q\"",
+                "\"a\u{1}b\"",
+                "\"ok\"",
+            ]);
+            let value = prop_oneof![
+                3 => scalar.clone().prop_map(String::from),
+                2 => (proptest::collection::vec((scalar, space.clone()), 0..4), space.clone()).prop_map(
+                    |(items, s)| {
+                        let items: Vec<String> =
+                            items.into_iter().map(|(v, s)| format!("{s}{v}")).collect();
+                        format!("[{}{s}]", items.join(","))
+                    }
+                ),
+                1 => Just("{\"x\": [1]}".to_string()),
+                1 => Just("[[], {}]".to_string()),
+            ];
+            let member = (space.clone(), key, space.clone(), value, space.clone())
+                .prop_map(|(a, k, b, v, c)| format!("{a}{k}{b}:{c}{v}"));
+            (
+                proptest::collection::vec(member, 0..6),
+                space,
+                prop::sample::select(vec!["", "", "", ",", "}", "x", " ]"]),
+                any::<prop::sample::Index>(),
+                any::<bool>(),
+            )
+                .prop_map(|(members, s, extra, at, cut)| {
+                    let mut text = format!("{{{}{s}}}", members.join(","));
+                    let at = at.index(text.len());
+                    if text.is_char_boundary(at) && at > 0 {
+                        if cut && text.is_char_boundary(at + 1) {
+                            text.remove(at);
+                        } else {
+                            text.insert_str(at, extra);
+                        }
+                    }
+                    text
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(6000))]
+
+            /// What the flat reader takes, the parse reads to the same facts.
+            #[test]
+            fn the_flat_reader_agrees_with_the_parse(text in objecty()) {
+                if let Some(facts) = flat_object(&text) {
+                    prop_assert_eq!(Some(Top::Object(facts)), parse_fully(&text), "{:?}", text);
+                }
+            }
+        }
+    }
 
     fn is_empty_result(result: &str) -> bool {
         result_signals(result).1
