@@ -159,7 +159,7 @@ pub(crate) fn write_spilled(
     spilled.for_each_batch(|batch| {
         entries.push_batch(out, batch, |row, rendered| {
             PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
-            for (check, v) in row.verdicts().enumerate() {
+            for (check, v) in (0..report.checks.len()).zip(row.verdicts()) {
                 let (text, head) = rendered.entry_with_head();
                 layout.push_result(
                     text,
