@@ -4,7 +4,9 @@
 //! keys they name, whether each value is a list and whether it is empty, and the `text` of list
 //! items) instead of building a full `Value`: the results are the bulk of an archive. Everything the
 //! pass skips is still decoded by the same deserializer, so what parses and what fails is exactly what
-//! a full parse would accept or reject.
+//! a full parse would accept or reject. Most results are flat objects (scalars and lists of scalars,
+//! no escapes): a small scanner reads those first and leaves every other text to that pass, so it
+//! only has to be right about the texts it takes, which a property test holds against the pass.
 
 use std::borrow::Cow;
 use std::fmt;
