@@ -319,9 +319,9 @@ mod tests {
 
     #[test]
     fn failing_traces_written_from_the_spill_are_the_bytes_of_the_list_built_whole() {
-        use crate::checks::{Gating, Reasons, VerdictColumn};
+        use crate::checks::{Reasons, VerdictColumn};
         use crate::redact::Redaction;
-        use crate::report::ReportCheck;
+        use crate::report::spill::SpilledRuleRun;
         use crate::report::verdicts::{TraceFields, VerdictBatch, VerdictBatchBuilder, schema};
         let names = ["abstention", "policy", "abstention"];
         let batch = |from: usize, to: usize, fire: bool| -> VerdictBatch {
@@ -342,19 +342,11 @@ mod tests {
         };
         for fire in [true, false] {
             let batches = vec![batch(0, 3, fire), batch(3, 4, false), batch(4, 9, fire)];
-            let whole = Report {
-                checks: names
-                    .iter()
-                    .map(|n| ReportCheck::rule(n, Gating::CleanRate))
-                    .collect(),
-                batches: batches.clone(),
-                ..Report::default()
-            };
-            let spilled = SpilledRun::of_one_file(&schema(&names), &batches);
-            let empty = Report {
-                batches: Vec::new(),
-                ..whole.clone()
-            };
+            let SpilledRuleRun {
+                whole,
+                spilled,
+                without_batches: empty,
+            } = SpilledRuleRun::new(&names, batches);
             let mut out = Vec::new();
             write_failing_spilled(&mut out, &empty, &spilled).unwrap();
             let expected = to_pretty(&failing(&whole));

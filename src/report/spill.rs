@@ -424,6 +424,40 @@ impl SpilledRun {
     }
 }
 
+/// A run of rule checks as the outputs' tests hold it three ways: whole in memory, spilled as one
+/// file, and without its batches (the rest of the run, which a writer from the spill takes).
+#[cfg(test)]
+pub(crate) struct SpilledRuleRun {
+    pub(crate) whole: super::Report,
+    pub(crate) spilled: SpilledRun,
+    pub(crate) without_batches: super::Report,
+}
+
+#[cfg(test)]
+impl SpilledRuleRun {
+    /// The run of `batches` whose checks are the rules `names`, in selection order.
+    pub(crate) fn new(names: &[&str], batches: Vec<VerdictBatch>) -> Self {
+        let checks = names
+            .iter()
+            .map(|n| super::ReportCheck::rule(n, crate::checks::Gating::CleanRate))
+            .collect();
+        let spilled = SpilledRun::of_one_file(&super::verdicts::schema(names), &batches);
+        let without_batches = super::Report {
+            checks,
+            ..super::Report::default()
+        };
+        let whole = super::Report {
+            batches,
+            ..without_batches.clone()
+        };
+        SpilledRuleRun {
+            whole,
+            spilled,
+            without_batches,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

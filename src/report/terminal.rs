@@ -301,9 +301,9 @@ mod tests {
     /// coloured.
     #[test]
     fn a_table_written_from_the_spill_is_the_table_in_memory() {
-        use crate::checks::{Gating, Reasons, VerdictColumn};
+        use crate::checks::{Reasons, VerdictColumn};
         use crate::redact::Redaction;
-        use crate::report::ReportCheck;
+        use crate::report::spill::SpilledRuleRun;
         use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
         let names = ["abstention", "policy"];
         let batch = |from: usize, to: usize| -> VerdictBatch {
@@ -327,20 +327,11 @@ mod tests {
             }
             builder.finish(columns).expect("verdict batch")
         };
-        let batches = vec![batch(0, 3), batch(3, 3 + 3 * TABLE_ROWS + 9)];
-        let whole = Report {
-            checks: names
-                .iter()
-                .map(|n| ReportCheck::rule(n, Gating::CleanRate))
-                .collect(),
-            batches: batches.clone(),
-            ..Report::default()
-        };
-        let spilled = SpilledRun::of_one_file(&schema(&names), &batches);
-        let empty = Report {
-            batches: Vec::new(),
-            ..whole.clone()
-        };
+        let SpilledRuleRun {
+            whole,
+            spilled,
+            without_batches: empty,
+        } = SpilledRuleRun::new(&names, vec![batch(0, 3), batch(3, 3 + 3 * TABLE_ROWS + 9)]);
         let counts = count_spilled(&empty, &spilled, |_| {})
             .unwrap()
             .expect("distinct ids");
