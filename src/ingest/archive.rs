@@ -9,7 +9,7 @@
 //! takes is bounded by the spill size, as for an uncompressed file (which is mapped too).
 //!
 //! A gzip file of one member whose trailer states a size no guard could trip on is inflated in one call
-//! by libdeflate instead ([`gzip_whole`]), into a buffer of that size: the stream would give the same
+//! by libdeflate instead (`gzip_whole`), into a buffer of that size: the stream would give the same
 //! bytes, and any file the one call does not take whole goes to the stream, which decides its errors.
 
 use std::io::{Read, Write};
