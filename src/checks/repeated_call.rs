@@ -23,6 +23,7 @@ use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::compat::value::canonical_json;
 use crate::compat::value::py_strip;
 use crate::table::columns::Columns;
+use crate::table::flat;
 
 pub(crate) struct RepeatedCall;
 
@@ -50,62 +51,11 @@ fn normalize_full(t: &str) -> String {
 /// taken (strings without escapes, integers without sign quirks, `true`, `false`, `null`), and
 /// duplicate keys are left to the full path, which keeps the last one as Python does.
 fn flat_canonical(t: &str) -> Option<String> {
-    let b = t.as_bytes();
-    let ws = |mut i: usize| {
-        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            i += 1;
-        }
-        i
-    };
-    // A string's end: the closing quote after `i` (just past the opening one), with no escapes or
-    // control characters inside.
-    let string_end = |i: usize| {
-        let len = b[i..]
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-        (b[i + len] == b'"').then_some(i + len)
-    };
     let mut entries: Vec<(&str, &str)> = Vec::new();
-    if b.first() != Some(&b'{') {
-        return None;
-    }
-    let mut i = ws(1);
-    if b.get(i) == Some(&b'}') {
-        i += 1;
-    } else {
-        loop {
-            if b.get(i) != Some(&b'"') {
-                return None;
-            }
-            let key_end = string_end(i + 1)?;
-            let key = &t[i + 1..key_end];
-            i = ws(key_end + 1);
-            if b.get(i) != Some(&b':') {
-                return None;
-            }
-            let start = ws(i + 1);
-            let end = match b.get(start)? {
-                b'"' => string_end(start + 1)? + 1,
-                b't' if b[start..].starts_with(b"true") => start + 4,
-                b'f' if b[start..].starts_with(b"false") => start + 5,
-                b'n' if b[start..].starts_with(b"null") => start + 4,
-                _ => integer_end(b, start)?,
-            };
-            entries.push((key, &t[start..end]));
-            i = ws(end);
-            match b.get(i)? {
-                b',' => i = ws(i + 1),
-                b'}' => {
-                    i += 1;
-                    break;
-                }
-                _ => return None,
-            }
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
+    flat::members(t, canonical_value_end, |key, value| {
+        entries.push((key, value));
+        Some(())
+    })?;
     entries.sort_unstable_by(|a, c| a.0.cmp(c.0));
     if entries.windows(2).any(|w| w[0].0 == w[1].0) {
         return None;
@@ -123,6 +73,17 @@ fn flat_canonical(t: &str) -> Option<String> {
     }
     out.push('}');
     Some(out)
+}
+
+/// Where a value whose text re-serialises unchanged ends: a string without escapes, a literal, or an
+/// integer (see [`integer_end`]).
+fn canonical_value_end(t: &str, at: usize) -> Option<usize> {
+    let b = t.as_bytes();
+    match b.get(at)? {
+        b'"' => flat::plain_string(t, at).map(|(_, end)| end),
+        b'n' | b't' | b'f' => flat::literal_end(b, at),
+        _ => integer_end(b, at),
+    }
 }
 
 /// The end of an integer starting at `i` that serialises back to its own text: no `-0`, no leading

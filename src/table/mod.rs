@@ -6,6 +6,7 @@
 
 pub mod columns;
 pub(crate) mod derive;
+pub(crate) mod flat;
 pub(crate) mod lazy;
 pub(crate) mod record;
 pub mod schema;

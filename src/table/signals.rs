@@ -14,6 +14,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::flat;
 use crate::compat::value::{py_int, py_str, py_strip, py_truthy};
 
 /// Both result signals of one tool result, from a single parse: the structural-error description and
@@ -280,78 +281,40 @@ fn finish_facts(special: Vec<(usize, Value)>, kinds: &[(Cow<'_, str>, Option<boo
 /// valid JSON or not, which the full parse then reads; the special keys' values are still decoded by
 /// it, so they are the values a full parse gives.
 fn flat_object(text: &str) -> Option<Facts> {
-    let bytes = text.as_bytes();
     let mut special: Vec<(usize, Value)> = Vec::new();
     let mut kinds: Vec<(Cow<'_, str>, Option<bool>)> = Vec::new();
-    if bytes.first() != Some(&b'{') {
-        return None;
-    }
-    let mut at = skip_space(bytes, 1);
-    if bytes.get(at) == Some(&b'}') {
-        return (at + 1 == bytes.len()).then(|| finish_facts(special, &kinds));
-    }
-    loop {
-        let (key, after_key) = plain_string(text, at)?;
-        at = skip_space(bytes, after_key);
-        if bytes.get(at) != Some(&b':') {
-            return None;
-        }
-        let value_start = skip_space(bytes, at + 1);
-        let (kind, value_end) = flat_value(text, value_start)?;
+    flat::members(text, flat_value_end, |key, value| {
         let kind = match SPECIAL_KEYS.iter().position(|k| *k == key) {
-            Some(slot) => {
-                let value = serde_json::from_str(&text[value_start..value_end]).ok()?;
-                keep_special(&mut special, slot, value)
-            }
-            None => kind,
+            Some(slot) => keep_special(&mut special, slot, serde_json::from_str(value).ok()?),
+            None => list_kind(value),
         };
         kinds.push((Cow::Borrowed(key), kind));
-        at = skip_space(bytes, value_end);
-        match bytes.get(at) {
-            Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b'}') if at + 1 == bytes.len() => return Some(finish_facts(special, &kinds)),
-            _ => return None,
-        }
-    }
+        Some(())
+    })?;
+    Some(finish_facts(special, &kinds))
 }
 
-/// Past JSON's whitespace from `at`.
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        at += 1;
-    }
-    at
+/// Whether the text of a value the flat reader took is a list, and if so whether it is empty.
+fn list_kind(value: &str) -> Option<bool> {
+    let bytes = value.as_bytes();
+    (bytes.first() == Some(&b'[')).then(|| bytes.get(flat::skip_space(bytes, 1)) == Some(&b']'))
 }
 
-/// A string at `at` with no escape and no control char: its contents, and where it ends.
-fn plain_string(text: &str, at: usize) -> Option<(&str, usize)> {
-    let bytes = text.as_bytes();
-    if bytes.get(at) != Some(&b'"') {
-        return None;
-    }
-    let len = bytes[at + 1..]
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-    let end = at + 1 + len;
-    (bytes[end] == b'"').then(|| (&text[at + 1..end], end + 1))
-}
-
-/// A scalar, or a list of scalars, at `at`: whether it is a list and if so whether it is empty, and
-/// where it ends. What follows it is the caller's to check.
-fn flat_value(text: &str, at: usize) -> Option<(Option<bool>, usize)> {
+/// Where the scalar, or list of scalars, at `at` ends. What follows it is the caller's to check.
+fn flat_value_end(text: &str, at: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     if bytes.get(at) != Some(&b'[') {
-        return Some((None, flat_scalar(text, at)?));
+        return flat_scalar(text, at);
     }
-    let mut at = skip_space(bytes, at + 1);
+    let mut at = flat::skip_space(bytes, at + 1);
     if bytes.get(at) == Some(&b']') {
-        return Some((Some(true), at + 1));
+        return Some(at + 1);
     }
     loop {
-        at = skip_space(bytes, flat_scalar(text, at)?);
+        at = flat::skip_space(bytes, flat_scalar(text, at)?);
         match bytes.get(at) {
-            Some(b',') => at = skip_space(bytes, at + 1),
-            Some(b']') => return Some((Some(false), at + 1)),
+            Some(b',') => at = flat::skip_space(bytes, at + 1),
+            Some(b']') => return Some(at + 1),
             _ => return None,
         }
     }
@@ -362,11 +325,8 @@ fn flat_value(text: &str, at: usize) -> Option<(Option<bool>, usize)> {
 fn flat_scalar(text: &str, at: usize) -> Option<usize> {
     let bytes = text.as_bytes();
     match *bytes.get(at)? {
-        b'"' => plain_string(text, at).map(|(_, end)| end),
-        b'n' | b't' | b'f' => ["null", "true", "false"]
-            .iter()
-            .find(|literal| bytes[at..].starts_with(literal.as_bytes()))
-            .map(|literal| at + literal.len()),
+        b'"' => flat::plain_string(text, at).map(|(_, end)| end),
+        b'n' | b't' | b'f' => flat::literal_end(bytes, at),
         b'-' | b'0'..=b'9' => {
             let digits = |from: usize| {
                 from + bytes[from..]
