@@ -178,8 +178,8 @@ pub fn decompress_with<'a>(
 /// trailer states is one the stream would keep on the heap without any guard tripping; `None` leaves
 /// the file to the stream (which reads every member, and names the error of a broken file).
 ///
-/// libdeflate inflates about twice as fast as the stream, but reads only the first member and does not
-/// say where it ends. It does check that member's own trailer: its CRC-32 and its size, which must be
+/// libdeflate inflates faster than the stream, but reads only the first member and does not say where
+/// it ends. It does check that member's own trailer: its CRC-32 and its size, which must be
 /// the size stated at the end of the file. So when those four size bytes occur nowhere else in the
 /// file, the first member's trailer is the file's last eight bytes, and the member is the whole file.
 /// Headers with a CRC of their own (`FHCRC`) or reserved flags go to the stream, which judges them.
