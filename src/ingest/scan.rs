@@ -14,10 +14,12 @@
 //! their position. Bytes outside span objects (resource and scope attributes) are never parsed.
 //!
 //! The rules are those of one serial state machine (`walk`), but the bytes are read in parallel blocks
-//! (the stage-1 split of `PERF.md`): a first pass finds each block's string state and bracket depth, each
-//! block's worker then reads the runs of span objects that start in it with 64-byte bit masks, and the
-//! serial walk reads only what lies between the runs, taking a run wherever it meets its first span. The
-//! workers stop at anything the walk would read differently, so the result is the walk's alone.
+//! (the stage-1 split of `PERF.md`). Each block starts where its state is known: after a newline in JSON
+//! lines, at a span object or a `spans` array in one large export, and elsewhere where a first pass over
+//! every byte finds each block's string state and bracket depth. Each block's worker then reads the runs
+//! of span objects that start in it with 64-byte bit masks, and the serial walk reads only what lies
+//! between the runs, taking a run wherever it meets its first span. The workers stop at anything the walk
+//! would read differently, so the result is the walk's alone.
 
 use memchr::memchr2;
 use rayon::prelude::*;
@@ -278,7 +280,7 @@ const BLOCK: usize = 1 << 20;
 /// The scan with blocks of `block` bytes (tests use tiny blocks so that boundaries fall everywhere).
 fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<SpanList> {
     let span_depth = span_depth(bytes);
-    let (ranges, lines) = worker_blocks(bytes, block);
+    let (ranges, lines) = worker_blocks(bytes, block, span_depth);
     let blocks: Vec<BlockRuns> = ranges
         .par_iter()
         .map(|&(from, to, start)| runs_in_block(bytes, from, to, start, span_depth))
@@ -301,7 +303,14 @@ fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<SpanList> {
 /// documents is judged from the first line alone; a wrong judgement only sends the workers astray (the
 /// walk checks every run it takes), costing speed, not correctness.
 /// The second answer is whether the blocks were cut between lines.
-fn worker_blocks(bytes: &[u8], block: usize) -> (Vec<(usize, usize, BlockStart)>, bool) {
+///
+/// Other files are cut where span objects start ([`anchored_blocks`]); only where too few blocks hold one
+/// does the stage-1 pass find every block's start state.
+fn worker_blocks(
+    bytes: &[u8],
+    block: usize,
+    span_depth: i64,
+) -> (Vec<(usize, usize, BlockStart)>, bool) {
     let block = block.max(1);
     if lines_are_documents(bytes, block) {
         let mut blocks = Vec::with_capacity(bytes.len() / block + 1);
@@ -320,6 +329,9 @@ fn worker_blocks(bytes: &[u8], block: usize) -> (Vec<(usize, usize, BlockStart)>
         }
         return (blocks, true);
     }
+    if let Some(blocks) = anchored_blocks(bytes, block, span_depth) {
+        return (blocks, false);
+    }
     let blocks = block_starts(bytes, block)
         .into_iter()
         .enumerate()
@@ -327,6 +339,145 @@ fn worker_blocks(bytes: &[u8], block: usize) -> (Vec<(usize, usize, BlockStart)>
         .collect();
     (blocks, false)
 }
+
+/// Blocks that each start where span objects do: at the first span object of each block of `block`
+/// bytes, or just inside the first `spans` array ([`Anchors`]). There the state is known without the
+/// stage-1 pass over every byte: outside any string, at the depth of span objects. Each block runs to the
+/// next one's start; a block that holds neither (the file's tail, say) joins the block before it. `None`
+/// when that would join more than [`MAX_JOINED`] blocks in one, where only the stage-1 pass can spread
+/// the work over the threads.
+///
+/// Like every start state, these are guesses the walk checks: in a file that is no valid export an anchor
+/// may lie inside a string or at another depth, and the worker then reads runs the walk never takes.
+fn anchored_blocks(
+    bytes: &[u8],
+    block: usize,
+    span_depth: i64,
+) -> Option<Vec<(usize, usize, BlockStart)>> {
+    let anchors = Anchors::new();
+    let found: Vec<Option<usize>> = (1..bytes.len().div_ceil(block))
+        .into_par_iter()
+        .map(|b| {
+            let from = b * block;
+            anchors.in_block(bytes, from, (from + block).min(bytes.len()))
+        })
+        .collect();
+    let mut without = 0;
+    for anchor in &found {
+        without = if anchor.is_some() { 0 } else { without + 1 };
+        if without >= MAX_JOINED {
+            return None;
+        }
+    }
+    let mut starts = Vec::with_capacity(found.len() + 2);
+    starts.push(0);
+    starts.extend(found.into_iter().flatten());
+    starts.push(bytes.len());
+    // Anchors out of order could only come from a broken file.
+    if starts.windows(2).any(|w| w[0] > w[1]) {
+        return None;
+    }
+    let blocks = starts
+        .windows(2)
+        .enumerate()
+        .map(|(b, w)| {
+            let depth = if b == 0 { 0 } else { span_depth };
+            let start = BlockStart {
+                in_string: false,
+                depth,
+            };
+            (w[0], w[1], start)
+        })
+        .collect();
+    Some(blocks)
+}
+
+/// Places in a block where a worker can start at the depth of span objects, outside any string.
+///
+/// - A span object: a `{` after `[` or `,` whose first key is `"traceId"` (the first field of a span, so
+///   first in protobuf's JSON) and that reads as a span with a start time. A link also starts with
+///   `"traceId"` but has no start time, and sits two levels deeper.
+/// - Just inside a `spans` array: past the `[` after a `"spans"` key. Exports of many resources or scopes
+///   hold many; one long array holds one.
+///
+/// In valid JSON neither key's opening quote can close a string, since a bare word would follow it; an
+/// escaped quote opens nothing.
+struct Anchors {
+    trace_id: memchr::memmem::Finder<'static>,
+    spans: memchr::memmem::Finder<'static>,
+}
+
+impl Anchors {
+    fn new() -> Anchors {
+        Anchors {
+            trace_id: memchr::memmem::Finder::new(TRACE_ID_KEY),
+            spans: memchr::memmem::Finder::new(SPANS_KEY),
+        }
+    }
+
+    /// The first span object whose key starts in `from..to`, else the first `spans` array.
+    fn in_block(&self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+        self.span_object(bytes, from, to)
+            .or_else(|| self.spans_array(bytes, from, to))
+    }
+
+    fn span_object(&self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+        keys_in(&self.trace_id, TRACE_ID_KEY, bytes, from, to).find_map(|(at, _)| {
+            let open = at.checked_sub(1 + trailing_ws(&bytes[..at]))?;
+            if bytes[open] != b'{' || open < from || !after_separator(bytes, open) {
+                return None;
+            }
+            let mut tokens = Tokens::new(bytes, open);
+            tokens.next();
+            let span = read_span(&mut tokens, bytes, open)?;
+            (span.start_ns != 0).then_some(open)
+        })
+    }
+
+    fn spans_array(&self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
+        keys_in(&self.spans, SPANS_KEY, bytes, from, to)
+            .find_map(|(_, value)| (bytes.get(value) == Some(&b'[')).then_some(value + 1))
+    }
+}
+
+/// Each `key` (quotes included) starting in `from..to` whose opening quote is not escaped and that a colon
+/// follows: where it starts, and where its value does.
+fn keys_in<'a>(
+    finder: &'a memchr::memmem::Finder,
+    key: &'static [u8],
+    bytes: &'a [u8],
+    from: usize,
+    to: usize,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    // A key may start before `to` and end past it.
+    let reach = &bytes[from..(to + key.len() - 1).min(bytes.len())];
+    finder.find_iter(reach).filter_map(move |i| {
+        let at = from + i;
+        if escaped_at(bytes, at) {
+            return None;
+        }
+        let colon = skip_ws(bytes, at + key.len());
+        (bytes.get(colon) == Some(&b':')).then(|| (at, skip_ws(bytes, colon + 1)))
+    })
+}
+
+/// How many whitespace bytes end `bytes`.
+fn trailing_ws(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .rev()
+        .take_while(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+        .count()
+}
+
+/// The most blocks one worker reads when blocks start at anchors.
+const MAX_JOINED: usize = 4;
+
+/// The key of the arrays that hold span objects, quotes included.
+const SPANS_KEY: &[u8] = b"\"spans\"";
+
+/// A span's first key, quotes included.
+const TRACE_ID_KEY: &[u8] = b"\"traceId\"";
 
 /// The first line ends within the first block, is a balanced document outside any string, and
 /// more follows it: the file looks like JSON lines, many to a block.
@@ -1804,7 +1955,7 @@ mod tests {
     /// The parallel scan, and how many of its spans came from the workers' runs.
     fn parallel(bytes: &[u8], block: usize) -> (Option<Vec<SpanSlice>>, usize) {
         let depth = span_depth(bytes);
-        let from_runs = worker_blocks(bytes, block)
+        let from_runs = worker_blocks(bytes, block, depth)
             .0
             .into_iter()
             .map(|(from, to, s)| {
@@ -1893,6 +2044,155 @@ mod tests {
         assert!(spans > 1000, "{spans} spans");
     }
 
+    /// One export of `resources` resource records, pretty or compact: many `spans` arrays, so that
+    /// blocks of a few kilobytes each hold the key of one.
+    fn many_resources(rng: &mut Rng, pretty: bool, resources: u64) -> String {
+        let mut l = Layout { pretty, depth: 0 };
+        let mut out = String::from("{\"resourceSpans\": ");
+        list(rng, &mut l, &mut out, resources, resource_spans);
+        out.push('}');
+        out
+    }
+
+    #[test]
+    fn blocks_start_at_span_objects_without_the_stage_one_pass() {
+        let mut rng = Rng(0x1656_67b1_9e37_79f9);
+        for pretty in [false, true] {
+            let doc = many_resources(&mut rng, pretty, 400);
+            let bytes = doc.as_bytes();
+            let expected = serial_reference(bytes).expect("a generated export scans");
+            assert!(expected.len() > 300, "{} spans", expected.len());
+            for block in [2 << 10, 16 << 10] {
+                let blocks = anchored_blocks(bytes, block, span_depth(bytes))
+                    .expect("blocks hold span objects");
+                assert!(blocks.len() > 4, "{} blocks", blocks.len());
+                for (from, _, start) in &blocks[1..] {
+                    let at_span = expected.iter().any(|span| span.start() == *from);
+                    let in_array = bytes[..*from].ends_with(b"[");
+                    assert!(at_span || in_array, "block at {from}");
+                    assert_eq!((start.in_string, start.depth), (false, 6));
+                }
+                let (found, from_runs) = parallel(bytes, block);
+                assert_eq!(found.as_ref(), Some(&expected), "block {block}");
+                assert_eq!(from_runs, expected.len(), "block {block}");
+            }
+        }
+    }
+
+    /// One long `spans` array whose spans each carry links: blocks start at spans, never at links.
+    #[test]
+    fn blocks_in_one_long_spans_array_start_at_spans_not_links() {
+        let spans: Vec<String> = (0..200)
+            .map(|i| {
+                format!(
+                    r#"{{"traceId": "t{}", "spanId": "s{i}", "links": [{{"traceId": "l", "spanId": "a"}}, {{"traceId": "m", "spanId": "b"}}], "startTimeUnixNano": "{}", "name": "x"}}"#,
+                    i % 3,
+                    i + 1
+                )
+            })
+            .collect();
+        let doc = format!(
+            r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{}]}}]}}]}}"#,
+            spans.join(", ")
+        );
+        let bytes = doc.as_bytes();
+        let expected = serial_reference(bytes).expect("the export scans");
+        assert_eq!(expected.len(), 200);
+        for block in [100, 256, 1000] {
+            let blocks = anchored_blocks(bytes, block, 6).expect("blocks hold spans");
+            assert!(blocks.len() > 10, "{} blocks", blocks.len());
+            for (from, _, _) in &blocks[1..] {
+                assert!(
+                    bytes[*from..].starts_with(br#"{"traceId": "t"#),
+                    "block at {from}"
+                );
+            }
+            let (found, from_runs) = parallel(bytes, block);
+            assert_eq!(found.as_ref(), Some(&expected), "block {block}");
+            assert_eq!(from_runs, 200, "block {block}");
+        }
+        // Without start times no span can be told from a link: the stage-1 pass places the blocks.
+        let timeless = doc.replace("startTimeUnixNano", "endTimeUnixNano");
+        assert!(anchored_blocks(timeless.as_bytes(), 256, 6).is_none());
+        let (found, from_runs) = parallel(timeless.as_bytes(), 256);
+        assert_eq!(found.map(|spans| spans.len()), Some(200));
+        assert_eq!(from_runs, 200);
+    }
+
+    #[test]
+    fn anchors_are_unescaped_keys_of_spans_and_spans_arrays() {
+        let anchors = Anchors::new();
+        let arrays: [(&[u8], Option<usize>); 6] = [
+            (br#"{"spans": ["#, Some(11)),
+            (b"{\"spans\"\n :\t[ {", Some(13)),
+            // An escaped quote: this ends a key `x"spans`.
+            (br#"{"x\"spans": [{"a": 1}]"#, None),
+            // An escaped backslash leaves the quote after it unescaped.
+            (br#"{"x\\"spans": ["#, Some(15)),
+            (br#"{"spans": {"#, None),
+            (br#"{"spans" "x": ["#, None),
+        ];
+        for (text, expected) in arrays {
+            let found = anchors.spans_array(text, 0, text.len());
+            assert_eq!(found, expected, "{}", String::from_utf8_lossy(text));
+        }
+        // The key must start in the block: one that starts past it belongs to the next.
+        assert_eq!(anchors.spans_array(br#"{"spans": ["#, 0, 2), Some(11));
+        assert_eq!(anchors.spans_array(br#" {"spans": ["#, 0, 2), None);
+        let spans: [(&[u8], Option<usize>); 7] = [
+            (br#"[{"traceId": "a", "startTimeUnixNano": "5"}]"#, Some(1)),
+            (
+                b"[1,\n  {\n \"traceId\" : \"a\", \"startTimeUnixNano\": 5}]",
+                Some(6),
+            ),
+            // A link: no start time.
+            (br#"[{"traceId": "a", "spanId": "b"}]"#, None),
+            // An object's value, not an array's element.
+            (
+                br#"{"parent": {"traceId": "a", "startTimeUnixNano": "5"}}"#,
+                None,
+            ),
+            (
+                br#"[{"name": "x", "traceId": "a", "startTimeUnixNano": "5"}]"#,
+                None,
+            ),
+            (br#"[{"traceId": "a", "startTimeUnixNano": "5""#, None),
+            (br#"[{\"traceId": "a", "startTimeUnixNano": "5"}]"#, None),
+        ];
+        for (text, expected) in spans {
+            let found = anchors.span_object(text, 0, text.len());
+            assert_eq!(found, expected, "{}", String::from_utf8_lossy(text));
+            assert_eq!(anchors.in_block(text, 0, text.len()), expected);
+        }
+    }
+
+    /// Edits that put an anchor inside a string, or shift the brackets around one, make the anchors'
+    /// guess wrong; the walk must still give the serial result.
+    #[test]
+    fn anchored_blocks_match_the_serial_scan_on_broken_exports() {
+        let mut rng = Rng(0x27d4_eb2f_1656_67c5);
+        let (mut anchored, mut rejected) = (0, 0);
+        for n in 0..400 {
+            let doc = many_resources(&mut rng, n % 2 == 0, 24);
+            let bad = broken(&mut rng, &doc);
+            let expected = serial_reference(&bad);
+            rejected += usize::from(expected.is_none());
+            for block in [2 << 10, 8 << 10] {
+                anchored += usize::from(anchored_blocks(&bad, block, span_depth(&bad)).is_some());
+                assert_eq!(
+                    locate_spans_in_blocks(&bad, block).map(|list| list.flat(&bad)),
+                    expected,
+                    "block {block}:\n{}",
+                    String::from_utf8_lossy(&bad)
+                );
+            }
+        }
+        assert!(
+            anchored > 200 && rejected > 100,
+            "{anchored} anchored, {rejected} rejected"
+        );
+    }
+
     #[test]
     fn decimals_read_as_str_parse_reads_them() {
         let mut rng = Rng(0x85eb_ca6b_c2b2_ae35);
@@ -1957,7 +2257,7 @@ mod tests {
         let first_line = bytes.iter().position(|&b| b == b'\n').unwrap();
         for block in [first_line + 1, first_line + 500, 3 * first_line, 1 << 20] {
             assert!(lines_are_documents(bytes, block), "block {block}");
-            let (blocks, cut_between_lines) = worker_blocks(bytes, block);
+            let (blocks, cut_between_lines) = worker_blocks(bytes, block, span_depth(bytes));
             assert!(cut_between_lines);
             // Blocks end just after a newline and cover the file in order.
             assert_eq!(blocks[0].0, 0);
