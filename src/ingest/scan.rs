@@ -422,7 +422,11 @@ impl Anchors {
     }
 
     fn span_object(&self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
-        keys_in(&self.trace_id, TRACE_ID_KEY, bytes, from, to).find_map(|(at, _)| {
+        // A candidate may be read to its end before it is refused, so a block where none is a span (all
+        // links, or spans whose first key is another) is given up after a few, not read once per key.
+        let mut candidates =
+            keys_in(&self.trace_id, TRACE_ID_KEY, bytes, from, to).take(MAX_CANDIDATES);
+        candidates.find_map(|(at, _)| {
             let open = at.checked_sub(1 + trailing_ws(&bytes[..at]))?;
             if bytes[open] != b'{' || open < from || !after_separator(bytes, open) {
                 return None;
@@ -469,6 +473,9 @@ fn trailing_ws(bytes: &[u8]) -> usize {
         .take_while(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
         .count()
 }
+
+/// The most `"traceId"` keys tried in one block.
+const MAX_CANDIDATES: usize = 32;
 
 /// The most blocks one worker reads when blocks start at anchors.
 const MAX_JOINED: usize = 4;
@@ -2164,6 +2171,17 @@ mod tests {
             assert_eq!(found, expected, "{}", String::from_utf8_lossy(text));
             assert_eq!(anchors.in_block(text, 0, text.len()), expected);
         }
+        // Only the first keys of a block are tried: a span after too many links is not looked for.
+        let links = |n: usize| vec![r#"{"traceId": "l"}"#; n].join(",");
+        let span = r#"{"traceId": "a", "startTimeUnixNano": "5"}"#;
+        let near = format!("[{},{span}]", links(MAX_CANDIDATES - 1));
+        let far = format!("[{},{span}]", links(MAX_CANDIDATES));
+        assert!(
+            anchors
+                .span_object(near.as_bytes(), 0, near.len())
+                .is_some()
+        );
+        assert_eq!(anchors.span_object(far.as_bytes(), 0, far.len()), None);
     }
 
     /// Edits that put an anchor inside a string, or shift the brackets around one, make the anchors'
