@@ -395,8 +395,8 @@ fn anchored_blocks(
 /// Places in a block where a worker can start at the depth of span objects, outside any string.
 ///
 /// - A span object: a `{` after `[` or `,` whose first key is `"traceId"` (the first field of a span, so
-///   first in protobuf's JSON) and that reads as a span with a start time. A link also starts with
-///   `"traceId"` but has no start time, and sits two levels deeper.
+///   first in protobuf's JSON) and that reads as a span with a start time other than zero. A link also
+///   starts with `"traceId"` but has no start time, and sits two levels deeper.
 /// - Just inside a `spans` array: past the `[` after a `"spans"` key. Exports of many resources or scopes
 ///   hold many; one long array holds one.
 ///
