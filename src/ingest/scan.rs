@@ -2084,6 +2084,19 @@ mod tests {
                 assert_eq!(from_runs, expected.len(), "block {block}");
             }
         }
+        // In a list of exports span objects lie one level deeper.
+        let exports: Vec<String> = (0..3)
+            .map(|_| many_resources(&mut rng, false, 100))
+            .collect();
+        let list = format!("[{}]", exports.join(",\n"));
+        let bytes = list.as_bytes();
+        assert_eq!(span_depth(bytes), 7);
+        let expected = serial_reference(bytes).expect("a list of exports scans");
+        let blocks = anchored_blocks(bytes, 4 << 10, 7).expect("blocks hold span objects");
+        assert!(blocks[1..].iter().all(|&(_, _, start)| start.depth == 7));
+        let (found, from_runs) = parallel(bytes, 4 << 10);
+        assert_eq!(found.as_ref(), Some(&expected));
+        assert_eq!(from_runs, expected.len());
     }
 
     /// One long `spans` array whose spans each carry links: blocks start at spans, never at links.
