@@ -1959,6 +1959,18 @@ mod tests {
         bytes
     }
 
+    /// The parallel scan of `bytes` in blocks of `block` gives `expected`, the serial scan's result.
+    fn assert_scans_as_serial(bytes: &[u8], block: usize, expected: Option<&Vec<SpanSlice>>) {
+        assert_eq!(
+            locate_spans_in_blocks(bytes, block)
+                .map(|list| list.flat(bytes))
+                .as_ref(),
+            expected,
+            "block {block}:\n{}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+
     /// The parallel scan, and how many of its spans came from the workers' runs.
     fn parallel(bytes: &[u8], block: usize) -> (Option<Vec<SpanSlice>>, usize) {
         let depth = span_depth(bytes);
@@ -2210,12 +2222,7 @@ mod tests {
             rejected += usize::from(expected.is_none());
             for block in [2 << 10, 8 << 10] {
                 anchored += usize::from(anchored_blocks(&bad, block, span_depth(&bad)).is_some());
-                assert_eq!(
-                    locate_spans_in_blocks(&bad, block).map(|list| list.flat(&bad)),
-                    expected,
-                    "block {block}:\n{}",
-                    String::from_utf8_lossy(&bad)
-                );
+                assert_scans_as_serial(&bad, block, expected.as_ref());
             }
         }
         assert!(
@@ -2380,12 +2387,7 @@ mod tests {
             let expected = serial_reference(&bad);
             rejected += usize::from(expected.is_none());
             for block in [7, 64, 4096] {
-                assert_eq!(
-                    locate_spans_in_blocks(&bad, block).map(|list| list.flat(&bad)),
-                    expected,
-                    "block {block}:\n{}",
-                    String::from_utf8_lossy(&bad)
-                );
+                assert_scans_as_serial(&bad, block, expected.as_ref());
             }
         }
         assert!(rejected > 1500, "{rejected} rejected");
@@ -2413,12 +2415,7 @@ mod tests {
             taken += usize::from(expected.is_some());
             let first_line = bad.iter().position(|&b| b == b'\n').unwrap_or(bad.len());
             for block in [1, first_line / 2 + 1, 3 * first_line + 1] {
-                assert_eq!(
-                    locate_spans_in_blocks(&bad, block).map(|list| list.flat(&bad)),
-                    expected,
-                    "block {block}:\n{}",
-                    String::from_utf8_lossy(&bad)
-                );
+                assert_scans_as_serial(&bad, block, expected.as_ref());
             }
         }
         assert!(
