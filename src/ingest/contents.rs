@@ -54,11 +54,13 @@ fn blank<'a>(
         message: format!("cannot write its contents to a temporary file: {source}"),
     };
     match data {
-        Decompressed::Owned(mut bytes) => {
-            for r in ranges {
-                bytes[r.clone()].fill(b' ');
+        mut owned @ Decompressed::Owned(_) => {
+            if let Decompressed::Owned(bytes) = &mut owned {
+                for r in ranges {
+                    bytes[r.clone()].fill(b' ');
+                }
             }
-            Ok(Decompressed::Owned(bytes))
+            Ok(owned)
         }
         other if other.len() <= archive::SPILL_AT => {
             let mut bytes = other.to_vec();
