@@ -17,7 +17,6 @@
 use std::fmt::Write as _;
 
 use foldhash::HashMap;
-use foldhash::HashMapExt as _;
 
 use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::compat::value::canonical_json;
@@ -48,8 +47,9 @@ fn normalize_full(t: &str) -> String {
 /// The canonical form of a flat JSON object, written from its text without building a value, or
 /// `None` for anything else. Most tool arguments are a handful of plain strings and small integers,
 /// and parsing them into a map dominated the check. Only values whose text re-serialises unchanged are
-/// taken (strings without escapes, integers without sign quirks, `true`, `false`, `null`), and
-/// duplicate keys are left to the full path, which keeps the last one as Python does.
+/// taken (strings with only the escapes the serialiser writes, integers without sign quirks, `true`,
+/// `false`, `null`), and duplicate keys are left to the full path, which keeps the last one as Python
+/// does.
 fn flat_canonical(t: &str) -> Option<String> {
     let mut entries: Vec<(&str, &str)> = Vec::new();
     flat::members(t, canonical_value_end, |key, value| {
@@ -75,14 +75,40 @@ fn flat_canonical(t: &str) -> Option<String> {
     Some(out)
 }
 
-/// Where a value whose text re-serialises unchanged ends: a string without escapes, a literal, or an
-/// integer (see [`integer_end`]).
+/// Where a value whose text re-serialises unchanged ends: a string (see [`string_end`]), a literal,
+/// or an integer (see [`integer_end`]).
 fn canonical_value_end(t: &str, at: usize) -> Option<usize> {
     let b = t.as_bytes();
     match b.get(at)? {
-        b'"' => flat::plain_string(t, at).map(|(_, end)| end),
+        b'"' => string_end(b, at),
         b'n' | b't' | b'f' => flat::literal_end(b, at),
         _ => integer_end(b, at),
+    }
+}
+
+/// The end of a string starting at `at` that serialises back to its own text: its escapes are only
+/// those the serialiser writes itself (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`); `\/` and `\u`
+/// escapes, and raw control characters, are left to the full path.
+fn string_end(b: &[u8], at: usize) -> Option<usize> {
+    let mut i = at + 1;
+    loop {
+        let skip = b
+            .get(i..)?
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        i += skip;
+        match b[i] {
+            b'"' => return Some(i + 1),
+            b'\\'
+                if matches!(
+                    b.get(i + 1),
+                    Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f')
+                ) =>
+            {
+                i += 2;
+            }
+            _ => return None,
+        }
     }
 }
 
@@ -125,13 +151,10 @@ impl Check for RepeatedCall {
     }
 
     fn run(&self, cols: &Columns<'_>, _cx: &CheckContext<'_>, out: &mut VerdictColumn) {
-        // Maps reused across the pass, so a trace costs no fresh table.
-        let mut calls: HashMap<&str, usize> = HashMap::new();
-        let mut index: HashMap<(&str, String), usize> = HashMap::new();
+        // Maps and lists reused across the pass, so a trace costs no fresh table.
+        let mut scratch = Scratch::default();
         for t in cols.traces() {
-            calls.clear();
-            index.clear();
-            match repeated(cols, t, &mut calls, &mut index) {
+            match scratch.repeated(cols, t) {
                 Some((tool, args, window)) => out.sure(true, |r: &mut String| {
                     let shown: String = args.chars().take(60).collect();
                     let _ = write!(
@@ -151,54 +174,91 @@ impl Check for RepeatedCall {
     }
 }
 
-/// The first window of three calls of one tool with the same normalised arguments and the same
-/// folded result, with the tool, its normalised arguments and the window's step positions.
-fn repeated<'a>(
-    cols: &Columns<'a>,
-    t: usize,
-    calls: &mut HashMap<&'a str, usize>,
-    index: &mut HashMap<(&'a str, String), usize>,
-) -> Option<(&'a str, String, [usize; REPEATS])> {
-    let rows = cols.step_rows(t);
-    let first = rows.start;
-    if rows.len() < REPEATS {
-        return None;
-    }
-    // A group needs three calls of one tool, so only the arguments of tools called that often are
-    // normalised (the costly part); leaving the others out changes no qualifying group or order.
-    for s in rows.clone() {
-        *calls.entry(cols.tool.value(s)).or_default() += 1;
-    }
-    if calls.values().all(|&c| c < REPEATS) {
-        return None;
-    }
-    // Groups in order of first occurrence, each with its members' step positions.
-    let mut groups: Vec<((&str, String), Vec<usize>)> = Vec::new();
-    for s in rows {
-        let tool = cols.tool.value(s);
-        if calls[tool] < REPEATS {
-            continue;
+/// What finding a trace's repeated calls needs, kept from one trace to the next.
+#[derive(Default)]
+struct Scratch<'a> {
+    /// Calls of each tool.
+    calls: HashMap<&'a str, usize>,
+    /// Each (tool, normalised arguments) group's place in `groups`.
+    index: HashMap<(&'a str, String), usize>,
+    /// The step positions of each group, in order of first occurrence; the first `used` are this
+    /// trace's, the rest are emptied lists kept for their allocations.
+    groups: Vec<Vec<usize>>,
+    used: usize,
+}
+
+impl<'a> Scratch<'a> {
+    /// The first window of three calls of one tool with the same normalised arguments and the same
+    /// folded result in trace `t`, with the tool, its normalised arguments and the window's step
+    /// positions.
+    fn repeated(
+        &mut self,
+        cols: &Columns<'a>,
+        t: usize,
+    ) -> Option<(&'a str, String, [usize; REPEATS])> {
+        let rows = cols.step_rows(t);
+        let first = rows.start;
+        if rows.len() < REPEATS {
+            return None;
         }
-        let key = (tool, normalize_arguments(cols.arguments.value(s)));
-        let slot = *index.entry(key.clone()).or_insert_with(|| {
-            groups.push((key, Vec::new()));
-            groups.len() - 1
-        });
-        groups[slot].1.push(s - first);
-    }
-    for ((tool, args), members) in groups.into_iter().filter(|(_, m)| m.len() >= REPEATS) {
-        // Each member's result is folded once, not once per window it falls in.
-        let folded: Vec<String> = members
+        self.calls.clear();
+        // A group needs three calls of one tool, so only the arguments of tools called that often
+        // are normalised (the costly part); leaving the others out changes no qualifying group or
+        // order.
+        for s in rows.clone() {
+            *self.calls.entry(cols.tool.value(s)).or_default() += 1;
+        }
+        if self.calls.values().all(|&c| c < REPEATS) {
+            return None;
+        }
+        self.index.clear();
+        for group in &mut self.groups[..self.used] {
+            group.clear();
+        }
+        self.used = 0;
+        for s in rows {
+            let tool = cols.tool.value(s);
+            if self.calls[tool] < REPEATS {
+                continue;
+            }
+            let key = (tool, normalize_arguments(cols.arguments.value(s)));
+            let slot = *self.index.entry(key).or_insert(self.used);
+            if slot == self.used {
+                if self.groups.len() == self.used {
+                    self.groups.push(Vec::new());
+                }
+                self.used += 1;
+            }
+            self.groups[slot].push(s - first);
+        }
+        let result = |i: usize| cols.result.value(first + i);
+        for members in self.groups[..self.used]
             .iter()
-            .map(|&i| fold_whitespace(cols.result.value(first + i)))
-            .collect();
-        for (w, window) in members.windows(REPEATS).enumerate() {
-            if folded[w + 1..w + REPEATS].iter().all(|r| *r == folded[w]) {
-                return Some((tool, args, [window[0], window[1], window[2]]));
+            .filter(|m| m.len() >= REPEATS)
+        {
+            for window in members.windows(REPEATS) {
+                let head = result(window[0]);
+                if window[1..]
+                    .iter()
+                    .all(|&i| same_after_folding(result(i), head))
+                {
+                    let at = first + window[0];
+                    let args = normalize_arguments(cols.arguments.value(at));
+                    return Some((cols.tool.value(at), args, [window[0], window[1], window[2]]));
+                }
             }
         }
+        None
     }
-    None
+}
+
+/// Whether two texts are equal once their whitespace is folded ([`fold_whitespace`]), without
+/// building either: the folded text joins the words with a space, which no word holds, so two
+/// folded texts are equal exactly when their words are.
+fn same_after_folding(a: &str, b: &str) -> bool {
+    let words =
+        |text| str::split(text, crate::compat::value::is_py_space).filter(|w: &&str| !w.is_empty());
+    a == b || words(a).eq(words(b))
 }
 
 #[cfg(test)]
@@ -270,6 +330,30 @@ mod tests {
     }
 
     #[test]
+    fn results_compare_as_their_folded_texts() {
+        const PARTS: &[&str] = &[
+            "a", "b", "ab", " ", "  ", "\n", "\t", "\u{a0}", "\u{1c}", "\u{2028}", "é", "",
+        ];
+        let mut next = crate::checks::testing::draws(0x5851_f42d_4c95_7f2d);
+        let mut text = || -> String { (0..next(6)).map(|_| PARTS[next(PARTS.len())]).collect() };
+        let (mut equal, mut differ) = (0, 0);
+        for _ in 0..20_000 {
+            let (a, b) = (text(), text());
+            let folded_equal = fold_whitespace(&a) == fold_whitespace(&b);
+            assert_eq!(same_after_folding(&a, &b), folded_equal, "{a:?} {b:?}");
+            if folded_equal {
+                equal += 1;
+            } else {
+                differ += 1;
+            }
+        }
+        assert!(
+            equal > 500 && differ > 500,
+            "{equal} equal, {differ} differ"
+        );
+    }
+
+    #[test]
     fn normalizes_json_and_text() {
         assert_eq!(
             normalize_arguments(r#" {"b": 1, "a": [2, "é"]} "#),
@@ -335,6 +419,14 @@ mod tests {
             "{}",
             "\"\u{1f600}\"",
             "\"\u{2028}\"",
+            "\"\\\\\"",
+            "\"a\\\"b\\\\\"",
+            "\"\\r\\t\\b\\f\"",
+            "\"\\/\"",
+            "\"\\u0001\"",
+            "\"\\x\"",
+            "\"\\",
+            "\"\\\"",
         ];
         const SPACES: &[&str] = &["", "", " ", "  ", "\n", "\t", "\r\n", "\u{a0}", "\u{1c}"];
         let mut next = crate::checks::testing::draws(0x9e37_79b9_7f4a_7c15);
