@@ -940,16 +940,15 @@ impl<'a> Tokens<'a> {
     #[inline(never)]
     fn load(&mut self) {
         let at = self.next_base;
-        let m = Masks::load(self.bytes, at, self.bytes.len());
+        let m = TokenMasks::load(self.bytes, at, self.bytes.len());
         let quotes = m.quote & !escapes(m.backslash, &mut self.escape);
         let inside = prefix_xor(quotes) ^ self.in_string;
         self.in_string = ((inside as i64) >> 63) as u64;
-        let structural = m.open | m.close | m.comma | m.colon;
-        let bare = !inside & !(m.space | structural | m.quote | m.backslash);
+        let bare = !inside & !(m.space | m.structural | m.quote | m.backslash);
         let after_bare = (bare << 1) | u64::from(self.in_bare);
         self.in_bare = bare >> 63 == 1;
-        let odd = (m.backslash & !inside) | (after_bare & (m.quote | m.open | m.colon));
-        let mut tokens = (structural & !inside) | (quotes & inside) | (bare & !after_bare);
+        let odd = (m.backslash & !inside) | (after_bare & (m.quote | m.open_or_colon));
+        let mut tokens = (m.structural & !inside) | (quotes & inside) | (bare & !after_bare);
         if odd != 0 {
             tokens &= (1u64 << odd.trailing_zeros()) - 1;
             self.stopped = true;
@@ -957,6 +956,19 @@ impl<'a> Tokens<'a> {
         self.pending = tokens;
         self.base = at;
         self.next_base = at + 64;
+    }
+}
+
+/// The 64 bytes from `at`, those at or past `to` read as spaces (copied into `padded`).
+#[inline(always)]
+fn chunk_at<'c>(bytes: &'c [u8], at: usize, to: usize, padded: &'c mut [u8; 64]) -> &'c [u8; 64] {
+    match bytes.get(at..at + 64) {
+        Some(chunk) if at + 64 <= to => chunk.try_into().expect("64 bytes"),
+        _ => {
+            let n = to - at;
+            padded[..n].copy_from_slice(&bytes[at..to]);
+            padded
+        }
     }
 }
 
@@ -978,14 +990,7 @@ impl Masks {
     #[inline(always)]
     fn load(bytes: &[u8], at: usize, to: usize) -> Masks {
         let mut padded = [b' '; 64];
-        let chunk: &[u8; 64] = match bytes.get(at..at + 64) {
-            Some(chunk) if at + 64 <= to => chunk.try_into().expect("64 bytes"),
-            _ => {
-                let n = to - at;
-                padded[..n].copy_from_slice(&bytes[at..to]);
-                &padded
-            }
-        };
+        let chunk = chunk_at(bytes, at, to, &mut padded);
         let mut m = Masks {
             quote: 0,
             backslash: 0,
@@ -1007,6 +1012,50 @@ impl Masks {
             m.close |= bits(folded.simd_eq(u8x16::splat(b'}')));
             m.comma |= bits(is(b','));
             m.colon |= bits(is(b':'));
+            m.space |= bits(is(b' ') | is(b'\n') | is(b'\r') | is(b'\t'));
+        }
+        m
+    }
+}
+
+/// The masks [`Tokens`] reads, with the bytes it treats alike combined before they become bits: five
+/// masks instead of [`Masks`]' seven, for the pass that reads every byte of every span.
+struct TokenMasks {
+    quote: u64,
+    backslash: u64,
+    /// `{`, `[`, `}`, `]`, `,` or `:`.
+    structural: u64,
+    /// `{`, `[` or `:`, which may not follow a bare word.
+    open_or_colon: u64,
+    /// Space, tab, newline, carriage return.
+    space: u64,
+}
+
+impl TokenMasks {
+    #[inline(always)]
+    fn load(bytes: &[u8], at: usize, to: usize) -> TokenMasks {
+        let mut padded = [b' '; 64];
+        let chunk = chunk_at(bytes, at, to, &mut padded);
+        let mut m = TokenMasks {
+            quote: 0,
+            backslash: 0,
+            structural: 0,
+            open_or_colon: 0,
+            space: 0,
+        };
+        for k in 0..4 {
+            let v = u8x16::new(chunk[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+            let is = |c: u8| v.simd_eq(u8x16::splat(c));
+            // `{` and `[` (and `}` and `]`) differ only in bit 5.
+            let folded = v | u8x16::splat(0x20);
+            let open = folded.simd_eq(u8x16::splat(b'{'));
+            let close = folded.simd_eq(u8x16::splat(b'}'));
+            let colon = is(b':');
+            let bits = |x: u8x16| u64::from(x.to_bitmask()) << (16 * k);
+            m.quote |= bits(is(b'"'));
+            m.backslash |= bits(is(b'\\'));
+            m.structural |= bits(open | close | colon | is(b','));
+            m.open_or_colon |= bits(open | colon);
             m.space |= bits(is(b' ') | is(b'\n') | is(b'\r') | is(b'\t'));
         }
         m
