@@ -285,13 +285,33 @@ fn flat_object(text: &str) -> Option<Facts> {
     let mut kinds: Vec<(Cow<'_, str>, Option<bool>)> = Vec::new();
     flat::members(text, flat_value_end, |key, value| {
         let kind = match SPECIAL_KEYS.iter().position(|k| *k == key) {
-            Some(slot) => keep_special(&mut special, slot, serde_json::from_str(value).ok()?),
+            Some(slot) => keep_special(&mut special, slot, scalar_value(value)?),
             None => list_kind(value),
         };
         kinds.push((Cow::Borrowed(key), kind));
         Some(())
     })?;
     Some(finish_facts(special, &kinds))
+}
+
+/// The value of a special key's text as the full parse decodes it. The values results most often hold
+/// (`null`, `true`, `false`, a small non-negative integer) are built without a parser; the rest is
+/// parsed.
+fn scalar_value(text: &str) -> Option<Value> {
+    match text {
+        "null" => Some(Value::Null),
+        "true" => Some(Value::Bool(true)),
+        "false" => Some(Value::Bool(false)),
+        // Up to 18 digits always fits a u64; a sign, a fraction, a leading zero (not JSON) or more
+        // digits go to the parser.
+        _ if (1..=18).contains(&text.len())
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text.len() == 1 || !text.starts_with('0')) =>
+        {
+            text.parse::<u64>().ok().map(Value::from)
+        }
+        _ => serde_json::from_str(text).ok(),
+    }
 }
 
 /// Whether the text of a value the flat reader took is a list, and if so whether it is empty.
@@ -584,6 +604,37 @@ pub(crate) fn span_error(status_code: i64, error_type: Option<&str>) -> Option<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn special_values_are_the_values_a_parse_gives() {
+        for text in [
+            "null",
+            "true",
+            "false",
+            "0",
+            "7",
+            "00",
+            "012",
+            "123456789012345678",
+            "1234567890123456789",
+            "99999999999999999999",
+            "-0",
+            "-1",
+            "1.5",
+            "-2.25",
+            "\"x\"",
+            "[]",
+            "[1, \"a\"]",
+            "nul",
+            "",
+        ] {
+            assert_eq!(
+                scalar_value(text),
+                serde_json::from_str(text).ok(),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn flat_objects_are_read_without_a_parse() {
