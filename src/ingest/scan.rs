@@ -959,20 +959,70 @@ impl<'a> Tokens<'a> {
     }
 }
 
-/// The 64 bytes from `at`, those at or past `to` read as spaces (copied into `padded`).
+/// The four 16-byte lanes of the 64 bytes from `at`, those at or past `to` read as spaces.
 #[inline(always)]
-fn chunk_at<'c>(bytes: &'c [u8], at: usize, to: usize, padded: &'c mut [u8; 64]) -> &'c [u8; 64] {
-    match bytes.get(at..at + 64) {
+fn lanes(bytes: &[u8], at: usize, to: usize) -> [Lane; 4] {
+    let mut padded = [b' '; 64];
+    let chunk: &[u8; 64] = match bytes.get(at..at + 64) {
         Some(chunk) if at + 64 <= to => chunk.try_into().expect("64 bytes"),
         _ => {
             let n = to - at;
             padded[..n].copy_from_slice(&bytes[at..to]);
-            padded
+            &padded
         }
+    };
+    std::array::from_fn(|k| {
+        let v = u8x16::new(chunk[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+        Lane {
+            v,
+            folded: v | u8x16::splat(0x20),
+            shift: 16 * k as u32,
+        }
+    })
+}
+
+/// Sixteen of 64 bytes, with the comparisons both mask loaders make of them.
+struct Lane {
+    v: u8x16,
+    /// The bytes with bit 5 set: `{` and `[` (and `}` and `]`) differ only there.
+    folded: u8x16,
+    /// Where the lane's bits go in a 64-bit mask.
+    shift: u32,
+}
+
+impl Lane {
+    #[inline(always)]
+    fn is(&self, c: u8) -> u8x16 {
+        self.v.simd_eq(u8x16::splat(c))
+    }
+
+    /// `{` or `[`.
+    #[inline(always)]
+    fn open(&self) -> u8x16 {
+        self.folded.simd_eq(u8x16::splat(b'{'))
+    }
+
+    /// `}` or `]`.
+    #[inline(always)]
+    fn close(&self) -> u8x16 {
+        self.folded.simd_eq(u8x16::splat(b'}'))
+    }
+
+    /// Space, tab, newline, carriage return.
+    #[inline(always)]
+    fn space(&self) -> u8x16 {
+        self.is(b' ') | self.is(b'\n') | self.is(b'\r') | self.is(b'\t')
+    }
+
+    /// The lane's matches as bits of a 64-bit mask.
+    #[inline(always)]
+    fn bits(&self, matches: u8x16) -> u64 {
+        u64::from(matches.to_bitmask()) << self.shift
     }
 }
 
 /// Bit masks of 64 bytes (bit i: byte `at + i`); bytes at or past `to` read as spaces.
+#[derive(Default)]
 struct Masks {
     quote: u64,
     backslash: u64,
@@ -989,30 +1039,15 @@ struct Masks {
 impl Masks {
     #[inline(always)]
     fn load(bytes: &[u8], at: usize, to: usize) -> Masks {
-        let mut padded = [b' '; 64];
-        let chunk = chunk_at(bytes, at, to, &mut padded);
-        let mut m = Masks {
-            quote: 0,
-            backslash: 0,
-            open: 0,
-            close: 0,
-            comma: 0,
-            colon: 0,
-            space: 0,
-        };
-        for k in 0..4 {
-            let v = u8x16::new(chunk[16 * k..16 * k + 16].try_into().expect("16 bytes"));
-            let is = |c: u8| v.simd_eq(u8x16::splat(c));
-            // `{` and `[` (and `}` and `]`) differ only in bit 5.
-            let folded = v | u8x16::splat(0x20);
-            let bits = |x: u8x16| u64::from(x.to_bitmask()) << (16 * k);
-            m.quote |= bits(is(b'"'));
-            m.backslash |= bits(is(b'\\'));
-            m.open |= bits(folded.simd_eq(u8x16::splat(b'{')));
-            m.close |= bits(folded.simd_eq(u8x16::splat(b'}')));
-            m.comma |= bits(is(b','));
-            m.colon |= bits(is(b':'));
-            m.space |= bits(is(b' ') | is(b'\n') | is(b'\r') | is(b'\t'));
+        let mut m = Masks::default();
+        for lane in lanes(bytes, at, to) {
+            m.quote |= lane.bits(lane.is(b'"'));
+            m.backslash |= lane.bits(lane.is(b'\\'));
+            m.open |= lane.bits(lane.open());
+            m.close |= lane.bits(lane.close());
+            m.comma |= lane.bits(lane.is(b','));
+            m.colon |= lane.bits(lane.is(b':'));
+            m.space |= lane.bits(lane.space());
         }
         m
     }
@@ -1020,6 +1055,7 @@ impl Masks {
 
 /// The masks [`Tokens`] reads, with the bytes it treats alike combined before they become bits: five
 /// masks instead of [`Masks`]' seven, for the pass that reads every byte of every span.
+#[derive(Default)]
 struct TokenMasks {
     quote: u64,
     backslash: u64,
@@ -1034,29 +1070,14 @@ struct TokenMasks {
 impl TokenMasks {
     #[inline(always)]
     fn load(bytes: &[u8], at: usize, to: usize) -> TokenMasks {
-        let mut padded = [b' '; 64];
-        let chunk = chunk_at(bytes, at, to, &mut padded);
-        let mut m = TokenMasks {
-            quote: 0,
-            backslash: 0,
-            structural: 0,
-            open_or_colon: 0,
-            space: 0,
-        };
-        for k in 0..4 {
-            let v = u8x16::new(chunk[16 * k..16 * k + 16].try_into().expect("16 bytes"));
-            let is = |c: u8| v.simd_eq(u8x16::splat(c));
-            // `{` and `[` (and `}` and `]`) differ only in bit 5.
-            let folded = v | u8x16::splat(0x20);
-            let open = folded.simd_eq(u8x16::splat(b'{'));
-            let close = folded.simd_eq(u8x16::splat(b'}'));
-            let colon = is(b':');
-            let bits = |x: u8x16| u64::from(x.to_bitmask()) << (16 * k);
-            m.quote |= bits(is(b'"'));
-            m.backslash |= bits(is(b'\\'));
-            m.structural |= bits(open | close | colon | is(b','));
-            m.open_or_colon |= bits(open | colon);
-            m.space |= bits(is(b' ') | is(b'\n') | is(b'\r') | is(b'\t'));
+        let mut m = TokenMasks::default();
+        for lane in lanes(bytes, at, to) {
+            let (open, colon) = (lane.open(), lane.is(b':'));
+            m.quote |= lane.bits(lane.is(b'"'));
+            m.backslash |= lane.bits(lane.is(b'\\'));
+            m.structural |= lane.bits(open | lane.close() | colon | lane.is(b','));
+            m.open_or_colon |= lane.bits(open | colon);
+            m.space |= lane.bits(lane.space());
         }
         m
     }
