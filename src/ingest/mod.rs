@@ -18,6 +18,7 @@ pub mod archive;
 pub(crate) mod contents;
 pub(crate) mod decoder;
 pub(crate) mod detect;
+pub(crate) mod direct;
 pub(crate) mod formats;
 pub(crate) mod json;
 pub(crate) mod names;

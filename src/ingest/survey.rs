@@ -4,7 +4,9 @@
 //!
 //! Each question alone is a pass over the whole file at memory speed; asked one after another, a large
 //! export was read from memory three times before its scan began. Here each block is read once while it
-//! sits in the core's cache, and all three answers come from that read.
+//! sits in the core's cache, and all three answers come from that read. The blocks it found to be text
+//! are kept as text (a pointer and a length each), so that a reader takes a span's text from them
+//! instead of checking its UTF-8 a second time.
 
 use std::sync::OnceLock;
 
@@ -20,7 +22,7 @@ const OPENINFERENCE_KIND: &[u8] = b"\"openinference.span.kind\"";
 pub struct Survey<'b> {
     bytes: &'b [u8],
     markers: bool,
-    found: OnceLock<Found>,
+    surveyed: OnceLock<(Found, Text<'b>)>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,6 +32,31 @@ struct Found {
     openinference_kind: bool,
 }
 
+/// A file's bytes as the text the survey found them to be, a block at a time: readers take the text of
+/// a range from here instead of checking its UTF-8 again.
+#[derive(Clone, Default)]
+pub struct Text<'b> {
+    /// The survey's block size.
+    block: usize,
+    /// Where each block starts, and where the last one ends.
+    starts: Vec<usize>,
+    /// Each block's text; none when some block is not UTF-8.
+    blocks: Vec<&'b str>,
+}
+
+impl<'b> Text<'b> {
+    /// The text of bytes `from..to`, if they lie in one block and start and end on characters.
+    pub fn get(&self, from: usize, to: usize) -> Option<&'b str> {
+        let last = self.blocks.len().checked_sub(1)?;
+        let mut block = (from / self.block).min(last);
+        while self.starts[block] > from {
+            block -= 1;
+        }
+        let start = self.starts[block];
+        self.blocks[block].get(from - start..to.checked_sub(start)?)
+    }
+}
+
 impl<'b> Survey<'b> {
     /// A survey of `bytes`, run when first asked. With `markers` false the markers are not searched for
     /// (a reader was named, so nothing is detected) and both read as absent.
@@ -37,13 +64,18 @@ impl<'b> Survey<'b> {
         Survey {
             bytes,
             markers,
-            found: OnceLock::new(),
+            surveyed: OnceLock::new(),
         }
     }
 
     /// The file's bytes.
     pub fn bytes(&self) -> &'b [u8] {
         self.bytes
+    }
+
+    /// The file's text, for ranges of it that lie in one of the survey's blocks.
+    pub fn text(&self) -> Text<'b> {
+        self.surveyed().1.clone()
     }
 
     /// Offset of the first byte that is not part of valid UTF-8. Python reads a trace file as UTF-8 text
@@ -64,8 +96,11 @@ impl<'b> Survey<'b> {
     }
 
     fn found(&self) -> Found {
-        *self
-            .found
+        self.surveyed().0
+    }
+
+    fn surveyed(&self) -> &(Found, Text<'b>) {
+        self.surveyed
             .get_or_init(|| survey(self.bytes, self.markers, BLOCK))
     }
 }
@@ -74,18 +109,18 @@ impl<'b> Survey<'b> {
 /// the markers are searched for, large enough that handing it to a thread costs nothing next to reading it.
 const BLOCK: usize = 256 << 10;
 
-fn survey(bytes: &[u8], markers: bool, block: usize) -> Found {
+fn survey(bytes: &[u8], markers: bool, block: usize) -> (Found, Text<'_>) {
+    let block = block.max(1);
     let finders = markers.then(|| (Finder::new(RESOURCE_LOGS), Finder::new(OPENINFERENCE_KIND)));
     // A marker that straddles two blocks is searched whole in the first, which reaches this far past
     // its end.
     let overlap = RESOURCE_LOGS.len().max(OPENINFERENCE_KIND.len()) - 1;
-    utf8_blocks(bytes, block)
+    let starts = utf8_blocks(bytes, block);
+    let blocks: Vec<(Found, Option<&str>)> = starts
         .par_windows(2)
         .map(|w| {
             let (from, to) = (w[0], w[1]);
-            let first_invalid_utf8 = simdutf8::compat::from_utf8(&bytes[from..to])
-                .err()
-                .map(|e| from + e.valid_up_to());
+            let text = simdutf8::compat::from_utf8(&bytes[from..to]);
             let (resource_logs, openinference_kind) = match &finders {
                 Some((logs, kind)) => {
                     let reach = &bytes[from..(to + overlap).min(bytes.len())];
@@ -93,37 +128,46 @@ fn survey(bytes: &[u8], markers: bool, block: usize) -> Found {
                 }
                 None => (false, false),
             };
-            Found {
-                first_invalid_utf8,
+            let found = Found {
+                first_invalid_utf8: text.as_ref().err().map(|e| from + e.valid_up_to()),
                 resource_logs,
                 openinference_kind,
-            }
+            };
+            (found, text.ok())
         })
-        .reduce(Found::default, |a, b| Found {
-            first_invalid_utf8: a
-                .first_invalid_utf8
-                .into_iter()
-                .chain(b.first_invalid_utf8)
-                .min(),
-            resource_logs: a.resource_logs || b.resource_logs,
-            openinference_kind: a.openinference_kind || b.openinference_kind,
-        })
+        .collect();
+    let found = blocks.iter().fold(Found::default(), |a, (b, _)| Found {
+        first_invalid_utf8: a.first_invalid_utf8.or(b.first_invalid_utf8),
+        resource_logs: a.resource_logs || b.resource_logs,
+        openinference_kind: a.openinference_kind || b.openinference_kind,
+    });
+    let blocks = blocks
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect::<Option<Vec<_>>>();
+    let text = Text {
+        block,
+        starts,
+        blocks: blocks.unwrap_or_default(),
+    };
+    (found, text)
 }
 
-/// Where the blocks start, and the end: about `block` bytes apart, each at a byte that does not continue
+/// Where the blocks start, and the end: `block` bytes apart, each at a byte that does not continue
 /// a character (at most three steps on valid input), so that UTF-8 is checked a block at a time.
 fn utf8_blocks(bytes: &[u8], block: usize) -> Vec<usize> {
-    let block = block.max(1);
     let mut starts = Vec::with_capacity(bytes.len() / block + 2);
     starts.push(0);
+    // Block `k` starts at most three bytes past `k * block`, so [`Text::get`] finds a byte's block by
+    // division (blocks of fewer than four bytes may be empty).
     let mut at = block;
     while at < bytes.len() {
         let mut start = at;
         while start < bytes.len() && start < at + 3 && bytes[start] & 0xC0 == 0x80 {
             start += 1;
         }
-        starts.push(start);
-        at = start + block;
+        starts.push(start.max(*starts.last().expect("the first start")));
+        at += block;
     }
     starts.push(bytes.len());
     starts
@@ -134,7 +178,34 @@ mod tests {
     use super::*;
 
     fn with_blocks(bytes: &[u8], block: usize) -> Found {
-        survey(bytes, true, block)
+        survey(bytes, true, block).0
+    }
+
+    #[test]
+    fn text_is_given_for_ranges_within_a_block() {
+        let text = "aé✓😀b\u{7ff}".repeat(20);
+        for block in [1, 3, 7, 16, 1000] {
+            let (_, blocks) = survey(text.as_bytes(), false, block);
+            for from in 0..text.len() {
+                for to in from..=text.len() {
+                    match blocks.get(from, to) {
+                        Some(got) => {
+                            assert_eq!(Some(got), text.get(from..to), "{block} {from} {to}");
+                        }
+                        // Only a range that crosses blocks or cuts a character is refused.
+                        None => assert!(
+                            text.get(from..to).is_none()
+                                || blocks.starts.iter().any(|&s| from < s && s < to),
+                            "{block} {from} {to}"
+                        ),
+                    }
+                }
+            }
+        }
+        let mut bytes = text.clone().into_bytes();
+        bytes[40] = 0xff;
+        let (_, broken) = survey(&bytes, false, 1000);
+        assert_eq!(broken.get(0, 1), None);
     }
 
     #[test]

@@ -63,7 +63,7 @@ impl Decoder for OpenInference {
             return Fast::Pass;
         }
         // The mapping reads attributes no GenAI check names (`input.value`, `llm.*`), so all are kept.
-        scanned::scan(file.bytes(), true, Some(map_trace))
+        scanned::scan(file, true, Some(map_trace))
     }
 
     fn read(

@@ -50,7 +50,7 @@ impl Decoder for Otlp {
     /// The structural scan. With `--format auto` OpenInference's fast path was asked first, so a file
     /// this one is asked about does not mention OpenInference's span kind.
     fn fast<'b>(&self, _: &Path, file: &Survey<'b>, options: &ReadOptions) -> Fast<'b> {
-        scanned::scan(file.bytes(), options.all_attributes(), None)
+        scanned::scan(file, options.all_attributes(), None)
     }
 
     fn read(

@@ -2,8 +2,9 @@
 //! (`ingest::scan`) located every span of, read trace by trace.
 //!
 //! Each trace's spans are parsed together, on their own, when the trace's batch is built, so no more than
-//! a batch of traces is parsed at a time and batches are parsed in parallel. A file the scan does not
-//! take is parsed whole by the decoder ([`super::Otlp`]).
+//! a batch of traces is parsed at a time and batches are parsed in parallel. They are read where they
+//! lie in the file (`ingest::direct`), or by simd-json from a copy when that reader declines them. A
+//! file the scan does not take is parsed whole by the decoder ([`super::Otlp`]).
 
 use std::borrow::Cow;
 use std::hash::BuildHasher;
@@ -16,22 +17,23 @@ use simd_json::prelude::*;
 use super::read_span;
 use crate::error::InputError;
 use crate::ingest::decoder::{Fast, Traces, check_span_count};
+use crate::ingest::direct::{Declined, Reader};
 use crate::ingest::formats::spans::MapTrace;
 use crate::ingest::json::{PADDING, repair, with_buffers, with_tape};
 use crate::ingest::scan::{SpanList, SpanSlice, locate_spans};
+use crate::ingest::survey::{Survey, Text};
 use crate::table::TableBuilder;
 use crate::table::record::{ParsedFrom, SpanRecord, TraceRecord, order_otlp};
 
 /// The scanned export's traces, mapped by `map` (all attributes kept when `all_attributes`), or
 /// [`Fast::Whole`] when the scan does not take the file.
-pub(crate) fn scan(bytes: &[u8], all_attributes: bool, map: Option<MapTrace>) -> Fast<'_> {
-    match locate_spans(bytes) {
-        Some(spans) => Fast::Read(Ok(Box::new(ScannedTraces::new(
-            bytes,
-            spans,
-            all_attributes,
-            map,
-        )))),
+pub(crate) fn scan<'b>(file: &Survey<'b>, all_attributes: bool, map: Option<MapTrace>) -> Fast<'b> {
+    match locate_spans(file.bytes()) {
+        Some(spans) => {
+            let mut traces = ScannedTraces::new(file.bytes(), spans, all_attributes, map);
+            traces.text = file.text();
+            Fast::Read(Ok(Box::new(traces)))
+        }
         None => Fast::Whole,
     }
 }
@@ -65,6 +67,8 @@ impl SpanBytes {
 /// 12 per trace.
 struct ScannedTraces<'b> {
     bytes: &'b [u8],
+    /// The bytes as text, where the survey found them to be (ranges it does not give are checked).
+    text: Text<'b>,
     /// Every run of a trace's consecutive spans, the runs of each trace together in file order, traces
     /// by their first start.
     slices: Vec<SpanBytes>,
@@ -76,6 +80,8 @@ struct ScannedTraces<'b> {
     map: Option<MapTrace>,
     /// Traces of more bytes than this are read span by span into owned records.
     huge: usize,
+    /// Whether the direct reader is tried first (the tests compare it with simd-json).
+    direct: bool,
 }
 
 /// A 64-bit id hash as the 32 bits the grouping keeps per slice.
@@ -215,12 +221,38 @@ impl<'b> ScannedTraces<'b> {
         drop(begin);
         ScannedTraces {
             bytes,
+            text: Text::default(),
             slices: spans,
             begins,
             ids,
             all_attributes,
             map,
             huge: KEEP_TEXT,
+            direct: true,
+        }
+    }
+
+    /// The error a trace of `members` failed with.
+    fn failure_error(
+        &self,
+        path: &Path,
+        members: std::ops::Range<u32>,
+        failure: SpanFailure,
+    ) -> InputError {
+        match failure {
+            // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
+            // first), so a later span's JSON error comes before this span's content error.
+            SpanFailure::Invalid(start, message) => {
+                match self.span_json_error(path, &self.span_ranges(members)) {
+                    json @ InputError::Json { .. } => json,
+                    _ => InputError::Invalid {
+                        path: path.to_path_buf(),
+                        message: format!("span at byte {start}: {message}"),
+                    },
+                }
+            }
+            // Only a span's own bytes can fail: find where, in the file.
+            SpanFailure::Json(span) => self.span_json_error(path, &[span]),
         }
     }
 
@@ -300,7 +332,8 @@ impl Traces for ScannedTraces<'_> {
         check_span_count(path, spans, || {
             String::from_utf8_lossy(trace_id_at(self.bytes, self.ids[trace])).into_owned()
         })?;
-        // Each run of consecutive spans is parsed on its own (one span as the object it is, several as
+        // The direct reader reads the runs where they lie in the file. What it declines is parsed by
+        // simd-json, each run of consecutive spans on its own (one span as the object it is, several as
         // one array), in place in one buffer that holds the trace's runs back to back, each followed by
         // simd-json's padding: the records borrow their strings from the buffer, and only one run's
         // tape and structural index are alive at a time. Runs are at most `JOIN_BYTES` long unless they
@@ -321,6 +354,14 @@ impl Traces for ScannedTraces<'_> {
                 // record keeps copies of the few strings the tables read, a fraction of the span's bytes.
                 self.read_spans_owned(members.clone(), out)
             } else {
+                if let Some(read) = self
+                    .direct
+                    .then(|| self.read_direct(members.clone(), spans, out))
+                    .flatten()
+                {
+                    return read
+                        .map_err(|failure| self.failure_error(path, members.clone(), failure));
+                }
                 text.reserve_exact(size);
                 for m in members.clone() {
                     let s = &self.slices[m as usize];
@@ -341,21 +382,7 @@ impl Traces for ScannedTraces<'_> {
                     other => other,
                 }
             };
-            outcome.map_err(|failure| match failure {
-                // The whole document is JSON-parsed before spans are read (as 0.4.1 loads the file
-                // first), so a later span's JSON error comes before this span's content error.
-                SpanFailure::Invalid(start, message) => {
-                    match self.span_json_error(path, &self.span_ranges(members.clone())) {
-                        json @ InputError::Json { .. } => json,
-                        _ => InputError::Invalid {
-                            path: path.to_path_buf(),
-                            message: format!("span at byte {start}: {message}"),
-                        },
-                    }
-                }
-                // Only a span's own bytes can fail: find where, in the file.
-                SpanFailure::Json(span) => self.span_json_error(path, &[span]),
-            })
+            outcome.map_err(|failure| self.failure_error(path, members.clone(), failure))
         })
     }
 }
@@ -390,7 +417,93 @@ enum SpanFailure {
     Json((usize, usize)),
 }
 
+thread_local! {
+    /// This thread's tape and span list, reused from trace to trace: with small traces their
+    /// allocations were a fixed cost of every trace.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+    /// Where the direct reader unescapes strings: as long as the longest trace it read (up to
+    /// [`KEEP_SCRATCH`]), and zeroed only where it grows.
+    static SPARE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl<'b> ScannedTraces<'b> {
+    /// Reads the trace of `members` (`spans` spans) straight from the file's bytes with the direct
+    /// reader and appends it to `out`; `None`, with nothing appended, when the reader declines a
+    /// run, which simd-json must then read.
+    fn read_direct(
+        &self,
+        members: std::ops::Range<u32>,
+        spans: usize,
+        out: &mut TableBuilder,
+    ) -> Option<Result<(), SpanFailure>> {
+        let size: usize = members
+            .clone()
+            .map(|m| self.slices[m as usize].len as usize)
+            .sum();
+        SPARE.with(|cell| {
+            let mut spare_area = cell.borrow_mut();
+            if spare_area.len() < size {
+                spare_area.resize(size, 0);
+            }
+            let mut scratch = SCRATCH.with(std::cell::RefCell::take);
+            let mut record = TraceRecord {
+                spans: relabel(std::mem::take(&mut scratch.spans)),
+                ..TraceRecord::default()
+            };
+            record.spans.reserve(spans);
+            let mut tape = scratch
+                .tape
+                .take()
+                .unwrap_or_else(simd_json::Tape::null)
+                .reset();
+            let mut spare: &mut [u8] = &mut spare_area[..size];
+            let read = || -> Result<Result<(), SpanFailure>, Declined> {
+                for m in members {
+                    let slice = &self.slices[m as usize];
+                    let text = match self.text.get(slice.start, slice.end()) {
+                        Some(text) => text,
+                        None => simdutf8::basic::from_utf8(&self.bytes[slice.start..slice.end()])
+                            .map_err(|_| Declined)?,
+                    };
+                    let mut reader = Reader::new(text, std::mem::take(&mut spare));
+                    for k in 0..slice.count as usize {
+                        if k > 0 {
+                            reader.expect(b',')?;
+                        }
+                        tape.0.clear();
+                        reader.value(&mut tape.0)?;
+                        if let Err(failure) = self.take_span(tape.as_value(), slice, k, &mut record)
+                        {
+                            return Ok(Err(failure));
+                        }
+                    }
+                    spare = reader.finish()?;
+                }
+                Ok(Ok(()))
+            };
+            let read = read();
+            scratch.tape = Some(tape.reset());
+            if let Ok(Ok(())) = read {
+                order_otlp(&mut record);
+                match self.map {
+                    Some(map) => out.append(&map(record)),
+                    None => {
+                        out.append(&record);
+                        scratch.spans = relabel(record.spans);
+                    }
+                }
+            }
+            // What a large trace grew is released with it.
+            if size <= KEEP_SCRATCH && scratch.spans.capacity() <= KEEP_SCRATCH_SPANS {
+                SCRATCH.with(|cell| cell.replace(scratch));
+            }
+            if size > KEEP_SCRATCH {
+                *spare_area = Vec::new();
+            }
+            read.ok()
+        })
+    }
+
     /// Parses the runs of spans packed in `text` (each followed by [`PADDING`] bytes) one at a time and
     /// appends their trace, of `spans` spans, to `out`.
     fn read_spans(
@@ -400,11 +513,6 @@ impl<'b> ScannedTraces<'b> {
         spans: usize,
         out: &mut TableBuilder,
     ) -> Result<(), SpanFailure> {
-        // The tape and the span list of the previous trace are reused: with small traces their
-        // allocations were a fixed cost of every trace.
-        thread_local! {
-            static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
-        }
         let mut scratch = SCRATCH.with(std::cell::RefCell::take);
         let mut record = TraceRecord {
             spans: relabel(std::mem::take(&mut scratch.spans)),
@@ -709,6 +817,42 @@ mod tests {
         assert_eq!(borrowed.traces, owned.traces);
         assert_eq!(borrowed.spans, owned.spans);
         assert_eq!(borrowed.steps, owned.steps);
+    }
+
+    /// The direct reader gives the records simd-json gives, with the survey's text or without.
+    #[test]
+    fn direct_reads_give_the_records_simd_json_gives() {
+        for path in [
+            "examples/traces.json",
+            "examples/gate/candidate_gpt.json",
+            "examples/gate/candidate_qwen.json",
+            "examples/gate/baseline_glm_run1.json",
+        ] {
+            let bytes = std::fs::read(path).unwrap();
+            let batch = |direct: bool, surveyed: bool| {
+                let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+                let mut traces = ScannedTraces::new(&bytes, spans, true, None);
+                traces.direct = direct;
+                if surveyed {
+                    traces.text = Survey::new(&bytes, false).text();
+                }
+                let mut builder = TableBuilder::new(crate::table::TableOptions {
+                    root_attributes: true,
+                    ..Default::default()
+                });
+                for t in 0..traces.len() {
+                    traces.append(Path::new(path), t, &mut builder).unwrap();
+                }
+                builder.finish()
+            };
+            let parsed = batch(false, false);
+            assert!(parsed.spans.num_rows() > 30, "{path}");
+            for read in [batch(true, false), batch(true, true)] {
+                assert_eq!(read.traces, parsed.traces, "{path}");
+                assert_eq!(read.spans, parsed.spans, "{path}");
+                assert_eq!(read.steps, parsed.steps, "{path}");
+            }
+        }
     }
 
     /// A trace's spans read as one array are still told apart: an error names the byte of the span
