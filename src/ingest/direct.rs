@@ -607,8 +607,48 @@ mod tests {
         })
     }
 
+    /// The spans of the shipped examples, as texts.
+    fn example_spans() -> Vec<String> {
+        let mut spans = Vec::new();
+        for path in ["examples/traces.json", "examples/gate/candidate_gpt.json"] {
+            let bytes = std::fs::read(path).unwrap();
+            for span in crate::ingest::scan::locate_spans(&bytes).unwrap().iter() {
+                for one in crate::ingest::scan::spans_at(&bytes, span.start(), span.count()) {
+                    spans.push(String::from_utf8(bytes[one.start()..one.end()].to_vec()).unwrap());
+                }
+            }
+        }
+        spans
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Real spans with bytes changed, removed or repeated: declined, or read as simd-json reads them.
+        #[test]
+        fn changed_spans_of_the_examples_are_declined_or_read_as_simd_json_reads_them(
+            pick in any::<prop::sample::Index>(),
+            changes in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0..3u8), 1..4),
+        ) {
+            thread_local! {
+                static SPANS: Vec<String> = example_spans();
+            }
+            let mut bytes = SPANS.with(|spans| spans[pick.index(spans.len())].clone().into_bytes());
+            for (at, byte, how) in changes {
+                let at = at.index(bytes.len());
+                match how {
+                    0 => bytes[at] = byte,
+                    1 => { bytes.remove(at); }
+                    _ => bytes.insert(at, bytes[at]),
+                }
+                if bytes.is_empty() {
+                    break;
+                }
+            }
+            if let Ok(text) = String::from_utf8(bytes) {
+                agrees(&text);
+            }
+        }
 
         #[test]
         fn generated_json_reads_as_simd_json_reads_it(text in json_text()) {
