@@ -104,8 +104,8 @@ impl<'i> Reader<'i> {
                 let text = self.string()?;
                 tape.push(Node::String(text));
             }
-            Some(b'{') => self.object(tape, depth)?,
-            Some(b'[') => self.array(tape, depth)?,
+            Some(b'{') => self.container(tape, depth, true)?,
+            Some(b'[') => self.container(tape, depth, false)?,
             Some(b't') => tape.push(Node::Static(self.literal("true", StaticNode::Bool(true))?)),
             Some(b'f') => tape.push(Node::Static(
                 self.literal("false", StaticNode::Bool(false))?,
@@ -117,24 +117,29 @@ impl<'i> Reader<'i> {
         Ok(())
     }
 
-    fn object(&mut self, tape: &mut Vec<Node<'i>>, depth: usize) -> Read<()> {
+    /// The object (`object`) or array whose opening bracket is at the reader's position, headed on
+    /// the tape by its node.
+    fn container(&mut self, tape: &mut Vec<Node<'i>>, depth: usize, object: bool) -> Read<()> {
         if depth >= MAX_DEPTH {
             return Err(Declined);
         }
+        let close = if object { b'}' } else { b']' };
         self.at += 1;
         let head = tape.len();
-        tape.push(Node::Object { len: 0, count: 0 });
+        tape.push(Node::Static(StaticNode::Null));
         let mut len = 0;
         self.skip_space();
-        if self.peek() == Some(b'}') {
+        if self.peek() == Some(close) {
             self.at += 1;
         } else {
             loop {
-                self.eat(b'"')?;
-                let key = self.string()?;
-                tape.push(Node::String(key));
-                self.expect(b':')?;
-                self.skip_space();
+                if object {
+                    self.eat(b'"')?;
+                    let key = self.string()?;
+                    tape.push(Node::String(key));
+                    self.expect(b':')?;
+                    self.skip_space();
+                }
                 self.value_at(tape, depth + 1)?;
                 len += 1;
                 self.skip_space();
@@ -143,7 +148,7 @@ impl<'i> Reader<'i> {
                         self.at += 1;
                         self.skip_space();
                     }
-                    Some(b'}') => {
+                    Some(byte) if byte == close => {
                         self.at += 1;
                         break;
                     }
@@ -151,45 +156,11 @@ impl<'i> Reader<'i> {
                 }
             }
         }
-        tape[head] = Node::Object {
-            len,
-            count: tape.len() - head - 1,
-        };
-        Ok(())
-    }
-
-    fn array(&mut self, tape: &mut Vec<Node<'i>>, depth: usize) -> Read<()> {
-        if depth >= MAX_DEPTH {
-            return Err(Declined);
-        }
-        self.at += 1;
-        let head = tape.len();
-        tape.push(Node::Array { len: 0, count: 0 });
-        let mut len = 0;
-        self.skip_space();
-        if self.peek() == Some(b']') {
-            self.at += 1;
+        let count = tape.len() - head - 1;
+        tape[head] = if object {
+            Node::Object { len, count }
         } else {
-            loop {
-                self.value_at(tape, depth + 1)?;
-                len += 1;
-                self.skip_space();
-                match self.peek() {
-                    Some(b',') => {
-                        self.at += 1;
-                        self.skip_space();
-                    }
-                    Some(b']') => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return Err(Declined),
-                }
-            }
-        }
-        tape[head] = Node::Array {
-            len,
-            count: tape.len() - head - 1,
+            Node::Array { len, count }
         };
         Ok(())
     }
@@ -469,28 +440,33 @@ mod tests {
         }
     }
 
+    /// The spans of the examples at `paths`, each with its file.
+    fn example_spans(paths: &[&'static str]) -> Vec<(&'static str, String)> {
+        let mut spans = Vec::new();
+        for &path in paths {
+            let bytes = std::fs::read(path).unwrap();
+            for span in crate::ingest::scan::locate_spans(&bytes).unwrap().iter() {
+                for one in crate::ingest::scan::spans_at(&bytes, span.start(), span.count()) {
+                    let text = String::from_utf8(bytes[one.start()..one.end()].to_vec()).unwrap();
+                    spans.push((path, text));
+                }
+            }
+        }
+        spans
+    }
+
     #[test]
     fn every_span_of_the_examples_reads_as_simd_json_reads_it() {
-        let mut read = 0;
-        for path in [
+        let spans = example_spans(&[
             "examples/traces.json",
             "examples/gate/candidate_gpt.json",
             "examples/gate/baseline_glm_run1.json",
             "examples/gate/candidate_qwen.json",
-        ] {
-            let bytes = std::fs::read(path).unwrap();
-            let text = std::str::from_utf8(&bytes).unwrap();
-            for span in crate::ingest::scan::locate_spans(&bytes).unwrap().iter() {
-                for one in crate::ingest::scan::spans_at(&bytes, span.start(), span.count()) {
-                    assert!(
-                        agrees(&text[one.start()..one.end()]),
-                        "declined a span of {path}"
-                    );
-                    read += 1;
-                }
-            }
+        ]);
+        for (path, span) in &spans {
+            assert!(agrees(span), "declined a span of {path}");
         }
-        assert!(read > 100, "only {read} spans");
+        assert!(spans.len() > 100, "only {} spans", spans.len());
     }
 
     #[test]
@@ -607,20 +583,6 @@ mod tests {
         })
     }
 
-    /// The spans of the shipped examples, as texts.
-    fn example_spans() -> Vec<String> {
-        let mut spans = Vec::new();
-        for path in ["examples/traces.json", "examples/gate/candidate_gpt.json"] {
-            let bytes = std::fs::read(path).unwrap();
-            for span in crate::ingest::scan::locate_spans(&bytes).unwrap().iter() {
-                for one in crate::ingest::scan::spans_at(&bytes, span.start(), span.count()) {
-                    spans.push(String::from_utf8(bytes[one.start()..one.end()].to_vec()).unwrap());
-                }
-            }
-        }
-        spans
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -631,9 +593,10 @@ mod tests {
             changes in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0..3u8), 1..4),
         ) {
             thread_local! {
-                static SPANS: Vec<String> = example_spans();
+                static SPANS: Vec<(&'static str, String)> =
+                    example_spans(&["examples/traces.json", "examples/gate/candidate_gpt.json"]);
             }
-            let mut bytes = SPANS.with(|spans| spans[pick.index(spans.len())].clone().into_bytes());
+            let mut bytes = SPANS.with(|spans| spans[pick.index(spans.len())].1.clone().into_bytes());
             for (at, byte, how) in changes {
                 let at = at.index(bytes.len());
                 match how {

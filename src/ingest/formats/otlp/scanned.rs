@@ -401,6 +401,38 @@ struct Scratch {
 const KEEP_SCRATCH: usize = 1 << 20;
 const KEEP_SCRATCH_SPANS: usize = 1 << 16;
 
+impl Scratch {
+    /// This thread's scratch, taken for one trace.
+    fn take() -> Scratch {
+        SCRATCH.with(std::cell::RefCell::take)
+    }
+
+    /// An empty record with room for `spans` spans, and an empty tape, in the allocations of the
+    /// thread's previous trace.
+    fn start<'i>(&mut self, spans: usize) -> (TraceRecord<'i>, simd_json::Tape<'i>) {
+        let mut record = TraceRecord {
+            spans: relabel(std::mem::take(&mut self.spans)),
+            ..TraceRecord::default()
+        };
+        record.spans.reserve(spans);
+        let tape = self
+            .tape
+            .take()
+            .unwrap_or_else(simd_json::Tape::null)
+            .reset();
+        (record, tape)
+    }
+
+    /// Gives the scratch, with `tape`'s allocation, back to the thread, unless `bytes` of trace (or
+    /// span) grew it past what is kept: what a large trace grew is released with it.
+    fn keep(mut self, tape: simd_json::Tape<'_>, bytes: usize) {
+        self.tape = Some(tape.reset());
+        if bytes <= KEEP_SCRATCH && self.spans.capacity() <= KEEP_SCRATCH_SPANS {
+            SCRATCH.with(|cell| cell.replace(self));
+        }
+    }
+}
+
 /// An emptied span list whose allocation can hold records of another lifetime (collecting from a
 /// list's own iterator into elements of the same size reuses its allocation).
 fn relabel<'b>(mut spans: Vec<SpanRecord<'_>>) -> Vec<SpanRecord<'b>> {
@@ -445,17 +477,8 @@ impl<'b> ScannedTraces<'b> {
             if spare_area.len() < size {
                 spare_area.resize(size, 0);
             }
-            let mut scratch = SCRATCH.with(std::cell::RefCell::take);
-            let mut record = TraceRecord {
-                spans: relabel(std::mem::take(&mut scratch.spans)),
-                ..TraceRecord::default()
-            };
-            record.spans.reserve(spans);
-            let mut tape = scratch
-                .tape
-                .take()
-                .unwrap_or_else(simd_json::Tape::null)
-                .reset();
+            let mut scratch = Scratch::take();
+            let (mut record, mut tape) = scratch.start(spans);
             let mut spare: &mut [u8] = &mut spare_area[..size];
             let read = || -> Result<Result<(), SpanFailure>, Declined> {
                 for m in members {
@@ -482,21 +505,10 @@ impl<'b> ScannedTraces<'b> {
                 Ok(Ok(()))
             };
             let read = read();
-            scratch.tape = Some(tape.reset());
             if let Ok(Ok(())) = read {
-                order_otlp(&mut record);
-                match self.map {
-                    Some(map) => out.append(&map(record)),
-                    None => {
-                        out.append(&record);
-                        scratch.spans = relabel(record.spans);
-                    }
-                }
+                self.append_record(record, &mut scratch, out);
             }
-            // What a large trace grew is released with it.
-            if size <= KEEP_SCRATCH && scratch.spans.capacity() <= KEEP_SCRATCH_SPANS {
-                SCRATCH.with(|cell| cell.replace(scratch));
-            }
+            scratch.keep(tape, size);
             if size > KEEP_SCRATCH {
                 *spare_area = Vec::new();
             }
@@ -513,23 +525,14 @@ impl<'b> ScannedTraces<'b> {
         spans: usize,
         out: &mut TableBuilder,
     ) -> Result<(), SpanFailure> {
-        let mut scratch = SCRATCH.with(std::cell::RefCell::take);
-        let mut record = TraceRecord {
-            spans: relabel(std::mem::take(&mut scratch.spans)),
-            ..TraceRecord::default()
-        };
-        record.spans.reserve(spans);
+        let mut scratch = Scratch::take();
+        let (mut record, mut tape) = scratch.start(spans);
         let largest = members
             .clone()
             .map(|m| self.slices[m as usize].packed())
             .max()
             .unwrap_or(0);
         let read = with_buffers(largest, |buffers| {
-            let mut tape = scratch
-                .tape
-                .take()
-                .unwrap_or_else(simd_json::Tape::null)
-                .reset();
             let mut rest = text;
             for m in members {
                 let slice = &self.slices[m as usize];
@@ -550,24 +553,32 @@ impl<'b> ScannedTraces<'b> {
                     }
                 }
             }
-            scratch.tape = Some(tape.reset());
             Ok(())
         });
         if read.is_ok() {
-            order_otlp(&mut record);
-            match self.map {
-                Some(map) => out.append(&map(record)),
-                None => {
-                    out.append(&record);
-                    scratch.spans = relabel(record.spans);
-                }
+            self.append_record(record, &mut scratch, out);
+        }
+        // As the parser's buffers are, what a large span grew is released with it.
+        scratch.keep(tape, largest);
+        read
+    }
+
+    /// Orders `record`'s spans and appends its trace, mapped, to `out`; the span list goes back to
+    /// `scratch` when no map took it.
+    fn append_record(
+        &self,
+        mut record: TraceRecord<'_>,
+        scratch: &mut Scratch,
+        out: &mut TableBuilder,
+    ) {
+        order_otlp(&mut record);
+        match self.map {
+            Some(map) => out.append(&map(record)),
+            None => {
+                out.append(&record);
+                scratch.spans = relabel(record.spans);
             }
         }
-        // What a large trace grew is released with it, as the parser's buffers are.
-        if largest <= KEEP_SCRATCH && scratch.spans.capacity() <= KEEP_SCRATCH_SPANS {
-            SCRATCH.with(|cell| cell.replace(scratch));
-        }
-        read
     }
 
     /// Reads span `k` of `slice`, parsed as `span`, into `record`.
