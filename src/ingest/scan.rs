@@ -89,7 +89,7 @@ impl SpanSlice {
     /// Byte range of the `traceId` string's contents in `bytes`, the file the span was found in.
     pub fn trace_id(&self, bytes: &[u8]) -> (usize, usize) {
         let from = self.trace_id_start();
-        let to = memchr::memchr(b'"', &bytes[from..self.end()]).map_or(self.end(), |i| from + i);
+        let to = first_of(bytes, from, self.end(), false).unwrap_or(self.end());
         (from, to)
     }
 
@@ -1423,7 +1423,7 @@ fn child_role(role: Role, key: &[u8]) -> Role {
 /// Index of the closing quote of a string whose contents start at `from`.
 fn string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
     loop {
-        let hit = from + memchr2(b'"', b'\\', &bytes[from..])?;
+        let hit = first_of(bytes, from, bytes.len(), true)?;
         if bytes[hit] == b'"' {
             return Some(hit);
         }
@@ -1432,6 +1432,38 @@ fn string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
             return None;
         }
     }
+}
+
+/// Where the first quote (or, with `backslash`, backslash) in `from..end` is.
+///
+/// Keys and trace ids are short, and memchr's setup for each one cost more than the search itself:
+/// their first 48 bytes are searched sixteen at a time, and only a longer string is left to memchr.
+#[inline]
+pub(crate) fn first_of(bytes: &[u8], from: usize, end: usize, backslash: bool) -> Option<usize> {
+    let end = end.min(bytes.len());
+    let mut at = from.min(end);
+    for _ in 0..3 {
+        let Some(chunk) = bytes[..end].get(at..at + 16) else {
+            break;
+        };
+        let lane = u8x16::new(chunk.try_into().expect("16 bytes"));
+        let mut hits = lane.simd_eq(u8x16::splat(b'"'));
+        if backslash {
+            hits |= lane.simd_eq(u8x16::splat(b'\\'));
+        }
+        let hits = hits.to_bitmask();
+        if hits != 0 {
+            return Some(at + hits.trailing_zeros() as usize);
+        }
+        at += 16;
+    }
+    let rest = &bytes[at..end];
+    let found = if backslash {
+        memchr2(b'"', b'\\', rest)
+    } else {
+        memchr::memchr(b'"', rest)
+    };
+    found.map(|i| at + i)
 }
 
 fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
@@ -2299,6 +2331,34 @@ mod tests {
             anchored > 200 && rejected > 100,
             "{anchored} anchored, {rejected} rejected"
         );
+    }
+
+    #[test]
+    fn quotes_and_backslashes_are_found_where_a_plain_search_finds_them() {
+        let mut rng = Rng(0x51de);
+        for _ in 0..3000 {
+            let len = rng.below(120) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| match rng.below(40) {
+                    0 => b'"',
+                    1 => b'\\',
+                    _ => b'a' + rng.below(26) as u8,
+                })
+                .collect();
+            let from = rng.below(len as u64 + 1) as usize;
+            let end = from + rng.below((len - from) as u64 + 1) as usize;
+            for backslash in [false, true] {
+                let plain = bytes[from..end]
+                    .iter()
+                    .position(|&b| b == b'"' || (backslash && b == b'\\'))
+                    .map(|i| from + i);
+                assert_eq!(
+                    first_of(&bytes, from, end, backslash),
+                    plain,
+                    "{from} {end}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::ingest::decoder::{Fast, Traces, check_span_count};
 use crate::ingest::direct::{Declined, Reader};
 use crate::ingest::formats::spans::MapTrace;
 use crate::ingest::json::{PADDING, repair, with_buffers, with_tape};
-use crate::ingest::scan::{SpanList, SpanSlice, locate_spans};
+use crate::ingest::scan::{SpanList, SpanSlice, first_of, locate_spans};
 use crate::ingest::survey::{Survey, Text};
 use crate::table::TableBuilder;
 use crate::table::record::{ParsedFrom, SpanRecord, TraceRecord, order_otlp};
@@ -97,8 +97,7 @@ fn spread(hash: u32) -> u64 {
 
 /// The contents of a `traceId` string the scan took, which hold no backslash, from where they begin.
 fn trace_id_at(bytes: &[u8], at: usize) -> &[u8] {
-    let rest = &bytes[at..];
-    &rest[..memchr::memchr(b'"', rest).unwrap_or(rest.len())]
+    &bytes[at..first_of(bytes, at, bytes.len(), false).unwrap_or(bytes.len())]
 }
 
 impl<'b> ScannedTraces<'b> {
