@@ -281,15 +281,25 @@ const BLOCK: usize = 1 << 20;
 fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<SpanList> {
     let span_depth = span_depth(bytes);
     let (ranges, lines) = worker_blocks(bytes, block, span_depth);
-    let blocks: Vec<BlockRuns> = ranges
-        .par_iter()
-        .map(|&(from, to, start)| runs_in_block(bytes, from, to, start, span_depth))
-        .collect();
-    if !lines || blocks.len() < 2 {
+    if !lines || ranges.len() < 2 {
+        let blocks: Vec<BlockRuns> = ranges
+            .par_iter()
+            .map(|&(from, to, start)| runs_in_block(bytes, from, to, start, span_depth))
+            .collect();
         return walk(bytes, blocks);
     }
-    let ranges: Vec<(usize, usize)> = ranges.iter().map(|&(from, to, _)| (from, to)).collect();
-    match walk_lines(bytes, &ranges, blocks) {
+    // Each block of lines is walked by the worker that just read its runs, while its bytes are still in
+    // cache: walked later, every line's envelope was a fresh read from memory.
+    let (blocks, walks): (Vec<BlockRuns>, Vec<Option<(Pieces, WalkEnd)>>) = ranges
+        .par_iter()
+        .enumerate()
+        .map(|(b, &(from, to, start))| {
+            let runs = runs_in_block(bytes, from, to, start, span_depth);
+            let walked = walk_line_block(bytes, b, from, to, &runs);
+            (runs, walked)
+        })
+        .unzip();
+    match join_line_blocks(blocks, walks) {
         Ok(list) => list,
         Err(blocks) => walk(bytes, blocks),
     }
@@ -1136,29 +1146,48 @@ fn walk(bytes: &[u8], blocks: Vec<BlockRuns>) -> Option<SpanList> {
     (end.stack_empty && end.saw_export).then_some(list)
 }
 
-/// The walk of JSON lines, a block at a time on the threads. Blocks cut between lines (`ranges`) start
-/// where the serial walk, if every line is a whole document, is at depth 0 with nothing to capture (at
-/// depth 0 the walk accepts nothing but the next document, which resets the capture); so each block is
-/// walked from there by the same rules, and its spans come after the previous block's. Gives the blocks
-/// back when a block's walk fails or does not end at depth 0 exactly at its end (a line was not one
-/// document): the serial walk then decides.
+/// The walk of JSON lines with every block's runs already read: the workers' pass and the walk as
+/// two passes, for the tests that walk the blocks of runs they read.
+#[cfg(test)]
 fn walk_lines(
     bytes: &[u8],
     ranges: &[(usize, usize)],
     blocks: Vec<BlockRuns>,
 ) -> Result<Option<SpanList>, Vec<BlockRuns>> {
-    let parts: Vec<Option<(Pieces, WalkEnd)>> = blocks
+    let walks = blocks
         .par_iter()
         .zip(ranges)
         .enumerate()
-        .map(|(b, (block, &(from, to)))| {
-            let runs = block.runs.iter().map(|run| (b as u32, run.clone()));
-            let mut pieces = Pieces::default();
-            let end = walk_part(bytes, from, to, runs, &mut pieces)?;
-            (end.stack_empty && end.at == to).then_some((pieces, end))
-        })
+        .map(|(b, (block, &(from, to)))| walk_line_block(bytes, b, from, to, block))
         .collect();
-    if parts.iter().any(Option::is_none) {
+    join_line_blocks(blocks, walks)
+}
+
+/// The walk of block `b` of JSON lines, `from..to`, whose runs the worker read. Blocks cut between
+/// lines start where the serial walk, if every line is a whole document, is at depth 0 with nothing to
+/// capture (at depth 0 the walk accepts nothing but the next document, which resets the capture); so
+/// each block is walked from there by the same rules, and its spans come after the previous block's.
+/// `None` when the walk fails or does not end at depth 0 exactly at the block's end (a line was not
+/// one document): the serial walk then decides.
+fn walk_line_block(
+    bytes: &[u8],
+    b: usize,
+    from: usize,
+    to: usize,
+    block: &BlockRuns,
+) -> Option<(Pieces, WalkEnd)> {
+    let runs = block.runs.iter().map(|run| (b as u32, run.clone()));
+    let mut pieces = Pieces::default();
+    let end = walk_part(bytes, from, to, runs, &mut pieces)?;
+    (end.stack_empty && end.at == to).then_some((pieces, end))
+}
+
+/// The file's list from every block's runs and walk, in order; the blocks back when a walk failed.
+fn join_line_blocks(
+    blocks: Vec<BlockRuns>,
+    walks: Vec<Option<(Pieces, WalkEnd)>>,
+) -> Result<Option<SpanList>, Vec<BlockRuns>> {
+    if walks.iter().any(Option::is_none) {
         return Err(blocks);
     }
     let mut list = SpanList::default();
@@ -1166,7 +1195,7 @@ fn walk_lines(
     list.lists
         .extend(blocks.into_iter().map(|block| block.spans));
     let mut saw_export = false;
-    for (pieces, end) in parts.into_iter().flatten() {
+    for (pieces, end) in walks.into_iter().flatten() {
         saw_export |= end.saw_export;
         for piece in pieces.0 {
             match piece {
