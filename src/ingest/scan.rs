@@ -17,9 +17,10 @@
 //! (the stage-1 split of `PERF.md`). Each block starts where its state is known: after a newline in JSON
 //! lines, at a span object or a `spans` array in one large export, and elsewhere where a first pass over
 //! every byte finds each block's string state and bracket depth. Each block's worker then reads the runs
-//! of span objects that start in it with 64-byte bit masks, and the serial walk reads only what lies
-//! between the runs, taking a run wherever it meets its first span. The workers stop at anything the walk
-//! would read differently, so the result is the walk's alone.
+//! of span objects that start in it with 64-byte bit masks, and the walk reads only what lies between the
+//! runs, taking a run wherever it meets its first span: in JSON lines each block's worker walks its own
+//! block right after reading its runs, elsewhere one serial walk follows the workers. The workers stop at
+//! anything the walk would read differently, so the result is the walk's alone.
 
 use memchr::memchr2;
 use rayon::prelude::*;
