@@ -289,18 +289,7 @@ fn locate_spans_in_blocks(bytes: &[u8], block: usize) -> Option<SpanList> {
             .collect();
         return walk(bytes, blocks);
     }
-    // Each block of lines is walked by the worker that just read its runs, while its bytes are still in
-    // cache: walked later, every line's envelope was a fresh read from memory.
-    let (blocks, walks): (Vec<BlockRuns>, Vec<Option<(Pieces, WalkEnd)>>) = ranges
-        .par_iter()
-        .enumerate()
-        .map(|(b, &(from, to, start))| {
-            let runs = runs_in_block(bytes, from, to, start, span_depth);
-            let walked = walk_line_block(bytes, b, from, to, &runs);
-            (runs, walked)
-        })
-        .unzip();
-    match join_line_blocks(blocks, walks) {
+    match scan_lines(bytes, &ranges, span_depth) {
         Ok(list) => list,
         Err(blocks) => walk(bytes, blocks),
     }
@@ -1147,23 +1136,6 @@ fn walk(bytes: &[u8], blocks: Vec<BlockRuns>) -> Option<SpanList> {
     (end.stack_empty && end.saw_export).then_some(list)
 }
 
-/// The walk of JSON lines with every block's runs already read: the workers' pass and the walk as
-/// two passes, for the tests that walk the blocks of runs they read.
-#[cfg(test)]
-fn walk_lines(
-    bytes: &[u8],
-    ranges: &[(usize, usize)],
-    blocks: Vec<BlockRuns>,
-) -> Result<Option<SpanList>, Vec<BlockRuns>> {
-    let walks = blocks
-        .par_iter()
-        .zip(ranges)
-        .enumerate()
-        .map(|(b, (block, &(from, to)))| walk_line_block(bytes, b, from, to, block))
-        .collect();
-    join_line_blocks(blocks, walks)
-}
-
 /// The walk of block `b` of JSON lines, `from..to`, whose runs the worker read. Blocks cut between
 /// lines start where the serial walk, if every line is a whole document, is at depth 0 with nothing to
 /// capture (at depth 0 the walk accepts nothing but the next document, which resets the capture); so
@@ -1183,11 +1155,24 @@ fn walk_line_block(
     (end.stack_empty && end.at == to).then_some((pieces, end))
 }
 
-/// The file's list from every block's runs and walk, in order; the blocks back when a walk failed.
-fn join_line_blocks(
-    blocks: Vec<BlockRuns>,
-    walks: Vec<Option<(Pieces, WalkEnd)>>,
+/// The scan of JSON lines cut into `blocks` between lines: each block's worker reads its runs, then
+/// walks the block right away, while its bytes are still in cache (walked in a later pass, every
+/// line's envelope was a fresh read from memory). Gives the blocks' runs back when a block's walk
+/// fails: the serial walk then decides.
+fn scan_lines(
+    bytes: &[u8],
+    blocks: &[(usize, usize, BlockStart)],
+    span_depth: i64,
 ) -> Result<Option<SpanList>, Vec<BlockRuns>> {
+    let (blocks, walks): (Vec<BlockRuns>, Vec<Option<(Pieces, WalkEnd)>>) = blocks
+        .par_iter()
+        .enumerate()
+        .map(|(b, &(from, to, start))| {
+            let runs = runs_in_block(bytes, from, to, start, span_depth);
+            let walked = walk_line_block(bytes, b, from, to, &runs);
+            (runs, walked)
+        })
+        .unzip();
     if walks.iter().any(Option::is_none) {
         return Err(blocks);
     }
@@ -2468,13 +2453,7 @@ mod tests {
             assert_eq!(found.as_ref(), Some(&expected), "block {block}");
             assert_eq!(from_runs, expected.len(), "block {block}");
             // The blocks were walked on their own, not by the serial walk after a refusal.
-            let depth = span_depth(bytes);
-            let ranges: Vec<(usize, usize)> = blocks.iter().map(|&(f, t, _)| (f, t)).collect();
-            let runs = blocks
-                .iter()
-                .map(|&(f, t, s)| runs_in_block(bytes, f, t, s, depth))
-                .collect();
-            let walked = walk_lines(bytes, &ranges, runs).ok().flatten();
+            let walked = scan_lines(bytes, &blocks, span_depth(bytes)).ok().flatten();
             assert_eq!(
                 walked.map(|list| list.flat(bytes)).as_ref(),
                 Some(&expected),
