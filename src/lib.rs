@@ -23,6 +23,7 @@ pub mod cli;
 mod compat;
 mod digest;
 pub mod error;
+pub mod expect;
 mod explain;
 pub mod gate;
 pub mod golden;

@@ -56,6 +56,8 @@ pub enum CheckKind {
     Outcome,
     /// Needs a workflow spec (`--workflow`).
     Workflow,
+    /// Compares the run's calls with the expectations file (`--expect`).
+    Expect,
 }
 
 impl CheckKind {
@@ -67,6 +69,7 @@ impl CheckKind {
             CheckKind::Judge => "judge",
             CheckKind::Outcome => "outcome",
             CheckKind::Workflow => "spec",
+            CheckKind::Expect => "expect",
         }
     }
 }
@@ -84,6 +87,8 @@ pub enum Input {
     Workflow,
     /// A judge (`--judge`).
     Judge,
+    /// Expected actions (`--expect`).
+    Expect,
 }
 
 impl Input {
@@ -95,6 +100,7 @@ impl Input {
             Input::Policy => "--policy",
             Input::Workflow => "--workflow",
             Input::Judge => "--judge",
+            Input::Expect => "--expect",
         }
     }
 }
@@ -123,6 +129,8 @@ pub struct SideInputs {
     pub policy: crate::policy::Policy,
     /// The workflow spec of `--workflow`; the `workflow` check needs it.
     pub workflow: Option<crate::workflow::Workflow>,
+    /// The expected actions of `--expect`; the `expected_actions` check needs them.
+    pub expect: Option<crate::expect::Expectations>,
 }
 
 /// What a check pass reads besides the batch's columns.

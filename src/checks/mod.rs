@@ -17,6 +17,7 @@
 pub(crate) mod abstention;
 pub(crate) mod context_overflow;
 pub mod contract;
+pub(crate) mod expected_actions;
 pub(crate) mod graded;
 pub(crate) mod judged;
 pub(crate) mod outcome;

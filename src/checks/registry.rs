@@ -55,6 +55,7 @@ pub static ALL: &[Registered] = &[
     Registered::new(&super::wrong_direction::WrongDirection, &[Input::Judge], CleanRate),
     Registered::new(&super::outcome::Outcome, &[Input::Outcomes], CleanRate).outcome_block(),
     Registered::new(&super::workflow::WorkflowCheck, &[Input::Workflow], WorkflowBlock),
+    Registered::new(&super::expected_actions::ExpectedActions, &[Input::Expect], CleanRate),
 ];
 
 /// Every registered check, in [`ALL`]'s order.
@@ -160,6 +161,16 @@ mod tests {
             golden: Some(Golden::from_value(json!({"sc1": "Alto-5275", "sc2": "x"})).unwrap()),
             outcomes: Some(Outcomes::from_value(json!({"sc1": false, "sc2": true})).unwrap()),
             workflow: Some(Workflow::compile(spec).expect("valid spec")),
+            expect: Some(
+                crate::expect::Expectations::compile(
+                    &serde_json::from_value(json!({"scenarios": {
+                        "sc1": {"calls": []},
+                        "sc2": {"calls": [{"tool": "pay", "arguments": {"amount": 1}}]}
+                    }}))
+                    .expect("expectations"),
+                )
+                .expect("valid expectations"),
+            ),
             ..SideInputs::default()
         }
     }
@@ -203,7 +214,8 @@ mod tests {
                 "wrong_answer",
                 "truncation",
                 "outcome",
-                "workflow"
+                "workflow",
+                "expected_actions"
             ]
         );
     }
@@ -226,6 +238,7 @@ mod tests {
                 CheckKind::Judge => Some(Input::Judge),
                 CheckKind::Outcome => Some(Input::Outcomes),
                 CheckKind::Workflow => Some(Input::Workflow),
+                CheckKind::Expect => Some(Input::Expect),
             };
             assert!(
                 needed.is_none_or(|i| r.inputs.contains(&i)),

@@ -41,6 +41,9 @@ pub(crate) enum Command {
     Precheck(PrecheckArgs),
     /// Replay recorded trajectories against a workflow spec (checkpoints, handoffs, propagation).
     Conform(super::conform::ConformArgs),
+    /// Write expectations files for --expect: imported from benchmark exports or drafted from
+    /// baseline runs.
+    Expect(super::expect::ExpectArgs),
     /// Measure each check against human labels: TPR, TNR, precision, Cohen's kappa.
     Calibrate(CalibrateArgs),
     /// Merge partial results (from --partial) and write the outputs of one run over all their inputs.
@@ -158,6 +161,10 @@ pub(crate) struct RunArgs {
     /// Workflow spec (as for `conform`): runs the workflow check on every trace.
     #[arg(long, value_name = "SPEC")]
     pub workflow: Option<PathBuf>,
+    /// Expected actions by scenario key (from `expect import`, `expect draft` or by hand): runs the
+    /// expected_actions check on every trace.
+    #[arg(long, value_name = "FILE")]
+    pub expect: Option<PathBuf>,
     /// Trace format of the inputs.
     #[arg(long, value_enum, default_value = "auto")]
     pub format: Format,
@@ -265,14 +272,15 @@ impl RunArgs {
             .map(PathBuf::from)
     }
 
-    /// The side files a run reads besides its traces: policy, golden, outcomes, workflow spec, judged
-    /// checks and the judge's replay file.
+    /// The side files a run reads besides its traces: policy, golden, outcomes, workflow spec,
+    /// expectations, judged checks and the judge's replay file.
     pub(crate) fn side_inputs(&self) -> Vec<PathBuf> {
         [
             self.policy.clone(),
             self.golden.clone(),
             self.outcomes.clone(),
             self.workflow.clone(),
+            self.expect.clone(),
             self.judge_checks.clone(),
             self.judge_replay(),
         ]

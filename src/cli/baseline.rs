@@ -24,6 +24,8 @@ pub(crate) struct BaselineOutputs {
     pub trust: Option<(crate::gate::Trust, f64)>,
     /// `--agent-version`, masked: the version whose traces alone the runs were read for.
     pub agent_version: Option<String>,
+    /// The SHA-256 of `--expect`'s file: the band records it, and `check` refuses another.
+    pub expectations: Option<String>,
 }
 
 /// The band being built, one run at a time: by a baseline over its runs, or by a merge over the runs
@@ -104,6 +106,7 @@ impl BandRuns {
     pub(crate) fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
         let mut band = self.builder.finish()?;
         band.agent_version.clone_from(&outs.agent_version);
+        band.expectations.clone_from(&outs.expectations);
         if let Some(note) = few_runs_note(band.runs) {
             writeln!(std::io::stderr(), "{note}")?;
         }
@@ -174,6 +177,7 @@ impl RunCommand for BaselineArgs {
             parquet: self.parquet.clone(),
             trust: super::check::read_trust(&self.trust)?,
             agent_version: run.resolved.masked_agent_version(),
+            expectations: super::run::expectations_digest(&self.run)?,
         };
         let mut runs = BandRuns::new(&outs);
         let share = run.share();

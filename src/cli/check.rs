@@ -124,6 +124,32 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
     })
 }
 
+/// Refuses a band built with other expectations than the run's (or with some when the run has none,
+/// or the other way round): the band's clean rates would count another check than the run's.
+pub(crate) fn refuse_other_expectations(
+    gating: &Gating,
+    band_path: Option<&std::path::Path>,
+    run: Option<&str>,
+) -> Result<(), CliError> {
+    let (Some(band), Some(path)) = (&gating.band, band_path) else {
+        return Ok(());
+    };
+    let shown = crate::error::display_path(path);
+    match (band.expectations.as_deref(), run) {
+        (None, None) => Ok(()),
+        (Some(a), Some(b)) if a == b => Ok(()),
+        (Some(_), None) => Err(CliError::Invalid(format!(
+            "the band {shown} was built with expectations (baseline --expect); give the same file with --expect"
+        ))),
+        (None, Some(_)) => Err(CliError::Invalid(format!(
+            "the band {shown} was built without expectations; rebuild it with baseline --expect, or run without --expect"
+        ))),
+        (Some(_), Some(_)) => Err(CliError::Invalid(format!(
+            "the band {shown} was built with another expectations file than --expect gives (their SHA-256 differ); rebuild the band with this file"
+        ))),
+    }
+}
+
 /// What finishing a check needs besides the output flags: the run's report and what named it.
 pub(crate) struct Finish<'a> {
     /// The run's report; its batches are empty when the verdicts were spilled.
@@ -198,7 +224,13 @@ impl RunCommand for Check<'_> {
     }
 
     fn prepare(&self) -> Result<Gating, CliError> {
-        prepare(&self.args.outputs)
+        let gating = prepare(&self.args.outputs)?;
+        refuse_other_expectations(
+            &gating,
+            self.args.outputs.band.as_deref(),
+            super::run::expectations_digest(&self.args.run)?.as_deref(),
+        )?;
+        Ok(gating)
     }
 
     fn outputs(&self) -> Outputs<'_> {
@@ -737,6 +769,7 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
         ("policy", &args.run.policy),
         ("golden", &args.run.golden),
         ("outcomes", &args.run.outcomes),
+        ("expect", &args.run.expect),
         ("judge_checks", &args.run.judge_checks),
         ("trust", &args.outputs.trust.trust),
     ] {

@@ -95,6 +95,9 @@ pub enum CliError {
     /// The workflow spec or a trajectory cannot be used.
     #[error(transparent)]
     Workflow(#[from] crate::workflow::WorkflowError),
+    /// The expectations file cannot be used, or expectations cannot be written.
+    #[error(transparent)]
+    Expect(#[from] crate::expect::ExpectError),
     /// The judge cannot be set up or called.
     #[error(transparent)]
     Judge(#[from] crate::judge::JudgeError),

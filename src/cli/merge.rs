@@ -221,6 +221,11 @@ fn merge_check(
 ) -> Result<ExitStatus, CliError> {
     let outs = &args.outputs;
     let gating = super::check::prepare(outs)?;
+    super::check::refuse_other_expectations(
+        &gating,
+        outs.band.as_deref(),
+        expectations_setting(manifest).as_deref(),
+    )?;
     let mut audit_inputs: Vec<audit::Input> = manifest
         .files
         .iter()
@@ -320,7 +325,18 @@ fn baseline_outputs(args: &MergeArgs, manifest: &Manifest) -> Result<BaselineOut
             .iter()
             .find(|s| s.name == crate::cli::run::AGENT_VERSION_SETTING)
             .map(|s| s.value.clone()),
+        expectations: expectations_setting(manifest),
     })
+}
+
+/// The SHA-256 of the expectations file the partials were checked against, as their manifest records
+/// it; `None` when they ran without `--expect`.
+fn expectations_setting(manifest: &Manifest) -> Option<String> {
+    manifest
+        .settings
+        .iter()
+        .find(|s| s.name == crate::cli::run::EXPECTATIONS_SETTING)
+        .map(|s| s.value.clone())
 }
 
 /// A spill that cannot be read back while a band is built from it.

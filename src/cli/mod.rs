@@ -11,6 +11,7 @@ pub(crate) mod calibrate;
 pub(crate) mod check;
 pub mod conform;
 pub(crate) mod exit;
+pub(crate) mod expect;
 pub(crate) mod merge;
 pub(crate) mod precheck;
 pub(crate) mod progress;
@@ -72,6 +73,7 @@ pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i
         Command::Conform(args) => {
             conform::run(&args, &mut std::io::stdout().lock()).map_err(CliError::from)
         }
+        Command::Expect(args) => expect::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Merge(args) => merge::run(&args, &raw_args),
         Command::Checks => list_checks(),

@@ -92,6 +92,11 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         .as_deref()
         .map(crate::workflow::Workflow::load)
         .transpose()?;
+    let expect = args
+        .expect
+        .as_deref()
+        .map(crate::expect::Expectations::load)
+        .transpose()?;
 
     let custom = args
         .judge_checks
@@ -110,6 +115,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
                 c.default_enabled()
                     || (c.kind() == CheckKind::Outcome && outcomes.is_some())
                     || (c.kind() == CheckKind::Workflow && workflow.is_some())
+                    || (c.kind() == CheckKind::Expect && expect.is_some())
             })
             .collect()
     } else {
@@ -138,6 +144,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         CheckKind::Golden => golden.is_some(),
         CheckKind::Outcome => outcomes.is_some(),
         CheckKind::Workflow => workflow.is_some(),
+        CheckKind::Expect => expect.is_some(),
         CheckKind::Judge => args.judge.is_some(),
     };
     let dropped: Vec<&'static dyn Check> = selected.iter().copied().filter(|c| !bound(c)).collect();
@@ -168,6 +175,9 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         if !names_of(CheckKind::Workflow).is_empty() {
             parts.push("workflow needs --workflow spec.json".to_string());
         }
+        if !names_of(CheckKind::Expect).is_empty() {
+            parts.push("expected_actions needs --expect expect.json".to_string());
+        }
         return Err(CliError::Invalid(format!(
             "nothing to run: {}",
             parts.join("; ")
@@ -182,6 +192,11 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     for name in names_of(CheckKind::Workflow) {
         notes.push(format!(
             "note: {name} skipped — it needs --workflow spec.json (a workflow spec, as for conform)"
+        ));
+    }
+    for name in names_of(CheckKind::Expect) {
+        notes.push(format!(
+            "note: {name} skipped — it needs --expect expect.json (from faultgate expect import or expect draft)"
         ));
     }
     for name in names_of(CheckKind::Judge) {
@@ -229,6 +244,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
                 outcomes,
                 policy,
                 workflow,
+                expect,
             },
             judge,
             redaction,

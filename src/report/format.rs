@@ -893,6 +893,45 @@ mod tests {
     }
 
     #[test]
+    fn every_expectations_key_is_documented() {
+        let call = crate::expect::CallFile {
+            tool: "pay".into(),
+            arguments: serde_json::from_value(json!({"amount": 1})).unwrap(),
+            compare: Some(vec!["amount".into()]),
+            matchers: serde_json::from_value(json!({"amount": {"tolerance": 0.5}})).unwrap(),
+        };
+        let file = crate::expect::ExpectFile {
+            version: 1,
+            source: Some(json!({})),
+            read_only_tools: vec!["lookup_*".into()],
+            state_changing_tools: vec!["get_and_delete".into()],
+            // Written only when false.
+            default_read_only: false,
+            scenarios: [(
+                "task-1".to_string(),
+                crate::expect::ScenarioFile {
+                    mode: Some("strict".into()),
+                    calls: vec![call.clone()],
+                    forbidden: vec![call],
+                },
+            )]
+            .into(),
+        };
+        assert_documented(
+            "expect.json",
+            &file,
+            &[
+                "scenarios",
+                "scenarios.calls.arguments",
+                "scenarios.forbidden.arguments",
+                "scenarios.calls.match",
+                "scenarios.forbidden.match",
+            ],
+            &[],
+        );
+    }
+
+    #[test]
     fn every_band_key_is_documented() {
         let band = Band {
             judge: "none".into(),
@@ -909,6 +948,7 @@ mod tests {
             }),
             set_aside: vec!["repeated_call".into()],
             agent_version: Some("2.1.0".into()),
+            expectations: Some("ab12".into()),
         };
         // The writer itself, with every optional key asked for.
         assert_documented("band.json", &band.to_wire_with(true, true), &[], &[]);

@@ -47,6 +47,8 @@ pub struct Columns<'a> {
     pub(crate) tool_definitions: &'a LargeStringArray,
     /// The agent's version (`gen_ai.agent.version`); null when no span records one.
     pub(crate) agent_version: &'a LargeStringArray,
+    /// The tools the trace's definitions mark `readOnlyHint: true`, as a JSON list; null when none.
+    pub(crate) read_only_tools: &'a LargeStringArray,
 
     pub(crate) span_id: &'a LargeStringArray,
     pub(crate) parent: &'a LargeStringArray,
@@ -128,6 +130,7 @@ impl<'a> Columns<'a> {
             has_content: flag(t, trace_column_index(TRACE_HAS_CONTENT)),
             tool_definitions: text(t, trace_column_index(TRACE_TOOL_DEFINITIONS)),
             agent_version: text(t, trace_column_index(TRACE_AGENT_VERSION)),
+            read_only_tools: text(t, trace_column_index(TRACE_READ_ONLY_TOOLS)),
 
             span_id: text(sp, span_column_index(SPAN_ID)),
             parent: text(sp, span_column_index(SPAN_PARENT)),

@@ -193,6 +193,36 @@ pub(crate) fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Co
 /// requests do; one without a name is skipped.
 pub(crate) fn tool_definitions(spans: &[SpanRecord<'_>]) -> Option<String> {
     let mut names = std::collections::BTreeSet::new();
+    let seen = for_each_definition(spans, |name, _| {
+        names.insert(name.to_string());
+    });
+    seen.then(|| serde_json::to_string(&names).unwrap_or_default())
+}
+
+/// The names of the defined tools that the MCP annotation `readOnlyHint: true` marks as changing
+/// nothing (in `annotations`, or in `function.annotations`), sorted and unique, as a compact JSON
+/// list; `None` when no definition is so marked.
+pub(crate) fn read_only_tools(spans: &[SpanRecord<'_>]) -> Option<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for_each_definition(spans, |name, definition| {
+        let hint = |d: &Value| {
+            d.get("annotations")
+                .and_then(|a| a.get("readOnlyHint"))
+                .and_then(Value::as_bool)
+        };
+        let read_only = hint(definition)
+            .or_else(|| definition.get("function").and_then(hint))
+            .unwrap_or(false);
+        if read_only {
+            names.insert(name.to_string());
+        }
+    });
+    (!names.is_empty()).then(|| serde_json::to_string(&names).unwrap_or_default())
+}
+
+/// Calls `f` with each named tool definition of the trace's spans, with its name; returns true if and
+/// only if some span carries definitions.
+fn for_each_definition(spans: &[SpanRecord<'_>], mut f: impl FnMut(&str, &Value)) -> bool {
     let mut seen = false;
     for value in spans.iter().filter_map(|s| s.attr(attr::TOOL_DEFINITIONS)) {
         seen = true;
@@ -215,11 +245,11 @@ pub(crate) fn tool_definitions(spans: &[SpanRecord<'_>]) -> Option<String> {
                 .or_else(|| definition.get("function").and_then(|f| f.get("name")))
                 .and_then(Value::as_str);
             if let Some(name) = name {
-                names.insert(name.to_string());
+                f(name, definition);
             }
         }
     }
-    seen.then(|| serde_json::to_string(&names).unwrap_or_default())
+    seen
 }
 
 /// `str()` of the root's `gen_ai.agent.version`, else of the last one in trace order (as the agent's

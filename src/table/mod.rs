@@ -320,6 +320,8 @@ impl TableBuilder {
         b.tool_definitions
             .append_option(derive::tool_definitions(spans));
         b.agent_version.append_option(agent_version);
+        b.read_only_tools
+            .append_option(derive::read_only_tools(spans));
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
@@ -677,6 +679,7 @@ builders! {
     tool_evidence: SparseText,
     tool_definitions: SparseText,
     agent_version: SparseText,
+    read_only_tools: SparseText,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -853,6 +856,7 @@ impl Builders {
                 arc(self.tool_evidence.finish()),
                 arc(self.tool_definitions.finish()),
                 arc(self.agent_version.finish()),
+                arc(self.read_only_tools.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

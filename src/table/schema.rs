@@ -47,6 +47,9 @@ pub const TRACE_TOOL_EVIDENCE: &str = "unread_tool_evidence";
 pub const TRACE_TOOL_DEFINITIONS: &str = "tool_definitions";
 /// `str()` of the root's `gen_ai.agent.version`, else of the last one seen; null when no span has one.
 pub const TRACE_AGENT_VERSION: &str = "agent_version";
+/// The names of the tools whose definitions carry the MCP annotation `readOnlyHint: true`, sorted and
+/// unique, as a compact JSON list; null when none does.
+pub const TRACE_READ_ONLY_TOOLS: &str = "read_only_tools";
 
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
@@ -141,6 +144,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_TOOL_EVIDENCE, DataType::LargeUtf8),
         nullable(TRACE_TOOL_DEFINITIONS, DataType::LargeUtf8),
         nullable(TRACE_AGENT_VERSION, DataType::LargeUtf8),
+        nullable(TRACE_READ_ONLY_TOOLS, DataType::LargeUtf8),
     ]))
 });
 
@@ -218,6 +222,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_TOOL_EVIDENCE => 13,
         TRACE_TOOL_DEFINITIONS => 14,
         TRACE_AGENT_VERSION => 15,
+        TRACE_READ_ONLY_TOOLS => 16,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

@@ -1,7 +1,7 @@
 //! One fixture folder per check, under `tests/checks/<check>/`: a trace that makes the check fire
 //! (`fires.json` or `fires.jsonl`), a look-alike that must not (`look_alike.json[l]`), the inputs the
 //! check needs, found by name (`golden.json`, `outcomes.json`, `policy.json`, `workflow.json`,
-//! `judge_replay.jsonl`), and the reviewed verdicts as an `insta` snapshot (`verdicts.snap`).
+//! `expect.json`, `judge_replay.jsonl`), and the reviewed verdicts as an `insta` snapshot (`verdicts.snap`).
 //!
 //! Every check `faultgate checks` lists must have its folder, so a new check cannot land without one.
 //! After a deliberate change of a verdict, review the new snapshot with `cargo insta review` (or
@@ -15,11 +15,12 @@ use std::path::Path;
 use common::{arg, faultgate, faultgate_in, read_json, scratch, stdout};
 
 /// The inputs a check may need, each with the flag that passes it.
-const INPUTS: [(&str, &str); 5] = [
+const INPUTS: [(&str, &str); 6] = [
     ("golden.json", "--golden"),
     ("outcomes.json", "--outcomes"),
     ("policy.json", "--policy"),
     ("workflow.json", "--workflow"),
+    ("expect.json", "--expect"),
     ("judge_replay.jsonl", "--judge"),
 ];
 

@@ -17,6 +17,22 @@ use crate::report::steps::TraceSteps;
 /// The setting that records `--agent-version` (masked) in a partial.
 pub(crate) const AGENT_VERSION_SETTING: &str = "agent version";
 
+/// The setting that records the SHA-256 of `--expect`'s file in a partial.
+pub(crate) const EXPECTATIONS_SETTING: &str = "expectations";
+
+/// The SHA-256 of the run's `--expect` file; `None` without one.
+pub(crate) fn expectations_digest(args: &RunArgs) -> Result<Option<String>, CliError> {
+    args.expect
+        .as_deref()
+        .map(|p| {
+            crate::digest::sha256_file(p).map_err(|source| CliError::Read {
+                path: display_path(p),
+                source,
+            })
+        })
+        .transpose()
+}
+
 /// The settings that decide a run's verdicts, as a partial records them.
 pub(crate) fn settings_of(
     command: &str,
@@ -57,6 +73,9 @@ pub(crate) fn settings_of(
     // Recorded only when given, so that the partials of a run over every version read as before.
     if let Some(version) = resolved.masked_agent_version() {
         settings.push((AGENT_VERSION_SETTING, version));
+    }
+    if let Some(digest) = expectations_digest(args)? {
+        settings.push((EXPECTATIONS_SETTING, digest));
     }
     settings.extend(extra.iter().map(|(n, v)| (*n, v.clone())));
     Ok(settings

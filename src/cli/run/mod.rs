@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 pub(crate) use inputs::{InputFile, Inputs};
-pub(crate) use manifest::AGENT_VERSION_SETTING;
+pub(crate) use manifest::{AGENT_VERSION_SETTING, EXPECTATIONS_SETTING, expectations_digest};
 pub(crate) use produce::{Produced, SpillTo, input_warnings};
 pub(crate) use safety::Outputs;
 

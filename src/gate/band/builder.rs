@@ -221,6 +221,7 @@ impl BandBuilder {
             pass_k,
             set_aside: self.set_aside,
             agent_version: None,
+            expectations: None,
         })
     }
 }

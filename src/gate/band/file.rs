@@ -26,6 +26,10 @@ pub(crate) const SET_ASIDE: &str = "set_aside";
 /// The band.json key of the agent version `baseline --agent-version` read the runs' traces of.
 pub(crate) const AGENT_VERSION: &str = "agent_version";
 
+/// The band.json key of the SHA-256 of the expectations file `baseline --expect` checked the runs
+/// against.
+pub(crate) const EXPECTATIONS_SHA256: &str = "expectations_sha256";
+
 /// band.json, written by `baseline` and read by `check --band`.
 ///
 /// The gate reads a band leniently, as 0.4.1 did, and echoes some of its values: those fields are
@@ -95,6 +99,14 @@ pub struct BandJson {
         skip_serializing_if = "Option::is_none"
     )]
     pub agent_version: Option<Value>,
+    /// The SHA-256 of the expectations file the baseline runs were checked against (`baseline
+    /// --expect`); written only then. `check` refuses a band whose expectations differ from its own.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub expectations_sha256: Option<Value>,
 }
 
 /// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
@@ -204,6 +216,7 @@ impl Band {
             scenario_clean_runs: per_scenario.then(|| Value::from(self.clean_runs.clone())),
             set_aside: (!self.set_aside.is_empty()).then(|| Value::from(self.set_aside.clone())),
             agent_version: self.agent_version.clone().map(Value::from),
+            expectations_sha256: self.expectations.clone().map(Value::from),
         }
     }
 }

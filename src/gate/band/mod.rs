@@ -54,6 +54,9 @@ pub struct Band {
     /// `baseline --agent-version`: the agent version (masked) whose traces alone the runs were read
     /// for; `None` when every trace was.
     pub agent_version: Option<String>,
+    /// `baseline --expect`: the SHA-256 of the expectations file the runs were checked against;
+    /// `None` when they were not.
+    pub expectations: Option<String>,
 }
 
 impl Band {

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::BandPassK;
 use super::file::{
-    AGENT_VERSION, BandJson, BandPassKJson, PASS_K, SCENARIO_CLEAN_RUNS, SET_ASIDE, Shaped,
+    AGENT_VERSION, BandJson, BandPassKJson, EXPECTATIONS_SHA256, PASS_K, SCENARIO_CLEAN_RUNS,
+    SET_ASIDE, Shaped,
 };
 use crate::compat::value::py_truthy;
 use crate::error::display_path;
@@ -41,6 +42,8 @@ pub struct BandFile {
     pub(crate) set_aside: Vec<String>,
     /// [`AGENT_VERSION`]: the agent version the baseline runs were read for, when the band has one.
     pub(crate) agent_version: Option<String>,
+    /// [`EXPECTATIONS_SHA256`]: the digest of the expectations the baseline runs were checked against.
+    pub(crate) expectations: Option<String>,
 }
 
 impl BandFile {
@@ -215,6 +218,11 @@ impl BandFile {
             Some(Value::String(version)) => Some(version),
             Some(_) => return Err(bad(AGENT_VERSION, "an agent version (a string)")),
         };
+        let expectations = match band.expectations_sha256 {
+            None | Some(Value::Null) => None,
+            Some(Value::String(digest)) => Some(digest),
+            Some(_) => return Err(bad(EXPECTATIONS_SHA256, "a SHA-256 (a string)")),
+        };
         Ok(Self {
             judge,
             checks,
@@ -233,6 +241,7 @@ impl BandFile {
             pass_k,
             set_aside,
             agent_version,
+            expectations,
         })
     }
 

@@ -1,0 +1,412 @@
+//! The expectations file: its JSON form (read by `--expect`, written by `expect import` and
+//! `expect draft`) and the compiled expectations the check evaluates. The schema is documented in
+//! `docs/formats.md`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::args::{ArgRule, canonical};
+use super::read_only::ReadOnly;
+use crate::error::display_path;
+
+/// The version of the file format this build reads and writes.
+pub(crate) const FORMAT_VERSION: u64 = 1;
+
+/// An expectations file as it is written: one entry per scenario key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectFile {
+    /// The format's version, [`FORMAT_VERSION`].
+    #[serde(default = "format_version")]
+    pub version: u64,
+    /// Where the expectations came from (the command that wrote them, its inputs and settings), for
+    /// the person who reviews the file; the check does not read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Value>,
+    /// Globs of tools that change nothing, besides the default reading verbs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only_tools: Vec<String>,
+    /// Globs of tools that change state whatever the other rules say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state_changing_tools: Vec<String>,
+    /// Whether the default reading verbs (`get_*`, `list_*`, ...) mark tools read-only.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub default_read_only: bool,
+    /// The expectations, by scenario key.
+    pub scenarios: BTreeMap<String, ScenarioFile>,
+}
+
+fn format_version() -> u64 {
+    FORMAT_VERSION
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+/// One scenario's expectations as written.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// `superset` (the default), `subset`, `unordered` or `strict`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The calls the run should make.
+    #[serde(default)]
+    pub calls: Vec<CallFile>,
+    /// Calls the run must not make.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden: Vec<CallFile>,
+}
+
+/// One call as written: the tool, its arguments, which of them are compared and how.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CallFile {
+    /// The tool's name, compared exactly.
+    pub tool: String,
+    /// The expected arguments.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub arguments: Map<String, Value>,
+    /// The arguments compared; by default every one of `arguments` (and of `match`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<Vec<String>>,
+    /// A matcher per argument: `ignore`, `case_insensitive`, `subset`, `{"regex": …}`,
+    /// `{"tolerance": …}`.
+    #[serde(default, rename = "match", skip_serializing_if = "Map::is_empty")]
+    pub matchers: Map<String, Value>,
+}
+
+/// How a scenario's expected calls are held against the calls a run made (the modes of agentevals'
+/// trajectory match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every expected call is made; other calls are allowed.
+    Superset,
+    /// Every state-changing call made is expected; expected calls may be missing.
+    Subset,
+    /// Both.
+    Unordered,
+    /// Both, with the expected calls made in their order.
+    Strict,
+}
+
+impl Mode {
+    /// The mode named in a file.
+    fn parse(name: &str) -> Option<Mode> {
+        Some(match name {
+            "superset" => Mode::Superset,
+            "subset" => Mode::Subset,
+            "unordered" => Mode::Unordered,
+            "strict" => Mode::Strict,
+            _ => return None,
+        })
+    }
+
+    /// Every expected call must be made.
+    pub(crate) fn needs_every_expected(self) -> bool {
+        self != Mode::Subset
+    }
+
+    /// Every counted call must be expected.
+    pub(crate) fn needs_every_made_expected(self) -> bool {
+        self != Mode::Superset
+    }
+}
+
+/// Why an expectations file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpectError {
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", display_path(.path))]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not an expectations file.
+    #[error("{}: not an expectations file: {message}", display_path(.path))]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        message: String,
+    },
+    /// One scenario's entry cannot be used.
+    #[error("{}: scenario {scenario:?}: {message}", display_path(.path))]
+    Scenario {
+        /// The file.
+        path: PathBuf,
+        /// The scenario key.
+        scenario: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A benchmark export given to `expect import` carries no expected actions.
+    #[error(
+        "{}: carries no expected actions (τ²-bench tasks[].evaluation_criteria.actions or τ-bench info.task.actions)",
+        display_path(.0)
+    )]
+    NothingToImport(PathBuf),
+    /// The expectations could not be written.
+    #[error("cannot write {}: {source}", display_path(.path))]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// A compiled expected (or forbidden) call.
+#[derive(Debug, Clone)]
+pub(crate) struct ExpectedCall {
+    pub(crate) tool: String,
+    /// The compared arguments, each with its rule.
+    pub(crate) args: Vec<(String, ArgRule)>,
+    /// The call as reasons show it: tool and compared arguments.
+    pub(crate) shown: String,
+}
+
+impl ExpectedCall {
+    /// Returns true if and only if a call of `tool` with these arguments matches.
+    pub(crate) fn matches(&self, tool: &str, arguments: &Value) -> bool {
+        tool == self.tool
+            && self.args.iter().all(|(name, rule)| {
+                arguments
+                    .as_object()
+                    .and_then(|a| a.get(name))
+                    .is_some_and(|made| rule.accepts(made))
+            })
+    }
+
+    fn compile(call: &CallFile) -> Result<ExpectedCall, String> {
+        if call.tool.is_empty() {
+            return Err("a call has an empty \"tool\"".into());
+        }
+        let names: Vec<String> = match &call.compare {
+            Some(names) => names.clone(),
+            None => {
+                let mut names: Vec<String> = call.arguments.keys().cloned().collect();
+                names.extend(
+                    call.matchers
+                        .keys()
+                        .filter(|k| !call.arguments.contains_key(*k))
+                        .cloned(),
+                );
+                names
+            }
+        };
+        if let Some(unknown) = call
+            .matchers
+            .keys()
+            .find(|k| call.compare.is_some() && !names.contains(k))
+        {
+            return Err(format!(
+                "{}: matcher for argument {unknown:?}, which \"compare\" leaves out",
+                call.tool
+            ));
+        }
+        let mut args = Vec::with_capacity(names.len());
+        for name in names {
+            let rule = ArgRule::from_matcher(call.matchers.get(&name), call.arguments.get(&name))
+                .map_err(|e| format!("{}: argument {name:?}: {e}", call.tool))?;
+            if let Some(rule) = rule {
+                args.push((name, rule));
+            }
+        }
+        let shown_args: Map<String, Value> = args
+            .iter()
+            .filter_map(|(name, _)| Some((name.clone(), call.arguments.get(name)?.clone())))
+            .collect();
+        let shown = if shown_args.is_empty() {
+            call.tool.clone()
+        } else {
+            format!("{} {}", call.tool, canonical(&Value::Object(shown_args)))
+        };
+        Ok(ExpectedCall {
+            tool: call.tool.clone(),
+            args,
+            shown,
+        })
+    }
+}
+
+/// One scenario's compiled expectations.
+#[derive(Debug, Clone)]
+pub(crate) struct Scenario {
+    pub(crate) mode: Mode,
+    pub(crate) calls: Vec<ExpectedCall>,
+    pub(crate) forbidden: Vec<ExpectedCall>,
+    /// Tools the scenario names in its expected calls: their calls are compared even when read-only.
+    pub(crate) named: HashSet<String>,
+}
+
+/// The expectations a run checks against, compiled once.
+#[derive(Debug, Clone)]
+pub struct Expectations {
+    scenarios: HashMap<String, Scenario>,
+    pub(crate) read_only: ReadOnly,
+}
+
+impl Expectations {
+    /// Reads and compiles an expectations file.
+    ///
+    /// # Errors
+    ///
+    /// [`ExpectError`] naming the file (and the scenario, for an entry that cannot be used).
+    pub fn load(path: &Path) -> Result<Expectations, ExpectError> {
+        let bytes = crate::sidefile::read(path).map_err(|source| ExpectError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let file: ExpectFile = serde_json::from_slice(&bytes).map_err(|e| ExpectError::Syntax {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Expectations::compile(&file).map_err(|(scenario, message)| match scenario {
+            Some(scenario) => ExpectError::Scenario {
+                path: path.to_path_buf(),
+                scenario,
+                message,
+            },
+            None => ExpectError::Syntax {
+                path: path.to_path_buf(),
+                message,
+            },
+        })
+    }
+
+    /// Compiles the expectations of a file's contents; the error names the scenario, if one is at
+    /// fault, and what is wrong.
+    pub(crate) fn compile(file: &ExpectFile) -> Result<Expectations, (Option<String>, String)> {
+        if file.version != FORMAT_VERSION {
+            return Err((
+                None,
+                format!(
+                    "version {} (this build reads version {FORMAT_VERSION})",
+                    file.version
+                ),
+            ));
+        }
+        let mut scenarios = HashMap::with_capacity(file.scenarios.len());
+        for (key, entry) in &file.scenarios {
+            let fail = |message: String| (Some(key.clone()), message);
+            let mode = match entry.mode.as_deref() {
+                None => Mode::Superset,
+                Some(name) => Mode::parse(name).ok_or_else(|| {
+                    fail(format!(
+                        "unknown mode {name:?} (superset, subset, unordered or strict)"
+                    ))
+                })?,
+            };
+            let compile =
+                |calls: &[CallFile]| -> Result<Vec<ExpectedCall>, (Option<String>, String)> {
+                    calls
+                        .iter()
+                        .map(|c| ExpectedCall::compile(c).map_err(fail))
+                        .collect()
+                };
+            let calls = compile(&entry.calls)?;
+            let forbidden = compile(&entry.forbidden)?;
+            let named = calls.iter().map(|c| c.tool.clone()).collect();
+            scenarios.insert(
+                key.clone(),
+                Scenario {
+                    mode,
+                    calls,
+                    forbidden,
+                    named,
+                },
+            );
+        }
+        Ok(Expectations {
+            scenarios,
+            read_only: ReadOnly::new(
+                file.read_only_tools.clone(),
+                file.state_changing_tools.clone(),
+                file.default_read_only,
+            ),
+        })
+    }
+
+    /// The expectations of a scenario key; `None` when the file has none for it.
+    pub(crate) fn scenario(&self, key: &str) -> Option<&Scenario> {
+        self.scenarios.get(key)
+    }
+}
+
+impl ExpectFile {
+    /// Writes the file as indented JSON with a final newline, whole or not at all (written beside its
+    /// place, then renamed).
+    ///
+    /// # Errors
+    ///
+    /// [`ExpectError::Write`] naming the file.
+    pub fn write(&self, path: &Path) -> Result<(), ExpectError> {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        crate::output::write_atomic(path, text.as_bytes()).map_err(|source| ExpectError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(text: &str) -> Result<Expectations, (Option<String>, String)> {
+        Expectations::compile(&serde_json::from_str(text).expect("JSON"))
+    }
+
+    #[test]
+    fn an_unknown_mode_names_the_scenario() {
+        let err = compile(r#"{"scenarios": {"t-1": {"mode": "exact", "calls": []}}}"#).unwrap_err();
+        assert_eq!(err.0.as_deref(), Some("t-1"));
+        assert!(err.1.contains("unknown mode \"exact\""), "{}", err.1);
+    }
+
+    #[test]
+    fn a_matcher_outside_compare_is_refused() {
+        let err = compile(
+            r#"{"scenarios": {"t": {"calls": [{"tool": "pay", "arguments": {"a": 1},
+                "compare": ["a"], "match": {"b": "ignore"}}]}}}"#,
+        )
+        .unwrap_err();
+        assert!(err.1.contains("\"compare\" leaves out"), "{}", err.1);
+    }
+
+    #[test]
+    fn compare_limits_the_arguments_held_against_the_call() {
+        let e = compile(
+            r#"{"scenarios": {"t": {"calls": [{"tool": "pay",
+                "arguments": {"user": "u1", "amount": 10, "note": "x"}, "compare": ["user", "amount"]}]}}}"#,
+        )
+        .unwrap();
+        let call = &e.scenario("t").unwrap().calls[0];
+        assert!(call.matches(
+            "pay",
+            &serde_json::json!({"amount": 10.0, "user": "u1", "note": "y"})
+        ));
+        assert!(!call.matches("pay", &serde_json::json!({"amount": 11, "user": "u1"})));
+        assert!(!call.matches("refund", &serde_json::json!({"amount": 10, "user": "u1"})));
+        assert_eq!(call.shown, r#"pay {"amount":10,"user":"u1"}"#);
+    }
+
+    #[test]
+    fn another_version_is_refused() {
+        let err = compile(r#"{"version": 2, "scenarios": {}}"#).unwrap_err();
+        assert!(err.1.contains("version 2"));
+    }
+}
