@@ -15,6 +15,7 @@ mod colour;
 mod conform;
 mod content_in_logs;
 mod doc_refs;
+mod expect;
 mod explain;
 mod formats;
 mod gate_modes;
