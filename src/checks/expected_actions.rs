@@ -16,8 +16,8 @@
 //! {"reservation_id":"Z7GOZK"} (the run made 2 call(s), none that changes state)`.
 //!
 //! **Known limits.** Only calls the trace records are seen, and a call counts as made only when it did
-//! not fail (no structural error, no error on its span); a tool result that reports a failure in its
-//! text alone still counts. Which tools change state is decided by name (the file's globs and the
+//! not fail (no structural error, no error on its span, as the format records it); a tool result that
+//! reports a failure in the prose of a normal result still counts. Which tools change state is decided by name (the file's globs and the
 //! default reading verbs) and by MCP `readOnlyHint` annotations the trace carries; a reading tool with
 //! a writing name is compared. A trace whose scenario has no expectation passes with confidence 0.
 

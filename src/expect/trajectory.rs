@@ -45,6 +45,10 @@ pub(crate) struct Comparison {
     pub(crate) compared: usize,
     /// How many calls the run made in all.
     pub(crate) made: usize,
+    /// The step of a failed call of the tool of the missing expected call, if the run made one.
+    pub(crate) failed_attempt: Option<usize>,
+    /// How many calls that would have been compared failed.
+    pub(crate) failed: usize,
 }
 
 /// The longest argument text a reason shows.
@@ -72,10 +76,25 @@ pub(crate) fn compare(scenario: &Scenario, made: &[MadeCall<'_>]) -> Comparison 
         .iter()
         .filter(|c| c.succeeded && (!c.read_only || scenario.named.contains(c.tool)))
         .collect();
-    let result = |finding| Comparison {
-        finding,
-        compared: counted.len(),
-        made: made.len(),
+    let failed = made
+        .iter()
+        .filter(|c| !c.succeeded && (!c.read_only || scenario.named.contains(c.tool)))
+        .count();
+    let result = |finding: Option<Finding>| {
+        let failed_attempt = match &finding {
+            Some(Finding::Missing { index, .. }) => made
+                .iter()
+                .find(|c| !c.succeeded && c.tool == scenario.calls[*index].tool)
+                .map(|c| c.step),
+            _ => None,
+        };
+        Comparison {
+            finding,
+            compared: counted.len(),
+            made: made.len(),
+            failed_attempt,
+            failed,
+        }
     };
     if let Some(call) = made.iter().find(|c| {
         scenario
@@ -194,9 +213,17 @@ impl Comparison {
                     "expected call {} of {of} not made{order}: {call}",
                     index + 1
                 );
-                if self.compared == 0 {
+                if let Some(step) = self.failed_attempt {
+                    let _ = write!(out, " (its call at step {step} failed)");
+                } else if self.compared == 0 {
                     if self.made == 0 {
                         out.push_str(" (the run made no tool call)");
+                    } else if self.failed > 0 {
+                        let _ = write!(
+                            out,
+                            " (the run's {} state-changing call(s) failed)",
+                            self.failed
+                        );
                     } else {
                         let _ = write!(
                             out,
@@ -350,15 +377,19 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_call_does_not_meet_an_expectation() {
+    fn a_failed_call_does_not_meet_an_expectation_and_the_reason_says_so() {
         let s = book_and_pay("superset");
         let mut failed = call(1, "book", json!({"flight": "HAT030"}));
         failed.succeeded = false;
         let made = [failed, call(2, "pay", json!({"amount": 100}))];
-        assert!(matches!(
-            finding(&s, &made),
-            Some(Finding::Missing { index: 0, .. })
-        ));
+        let c = compare(&s, &made);
+        assert!(matches!(c.finding, Some(Finding::Missing { index: 0, .. })));
+        let mut reason = String::new();
+        c.reason(&s, &mut reason);
+        assert_eq!(
+            reason,
+            r#"expected call 1 of 2 not made: book {"flight":"HAT030"} (its call at step 1 failed)"#
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Read as _;
+use std::path::Path;
 
 use common::{faultgate, file, lower_hex, read_json, root, scratch, stderr};
 use serde_json::Value;
@@ -387,6 +388,224 @@ fn readme_trust_table_is_what_calibrate_prints() {
         "the README's trust table differs from what calibrate prints; run scripts/trust\n{}",
         stale.join("\n")
     );
+}
+
+/// The README's block of the `expected_actions` check on the benchmark sets, whose exports carry each
+/// task's expected actions.
+const EXPECT_BEGIN: &str = "<!-- BEGIN trust expected-actions: generated from calibration/tau2-bench and calibration/tau-bench by scripts/trust -->\n";
+const EXPECT_END: &str = "<!-- END trust expected-actions -->\n";
+
+/// The τ²-bench runs that share tasks, by setup: a run's expectations are drafted from the others of
+/// its setup. (Task numbers are per results file, so expectations are imported file by file.)
+const SETUPS: &[(&str, &[&str])] = &[
+    (
+        "airline",
+        &[
+            "azure-airline",
+            "gpt41-airline",
+            "sft-airline",
+            "whissle-airline",
+        ],
+    ),
+    ("retail", &["gpt41-retail", "sft-retail"]),
+    (
+        "telecom",
+        &["gpt41-telecom", "gpt4o-telecom", "sft-telecom"],
+    ),
+    (
+        "telecom, no user simulator",
+        &["gpt41-telecom-no-user", "sft-telecom-no-user"],
+    ),
+];
+
+/// (tp, fp, tn, fn) of one `calibrate --check expected_actions` run, and its row of the table.
+fn expectation_row(
+    label: &str,
+    traces: &str,
+    labels: &str,
+    expect: &Path,
+    reproduce: &str,
+) -> ([u64; 4], String) {
+    let tmp = scratch();
+    let json = tmp.path().join("calibration.json");
+    let o = faultgate(&[
+        "calibrate",
+        traces,
+        "--labels",
+        labels,
+        "--expect",
+        common::arg(expect),
+        "--check",
+        "expected_actions",
+        "--json",
+        common::arg(&json),
+        "-q",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "calibrate {traces}: {}",
+        stderr(&o)
+    );
+    let report = read_json(&json);
+    let c = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "expected_actions")
+        .expect("the expected_actions row");
+    let m = &c["all"];
+    let count = |k: &str| m[k].as_u64().unwrap();
+    let counts = [count("tp"), count("fp"), count("tn"), count("fn")];
+    let row = format!(
+        "| {label} | {} | {} | {} | {} | {} | `{reproduce}` |\n",
+        share(count("tp"), count("positives")),
+        share(count("fp"), count("negatives")),
+        interval(&m["tpr"], &m["tpr_ci"]),
+        interval(&m["tnr"], &m["tnr_ci"]),
+        kappa(m),
+    );
+    (counts, row)
+}
+
+/// Cohen's κ of summed counts.
+fn pooled_kappa([tp, fp, tn, fn_]: [u64; 4]) -> f64 {
+    let n = (tp + fp + tn + fn_) as f64;
+    let observed = (tp + tn) as f64 / n;
+    let chance =
+        ((tp + fp) as f64 * (tp + fn_) as f64 + (fn_ + tn) as f64 * (fp + tn) as f64) / (n * n);
+    (observed - chance) / (1.0 - chance)
+}
+
+fn pooled_row(label: &str, [tp, fp, tn, fn_]: [u64; 4]) -> String {
+    format!(
+        "| **{label}** | {} | {} | {:.2} | {:.2} | **{:.2}** | sum of the rows above |\n",
+        share(tp, tp + fn_),
+        share(fp, fp + tn),
+        tp as f64 / (tp + fn_) as f64,
+        tn as f64 / (fp + tn) as f64,
+        pooled_kappa([tp, fp, tn, fn_]),
+    )
+}
+
+fn add(total: &mut [u64; 4], counts: [u64; 4]) {
+    for (t, c) in total.iter_mut().zip(counts) {
+        *t += c;
+    }
+}
+
+const TABLE_HEAD: &str = "| run | fired on failed runs | fired on successful runs (false alarms) | TPR [95% CI] | TNR [95% CI] | κ | reproduce |\n|---|---|---|---|---|---|---|\n";
+
+/// The block: expectations imported from each export, then drafted from the other runs of a setup.
+fn render_expectations() -> String {
+    let tmp = scratch();
+    let import = |export: &str, out: &Path| {
+        let o = faultgate(&["expect", "import", export, "--out", common::arg(out)]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "expect import {export}: {}",
+            stderr(&o)
+        );
+    };
+    let mut out = String::from(
+        "**Imported** (`faultgate expect import`): each results file's own task definitions. A positive label means the run's reward is below 1.\n\n",
+    );
+    out.push_str(TABLE_HEAD);
+    let mut total = [0; 4];
+    let mut exports: Vec<(String, &str)> = SETUPS
+        .iter()
+        .flat_map(|(_, runs)| runs.iter())
+        .map(|run| {
+            (
+                format!("calibration/tau2-bench/traces/{run}.json.zst"),
+                "calibration/tau2-bench/labels.csv",
+            )
+        })
+        .collect();
+    exports.push((
+        "calibration/tau-bench/traces/gpt-4o-airline.json.zst".into(),
+        "calibration/tau-bench/labels.csv",
+    ));
+    for (export, labels) in &exports {
+        let expect = tmp.path().join("imported.json");
+        import(export, &expect);
+        let reproduce = format!(
+            "faultgate expect import {export} --out e.json && faultgate calibrate {export} --labels {labels} --expect e.json --check expected_actions"
+        );
+        let name = export
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".json.zst");
+        let (counts, row) =
+            expectation_row(&format!("`{name}`"), export, labels, &expect, &reproduce);
+        add(&mut total, counts);
+        out.push_str(&row);
+    }
+    out.push_str(&pooled_row("all, pooled", total));
+    out.push_str(
+        "\n**Drafted, leave one out** (`faultgate expect draft`, no labels): each τ²-bench run is checked against the calls the other runs of its setup agree on (a strict majority).\n\n",
+    );
+    out.push_str(TABLE_HEAD);
+    let mut total = [0; 4];
+    for (setup, runs) in SETUPS {
+        for run in *runs {
+            let others: Vec<String> = runs
+                .iter()
+                .filter(|o| *o != run)
+                .map(|o| format!("calibration/tau2-bench/traces/{o}.json.zst"))
+                .collect();
+            let expect = tmp.path().join("drafted.json");
+            let mut a: Vec<&str> = vec!["expect", "draft"];
+            a.extend(others.iter().map(String::as_str));
+            a.extend(["--out", common::arg(&expect)]);
+            let o = faultgate(&a);
+            assert_eq!(o.status.code(), Some(0), "expect draft: {}", stderr(&o));
+            let export = format!("calibration/tau2-bench/traces/{run}.json.zst");
+            let reproduce = format!(
+                "faultgate expect draft {} --out e.json && faultgate calibrate {export} --labels calibration/tau2-bench/labels.csv --expect e.json --check expected_actions",
+                others.join(" ")
+            );
+            let (counts, row) = expectation_row(
+                &format!("`{run}` ({setup})"),
+                &export,
+                "calibration/tau2-bench/labels.csv",
+                &expect,
+                &reproduce,
+            );
+            add(&mut total, counts);
+            out.push_str(&row);
+        }
+    }
+    out.push_str(&pooled_row("all, pooled", total));
+    out
+}
+
+#[test]
+fn readme_expectations_table_is_what_calibrate_prints() {
+    let path = root().join("README.md");
+    let mut readme = std::fs::read_to_string(&path).expect("read README.md");
+    let start = readme
+        .find(EXPECT_BEGIN)
+        .unwrap_or_else(|| panic!("README has the marker {EXPECT_BEGIN}"))
+        + EXPECT_BEGIN.len();
+    let stop = start
+        + readme[start..]
+            .find(EXPECT_END)
+            .unwrap_or_else(|| panic!("README has the marker {EXPECT_END}"));
+    let block = render_expectations();
+    if readme[start..stop] == block {
+        return;
+    }
+    let write = std::env::var_os("FAULTGATE_WRITE_README").is_some_and(|v| v == "1");
+    assert!(
+        write,
+        "the README's expected-actions trust table differs from what calibrate prints; run scripts/trust\n--- README\n{}\n--- calibrate\n{block}",
+        &readme[start..stop]
+    );
+    readme.replace_range(start..stop, &block);
+    std::fs::write(&path, &readme).expect("write README.md");
 }
 
 /// The shipped traces are the upstream files, byte for byte: each decompresses to the SHA-256 that
