@@ -98,12 +98,33 @@ pub(crate) fn read_trust(args: &TrustArgs) -> Result<Option<(Trust, f64)>, CliEr
     }
 }
 
+/// Reads the band file. A file that is no band but reads as traces (a run given to `--band` instead of
+/// the band `baseline` made from runs) is named as such, since "the band has no judge" would not
+/// say what went wrong.
+fn read_band(path: &std::path::Path) -> Result<BandFile, CliError> {
+    BandFile::read(path).map_err(|e| match e {
+        crate::gate::GateError::MissingKey { path: ref shown, .. }
+        | crate::gate::GateError::NotAnObject { path: ref shown } => {
+            match crate::ingest::read_path(path, crate::ingest::Format::Auto) {
+                Ok((format, batch)) if !batch.is_empty() => CliError::Invalid(format!(
+                    "{shown}: this looks like a trace export ({} format, {} trace(s)), not a band; \
+                     build a band from baseline runs with `faultgate baseline RUN1 RUN2 --out band.json`",
+                    format.name(),
+                    batch.len()
+                )),
+                _ => CliError::from(e),
+            }
+        }
+        other => CliError::from(other),
+    })
+}
+
 /// Reads the band and checks the output flags that can be checked before the run.
 pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
     if let Some(dir) = &outs.spill_dir {
         crate::report::spill::check_dir(dir).map_err(|e| CliError::Invalid(e.to_string()))?;
     }
-    let band = outs.band.as_deref().map(BandFile::read).transpose()?;
+    let band = outs.band.as_deref().map(read_band).transpose()?;
     let mode = outs.mode();
     let clean_runs = match (&band, &outs.band) {
         (Some(band), Some(path)) if mode != GateMode::Band => {
