@@ -48,6 +48,12 @@ pub enum InputError {
         /// What is wrong with it.
         message: String,
     },
+    /// A trace file with nothing in it but whitespace (an export that was cut off, or never written).
+    #[error(
+        "cannot parse {}: the file is empty (pass --skip-bad-input to skip files that cannot be read)",
+        display_path(.0)
+    )]
+    Empty(PathBuf),
     /// A JSON document that no trace format recognises (or that a forced format does not fit).
     #[error("{}: {message}", display_path(.path))]
     Unrecognised {
@@ -108,6 +114,7 @@ impl InputError {
             InputError::Invalid { path, message } | InputError::Unrecognised { path, message } => {
                 format!("skipped {}: {message}", display_path(path))
             }
+            InputError::Empty(path) => format!("skipped {}: the file is empty", display_path(path)),
             InputError::Read { path, source } => {
                 format!("skipped {}: cannot read it: {source}", display_path(path))
             }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::args::{BaselineArgs, RunArgs};
-use super::run::{Outputs, Run, RunCommand, execute};
+use super::run::{InputFile, Outputs, Run, RunCommand, execute};
 use super::{CliError, ExitStatus};
 use crate::gate::BandBuilder;
 use crate::partial::RunEntry;
@@ -181,6 +181,9 @@ impl RunCommand for BaselineArgs {
         };
         let mut runs = BandRuns::new(&outs);
         let share = run.share();
+        for warning in repeated_runs(&run.inputs.runs, &share) {
+            writeln!(std::io::stderr(), "warning: {warning}")?;
+        }
         for (r, entry) in run.inputs.runs.iter().enumerate() {
             let started = Instant::now();
             // A run may be a directory or archive of many files; it is read, then reduced, alone.
@@ -190,4 +193,33 @@ impl RunCommand for BaselineArgs {
         }
         runs.finish(&outs)
     }
+}
+
+/// A warning for each run that reads the same files as an earlier run (the same file given twice, under
+/// one name or two): the band would count one run twice and read its noise as none.
+fn repeated_runs(entries: &[RunEntry], files: &[InputFile]) -> Vec<String> {
+    let mut seen: Vec<(usize, Vec<PathBuf>)> = Vec::new();
+    let mut warnings = Vec::new();
+    for (r, entry) in entries.iter().enumerate() {
+        let mut paths: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| f.run == r)
+            .map(|f| std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone()))
+            .collect();
+        paths.sort();
+        if paths.is_empty() {
+            continue;
+        }
+        match seen.iter().find(|(_, p)| *p == paths) {
+            Some((first, _)) => warnings.push(format!(
+                "baseline runs {} and {} read the same file(s) ({} and {}): one run counted twice makes the band's run-to-run noise look smaller than it is",
+                first + 1,
+                r + 1,
+                entries[*first].shown,
+                entry.shown
+            )),
+            None => seen.push((r, paths)),
+        }
+    }
+    warnings
 }

@@ -13,7 +13,8 @@ use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
 use crate::explain::{BaselineRun, Explained, Request};
 use crate::gate::{
-    BandFile, GateMode, RunSummary, SetAside, Trust, evaluate_mode, evaluate_pass_k, ungated,
+    BandFile, GateMode, RunSummary, SetAside, Trust, evaluate_mode, evaluate_pass_k,
+    shared_scenarios, ungated,
 };
 use crate::output::write_atomic_with;
 use crate::partial::{OtherInput, Usage};
@@ -21,7 +22,9 @@ use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
-use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line, ungated_warning};
+use crate::report::gate_lines::{
+    REGRESSIONS, disjoint_band_error, gate_lines, pass_k_line, ungated_warning,
+};
 use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{
     audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
@@ -95,12 +98,33 @@ pub(crate) fn read_trust(args: &TrustArgs) -> Result<Option<(Trust, f64)>, CliEr
     }
 }
 
+/// Reads the band file. A file that is no band but reads as traces (a run given to `--band` instead of
+/// the band `baseline` made from runs) is named as such, since "the band has no judge" would not
+/// say what went wrong.
+fn read_band(path: &std::path::Path) -> Result<BandFile, CliError> {
+    BandFile::read(path).map_err(|e| match e {
+        crate::gate::GateError::MissingKey { path: ref shown, .. }
+        | crate::gate::GateError::NotAnObject { path: ref shown } => {
+            match crate::ingest::read_path(path, crate::ingest::Format::Auto) {
+                Ok((format, batch)) if !batch.is_empty() => CliError::Invalid(format!(
+                    "{shown}: this looks like a trace export ({} format, {} trace(s)), not a band; \
+                     build a band from baseline runs with `faultgate baseline RUN1 RUN2 --out band.json`",
+                    format.name(),
+                    batch.len()
+                )),
+                _ => CliError::from(e),
+            }
+        }
+        other => CliError::from(other),
+    })
+}
+
 /// Reads the band and checks the output flags that can be checked before the run.
 pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
     if let Some(dir) = &outs.spill_dir {
         crate::report::spill::check_dir(dir).map_err(|e| CliError::Invalid(e.to_string()))?;
     }
-    let band = outs.band.as_deref().map(BandFile::read).transpose()?;
+    let band = outs.band.as_deref().map(read_band).transpose()?;
     let mode = outs.mode();
     let clean_runs = match (&band, &outs.band) {
         (Some(band), Some(path)) if mode != GateMode::Band => {
@@ -483,6 +507,20 @@ pub(crate) fn finish(
         return Err(CliError::Invalid(format!(
             "--strict-band: {}; the run is refused",
             ungated_warning(&outside)
+        )));
+    }
+    if let Some((band, summary)) = band.as_ref().zip(counted.summary.as_ref())
+        && shared_scenarios(band, summary) == 0
+    {
+        // Refused before anything is printed: a band of another suite would fail the run on every
+        // band scenario, and read as a regression of the release.
+        let path = outs.band.as_deref().map(crate::error::display_path);
+        let run_keys: Vec<&str> = summary.scenarios.iter().map(|(k, _)| k).collect();
+        let band_keys: Vec<&str> = band.scenarios.iter().filter_map(|k| k.as_str()).collect();
+        return Err(CliError::Invalid(disjoint_band_error(
+            path.as_deref().unwrap_or("band"),
+            &run_keys,
+            &band_keys,
         )));
     }
     let elapsed = started.elapsed().as_secs_f64();

@@ -54,6 +54,16 @@ pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i
                 .map_err(|e| format!("{flag}: {e}"))
         };
         match (parse("--since", &cli.since), parse("--until", &cli.until)) {
+            (Ok(Some(since)), Ok(Some(until))) if since >= until => {
+                // An empty window reads no partition at all, and the run would pass on nothing.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "faultgate: --since {} is not before --until {}: the window holds no time, so no time partition would be read",
+                    cli.since.as_deref().unwrap_or_default(),
+                    cli.until.as_deref().unwrap_or_default()
+                );
+                return 2;
+            }
             (Ok(since), Ok(until)) => {
                 crate::ingest::partition::set_window(crate::ingest::partition::TimeWindow {
                     since,

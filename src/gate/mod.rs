@@ -35,7 +35,7 @@ pub use band::{Band, BandBuilder, BandFile, RunDigest};
 pub use decision::{evaluate_mode, evaluate_pass_k};
 pub use outcome::{Gate, GateMode, GateWarning, PairedGate, Ungated, UsageDelta, Verdict};
 pub use trust::{Distrust, SetAside, Trust};
-pub use verdict::{evaluate, ungated};
+pub use verdict::{evaluate, shared_scenarios, ungated};
 
 /// Names of the usage measures, in the order of band.json's `usage` object.
 pub const MEASURES: [&str; 3] = ["tokens", "latency_ms", "cost_usd"];

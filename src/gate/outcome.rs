@@ -90,6 +90,14 @@ pub enum GateWarning {
     },
     /// Band scenarios absent from this run (their number), counted as not clean.
     MissingScenarios(usize),
+    /// The run has fewer than half of the band's scenarios (but some): a band of another suite or
+    /// domain would fail the run on the scenarios it lacks, so the gate says how few it shares.
+    FewSharedScenarios {
+        /// How many band scenarios the run has.
+        shared: usize,
+        /// How many scenarios the band has.
+        scenarios: usize,
+    },
     /// Scenarios of this run that the band does not have: the gate cannot judge them, so their traces
     /// were not gated, failing or not.
     UngatedScenarios(Ungated),

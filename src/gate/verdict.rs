@@ -81,6 +81,13 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
     if !missing.is_empty() {
         warnings.push(GateWarning::MissingScenarios(missing.len()));
     }
+    let shared = n - missing.len();
+    if shared * 2 < n {
+        warnings.push(GateWarning::FewSharedScenarios {
+            shared,
+            scenarios: n,
+        });
+    }
     if let Some(outside) = ungated(band, candidate) {
         warnings.push(GateWarning::UngatedScenarios(outside));
     }
@@ -122,6 +129,15 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
         lo: band.lo,
         hi: band.hi,
     }
+}
+
+/// How many of the band's scenarios the candidate run has. None means the band is of another suite,
+/// domain or key scheme, and the gate would only report every band scenario as a regression.
+pub fn shared_scenarios(band: &BandFile, candidate: &RunSummary) -> usize {
+    band.scenarios
+        .iter()
+        .filter(|s| s.as_str().is_some_and(|k| candidate.scenarios.contains(k)))
+        .count()
 }
 
 /// The candidate's scenarios that the band does not have, and how many of their traces failed;

@@ -150,6 +150,9 @@ pub fn open<'b>(
             message: "invalid UTF-8".to_string(),
         });
     }
+    if !matches!(answer, Fast::Read(_)) && bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(InputError::Empty(path.to_path_buf()));
+    }
     if matches!(answer, Fast::Pass) {
         (format, answer) = fast_path(&text, path, &survey, options);
     }

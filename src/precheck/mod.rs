@@ -219,6 +219,16 @@ fn read_failure(path: &Path, format: Format, error: &InputError) -> Precheck {
             let message = python.as_deref().unwrap_or(message);
             Precheck::failed("unknown".into(), format!("cannot parse {shown}: {message}"))
         }
+        // Python's wording and position for a document of whitespace, as 0.4.1's precheck prints it.
+        InputError::Empty(_) => {
+            let text = crate::ingest::stream::open(path)
+                .ok()
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .unwrap_or_default();
+            let message = json_error::python_json_error(&text)
+                .unwrap_or_else(|| "Expecting value: line 1 column 1 (char 0)".to_string());
+            Precheck::failed("unknown".into(), format!("cannot parse {shown}: {message}"))
+        }
         InputError::Invalid { message, .. } | InputError::Unrecognised { message, .. } => {
             Precheck::failed(
                 format.name().into(),

@@ -33,6 +33,10 @@ pub(crate) fn warning(warning: &GateWarning) -> String {
         GateWarning::MissingScenarios(count) => {
             format!("{count} band scenario(s) absent from this run, counted as not clean")
         }
+        GateWarning::FewSharedScenarios { shared, scenarios } => format!(
+            "this run has only {shared} of the band's {scenarios} scenarios (fewer than half); \
+the others count as not clean: is the band from another suite or domain?"
+        ),
         GateWarning::UngatedScenarios(outside) => ungated_warning(outside),
         GateWarning::FewBaselineRuns(runs) => format!(
             "band built from {} baseline runs; use 3 or more for a stable noise estimate",
@@ -71,6 +75,35 @@ pub(crate) fn ungated_warning(outside: &Ungated) -> String {
         "{} scenario(s) of this run are not in the band and were not gated ({} of their traces failed)",
         outside.scenarios, outside.failed_traces
     )
+}
+
+/// The error for a band that shares no scenario with the run (a band of another suite, domain or key
+/// scheme): names the band and shows a few of the run's keys next to a few of the band's, since the
+/// gate would only fail the run on every band scenario.
+pub(crate) fn disjoint_band_error(
+    band_path: &str,
+    run_keys: &[&str],
+    band_keys: &[&str],
+) -> String {
+    format!(
+        "{band_path}: the band shares no scenario with this run; this run's keys are {}, the band's are {} (pass the band built from this suite's baseline runs)",
+        some_keys(run_keys),
+        some_keys(band_keys)
+    )
+}
+
+/// The first three keys of a list, then how many more there are.
+fn some_keys(keys: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let mut text: Vec<String> = keys
+        .iter()
+        .take(SHOWN)
+        .map(|k| py_repr(&(*k).into()))
+        .collect();
+    if keys.len() > SHOWN {
+        text.push(format!("and {} more", keys.len() - SHOWN));
+    }
+    text.join(", ")
 }
 
 /// The warning for keys carried by several traces of one run (not printed by 0.4.1).

@@ -59,11 +59,16 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
+// The failing table's layout is fixed, with widths for all but the reason column, and every cell may
+// break anywhere: a key with no break opportunity (tau2's telecom task keys run past 100 characters)
+// would otherwise set its column's minimum width and squeeze the reason out of the page.
 const STYLE: &str = "\
 body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;padding:1rem;max-width:72rem;color:#1b1b1b;background:#fff}
 h1{font-size:1.5rem;margin:.2rem 0}h2{font-size:1.15rem;margin:1.6rem 0 .5rem}
 .v{padding:.05rem .5rem;border-radius:.3rem;color:#fff}.v-PASS{background:#1a7f37}.v-FAIL{background:#cf222e}.v-INCONCLUSIVE{background:#9a6700}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #ddd;vertical-align:top}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}
+#failing{table-layout:fixed}#failing th:nth-child(1){width:24%}#failing th:nth-child(2){width:22%}#failing th:nth-child(3){width:3.5rem}#failing th:nth-child(4){width:11rem}
+summary,h3{overflow-wrap:anywhere}
 td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.9em;word-break:break-all}
 .reason{background:#fff1e5;border-left:3px solid #cf222e;padding:.15rem .4rem;overflow-wrap:anywhere}
 .scroll{overflow-x:auto}svg{max-width:100%;height:auto}

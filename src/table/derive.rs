@@ -506,8 +506,16 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// `gen_ai.tool.call.id` pairs a tool span with the call and the response the chat messages record
 /// under that id: the call is not counted twice, and a tool span that does not record its arguments or
 /// its result itself (content capture is opt-in per span) takes them from the messages.
+///
+/// Some recordings reuse a call id within a conversation, so an id may have several responses. Each
+/// span's input repeats the conversation so far: an id's responses are read from the span whose input
+/// records the most of them (the latest on a tie, which for a unique id is 0.4.1's last-wins), and the
+/// k-th call of an id (and the k-th tool span) takes the k-th response, so each call gets its own. A
+/// call past the responses of its id takes the last one, as 0.4.1 reads every call of an id: some
+/// exporters repeat a call in the output of several spans, and those copies are one call.
 pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
-    let mut responses: FastMap<String, String> = FastMap::default();
+    let mut responses: FastMap<String, Vec<String>> = FastMap::default();
+    let mut in_span: FastMap<String, Vec<String>> = FastMap::default();
     let mut owned = String::new();
     for span in spans {
         let mut messages = message_list(
@@ -541,9 +549,29 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
             if is_error && !result.starts_with("Error: ") {
                 result.insert_str(0, "Error: ");
             }
-            responses.insert(py_str(&id), result);
+            in_span.entry(py_str(&id)).or_default().push(result);
+        }
+        for (id, list) in in_span.drain() {
+            match responses.get_mut(&id) {
+                Some(kept) if kept.len() > list.len() => {}
+                Some(kept) => *kept = list,
+                None => {
+                    responses.insert(id, list);
+                }
+            }
         }
     }
+    // The n-th response of an id (the last past the end), for the n-th call or tool span of that id.
+    let nth_response = |id: &str, n: usize| -> Option<&String> {
+        let list = responses.get(id)?;
+        list.get(n).or_else(|| list.last())
+    };
+    let take = |taken: &mut FastMap<String, usize>, id: &str| -> Option<String> {
+        let n = taken.entry(id.to_string()).or_default();
+        *n += 1;
+        nth_response(id, *n - 1).cloned()
+    };
+    let mut calls_taken: FastMap<String, usize> = FastMap::default();
     let mut calls: Vec<(String, Step<'s>)> = Vec::new();
     for (position, span) in spans.iter().enumerate() {
         let messages = message_list(span.attr(attr::OUTPUT_MESSAGES), "tool_call", &mut owned);
@@ -555,7 +583,7 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
                         .map_or_else(|| "unknown".to_string(), |n| py_str(&n)),
                 ),
                 arguments: Cow::Owned(payload_text(&part.get("arguments").unwrap_or(Value::Null))),
-                result: Cow::Owned(responses.get(&call_id).cloned().unwrap_or_default()),
+                result: Cow::Owned(take(&mut calls_taken, &call_id).unwrap_or_default()),
                 span: position,
             };
             calls.push((call_id, step));
@@ -575,22 +603,29 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
             .filter(|v| v.truthy())
             .map(AttrValue::py_str)
     };
+    let mut spans_seen: FastMap<String, usize> = FastMap::default();
     let mut out: Vec<Step<'s>> = tool_spans
         .iter()
         .map(|&p| {
             let span = &spans[p];
             let id = call_id(span);
+            // The n-th tool span of an id takes the n-th call's arguments and the n-th response.
+            let nth = id.as_ref().map_or(0, |id| {
+                let n = spans_seen.entry(id.to_string()).or_default();
+                *n += 1;
+                *n - 1
+            });
             let arguments = match (span.attr(attr::TOOL_CALL_ARGUMENTS), &id) {
                 (None, Some(id)) => calls
                     .iter()
-                    .find(|(c, _)| c == id)
+                    .filter(|(c, _)| c == id)
+                    .nth(nth)
                     .map(|(_, call)| call.arguments.clone())
                     .unwrap_or_default(),
                 _ => text_attr(span, attr::TOOL_CALL_ARGUMENTS),
             };
             let result = match (span.attr(attr::TOOL_CALL_RESULT), &id) {
-                (None, Some(id)) => responses
-                    .get(id.as_ref())
+                (None, Some(id)) => nth_response(id, nth)
                     .map(|r| Cow::Owned(r.clone()))
                     .unwrap_or_default(),
                 _ => text_attr(span, attr::TOOL_CALL_RESULT),
@@ -858,6 +893,55 @@ mod tests {
             serde_json::json!([{"type": "tool_call_response", "id": "c1", "result": "42"}]),
         );
         assert_eq!(steps(&apart, true)[0].result, "42");
+    }
+
+    #[test]
+    fn a_reused_call_id_pairs_each_call_with_its_own_response() {
+        // Each chat span's input repeats the conversation so far; the two calls share the id c1.
+        let call = |name: &str| {
+            format!(
+                r#"{{"role": "assistant", "parts": [{{"type": "tool_call", "id": "c1", "name": "{name}", "arguments": {{}}}}]}}"#
+            )
+        };
+        let response = |result: &str| {
+            format!(
+                r#"{{"role": "tool", "parts": [{{"type": "tool_call_response", "id": "c1", "result": "{result}"}}]}}"#
+            )
+        };
+        let (search, update) = (call("search"), call("update"));
+        let (found, failed) = (
+            response("HAT030 found"),
+            response("Error: HAT030 not available"),
+        );
+        let spans = [
+            chat_span("a", 1, "[]", &format!("[{search}]")),
+            chat_span(
+                "b",
+                2,
+                &format!("[{search}, {found}]"),
+                &format!("[{update}]"),
+            ),
+            chat_span(
+                "c",
+                3,
+                &format!("[{search}, {found}, {update}, {failed}]"),
+                "[]",
+            ),
+            // The update's call repeated in a later span's output: a copy takes the last response.
+            chat_span("d", 4, "[]", &format!("[{update}]")),
+        ];
+        let read: Vec<(String, String)> = steps(&spans, true)
+            .iter()
+            .map(|s| (s.tool.to_string(), s.result.to_string()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("search".into(), "HAT030 found".into()),
+                ("update".into(), "Error: HAT030 not available".into()),
+                ("update".into(), "Error: HAT030 not available".into()),
+            ]
+        );
     }
 
     #[test]

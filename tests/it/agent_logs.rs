@@ -201,6 +201,57 @@ fn tau_bench_results_give_one_trace_per_trial_with_the_reward_as_outcome() {
 }
 
 #[test]
+fn a_reused_tau_bench_call_id_gives_each_call_its_own_result() {
+    // gpt-4o reused `call_dhYivf6VRUVJfU9DItC2EQ95`: a flight search, then a flight update that failed.
+    let (format, batch) = read("tau/tau_bench_reused_ids.json");
+    assert_eq!(format, Format::TauBench);
+    let t = &traces(&batch)[0];
+    assert_eq!(
+        t.tools(),
+        [
+            "get_reservation_details",
+            "search_direct_flight",
+            "get_reservation_details",
+            "search_direct_flight",
+            "think",
+            "update_reservation_flights",
+            "update_reservation_flights"
+        ]
+    );
+    assert!(
+        t.steps[3].2.starts_with(r#"[{"flight_number": "HAT004""#),
+        "{}",
+        t.steps[3].2
+    );
+    assert_eq!(
+        t.steps[6].2,
+        "Error: flight HAT030 not available on date 2024-05-13"
+    );
+
+    // The run ends on that error, which no later update recovers from.
+    let (run, report) = check_json(
+        "tau-reused",
+        &["tests/fixtures/formats/tau/tau_bench_reused_ids.json"],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        fired(&report),
+        [(
+            "task-13#0@tau_bench_reused_ids".to_string(),
+            "unrecovered_tool_error".to_string(),
+            "Tool 'update_reservation_flights' failed at step 6 (Response starts with 'Error:') and no \
+             subsequent call to 'update_reservation_flights' succeeded."
+                .to_string()
+        )]
+    );
+}
+
+#[test]
 fn tau2_results_read_termination_usage_times_and_tool_errors() {
     let (format, batch) = read("tau/tau2_airline.json");
     assert_eq!(format, Format::TauBench);

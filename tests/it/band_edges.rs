@@ -93,6 +93,74 @@ fn band_with_an_empty_per_run_still_refuses_what_would_flip_a_verdict() {
     }
 }
 
+/// A band of another suite (examples/gate's retail scenarios against examples/traces.json): exit 2
+/// before anything is printed, naming the band and showing both sides' keys.
+#[test]
+fn a_band_that_shares_no_scenario_with_the_run_is_refused() {
+    let dir = scratch();
+    let report = dir.path().join("r.json");
+    let out = faultgate(&[
+        "check",
+        "examples/traces.json",
+        "--band",
+        "examples/gate/band.json",
+        "--json",
+        arg(&report),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).lines().last(),
+        Some(
+            "faultgate: examples/gate/band.json: the band shares no scenario with this run; this \
+             run's keys are 'p-da566af9157f', 'p-bd4d333e967c', 'p-273ca74e6e50', and 2 more, the \
+             band's are 'r-0204', 'r-0205', 'r-0208', and 27 more (pass the band built from this \
+             suite's baseline runs)"
+        )
+    );
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(!report.exists());
+}
+
+/// A band of which the run has fewer than half the scenarios gates as before, with a warning.
+#[test]
+fn a_band_sharing_fewer_than_half_its_scenarios_is_warned_about() {
+    let dir = scratch();
+    let band = glm_band(dir.path());
+    let warning = "this run has only 30 of the band's 61 scenarios (fewer than half); the others \
+                   count as not clean: is the band from another suite or domain?";
+    let grown = |name: &str, extra: usize| {
+        edited(&band, name, |b| {
+            let scenarios = b["scenarios"].as_array_mut().unwrap();
+            scenarios.extend((0..extra).map(|i| Value::from(format!("other-{i}"))));
+        })
+    };
+    let report = dir.path().join("r.json");
+    let few = grown("few.json", 31);
+    let out = faultgate(&["check", RUN2, "--band", arg(&few), "--json", arg(&report)]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .lines()
+            .any(|l| l == format!("warning: {warning}")),
+        "{}",
+        stderr(&out)
+    );
+    let warnings = read_json(&report)["gate"]["warnings"].clone();
+    assert!(
+        warnings.as_array().unwrap().iter().any(|w| w == warning),
+        "{warnings}"
+    );
+
+    // Half of them shared: no such warning.
+    let half = grown("half.json", 30);
+    let out = faultgate(&["check", RUN2, "--band", arg(&half)]);
+    assert!(
+        !stderr(&out).contains("fewer than half"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 const UNGATED: &str = "5 scenario(s) of this run are not in the band and were not gated (2 of their \
 traces failed)";
 

@@ -25,6 +25,7 @@ mod input_rules;
 mod judge;
 mod layers;
 mod merge;
+mod messages;
 mod new_formats;
 mod object_storage;
 mod otlp_events;

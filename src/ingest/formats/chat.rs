@@ -7,7 +7,7 @@
 //! (`tool_call_id`, or tau2's `id`). Each call becomes an `execute_tool` span, so the table sees it as a
 //! tool step whichever exporter wrote it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -168,41 +168,78 @@ pub(crate) struct Response {
     pub at: i64,
 }
 
-/// The results of a message list's `tool` messages, by the call id they answer. AG2 nests several
-/// results in one message's `tool_responses`.
-pub(crate) fn responses(messages: &[&Map<String, Value>]) -> HashMap<String, Response> {
-    let mut out = HashMap::new();
-    for message in messages.iter().filter(|m| role(m) == "tool") {
-        let at = message_time(message);
-        let nested: Vec<&Map<String, Value>> = match message.get("tool_responses") {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_object).collect(),
-            _ => vec![message],
+/// The results of a `tool` message, each with the call id it answers, in the order recorded. AG2 nests
+/// several results in one message's `tool_responses`.
+fn message_responses(message: &Map<String, Value>) -> Vec<(String, Response)> {
+    let at = message_time(message);
+    let nested: Vec<&Map<String, Value>> = match message.get("tool_responses") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_object).collect(),
+        _ => vec![message],
+    };
+    let mut out = Vec::new();
+    for item in nested {
+        let Some(id) = ["tool_call_id", "id"]
+            .iter()
+            .find_map(|k| item.get(*k).filter(|v| py_truthy(v)))
+        else {
+            continue;
         };
-        for item in nested {
-            let Some(id) = ["tool_call_id", "id"]
-                .iter()
-                .find_map(|k| item.get(*k).filter(|v| py_truthy(v)))
-            else {
-                continue;
-            };
-            let content = item.get("content").cloned().unwrap_or(Value::Null);
-            // tau2 marks a failed call with `"error": true`; then the content is the error's text.
-            let (content, error) = match item.get("error") {
-                Some(Value::Bool(true)) => {
-                    let text = payload(&content);
-                    let text = text.strip_prefix("Error: ").unwrap_or(&text).to_string();
-                    let text = if text.is_empty() {
-                        "tool error".to_string()
-                    } else {
-                        text
-                    };
-                    (Value::Null, Value::String(text))
+        let content = item.get("content").cloned().unwrap_or(Value::Null);
+        // tau2 marks a failed call with `"error": true`; then the content is the error's text.
+        let (content, error) = match item.get("error") {
+            Some(Value::Bool(true)) => {
+                let text = payload(&content);
+                let text = text.strip_prefix("Error: ").unwrap_or(&text).to_string();
+                let text = if text.is_empty() {
+                    "tool error".to_string()
+                } else {
+                    text
+                };
+                (Value::Null, Value::String(text))
+            }
+            Some(Value::Bool(false)) | None => (content, Value::Null),
+            Some(other) => (content, other.clone()),
+        };
+        out.push((py_str(id), Response { content, error, at }));
+    }
+    out
+}
+
+/// The tool calls of every message of a list, each with its result: `out[i]` holds the calls of
+/// `messages[i]`, in order.
+///
+/// Call ids are not unique in every recording (tau-bench reuses them within a conversation), so a
+/// result answers the earliest call of its id that is still unanswered, in message order. A result
+/// recorded before any call of its id waits for the next such call, and a call no result answers has
+/// none.
+pub(crate) fn paired_calls(messages: &[&Map<String, Value>]) -> Vec<Vec<(Call, Option<Response>)>> {
+    let mut out: Vec<Vec<(Call, Option<Response>)>> = Vec::with_capacity(messages.len());
+    let mut unanswered: HashMap<String, VecDeque<(usize, usize)>> = HashMap::new();
+    let mut early: HashMap<String, VecDeque<Response>> = HashMap::new();
+    for (i, message) in messages.iter().enumerate() {
+        let mut paired = Vec::new();
+        for (j, call) in calls(message).into_iter().enumerate() {
+            let mut response = None;
+            if !call.id.is_empty() {
+                response = early.get_mut(&call.id).and_then(VecDeque::pop_front);
+                if response.is_none() {
+                    unanswered
+                        .entry(call.id.clone())
+                        .or_default()
+                        .push_back((i, j));
                 }
-                Some(Value::Bool(false)) | None => (content, Value::Null),
-                Some(other) => (content, other.clone()),
-            };
-            out.entry(py_str(id))
-                .or_insert(Response { content, error, at });
+            }
+            paired.push((call, response));
+        }
+        out.push(paired);
+        if role(message) != "tool" {
+            continue;
+        }
+        for (id, response) in message_responses(message) {
+            match unanswered.get_mut(&id).and_then(VecDeque::pop_front) {
+                Some((ci, cj)) => out[ci][cj].1 = Some(response),
+                None => early.entry(id).or_default().push_back(response),
+            }
         }
     }
     out
@@ -296,21 +333,22 @@ pub(crate) fn tool_span(
     span
 }
 
-/// The tool spans of a message list: every call of every message, paired with its result by id.
+/// The tool spans of a message list: every call of every message, paired with its result by id
+/// ([`paired_calls`]).
 /// `agent` names the agent a message's calls belong to (`None` leaves them the root's).
 pub(crate) fn tool_spans(
     trace_id: &str,
     messages: &[&Map<String, Value>],
     agent: impl Fn(&Map<String, Value>) -> Option<String>,
 ) -> Vec<SpanRecord<'static>> {
-    let results = responses(messages);
+    let paired = paired_calls(messages);
     let times = message_times(messages);
     let null = Value::Null;
     let mut spans = Vec::new();
-    for (i, message) in messages.iter().enumerate() {
+    for (i, (message, calls)) in messages.iter().zip(paired).enumerate() {
         let who = agent(message);
-        for (j, call) in calls(message).into_iter().enumerate() {
-            let response = results.get(&call.id).filter(|_| !call.id.is_empty());
+        for (j, (call, response)) in calls.into_iter().enumerate() {
+            let response = response.as_ref();
             let mut span = tool_span(
                 trace_id,
                 i,
@@ -441,6 +479,51 @@ mod tests {
             ]
         );
         assert!(spans[0].span_id < spans[1].span_id && spans[1].span_id < spans[2].span_id);
+    }
+
+    #[test]
+    fn a_reused_call_id_pairs_each_result_with_the_earliest_unanswered_call() {
+        // tau-bench reuses call ids within a conversation: each call's own result must be its result.
+        let messages = json!([
+            {"role": "assistant", "tool_calls": [
+                {"id": "call_1", "function": {"name": "search_direct_flight", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "[{\"flight_number\": \"HAT030\"}]"},
+            {"role": "assistant", "tool_calls": [
+                {"id": "call_1", "function": {"name": "update_reservation_flights", "arguments": "{}"}},
+                {"id": "call_2", "function": {"name": "think", "arguments": "{}"}},
+                {"id": "call_2", "function": {"name": "book_reservation", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "Error: flight HAT030 not available"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "noted"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "Error: payment declined"},
+            {"role": "assistant", "tool_calls": [
+                {"id": "call_1", "function": {"name": "orphan", "arguments": "{}"}}]}
+        ]);
+        let spans = tool_spans("t", &maps(&messages), |_| None);
+        let read: Vec<(Option<&str>, Option<&str>)> = spans
+            .iter()
+            .map(|s| {
+                (
+                    s.attr_str(attr::TOOL_NAME),
+                    s.attr_str(attr::TOOL_CALL_RESULT),
+                )
+            })
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (
+                    Some("search_direct_flight"),
+                    Some("[{\"flight_number\": \"HAT030\"}]")
+                ),
+                (
+                    Some("update_reservation_flights"),
+                    Some("Error: flight HAT030 not available")
+                ),
+                (Some("think"), Some("noted")),
+                (Some("book_reservation"), Some("Error: payment declined")),
+                (Some("orphan"), Some("")),
+            ]
+        );
     }
 
     #[test]

@@ -268,28 +268,49 @@ fn generation_tool_calls(
     generations: &[(i64, &Map<String, Value>)],
 ) -> Result<Vec<SpanRecord<'static>>, MapError> {
     let null = Value::Null;
-    let mut results: std::collections::HashMap<String, (&Value, bool)> = Default::default();
+    // Each generation's input repeats the conversation so far, so the results of an id are read from
+    // the input that records the most of them (the latest on a tie), and the k-th call of an id takes
+    // the k-th: a reused call id then pairs each call with its own result.
+    let mut results: std::collections::HashMap<String, Vec<(&Value, bool)>> = Default::default();
     for (_, generation) in generations {
+        let mut seen: std::collections::HashMap<String, Vec<(&Value, bool)>> = Default::default();
         for message in messages_of(generation.get("input")) {
             let is_tool = message.get("role").is_some_and(|r| py_str(r) == "tool");
             if let (true, Some(id)) = (is_tool, message.get("tool_call_id")) {
-                results.insert(py_str(id), (message.get("content").unwrap_or(&null), false));
+                seen.entry(py_str(id))
+                    .or_default()
+                    .push((message.get("content").unwrap_or(&null), false));
             }
             for block in content_blocks(message, "tool_result") {
                 if let Some(id) = block.get("tool_use_id") {
                     let failed = block.get("is_error") == Some(&Value::Bool(true));
-                    results.insert(py_str(id), (block.get("content").unwrap_or(&null), failed));
+                    seen.entry(py_str(id))
+                        .or_default()
+                        .push((block.get("content").unwrap_or(&null), failed));
                 }
             }
         }
+        for (id, list) in seen {
+            let kept = results.entry(id).or_default();
+            if list.len() >= kept.len() {
+                *kept = list;
+            }
+        }
     }
+    let mut answered: std::collections::HashMap<String, usize> = Default::default();
     let mut spans = Vec::new();
     for (start, generation) in generations {
         let gen_id = required_str(generation, "id")?;
         let end = end_of(generation)?;
         for message in messages_of(generation.get("output")) {
             for (name, args, id) in calls_of(message) {
-                let (result, failed) = results.get(&id).copied().unwrap_or((&null, false));
+                let nth = answered.entry(id.clone()).or_default();
+                let (result, failed) = results
+                    .get(&id)
+                    .and_then(|list| list.get(*nth))
+                    .copied()
+                    .unwrap_or((&null, false));
+                *nth += 1;
                 let error = if failed { result.clone() } else { Value::Null };
                 let result = if failed { &null } else { result };
                 let mut attrs = Map::new();
@@ -495,6 +516,45 @@ mod tests {
             .collect();
         tools.sort_unstable();
         assert_eq!(tools, ["a", "b", "e", "f"]);
+    }
+
+    #[test]
+    fn a_reused_generation_call_id_pairs_each_call_with_its_own_result() {
+        // Each generation's input repeats the conversation; both calls carry the id call_1.
+        let call = |name: &str| {
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": name, "arguments": "{}"}}]})
+        };
+        let result =
+            |text: &str| json!({"role": "tool", "tool_call_id": "call_1", "content": text});
+        let doc = json!([{"id": "t", "observations": [
+            {"id": "g1", "type": "GENERATION", "startTime": 1, "endTime": 2,
+             "input": [{"role": "user", "content": "move my flight"}], "output": call("search")},
+            {"id": "g2", "type": "GENERATION", "startTime": 3, "endTime": 4,
+             "input": [call("search"), result("HAT030 found")], "output": call("update")},
+            {"id": "g3", "type": "GENERATION", "startTime": 5, "endTime": 6,
+             "input": [call("search"), result("HAT030 found"), call("update"),
+                result("Error: HAT030 not available")],
+             "output": {"role": "assistant", "content": "Sorry."}}]}]);
+        let traces = read(&records(&doc)).unwrap();
+        let read: Vec<(Option<&str>, Option<&str>)> = traces[0]
+            .spans
+            .iter()
+            .filter(|s| crate::table::record::is_tool_span(s))
+            .map(|s| {
+                (
+                    s.attr_str(attr::TOOL_NAME),
+                    s.attr_str(attr::TOOL_CALL_RESULT),
+                )
+            })
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (Some("search"), Some("HAT030 found")),
+                (Some("update"), Some("Error: HAT030 not available")),
+            ]
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@ use simd_json::prelude::*;
 use simd_json::tape::Value as TapeValue;
 
 use super::chat::{
-    DocumentFormat, ToolStep, calls, child_span, content_text, file_stem, objects, responses,
+    DocumentFormat, ToolStep, child_span, content_text, file_stem, objects, paired_calls,
     root_span, tape_first, tape_get, tape_has, tool_span, trace,
 };
 use super::common::wrap_messages;
@@ -156,7 +156,7 @@ fn read_log(
     turns: &[&Map<String, Value>],
     id: String,
 ) -> TraceRecord<'static> {
-    let results = responses(turns);
+    let mut paired = paired_calls(turns);
     let null = Value::Null;
     let mut spans: Vec<SpanRecord<'static>> = Vec::new();
     let mut previous: Option<String> = None;
@@ -194,8 +194,8 @@ fn read_log(
             attrs.insert(attr::OUTPUT_MESSAGES.into(), m);
         }
         spans.push(child_span(&id, i, ".b", format!("turn {agent}"), attrs));
-        for (j, call) in calls(turn).into_iter().enumerate() {
-            let response = results.get(&call.id).filter(|_| !call.id.is_empty());
+        for (j, (call, response)) in std::mem::take(&mut paired[i]).into_iter().enumerate() {
+            let response = response.as_ref();
             spans.push(tool_span(
                 &id,
                 i,
