@@ -163,7 +163,7 @@ mod tests {
             workflow: Some(Workflow::compile(spec).expect("valid spec")),
             expect: Some(
                 crate::expect::Expectations::compile(
-                    &serde_json::from_value(json!({"scenarios": {
+                    serde_json::from_value(json!({"scenarios": {
                         "sc1": {"calls": []},
                         "sc2": {"calls": [{"tool": "pay", "arguments": {"amount": 1}}]}
                     }}))

@@ -47,6 +47,14 @@ pub(crate) enum ExpectAction {
         /// Trace format of the runs.
         #[arg(long, value_enum, default_value = "auto")]
         format: Format,
+        /// A glob of tools that change nothing, besides the default reading verbs (repeatable);
+        /// written into the file.
+        #[arg(long = "read-only", value_name = "GLOB")]
+        read_only: Vec<String>,
+        /// A glob of tools that change state whatever their name says (repeatable); written into
+        /// the file.
+        #[arg(long = "state-changing", value_name = "GLOB")]
+        state_changing: Vec<String>,
     },
 }
 
@@ -83,6 +91,8 @@ pub(crate) fn run(args: &ExpectArgs) -> Result<ExitStatus, CliError> {
             out,
             min_agree,
             format,
+            read_only,
+            state_changing,
         } => {
             refuse_overwrite(out, runs)?;
             for (i, run) in runs.iter().enumerate() {
@@ -96,6 +106,8 @@ pub(crate) fn run(args: &ExpectArgs) -> Result<ExitStatus, CliError> {
             let options = DraftOptions {
                 min_agree: *min_agree,
                 format: *format,
+                read_only_tools: read_only.clone(),
+                state_changing_tools: state_changing.clone(),
             };
             let (file, summary) = draft(runs, &options)?;
             file.write(out)?;

@@ -32,6 +32,18 @@ pub(crate) enum ArgRule {
 }
 
 impl ArgRule {
+    /// The expected value the rule holds, for showing; `None` for a pattern.
+    pub(crate) fn expected(&self) -> Option<Value> {
+        match self {
+            ArgRule::Equal(v) | ArgRule::CaseInsensitive(v) => Some(v.clone()),
+            ArgRule::Regex(_) => None,
+            ArgRule::Tolerance { value, .. } => {
+                serde_json::Number::from_f64(*value).map(Value::Number)
+            }
+            ArgRule::Subset(keys) => Some(Value::Object(keys.clone())),
+        }
+    }
+
     /// Returns true if and only if the made value satisfies the rule.
     pub(crate) fn accepts(&self, made: &Value) -> bool {
         match self {
@@ -60,10 +72,11 @@ impl ArgRule {
     /// expected value (`None` when the call's `arguments` do not give one). `Ok(None)` is `ignore`.
     pub(crate) fn from_matcher(
         matcher: Option<&Value>,
-        expected: Option<&Value>,
+        expected: Option<Value>,
     ) -> Result<Option<ArgRule>, String> {
-        let need_value = |what: &str| {
-            expected.cloned().ok_or_else(|| {
+        // Called once, on whichever path the matcher takes: the value is moved, not copied.
+        let need_value = move |what: &str| {
+            expected.ok_or_else(|| {
                 format!("matcher {what} needs the argument's value in \"arguments\"")
             })
         };
@@ -229,7 +242,7 @@ mod tests {
 
     #[allow(clippy::needless_pass_by_value)] // called with `json!` literals
     fn rule(matcher: Value, expected: Value) -> ArgRule {
-        ArgRule::from_matcher(Some(&matcher), Some(&expected))
+        ArgRule::from_matcher(Some(&matcher), Some(expected))
             .unwrap()
             .unwrap()
     }
@@ -250,7 +263,7 @@ mod tests {
         assert!(!tol.accepts(&json!(101)) && !tol.accepts(&json!("a lot")));
         let sub = rule(json!("subset"), json!({"id": 3}));
         assert!(sub.accepts(&json!({"id": 3.0, "note": "x"})) && !sub.accepts(&json!({"id": 4})));
-        let eq = ArgRule::from_matcher(None, Some(&json!({"x": [1]})))
+        let eq = ArgRule::from_matcher(None, Some(json!({"x": [1]})))
             .unwrap()
             .unwrap();
         assert!(eq.accepts(&json!({"x": [1.0]})) && !eq.accepts(&json!({"x": [1, 2]})));
@@ -258,8 +271,7 @@ mod tests {
 
     #[test]
     fn bad_matchers_say_what_is_wrong() {
-        let err =
-            |m: Value, v: Option<Value>| ArgRule::from_matcher(Some(&m), v.as_ref()).unwrap_err();
+        let err = |m: Value, v: Option<Value>| ArgRule::from_matcher(Some(&m), v).unwrap_err();
         assert!(err(json!("fuzzy"), Some(json!(1))).contains("unknown matcher \"fuzzy\""));
         assert!(err(json!({"regex": "("}), None).contains("bad regular expression"));
         assert!(err(json!({"tolerance": -1}), Some(json!(1))).contains("at least 0"));

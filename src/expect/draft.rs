@@ -59,6 +59,10 @@ pub struct DraftOptions {
     pub min_agree: f64,
     /// The trace format of the runs.
     pub format: Format,
+    /// Globs of tools that change nothing, besides the default reading verbs; written into the file.
+    pub read_only_tools: Vec<String>,
+    /// Globs of tools that change state whatever their name says; written into the file.
+    pub state_changing_tools: Vec<String>,
 }
 
 impl Default for DraftOptions {
@@ -66,6 +70,8 @@ impl Default for DraftOptions {
         DraftOptions {
             min_agree: STRICT_MAJORITY,
             format: Format::Auto,
+            read_only_tools: Vec::new(),
+            state_changing_tools: Vec::new(),
         }
     }
 }
@@ -79,7 +85,11 @@ pub fn draft(
     runs: &[PathBuf],
     options: &DraftOptions,
 ) -> Result<(ExpectFile, DraftSummary), InputError> {
-    let rules = ReadOnly::new(Vec::new(), Vec::new(), true);
+    let rules = ReadOnly::new(
+        options.read_only_tools.clone(),
+        options.state_changing_tools.clone(),
+        true,
+    );
     // Per scenario, per run that holds it, the run's calls (the first trace of a scenario in a run
     // stands for the run).
     let mut held: BTreeMap<String, Vec<Vec<HeldCall>>> = BTreeMap::new();
@@ -151,6 +161,8 @@ pub fn draft(
     Ok((
         ExpectFile {
             source: Some(source),
+            read_only_tools: options.read_only_tools.clone(),
+            state_changing_tools: options.state_changing_tools.clone(),
             scenarios,
             ..ExpectFile::default_file()
         },

@@ -74,11 +74,11 @@ fn shown(call: &MadeCall<'_>) -> String {
 pub(crate) fn compare(scenario: &Scenario, made: &[MadeCall<'_>]) -> Comparison {
     let counted: Vec<&MadeCall<'_>> = made
         .iter()
-        .filter(|c| c.succeeded && (!c.read_only || scenario.named.contains(c.tool)))
+        .filter(|c| c.succeeded && (!c.read_only || scenario.names(c.tool)))
         .collect();
     let failed = made
         .iter()
-        .filter(|c| !c.succeeded && (!c.read_only || scenario.named.contains(c.tool)))
+        .filter(|c| !c.succeeded && (!c.read_only || scenario.names(c.tool)))
         .count();
     let result = |finding: Option<Finding>| {
         let failed_attempt = match &finding {
@@ -117,7 +117,7 @@ pub(crate) fn compare(scenario: &Scenario, made: &[MadeCall<'_>]) -> Comparison 
             return result(Some(Finding::Missing {
                 index,
                 of: scenario.calls.len(),
-                call: scenario.calls[index].shown.clone(),
+                call: scenario.calls[index].shown(),
             }));
         }
     }
@@ -268,7 +268,7 @@ mod tests {
             "scenarios": {"s": {"mode": mode, "calls": calls, "forbidden": forbidden}}
         }))
         .unwrap();
-        Expectations::compile(&file)
+        Expectations::compile(file)
             .unwrap()
             .scenario("s")
             .unwrap()

@@ -187,37 +187,37 @@ pub(crate) fn answer<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) -> Co
     )
 }
 
-/// The names of the tools the trace's spans were offered (`gen_ai.tool.definitions` on any span, each
-/// a list of definitions or its JSON text), sorted and unique, as a compact JSON list; `None` when no
-/// span carries definitions. A definition names its tool by `name`, or by `function.name` as OpenAI
-/// requests do; one without a name is skipped.
-pub(crate) fn tool_definitions(spans: &[SpanRecord<'_>]) -> Option<String> {
+/// What the trace's tool definitions (`gen_ai.tool.definitions` on any span, each a list of
+/// definitions or its JSON text) say, read in one pass:
+///
+/// - the names of the tools offered, sorted and unique, as a compact JSON list; `None` when no span
+///   carries definitions. A definition names its tool by `name`, or by `function.name` as OpenAI
+///   requests do; one without a name is skipped.
+/// - the names of those the MCP annotation `readOnlyHint: true` marks as changing nothing (in
+///   `annotations`, or in `function.annotations`), in the same form; `None` when none is so marked.
+pub(crate) fn tool_definitions(spans: &[SpanRecord<'_>]) -> (Option<String>, Option<String>) {
     let mut names = std::collections::BTreeSet::new();
-    let seen = for_each_definition(spans, |name, _| {
+    let mut read_only = std::collections::BTreeSet::new();
+    let seen = for_each_definition(spans, |name, definition| {
         names.insert(name.to_string());
-    });
-    seen.then(|| serde_json::to_string(&names).unwrap_or_default())
-}
-
-/// The names of the defined tools that the MCP annotation `readOnlyHint: true` marks as changing
-/// nothing (in `annotations`, or in `function.annotations`), sorted and unique, as a compact JSON
-/// list; `None` when no definition is so marked.
-pub(crate) fn read_only_tools(spans: &[SpanRecord<'_>]) -> Option<String> {
-    let mut names = std::collections::BTreeSet::new();
-    for_each_definition(spans, |name, definition| {
         let hint = |d: &Value| {
             d.get("annotations")
                 .and_then(|a| a.get("readOnlyHint"))
                 .and_then(Value::as_bool)
         };
-        let read_only = hint(definition)
+        if hint(definition)
             .or_else(|| definition.get("function").and_then(hint))
-            .unwrap_or(false);
-        if read_only {
-            names.insert(name.to_string());
+            .unwrap_or(false)
+        {
+            read_only.insert(name.to_string());
         }
     });
-    (!names.is_empty()).then(|| serde_json::to_string(&names).unwrap_or_default())
+    let list =
+        |set: &std::collections::BTreeSet<String>| serde_json::to_string(set).unwrap_or_default();
+    (
+        seen.then(|| list(&names)),
+        (!read_only.is_empty()).then(|| list(&read_only)),
+    )
 }
 
 /// Calls `f` with each named tool definition of the trace's spans, with its name; returns true if and

@@ -317,11 +317,10 @@ impl TableBuilder {
             .then(|| derive::tool_evidence(spans))
             .flatten();
         b.tool_evidence.append_option(evidence);
-        b.tool_definitions
-            .append_option(derive::tool_definitions(spans));
+        let (offered, read_only) = derive::tool_definitions(spans);
+        b.tool_definitions.append_option(offered);
         b.agent_version.append_option(agent_version);
-        b.read_only_tools
-            .append_option(derive::read_only_tools(spans));
+        b.read_only_tools.append_option(read_only);
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
