@@ -17,9 +17,10 @@
 //!
 //! **Known limits.** Only calls the trace records are seen, and a call counts as made only when it did
 //! not fail (no structural error, no error on its span, as the format records it); a tool result that
-//! reports a failure in the prose of a normal result still counts. Which tools change state is decided by name (the file's globs and the
-//! default reading verbs) and by MCP `readOnlyHint` annotations the trace carries; a reading tool with
-//! a writing name is compared. A trace whose scenario has no expectation passes with confidence 0.
+//! reports a failure in the prose of a normal result still counts. Which tools change state is decided
+//! by name (the file's globs and the default reading verbs) and by MCP `readOnlyHint` annotations the
+//! trace carries; a reading tool with a writing name is compared. A trace whose scenario has no
+//! expectation passes with confidence 0.
 
 use arrow_array::Array;
 

@@ -15,7 +15,7 @@
 //!
 //! Memory holds, per scenario and run, the state-changing calls as canonical text, not the traces.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -94,7 +94,7 @@ pub fn draft(
     // stands for the run).
     let mut held: BTreeMap<String, Vec<Vec<HeldCall>>> = BTreeMap::new();
     for path in runs {
-        let mut seen_here: HashMap<String, ()> = HashMap::new();
+        let mut seen_here: HashSet<String> = HashSet::new();
         for file in ingest::expand_paths(std::slice::from_ref(path))? {
             let read_options = ReadOptions::new(options.format, TableOptions::default());
             let each = |batch: crate::table::TraceBatch| -> Vec<(String, Vec<HeldCall>)> {
@@ -112,7 +112,7 @@ pub fn draft(
                 &each,
                 &mut |traces| {
                     for (key, calls) in traces {
-                        if seen_here.insert(key.clone(), ()).is_none() {
+                        if seen_here.insert(key.clone()) {
                             let runs_of = held.entry(key).or_default();
                             runs_of.push(calls);
                         }
