@@ -18,7 +18,7 @@ pub(crate) mod read;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use self::align::{align, answer_cost, first_divergence};
+use self::align::{Step, align, answer_cost, first_divergence};
 use self::read::{TraceView, read_run};
 use crate::error::InputError;
 use crate::pipeline::RunSettings;
@@ -183,7 +183,8 @@ pub(crate) fn explain(request: &Request<'_>) -> Result<Explained, InputError> {
             continue;
         };
         let baseline_run = &request.baselines[best.run].shown;
-        match explanation(candidate, &best.view, baseline_run, regressed, &baseline_fired) {
+        let expect = request.settings.inputs.expect.as_ref();
+        match explanation(candidate, &best.view, baseline_run, regressed, &baseline_fired, expect) {
             Some(e) => explanations.push(e),
             None => notes.push(format!(
                 "--explain: {scenario}: trace {} takes the steps and gives the answer of {baseline_run} trace {}; nothing sets them apart",
@@ -197,6 +198,9 @@ pub(crate) fn explain(request: &Request<'_>) -> Result<Explained, InputError> {
     })
 }
 
+/// The check whose divergence is sought among state-changing calls only.
+const EXPECTED_ACTIONS: &str = "expected_actions";
+
 /// The explanation of `candidate` against its closest baseline trace `baseline`; `None` when nothing
 /// differs.
 fn explanation(
@@ -205,14 +209,8 @@ fn explanation(
     baseline_run: &str,
     regressed: bool,
     baseline_fired: &HashMap<String, HashSet<String>>,
+    expect: Option<&crate::expect::Expectations>,
 ) -> Option<Explanation> {
-    let alignment = align(&candidate.steps, &baseline.steps);
-    let divergence = first_divergence(
-        &candidate.steps,
-        &baseline.steps,
-        &alignment,
-        (candidate.answer.as_deref(), baseline.answer.as_deref()),
-    )?;
     // A regression names the first check that fired; a scenario added by `--explain-all` the first
     // that no baseline run of it fired.
     let fired_before = baseline_fired.get(&candidate.scenario);
@@ -223,6 +221,37 @@ fn explanation(
         .or(candidate.fired.first())
         .cloned()
         .unwrap_or_default();
+    // Expected actions compare only the calls that change state, so their road is walked without the
+    // look-ups, which differ from run to run without changing the outcome.
+    let compared = |steps: &[Step]| -> Vec<usize> {
+        (0..steps.len())
+            .filter(|&i| match expect {
+                Some(e) if check == EXPECTED_ACTIONS => {
+                    !e.read_only.is_read_only(&steps[i].tool, false)
+                }
+                _ => true,
+            })
+            .collect()
+    };
+    let (at, baseline_at) = (compared(&candidate.steps), compared(&baseline.steps));
+    let pick = |steps: &[Step], at: &[usize]| -> Vec<Step> {
+        at.iter().map(|&i| steps[i].clone()).collect()
+    };
+    let (steps, baseline_steps) = (
+        pick(&candidate.steps, &at),
+        pick(&baseline.steps, &baseline_at),
+    );
+    let alignment = align(&steps, &baseline_steps);
+    let mut divergence = first_divergence(
+        &steps,
+        &baseline_steps,
+        &alignment,
+        (candidate.answer.as_deref(), baseline.answer.as_deref()),
+    )?;
+    // Back to positions among all the steps; one past the compared ones is one past all of them.
+    let whole = |k: usize, at: &[usize], all: usize| at.get(k).copied().unwrap_or(all);
+    divergence.step = whole(divergence.step, &at, candidate.steps.len());
+    divergence.baseline_step = whole(divergence.baseline_step, &baseline_at, baseline.steps.len());
     Some(Explanation {
         scenario: candidate.scenario.clone(),
         trace_id: candidate.trace_id.clone(),

@@ -531,3 +531,44 @@ fn partials_with_expectations_merge_into_the_bytes_of_one_run() {
     let o = faultgate(&["merge", arg(&parts[0]), arg(&plain)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn explain_points_at_the_state_changing_call_not_a_look_up() {
+    let tmp = scratch();
+    let expect = tmp.path().join("expect.json");
+    let band = tmp.path().join("band.json");
+    let runs = baseline_runs();
+    let mut draft: Vec<String> = vec!["expect".into(), "draft".into()];
+    draft.extend(runs.iter().cloned());
+    draft.extend(["--out".into(), s(&expect)]);
+    assert_eq!(faultgate(&draft).status.code(), Some(0));
+    let mut base: Vec<String> = vec!["baseline".into()];
+    base.extend(runs.iter().cloned());
+    base.extend(["--out".into(), s(&band), "--expect".into(), s(&expect)]);
+    assert_eq!(faultgate(&base).status.code(), Some(0));
+    let mut a: Vec<String> = vec![
+        "check".into(),
+        example("candidate-v2"),
+        "--band".into(),
+        s(&band),
+        "--expect".into(),
+        s(&expect),
+        "--explain".into(),
+    ];
+    a.extend(runs.iter().cloned());
+    let o = faultgate(&a);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("  task-") && l.contains("(expected_actions)"))
+        .collect();
+    assert_eq!(lines.len(), 7, "{out}");
+    // The look-ups differ from run to run; the explanation names the call that changes state.
+    assert!(lines.iter().all(|l| !l.contains("get_")), "{out}");
+    let task11 = lines.iter().find(|l| l.starts_with("  task-11 ")).unwrap();
+    assert!(
+        task11.contains("missing_call") && task11.contains("called send_certificate("),
+        "{task11}"
+    );
+}
