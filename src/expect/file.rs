@@ -20,7 +20,7 @@ pub(crate) const FORMAT_VERSION: u64 = 1;
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectFile {
-    /// The format's version, [`FORMAT_VERSION`].
+    /// The format's version: 1, the one this build reads and writes.
     #[serde(default = "format_version")]
     pub version: u64,
     /// Where the expectations came from (the command that wrote them, its inputs and settings), for
