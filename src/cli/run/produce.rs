@@ -144,6 +144,8 @@ pub(crate) fn produce(
     }
     let redaction = resolved.settings.redaction;
     let settings = &resolved.settings;
+    // Traces without content only matter to a judge: the rules read the structure either way.
+    let judged = settings.judge.is_some();
     // A verdict batch is about 1.2 kB: a spilled run, which keeps none, reserves no room for them.
     let mut batches = Vec::with_capacity(if spill.is_some() { 0 } else { files.len() });
     // The steps of the run's first failing traces, per file: a file keeps what is left of the run's
@@ -163,7 +165,7 @@ pub(crate) fn produce(
         input.path = path;
         match outcome {
             Ok(mut file) => {
-                if file.without_content > 0 {
+                if judged && file.without_content > 0 {
                     warnings.push(format!(
                         "warning: {} trace(s) in {} carry no content attributes; the judge sees structure only",
                         file.without_content,
@@ -229,7 +231,7 @@ pub(crate) fn produce(
             Err(e) => errors.push(e.to_string()),
         }
     }
-    if shared.without_content > 0 {
+    if judged && shared.without_content > 0 {
         warnings.push(format!(
             "warning: {} of the traces merged across files carry no content attributes; the judge sees structure only",
             shared.without_content
