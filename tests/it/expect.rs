@@ -32,6 +32,38 @@ fn baseline_runs() -> Vec<String> {
         .collect()
 }
 
+/// The README's gate example drafted into `dir`: `expect.json` from the baseline runs, and the band
+/// built from the same runs with it (`band.json`) and without it (`plain.json`).
+struct Drafted {
+    expect: PathBuf,
+    band: PathBuf,
+    plain: PathBuf,
+}
+
+fn drafted_band(dir: &Path) -> Drafted {
+    let d = Drafted {
+        expect: dir.join("expect.json"),
+        band: dir.join("band.json"),
+        plain: dir.join("plain.json"),
+    };
+    let runs = baseline_runs();
+    let mut draft: Vec<String> = vec!["expect".into(), "draft".into()];
+    draft.extend(runs.iter().cloned());
+    draft.extend(["--out".into(), s(&d.expect)]);
+    assert_eq!(faultgate(&draft).status.code(), Some(0));
+    for (out, with) in [(&d.band, true), (&d.plain, false)] {
+        let mut a: Vec<String> = vec!["baseline".into()];
+        a.extend(runs.iter().cloned());
+        a.extend(["--out".into(), s(out)]);
+        if with {
+            a.extend(["--expect".into(), s(&d.expect)]);
+        }
+        let o = faultgate(&a);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    d
+}
+
 fn s(path: &Path) -> String {
     arg(path).to_string()
 }
@@ -292,24 +324,11 @@ fn a_draft_keeps_what_the_runs_agree_on_and_lists_the_scenarios_they_do_not() {
 #[test]
 fn the_readme_gate_example_fails_the_weaker_agent_only_with_expectations() {
     let tmp = scratch();
-    let expect = tmp.path().join("expect.json");
-    let band = tmp.path().join("band.json");
-    let plain = tmp.path().join("plain.json");
-    let runs = baseline_runs();
-    let mut draft: Vec<String> = vec!["expect".into(), "draft".into()];
-    draft.extend(runs.iter().cloned());
-    draft.extend(["--out".into(), s(&expect)]);
-    assert_eq!(faultgate(&draft).status.code(), Some(0));
-    for (out, with) in [(&band, true), (&plain, false)] {
-        let mut a: Vec<String> = vec!["baseline".into()];
-        a.extend(runs.iter().cloned());
-        a.extend(["--out".into(), s(out)]);
-        if with {
-            a.extend(["--expect".into(), s(&expect)]);
-        }
-        let o = faultgate(&a);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    }
+    let Drafted {
+        expect,
+        band,
+        plain,
+    } = drafted_band(tmp.path());
     assert_eq!(
         read_json(&band)["expectations_sha256"]
             .as_str()
@@ -349,25 +368,13 @@ fn the_readme_gate_example_fails_the_weaker_agent_only_with_expectations() {
 #[test]
 fn a_band_with_other_expectations_than_the_run_is_refused() {
     let tmp = scratch();
-    let expect = tmp.path().join("expect.json");
+    let Drafted {
+        expect,
+        band,
+        plain,
+    } = drafted_band(tmp.path());
     let other = tmp.path().join("other.json");
     std::fs::write(&other, r#"{"scenarios": {}}"#).unwrap();
-    let band = tmp.path().join("band.json");
-    let plain = tmp.path().join("plain.json");
-    let runs = baseline_runs();
-    let mut draft: Vec<String> = vec!["expect".into(), "draft".into()];
-    draft.extend(runs.iter().cloned());
-    draft.extend(["--out".into(), s(&expect)]);
-    assert_eq!(faultgate(&draft).status.code(), Some(0));
-    for (out, with) in [(&band, true), (&plain, false)] {
-        let mut a: Vec<String> = vec!["baseline".into()];
-        a.extend(runs.iter().cloned());
-        a.extend(["--out".into(), s(out)]);
-        if with {
-            a.extend(["--expect".into(), s(&expect)]);
-        }
-        assert_eq!(faultgate(&a).status.code(), Some(0));
-    }
     let candidate = example("candidate-v1");
     let refused = |band: &Path, expect: Option<&Path>, message: &str| {
         let json = tmp.path().join("refused.json");
@@ -456,17 +463,7 @@ fn expectations_give_the_same_bytes_at_any_thread_count() {
 #[test]
 fn partials_with_expectations_merge_into_the_bytes_of_one_run() {
     let tmp = scratch();
-    let expect = tmp.path().join("expect.json");
-    let band = tmp.path().join("band.json");
-    let runs = baseline_runs();
-    let mut draft: Vec<String> = vec!["expect".into(), "draft".into()];
-    draft.extend(runs.iter().cloned());
-    draft.extend(["--out".into(), s(&expect)]);
-    assert_eq!(faultgate(&draft).status.code(), Some(0));
-    let mut base: Vec<String> = vec!["baseline".into()];
-    base.extend(runs.iter().cloned());
-    base.extend(["--out".into(), s(&band), "--expect".into(), s(&expect)]);
-    assert_eq!(faultgate(&base).status.code(), Some(0));
+    let Drafted { expect, band, .. } = drafted_band(tmp.path());
 
     let traces = [example("candidate-v1"), example("candidate-v2")];
     let outputs = |name: &str| -> Vec<String> {
@@ -535,17 +532,7 @@ fn partials_with_expectations_merge_into_the_bytes_of_one_run() {
 #[test]
 fn explain_points_at_the_state_changing_call_not_a_look_up() {
     let tmp = scratch();
-    let expect = tmp.path().join("expect.json");
-    let band = tmp.path().join("band.json");
-    let runs = baseline_runs();
-    let mut draft: Vec<String> = vec!["expect".into(), "draft".into()];
-    draft.extend(runs.iter().cloned());
-    draft.extend(["--out".into(), s(&expect)]);
-    assert_eq!(faultgate(&draft).status.code(), Some(0));
-    let mut base: Vec<String> = vec!["baseline".into()];
-    base.extend(runs.iter().cloned());
-    base.extend(["--out".into(), s(&band), "--expect".into(), s(&expect)]);
-    assert_eq!(faultgate(&base).status.code(), Some(0));
+    let Drafted { expect, band, .. } = drafted_band(tmp.path());
     let mut a: Vec<String> = vec![
         "check".into(),
         example("candidate-v2"),
@@ -555,7 +542,7 @@ fn explain_points_at_the_state_changing_call_not_a_look_up() {
         s(&expect),
         "--explain".into(),
     ];
-    a.extend(runs.iter().cloned());
+    a.extend(baseline_runs());
     let o = faultgate(&a);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let out = stdout(&o);
