@@ -22,8 +22,6 @@
 //! trace carries; a reading tool with a writing name is compared. A trace whose scenario has no
 //! expectation passes with confidence 0.
 
-use arrow_array::Array;
-
 use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::expect::args::parse_arguments;
 use crate::expect::file::{Expectations, Scenario};
@@ -92,17 +90,11 @@ fn made_calls<'a>(
     expectations: &Expectations,
     scenario: &Scenario,
 ) -> Vec<MadeCall<'a>> {
-    let annotated: Vec<String> = opt(cols.read_only_tools, t)
-        .and_then(|list| serde_json::from_str(list).ok())
-        .unwrap_or_default();
-    let spans = cols.span_rows(t).start;
+    let annotated = cols.read_only_tools(t);
     let rows = cols.step_rows(t);
     let first = rows.start;
     rows.map(|s| {
         let tool = cols.tool.value(s);
-        let span = cols.step_span(s).map(|p| spans + p);
-        let failed_span =
-            span.is_some_and(|row| cols.is_tool.value(row) && cols.span_error.is_valid(row));
         let read_only = expectations
             .read_only
             .is_read_only(tool, annotated.iter().any(|a| a == tool));
@@ -117,7 +109,7 @@ fn made_calls<'a>(
             } else {
                 serde_json::Value::Null
             },
-            succeeded: !cols.structural_error.is_valid(s) && !failed_span,
+            succeeded: cols.step_succeeded(t, s),
             read_only,
         }
     })

@@ -52,15 +52,13 @@ impl Check for PolicyCheck {
             steps.extend(rows.map(|s| {
                 let span = cols.step_span(s).map(|p| spans + p);
                 let structural_error = cols.structural_error.is_valid(s);
-                let failed_tool_span = span
-                    .is_some_and(|row| cols.is_tool.value(row) && cols.span_error.is_valid(row));
                 PolicyStep {
                     index: s - first + 1,
                     tool: cols.tool.value(s),
                     arguments: cols.arguments.value(s),
                     result: cols.result.value(s),
                     structural_error,
-                    succeeded: !structural_error && !failed_tool_span,
+                    succeeded: cols.step_succeeded(t, s),
                     confirmed: span.is_some_and(|row| cols.confirmed.value(row)),
                 }
             }));

@@ -172,21 +172,12 @@ pub fn draft(
 
 /// The state-changing calls of trace `t` that did not fail, in step order.
 fn state_changing_calls(cols: &Columns<'_>, t: usize, rules: &ReadOnly) -> Vec<HeldCall> {
-    use arrow_array::Array;
-    let annotated: Vec<String> = opt(cols.read_only_tools, t)
-        .and_then(|list| serde_json::from_str(list).ok())
-        .unwrap_or_default();
-    let spans = cols.span_rows(t).start;
+    let annotated = cols.read_only_tools(t);
     cols.step_rows(t)
         .filter(|&s| {
             let tool = cols.tool.value(s);
-            let failed_span = cols
-                .step_span(s)
-                .map(|p| spans + p)
-                .is_some_and(|row| cols.is_tool.value(row) && cols.span_error.is_valid(row));
             !tool.is_empty()
-                && !cols.structural_error.is_valid(s)
-                && !failed_span
+                && cols.step_succeeded(t, s)
                 && !rules.is_read_only(tool, annotated.iter().any(|a| a == tool))
         })
         .map(|s| {

@@ -206,6 +206,23 @@ impl<'a> Columns<'a> {
             .then(|| self.step_span.value(s) as usize)
     }
 
+    /// Returns true if and only if step row `s` of trace `t` did not fail: no structural error, and no
+    /// error on the tool span behind it.
+    pub(crate) fn step_succeeded(&self, t: usize, s: usize) -> bool {
+        let failed_tool_span = self
+            .step_span(s)
+            .map(|p| self.span_rows(t).start + p)
+            .is_some_and(|row| self.is_tool.value(row) && self.span_error.is_valid(row));
+        !self.structural_error.is_valid(s) && !failed_tool_span
+    }
+
+    /// The tools trace `t`'s definitions mark `readOnlyHint: true`; empty when none is.
+    pub(crate) fn read_only_tools(&self, t: usize) -> Vec<String> {
+        opt(self.read_only_tools, t)
+            .and_then(|list| serde_json::from_str(list).ok())
+            .unwrap_or_default()
+    }
+
     /// The `gen_ai.response.finish_reasons` of span row `row`, each as Python `str()`.
     pub(crate) fn finish_reasons(&self, row: usize) -> impl Iterator<Item = &'a str> + use<'a> {
         let values = self.finish_reason_values;
