@@ -114,6 +114,18 @@ const SETS: &[Set] = &[
             mistakes: None,
         }],
     },
+    Set {
+        folder: "swe-agent/sample",
+        shipped: true,
+        runs: &[Run {
+            title: "SWE-bench Verified, mini-SWE-agent with Gemini 3 Pro, resolved: the committed eighth",
+            traces: "calibration/swe-agent/sample/traces",
+            labels: "calibration/swe-agent/sample/labels.csv",
+            positive: "the instance was not resolved (its tests fail with the agent's patch)",
+            negative: "resolved instances",
+            mistakes: None,
+        }],
+    },
 ];
 
 fn begin(set: &Set) -> String {
@@ -642,6 +654,31 @@ fn shipped_traces_are_the_listed_upstream_files() {
         }
         assert!(traces > 0, "{list} lists no trace");
     }
+}
+
+/// The committed SWE-bench sample's labels are the whole set's, for the sample's instances.
+#[test]
+fn swe_sample_labels_are_the_whole_sets_for_its_instances() {
+    let read = |path: &str| std::fs::read_to_string(file(path)).expect(path);
+    let sample: Vec<String> = std::fs::read_dir(file("calibration/swe-agent/sample/traces"))
+        .expect("the sample's traces")
+        .map(|e| {
+            let name = e.expect("an entry").file_name();
+            let name = name.to_str().expect("a UTF-8 name");
+            name.strip_suffix(".traj.json.zst")
+                .unwrap_or_else(|| panic!("{name} is a compressed trajectory"))
+                .to_string()
+        })
+        .collect();
+    let whole = read("calibration/swe-agent/labels.csv");
+    let mut lines = whole.lines();
+    let header = lines.next().expect("a header");
+    let expected: Vec<&str> = std::iter::once(header)
+        .chain(lines.filter(|l| sample.iter().any(|k| l.split(',').next() == Some(k))))
+        .collect();
+    let committed = read("calibration/swe-agent/sample/labels.csv");
+    assert_eq!(committed.lines().collect::<Vec<_>>(), expected);
+    assert_eq!(expected.len(), 1 + 5 * sample.len(), "five checks labelled per instance");
 }
 
 #[test]
