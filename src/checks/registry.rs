@@ -162,12 +162,13 @@ mod tests {
             outcomes: Some(Outcomes::from_value(json!({"sc1": false, "sc2": true})).unwrap()),
             workflow: Some(Workflow::compile(spec).expect("valid spec")),
             expect: Some(
-                crate::expect::Expectations::compile(
-                    serde_json::from_value(json!({"scenarios": {
+                crate::expect::Expectations::parse(
+                    json!({"scenarios": {
                         "sc1": {"calls": []},
                         "sc2": {"calls": [{"tool": "pay", "arguments": {"amount": 1}}]}
-                    }}))
-                    .expect("expectations"),
+                    }})
+                    .to_string()
+                    .as_bytes(),
                 )
                 .expect("valid expectations"),
             ),

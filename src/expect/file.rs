@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::args::{ArgRule, canonical};
@@ -271,6 +272,73 @@ impl Scenario {
     }
 }
 
+/// An expectations file as `--expect` first reads it: the settings, and each scenario's entry as its
+/// JSON text, in file order. `source` is for the person reviewing the file and is skipped unread.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Outline<'a> {
+    #[serde(default = "format_version")]
+    version: u64,
+    #[serde(default, rename = "source")]
+    _source: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    read_only_tools: Vec<String>,
+    #[serde(default)]
+    state_changing_tools: Vec<String>,
+    #[serde(default = "yes")]
+    default_read_only: bool,
+    #[serde(borrow, deserialize_with = "entries")]
+    scenarios: Vec<(String, &'a RawValue)>,
+}
+
+/// The `scenarios` object's entries in file order, each value left as its text.
+fn entries<'de, D>(deserializer: D) -> Result<Vec<(String, &'de RawValue)>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct Entries;
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = Vec<(String, &'de RawValue)>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object of scenario keys")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(entry) = map.next_entry()? {
+                out.push(entry);
+            }
+            Ok(out)
+        }
+    }
+    deserializer.deserialize_map(Entries)
+}
+
+/// Refuses a format version this build does not read.
+fn check_version(version: u64) -> Result<(), CompileError> {
+    if version == FORMAT_VERSION {
+        return Ok(());
+    }
+    Err((
+        None,
+        format!("version {version} (this build reads version {FORMAT_VERSION})"),
+    ))
+}
+
+/// A parse error inside one scenario's entry, without the line and column, which count from the
+/// entry's start rather than the file's.
+fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
 /// The expectations a run checks against, compiled once.
 #[derive(Debug, Clone)]
 pub struct Expectations {
@@ -289,11 +357,7 @@ impl Expectations {
             path: path.to_path_buf(),
             source,
         })?;
-        let file: ExpectFile = serde_json::from_slice(&bytes).map_err(|e| ExpectError::Syntax {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        Expectations::compile(file).map_err(|(scenario, message)| match scenario {
+        Expectations::parse(&bytes).map_err(|(scenario, message)| match scenario {
             Some(scenario) => ExpectError::Scenario {
                 path: path.to_path_buf(),
                 scenario,
@@ -306,29 +370,39 @@ impl Expectations {
         })
     }
 
-    /// Compiles the expectations of a file's contents; the error names the scenario, if one is at
-    /// fault, and what is wrong.
-    pub(crate) fn compile(file: ExpectFile) -> Result<Expectations, CompileError> {
-        if file.version != FORMAT_VERSION {
-            return Err((
-                None,
-                format!(
-                    "version {} (this build reads version {FORMAT_VERSION})",
-                    file.version
-                ),
-            ));
-        }
-        // Compiled in parallel, in key order, so that the error reported is the first key's.
+    /// Parses and compiles the text of an expectations file; the error names the scenario, if one is
+    /// at fault, and what is wrong.
+    pub(crate) fn parse(text: &[u8]) -> Result<Expectations, CompileError> {
+        // Read in two steps: the file's outline with each scenario's entry left as its text, then
+        // the entries parsed and compiled in parallel. A file drafted from a large run holds
+        // hundreds of thousands of entries, and reading them one by one would keep every core but
+        // one idle before the run starts.
+        let outline: Outline<'_> =
+            serde_json::from_slice(text).map_err(|e| (None, e.to_string()))?;
+        check_version(outline.version)?;
         let read_only = ReadOnly::new(
-            file.read_only_tools,
-            file.state_changing_tools,
-            file.default_read_only,
+            outline.read_only_tools,
+            outline.state_changing_tools,
+            outline.default_read_only,
         );
-        let compiled: Vec<Result<(String, Scenario), CompileError>> = file
+        let compiled: Vec<Result<(String, Scenario), CompileError>> = outline
             .scenarios
             .into_par_iter()
-            .map(|(key, entry)| compile_scenario(key, entry))
+            .map(|(key, text)| match serde_json::from_str(text.get()) {
+                Ok(entry) => compile_scenario(key, entry),
+                Err(e) => Err((Some(key), without_position(&e))),
+            })
             .collect();
+        Expectations::gather(compiled, read_only)
+    }
+
+    /// The compiled scenarios, in the order they were read, as one set of expectations; the error
+    /// is the first scenario's that could not be compiled. A key given twice keeps its last entry,
+    /// as a JSON object read into a map does.
+    fn gather(
+        compiled: Vec<Result<(String, Scenario), CompileError>>,
+        read_only: ReadOnly,
+    ) -> Result<Expectations, CompileError> {
         let mut scenarios = HashMap::with_capacity(compiled.len());
         for scenario in compiled {
             let (key, scenario) = scenario?;
@@ -397,7 +471,7 @@ mod tests {
     use super::*;
 
     fn compile(text: &str) -> Result<Expectations, CompileError> {
-        Expectations::compile(serde_json::from_str(text).expect("JSON"))
+        Expectations::parse(text.as_bytes())
     }
 
     #[test]

@@ -84,6 +84,15 @@ pub(crate) fn has_reading_verb(tool: &str) -> bool {
 
 /// Shell-style glob over a whole tool name: `*` any run of characters, `?` one character.
 pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
+    // Checked for every tool call of a run: most globs are plain names or end in one `*`, and neither
+    // needs the general match.
+    match pattern.find(['*', '?']) {
+        None => return pattern == name,
+        Some(star) if star + 1 == pattern.len() && pattern.ends_with('*') => {
+            return name.starts_with(&pattern[..star]);
+        }
+        Some(_) => {}
+    }
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     // The classic two-pointer match with one backtrack point: linear in practice, no recursion.
@@ -120,6 +129,10 @@ mod tests {
         assert!(glob_match("a?c*", "abcdef"));
         assert!(!glob_match("a?c", "abcd"));
         assert!(glob_match("*", ""));
+        assert!(glob_match("lookup", "lookup"));
+        assert!(!glob_match("lookup", "lookups"));
+        assert!(glob_match("lookup*", "lookups"));
+        assert!(!glob_match("lookup*", "lookuP"));
     }
 
     #[test]

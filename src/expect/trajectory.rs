@@ -260,15 +260,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::expect::file::{ExpectFile, Expectations};
+    use crate::expect::file::Expectations;
 
     #[allow(clippy::needless_pass_by_value)] // called with `json!` literals
     fn scenario(mode: &str, calls: Value, forbidden: Value) -> Scenario {
-        let file: ExpectFile = serde_json::from_value(json!({
+        let file = json!({
             "scenarios": {"s": {"mode": mode, "calls": calls, "forbidden": forbidden}}
-        }))
-        .unwrap();
-        Expectations::compile(file)
+        });
+        Expectations::parse(file.to_string().as_bytes())
             .unwrap()
             .scenario("s")
             .unwrap()
