@@ -56,13 +56,14 @@ impl Check for ExpectedActions {
         };
         for t in cols.traces() {
             let key = opt(cols.scenario, t).unwrap_or("");
-            let Some(scenario) = expectations.scenario(key) else {
+            let Some(compiled) = expectations.scenario(key) else {
                 out.push(false, 0.0, |r: &mut String| {
                     r.push_str("no expectation for scenario ");
                     r.push_str(&serde_json::Value::from(key).to_string());
                 });
                 continue;
             };
+            let scenario: &Scenario = &compiled;
             if scenario.expects_nothing() {
                 // Nothing to miss and nothing forbidden: the run passes whatever it did, and its
                 // calls are read only for a reason an output keeps.

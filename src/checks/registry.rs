@@ -162,13 +162,12 @@ mod tests {
             outcomes: Some(Outcomes::from_value(json!({"sc1": false, "sc2": true})).unwrap()),
             workflow: Some(Workflow::compile(spec).expect("valid spec")),
             expect: Some(
-                crate::expect::Expectations::parse(
-                    json!({"scenarios": {
+                crate::expect::Expectations::from_text(
+                    &json!({"scenarios": {
                         "sc1": {"calls": []},
                         "sc2": {"calls": [{"tool": "pay", "arguments": {"amount": 1}}]}
                     }})
-                    .to_string()
-                    .as_bytes(),
+                    .to_string(),
                 )
                 .expect("valid expectations"),
             ),

@@ -2,8 +2,11 @@
 //! `expect draft`) and the compiled expectations the check evaluates. The schema is documented in
 //! `docs/formats.md`.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -13,6 +16,7 @@ use serde_json::{Map, Value};
 use super::args::{ArgRule, canonical};
 use super::read_only::ReadOnly;
 use crate::error::display_path;
+use crate::ingest::source::Source;
 
 /// The version of the file format this build reads and writes.
 pub(crate) const FORMAT_VERSION: u64 = 1;
@@ -265,6 +269,15 @@ impl Scenario {
         self.calls.iter().any(|c| c.tool == tool)
     }
 
+    /// Returns true if and only if a call holds an argument matched by a regular expression.
+    fn has_pattern(&self) -> bool {
+        self.calls.iter().chain(&self.forbidden).any(|call| {
+            call.args
+                .iter()
+                .any(|(_, rule)| matches!(rule, ArgRule::Regex(_)))
+        })
+    }
+
     /// Returns true if and only if no run can break these expectations: `superset` with no expected
     /// and no forbidden call.
     pub(crate) fn expects_nothing(&self) -> bool {
@@ -288,17 +301,42 @@ struct Outline<'a> {
     #[serde(default = "yes")]
     default_read_only: bool,
     #[serde(borrow, deserialize_with = "entries")]
-    scenarios: Vec<(String, &'a RawValue)>,
+    scenarios: Vec<(Key<'a>, &'a RawValue)>,
+}
+
+/// A scenario key as the file writes it: borrowed from the text, or decoded when it holds an escape.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a scenario key")
+            }
+
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
 }
 
 /// The `scenarios` object's entries in file order, each value left as its text.
-fn entries<'de, D>(deserializer: D) -> Result<Vec<(String, &'de RawValue)>, D::Error>
+fn entries<'de, D>(deserializer: D) -> Result<Vec<(Key<'de>, &'de RawValue)>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
     struct Entries;
     impl<'de> serde::de::Visitor<'de> for Entries {
-        type Value = Vec<(String, &'de RawValue)>;
+        type Value = Vec<(Key<'de>, &'de RawValue)>;
 
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("an object of scenario keys")
@@ -339,11 +377,58 @@ fn without_position(error: &serde_json::Error) -> String {
     }
 }
 
-/// The expectations a run checks against, compiled once.
-#[derive(Debug, Clone)]
+/// Where `part`, a slice of `whole`, starts in it.
+fn offset_in(whole: &[u8], part: &str) -> usize {
+    part.as_ptr() as usize - whole.as_ptr() as usize
+}
+
+/// The hasher of scenario keys: seeded, so that a run looks keys up the same way every time.
+fn key_hash(key: &str) -> u64 {
+    use std::hash::BuildHasher as _;
+    foldhash::fast::FixedState::with_seed(0x6578_7065_6374).hash_one(key)
+}
+
+/// Where one scenario's key and entry are.
+#[derive(Debug)]
+struct Slot {
+    hash: u64,
+    key: KeyAt,
+    entry: Range<usize>,
+}
+
+/// A scenario key: its place in the text, or the key itself when the text escapes a character of it.
+#[derive(Debug)]
+enum KeyAt {
+    Text(Range<usize>),
+    Decoded(Box<str>),
+}
+
+/// The expectations a run checks against.
+///
+/// They hold the file's text (mapped, not copied, when the file is large) and, per scenario, where
+/// its key and entry are: about 40 bytes a scenario beside the file's pages, which the kernel may
+/// drop and read again, and not a compiled copy of every entry. A file drafted from a run of a
+/// million traces has a million entries, and compiled they took eight times the file's size. Each
+/// entry is compiled once when the file is loaded, so that a bad one stops the run before it starts,
+/// and again when a trace of its scenario is checked; an entry holding a regular expression is kept
+/// compiled instead, since building the expression is what costs.
+#[derive(Clone)]
 pub struct Expectations {
-    scenarios: HashMap<String, Scenario>,
+    text: Arc<Source>,
+    /// Sorted by key hash, then file order.
+    slots: Arc<Vec<Slot>>,
+    /// The compiled scenarios with a regular expression, by slot.
+    kept: Arc<HashMap<usize, Scenario>>,
     pub(crate) read_only: ReadOnly,
+}
+
+impl std::fmt::Debug for Expectations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expectations")
+            .field("scenarios", &self.slots.len())
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Expectations {
@@ -353,11 +438,20 @@ impl Expectations {
     ///
     /// [`ExpectError`] naming the file (and the scenario, for an entry that cannot be used).
     pub fn load(path: &Path) -> Result<Expectations, ExpectError> {
-        let bytes = crate::sidefile::read(path).map_err(|source| ExpectError::Read {
+        let read = |source: std::io::Error| ExpectError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
-        Expectations::parse(&bytes).map_err(|(scenario, message)| match scenario {
+        };
+        // Checked before opening, since opening a FIFO blocks until a writer appears.
+        let meta = std::fs::metadata(path).map_err(read)?;
+        if !meta.is_file() {
+            return Err(read(std::io::Error::other(format!(
+                "not a regular file ({})",
+                crate::sidefile::special_kind(&meta)
+            ))));
+        }
+        let text = Source::open(path).map_err(read)?;
+        Expectations::parse(text).map_err(|(scenario, message)| match scenario {
             Some(scenario) => ExpectError::Scenario {
                 path: path.to_path_buf(),
                 scenario,
@@ -370,83 +464,111 @@ impl Expectations {
         })
     }
 
-    /// Parses and compiles the text of an expectations file; the error names the scenario, if one is
-    /// at fault, and what is wrong.
-    pub(crate) fn parse(text: &[u8]) -> Result<Expectations, CompileError> {
-        // Read in two steps: the file's outline with each scenario's entry left as its text, then
-        // the entries parsed and compiled in parallel. A file drafted from a large run holds
-        // hundreds of thousands of entries, and reading them one by one would keep every core but
-        // one idle before the run starts.
+    /// Parses and compiles the text of an expectations file; the error names the first scenario in
+    /// file order that is at fault, if one is, and what is wrong.
+    pub(crate) fn parse(text: Source) -> Result<Expectations, CompileError> {
+        let bytes: &[u8] = &text;
         let outline: Outline<'_> =
-            serde_json::from_slice(text).map_err(|e| (None, e.to_string()))?;
+            serde_json::from_slice(bytes).map_err(|e| (None, e.to_string()))?;
         check_version(outline.version)?;
         let read_only = ReadOnly::new(
             outline.read_only_tools,
             outline.state_changing_tools,
             outline.default_read_only,
         );
-        let compiled: Vec<Result<(String, Scenario), CompileError>> = outline
-            .scenarios
-            .into_par_iter()
-            .map(|(key, text)| match serde_json::from_str(text.get()) {
-                Ok(entry) => compile_scenario(key, entry),
-                Err(e) => Err((Some(key), without_position(&e))),
+        // Every entry compiled on every core, each dropped on the thread that built it; only those
+        // holding a regular expression are kept, by where their entry starts.
+        let entries = outline.scenarios;
+        let compiled: Vec<Result<Option<(usize, Scenario)>, CompileError>> = entries
+            .par_iter()
+            .map(|(key, entry)| match compile_entry(entry.get()) {
+                Ok(scenario) if scenario.has_pattern() => {
+                    Ok(Some((offset_in(bytes, entry.get()), scenario)))
+                }
+                Ok(_) => Ok(None),
+                Err(message) => Err((Some(key.0.to_string()), message)),
             })
             .collect();
-        Expectations::gather(compiled, read_only)
-    }
-
-    /// The compiled scenarios, in the order they were read, as one set of expectations; the error
-    /// is the first scenario's that could not be compiled. A key given twice keeps its last entry,
-    /// as a JSON object read into a map does.
-    fn gather(
-        compiled: Vec<Result<(String, Scenario), CompileError>>,
-        read_only: ReadOnly,
-    ) -> Result<Expectations, CompileError> {
-        let mut scenarios = HashMap::with_capacity(compiled.len());
+        let mut kept = HashMap::new();
         for scenario in compiled {
-            let (key, scenario) = scenario?;
-            scenarios.insert(key, scenario);
+            if let Some((at, scenario)) = scenario? {
+                kept.insert(at, scenario);
+            }
         }
+        let mut slots: Vec<Slot> = entries
+            .iter()
+            .map(|(key, entry)| {
+                let entry_at = offset_in(bytes, entry.get());
+                Slot {
+                    hash: key_hash(&key.0),
+                    key: match &key.0 {
+                        Cow::Borrowed(k) => {
+                            let at = offset_in(bytes, k);
+                            KeyAt::Text(at..at + k.len())
+                        }
+                        Cow::Owned(k) => KeyAt::Decoded(k.as_str().into()),
+                    },
+                    entry: entry_at..entry_at + entry.get().len(),
+                }
+            })
+            .collect();
+        // Stable: a key given twice keeps its entries in file order, and the lookup takes the last.
+        slots.sort_by_key(|slot| slot.hash);
+        drop(entries);
         Ok(Expectations {
-            scenarios,
+            text: Arc::new(text),
+            slots: Arc::new(slots),
+            kept: Arc::new(kept),
             read_only,
         })
     }
 
-    /// The expectations of a scenario key; `None` when the file has none for it.
-    pub(crate) fn scenario(&self, key: &str) -> Option<&Scenario> {
-        self.scenarios.get(key)
+    /// The expectations of a file's text held in memory.
+    #[cfg(test)]
+    pub(crate) fn from_text(text: &str) -> Result<Expectations, CompileError> {
+        Expectations::parse(Source::Read(text.as_bytes().to_vec()))
+    }
+
+    /// The expectations of a scenario key, compiled; `None` when the file has none for it. A key the
+    /// file gives twice has its last entry, as a JSON object read into a map does.
+    pub(crate) fn scenario(&self, key: &str) -> Option<Cow<'_, Scenario>> {
+        let hash = key_hash(key);
+        let from = self.slots.partition_point(|s| s.hash < hash);
+        let text: &[u8] = &self.text;
+        let slot = self.slots[from..]
+            .iter()
+            .take_while(|slot| slot.hash == hash)
+            .filter(|slot| match &slot.key {
+                KeyAt::Text(range) => &text[range.clone()] == key.as_bytes(),
+                KeyAt::Decoded(k) => &**k == key,
+            })
+            .last()?;
+        if let Some(scenario) = self.kept.get(&slot.entry.start) {
+            return Some(Cow::Borrowed(scenario));
+        }
+        let entry = std::str::from_utf8(&text[slot.entry.clone()]).ok()?;
+        // Compiled without error when the file was loaded, from these same bytes.
+        compile_entry(entry).ok().map(Cow::Owned)
     }
 }
 
-/// One scenario's entry compiled; the error names the scenario.
-fn compile_scenario(key: String, entry: ScenarioFile) -> Result<(String, Scenario), CompileError> {
-    let fail = |message: String| (Some(key.clone()), message);
+/// One scenario's entry, as its JSON text, compiled.
+fn compile_entry(text: &str) -> Result<Scenario, String> {
+    let entry: ScenarioFile = serde_json::from_str(text).map_err(|e| without_position(&e))?;
     let mode = match entry.mode.as_deref() {
         None => Mode::Superset,
         Some(name) => Mode::parse(name).ok_or_else(|| {
-            fail(format!(
-                "unknown mode {name:?} (superset, subset, unordered or strict)"
-            ))
+            format!("unknown mode {name:?} (superset, subset, unordered or strict)")
         })?,
     };
-    let compile = |calls: Vec<CallFile>| -> Result<Vec<ExpectedCall>, CompileError> {
-        calls
-            .into_iter()
-            .map(|c| ExpectedCall::compile(c).map_err(fail))
-            .collect()
+    let compile = |calls: Vec<CallFile>| -> Result<Vec<ExpectedCall>, String> {
+        calls.into_iter().map(ExpectedCall::compile).collect()
     };
-    let calls = compile(entry.calls)?;
-    let forbidden = compile(entry.forbidden)?;
-    Ok((
-        key,
-        Scenario {
-            mode,
-            calls,
-            forbidden,
-        },
-    ))
+    Ok(Scenario {
+        mode,
+        calls: compile(entry.calls)?,
+        forbidden: compile(entry.forbidden)?,
+    })
 }
 
 impl ExpectFile {
@@ -471,7 +593,7 @@ mod tests {
     use super::*;
 
     fn compile(text: &str) -> Result<Expectations, CompileError> {
-        Expectations::parse(text.as_bytes())
+        Expectations::from_text(text)
     }
 
     #[test]
@@ -506,6 +628,40 @@ mod tests {
         assert!(!call.matches("pay", &serde_json::json!({"amount": 11, "user": "u1"})));
         assert!(!call.matches("refund", &serde_json::json!({"amount": 10, "user": "u1"})));
         assert_eq!(call.shown(), r#"pay {"amount":10,"user":"u1"}"#);
+    }
+
+    #[test]
+    fn a_key_given_twice_keeps_its_last_entry_and_escaped_keys_are_found() {
+        let e = compile(
+            r#"{"scenarios": {"t-1": {"calls": [{"tool": "a"}]}, "t\u002d2": {"calls": [{"tool": "b"}]},
+                "t-1": {"calls": [{"tool": "c"}]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(e.scenario("t-1").unwrap().calls[0].tool, "c");
+        assert_eq!(e.scenario("t-2").unwrap().calls[0].tool, "b");
+        assert!(e.scenario("t-3").is_none());
+        assert!(e.scenario("t\\u002d2").is_none());
+    }
+
+    #[test]
+    fn a_bad_entry_is_named_even_among_many_good_ones() {
+        let mut text = String::from(r#"{"scenarios": {"#);
+        for i in 0..500 {
+            text.push_str(&format!(
+                r#""s{i}": {{"calls": [{{"tool": "pay", "arguments": {{"n": {i}}}}}]}},"#
+            ));
+        }
+        text.push_str(r#""bad": {"calls": [{"tool": "pay", "arguments": {"n": 1}, "match": {"n": {"regex": "("}}}]}}}"#);
+        let err = compile(&text).unwrap_err();
+        assert_eq!(err.0.as_deref(), Some("bad"));
+        let good = compile(&text.replace(r#"{"regex": "("}"#, r#"{"regex": "^[0-9]$"}"#)).unwrap();
+        let bad = good.scenario("bad").unwrap();
+        assert!(bad.calls[0].matches("pay", &serde_json::json!({"n": 7})));
+        assert!(!bad.calls[0].matches("pay", &serde_json::json!({"n": 17})));
+        assert_eq!(
+            good.scenario("s499").unwrap().calls[0].shown(),
+            r#"pay {"n":499}"#
+        );
     }
 
     #[test]

@@ -267,11 +267,11 @@ mod tests {
         let file = json!({
             "scenarios": {"s": {"mode": mode, "calls": calls, "forbidden": forbidden}}
         });
-        Expectations::parse(file.to_string().as_bytes())
+        Expectations::from_text(&file.to_string())
             .unwrap()
             .scenario("s")
             .unwrap()
-            .clone()
+            .into_owned()
     }
 
     fn call(step: usize, tool: &'static str, args: Value) -> MadeCall<'static> {

@@ -678,7 +678,11 @@ fn swe_sample_labels_are_the_whole_sets_for_its_instances() {
         .collect();
     let committed = read("calibration/swe-agent/sample/labels.csv");
     assert_eq!(committed.lines().collect::<Vec<_>>(), expected);
-    assert_eq!(expected.len(), 1 + 5 * sample.len(), "five checks labelled per instance");
+    assert_eq!(
+        expected.len(),
+        1 + 5 * sample.len(),
+        "five checks labelled per instance"
+    );
 }
 
 #[test]
