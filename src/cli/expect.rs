@@ -109,8 +109,9 @@ pub(crate) fn run(args: &ExpectArgs) -> Result<ExitStatus, CliError> {
                 read_only_tools: read_only.clone(),
                 state_changing_tools: state_changing.clone(),
             };
-            let (file, summary) = draft(runs, &options)?;
-            file.write(out)?;
+            let mut drafted = draft(runs, &options)?;
+            drafted.write(out)?;
+            let summary = &drafted.summary;
             let mut line = format!(
                 "expect draft: {} scenario(s) in {} run(s): {} drafted with {} expected call(s), {} without agreement",
                 summary.scenarios,

@@ -13,15 +13,19 @@
 //! allowed. A scenario whose runs made state-changing calls but agree on none gets no expectation, and
 //! is counted and listed in the file's `source`. The default share is a strict majority.
 //!
-//! Memory holds, per scenario and run, the state-changing calls as canonical text, not the traces.
+//! Memory does not grow with the scenarios: the runs' calls, as canonical text, are sorted by scenario
+//! through temporary files a bounded chunk at a time, and the drafted entries wait in another.
 
-use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::args::{canonical, parse_arguments};
-use super::file::{CallFile, ExpectFile, ScenarioFile};
+use super::file::{CallFile, ExpectError, ExpectFile, ScenarioFile};
 use super::read_only::{DEFAULT_VERBS, ReadOnly};
 use crate::error::{InputError, display_path};
 use crate::ingest::{self, Format, ReadOptions};
@@ -78,76 +82,100 @@ impl Default for DraftOptions {
 
 /// Drafts expectations from `runs` (each a file or a folder of one run).
 ///
+/// The runs' calls are sorted by scenario through unlinked temporary files, a bounded chunk at a
+/// time, and the drafted entries go to another until [`Draft::write`]: memory holds one chunk and
+/// one scenario's calls whatever the number of scenarios, and the keys of the scenarios without
+/// agreement, which the file lists.
+///
 /// # Errors
 ///
-/// The first run that cannot be read, or that holds no trace.
-pub fn draft(
-    runs: &[PathBuf],
-    options: &DraftOptions,
-) -> Result<(ExpectFile, DraftSummary), InputError> {
+/// The first run that cannot be read, or that holds no trace; a temporary file that cannot be
+/// written.
+pub fn draft(runs: &[PathBuf], options: &DraftOptions) -> Result<Draft, ExpectError> {
     let rules = ReadOnly::new(
         options.read_only_tools.clone(),
         options.state_changing_tools.clone(),
         true,
     );
-    // Per scenario, per run that holds it, the run's calls (the first trace of a scenario in a run
-    // stands for the run).
-    let mut held: BTreeMap<String, Vec<Vec<HeldCall>>> = BTreeMap::new();
-    for path in runs {
-        let mut seen_here: HashSet<String> = HashSet::new();
+    let mut sorter = Sorter::default();
+    for (run, path) in runs.iter().enumerate() {
+        let run = u32::try_from(run).unwrap_or(u32::MAX);
         for file in ingest::expand_paths(std::slice::from_ref(path))? {
             let read_options = ReadOptions::new(options.format, TableOptions::default());
-            let each = |batch: crate::table::TraceBatch| -> Vec<(String, Vec<HeldCall>)> {
+            let each = |batch: crate::table::TraceBatch| -> Vec<(Box<str>, Box<[u8]>)> {
                 let cols = Columns::new(&batch);
                 cols.traces()
                     .filter_map(|t| {
-                        let key = opt(cols.scenario, t)?.to_string();
-                        Some((key, state_changing_calls(&cols, t, &rules)))
+                        let key = opt(cols.scenario, t)?;
+                        Some((key.into(), encode(&state_changing_calls(&cols, t, &rules))))
                     })
                     .collect()
             };
+            let mut spill_error = None;
             let read = ingest::read_file(
                 &file,
                 &read_options,
                 &each,
                 &mut |traces| {
                     for (key, calls) in traces {
-                        if seen_here.insert(key.clone()) {
-                            let runs_of = held.entry(key).or_default();
-                            runs_of.push(calls);
+                        if let Err(e) = sorter.push(key, run, calls) {
+                            spill_error.get_or_insert(e);
                         }
                     }
                     Ok(())
                 },
                 None,
             )?;
+            if let Some(e) = spill_error {
+                return Err(ExpectError::Temporary(e));
+            }
             if read.traces == 0 {
-                return Err(InputError::NoTraces(file));
+                return Err(InputError::NoTraces(file).into());
             }
         }
     }
-    let mut summary = DraftSummary {
-        scenarios: held.len(),
-        ..DraftSummary::default()
-    };
-    let mut scenarios = BTreeMap::new();
-    for (key, runs_of) in held {
+    let mut summary = DraftSummary::default();
+    let mut entries = Entries::new().map_err(ExpectError::Temporary)?;
+    let mut group: Option<(Box<str>, Vec<Vec<HeldCall>>)> = None;
+    let mut last_run = u32::MAX;
+    let mut finish = |key: Box<str>, runs_of: Vec<Vec<HeldCall>>, entries: &mut Entries| {
+        summary.scenarios += 1;
         let calls = agreed_calls(&runs_of, options.min_agree);
-        let any_made = runs_of.iter().any(|calls| !calls.is_empty());
-        if calls.is_empty() && any_made {
-            summary.disagreed.push(key);
-            continue;
+        if calls.is_empty() && runs_of.iter().any(|calls| !calls.is_empty()) {
+            summary.disagreed.push(key.into());
+            return Ok(());
         }
         summary.drafted += 1;
         summary.calls += calls.len();
-        scenarios.insert(
-            key,
-            ScenarioFile {
+        entries.push(
+            &key,
+            &ScenarioFile {
                 mode: None,
                 calls,
                 forbidden: Vec::new(),
             },
-        );
+        )
+    };
+    for record in sorter.into_sorted().map_err(ExpectError::Temporary)? {
+        let record = record.map_err(ExpectError::Temporary)?;
+        match &mut group {
+            Some((key, runs_of)) if *key == record.key => {
+                // The first trace of a scenario in a run stands for the run.
+                if record.run != last_run {
+                    runs_of.push(decode(&record.calls));
+                }
+            }
+            _ => {
+                if let Some((key, runs_of)) = group.take() {
+                    finish(key, runs_of, &mut entries).map_err(ExpectError::Temporary)?;
+                }
+                group = Some((record.key, vec![decode(&record.calls)]));
+            }
+        }
+        last_run = record.run;
+    }
+    if let Some((key, runs_of)) = group.take() {
+        finish(key, runs_of, &mut entries).map_err(ExpectError::Temporary)?;
     }
     let source = serde_json::json!({
         "command": "expect draft",
@@ -158,16 +186,278 @@ pub fn draft(
         "drafted": summary.drafted,
         "disagreed": summary.disagreed,
     });
-    Ok((
-        ExpectFile {
-            source: Some(source),
-            read_only_tools: options.read_only_tools.clone(),
-            state_changing_tools: options.state_changing_tools.clone(),
-            scenarios,
-            ..ExpectFile::default_file()
-        },
+    let head = ExpectFile {
+        source: Some(source),
+        read_only_tools: options.read_only_tools.clone(),
+        state_changing_tools: options.state_changing_tools.clone(),
+        scenarios: BTreeMap::new(),
+        ..ExpectFile::default_file()
+    };
+    Ok(Draft {
+        head,
+        entries,
         summary,
-    ))
+    })
+}
+
+/// A drafted expectations file, its scenarios' entries waiting in a temporary file.
+pub struct Draft {
+    head: ExpectFile,
+    entries: Entries,
+    /// What the draft found.
+    pub summary: DraftSummary,
+}
+
+impl Draft {
+    /// Writes the file to `path` (whole or not at all), the same bytes as [`ExpectFile::write`]
+    /// would give with every scenario in memory.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be written.
+    pub fn write(&mut self, path: &Path) -> Result<(), ExpectError> {
+        let head = serde_json::to_string_pretty(&self.head).unwrap_or_default();
+        const EMPTY: &str = "\"scenarios\": {}";
+        let at = head
+            .rfind(EMPTY)
+            .map_or(head.len(), |at| at + EMPTY.len() - 2);
+        let (before, after) = head.split_at(at);
+        let entries = &mut self.entries;
+        crate::output::write_atomic_with(path, |out| {
+            out.write_all(before.as_bytes())?;
+            if entries.count == 0 {
+                out.write_all(b"{}")?;
+            } else {
+                out.write_all(b"{\n")?;
+                entries.file.flush()?;
+                let file = entries.file.get_mut();
+                file.seek(SeekFrom::Start(0))?;
+                io::copy(file, out)?;
+                out.write_all(b"\n  }")?;
+            }
+            out.write_all(after.get(2..).unwrap_or_default().as_bytes())?;
+            out.write_all(b"\n")
+        })
+        .map_err(|source| ExpectError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+/// The drafted scenarios' entries, written as they come (in key order) at the indent they take
+/// in the file.
+struct Entries {
+    file: BufWriter<File>,
+    count: usize,
+}
+
+impl Entries {
+    fn new() -> io::Result<Entries> {
+        Ok(Entries {
+            file: BufWriter::new(tempfile::tempfile()?),
+            count: 0,
+        })
+    }
+
+    fn push(&mut self, key: &str, scenario: &ScenarioFile) -> io::Result<()> {
+        let one = BTreeMap::from([(key, scenario)]);
+        let text = serde_json::to_string_pretty(&one).map_err(io::Error::other)?;
+        // `{`, the entry at one indent, `}`: the entry's lines go one indent deeper in the file.
+        let lines: Vec<&str> = text.lines().collect();
+        if self.count > 0 {
+            self.file.write_all(b",\n")?;
+        }
+        for (i, line) in lines[1..lines.len() - 1].iter().enumerate() {
+            if i > 0 {
+                self.file.write_all(b"\n")?;
+            }
+            self.file.write_all(b"  ")?;
+            self.file.write_all(line.as_bytes())?;
+        }
+        self.count += 1;
+        Ok(())
+    }
+}
+
+/// One trace's state-changing calls, sorted by scenario.
+struct Record {
+    key: Box<str>,
+    run: u32,
+    calls: Box<[u8]>,
+}
+
+/// The payload bytes held before the sorted chunk is written out.
+const CHUNK_BYTES: usize = 64 << 20;
+
+/// Records sorted by key, in the order they came among equal keys, through sorted chunks in
+/// unlinked temporary files merged at the end.
+struct Sorter {
+    chunk: Vec<Record>,
+    bytes: usize,
+    limit: usize,
+    spilled: Vec<File>,
+}
+
+impl Default for Sorter {
+    fn default() -> Self {
+        Sorter {
+            chunk: Vec::new(),
+            bytes: 0,
+            limit: CHUNK_BYTES,
+            spilled: Vec::new(),
+        }
+    }
+}
+
+impl Sorter {
+    fn push(&mut self, key: Box<str>, run: u32, calls: Box<[u8]>) -> io::Result<()> {
+        self.bytes += key.len() + calls.len() + std::mem::size_of::<Record>();
+        self.chunk.push(Record { key, run, calls });
+        if self.bytes >= self.limit {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> io::Result<()> {
+        // Stable: among equal keys, the order the records came in, so the earlier run comes first.
+        self.chunk.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut out = BufWriter::new(tempfile::tempfile()?);
+        for record in self.chunk.drain(..) {
+            write_bytes(&mut out, record.key.as_bytes())?;
+            out.write_all(&record.run.to_le_bytes())?;
+            write_bytes(&mut out, &record.calls)?;
+        }
+        let mut file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.seek(SeekFrom::Start(0))?;
+        self.spilled.push(file);
+        self.bytes = 0;
+        Ok(())
+    }
+
+    /// Every record, by key, then in the order pushed.
+    fn into_sorted(mut self) -> io::Result<impl Iterator<Item = io::Result<Record>>> {
+        self.chunk.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut sources: Vec<Box<dyn Iterator<Item = io::Result<Record>>>> = self
+            .spilled
+            .into_iter()
+            .map(|file| {
+                let mut reader = BufReader::new(file);
+                Box::new(std::iter::from_fn(move || {
+                    read_record(&mut reader).transpose()
+                })) as Box<dyn Iterator<Item = io::Result<Record>>>
+            })
+            .collect();
+        sources.push(Box::new(self.chunk.into_iter().map(Ok)));
+        // The head of each source, and a heap of (key, source) so that equal keys come out in the
+        // order of their sources, which is the order they were pushed.
+        let mut heads: Vec<Option<Record>> = Vec::with_capacity(sources.len());
+        let mut heap = BinaryHeap::new();
+        for (i, source) in sources.iter_mut().enumerate() {
+            let head = source.next().transpose()?;
+            if let Some(record) = &head {
+                heap.push(Reverse((record.key.clone(), i)));
+            }
+            heads.push(head);
+        }
+        Ok(std::iter::from_fn(move || {
+            let Reverse((_, i)) = heap.pop()?;
+            let record = heads[i].take()?;
+            match sources[i].next().transpose() {
+                Ok(Some(next)) => {
+                    heap.push(Reverse((next.key.clone(), i)));
+                    heads[i] = Some(next);
+                }
+                Ok(None) => {}
+                Err(e) => return Some(Err(e)),
+            }
+            Some(Ok(record))
+        }))
+    }
+}
+
+fn write_bytes(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(bytes.len()).map_err(io::Error::other)?;
+    out.write_all(&len.to_le_bytes())?;
+    out.write_all(bytes)
+}
+
+fn read_u32(input: &mut impl Read) -> io::Result<Option<u32>> {
+    let mut buf = [0u8; 4];
+    match input.read_exact(&mut buf) {
+        Ok(()) => Ok(Some(u32::from_le_bytes(buf))),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn read_bytes(input: &mut impl Read, len: u32) -> io::Result<Box<[u8]>> {
+    let mut buf = vec![0u8; len as usize];
+    input.read_exact(&mut buf)?;
+    Ok(buf.into_boxed_slice())
+}
+
+fn read_record(input: &mut impl Read) -> io::Result<Option<Record>> {
+    let Some(len) = read_u32(input)? else {
+        return Ok(None);
+    };
+    let key = String::from_utf8(read_bytes(input, len)?.into_vec()).map_err(io::Error::other)?;
+    let run = read_u32(input)?.ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    let len = read_u32(input)?.ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    Ok(Some(Record {
+        key: key.into(),
+        run,
+        calls: read_bytes(input, len)?,
+    }))
+}
+
+/// A trace's calls as bytes: each string length-prefixed, a count before each list.
+fn encode(calls: &[HeldCall]) -> Box<[u8]> {
+    fn put(out: &mut Vec<u8>, text: &str) {
+        out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&u32::try_from(calls.len()).unwrap_or(u32::MAX).to_le_bytes());
+    for call in calls {
+        put(&mut out, &call.tool);
+        out.extend_from_slice(
+            &u32::try_from(call.args.len())
+                .unwrap_or(u32::MAX)
+                .to_le_bytes(),
+        );
+        for (name, value) in &call.args {
+            put(&mut out, name);
+            put(&mut out, value);
+        }
+    }
+    out.into_boxed_slice()
+}
+
+/// The calls [`encode`] wrote.
+fn decode(mut bytes: &[u8]) -> Vec<HeldCall> {
+    fn count(bytes: &mut &[u8]) -> usize {
+        let (head, rest) = bytes.split_at(4);
+        *bytes = rest;
+        u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize
+    }
+    fn text(bytes: &mut &[u8]) -> String {
+        let len = count(bytes);
+        let (head, rest) = bytes.split_at(len);
+        *bytes = rest;
+        String::from_utf8_lossy(head).into_owned()
+    }
+    let calls = count(&mut bytes);
+    (0..calls)
+        .map(|_| {
+            let tool = text(&mut bytes);
+            let args = (0..count(&mut bytes))
+                .map(|_| (text(&mut bytes), text(&mut bytes)))
+                .collect();
+            HeldCall { tool, args }
+        })
+        .collect()
 }
 
 /// The state-changing calls of trace `t` that did not fail, in step order.
@@ -344,5 +634,108 @@ mod tests {
         let runs = vec![vec![call("pay", &[])], vec![call("pay", &[])], vec![]];
         assert!(agreed_calls(&runs, 1.0).is_empty());
         assert_eq!(agreed_calls(&runs, 0.6).len(), 1);
+    }
+
+    #[test]
+    fn calls_come_back_as_encoded() {
+        let calls = vec![
+            call("cancel", &[("id", "\"Z\""), ("note", "\"é\"")]),
+            call("refund", &[]),
+        ];
+        assert_eq!(decode(&encode(&calls)), calls);
+        assert!(decode(&encode(&[])).is_empty());
+    }
+
+    #[test]
+    fn records_spilled_in_chunks_come_back_by_key_in_the_order_pushed() {
+        let mut sorter = Sorter {
+            limit: 100,
+            ..Sorter::default()
+        };
+        let pushed = [
+            ("b", 0),
+            ("a", 0),
+            ("c", 0),
+            ("a", 0),
+            ("b", 1),
+            ("a", 1),
+            ("c", 2),
+        ];
+        for (i, (key, run)) in pushed.iter().enumerate() {
+            let calls = encode(&[call(&format!("t{i}"), &[])]);
+            sorter.push((*key).into(), *run, calls).unwrap();
+        }
+        assert!(sorter.spilled.len() >= 2, "the test needs several chunks");
+        let got: Vec<(String, u32, String)> = sorter
+            .into_sorted()
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                let tool = decode(&r.calls)[0].tool.clone();
+                (r.key.into(), r.run, tool)
+            })
+            .collect();
+        let want = [
+            ("a", 0, "t1"),
+            ("a", 0, "t3"),
+            ("a", 1, "t5"),
+            ("b", 0, "t0"),
+            ("b", 1, "t4"),
+            ("c", 0, "t2"),
+            ("c", 2, "t6"),
+        ];
+        let want: Vec<(String, u32, String)> = want
+            .iter()
+            .map(|(k, r, t)| ((*k).to_string(), *r, (*t).to_string()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_draft_writes_the_bytes_of_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let scenario = |tool: &str| ScenarioFile {
+            mode: None,
+            calls: vec![CallFile {
+                tool: tool.into(),
+                arguments: serde_json::from_str(r#"{"id": "Z", "n": [1, {"k": true}]}"#).unwrap(),
+                compare: None,
+                matchers: Map::new(),
+            }],
+            forbidden: Vec::new(),
+        };
+        let head = ExpectFile {
+            source: Some(serde_json::json!({"command": "expect draft", "disagreed": ["x"]})),
+            read_only_tools: vec!["peek_*".into()],
+            ..ExpectFile::default_file()
+        };
+        for keys in [
+            &[][..],
+            &["task-1"][..],
+            &["a \"quoted\" key", "task-2", "z"][..],
+        ] {
+            let mut whole = head.clone();
+            let mut entries = Entries::new().unwrap();
+            for key in keys {
+                whole.scenarios.insert((*key).to_string(), scenario(key));
+                entries.push(key, &scenario(key)).unwrap();
+            }
+            let mut drafted = Draft {
+                head: head.clone(),
+                entries,
+                summary: DraftSummary::default(),
+            };
+            let (a, b) = (
+                dir.path().join("whole.json"),
+                dir.path().join("drafted.json"),
+            );
+            whole.write(&a).unwrap();
+            drafted.write(&b).unwrap();
+            assert_eq!(
+                std::fs::read_to_string(&b).unwrap(),
+                std::fs::read_to_string(&a).unwrap(),
+                "{keys:?}"
+            );
+        }
     }
 }

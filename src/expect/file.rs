@@ -163,6 +163,12 @@ pub enum ExpectError {
         display_path(.0)
     )]
     NothingToImport(PathBuf),
+    /// A trace file of the runs a draft reads cannot be used.
+    #[error(transparent)]
+    Input(#[from] crate::error::InputError),
+    /// A draft's temporary file (in `$TMPDIR`) could not be written or read back.
+    #[error("cannot use a temporary file of the draft (in $TMPDIR): {0}")]
+    Temporary(std::io::Error),
     /// The expectations could not be written.
     #[error("cannot write {}: {source}", display_path(.path))]
     Write {
