@@ -4,7 +4,9 @@
 //! one trace (the Collector's file exporter splits a trace across the files it rotates through). A span
 //! found again with the same trace id, span id and content is the same span: it is dropped and counted.
 //! The same span id with different content means the trace id was reused by a different trace: the
-//! later file's trace is kept apart, under the id `<trace id>@<file>`, and a warning names both.
+//! later file's trace is kept apart, under the id `<trace id>@<file>`, and a warning names both. The
+//! file is named by the shortest end of its path that no other file of the run shares (its name,
+//! else its folder and name, ...): never more of the path than the command line gave.
 //! Within one file, traces are read as 0.4.1 reads them (each format groups its spans by trace id).
 //!
 //! The rule is applied once the files are read: each file is read once and gives the hashes of its
@@ -57,8 +59,8 @@ pub(crate) struct Merged {
     pub duplicates: usize,
     pub first_duplicate: Option<(String, String, PathBuf)>,
     /// Trace ids reused by different traces: the id, the clashing span id, the earlier file and the
-    /// later one (whose trace was renamed).
-    pub clashes: Vec<(String, String, PathBuf, PathBuf)>,
+    /// later one (whose trace was renamed), and the later trace's new id.
+    pub clashes: Vec<(String, String, PathBuf, PathBuf, String)>,
     /// Content records (OTLP log records) whose span no file holds: the trace id and span id of each.
     pub unjoined: Vec<(String, String)>,
 }
@@ -74,12 +76,11 @@ impl Merged {
                 display_path(file)
             ));
         }
-        for (trace, span, earlier, later) in &self.clashes {
+        for (trace, span, earlier, later, renamed) in &self.clashes {
             out.push(format!(
-                "trace id {trace} is used by different traces in {} and {} (span {span} differs): they are kept apart, the second as {trace}@{}",
+                "trace id {trace} is used by different traces in {} and {} (span {span} differs): they are kept apart, the second as {renamed}",
                 display_path(earlier),
                 display_path(later),
-                display_path(later)
             ));
         }
         if let Some((trace, span)) = self.unjoined.first() {
@@ -160,6 +161,26 @@ impl Group {
     }
 }
 
+/// The shortest end of `files[file]`'s path (whole components) that is the end of no other file's
+/// path; the whole path as given when every end is shared (the same file given twice).
+fn short_name(files: &[PathBuf], file: usize) -> String {
+    let shown = display_path(&files[file]);
+    let parts: Vec<&str> = shown.split('/').filter(|p| !p.is_empty()).collect();
+    let others: Vec<String> = files
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != file)
+        .map(|(_, f)| format!("/{}", display_path(f).trim_start_matches('/')))
+        .collect();
+    (1..parts.len())
+        .map(|k| parts[parts.len() - k..].join("/"))
+        .find(|end| {
+            let tail = format!("/{end}");
+            !others.iter().any(|o| o.ends_with(&tail))
+        })
+        .unwrap_or(shown)
+}
+
 fn same_span(a: &SpanRecord<'_>, b: &SpanRecord<'_>) -> bool {
     a == b
 }
@@ -190,6 +211,7 @@ pub(crate) fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]
                 }
             }
             None => {
+                let renamed = format!("{id}@{}", short_name(files, file));
                 if let Some(&g) = candidates.first() {
                     let span = groups[g]
                         .clash(&part)
@@ -200,11 +222,13 @@ pub(crate) fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]
                         span,
                         files[groups[g].first_file].clone(),
                         files[file].clone(),
+                        renamed.clone(),
                     ));
                 }
                 let mut part = part;
+                // The later file's trace keeps a name the warning can point at.
                 if !candidates.is_empty() {
-                    part.trace_id = format!("{id}@{}", display_path(&files[file])).into();
+                    part.trace_id = renamed.into();
                 }
                 candidates.push(groups.len());
                 groups.push(Group::new(part, file));
@@ -313,5 +337,28 @@ mod tests {
         );
         assert_eq!(merged.clashes.len(), 1);
         assert!(merged.warnings()[0].contains("kept apart, the second as t@b.json"));
+    }
+
+    #[test]
+    fn a_renamed_id_names_its_file_by_the_shortest_end_of_its_path() {
+        let files: Vec<PathBuf> = vec![
+            "/home/u/runs/airline/x.json".into(),
+            "/home/u/runs/retail/x.json".into(),
+            "/home/u/runs/retail/y.json".into(),
+        ];
+        let parts = vec![
+            (0, trace("t", vec![span("root", 1, "agent")])),
+            (1, trace("t", vec![span("root", 5, "other agent")])),
+            (2, trace("t", vec![span("root", 7, "third agent")])),
+        ];
+        let merged = merge(parts, &files);
+        let ids: Vec<&str> = merged.traces.iter().map(|t| t.trace_id.as_ref()).collect();
+        assert_eq!(ids, ["t", "t@retail/x.json", "t@y.json"]);
+        assert!(merged.warnings()[1].ends_with("the second as t@y.json"));
+        // The same path twice has no shorter end of its own: it is named whole.
+        assert_eq!(
+            short_name(&["a/x.json".into(), "a/x.json".into()], 1),
+            "a/x.json"
+        );
     }
 }

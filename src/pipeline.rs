@@ -19,7 +19,7 @@
 //! file read on its own).
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use arrow_array::{Array, Float64Array, Int64Array};
@@ -121,6 +121,8 @@ pub struct FileDetails {
     pub skipped_lines: Vec<String>,
     /// The decoder's input warnings about the file (log records whose spans no input holds).
     pub warnings: Vec<String>,
+    /// The benchmark domains the file's traces name (`faultgate.domain`), sorted and unique.
+    pub domains: Vec<String>,
 }
 
 impl FileDetails {
@@ -131,6 +133,7 @@ impl FileDetails {
             && self.shared_parts.is_empty()
             && self.skipped_lines.is_empty()
             && self.warnings.is_empty()
+            && self.domains.is_empty()
     }
 }
 
@@ -239,10 +242,38 @@ pub fn run_files_spilled(
     settings: &RunSettings,
     spill: Option<&VerdictSpill>,
 ) -> Vec<Result<FileResults, InputError>> {
+    let out = read_run(files, settings, spill, false);
+    if run_domains(&out) < 2 {
+        return out;
+    }
+    // Task ids repeat across a benchmark's domains, and which domains a run holds is known only once
+    // its files are read: a run of several is read again with its scenario keys qualified. (A spilled
+    // first read's batches stay in the spill unread, as a file read again's do.)
+    read_run(files, settings, spill, true)
+}
+
+/// How many benchmark domains the traces of a run's results name.
+fn run_domains(results: &[Result<FileResults, InputError>]) -> usize {
+    results
+        .iter()
+        .filter_map(|r| r.as_ref().ok()?.details.as_ref())
+        .flat_map(|d| d.domains.iter())
+        .collect::<BTreeSet<_>>()
+        .len()
+}
+
+/// Reads and checks a run's files, its scenario keys qualified by domain when `qualify_domains`.
+fn read_run(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    spill: Option<&VerdictSpill>,
+    qualify_domains: bool,
+) -> Vec<Result<FileResults, InputError>> {
     ingest::remote::prefetch_order(files);
     let schema = settings.verdict_schema();
     let parallel = rayon::current_num_threads().max(1) * 2;
-    let options = read_options(settings);
+    let mut options = read_options(settings);
+    options.table.qualify_domains = qualify_domains;
     if settings.judge.is_some() {
         // With a judge, files go one at a time: its calls already run in parallel, and a fixed order
         // keeps `--judge-max-calls` deterministic. The shared traces are found before any file is read,
@@ -568,6 +599,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
             TableOptions {
                 root_attributes: settings.needs_root_attributes(),
                 agent_version: settings.agent_version.clone(),
+                qualify_domains: false,
             },
         )
     }
@@ -612,8 +644,10 @@ pub fn merge_shared_traces(
     if parts.is_empty() {
         return SharedTraces::default();
     }
+    let qualify_domains = run_domains(results) > 1;
     let merged = crate::identity::merge(parts, files);
-    let options = read_options(settings);
+    let mut options = read_options(settings);
+    options.table.qualify_domains = qualify_domains;
     let mut builder = crate::table::TableBuilder::new(options.table);
     for trace in &merged.traces {
         builder.append(trace);
@@ -647,24 +681,28 @@ fn run_file(
     let mut without_content = 0;
     let mut unread_tools = UnreadTools::default();
     let mut failing_steps = Vec::new();
+    let mut domains = BTreeSet::new();
     // Each batch's tables live only while its checks run; what is kept is its verdict batch (and the
     // steps of failing traces, when an output shows them).
     let each = |batch: TraceBatch| {
         let cols = Columns::new(&batch);
         let verdicts = check_batch(&cols, settings, schema);
         let steps = steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
+        let domains: BTreeSet<String> = cols.domain.iter().flatten().map(str::to_string).collect();
         (
             cols.has_content.false_count(),
             UnreadTools::of_batch(&batch),
             verdicts,
             steps,
+            domains,
         )
     };
     let read = ingest::read_file(
         path,
         options,
         &each,
-        &mut |(empty, unread, verdicts, steps)| {
+        &mut |(empty, unread, verdicts, steps, named)| {
+            domains.extend(named);
             without_content += empty;
             unread_tools.add(unread);
             match (spill, &mut spilled) {
@@ -691,6 +729,7 @@ fn run_file(
         shared_parts: read.held,
         skipped_lines: read.skipped_lines,
         warnings: read.warnings,
+        domains: domains.into_iter().collect(),
     };
     Ok(FileResults {
         spilled,

@@ -63,6 +63,7 @@ pub(crate) fn read_run(
         TableOptions {
             root_attributes: settings.needs_root_attributes(),
             agent_version,
+            qualify_domains: false,
         },
     );
     let shared = shared_ids(files, &options)?;

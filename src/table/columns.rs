@@ -49,6 +49,8 @@ pub struct Columns<'a> {
     pub(crate) agent_version: &'a LargeStringArray,
     /// The tools the trace's definitions mark `readOnlyHint: true`, as a JSON list; null when none.
     pub(crate) read_only_tools: &'a LargeStringArray,
+    /// The benchmark domain the root names; null when none.
+    pub(crate) domain: &'a LargeStringArray,
 
     pub(crate) span_id: &'a LargeStringArray,
     pub(crate) parent: &'a LargeStringArray,
@@ -131,6 +133,7 @@ impl<'a> Columns<'a> {
             tool_definitions: text(t, trace_column_index(TRACE_TOOL_DEFINITIONS)),
             agent_version: text(t, trace_column_index(TRACE_AGENT_VERSION)),
             read_only_tools: text(t, trace_column_index(TRACE_READ_ONLY_TOOLS)),
+            domain: text(t, trace_column_index(TRACE_DOMAIN)),
 
             span_id: text(sp, span_column_index(SPAN_ID)),
             parent: text(sp, span_column_index(SPAN_PARENT)),

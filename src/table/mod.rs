@@ -167,6 +167,9 @@ pub struct TableOptions {
     /// root, else the last one seen); the others, and traces that record none, become no rows, as if
     /// they were not in the input.
     pub agent_version: Option<Arc<str>>,
+    /// Key scenarios `<domain>/<key>` where the root names a benchmark domain (`faultgate.domain`):
+    /// set for a run whose traces come from several domains, whose task ids repeat.
+    pub qualify_domains: bool,
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
@@ -285,7 +288,15 @@ impl TableBuilder {
         let prompt = derive::prompt(spans, root);
         let answer = derive::answer(spans, root);
         let termination = derive::termination(spans, root);
-        let scenario = derive::scenario_key(root.map(|r| &spans[r]), &prompt);
+        let mut scenario = derive::scenario_key(root.map(|r| &spans[r]), &prompt);
+        let domain = root
+            .and_then(|r| spans[r].attr(attr::DOMAIN))
+            .map(|v| v.py_str());
+        if self.options.qualify_domains
+            && let Some(domain) = &domain
+        {
+            scenario = format!("{domain}/{scenario}");
+        }
         let first_position = FirstPositions::of(spans);
         let steps = derive::steps(spans, first_position.ids_unique());
         let (input_tokens, output_tokens) = derive::usage(spans);
@@ -321,6 +332,7 @@ impl TableBuilder {
         b.tool_definitions.append_option(offered);
         b.agent_version.append_option(agent_version);
         b.read_only_tools.append_option(read_only);
+        b.domain.append_option(domain);
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
@@ -679,6 +691,7 @@ builders! {
     tool_definitions: SparseText,
     agent_version: SparseText,
     read_only_tools: SparseText,
+    domain: SparseText,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -856,6 +869,7 @@ impl Builders {
                 arc(self.tool_definitions.finish()),
                 arc(self.agent_version.finish()),
                 arc(self.read_only_tools.finish()),
+                arc(self.domain.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

@@ -53,6 +53,12 @@ pub mod attr {
     pub const ERROR_TYPE: &str = "error.type";
     /// The scenario a trace exercises, set by the user; the key traces are grouped by.
     pub const SCENARIO: &str = "faultgate.scenario";
+    /// The benchmark domain a trace's task belongs to (tau2's `airline`, `retail`, `telecom`): task
+    /// ids repeat across domains, so a run of several domains qualifies its scenario keys with it.
+    pub const DOMAIN: &str = "faultgate.domain";
+    /// The outcome a trace's own evaluator recorded (a benchmark's reward or `resolved`, a
+    /// trajectory's `task_success`), set on the root by the formats that record one.
+    pub const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
     /// Why the run ended (`max_steps`, `token limit reached`, ...), set on the root span.
     pub const TERMINATION: &str = "faultgate.termination";
     /// What a span cost, in US dollars; summed over the trace.

@@ -50,6 +50,8 @@ pub const TRACE_AGENT_VERSION: &str = "agent_version";
 /// The names of the tools whose definitions carry the MCP annotation `readOnlyHint: true`, sorted and
 /// unique, as a compact JSON list; null when none does.
 pub const TRACE_READ_ONLY_TOOLS: &str = "read_only_tools";
+/// The benchmark domain the root names (`faultgate.domain`); null when none.
+pub const TRACE_DOMAIN: &str = "domain";
 
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
@@ -145,6 +147,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_TOOL_DEFINITIONS, DataType::LargeUtf8),
         nullable(TRACE_AGENT_VERSION, DataType::LargeUtf8),
         nullable(TRACE_READ_ONLY_TOOLS, DataType::LargeUtf8),
+        nullable(TRACE_DOMAIN, DataType::LargeUtf8),
     ]))
 });
 
@@ -223,6 +226,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_TOOL_DEFINITIONS => 14,
         TRACE_AGENT_VERSION => 15,
         TRACE_READ_ONLY_TOOLS => 16,
+        TRACE_DOMAIN => 17,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

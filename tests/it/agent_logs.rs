@@ -810,3 +810,66 @@ fn json_lines_of_multi_agent_records_give_one_trace_each() {
         )
     );
 }
+
+#[test]
+fn tau2_files_of_several_domains_keep_their_ids_and_keys_apart() {
+    // The tau2-bench repository names its results `gpt-4.1_<domain>_…json`: ids end in the whole name,
+    // and the same task id in two domains is two scenarios once the run holds both.
+    let scratch = scratch();
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(fixture("tau/tau2_airline.json")).unwrap()).unwrap();
+    let airline = scratch
+        .path()
+        .join("gpt-4.1_airline_default_gpt-4.1_1trials.json");
+    std::fs::write(&airline, doc.to_string()).unwrap();
+    doc["info"]["environment_info"]["domain_name"] = json!("retail");
+    let retail = scratch
+        .path()
+        .join("gpt-4.1_retail_default_gpt-4.1_1trials.json");
+    std::fs::write(&retail, doc.to_string()).unwrap();
+    let keys = |files: &[&Path]| {
+        let mut args: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+        args.push("--check");
+        args.push("search_loop");
+        let (run, report) = check_json("domains", &args);
+        assert_eq!(run.status.code(), Some(0), "{run:?}");
+        let stderr = String::from_utf8_lossy(&run.stderr).to_string();
+        assert!(!stderr.contains("used by different traces"), "{stderr}");
+        let report: Value = serde_json::from_slice(&std::fs::read(&*report).unwrap()).unwrap();
+        report["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap().to_string();
+                (s("trace_id"), s("scenario"))
+            })
+            .collect::<Vec<_>>()
+    };
+    let both = keys(&[&airline, &retail]);
+    assert_eq!(
+        both,
+        [
+            (
+                "task-7#0@gpt-4.1_airline_default_gpt-4.1_1trials",
+                "airline/task-7"
+            ),
+            (
+                "task-7#1@gpt-4.1_airline_default_gpt-4.1_1trials",
+                "airline/task-7"
+            ),
+            (
+                "task-7#0@gpt-4.1_retail_default_gpt-4.1_1trials",
+                "retail/task-7"
+            ),
+            (
+                "task-7#1@gpt-4.1_retail_default_gpt-4.1_1trials",
+                "retail/task-7"
+            ),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    // A run of one domain keeps the bare key, so bands drawn before still match.
+    let one = keys(&[&airline]);
+    assert_eq!(one[0].1, "task-7");
+}

@@ -408,16 +408,33 @@ pub(crate) fn trace(
     order_trace(trace_id, spans)
 }
 
-/// The file's name up to its first dot: the id of a file that holds one run.
-pub(crate) fn file_stem(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match name.split('.').next() {
-        Some(stem) if !stem.is_empty() => stem.to_string(),
-        _ => "run".to_string(),
+/// The extensions a trace file's name may end in, stripped from it to make a trace id. Only these go:
+/// a dot inside the name (`gpt-4.1_airline`, `run.2026-10-01`) belongs to the name.
+const TRACE_FILE_EXTENSIONS: [&str; 14] = [
+    "json", "jsonl", "ndjson", "traj", "txt", "log", "pb", "gz", "gzip", "zst", "zstd", "bz2",
+    "xz", "lz4",
+];
+
+/// The file's name without its known extensions (`.traj.json.zst`, `.jsonl.gz`); `None` when nothing
+/// is left of it.
+pub(crate) fn name_without_extensions(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let mut stem = name.as_str();
+    while let Some((head, ext)) = stem.rsplit_once('.') {
+        let known = TRACE_FILE_EXTENSIONS
+            .iter()
+            .any(|e| e.eq_ignore_ascii_case(ext));
+        if !known || head.is_empty() {
+            break;
+        }
+        stem = head;
     }
+    (!stem.is_empty()).then(|| stem.to_string())
+}
+
+/// The file's name without its extensions: the id of a file that holds one run.
+pub(crate) fn file_stem(path: &Path) -> String {
+    name_without_extensions(path).unwrap_or_else(|| "run".to_string())
 }
 
 /// The object items of an array value.
@@ -435,6 +452,23 @@ mod tests {
 
     fn maps(v: &Value) -> Vec<&Map<String, Value>> {
         objects(Some(v))
+    }
+
+    #[test]
+    fn a_file_stem_drops_only_known_extensions() {
+        let stem = |name: &str| file_stem(Path::new(name));
+        assert_eq!(
+            stem("runs/gpt-4.1_airline_default.json"),
+            "gpt-4.1_airline_default"
+        );
+        assert_eq!(
+            stem("astropy__astropy-12907.traj.json.zst"),
+            "astropy__astropy-12907"
+        );
+        assert_eq!(stem("calls.JSONL.gz"), "calls");
+        assert_eq!(stem("run.2026-10-01"), "run.2026-10-01");
+        assert_eq!(stem(".json"), ".json");
+        assert_eq!(stem(""), "run");
     }
 
     #[test]

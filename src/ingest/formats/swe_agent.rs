@@ -11,7 +11,7 @@
 //!   message (the observation). The submission is `info.submission`, else the `exit` message's, else what
 //!   followed the final `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`.
 //!
-//! The trace id is the file's name up to its first dot (SWE-agent names a trajectory after its
+//! The trace id is the file's name without its extensions (SWE-agent names a trajectory after its
 //! instance); the scenario key is the instance id (`replay_config`'s problem statement id, or
 //! mini-swe-agent's `instance_id`), else that name. The exit status is the termination.
 

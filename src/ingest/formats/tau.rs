@@ -10,8 +10,11 @@
 //!   "passed", "pass_rate", "simulations": [...]}`, the same simulations under a summary instead of
 //!   `info` and `tasks`; the summary is not read.
 //!
-//! Each simulation is one trace, `task-<task_id>#<trial>@<file name>`. The scenario key is `task-<task_id>`: every trial of a task is the same
-//! scenario, so a results file can feed `baseline`. The reward is the recorded outcome (success when it
+//! Each simulation is one trace, `task-<task_id>#<trial>@<file name>`. The scenario key is
+//! `task-<task_id>`: every trial of a task is the same scenario, so a results file can feed `baseline`.
+//! tau2 names the domain (`info.environment_info.domain_name`, or a submission's `domain`); it is kept
+//! on the root, and a run that holds several domains keys its scenarios `<domain>/task-<task_id>`, since
+//! task ids repeat across domains (airline task 18 is not retail task 18). The reward is the recorded outcome (success when it
 //! is 1, as tau-bench's pass^k counts it), kept on the root for display as trajectories keep
 //! `task_success`; tau2's termination reason is the termination.
 
@@ -74,8 +77,10 @@ pub(crate) fn read(docs: &[Value], stem: &str) -> Result<Vec<TraceRecord<'static
     let mut ids = Ids {
         stem: stem.to_string(),
         seen: HashSet::new(),
+        domain: None,
     };
     for doc in docs {
+        ids.domain = domain(doc);
         let records: Vec<&Map<String, Value>> = match doc {
             Value::Array(_) => objects(Some(doc)),
             Value::Object(obj) => match obj.get("simulations") {
@@ -100,11 +105,24 @@ pub(crate) fn read(docs: &[Value], stem: &str) -> Result<Vec<TraceRecord<'static
     Ok(out)
 }
 
+/// The domain a tau2 results document names: a submission's `domain`, else the environment's.
+fn domain(doc: &Value) -> Option<String> {
+    let named = doc
+        .get("domain")
+        .or_else(|| doc.get("info")?.get("environment_info")?.get("domain_name"));
+    named
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
+}
+
 /// Trace ids already given in a file, and the file's name (part of every id, so that the same task and
 /// trial in two results files of one run stay two traces).
 struct Ids {
     stem: String,
     seen: HashSet<String>,
+    /// The domain the document being read names, if any.
+    domain: Option<String>,
 }
 
 impl Ids {
@@ -120,6 +138,12 @@ impl Ids {
             id = format!("{base}-{n}");
         }
         id
+    }
+
+    fn tag_domain(&self, attrs: &mut Map<String, Value>) {
+        if let Some(domain) = &self.domain {
+            attrs.insert(attr::DOMAIN.into(), domain.clone().into());
+        }
     }
 }
 
@@ -157,7 +181,8 @@ fn tau_bench(record: &Map<String, Value>, ids: &mut Ids) -> TraceRecord<'static>
     let id = ids.next(record);
     let messages = objects(record.get("traj"));
     let (prompt, answer) = prompt_and_answer(&messages);
-    let attrs = outcome_attrs(record, record.get("reward"));
+    let mut attrs = outcome_attrs(record, record.get("reward"));
+    ids.tag_domain(&mut attrs);
     let mut root = root_span(&id, AGENT, &prompt, &answer, attrs);
     // A run that raised records the exception in `info.error` (run.py) instead of a trajectory.
     if let Some(error) = record
@@ -178,6 +203,7 @@ fn tau2(record: &Map<String, Value>, ids: &mut Ids) -> Result<TraceRecord<'stati
     let (prompt, answer) = prompt_and_answer(&messages);
     let reward = record.get("reward_info").and_then(|r| r.get("reward"));
     let mut attrs = outcome_attrs(record, reward);
+    ids.tag_domain(&mut attrs);
     if let Some(reason) = record.get("termination_reason").filter(|v| py_truthy(v)) {
         attrs.insert(attr::TERMINATION.into(), py_str(reason).into());
     }

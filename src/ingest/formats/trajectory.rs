@@ -17,7 +17,7 @@ use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
 /// The root attribute holding the run's recorded `task_success`.
-pub(crate) const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
+pub(crate) const RECORDED_OUTCOME: &str = attr::RECORDED_OUTCOME;
 
 /// Fields every event has; the rest of an event is its payload.
 const ENVELOPE: [&str; 6] = ["seq", "ts", "agent", "event", "run_id", "trace_id"];
@@ -187,12 +187,9 @@ fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> TraceRecord<'st
     order_trace(trace_id, spans)
 }
 
-/// The trace id of a single-run trajectory file: its name up to the first dot.
+/// The trace id of a single-run trajectory file: its name without its extensions.
 fn trajectory_id(path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map_or_else(|| "trajectory".into(), |n| n.to_string_lossy().into_owned());
-    name.split('.').next().unwrap_or("trajectory").to_string()
+    super::chat::name_without_extensions(path).unwrap_or_else(|| "trajectory".into())
 }
 
 #[cfg(test)]
