@@ -175,8 +175,9 @@ pub(crate) struct RunArgs {
     /// line that cannot be read, and read on; the summary and the JSON report count what was left out.
     #[arg(help_heading = "Inputs", long, conflicts_with = "strict_input")]
     pub skip_bad_input: bool,
-    /// No progress bar (it is shown on long runs only when stderr is a terminal); that is all it hides:
-    /// the table (see `check --table`), summary, gate lines, notes and warnings still print.
+    /// No progress bar (it is shown on long runs only when stderr is a terminal) and no notes about
+    /// checks skipped for want of a flag; the table (see `check --table`), summary, gate lines and
+    /// warnings still print.
     #[arg(help_heading = "Outputs", long, short)]
     pub quiet: bool,
     /// Check only the traces of this agent version (gen_ai.agent.version on the root, else the last one
