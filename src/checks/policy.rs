@@ -11,7 +11,7 @@
 //! to the wrong customer outweighs any number of correct answers.
 //!
 //! **Example.** `read_file {"path": "../../etc/passwd"}` under the default policy:
-//! `step 1: argument matches denied pattern '\\.\\./'`.
+//! `step 1: read_file argument path matches denied pattern '\.\./'`.
 //!
 //! **Known limits.** The rules see what the trace recorded: arguments and results as text, and the root
 //! span's attributes for identity. A tool whose calls are not recorded cannot be checked. The rule

@@ -20,20 +20,45 @@ pub(crate) struct Cli {
     pub command: Command,
     /// The S3-compatible store that s3:// inputs are read from (MinIO, Ceph, R2...), e.g.
     /// http://127.0.0.1:9000; overrides AWS_ENDPOINT_URL.
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(
+        help_heading = "Inputs",
+        long,
+        global = true,
+        display_order = 900,
+        value_name = "URL"
+    )]
     pub s3_endpoint: Option<String>,
     /// Read only the time partitions (year=/month=/day=/hour=/minute= in the path, as the
     /// Collector's S3 exporter writes them) that end after this UTC time, e.g. 2026-11-02T10:00.
-    #[arg(long, global = true, value_name = "TIME")]
+    #[arg(
+        help_heading = "Inputs",
+        long,
+        global = true,
+        display_order = 900,
+        value_name = "TIME"
+    )]
     pub since: Option<String>,
     /// Read only the time partitions that start before this UTC time (exclusive), e.g. 2026-11-03.
-    #[arg(long, global = true, value_name = "TIME")]
+    #[arg(
+        help_heading = "Inputs",
+        long,
+        global = true,
+        display_order = 900,
+        value_name = "TIME"
+    )]
     pub until: Option<String>,
 }
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// Check traces for known failure modes; with --band, gate them against a baseline.
+    // The examples come right under the summary, before the long list of flags.
+    #[command(
+        before_help = "Examples:\n  \
+            faultgate check traces/\n  \
+            faultgate check candidate.json --band band.json --json report.json --html report.html",
+        help_template = "{about-with-newline}\n{before-help}{usage-heading} {usage}\n\n{all-args}{after-help}"
+    )]
     Check(CheckArgs),
     /// Check baseline runs and write the tolerance band they span.
     Baseline(BaselineArgs),
@@ -116,84 +141,85 @@ impl From<OtlpProtocolArg> for crate::report::otlp_events::send::Protocol {
 /// Flags shared by every command that runs checks.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct RunArgs {
-    /// Judge for judged checks: litellm:<model>, openai:<model> (with --judge-url) or replay:FILE.
-    #[arg(long)]
-    pub judge: Option<String>,
-    /// Server of a litellm: or openai: judge (an OpenAI-compatible base URL such as http://host:8000/v1).
-    #[arg(long, value_name = "URL")]
-    pub judge_url: Option<String>,
-    /// Judge calls in flight at once.
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub judge_concurrency: u64,
-    /// Seconds one judge request may take before it is retried.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_seconds)]
-    pub judge_timeout: f64,
-    /// Retries of a judge call after a rate limit, server error or network failure.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub judge_retries: u32,
-    /// Most judge calls one run may make; judged verdicts past it are skipped (not detected).
-    #[arg(long, value_name = "N")]
-    pub judge_max_calls: Option<usize>,
-    /// Folder of the judge reply cache (default: faultgate/judge under the user's cache directory).
-    #[arg(long, value_name = "DIR")]
-    pub judge_cache: Option<PathBuf>,
-    /// Neither read nor write the judge reply cache.
-    #[arg(long)]
-    pub no_judge_cache: bool,
-    /// Custom judged checks: a JSON list of {name, question, budget?}.
-    #[arg(long, value_name = "FILE")]
-    pub judge_checks: Option<PathBuf>,
-    /// Write the run's judged verdicts here, one JSON line each, for --judge replay:FILE.
-    #[arg(long, value_name = "FILE")]
-    pub judge_record: Option<PathBuf>,
     /// Checks to run, comma-separated (repeatable); default: all default checks.
-    #[arg(long = "check", value_name = "NAMES")]
+    #[arg(help_heading = "Checks", long = "check", value_name = "NAMES")]
     pub check: Vec<String>,
     /// Tool-use policy file.
-    #[arg(long)]
+    #[arg(help_heading = "Checks", long)]
     pub policy: Option<PathBuf>,
     /// Expected answers by scenario key or prompt.
-    #[arg(long)]
+    #[arg(help_heading = "Checks", long)]
     pub golden: Option<PathBuf>,
     /// Recorded outcomes (true / false) by scenario key or prompt.
-    #[arg(long)]
+    #[arg(help_heading = "Checks", long)]
     pub outcomes: Option<PathBuf>,
     /// Workflow spec (as for `conform`): runs the workflow check on every trace.
-    #[arg(long, value_name = "SPEC")]
+    #[arg(help_heading = "Checks", long, value_name = "SPEC")]
     pub workflow: Option<PathBuf>,
     /// Expected actions by scenario key (from `expect import`, `expect draft` or by hand): runs the
     /// expected_actions check on every trace.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Checks", long, value_name = "FILE")]
     pub expect: Option<PathBuf>,
     /// Trace format of the inputs.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(help_heading = "Inputs", long, value_enum, default_value = "auto")]
     pub format: Format,
     /// Masking of PII and secrets in everything written out.
-    #[arg(long, value_enum, default_value = "builtin")]
+    #[arg(help_heading = "Outputs", long, value_enum, default_value = "builtin")]
     pub redact: RedactArg,
     /// Refuse the run (exit 2) when the input raises a warning: a trace that shows tool activity but
     /// yields no tool step, a span that repeats or clashes across files, a file in a folder that is not
     /// a trace file.
-    #[arg(long)]
+    #[arg(help_heading = "Inputs", long)]
     pub strict_input: bool,
     /// Leave out, each with an input warning naming the file, the byte and the reason, a file or a JSON
     /// line that cannot be read, and read on; the summary and the JSON report count what was left out.
-    #[arg(long, conflicts_with = "strict_input")]
+    #[arg(help_heading = "Inputs", long, conflicts_with = "strict_input")]
     pub skip_bad_input: bool,
-    /// No progress bar (it is shown on long runs only when stderr is a terminal); that is all it hides:
-    /// the table (see `check --table`), summary, gate lines, notes and warnings still print.
-    #[arg(long, short)]
+    /// No progress bar (it is shown on long runs only when stderr is a terminal) and no notes about
+    /// checks skipped for want of a flag; the table (see `check --table`), summary, gate lines and
+    /// warnings still print.
+    #[arg(help_heading = "Outputs", long, short)]
     pub quiet: bool,
-    /// Write this run's partial result into DIR, for `faultgate merge`, instead of its outputs.
-    #[arg(long, value_name = "DIR")]
-    pub partial: Option<PathBuf>,
-    /// Read only shard K of N of the input files (a share balanced by bytes), e.g. 3/8.
-    #[arg(long, value_name = "K/N", value_parser = shard_arg)]
-    pub shard: Option<(usize, usize)>,
     /// Check only the traces of this agent version (gen_ai.agent.version on the root, else the last one
     /// seen); the others, and traces that record no version, are left out as if absent.
-    #[arg(long, value_name = "VERSION", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    #[arg(help_heading = "Inputs", long, value_name = "VERSION", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub agent_version: Option<String>,
+    /// Judge for judged checks: litellm:<model>, openai:<model> (with --judge-url) or replay:FILE.
+    #[arg(help_heading = "Judges", long)]
+    pub judge: Option<String>,
+    /// Server of a litellm: or openai: judge (an OpenAI-compatible base URL such as http://host:8000/v1).
+    #[arg(help_heading = "Judges", long, value_name = "URL")]
+    pub judge_url: Option<String>,
+    /// Judge calls in flight at once.
+    #[arg(help_heading = "Judges", long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub judge_concurrency: u64,
+    /// Seconds one judge request may take before it is retried.
+    #[arg(help_heading = "Judges", long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_seconds)]
+    pub judge_timeout: f64,
+    /// Retries of a judge call after a rate limit, server error or network failure.
+    #[arg(help_heading = "Judges", long, value_name = "N", default_value_t = 4)]
+    pub judge_retries: u32,
+    /// Most judge calls one run may make; judged verdicts past it are skipped (not detected).
+    #[arg(help_heading = "Judges", long, value_name = "N")]
+    pub judge_max_calls: Option<usize>,
+    /// Folder of the judge reply cache (default: faultgate/judge under the user's cache directory).
+    #[arg(help_heading = "Judges", long, value_name = "DIR")]
+    pub judge_cache: Option<PathBuf>,
+    /// Neither read nor write the judge reply cache.
+    #[arg(help_heading = "Judges", long)]
+    pub no_judge_cache: bool,
+    /// Custom judged checks: a JSON list of {name, question, budget?}.
+    #[arg(help_heading = "Judges", long, value_name = "FILE")]
+    pub judge_checks: Option<PathBuf>,
+    /// Write the run's judged verdicts here, one JSON line each, for --judge replay:FILE.
+    #[arg(help_heading = "Judges", long, value_name = "FILE")]
+    pub judge_record: Option<PathBuf>,
+    /// Write this run's partial result into DIR, for `faultgate merge`, instead of its outputs.
+    #[arg(help_heading = "Scale", long, value_name = "DIR")]
+    pub partial: Option<PathBuf>,
+    /// Read only shard K of N of the input files (a share balanced by bytes), e.g. 3/8.
+    #[arg(help_heading = "Scale", long, value_name = "K/N", value_parser = shard_arg)]
+    pub shard: Option<(usize, usize)>,
 }
 
 /// `--shard K/N`.
@@ -293,19 +319,19 @@ impl RunArgs {
 #[derive(Args, Debug, Clone)]
 pub(crate) struct CheckArgs {
     /// Trace files or directories.
-    #[arg(required = true)]
+    #[arg(help_heading = "Inputs", required = true, display_order = 0)]
     pub traces: Vec<PathBuf>,
     #[command(flatten)]
-    pub run: RunArgs,
-    #[command(flatten)]
     pub outputs: CheckOutputs,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// With --band: say where each regressed scenario's trace first left the steps of these baseline
     /// runs (the runs the band was built from; give them after the traces).
-    #[arg(long, value_name = "BASELINE_RUN", num_args = 1..)]
+    #[arg(help_heading = "Gate", long, value_name = "BASELINE_RUN", num_args = 1..)]
     pub explain: Vec<PathBuf>,
     /// With --explain: also explain every scenario on which a check fired that no baseline run of it
     /// fired.
-    #[arg(long)]
+    #[arg(help_heading = "Gate", long)]
     pub explain_all: bool,
 }
 
@@ -313,57 +339,75 @@ pub(crate) struct CheckArgs {
 // comment: on a flattened struct it would become the command's about text.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct CheckOutputs {
-    /// Write the JSON report here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write a Markdown summary here.
-    #[arg(long)]
-    pub markdown: Option<PathBuf>,
-    /// Write an audit folder here.
-    #[arg(long)]
-    pub audit: Option<PathBuf>,
     /// Gate against this band (from `faultgate baseline`).
-    #[arg(long)]
+    #[arg(help_heading = "Gate", long)]
     pub band: Option<PathBuf>,
     /// Which test decides the gate: band (0.4.1's), paired (per-scenario, needs a band from
     /// `baseline --per-scenario`) or both (fails when either fails).
-    #[arg(long, value_enum, default_value = "band", value_name = "TEST")]
+    #[arg(
+        help_heading = "Gate",
+        long,
+        value_enum,
+        default_value = "band",
+        value_name = "TEST"
+    )]
     pub gate: Option<GateArg>,
     /// What the band gate compares: clean (the clean rate) or pass^k (needs a band built from runs with
     /// several traces per scenario).
-    #[arg(long, value_parser = ["clean", "pass^k"], default_value = "clean", value_name = "METRIC")]
+    #[arg(help_heading = "Gate", long, value_parser = ["clean", "pass^k"], default_value = "clean", value_name = "METRIC")]
     pub metric: Option<String>,
     /// Report pass^1 … pass^k when a scenario has several traces (trials), in every output.
-    #[arg(long)]
+    #[arg(help_heading = "Gate", long)]
     pub pass_k: bool,
-    /// Write verdicts.parquet and traces.parquet into this directory.
-    #[arg(long, value_name = "DIR")]
-    pub parquet: Option<PathBuf>,
-    /// Write JUnit XML here: a test suite per check, a test case per trace, and the gate.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Write a self-contained HTML report here.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    // Boxed: seldom given, and `check`'s flags are the largest variant of the commands.
-    #[command(flatten)]
-    pub otlp: Box<OtlpOutputs>,
     /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
-    #[arg(long, requires = "band")]
+    #[arg(help_heading = "Gate", long, requires = "band")]
     pub strict_band: bool,
     #[command(flatten)]
     pub trust: TrustArgs,
+    /// Write the JSON report here.
+    #[arg(help_heading = "Outputs", long)]
+    pub json: Option<PathBuf>,
+    /// Write a Markdown summary here.
+    #[arg(help_heading = "Outputs", long)]
+    pub markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report here.
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write JUnit XML here: a test suite per check, a test case per trace, and the gate.
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write verdicts.parquet and traces.parquet into this directory.
+    #[arg(help_heading = "Outputs", long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
+    /// Write an audit folder here.
+    #[arg(help_heading = "Outputs", long)]
+    pub audit: Option<PathBuf>,
+    // Boxed: seldom given, and `check`'s flags are the largest variant of the commands.
+    #[command(flatten)]
+    pub otlp: Box<OtlpOutputs>,
     /// Colour the table: auto (a terminal and NO_COLOR unset), always or never.
-    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    #[arg(
+        help_heading = "Outputs",
+        long,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
     pub color: crate::report::colour::ColorChoice,
     /// Which rows of the table to print: all (one per trace, as 0.4.1), failing (the failing traces'
     /// rows under the header) or none; the summary and gate lines are always printed.
-    #[arg(long, value_enum, default_value = "all", value_name = "ROWS")]
+    #[arg(
+        help_heading = "Outputs",
+        long,
+        value_enum,
+        default_value = "all",
+        value_name = "ROWS"
+    )]
     pub table: Option<crate::report::terminal::TableRows>,
     /// Where the run's verdicts spill while the outputs are written: an unlinked temporary file in DIR
     /// (default: the temporary directory, TMPDIR).
     // Boxed: `check`'s flags are the largest variant of the commands.
-    #[arg(long, value_name = "DIR", value_parser = clap::builder::TypedValueParser::map(clap::builder::PathBufValueParser::new(), Box::new))]
+    #[arg(help_heading = "Outputs", long, value_name = "DIR", value_parser = clap::builder::TypedValueParser::map(clap::builder::PathBufValueParser::new(), Box::new))]
     pub spill_dir: Option<Box<PathBuf>>,
 }
 
@@ -373,14 +417,20 @@ pub(crate) struct CheckOutputs {
 pub(crate) struct OtlpOutputs {
     /// Write the verdicts as OpenTelemetry evaluation events (gen_ai.evaluation.result), one OTLP/JSON
     /// logs export, here.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Outputs", long, value_name = "FILE")]
     pub otlp_events: Option<PathBuf>,
     /// Post the evaluation events to this OTLP/HTTP receiver (/v1/logs is added to a URL without a
     /// path), gzip-compressed, retried on 408, 429, 5xx and failed connections.
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = "Outputs", long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
     /// How --otlp-endpoint encodes the events: protobuf (OTLP/HTTP's default) or json.
-    #[arg(long, value_enum, value_name = "PROTOCOL", requires = "otlp_endpoint")]
+    #[arg(
+        help_heading = "Outputs",
+        long,
+        value_enum,
+        value_name = "PROTOCOL",
+        requires = "otlp_endpoint"
+    )]
     pub otlp_protocol: Option<OtlpProtocolArg>,
 }
 
@@ -390,10 +440,15 @@ pub(crate) struct OtlpOutputs {
 pub(crate) struct TrustArgs {
     /// A calibration report (`faultgate calibrate --json` on your labels): checks whose κ is below
     /// --min-kappa, or that it does not score, still run and are reported but do not gate.
-    #[arg(long, value_name = "FILE", requires = "min_kappa")]
+    #[arg(
+        help_heading = "Gate",
+        long,
+        value_name = "FILE",
+        requires = "min_kappa"
+    )]
     pub trust: Option<PathBuf>,
     /// The κ a check needs in the --trust report to count toward the clean rate and to block.
-    #[arg(long, value_name = "K", requires = "trust", value_parser = kappa_arg)]
+    #[arg(help_heading = "Gate", long, value_name = "K", requires = "trust", value_parser = kappa_arg)]
     pub min_kappa: Option<f64>,
 }
 

@@ -626,8 +626,13 @@ pub(crate) fn finish(
         }
         drop(stderr);
         let (under, others) = explanation::terminal_lines(explanations.unwrap_or_default());
+        let colour = crate::report::colour::enabled(outs.color);
         for line in lines {
-            writeln!(out, "{line}")?;
+            if colour {
+                writeln!(out, "{}", crate::report::colour::colour_gate_line(&line))?;
+            } else {
+                writeln!(out, "{line}")?;
+            }
             if line.starts_with(REGRESSIONS) {
                 for line in &under {
                     writeln!(out, "{line}")?;

@@ -151,6 +151,33 @@ fn not_object(i: usize, tool: &str, arg: &str) -> String {
     format!("step {i}: {tool} arguments are not a JSON object, cannot check {arg}")
 }
 
+/// The reason of a denied pattern: the tool, the argument whose value the pattern matches (the
+/// first in the call's order; none when the match spans several, or the arguments are not an
+/// object), and the pattern as the policy file writes it, so a reader can find it there.
+fn denial(policy: &Policy, s: &ReadStep, source: &str) -> String {
+    let step = s.step;
+    let arg = match s.args() {
+        Args::Object(map) => map.iter().find_map(|(name, value)| {
+            let text = match value {
+                Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
+                other => std::borrow::Cow::Owned(other.to_string()),
+            };
+            (policy.deny_patterns.first_match(&text) == Some(source)).then_some(name)
+        }),
+        Args::Unreadable => None,
+    };
+    match arg {
+        Some(arg) => format!(
+            "step {}: {} argument {arg} matches denied pattern '{source}'",
+            step.index, step.tool
+        ),
+        None => format!(
+            "step {}: {} arguments match denied pattern '{source}'",
+            step.index, step.tool
+        ),
+    }
+}
+
 fn check_step(
     policy: &Policy,
     run: &PolicyRun,
@@ -180,10 +207,7 @@ fn check_step(
         ));
     }
     if let Some(source) = policy.deny_patterns.first_match(step.arguments) {
-        out.push(format!(
-            "step {i}: argument matches denied pattern {}",
-            py_repr_str(source)
-        ));
+        out.push(denial(policy, s, source));
     }
     if let Some(max) = &policy.max_arg_chars {
         let len = step.arguments.chars().count();

@@ -491,17 +491,17 @@ fn default_policy_denies_traversal_and_files_only() {
     )]);
     assert_eq!(
         reason(&p, &traversal),
-        r"step 1: argument matches denied pattern '\\.\\./'"
+        r"step 1: search argument path matches denied pattern '\.\./'"
     );
     let file_url = run(vec![st("read", json!({"u": "FILE:///etc/shadow"}), "ok")]);
     assert_eq!(
         reason(&p, &file_url),
-        "step 1: argument matches denied pattern 'file://'"
+        "step 1: read argument u matches denied pattern 'file://'"
     );
     let shadow = run(vec![st("read", json!({"u": "/etc/shadow"}), "ok")]);
     assert_eq!(
         reason(&p, &shadow),
-        "step 1: argument matches denied pattern '/etc/(passwd|shadow)'"
+        "step 1: read argument u matches denied pattern '/etc/(passwd|shadow)'"
     );
     let anything_else = run(vec![st("anything", "x".repeat(400).as_str(), "ok"); 30]);
     assert_eq!(reason(&p, &anything_else), "30 calls within policy");
@@ -511,6 +511,33 @@ fn default_policy_denies_traversal_and_files_only() {
         "ok",
     )]);
     assert!(!fires(&p, &look_alike));
+}
+
+/// A denial names the tool and the argument whose value matched, and shows the pattern as the policy
+/// file writes it (no doubled backslashes); when no one argument holds the match, it names the tool.
+#[test]
+fn a_denial_names_the_tool_the_argument_and_the_pattern_as_written() {
+    let p = policy(&json!({"deny_patterns": ["\\.\\./", "x\",\"b"]}));
+    let r = run(vec![st(
+        "shell",
+        json!({"cwd": "/home", "cmd": "cat ../../etc/hosts", "n": 3}),
+        "ok",
+    )]);
+    assert_eq!(
+        reason(&p, &r),
+        r"step 1: shell argument cmd matches denied pattern '\.\./'"
+    );
+    let not_object = run(vec![st("shell", "cat ../x", "ok")]);
+    assert_eq!(
+        reason(&p, &not_object),
+        r"step 1: shell arguments match denied pattern '\.\./'"
+    );
+    // Patterns match the raw arguments, so a match may span two of them: no one argument is named.
+    let across = run(vec![st("say", r#"{"a":"x","b":"y"}"#, "ok")]);
+    assert_eq!(
+        reason(&p, &across),
+        r#"step 1: say arguments match denied pattern 'x","b'"#
+    );
 }
 
 #[test]
@@ -533,11 +560,11 @@ fn long_and_short_pattern_lists_name_the_same_first_pattern() {
     for p in [&short, &long] {
         assert_eq!(
             reason(p, &leaked),
-            "step 1: argument matches denied pattern 'Secret_[0-9]+'"
+            "step 1: send argument body matches denied pattern 'Secret_[0-9]+'"
         );
         assert_eq!(
             reason(p, &mentioned),
-            "step 1: argument matches denied pattern 'secret'"
+            "step 1: send argument body matches denied pattern 'secret'"
         );
         assert!(!fires(p, &clean));
     }
@@ -656,12 +683,12 @@ fn many_deny_patterns_compile_as_one_automaton_or_are_refused() {
     let r = run(vec![st("t", json!({"q": "the SECRET00017 here"}), "ok")]);
     assert_eq!(
         reason(&p, &r),
-        "step 1: argument matches denied pattern 'secret00017'"
+        "step 1: t argument q matches denied pattern 'secret00017'"
     );
     let r = run(vec![st("t", json!({"q": "ret00019"}), "ok")]);
     assert_eq!(
         reason(&p, &r),
-        "step 1: argument matches denied pattern 'ret0001'"
+        "step 1: t argument q matches denied pattern 'ret0001'"
     );
     // Past the size limit the policy is refused by name, not compiled for minutes.
     let heavy: Vec<String> = (0..5_000).map(|i| format!(r"tok{i}\w+\d{{2,9}}")).collect();
@@ -687,7 +714,7 @@ fn custom_deny_patterns_replace_defaults_and_report_the_first_match() {
     ]);
     assert_eq!(
         reason(&p, &r),
-        "step 1: argument matches denied pattern 'rm -rf'"
+        "step 1: sql argument q matches denied pattern 'rm -rf'"
     );
 }
 

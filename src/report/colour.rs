@@ -1,4 +1,4 @@
-//! Colour for the terminal table of `check`: FAIL cells red, ok cells dim.
+//! Colour for the terminal table of `check`: FAIL cells red, ok cells dim; and for its gate lines.
 //!
 //! Colour is added to the finished table text, so the uncoloured bytes are exactly the table's (and
 //! 0.4.1's): piped output, `--color never` and `NO_COLOR` print the table unchanged. Only the verdict
@@ -19,6 +19,8 @@ pub(crate) enum ColorChoice {
 
 const RED: &str = "\x1b[31m";
 const DIM: &str = "\x1b[2m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
 const RESET: &str = "\x1b[0m";
 /// Width of a cell and of the gap after it, in characters (see [`super::terminal::table`]).
 const CELL: usize = 16;
@@ -59,6 +61,23 @@ pub(crate) fn colour_table(table: &str) -> String {
         }
     }
     out
+}
+
+/// Colours the verdict of a gate line (`gate: FAIL …`, `paired gate: PASS …`): the run's most
+/// important line, so it stands out from the table above it. Other lines come back unchanged, and
+/// removing the escapes gives the plain line back.
+pub(crate) fn colour_gate_line(line: &str) -> String {
+    for prefix in ["gate: ", "paired gate: "] {
+        let Some(rest) = line.strip_prefix(prefix) else {
+            continue;
+        };
+        for (word, colour) in [("FAIL", RED), ("PASS", GREEN), ("INCONCLUSIVE", YELLOW)] {
+            if let Some(tail) = rest.strip_prefix(word) {
+                return format!("{prefix}{colour}{word}{RESET}{tail}");
+            }
+        }
+    }
+    line.to_string()
 }
 
 /// Colours the rows of a table below its header, a few at a time: a table written row by row (from the
@@ -120,7 +139,35 @@ mod tests {
                          okid          ok   0.50         FAIL 0.90       \n";
 
     fn strip(text: &str) -> String {
-        text.replace(RED, "").replace(DIM, "").replace(RESET, "")
+        text.replace(RED, "")
+            .replace(DIM, "")
+            .replace(GREEN, "")
+            .replace(YELLOW, "")
+            .replace(RESET, "")
+    }
+
+    #[test]
+    fn gate_verdicts_are_coloured_and_other_lines_kept() {
+        let fail = "gate: FAIL \u{b7} clean rate 0.40 vs band [0.93, 0.93]";
+        assert_eq!(
+            colour_gate_line(fail),
+            "gate: \x1b[31mFAIL\x1b[0m \u{b7} clean rate 0.40 vs band [0.93, 0.93]"
+        );
+        assert_eq!(
+            colour_gate_line("paired gate: PASS \u{b7} 0 regressed"),
+            "paired gate: \x1b[32mPASS\x1b[0m \u{b7} 0 regressed"
+        );
+        for line in [
+            fail,
+            "gate: INCONCLUSIVE \u{b7} p=0.072",
+            "regressions: FAIL, PASS",
+        ] {
+            assert_eq!(strip(&colour_gate_line(line)), line);
+        }
+        assert_eq!(
+            colour_gate_line("regressions: FAIL, PASS"),
+            "regressions: FAIL, PASS"
+        );
     }
 
     #[test]

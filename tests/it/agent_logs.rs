@@ -581,7 +581,7 @@ fn ag2_turns_are_agent_steps_and_code_execution_is_a_tool_step() {
     assert!(
         fired[0]
             .2
-            .contains("step 1: argument matches denied pattern"),
+            .starts_with(r"step 1: execute_code arguments match denied pattern '\.\./'"),
         "{}",
         fired[0].2
     );

@@ -117,3 +117,36 @@ fn a_terminal_gets_colour_unless_no_color_is_set() {
     let plain = on_terminal(Some("1"));
     assert!(plain.contains("FAIL 1.00") && !plain.contains('\x1b'));
 }
+
+/// The gate line's verdict is coloured with the table (red FAIL, green PASS); piped, it is plain.
+#[test]
+fn gate_verdict_is_coloured_when_colour_is_on() {
+    let gate = |candidate: &str, colour: &str| {
+        let out = faultgate(
+            &[
+                "check",
+                candidate,
+                "--band",
+                "examples/gate/band.json",
+                "--color",
+                colour,
+            ],
+            None,
+        );
+        stdout(&out)
+    };
+    let fail = gate("examples/gate/candidate_gpt.json", "always");
+    let pass = gate("examples/gate/baseline_glm_run1.json", "always");
+    assert!(
+        fail.contains("\ngate: \x1b[31mFAIL\x1b[0m \u{b7} "),
+        "{fail}"
+    );
+    assert!(
+        pass.contains("\ngate: \x1b[32mPASS\x1b[0m \u{b7} "),
+        "{pass}"
+    );
+    let plain = gate("examples/gate/candidate_gpt.json", "never");
+    assert!(
+        plain.contains("\ngate: FAIL \u{b7} ") && !plain.contains("\x1b[31mFAIL\x1b[0m \u{b7}")
+    );
+}

@@ -80,3 +80,39 @@ fn man_page_is_roff_with_every_subcommand() {
         );
     }
 }
+
+/// `check -h` opens with two examples, groups its flags under headings (the gate and output flags
+/// before the judge's), and fits a screen.
+#[test]
+fn check_help_opens_with_examples_and_groups_its_flags() {
+    let help = stdout(&["check", "-h"]);
+    let lines: Vec<&str> = help.lines().collect();
+    assert!(lines.len() < 80, "{} lines:\n{help}", lines.len());
+    let usage = lines.iter().position(|l| l.starts_with("Usage:")).unwrap();
+    let examples = lines[..usage]
+        .iter()
+        .filter(|l| l.trim_start().starts_with("faultgate check "))
+        .count();
+    assert_eq!(examples, 2, "{help}");
+    let at = |needle: &str| {
+        help.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in:\n{help}"))
+    };
+    for heading in [
+        "\nInputs:\n",
+        "\nChecks:\n",
+        "\nGate:\n",
+        "\nOutputs:\n",
+        "\nJudges:\n",
+        "\nScale:\n",
+    ] {
+        at(heading);
+    }
+    assert!(at("\nInputs:\n") < at("--format <"));
+    assert!(at("\nGate:\n") < at("--band <") && at("--band <") < at("\nOutputs:\n"));
+    assert!(at("--json <") < at("\nJudges:\n") && at("--html <") < at("\nJudges:\n"));
+    assert!(at("\nJudges:\n") < at("--judge <") && at("--judge-url <") < at("\nScale:\n"));
+    // The long help has the same groups.
+    let long = stdout(&["check", "--help"]);
+    assert!(long.contains("\nGate:\n") && long.contains("\nJudges:\n"));
+}

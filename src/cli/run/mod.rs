@@ -140,7 +140,10 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
     given.push(("--judge-record", resolved.judge_record.is_some()));
     safety::refuse_outputs_with_partial(args.partial.as_ref(), &given)?;
     command.configure(&mut resolved);
-    if !C::NOTES_LATE {
+    // `-q` is asked for by scripts that read stderr for warnings: the notes (checks skipped for want of
+    // a flag) repeat on every run and say nothing about the traces.
+    let notes = !args.quiet;
+    if notes && !C::NOTES_LATE {
         print_notes(&resolved)?;
     }
     let prepared = command.prepare()?;
@@ -151,7 +154,7 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
         &[MANIFEST_FILE, VERDICTS_FILE],
     ));
     safety::refuse_overwriting_inputs(&outputs, command.traces(), args)?;
-    if C::NOTES_LATE {
+    if notes && C::NOTES_LATE {
         print_notes(&resolved)?;
     }
     let started = Instant::now();
