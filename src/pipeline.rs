@@ -810,6 +810,7 @@ fn check_part(
             agent,
             agent_version: agent_version.as_deref(),
             steps: cols.step_rows(t).len(),
+            user_steps: cols.unjudged_steps(t),
             measures: Measures {
                 tokens,
                 latency_ms: measure(cols.latency_ms),

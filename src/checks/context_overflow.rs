@@ -159,7 +159,7 @@ fn overflow<'a>(cols: &Columns<'a>, t: usize) -> Option<Hit<'a>> {
     }
     let steps = cols.step_rows(t);
     let first_step = steps.start;
-    for s in steps {
+    for s in steps.filter(|&s| cols.agent_step(s)) {
         let result = cols.result.value(s);
         let is_error = result.trim_start_matches(is_py_space).starts_with("Error")
             || cols.structural_error.is_valid(s);

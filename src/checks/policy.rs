@@ -49,7 +49,8 @@ impl Check for PolicyCheck {
             let rows = cols.step_rows(t);
             let first = rows.start;
             steps.clear();
-            steps.extend(rows.map(|s| {
+            // The policy binds the agent: a simulated user's own tool calls are not held to it.
+            steps.extend(rows.filter(|&s| cols.agent_step(s)).map(|s| {
                 let span = cols.step_span(s).map(|p| spans + p);
                 let structural_error = cols.structural_error.is_valid(s);
                 PolicyStep {

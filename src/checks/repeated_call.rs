@@ -165,7 +165,7 @@ impl Check for RepeatedCall {
                         window[2] + 1
                     );
                 }),
-                None if cols.step_rows(t).len() < REPEATS => {
+                None if cols.step_rows(t).len() - cols.unjudged_steps(t) < REPEATS => {
                     out.sure(false, "fewer than 3 tool calls");
                 }
                 None => out.sure(false, "no repeated calls without progress"),
@@ -205,7 +205,9 @@ impl<'a> Scratch<'a> {
         // A group needs three calls of one tool, so only the arguments of tools called that often
         // are normalised (the costly part); leaving the others out changes no qualifying group or
         // order.
-        for s in rows.clone() {
+        // Only the agent's calls count: a simulated user rerunning a test on their own device is not
+        // the agent being stuck.
+        for s in rows.clone().filter(|&s| cols.agent_step(s)) {
             *self.calls.entry(cols.tool.value(s)).or_default() += 1;
         }
         if self.calls.values().all(|&c| c < REPEATS) {
@@ -216,7 +218,7 @@ impl<'a> Scratch<'a> {
             group.clear();
         }
         self.used = 0;
-        for s in rows {
+        for s in rows.filter(|&s| cols.agent_step(s)) {
             let tool = cols.tool.value(s);
             if self.calls[tool] < REPEATS {
                 continue;

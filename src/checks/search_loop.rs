@@ -53,14 +53,18 @@ impl Check for SearchLoop {
                 continue;
             }
             let rows = cols.step_rows(t);
-            let steps = rows.len();
+            // The agent's own calls: a simulated user's tools are not the agent's search.
+            let steps = rows.len() - cols.unjudged_steps(t);
             if steps == 0 {
                 out.sure(false, "no tool calls");
                 continue;
             }
             let termination = cols.termination.value(t).to_lowercase();
             let capped = steps >= STEP_CAP || CAP_WORDS.iter().any(|w| termination.contains(w));
-            let empty = rows.filter(|&s| cols.empty_result.value(s)).count() as f64 / steps as f64;
+            let empty = rows
+                .filter(|&s| cols.agent_step(s) && cols.empty_result.value(s))
+                .count() as f64
+                / steps as f64;
             out.sure(capped && empty >= 0.5, |r: &mut String| {
                 let cap = if capped { " (cap)" } else { "" };
                 let _ = write!(

@@ -42,6 +42,7 @@ impl Check for UnrecoveredToolError {
         let mut succeeds_later: HashSet<&str> = HashSet::new();
         let mut clean_backer: Vec<bool> = Vec::new();
         let mut dirty: Vec<bool> = Vec::new();
+        let mut others: Vec<bool> = Vec::new();
         for t in cols.traces() {
             let steps = cols.step_rows(t);
             let first_step = steps.start;
@@ -49,7 +50,9 @@ impl Check for UnrecoveredToolError {
             // the set of tools that succeed later, so the pass is linear.
             succeeds_later.clear();
             let mut unrecovered = None;
-            for s in steps.clone().rev() {
+            // Only the agent's calls are judged, and only they recover: a simulated user's failing
+            // tool is the user's problem to report, not the agent's error.
+            for s in steps.clone().rev().filter(|&s| cols.agent_step(s)) {
                 let tool = cols.tool.value(s);
                 match opt(cols.structural_error, s) {
                     Some(desc) if !succeeds_later.contains(tool) => {
@@ -77,6 +80,20 @@ impl Check for UnrecoveredToolError {
             // Spans whose steps are all clean: a span error before one of them is recovered.
             dirty.clear();
             dirty.resize(spans, false);
+            // Spans behind only steps of others (a simulated user's tools): neither their errors nor
+            // their successes are the agent's.
+            others.clear();
+            others.resize(spans, false);
+            for s in steps.clone().filter(|&s| !cols.agent_step(s)) {
+                if let Some(p) = cols.step_span(s) {
+                    others[p] = true;
+                }
+            }
+            for s in steps.clone().filter(|&s| cols.agent_step(s)) {
+                if let Some(p) = cols.step_span(s) {
+                    others[p] = false;
+                }
+            }
             for s in steps {
                 if let Some(p) = cols.step_span(s)
                     && cols.structural_error.is_valid(s)
@@ -89,12 +106,14 @@ impl Check for UnrecoveredToolError {
                 cols.span_error.is_null(row)
                     && cols.backs_step.value(row)
                     && !dirty[row - first_span]
+                    && !others[row - first_span]
             }));
             let mut recovered_after = false;
             let mut first_unrecovered = None;
             for p in (0..spans).rev() {
                 if let Some(err) = opt(cols.span_error, first_span + p)
                     && !recovered_after
+                    && !others[p]
                 {
                     first_unrecovered = Some((p, err));
                 }

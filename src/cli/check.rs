@@ -552,6 +552,7 @@ pub(crate) fn finish(
             counts.failed,
             counts.traces,
             &counts.fired_by_name(&report),
+            counts.user_steps,
         ),
         None => terminal::summary(&report),
     };

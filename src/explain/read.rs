@@ -158,6 +158,7 @@ fn views(
                 arguments: cut(arguments, redaction, MAX_CHARS),
                 result: cut(result, redaction, MAX_CHARS),
                 error: class == ResultClass::Error,
+                actor: (!cols.agent_step(s)).then(|| cols.actor.value(s).to_string()),
             });
         }
         let answer = opt(cols.answer, t).filter(|a| !a.trim().is_empty());

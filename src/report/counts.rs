@@ -20,6 +20,8 @@ pub(crate) struct SpilledCounts {
     pub fired: Vec<usize>,
     /// Width of the table's trace-id column.
     pub(crate) width: usize,
+    /// Steps of others than the agent over every row, which no rule judged.
+    pub user_steps: u64,
 }
 
 impl SpilledCounts {
@@ -66,6 +68,7 @@ impl Counting {
                 failed: 0,
                 fired: vec![0; checks],
                 width: 5,
+                user_steps: 0,
             },
             seen: IdHashes::new(dir),
             hasher: foldhash::fast::FixedState::with_seed(0x5eed),
@@ -83,6 +86,7 @@ impl Counting {
             *fired += n;
         }
         self.counts.failed += batch.failed_count();
+        self.counts.user_steps += batch.user_step_count();
     }
 
     /// The counts; `None` when two rows share a trace id (or their ids' 64-bit hashes meet), since

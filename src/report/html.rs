@@ -74,7 +74,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.9em;word
 .scroll{overflow-x:auto}svg{max-width:100%;height:auto}
 .filter{display:flex;flex-wrap:wrap;gap:.3rem;margin:.4rem 0}input[name=filter]{position:absolute;opacity:0}
 .filter label{border:1px solid #888;border-radius:1rem;padding:.1rem .6rem;cursor:pointer}
-.muted{color:#666}details.trace{border:1px solid #ddd;border-radius:.3rem;padding:.3rem .6rem;margin:.4rem 0}details.trace summary{cursor:pointer}tr.hit td{background:#fff1e5}tr.hit td:first-child{border-left:3px solid #cf222e}tr.err td:nth-child(4){color:#cf222e}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
+.muted{color:#666}details.trace{border:1px solid #ddd;border-radius:.3rem;padding:.3rem .6rem;margin:.4rem 0}details.trace summary{cursor:pointer}tr.hit td{background:#fff1e5}tr.hit td:first-child{border-left:3px solid #cf222e}tr.err td:nth-child(4){color:#cf222e}tr.others td{color:#666;font-style:italic}.actor{font-size:.75em;font-style:normal;border:1px solid #999;border-radius:.6em;padding:0 .4em;margin-left:.3em}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6rem}
 @media (max-width:40rem){#failing thead{display:none}#failing tr{display:block;border-bottom:1px solid #ccc;padding:.3rem 0}#failing td{display:block;border:0;padding:.1rem .3rem}#failing td.n{text-align:left}#failing td.n::after{content:' tool steps';color:#666}}
 ";
 
@@ -133,9 +133,10 @@ fn explanations(explanations: &[super::explanation::Explanation]) -> String {
                 if step.error {
                     classes.push("err");
                 }
+                let actor = actor_label(step, &mut classes);
                 let _ = writeln!(
                     h,
-                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}{actor}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
                     classes.join(" "),
                     k + 1,
                     escape(&step.tool),
@@ -167,6 +168,21 @@ fn explanations(explanations: &[super::explanation::Explanation]) -> String {
     }
     h.push_str("</section>\n");
     h
+}
+
+/// The label of a step that is not the agent's (a simulated user's tool), with its row's class: no
+/// rule judged it, so a reader must not take it for the agent's. Empty for the agent's steps.
+fn actor_label(step: &super::steps::StepView, classes: &mut Vec<&str>) -> String {
+    match &step.actor {
+        Some(actor) => {
+            classes.push("others");
+            format!(
+                " <span class=\"actor\" title=\"not the agent's step: not judged\">{}</span>",
+                escape(actor)
+            )
+        }
+        None => String::new(),
+    }
 }
 
 /// The steps of each failing trace that kept them, as a `<details>` block (open and close without
@@ -208,9 +224,10 @@ fn trace_steps(report: &Report) -> String {
                 if step.error {
                     classes.push("err");
                 }
+                let actor = actor_label(step, &mut classes);
                 let _ = writeln!(
                     h,
-                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}{actor}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
                     classes.join(" "),
                     k + 1,
                     escape(&step.tool),

@@ -24,6 +24,9 @@ pub struct StepView {
     pub result: String,
     /// The step's span recorded an error.
     pub error: bool,
+    /// Who made the call when it was not the agent (`user`, `system`): such a step was not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
 }
 
 /// The steps of one failing trace (a partial keeps them as JSON, for a merged HTML report).
@@ -64,6 +67,7 @@ pub(crate) fn failing(
                 error: cols.step_span(s).map(|p| spans + p).is_some_and(|span| {
                     cols.status_code[span] == 2 || opt(cols.span_error, span).is_some()
                 }),
+                actor: (!cols.agent_step(s)).then(|| cols.actor.value(s).to_string()),
             })
             .collect();
         out.push(TraceSteps {

@@ -261,15 +261,22 @@ pub(crate) fn summary(report: &Report) -> String {
         report.failed_traces().len(),
         report.trace_ids().len(),
         &report.fired(),
+        report
+            .batches
+            .iter()
+            .map(VerdictBatch::user_step_count)
+            .sum(),
     )
 }
 
-/// [`summary`] from the counts of a run: failed and distinct traces, fired counts per check name.
+/// [`summary`] from the counts of a run: failed and distinct traces, fired counts per check name, and
+/// the steps no rule judged because they were not the agent's.
 pub(crate) fn summary_of(
     report: &Report,
     failed: usize,
     traces: usize,
     fired: &[(&str, usize)],
+    user_steps: u64,
 ) -> String {
     let fired = fired
         .iter()
@@ -286,8 +293,14 @@ pub(crate) fn summary_of(
             skipped.files, skipped.lines
         )
     };
+    // Only a run with steps of others than the agent says so, so the line is 0.4.1's otherwise.
+    let unjudged = if user_steps == 0 {
+        String::new()
+    } else {
+        format!(" · {user_steps} user step(s) not judged")
+    };
     format!(
-        "{failed}/{traces} traces failed · {fired} · judge {}{skipped}",
+        "{failed}/{traces} traces failed · {fired}{unjudged} · judge {}{skipped}",
         report.judge
     )
 }

@@ -29,7 +29,7 @@ use super::Measures;
 use crate::checks::VerdictColumn;
 
 /// Columns before the first check's.
-const TRACE_COLUMNS: usize = 10;
+const TRACE_COLUMNS: usize = 11;
 
 /// The schema of the verdict batches of a run with these active checks, in selection order.
 pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
@@ -42,6 +42,8 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         text("agent", true),
         text("agent_version", true),
         Field::new("steps", DataType::UInt64, false),
+        // Steps of others than the agent (a simulated user's tools), which the rule checks do not judge.
+        Field::new("user_steps", DataType::UInt64, false),
         float("tokens"),
         float("latency_ms"),
         float("cost_usd"),
@@ -83,6 +85,8 @@ pub(crate) struct TraceFields<'a> {
     /// The masked agent version (`gen_ai.agent.version`); `None` or empty when the trace records none.
     pub agent_version: Option<&'a str>,
     pub steps: usize,
+    /// Of `steps`, those not the agent's (a simulated user's or the system's): not judged.
+    pub user_steps: usize,
     pub measures: Measures,
     /// The root span's id; `None` or empty when the trace has none.
     pub root_span_id: Option<&'a str>,
@@ -97,6 +101,7 @@ pub(crate) struct VerdictBatchBuilder {
     agent: LargeStringBuilder,
     agent_version: LargeStringBuilder,
     steps: UInt64Builder,
+    user_steps: UInt64Builder,
     tokens: Float64Builder,
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
@@ -115,6 +120,7 @@ impl VerdictBatchBuilder {
             agent: text(),
             agent_version: text(),
             steps: UInt64Builder::with_capacity(capacity),
+            user_steps: UInt64Builder::with_capacity(capacity),
             tokens: Float64Builder::with_capacity(capacity),
             latency_ms: Float64Builder::with_capacity(capacity),
             cost_usd: Float64Builder::with_capacity(capacity),
@@ -133,6 +139,8 @@ impl VerdictBatchBuilder {
             .append_option(trace.agent_version.filter(|v| !v.is_empty()));
         self.steps
             .append_value(u64::try_from(trace.steps).unwrap_or(u64::MAX));
+        self.user_steps
+            .append_value(u64::try_from(trace.user_steps).unwrap_or(u64::MAX));
         self.tokens.append_option(trace.measures.tokens);
         self.latency_ms.append_option(trace.measures.latency_ms);
         self.cost_usd.append_option(trace.measures.cost_usd);
@@ -154,6 +162,7 @@ impl VerdictBatchBuilder {
             Arc::new(self.agent.finish()),
             Arc::new(self.agent_version.finish()),
             Arc::new(self.steps.finish()),
+            Arc::new(self.user_steps.finish()),
             Arc::new(self.tokens.finish()),
             Arc::new(self.latency_ms.finish()),
             Arc::new(self.cost_usd.finish()),
@@ -176,6 +185,7 @@ pub struct VerdictBatch {
     agent: LargeStringArray,
     agent_version: LargeStringArray,
     steps: UInt64Array,
+    user_steps: UInt64Array,
     tokens: Float64Array,
     latency_ms: Float64Array,
     cost_usd: Float64Array,
@@ -230,10 +240,11 @@ impl VerdictBatch {
             agent: typed(&batch, 3)?,
             agent_version: typed(&batch, 4)?,
             steps: typed(&batch, 5)?,
-            tokens: typed(&batch, 6)?,
-            latency_ms: typed(&batch, 7)?,
-            cost_usd: typed(&batch, 8)?,
-            root_span_id: typed(&batch, 9)?,
+            user_steps: typed(&batch, 6)?,
+            tokens: typed(&batch, 7)?,
+            latency_ms: typed(&batch, 8)?,
+            cost_usd: typed(&batch, 9)?,
+            root_span_id: typed(&batch, 10)?,
             detected,
             confidence,
             reason,
@@ -294,6 +305,11 @@ impl VerdictBatch {
     /// by row, as the summary of a run of millions of traces is.
     pub fn fired_counts(&self) -> impl Iterator<Item = usize> {
         self.detected.iter().map(|d| d.values().count_set_bits())
+    }
+
+    /// Steps of others than the agent (a simulated user's tools) over every trace, which no rule judged.
+    pub fn user_step_count(&self) -> u64 {
+        self.user_steps.values().iter().sum()
     }
 
     /// How many traces any check fired on.
@@ -364,6 +380,11 @@ impl<'a> Row<'a> {
     /// Number of tool steps the trace took.
     pub fn steps(&self) -> u64 {
         self.batch.steps.value(self.row)
+    }
+
+    /// Of [`Self::steps`], those not the agent's (a simulated user's tools), which no rule judged.
+    pub fn user_steps(&self) -> u64 {
+        self.batch.user_steps.value(self.row)
     }
 
     /// The id of the trace's root span; `None` when it has none (or its format records no span ids).
@@ -572,12 +593,12 @@ mod tests {
         let b = batch(0, 2);
         let narrow = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
             .unwrap();
         assert!(VerdictBatch::try_new(narrow).is_err());
         let swapped = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 10, 12])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 11, 13])
             .unwrap();
         assert!(VerdictBatch::try_new(swapped).is_err());
     }

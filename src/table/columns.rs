@@ -81,6 +81,8 @@ pub struct Columns<'a> {
     pub(crate) step_span: &'a UInt32Array,
     pub(crate) structural_error: &'a LargeStringArray,
     pub(crate) empty_result: &'a BooleanArray,
+    /// Who made each step: `agent`, `user` or `system`.
+    pub(crate) actor: &'a LargeStringArray,
 }
 
 fn text(batch: &RecordBatch, index: usize) -> &LargeStringArray {
@@ -165,6 +167,7 @@ impl<'a> Columns<'a> {
                 .as_primitive::<UInt32Type>(),
             structural_error: text(st, step_column_index(STEP_STRUCTURAL_ERROR)),
             empty_result: flag(st, step_column_index(STEP_EMPTY_RESULT)),
+            actor: text(st, step_column_index(STEP_ACTOR)),
         }
     }
 
@@ -217,6 +220,16 @@ impl<'a> Columns<'a> {
             .map(|p| self.span_rows(t).start + p)
             .is_some_and(|row| self.is_tool.value(row) && self.span_error.is_valid(row));
         !self.structural_error.is_valid(s) && !failed_tool_span
+    }
+
+    /// Returns true if and only if step row `s` is the agent's own: the rule checks judge only these.
+    pub(crate) fn agent_step(&self, s: usize) -> bool {
+        self.actor.value(s) == "agent"
+    }
+
+    /// Number of trace `t`'s steps that are not the agent's (a simulated user's, the system's).
+    pub(crate) fn unjudged_steps(&self, t: usize) -> usize {
+        self.step_rows(t).filter(|&s| !self.agent_step(s)).count()
     }
 
     /// The tools trace `t`'s definitions mark `readOnlyHint: true`; empty when none is.

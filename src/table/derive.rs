@@ -12,7 +12,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::lazy;
-use super::record::{AttrValue, SpanRecord, attr, is_tool_span};
+use super::record::{Actor, AttrValue, SpanRecord, attr, is_tool_span};
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_strip, py_truthy};
 
@@ -149,6 +149,14 @@ pub(crate) struct Step<'s> {
     pub result: Cow<'s, str>,
     /// Position (within the trace) of the span that ran the tool, or of the chat span that requested it.
     pub span: usize,
+    /// Who made the call: the `faultgate.actor` of that span, else the agent.
+    pub actor: Actor,
+}
+
+/// The actor a span names with `faultgate.actor`; the agent when it names none.
+fn span_actor(span: &SpanRecord<'_>) -> Actor {
+    span.attr(attr::ACTOR)
+        .map_or(Actor::Agent, |v| Actor::read(&v.py_str()))
 }
 
 /// The scenario key: `faultgate.scenario`, else `gen_ai.agent.id`, else a hash of the prompt.
@@ -585,6 +593,7 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
                 arguments: Cow::Owned(payload_text(&part.get("arguments").unwrap_or(Value::Null))),
                 result: Cow::Owned(take(&mut calls_taken, &call_id).unwrap_or_default()),
                 span: position,
+                actor: span_actor(span),
             };
             calls.push((call_id, step));
         }
@@ -635,6 +644,7 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
                 arguments,
                 result,
                 span: p,
+                actor: span_actor(span),
             }
         })
         .collect();

@@ -11,6 +11,8 @@ pub(crate) mod lazy;
 pub(crate) mod record;
 pub mod schema;
 
+/// Who made a tool step.
+pub use record::Actor;
 /// The attribute names the readers look for, as the trace formats spell them.
 pub use record::attr;
 pub(crate) mod signals;
@@ -350,6 +352,7 @@ impl TableBuilder {
             let (error, empty) = signals::result_signals(&step.result);
             b.structural_error.append_option(error);
             b.empty_result.append_value(empty);
+            b.actor.append_value(step.actor.as_str());
         }
         for (i, span) in spans.iter().enumerate() {
             let backs_step = backs[first_position.get(i)] || backs[i];
@@ -724,6 +727,7 @@ builders! {
     step_span: UInt32Builder,
     structural_error: SparseText,
     empty_result: BooleanBuilder,
+    actor: LargeStringBuilder,
 }
 
 /// A string column's builder with room for `items` values of `bytes` bytes in all.
@@ -780,6 +784,7 @@ impl Builders {
         self.step_span = UInt32Builder::with_capacity(m);
         self.structural_error = SparseText::with_capacity(m);
         self.empty_result = BooleanBuilder::with_capacity(m);
+        self.actor = text_builder(m, step_sum(&|s| s.actor.as_str().len()));
     }
 
     fn append_span(&mut self, span: &SpanRecord<'_>, backs_step: bool) {
@@ -912,6 +917,7 @@ impl Builders {
                 arc(self.step_span.finish()),
                 arc(self.structural_error.finish()),
                 arc(self.empty_result.finish()),
+                arc(self.actor.finish()),
             ],
         )
         .expect("step columns match table::schema::STEPS");

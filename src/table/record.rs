@@ -81,6 +81,9 @@ pub mod attr {
     pub const LEGACY_TOOL_NAME: &str = "tool.name";
     /// The attribute that marks an OpenInference span.
     pub const OPENINFERENCE_KIND: &str = "openinference.span.kind";
+    /// Who made a tool span's call (`agent`, `user` or `system`): a simulated user's own tools are not
+    /// the agent's steps. Read as [`super::Actor::read`] reads it; absent means the agent.
+    pub const ACTOR: &str = "faultgate.actor";
 
     /// Operation name of an agent invocation span; such a span is a trace's root.
     pub const OP_INVOKE_AGENT: &str = "invoke_agent";
@@ -89,6 +92,45 @@ pub mod attr {
     /// Operation name of a workflow span (several agents run under one); such a span is a trace's root
     /// as an agent invocation is, never a tool step.
     pub const OP_INVOKE_WORKFLOW: &str = "invoke_workflow";
+}
+
+/// Who made a tool step. The rule checks judge the agent's steps only: in a simulated conversation the
+/// user's own tool calls (a customer running a speed test on their phone) are not the agent's doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Actor {
+    /// The agent under test; every step whose format says nothing else.
+    #[default]
+    Agent,
+    /// The (often simulated) user.
+    User,
+    /// The environment or harness.
+    System,
+}
+
+impl Actor {
+    /// The name the step table and the reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Agent => "agent",
+            Actor::User => "user",
+            Actor::System => "system",
+        }
+    }
+
+    /// The actor a recording names: `user`, `human` or `customer` is the user, `system` or
+    /// `environment` the system, anything else (`assistant`, an agent's name) the agent. Case is
+    /// ignored.
+    pub fn read(text: &str) -> Actor {
+        let text = text.trim();
+        let is = |names: &[&str]| names.iter().any(|n| text.eq_ignore_ascii_case(n));
+        if is(&["user", "human", "customer"]) {
+            Actor::User
+        } else if is(&["system", "environment"]) {
+            Actor::System
+        } else {
+            Actor::Agent
+        }
+    }
 }
 
 /// Returns true if and only if some check or table column reads the attribute `key`. Decoders keep only
@@ -127,6 +169,7 @@ pub(crate) fn wanted(key: &str) -> bool {
             | ENDUSER_ID
             | LEGACY_TOOL_NAME
             | OPENINFERENCE_KIND
+            | ACTOR
     )
 }
 
@@ -171,6 +214,7 @@ fn known_key(key: &str) -> Option<&'static str> {
         ENDUSER_ID,
         LEGACY_TOOL_NAME,
         OPENINFERENCE_KIND,
+        ACTOR,
     ];
     KNOWN.iter().find(|k| **k == key).copied()
 }

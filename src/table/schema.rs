@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 /// Version of these three schemas; raised whenever a column is added, removed or changes meaning.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Trace id as the input spells it; text, never null.
 pub const TRACE_ID: &str = "trace_id";
@@ -114,6 +114,8 @@ pub const STEP_SPAN: &str = "span";
 pub const STEP_STRUCTURAL_ERROR: &str = "structural_error";
 /// True when the result holds nothing: empty text, `[]`, `{}`, `null`, an empty list or a zero count.
 pub const STEP_EMPTY_RESULT: &str = "empty_result";
+/// Who made the call: `agent`, `user` or `system` (`record::Actor`); text, never null.
+pub const STEP_ACTOR: &str = "actor";
 
 fn utf8(name: &str) -> Field {
     Field::new(name, DataType::LargeUtf8, false)
@@ -203,6 +205,7 @@ pub static STEPS: LazyLock<SchemaRef> = LazyLock::new(|| {
         // The structural-error description of the result (unrecovered_tool_error), else null.
         nullable(STEP_STRUCTURAL_ERROR, DataType::LargeUtf8),
         Field::new(STEP_EMPTY_RESULT, DataType::Boolean, false),
+        utf8(STEP_ACTOR),
     ]))
 });
 
@@ -271,6 +274,7 @@ pub fn step_column_index(name: &str) -> usize {
         STEP_SPAN => 4,
         STEP_STRUCTURAL_ERROR => 5,
         STEP_EMPTY_RESULT => 6,
+        STEP_ACTOR => 7,
         other => unreachable!("no column {other} in STEPS"),
     }
 }

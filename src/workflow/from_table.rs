@@ -104,6 +104,10 @@ pub(crate) fn trace_events(cols: &Columns<'_>, t: usize, workflow: &Workflow) ->
     let mut step_checkpoints: Vec<(usize, &str)> = Vec::new();
 
     for i in 0..trace.step_count {
+        // Conformance is the agent's: a simulated user's own tool calls are no events of its workflow.
+        if !cols.agent_step(trace.first_step + i) {
+            continue;
+        }
         let span = trace.step_span(i);
         let key = (span.map_or(0, start), span.unwrap_or(usize::MAX), 1, i);
         let agent = span.and_then(|p| agents[p]).unwrap_or_default().to_string();

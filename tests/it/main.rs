@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod actors;
 mod agent_logs;
 mod archives;
 mod band_edges;

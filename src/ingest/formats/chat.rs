@@ -20,7 +20,7 @@ use crate::error::InputError;
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
 use crate::ingest::json::{to_value, with_tape};
-use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
+use crate::table::record::{Actor, Attrs, SpanRecord, TraceRecord, attr};
 
 /// A format read from whole documents (one per file, or one per JSON line).
 pub(crate) struct DocumentFormat {
@@ -129,6 +129,8 @@ pub(crate) struct Call {
     pub id: String,
     pub name: String,
     pub arguments: Value,
+    /// Who the call says made it (tau2's `requestor`); `None` when it does not say.
+    pub requestor: Option<Actor>,
 }
 
 /// The `tool_calls` of a message, in both the OpenAI (`function.name`) and tau2 (`name`) shapes.
@@ -155,6 +157,10 @@ pub(crate) fn calls(message: &Map<String, Value>) -> Vec<Call> {
                     .unwrap_or_default(),
                 name: field("name").map_or_else(|| "unknown".to_string(), py_str),
                 arguments: field("arguments").cloned().unwrap_or(Value::Null),
+                requestor: call
+                    .get("requestor")
+                    .and_then(Value::as_str)
+                    .map(Actor::read),
             }
         })
         .collect()
@@ -333,8 +339,17 @@ pub(crate) fn tool_span(
     span
 }
 
+/// Who made a call: the call's own `requestor` (tau2), else the role of the message holding it (a tool
+/// call in a `user` message is the simulated user's own).
+fn call_actor(call: &Call, message: &Map<String, Value>) -> Actor {
+    call.requestor.unwrap_or_else(|| match role(message) {
+        "" | "assistant" | "tool" => Actor::Agent,
+        other => Actor::read(other),
+    })
+}
+
 /// The tool spans of a message list: every call of every message, paired with its result by id
-/// ([`paired_calls`]).
+/// ([`paired_calls`]), each marked with its actor (`faultgate.actor`) when that is not the agent.
 /// `agent` names the agent a message's calls belong to (`None` leaves them the root's).
 pub(crate) fn tool_spans(
     trace_id: &str,
@@ -362,6 +377,10 @@ pub(crate) fn tool_spans(
                     call_id: &call.id,
                 },
             );
+            let actor = call_actor(&call, message);
+            if actor != Actor::Agent {
+                span.attrs.insert(attr::ACTOR.into(), actor.as_str());
+            }
             span.start_ns = times[i];
             span.end_ns = response.map_or(0, |r| r.at).max(times[i]);
             spans.push(span);
