@@ -313,9 +313,20 @@ pub(crate) fn render(page: &Page<'_>) -> String {
             let _ = writeln!(h, "<p class=\"gate-set-aside\">{}</p>", escape(&line));
         }
     }
+    // As the terminal summary says it: only a run with steps of others than the agent shows it.
+    let user_steps: u64 = report
+        .batches
+        .iter()
+        .map(super::VerdictBatch::user_step_count)
+        .sum();
+    let unjudged = if user_steps == 0 {
+        String::new()
+    } else {
+        format!(" \u{b7} {user_steps} user step(s) not judged")
+    };
     let _ = writeln!(
         h,
-        "<p>{}/{} traces failed \u{b7} judge {} \u{b7} redaction {}</p>",
+        "<p>{}/{} traces failed{unjudged} \u{b7} judge {} \u{b7} redaction {}</p>",
         counts.failed,
         counts.traces,
         escape(&report.judge),

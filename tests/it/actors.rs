@@ -172,6 +172,7 @@ fn the_html_report_labels_the_user_s_steps() {
     assert_eq!(labelled, 10, "one label per user step");
     assert!(page.contains("<tr class=\"others\">"));
     assert!(page.contains(">user</span>"));
+    assert!(page.contains("1/1 traces failed \u{b7} 10 user step(s) not judged \u{b7} judge none"));
 }
 
 #[test]
