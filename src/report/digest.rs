@@ -25,6 +25,8 @@ pub(crate) struct RunCounts<'a> {
     pub fired_verdicts: usize,
     /// Traces a policy-block check fired on.
     pub policy_blocked: usize,
+    /// Steps of others than the agent over every trace, which no rule judged.
+    pub user_steps: u64,
 }
 
 impl RunCounts<'_> {
@@ -40,6 +42,11 @@ impl RunCounts<'_> {
                 .blocked_on(Gating::PolicyBlock)
                 .unwrap_or_default()
                 .len(),
+            user_steps: report
+                .batches
+                .iter()
+                .map(VerdictBatch::user_step_count)
+                .sum(),
         }
     }
 }
@@ -121,6 +128,7 @@ pub(crate) fn digest<'a>(
             fired_verdicts: counts.fired.iter().sum(),
             fired,
             policy_blocked,
+            user_steps: counts.user_steps,
         },
     })
 }

@@ -314,15 +314,10 @@ pub(crate) fn render(page: &Page<'_>) -> String {
         }
     }
     // As the terminal summary says it: only a run with steps of others than the agent shows it.
-    let user_steps: u64 = report
-        .batches
-        .iter()
-        .map(super::VerdictBatch::user_step_count)
-        .sum();
-    let unjudged = if user_steps == 0 {
+    let unjudged = if counts.user_steps == 0 {
         String::new()
     } else {
-        format!(" \u{b7} {user_steps} user step(s) not judged")
+        format!(" \u{b7} {} user step(s) not judged", counts.user_steps)
     };
     let _ = writeln!(
         h,
