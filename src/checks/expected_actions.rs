@@ -19,7 +19,9 @@
 //! not fail (no structural error, no error on its span, as the format records it); a tool result that
 //! reports a failure in the prose of a normal result still counts. Which tools change state is decided
 //! by name (the file's globs and the default reading verbs) and by MCP `readOnlyHint` annotations the
-//! trace carries; a reading tool with a writing name is compared. A trace whose scenario has no
+//! trace carries; a reading tool with a writing name is compared. An expected call is met by
+//! whoever made it (a task may need the user to act), while forbidden and unexpected calls are the
+//! agent's only. A trace whose scenario has no
 //! expectation passes with confidence 0.
 
 use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
@@ -112,6 +114,7 @@ fn made_calls<'a>(
             },
             succeeded: cols.step_succeeded(t, s),
             read_only,
+            by_agent: cols.agent_step(s),
         }
     })
     .collect()

@@ -19,6 +19,8 @@ pub(crate) struct MadeCall<'a> {
     pub(crate) succeeded: bool,
     /// Its tool changes nothing, by the file's rules and the trace's annotations.
     pub(crate) read_only: bool,
+    /// The agent made it, not a (simulated) user or the system.
+    pub(crate) by_agent: bool,
 }
 
 /// What the comparison found first: why the check fires.
@@ -71,6 +73,11 @@ fn shown(call: &MadeCall<'_>) -> String {
 }
 
 /// Compares the calls a run made with a scenario's expectations.
+///
+/// An expected call is met by whoever made it: a benchmark's task may need the user to act (τ²-bench
+/// telecom expects the customer to toggle airplane mode), and a run that gives the agent the user's
+/// tools has the agent make those calls. Forbidden and unexpected calls are looked for among the
+/// agent's calls only, since what a simulated user does is not the agent's doing.
 pub(crate) fn compare(scenario: &Scenario, made: &[MadeCall<'_>]) -> Comparison {
     let counted: Vec<&MadeCall<'_>> = made
         .iter()
@@ -97,10 +104,11 @@ pub(crate) fn compare(scenario: &Scenario, made: &[MadeCall<'_>]) -> Comparison 
         }
     };
     if let Some(call) = made.iter().find(|c| {
-        scenario
-            .forbidden
-            .iter()
-            .any(|f| f.matches(c.tool, &c.arguments))
+        c.by_agent
+            && scenario
+                .forbidden
+                .iter()
+                .any(|f| f.matches(c.tool, &c.arguments))
     }) {
         return result(Some(Finding::Forbidden {
             step: call.step,
@@ -123,10 +131,11 @@ pub(crate) fn compare(scenario: &Scenario, made: &[MadeCall<'_>]) -> Comparison 
     }
     if scenario.mode.needs_every_made_expected()
         && let Some(call) = counted.iter().find(|c| {
-            !scenario
-                .calls
-                .iter()
-                .any(|e| e.matches(c.tool, &c.arguments))
+            c.by_agent
+                && !scenario
+                    .calls
+                    .iter()
+                    .any(|e| e.matches(c.tool, &c.arguments))
         })
     {
         return result(Some(Finding::Unexpected {
@@ -281,7 +290,13 @@ mod tests {
             arguments: args,
             succeeded: true,
             read_only: crate::expect::read_only::has_reading_verb(tool),
+            by_agent: true,
         }
+    }
+
+    fn by_user(mut call: MadeCall<'static>) -> MadeCall<'static> {
+        call.by_agent = false;
+        call
     }
 
     fn book_and_pay(mode: &str) -> Scenario {
@@ -459,5 +474,47 @@ mod tests {
             call(2, "pay", json!({"amount": 9})),
         ];
         assert_eq!(finding(&s, &made), None);
+    }
+
+    #[test]
+    fn a_user_call_meets_an_expectation_but_is_never_unexpected_nor_forbidden() {
+        // τ²-bench telecom: the task needs the customer to toggle airplane mode, and the customer also
+        // reboots the phone on their own; neither is the agent's doing to blame.
+        let s = scenario(
+            "unordered",
+            json!([{"tool": "toggle_airplane_mode"}, {"tool": "enable_roaming"}]),
+            json!([{"tool": "reboot_device"}]),
+        );
+        let made = [
+            by_user(call(1, "toggle_airplane_mode", json!({}))),
+            by_user(call(2, "reboot_device", json!({}))),
+            call(3, "enable_roaming", json!({})),
+        ];
+        assert_eq!(finding(&s, &made), None);
+        // The same reboot made by the agent is both forbidden and, were it not, unexpected.
+        let agent_reboot = [
+            made[0].clone(),
+            call(2, "reboot_device", json!({})),
+            made[2].clone(),
+        ];
+        assert_eq!(
+            finding(&s, &agent_reboot),
+            Some(Finding::Forbidden {
+                step: 2,
+                call: "reboot_device".into()
+            })
+        );
+        let allowed = scenario(
+            "unordered",
+            json!([{"tool": "toggle_airplane_mode"}, {"tool": "enable_roaming"}]),
+            json!([]),
+        );
+        assert_eq!(
+            finding(&allowed, &agent_reboot),
+            Some(Finding::Unexpected {
+                step: 2,
+                call: "reboot_device".into()
+            })
+        );
     }
 }
