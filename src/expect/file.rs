@@ -394,10 +394,16 @@ fn key_hash(key: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x6578_7065_6374).hash_one(key)
 }
 
+/// The bits of a key hash that choose its bucket: 65,536 buckets, 256 KiB of offsets.
+const BUCKET_BITS: u32 = 16;
+
+fn bucket_of(hash: u64) -> u64 {
+    hash >> (64 - BUCKET_BITS)
+}
+
 /// Where one scenario's key and entry are.
 #[derive(Debug)]
 struct Slot {
-    hash: u64,
     key: KeyAt,
     entry: Range<usize>,
 }
@@ -412,7 +418,7 @@ enum KeyAt {
 /// The expectations a run checks against.
 ///
 /// They hold the file's text (mapped, not copied, when the file is large) and, per scenario, where
-/// its key and entry are: about 40 bytes a scenario beside the file's pages, which the kernel may
+/// its key and entry are: about 50 bytes a scenario beside the file's pages, which the kernel may
 /// drop and read again, and not a compiled copy of every entry. A file drafted from a run of a
 /// million traces has a million entries, and compiled they took eight times the file's size. Each
 /// entry is compiled once when the file is loaded, so that a bad one stops the run before it starts,
@@ -423,6 +429,12 @@ pub struct Expectations {
     text: Arc<Source>,
     /// Sorted by key hash, then file order.
     slots: Arc<Vec<Slot>>,
+    /// The key hash of each slot, apart from the slots: a lookup searches these alone.
+    hashes: Arc<Vec<u64>>,
+    /// Where the hashes of each value of their top [`BUCKET_BITS`] bits start, and one past the end:
+    /// a lookup searches one bucket of a few hashes instead of every hash, since a binary search over
+    /// a million scenarios missed the cache at every step and cost more than the check's comparison.
+    buckets: Arc<Vec<u32>>,
     /// The compiled scenarios with a regular expression, by slot.
     kept: Arc<HashMap<usize, Scenario>>,
     pub(crate) read_only: ReadOnly,
@@ -501,12 +513,11 @@ impl Expectations {
                 kept.insert(at, scenario);
             }
         }
-        let mut slots: Vec<Slot> = entries
+        let mut slots: Vec<(u64, Slot)> = entries
             .iter()
             .map(|(key, entry)| {
                 let entry_at = offset_in(bytes, entry.get());
-                Slot {
-                    hash: key_hash(&key.0),
+                let slot = Slot {
                     key: match &key.0 {
                         Cow::Borrowed(k) => {
                             let at = offset_in(bytes, k);
@@ -515,15 +526,25 @@ impl Expectations {
                         Cow::Owned(k) => KeyAt::Decoded(k.as_str().into()),
                     },
                     entry: entry_at..entry_at + entry.get().len(),
-                }
+                };
+                (key_hash(&key.0), slot)
             })
             .collect();
         // Stable: a key given twice keeps its entries in file order, and the lookup takes the last.
-        slots.sort_by_key(|slot| slot.hash);
+        slots.sort_by_key(|(hash, _)| *hash);
         drop(entries);
+        let (hashes, slots): (Vec<u64>, Vec<Slot>) = slots.into_iter().unzip();
+        let buckets = (0..=1u64 << BUCKET_BITS)
+            .map(|bucket| {
+                let at = hashes.partition_point(|&h| bucket_of(h) < bucket);
+                u32::try_from(at).map_err(|_| (None, "more than 4 billion scenarios".to_string()))
+            })
+            .collect::<Result<Vec<u32>, CompileError>>()?;
         Ok(Expectations {
             text: Arc::new(text),
             slots: Arc::new(slots),
+            hashes: Arc::new(hashes),
+            buckets: Arc::new(buckets),
             kept: Arc::new(kept),
             read_only,
         })
@@ -539,11 +560,18 @@ impl Expectations {
     /// file gives twice has its last entry, as a JSON object read into a map does.
     pub(crate) fn scenario(&self, key: &str) -> Option<Cow<'_, Scenario>> {
         let hash = key_hash(key);
-        let from = self.slots.partition_point(|s| s.hash < hash);
+        let bucket = bucket_of(hash) as usize;
+        let (start, end) = (
+            self.buckets[bucket] as usize,
+            self.buckets[bucket + 1] as usize,
+        );
+        let from = start + self.hashes[start..end].partition_point(|&h| h < hash);
         let text: &[u8] = &self.text;
-        let slot = self.slots[from..]
+        let slot = self.slots[from..end]
             .iter()
-            .take_while(|slot| slot.hash == hash)
+            .zip(&self.hashes[from..end])
+            .take_while(|(_, h)| **h == hash)
+            .map(|(slot, _)| slot)
             .filter(|slot| match &slot.key {
                 KeyAt::Text(range) => &text[range.clone()] == key.as_bytes(),
                 KeyAt::Decoded(k) => &**k == key,
@@ -647,6 +675,26 @@ mod tests {
         assert_eq!(e.scenario("t-2").unwrap().calls[0].tool, "b");
         assert!(e.scenario("t-3").is_none());
         assert!(e.scenario("t\\u002d2").is_none());
+    }
+
+    #[test]
+    fn every_key_of_a_large_file_is_found_in_its_bucket() {
+        // More keys than buckets, so that buckets hold several hashes and some none.
+        let n = 100_000;
+        let mut text = String::from(r#"{"scenarios": {"#);
+        for i in 0..n {
+            text.push_str(&format!(r#""k{i}": {{"calls": [{{"tool": "t{i}"}}]}},"#));
+        }
+        text.push_str(r#""last": {}}}"#);
+        let e = compile(&text).unwrap();
+        for i in 0..n {
+            assert_eq!(
+                e.scenario(&format!("k{i}")).unwrap().calls[0].tool,
+                format!("t{i}")
+            );
+            assert!(e.scenario(&format!("k{i}x")).is_none());
+        }
+        assert!(e.scenario("last").unwrap().calls.is_empty());
     }
 
     #[test]
