@@ -180,6 +180,10 @@ pub(crate) struct RunArgs {
     /// warnings still print.
     #[arg(help_heading = "Outputs", long, short)]
     pub quiet: bool,
+    /// Print every warning on stderr, not one line per kind with its count and first example (the
+    /// JSON report's input_warnings lists every one either way).
+    #[arg(help_heading = "Outputs", long, short)]
+    pub verbose: bool,
     /// Check only the traces of this agent version (gen_ai.agent.version on the root, else the last one
     /// seen); the others, and traces that record no version, are left out as if absent.
     #[arg(help_heading = "Inputs", long, value_name = "VERSION", value_parser = clap::builder::NonEmptyStringValueParser::new())]

@@ -19,6 +19,7 @@ pub(crate) mod run;
 pub(crate) mod selection;
 pub(crate) mod shell;
 mod values;
+pub(crate) mod warnings;
 
 use std::io::Write;
 

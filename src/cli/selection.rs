@@ -28,6 +28,8 @@ pub(crate) struct Resolved {
     pub judge_record: Option<JudgeRecord>,
     /// `--strict-input`: an input warning ends the run (exit 2).
     pub strict_input: bool,
+    /// `--verbose`: every warning on stderr, not one line per kind.
+    pub verbose: bool,
     /// `--skip-bad-input`: a file or JSON line that cannot be read is left out with an input warning.
     pub skip_bad_input: bool,
     /// The progress bar, when one may be shown (also `settings.progress`).
@@ -161,8 +163,9 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         let judges = names_of(CheckKind::Judge);
         if !judges.is_empty() {
             parts.push(format!(
-                "{} need --judge laya | litellm:<model>",
-                judges.join(", ")
+                "{} need {}",
+                judges.join(", "),
+                crate::judge::spec::RUNNABLE
             ));
         }
         let goldens = names_of(CheckKind::Golden);
@@ -201,7 +204,8 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     }
     for name in names_of(CheckKind::Judge) {
         notes.push(format!(
-            "note: {name} skipped — it needs a judge (--judge laya | litellm:<model>); see README for each judge's measured κ"
+            "note: {name} skipped — it needs a judge ({}); see README for each judge's measured κ",
+            crate::judge::spec::RUNNABLE
         ));
     }
     for name in names_of(CheckKind::Golden) {
@@ -235,6 +239,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
     let progress = super::progress::Bar::for_stderr(args.quiet).map(Arc::new);
     Ok(Resolved {
         strict_input: args.strict_input,
+        verbose: args.verbose,
         skip_bad_input: args.skip_bad_input,
         check_names: active.iter().map(|c| c.name().to_string()).collect(),
         settings: RunSettings {

@@ -39,6 +39,12 @@ impl JudgeSpec {
     }
 }
 
+/// The `--judge` values this build runs, as a note or error that asks for a judge names them: `laya`
+/// is parsed for 0.4.1's sake but refused, so naming it would send a user to an error
+/// (docs/compatibility.md §2.1).
+pub(crate) const RUNNABLE: &str =
+    "--judge litellm:<model> | openai:<model> with --judge-url | replay:FILE";
+
 /// The built-in judged checks.
 pub(crate) fn builtin_checks() -> Vec<JudgedSpec> {
     vec![JudgedSpec {
@@ -82,6 +88,21 @@ impl Default for JudgeOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_judges_a_note_names_are_the_ones_this_build_runs() {
+        let named: Vec<&str> = RUNNABLE
+            .strip_prefix("--judge ")
+            .unwrap()
+            .split(" | ")
+            .map(|s| s.split(' ').next().unwrap())
+            .collect();
+        assert_eq!(named, ["litellm:<model>", "openai:<model>", "replay:FILE"]);
+        for spec in named {
+            assert!(JudgeSpec::parse(spec).is_ok(), "{spec}");
+        }
+        assert!(!RUNNABLE.contains("laya"));
+    }
 
     #[test]
     fn specs_resolve_as_in_0_4_1_plus_the_new_ones() {

@@ -62,7 +62,7 @@ pub(crate) const OUTPUT_FLAGS: [&str; 15] = [
 
 /// Long switches (without `--`) that only change how a run shows itself; they never appear in the
 /// command either.
-pub(crate) const DISPLAY_SWITCHES: [&str; 1] = ["quiet"];
+pub(crate) const DISPLAY_SWITCHES: [&str; 2] = ["quiet", "verbose"];
 
 /// The directory display paths are relative to: `$GITHUB_WORKSPACE` when set and non-empty, else the
 /// working directory, symlinks resolved.
@@ -161,7 +161,7 @@ pub(crate) fn command_under(
             kept.push(arg.clone());
             continue;
         }
-        if arg == "-q" {
+        if arg == "-q" || arg == "-v" {
             continue;
         }
         let Some(option) = arg.strip_prefix("--") else {
@@ -210,7 +210,7 @@ mod tests {
 
     const FLAGS: &[&str] = &[
         "judge", "check", "policy", "golden", "outcomes", "format", "redact", "json", "markdown",
-        "audit", "band", "parquet", "help", "quiet",
+        "audit", "band", "parquet", "help", "quiet", "verbose",
     ];
 
     fn args(items: &[&str]) -> Vec<String> {
@@ -270,6 +270,8 @@ mod tests {
                 "--check",
                 "search_loop",
                 "--quiet",
+                "-v",
+                "--verb",
             ]),
             FLAGS,
             None,

@@ -40,4 +40,5 @@ mod shell;
 mod spill;
 mod trust;
 mod trusted_gate;
+mod warnings;
 mod workflow_check;

@@ -23,6 +23,8 @@ use std::time::Instant;
 
 pub(crate) use inputs::{InputFile, Inputs};
 pub(crate) use manifest::{AGENT_VERSION_SETTING, EXPECTATIONS_SETTING, expectations_digest};
+#[cfg(test)]
+pub(crate) use produce::no_content_warning;
 pub(crate) use produce::{Produced, SpillTo, input_warnings};
 pub(crate) use safety::Outputs;
 
@@ -126,7 +128,8 @@ impl Run<'_> {
         spill: Option<SpillTo<'_>>,
     ) -> Result<Produced, CliError> {
         let outcome = produce::produce(files, self.resolved, spill)?;
-        let mut produced = policy::accept(outcome, self.resolved.strict_input)?;
+        let mut produced =
+            policy::accept(outcome, self.resolved.strict_input, self.resolved.verbose)?;
         produced.judge_usage = policy::finish_judge(self.resolved, &produced.batches)?;
         Ok(produced)
     }

@@ -13,9 +13,13 @@ use crate::report::VerdictBatch;
 
 /// Accepts or refuses what the files gave. If any file could not be read, every file error is printed
 /// and the last one is returned (exit 2). Otherwise the notices and the run's input warnings go to
-/// stderr, and a run where every file found was skipped, or under `strict_input` one with an input
-/// warning, is refused.
-pub(super) fn accept(outcome: Outcome, strict_input: bool) -> Result<Produced, CliError> {
+/// stderr (summed up by kind unless `verbose`, see [`crate::cli::warnings`]), and a run where every
+/// file found was skipped, or under `strict_input` one with an input warning, is refused.
+pub(super) fn accept(
+    outcome: Outcome,
+    strict_input: bool,
+    verbose: bool,
+) -> Result<Produced, CliError> {
     let Outcome {
         produced,
         errors,
@@ -28,12 +32,10 @@ pub(super) fn accept(outcome: Outcome, strict_input: bool) -> Result<Produced, C
         }
         return Err(CliError::Invalid(last.clone()));
     }
-    for w in &notices {
-        writeln!(stderr, "{w}")?;
-    }
     let run_warnings = produced.input_warnings();
-    for w in &run_warnings {
-        writeln!(stderr, "warning: {w}")?;
+    let all = notices.iter().chain(&run_warnings).map(String::as_str);
+    for line in crate::cli::warnings::lines(all, verbose) {
+        writeln!(stderr, "{line}")?;
     }
     let spilled_nothing = produced
         .spilled

@@ -71,8 +71,15 @@ pub(crate) struct Outcome {
     pub produced: Produced,
     /// Why each file that could not be read failed, in input order.
     pub errors: Vec<String>,
-    /// Lines for stderr about files that were read (traces without content).
+    /// Warnings for stderr alone about files that were read (traces without content for a judge).
     pub notices: Vec<String>,
+}
+
+/// The warning, for a judged run, about a file whose traces give the judge no content to read.
+pub(crate) fn no_content_warning(traces: usize, file: &str) -> String {
+    format!(
+        "{traces} trace(s) in {file} carry no content attributes; the judge sees structure only"
+    )
 }
 
 /// A run's input warnings, from each file's warnings and skip reasons in input order: what the JSON
@@ -166,10 +173,9 @@ pub(crate) fn produce(
         match outcome {
             Ok(mut file) => {
                 if judged && file.without_content > 0 {
-                    warnings.push(format!(
-                        "warning: {} trace(s) in {} carry no content attributes; the judge sees structure only",
+                    warnings.push(no_content_warning(
                         file.without_content,
-                        display_path(&input.path)
+                        &display_path(&input.path),
                     ));
                 }
                 let shown = display_path(&input.path);
@@ -233,7 +239,7 @@ pub(crate) fn produce(
     }
     if judged && shared.without_content > 0 {
         warnings.push(format!(
-            "warning: {} of the traces merged across files carry no content attributes; the judge sees structure only",
+            "{} of the traces merged across files carry no content attributes; the judge sees structure only",
             shared.without_content
         ));
     }
