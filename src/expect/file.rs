@@ -394,16 +394,15 @@ fn key_hash(key: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x6578_7065_6374).hash_one(key)
 }
 
-/// The bits of a key hash that choose its bucket: 65,536 buckets, 256 KiB of offsets.
-const BUCKET_BITS: u32 = 16;
-
-fn bucket_of(hash: u64) -> u64 {
-    hash >> (64 - BUCKET_BITS)
+/// The bucket of a key hash: its top `bits` bits.
+fn bucket_of(hash: u64, bits: u32) -> u64 {
+    hash >> (64 - bits)
 }
 
 /// Where one scenario's key and entry are.
 #[derive(Debug)]
 struct Slot {
+    hash: u64,
     key: KeyAt,
     entry: Range<usize>,
 }
@@ -429,12 +428,12 @@ pub struct Expectations {
     text: Arc<Source>,
     /// Sorted by key hash, then file order.
     slots: Arc<Vec<Slot>>,
-    /// The key hash of each slot, apart from the slots: a lookup searches these alone.
-    hashes: Arc<Vec<u64>>,
-    /// Where the hashes of each value of their top [`BUCKET_BITS`] bits start, and one past the end:
-    /// a lookup searches one bucket of a few hashes instead of every hash, since a binary search over
-    /// a million scenarios missed the cache at every step and cost more than the check's comparison.
+    /// Where the slots of each value of their hash's top `bucket_bits` bits start, and one past the
+    /// end. There are about as many buckets as slots, so a lookup reads one offset and one slot: a
+    /// binary search over a million slots missed the cache at every step and cost more than the
+    /// check's comparison.
     buckets: Arc<Vec<u32>>,
+    bucket_bits: u32,
     /// The compiled scenarios with a regular expression, by slot.
     kept: Arc<HashMap<usize, Scenario>>,
     pub(crate) read_only: ReadOnly,
@@ -513,11 +512,12 @@ impl Expectations {
                 kept.insert(at, scenario);
             }
         }
-        let mut slots: Vec<(u64, Slot)> = entries
+        let mut slots: Vec<Slot> = entries
             .iter()
             .map(|(key, entry)| {
                 let entry_at = offset_in(bytes, entry.get());
-                let slot = Slot {
+                Slot {
+                    hash: key_hash(&key.0),
                     key: match &key.0 {
                         Cow::Borrowed(k) => {
                             let at = offset_in(bytes, k);
@@ -526,25 +526,31 @@ impl Expectations {
                         Cow::Owned(k) => KeyAt::Decoded(k.as_str().into()),
                     },
                     entry: entry_at..entry_at + entry.get().len(),
-                };
-                (key_hash(&key.0), slot)
+                }
             })
             .collect();
         // Stable: a key given twice keeps its entries in file order, and the lookup takes the last.
-        slots.sort_by_key(|(hash, _)| *hash);
+        slots.sort_by_key(|slot| slot.hash);
         drop(entries);
-        let (hashes, slots): (Vec<u64>, Vec<Slot>) = slots.into_iter().unzip();
-        let buckets = (0..=1u64 << BUCKET_BITS)
-            .map(|bucket| {
-                let at = hashes.partition_point(|&h| bucket_of(h) < bucket);
-                u32::try_from(at).map_err(|_| (None, "more than 4 billion scenarios".to_string()))
-            })
-            .collect::<Result<Vec<u32>, CompileError>>()?;
+        if u32::try_from(slots.len()).is_err() {
+            return Err((None, "more than 4 billion scenarios".to_string()));
+        }
+        // 4 bytes of offsets per slot at most: one bucket per slot, rounded down to a power of two.
+        let bucket_bits = slots.len().max(1).ilog2().clamp(1, 30);
+        let mut buckets = Vec::with_capacity((1 << bucket_bits) + 1);
+        let mut at = 0;
+        for bucket in 0..=1u64 << bucket_bits {
+            while at < slots.len() && bucket_of(slots[at].hash, bucket_bits) < bucket {
+                at += 1;
+            }
+            #[allow(clippy::cast_possible_truncation)] // checked above: fewer than 2^32 slots
+            buckets.push(at as u32);
+        }
         Ok(Expectations {
             text: Arc::new(text),
             slots: Arc::new(slots),
-            hashes: Arc::new(hashes),
             buckets: Arc::new(buckets),
+            bucket_bits,
             kept: Arc::new(kept),
             read_only,
         })
@@ -560,23 +566,18 @@ impl Expectations {
     /// file gives twice has its last entry, as a JSON object read into a map does.
     pub(crate) fn scenario(&self, key: &str) -> Option<Cow<'_, Scenario>> {
         let hash = key_hash(key);
-        let bucket = bucket_of(hash) as usize;
-        let (start, end) = (
-            self.buckets[bucket] as usize,
-            self.buckets[bucket + 1] as usize,
-        );
-        let from = start + self.hashes[start..end].partition_point(|&h| h < hash);
+        #[allow(clippy::cast_possible_truncation)] // fewer than 2^30 buckets
+        let bucket = bucket_of(hash, self.bucket_bits) as usize;
+        let bucket = &self.slots[self.buckets[bucket] as usize..self.buckets[bucket + 1] as usize];
         let text: &[u8] = &self.text;
-        let slot = self.slots[from..end]
-            .iter()
-            .zip(&self.hashes[from..end])
-            .take_while(|(_, h)| **h == hash)
-            .map(|(slot, _)| slot)
-            .filter(|slot| match &slot.key {
-                KeyAt::Text(range) => &text[range.clone()] == key.as_bytes(),
-                KeyAt::Decoded(k) => &**k == key,
-            })
-            .last()?;
+        // The last of equal keys: slots of one hash keep file order.
+        let slot = bucket.iter().rev().find(|slot| {
+            slot.hash == hash
+                && match &slot.key {
+                    KeyAt::Text(range) => &text[range.clone()] == key.as_bytes(),
+                    KeyAt::Decoded(k) => &**k == key,
+                }
+        })?;
         if let Some(scenario) = self.kept.get(&slot.entry.start) {
             return Some(Cow::Borrowed(scenario));
         }
@@ -679,7 +680,7 @@ mod tests {
 
     #[test]
     fn every_key_of_a_large_file_is_found_in_its_bucket() {
-        // More keys than buckets, so that buckets hold several hashes and some none.
+        // Buckets hold several slots and some none.
         let n = 100_000;
         let mut text = String::from(r#"{"scenarios": {"#);
         for i in 0..n {
