@@ -183,6 +183,7 @@ fn default_settings() -> RunSettings {
         progress: None,
         skip_bad_input: false,
         agent_version: None,
+        outcome_score: None,
     }
 }
 

@@ -11,9 +11,13 @@ use crate::error::{InputError, display_path};
 #[derive(Debug, Clone, Default)]
 pub struct Golden(Map<String, Value>);
 
-/// Recorded outcomes by scenario key or prompt.
+/// Recorded outcomes by scenario key or prompt, or (`--outcomes recorded`) those the traces recorded.
 #[derive(Debug, Clone, Default)]
-pub struct Outcomes(Map<String, Value>);
+pub struct Outcomes(Map<String, Value>, bool);
+
+/// The `--outcomes` value that takes each trace's own recorded outcome instead of a file (a file of
+/// that name is passed as `./recorded`).
+pub const RECORDED: &str = "recorded";
 
 fn read_object(path: &Path, what: &str) -> Result<Value, InputError> {
     let text = crate::sidefile::read(path).map_err(|e| match e.kind() {
@@ -62,11 +66,21 @@ impl Outcomes {
     /// An outcomes map from parsed JSON: an object whose values are all booleans.
     pub fn from_value(value: Value) -> Result<Outcomes, InputError> {
         match value {
-            Value::Object(map) if map.values().all(Value::is_boolean) => Ok(Outcomes(map)),
+            Value::Object(map) if map.values().all(Value::is_boolean) => Ok(Outcomes(map, false)),
             _ => Err(InputError::Usage(
                 "outcomes: expected a JSON object of {scenario key or prompt: true | false}".into(),
             )),
         }
+    }
+
+    /// The outcomes each trace recorded itself (`--outcomes recorded`).
+    pub fn recorded() -> Outcomes {
+        Outcomes(Map::new(), true)
+    }
+
+    /// Returns true if and only if the outcomes are those the traces recorded, not a file's.
+    pub fn is_recorded(&self) -> bool {
+        self.1
     }
 
     /// The outcome recorded for the key, else for the prompt.
@@ -101,7 +115,10 @@ mod tests {
 
     #[test]
     fn outcomes_take_the_first_present() {
-        let o = Outcomes(serde_json::from_str(r#"{"k": false, "p": true}"#).unwrap());
+        let o = Outcomes(
+            serde_json::from_str(r#"{"k": false, "p": true}"#).unwrap(),
+            false,
+        );
         assert_eq!(o.lookup("k", "p"), Some(false));
         assert_eq!(o.lookup("x", "p"), Some(true));
         assert_eq!(o.lookup("x", "y"), None);

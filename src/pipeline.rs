@@ -69,9 +69,22 @@ pub struct RunSettings {
     /// `--agent-version`: only the traces of this agent version are checked; the others are left out
     /// as if absent.
     pub agent_version: Option<std::sync::Arc<str>>,
+    /// `--outcome-score`: the Langfuse score that is each trace's recorded outcome.
+    pub outcome_score: Option<std::sync::Arc<str>>,
 }
 
 impl RunSettings {
+    /// What the tables of this run keep, for traces of this agent version.
+    pub(crate) fn table_options(&self, agent_version: Option<std::sync::Arc<str>>) -> TableOptions {
+        TableOptions {
+            root_attributes: self.needs_root_attributes(),
+            agent_version,
+            qualify_domains: false,
+            outcome_score: self.outcome_score.clone(),
+            task_success_outcome: self.inputs.recorded_outcomes(),
+        }
+    }
+
     /// The schema of this run's verdict batches.
     pub fn verdict_schema(&self) -> SchemaRef {
         let names: Vec<&str> = self.checks.iter().map(|c| c.name()).collect();
@@ -596,11 +609,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
         skip_bad_lines: settings.skip_bad_input,
         ..ReadOptions::new(
             settings.format,
-            TableOptions {
-                root_attributes: settings.needs_root_attributes(),
-                agent_version: settings.agent_version.clone(),
-                qualify_domains: false,
-            },
+            settings.table_options(settings.agent_version.clone()),
         )
     }
 }
@@ -811,6 +820,7 @@ fn check_part(
             agent_version: agent_version.as_deref(),
             steps: cols.step_rows(t).len(),
             user_steps: cols.unjudged_steps(t),
+            recorded_outcome: cols.recorded_outcome(t),
             measures: Measures {
                 tokens,
                 latency_ms: measure(cols.latency_ms),
@@ -880,6 +890,7 @@ mod tests {
             progress: None,
             skip_bad_input: false,
             agent_version: None,
+            outcome_score: None,
         }
     }
 

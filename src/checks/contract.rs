@@ -133,6 +133,13 @@ pub struct SideInputs {
     pub expect: Option<crate::expect::Expectations>,
 }
 
+impl SideInputs {
+    /// Returns true if and only if the outcomes are those the traces recorded (`--outcomes recorded`).
+    pub fn recorded_outcomes(&self) -> bool {
+        self.outcomes.as_ref().is_some_and(Outcomes::is_recorded)
+    }
+}
+
 /// What a check pass reads besides the batch's columns.
 #[derive(Clone, Copy)]
 pub struct CheckContext<'a> {

@@ -1,15 +1,18 @@
 //! # outcome
 //!
 //! **What it detects.** A scenario the team's own evaluator marked failed, from `--outcomes`
-//! (`{scenario key or prompt: true | false}`).
+//! (`{scenario key or prompt: true | false}`), or, with `--outcomes recorded`, a trace whose own
+//! recorded evaluation failed (a τ-bench reward below 1, SWE-agent `resolved: false`, the Langfuse score
+//! `--outcome-score` names).
 //!
 //! **Why it matters.** It lets a gate combine structural checks with the outcome signal a team already
 //! has, so both move the same clean rate.
 //!
-//! **Example.** `{"refund-o7": false}`: `outcome false in the outcomes file`.
+//! **Example.** `{"refund-o7": false}`: `outcome false in the outcomes file`; with `--outcomes recorded`,
+//! `the trace's own evaluation failed`.
 //!
 //! **Known limits.** The outcome is taken as given; a scenario missing from the file is not judged
-//! (confidence 0) and counts as clean.
+//! (confidence 0) and counts as clean, as is a trace that records no outcome under `--outcomes recorded`.
 
 use super::contract::{Check, CheckContext, CheckKind, VerdictColumn};
 use crate::table::columns::Columns;
@@ -34,6 +37,16 @@ impl Check for Outcome {
     }
 
     fn run(&self, cols: &Columns<'_>, cx: &CheckContext<'_>, out: &mut VerdictColumn) {
+        if cx.inputs.recorded_outcomes() {
+            for t in cols.traces() {
+                match cols.recorded_outcome(t) {
+                    None => out.push(false, 0.0, "the trace records no outcome"),
+                    Some(true) => out.sure(false, "the trace's own evaluation passed"),
+                    Some(false) => out.sure(true, "the trace's own evaluation failed"),
+                }
+            }
+            return;
+        }
         for t in cols.traces() {
             match cx
                 .inputs
@@ -79,5 +92,34 @@ mod tests {
         );
         let missing = run("c");
         assert_eq!((missing.detected, missing.confidence), (false, 0.0));
+    }
+
+    #[test]
+    fn recorded_takes_each_traces_own_outcome_and_no_file() {
+        let cx = SideInputs {
+            outcomes: Some(Outcomes::recorded()),
+            ..SideInputs::default()
+        };
+        let run = |outcome: Option<serde_json::Value>| {
+            let spec = TraceSpec::new().root_attr("faultgate.scenario", json!("a"));
+            match outcome {
+                Some(v) => spec.root_attr("faultgate.recorded_outcome", v),
+                None => spec,
+            }
+            .run_with(&Outcome, &cx)
+        };
+        assert_eq!(
+            run(Some(json!(false))),
+            Verdict::sure(true, "the trace's own evaluation failed")
+        );
+        assert_eq!(
+            run(Some(json!(true))),
+            Verdict::sure(false, "the trace's own evaluation passed")
+        );
+        let none = run(None);
+        assert_eq!(
+            (none.detected, none.confidence, none.reason.as_str()),
+            (false, 0.0, "the trace records no outcome")
+        );
     }
 }

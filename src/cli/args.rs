@@ -150,9 +150,13 @@ pub(crate) struct RunArgs {
     /// Expected answers by scenario key or prompt.
     #[arg(help_heading = "Checks", long)]
     pub golden: Option<PathBuf>,
-    /// Recorded outcomes (true / false) by scenario key or prompt.
+    /// Recorded outcomes (true / false) by scenario key or prompt; `recorded` takes the outcome each
+    /// trace recorded (τ-bench reward, SWE-agent `resolved`, ...; a file of that name is `./recorded`).
     #[arg(help_heading = "Checks", long)]
     pub outcomes: Option<PathBuf>,
+    /// The Langfuse score that is a trace's recorded outcome (1 or true passes).
+    #[arg(help_heading = "Checks", long, value_name = "NAME")]
+    pub outcome_score: Option<String>,
     /// Workflow spec (as for `conform`): runs the workflow check on every trace.
     #[arg(help_heading = "Checks", long, value_name = "SPEC")]
     pub workflow: Option<PathBuf>,
@@ -302,13 +306,27 @@ impl RunArgs {
             .map(PathBuf::from)
     }
 
+    /// `--outcomes recorded`: the outcome check reads each trace's own recorded outcome.
+    pub(crate) fn recorded_outcomes(&self) -> bool {
+        self.outcomes
+            .as_deref()
+            .is_some_and(|p| p.as_os_str() == crate::golden::RECORDED)
+    }
+
+    /// The outcomes file, unless `--outcomes recorded` names none.
+    pub(crate) fn outcomes_file(&self) -> Option<&std::path::Path> {
+        self.outcomes
+            .as_deref()
+            .filter(|_| !self.recorded_outcomes())
+    }
+
     /// The side files a run reads besides its traces: policy, golden, outcomes, workflow spec,
     /// expectations, judged checks and the judge's replay file.
     pub(crate) fn side_inputs(&self) -> Vec<PathBuf> {
         [
             self.policy.clone(),
             self.golden.clone(),
-            self.outcomes.clone(),
+            self.outcomes_file().map(std::path::Path::to_path_buf),
             self.workflow.clone(),
             self.expect.clone(),
             self.judge_checks.clone(),
@@ -495,7 +513,8 @@ pub(crate) struct CalibrateArgs {
     pub traces: Vec<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
-    /// Human labels: JSON object, JSON lines or CSV (key, check, label[, split]).
+    /// Human labels: JSON object, JSON lines or CSV (key, check, label[, split]); `recorded` labels
+    /// each trace by its own recorded outcome (a file of that name is `./recorded`).
     #[arg(long)]
     pub labels: PathBuf,
     /// Also score the labels of this split (`test` or `split=test`).

@@ -8,7 +8,9 @@ use super::args::{CalibrateArgs, RunArgs};
 use super::run::{Outputs, Run, RunCommand, execute};
 use super::selection::Resolved;
 use super::{CliError, ExitStatus};
-use crate::calibrate::{Calibration, LabelSet, SplitFilter, parquet, read_labels, render};
+use crate::calibrate::{
+    Calibration, Label, LabelSet, Location, SplitFilter, parquet, read_labels, render,
+};
 use crate::partial::key_digest;
 use crate::redact::Redaction;
 use crate::report::{Report, write_atomic};
@@ -28,8 +30,8 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
 impl RunCommand for CalibrateArgs {
     const NAME: &'static str = "calibrate";
     const NOTES_LATE: bool = true;
-    /// The labels and the split to score.
-    type Prepared = (LabelSet, Option<SplitFilter>);
+    /// The labels (`None` for `--labels recorded`, made from the run) and the split to score.
+    type Prepared = (Option<LabelSet>, Option<SplitFilter>);
 
     fn traces(&self) -> &[PathBuf] {
         &self.traces
@@ -51,7 +53,11 @@ impl RunCommand for CalibrateArgs {
     }
 
     fn prepare(&self) -> Result<Self::Prepared, CliError> {
-        let labels = read_labels(&self.labels).map_err(crate::error::InputError::from)?;
+        let labels = if self.recorded_labels() {
+            None
+        } else {
+            Some(read_labels(&self.labels).map_err(crate::error::InputError::from)?)
+        };
         let split = self.split.as_deref().map(SplitFilter::parse).transpose()?;
         Ok((labels, split))
     }
@@ -64,7 +70,7 @@ impl RunCommand for CalibrateArgs {
                 self.parquet.as_ref(),
                 &[parquet::CHECKS_FILE, parquet::VERDICTS_FILE],
             )],
-            inputs: vec![Some(&self.labels)],
+            inputs: vec![(!self.recorded_labels()).then_some(&self.labels)],
         }
     }
 
@@ -73,7 +79,14 @@ impl RunCommand for CalibrateArgs {
         (_, split): &Self::Prepared,
     ) -> Result<Vec<(&'static str, String)>, CliError> {
         Ok(vec![
-            ("labels", labels_digest(&self.labels)?),
+            (
+                "labels",
+                if self.recorded_labels() {
+                    crate::golden::RECORDED.to_string()
+                } else {
+                    labels_digest(&self.labels)?
+                },
+            ),
             (
                 "split",
                 split
@@ -112,6 +125,43 @@ impl RunCommand for CalibrateArgs {
     }
 }
 
+impl CalibrateArgs {
+    /// `--labels recorded`: every check is scored against each trace's own recorded outcome.
+    fn recorded_labels(&self) -> bool {
+        self.labels.as_os_str() == crate::golden::RECORDED
+    }
+}
+
+/// The labels `--labels recorded` gives: for each trace that recorded an outcome, every check of the run
+/// should fire when the trace failed its own evaluation, keyed by trace id (the first row of an id
+/// decides it).
+pub(crate) fn recorded_labels(report: &Report) -> Result<LabelSet, CliError> {
+    let mut set = LabelSet::default();
+    let mut seen = std::collections::HashSet::new();
+    for (n, row) in report.rows().enumerate() {
+        let Some(passed) = row.recorded_outcome() else {
+            continue;
+        };
+        if !seen.insert(row.trace_id()) {
+            continue;
+        }
+        for check in &report.checks {
+            set.labels.push(Label {
+                key: row.trace_id().to_string(),
+                check: check.name.clone(),
+                value: !passed,
+                location: Location::Entry(n + 1),
+            });
+        }
+    }
+    if seen.is_empty() {
+        return Err(CliError::Invalid(
+            super::check::NO_RECORDED_OUTCOME.replace("--outcomes", "--labels"),
+        ));
+    }
+    Ok(set)
+}
+
 /// The SHA-256 of a label file, which every partial of one calibration shares.
 pub(crate) fn labels_digest(path: &std::path::Path) -> Result<String, CliError> {
     crate::digest::sha256_file(path).map_err(|source| CliError::Read {
@@ -126,11 +176,15 @@ pub(crate) fn labels_digest(path: &std::path::Path) -> Result<String, CliError> 
 /// verdict is matched by the label key of that digest, and shows the written (redacted) key.
 pub(crate) fn finish(
     report: &Report,
-    labels: LabelSet,
+    labels: Option<LabelSet>,
     split: Option<SplitFilter>,
     redaction: Redaction,
     outs: &CalibrateOutputs,
 ) -> Result<ExitStatus, CliError> {
+    let labels = match labels {
+        Some(labels) => labels,
+        None => recorded_labels(report)?,
+    };
     let mut by_digest: HashMap<String, String> = HashMap::new();
     for key in labels
         .labels

@@ -190,6 +190,8 @@ pub(crate) struct Finish<'a> {
     pub explain: Option<Explainer<'a>>,
     /// `--agent-version` (masked): a run that selected a version none of its traces has is refused.
     pub agent_version: Option<String>,
+    /// `--outcomes recorded`: a run in which no trace recorded its outcome is refused.
+    pub recorded_outcomes: bool,
 }
 
 /// What `--explain` runs once the gate has named its regressions.
@@ -357,6 +359,7 @@ impl RunCommand for Check<'_> {
                 started: run.started,
                 explain,
                 agent_version: run.resolved.masked_agent_version(),
+                recorded_outcomes: self.args.run.recorded_outcomes(),
             },
         )
     }
@@ -415,6 +418,10 @@ fn judge_usage_of(usage: Usage) -> JudgeUsage {
     }
 }
 
+/// Why `--outcomes recorded` (and `calibrate --labels recorded`) refuses a run none of whose traces
+/// recorded an outcome.
+pub(crate) const NO_RECORDED_OUTCOME: &str = "--outcomes recorded: no trace of the input records its own outcome (τ-bench reward, SWE-agent info.resolved, Who&When is_correct, a Langfuse score named by --outcome-score); give an outcomes file instead";
+
 /// Why a run that `--agent-version` left without traces is refused.
 pub(crate) fn no_trace_of_version(version: &str) -> String {
     format!(
@@ -437,6 +444,7 @@ pub(crate) fn finish(
         started,
         explain,
         agent_version,
+        recorded_outcomes,
     } = run;
     let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
     let band = &gating.band;
@@ -500,6 +508,14 @@ pub(crate) fn finish(
         // Checked nothing: a gate must not pass on it (a version mistyped reads no trace at all).
         return Err(CliError::Invalid(no_trace_of_version(&version)));
     }
+    let recorded = match &streamed {
+        Some((_, counts)) => counts.recorded_outcomes,
+        None => crate::report::RecordedOutcomes::of(&report.batches),
+    };
+    if recorded_outcomes && traces > 0 && recorded.recorded == 0 {
+        // An outcome check that judged no trace would pass every release.
+        return Err(CliError::Invalid(NO_RECORDED_OUTCOME.to_string()));
+    }
     if let Some((band, summary)) = band
         .as_ref()
         .filter(|_| outs.strict_band)
@@ -553,6 +569,7 @@ pub(crate) fn finish(
             counts.traces,
             &counts.fired_by_name(&report),
             counts.user_steps,
+            counts.recorded_outcomes,
         ),
         None => terminal::summary(&report),
     };
@@ -815,7 +832,10 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
         ("band", &args.outputs.band),
         ("policy", &args.run.policy),
         ("golden", &args.run.golden),
-        ("outcomes", &args.run.outcomes),
+        (
+            "outcomes",
+            &args.run.outcomes_file().map(std::path::Path::to_path_buf),
+        ),
         ("expect", &args.run.expect),
         ("judge_checks", &args.run.judge_checks),
         ("trust", &args.outputs.trust.trust),

@@ -272,6 +272,10 @@ fn merge_check(
                 .iter()
                 .find(|s| s.name == crate::cli::run::AGENT_VERSION_SETTING)
                 .map(|s| s.value.clone()),
+            recorded_outcomes: manifest
+                .settings
+                .iter()
+                .any(|s| s.name == "outcomes" && s.value == crate::golden::RECORDED),
         },
     )
 }
@@ -419,19 +423,27 @@ fn merge_calibrate(args: &MergeArgs, partial: &Partial) -> Result<ExitStatus, Cl
             .find(|s| s.name == name)
             .map(|s| s.value.clone())
     };
-    let Some(labels_path) = &args.labels else {
-        return Err(CliError::Invalid(
-            "calibrate partials need --labels: the label file they were made with".into(),
-        ));
+    // Partials of `calibrate --labels recorded` carry their labels: each trace's recorded outcome.
+    let recorded = setting("labels").as_deref() == Some(crate::golden::RECORDED);
+    let labels = match &args.labels {
+        None if recorded => None,
+        None => {
+            return Err(CliError::Invalid(
+                "calibrate partials need --labels: the label file they were made with".into(),
+            ));
+        }
+        Some(path) if recorded && path.as_os_str() == crate::golden::RECORDED => None,
+        Some(labels_path) => {
+            let digest = labels_digest(labels_path)?;
+            if setting("labels").as_deref() != Some(digest.as_str()) {
+                return Err(CliError::Invalid(format!(
+                    "--labels {} is not the label file the partials were made with",
+                    crate::error::display_path(labels_path)
+                )));
+            }
+            Some(read_labels(labels_path).map_err(crate::error::InputError::from)?)
+        }
     };
-    let digest = labels_digest(labels_path)?;
-    if setting("labels").as_deref() != Some(digest.as_str()) {
-        return Err(CliError::Invalid(format!(
-            "--labels {} is not the label file the partials were made with",
-            crate::error::display_path(labels_path)
-        )));
-    }
-    let labels = read_labels(labels_path).map_err(crate::error::InputError::from)?;
     let split = match setting("split").as_deref() {
         None | Some("none") => None,
         Some(name) => Some(SplitFilter::parse(name)?),

@@ -84,11 +84,14 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         None => crate::policy::Policy::default(),
     };
     let golden = args.golden.as_deref().map(Golden::from_path).transpose()?;
-    let outcomes = args
-        .outcomes
-        .as_deref()
-        .map(Outcomes::from_path)
-        .transpose()?;
+    let outcomes = if args.recorded_outcomes() {
+        Some(Outcomes::recorded())
+    } else {
+        args.outcomes
+            .as_deref()
+            .map(Outcomes::from_path)
+            .transpose()?
+    };
     let workflow = args
         .workflow
         .as_deref()
@@ -268,6 +271,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
                 .map(|bar| bar as Arc<dyn crate::ingest::ReadProgress>),
             skip_bad_input: args.skip_bad_input,
             agent_version: args.agent_version.as_deref().map(Arc::from),
+            outcome_score: args.outcome_score.as_deref().map(Arc::from),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),

@@ -17,8 +17,8 @@ use crate::pipeline::{RunSettings, run_batch};
 use crate::redact::Redaction;
 use crate::report::VerdictBatch;
 use crate::report::steps::{MAX_CHARS, StepView};
+use crate::table::TraceBatch;
 use crate::table::columns::{Columns, opt};
-use crate::table::{TableOptions, TraceBatch};
 
 /// One trace as an explanation sees it.
 #[derive(Debug, Clone)]
@@ -58,14 +58,7 @@ pub(crate) fn read_run(
     keep: &Keep<'_>,
     sink: &mut dyn FnMut(TraceView),
 ) -> Result<(), InputError> {
-    let mut options = ReadOptions::new(
-        settings.format,
-        TableOptions {
-            root_attributes: settings.needs_root_attributes(),
-            agent_version,
-            qualify_domains: false,
-        },
-    );
+    let mut options = ReadOptions::new(settings.format, settings.table_options(agent_version));
     let shared = shared_ids(files, &options)?;
     if !shared.is_empty() {
         options.hold = Some(Arc::new(shared));

@@ -22,6 +22,8 @@ pub(crate) struct SpilledCounts {
     pub(crate) width: usize,
     /// Steps of others than the agent over every row, which no rule judged.
     pub user_steps: u64,
+    /// The traces' own recorded outcomes over every row.
+    pub recorded_outcomes: super::RecordedOutcomes,
 }
 
 impl SpilledCounts {
@@ -69,6 +71,7 @@ impl Counting {
                 fired: vec![0; checks],
                 width: 5,
                 user_steps: 0,
+                recorded_outcomes: super::RecordedOutcomes::default(),
             },
             seen: IdHashes::new(dir),
             hasher: foldhash::fast::FixedState::with_seed(0x5eed),
@@ -87,6 +90,9 @@ impl Counting {
         }
         self.counts.failed += batch.failed_count();
         self.counts.user_steps += batch.user_step_count();
+        self.counts
+            .recorded_outcomes
+            .add(batch.recorded_outcome_counts());
     }
 
     /// The counts; `None` when two rows share a trace id (or their ids' 64-bit hashes meet), since

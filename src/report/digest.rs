@@ -27,6 +27,8 @@ pub(crate) struct RunCounts<'a> {
     pub policy_blocked: usize,
     /// Steps of others than the agent over every trace, which no rule judged.
     pub user_steps: u64,
+    /// The traces' own recorded outcomes over every trace.
+    pub recorded_outcomes: super::RecordedOutcomes,
 }
 
 impl RunCounts<'_> {
@@ -47,6 +49,7 @@ impl RunCounts<'_> {
                 .iter()
                 .map(VerdictBatch::user_step_count)
                 .sum(),
+            recorded_outcomes: super::RecordedOutcomes::of(&report.batches),
         }
     }
 }
@@ -129,6 +132,7 @@ pub(crate) fn digest<'a>(
             fired,
             policy_blocked,
             user_steps: counts.user_steps,
+            recorded_outcomes: counts.recorded_outcomes,
         },
     })
 }

@@ -321,9 +321,10 @@ pub(crate) fn render(page: &Page<'_>) -> String {
     };
     let _ = writeln!(
         h,
-        "<p>{}/{} traces failed{unjudged} \u{b7} judge {} \u{b7} redaction {}</p>",
+        "<p>{}/{} traces failed{unjudged}{} \u{b7} judge {} \u{b7} redaction {}</p>",
         counts.failed,
         counts.traces,
+        escape(&counts.recorded_outcomes.phrase()),
         escape(&report.judge),
         escape(&report.redaction)
     );

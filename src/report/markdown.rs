@@ -245,8 +245,12 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         lines.extend(chart);
     }
     lines.push(format!(
-        "{}/{} traces failed \u{b7} judge {} \u{b7} redaction {}",
-        counts.failed, counts.traces, report.judge, report.redaction
+        "{}/{} traces failed{} \u{b7} judge {} \u{b7} redaction {}",
+        counts.failed,
+        counts.traces,
+        counts.recorded_outcomes.phrase(),
+        report.judge,
+        report.redaction
     ));
     if let Some(table) = summary.pass_k {
         lines.extend(pass_k_lines(table));

@@ -31,7 +31,7 @@ pub(crate) mod verdicts;
 
 use std::collections::HashMap;
 
-pub use verdicts::{Row, VerdictBatch, VerdictRef};
+pub use verdicts::{RecordedOutcomes, Row, VerdictBatch, VerdictRef};
 
 use crate::checks::{Gating, Role};
 

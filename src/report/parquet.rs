@@ -13,7 +13,7 @@
 //!   `scenario` (utf8, the written key), `check` (utf8), `detected` (bool), `confidence` (float64,
 //!   rounded to 4 places as in the JSON report), `reason` (utf8, redacted).
 //! - `traces.parquet`, one row per trace: `trace_id`, `scenario`, `agent` (utf8, null when the trace
-//!   names none), `agent_version` (utf8, `gen_ai.agent.version`, null when the trace records none), `steps` (int64, tool steps), `user_steps` (int64, of those the steps of others than the agent, such as a simulated user's tools, which no rule judged), `tokens` (int64), `latency_ms` (float64), `cost_usd`
+//!   names none), `agent_version` (utf8, `gen_ai.agent.version`, null when the trace records none), `steps` (int64, tool steps), `user_steps` (int64, of those the steps of others than the agent, such as a simulated user's tools, which no rule judged), `recorded_outcome` (bool, the outcome the trace's own evaluation recorded, such as a benchmark's reward; null when none), `tokens` (int64), `latency_ms` (float64), `cost_usd`
 //!   (float64), each measure null when not recorded, and `clean` (bool, no check fired). With
 //!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
@@ -149,6 +149,7 @@ fn traces_schema(trials: bool) -> SchemaRef {
         field("agent_version", DataType::Utf8, true),
         field("steps", DataType::Int64, false),
         field("user_steps", DataType::Int64, false),
+        field("recorded_outcome", DataType::Boolean, true),
         field("tokens", DataType::Int64, true),
         field("latency_ms", DataType::Float64, true),
         field("cost_usd", DataType::Float64, true),
@@ -308,6 +309,7 @@ struct TraceRows<'t> {
     agent_versions: StringBuilder,
     steps: Int64Builder,
     user_steps: Int64Builder,
+    recorded_outcome: BooleanBuilder,
     tokens: Int64Builder,
     latency: Float64Builder,
     cost: Float64Builder,
@@ -330,6 +332,7 @@ impl<'t> TraceRows<'t> {
             agent_versions: StringBuilder::new(),
             steps: Int64Builder::new(),
             user_steps: Int64Builder::new(),
+            recorded_outcome: BooleanBuilder::new(),
             tokens: Int64Builder::new(),
             latency: Float64Builder::new(),
             cost: Float64Builder::new(),
@@ -357,6 +360,7 @@ impl<'t> TraceRows<'t> {
             .append_value(i64::try_from(row.steps()).unwrap_or(i64::MAX));
         self.user_steps
             .append_value(i64::try_from(row.user_steps()).unwrap_or(i64::MAX));
+        self.recorded_outcome.append_option(row.recorded_outcome());
         self.tokens.append_option(measures.tokens.map(|t| t as i64));
         self.latency.append_option(measures.latency_ms);
         self.cost.append_option(measures.cost_usd);
@@ -386,6 +390,7 @@ impl<'t> TraceRows<'t> {
             Arc::new(self.agent_versions.finish()),
             Arc::new(self.steps.finish()),
             Arc::new(self.user_steps.finish()),
+            Arc::new(self.recorded_outcome.finish()),
             Arc::new(self.tokens.finish()),
             Arc::new(self.latency.finish()),
             Arc::new(self.cost.finish()),
@@ -561,6 +566,7 @@ pub(crate) fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         field("agent_version", DataType::Utf8, true),
         field("steps", DataType::Int64, false),
         field("user_steps", DataType::Int64, false),
+        field("recorded_outcome", DataType::Boolean, true),
         field("tokens", DataType::Int64, true),
         field("latency_ms", DataType::Float64, true),
         field("cost_usd", DataType::Float64, true),
@@ -577,6 +583,9 @@ pub(crate) fn traces_batch(report: &Report) -> Result<RecordBatch, ArrowError> {
         )),
         Arc::new(Int64Array::from_iter_values(
             rows().map(|r| i64::try_from(r.user_steps()).unwrap_or(i64::MAX)),
+        )),
+        Arc::new(BooleanArray::from_iter(
+            rows().map(|r| r.recorded_outcome()),
         )),
         Arc::new(Int64Array::from_iter(
             rows().map(|r| r.measures().tokens.map(|t| t as i64)),

@@ -266,17 +266,19 @@ pub(crate) fn summary(report: &Report) -> String {
             .iter()
             .map(VerdictBatch::user_step_count)
             .sum(),
+        crate::report::RecordedOutcomes::of(&report.batches),
     )
 }
 
 /// [`summary`] from the counts of a run: failed and distinct traces, fired counts per check name, and
-/// the steps no rule judged because they were not the agent's.
+/// the steps no rule judged because they were not the agent's, and the traces' own recorded outcomes.
 pub(crate) fn summary_of(
     report: &Report,
     failed: usize,
     traces: usize,
     fired: &[(&str, usize)],
     user_steps: u64,
+    recorded: crate::report::RecordedOutcomes,
 ) -> String {
     let fired = fired
         .iter()
@@ -300,7 +302,8 @@ pub(crate) fn summary_of(
         format!(" · {user_steps} user step(s) not judged")
     };
     format!(
-        "{failed}/{traces} traces failed · {fired}{unjudged} · judge {}{skipped}",
+        "{failed}/{traces} traces failed · {fired}{unjudged}{} · judge {}{skipped}",
+        recorded.phrase(),
         report.judge
     )
 }

@@ -4,7 +4,9 @@
 //!
 //! `trace_id`, `scenario` (the written key, redacted when redaction is on), `raw_scenario` (the raw key,
 //! null unless the run keeps it for matching labels; never written out), `agent` (masked; null when the
-//! trace names none), `agent_version` (masked; null when the trace records none), `steps` (tool steps), `tokens`, `latency_ms`, `cost_usd` (null when not
+//! trace names none), `agent_version` (masked; null when the trace records none), `steps` (tool steps),
+//! `user_steps` (of those, the steps no rule judged), `recorded_outcome` (the outcome the trace's own
+//! evaluation recorded; null when none), `tokens`, `latency_ms`, `cost_usd` (null when not
 //! recorded), `root_span_id` (the id of the trace's root span as its export spells it, so an
 //! evaluation event can be attached to that span; null when the trace has no root span or its format
 //! records no span ids, as benchmark logs do), then for each active check in selection order `<check>.detected`, `<check>.confidence`
@@ -18,7 +20,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::builder::{Float64Builder, LargeStringBuilder, UInt64Builder};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, LargeStringBuilder, UInt64Builder};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, LargeStringArray, RecordBatch, UInt64Array,
 };
@@ -29,7 +31,7 @@ use super::Measures;
 use crate::checks::VerdictColumn;
 
 /// Columns before the first check's.
-const TRACE_COLUMNS: usize = 11;
+const TRACE_COLUMNS: usize = 12;
 
 /// The schema of the verdict batches of a run with these active checks, in selection order.
 pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
@@ -44,6 +46,8 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         Field::new("steps", DataType::UInt64, false),
         // Steps of others than the agent (a simulated user's tools), which the rule checks do not judge.
         Field::new("user_steps", DataType::UInt64, false),
+        // The outcome the trace's own evaluation recorded (a benchmark's reward); null when none.
+        Field::new("recorded_outcome", DataType::Boolean, true),
         float("tokens"),
         float("latency_ms"),
         float("cost_usd"),
@@ -87,6 +91,8 @@ pub(crate) struct TraceFields<'a> {
     pub steps: usize,
     /// Of `steps`, those not the agent's (a simulated user's or the system's): not judged.
     pub user_steps: usize,
+    /// The outcome the trace's own evaluation recorded (true: passed); `None` when it records none.
+    pub recorded_outcome: Option<bool>,
     pub measures: Measures,
     /// The root span's id; `None` or empty when the trace has none.
     pub root_span_id: Option<&'a str>,
@@ -102,6 +108,7 @@ pub(crate) struct VerdictBatchBuilder {
     agent_version: LargeStringBuilder,
     steps: UInt64Builder,
     user_steps: UInt64Builder,
+    recorded_outcome: BooleanBuilder,
     tokens: Float64Builder,
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
@@ -121,6 +128,7 @@ impl VerdictBatchBuilder {
             agent_version: text(),
             steps: UInt64Builder::with_capacity(capacity),
             user_steps: UInt64Builder::with_capacity(capacity),
+            recorded_outcome: BooleanBuilder::with_capacity(capacity),
             tokens: Float64Builder::with_capacity(capacity),
             latency_ms: Float64Builder::with_capacity(capacity),
             cost_usd: Float64Builder::with_capacity(capacity),
@@ -141,6 +149,7 @@ impl VerdictBatchBuilder {
             .append_value(u64::try_from(trace.steps).unwrap_or(u64::MAX));
         self.user_steps
             .append_value(u64::try_from(trace.user_steps).unwrap_or(u64::MAX));
+        self.recorded_outcome.append_option(trace.recorded_outcome);
         self.tokens.append_option(trace.measures.tokens);
         self.latency_ms.append_option(trace.measures.latency_ms);
         self.cost_usd.append_option(trace.measures.cost_usd);
@@ -163,6 +172,7 @@ impl VerdictBatchBuilder {
             Arc::new(self.agent_version.finish()),
             Arc::new(self.steps.finish()),
             Arc::new(self.user_steps.finish()),
+            Arc::new(self.recorded_outcome.finish()),
             Arc::new(self.tokens.finish()),
             Arc::new(self.latency_ms.finish()),
             Arc::new(self.cost_usd.finish()),
@@ -186,6 +196,7 @@ pub struct VerdictBatch {
     agent_version: LargeStringArray,
     steps: UInt64Array,
     user_steps: UInt64Array,
+    recorded_outcome: BooleanArray,
     tokens: Float64Array,
     latency_ms: Float64Array,
     cost_usd: Float64Array,
@@ -241,10 +252,11 @@ impl VerdictBatch {
             agent_version: typed(&batch, 4)?,
             steps: typed(&batch, 5)?,
             user_steps: typed(&batch, 6)?,
-            tokens: typed(&batch, 7)?,
-            latency_ms: typed(&batch, 8)?,
-            cost_usd: typed(&batch, 9)?,
-            root_span_id: typed(&batch, 10)?,
+            recorded_outcome: typed(&batch, 7)?,
+            tokens: typed(&batch, 8)?,
+            latency_ms: typed(&batch, 9)?,
+            cost_usd: typed(&batch, 10)?,
+            root_span_id: typed(&batch, 11)?,
             detected,
             confidence,
             reason,
@@ -312,6 +324,17 @@ impl VerdictBatch {
         self.user_steps.values().iter().sum()
     }
 
+    /// How many traces recorded an outcome of their own evaluation, and how many of those failed it.
+    pub fn recorded_outcome_counts(&self) -> RecordedOutcomes {
+        let column = &self.recorded_outcome;
+        let recorded = (column.len() - column.null_count()) as u64;
+        let passed = column.true_count() as u64;
+        RecordedOutcomes {
+            recorded,
+            failed: recorded - passed,
+        }
+    }
+
     /// How many traces any check fired on.
     pub fn failed_count(&self) -> usize {
         let mut columns = self.detected.iter().map(BooleanArray::values);
@@ -321,6 +344,45 @@ impl VerdictBatch {
         columns
             .fold(first.clone(), |any, column| &any | column)
             .count_set_bits()
+    }
+}
+
+/// How many traces of a run recorded the outcome of their own evaluation (a benchmark's reward), and
+/// how many of those failed it: the summary says so beside the checks' count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordedOutcomes {
+    /// Traces that recorded an outcome.
+    pub recorded: u64,
+    /// Of those, the traces whose own evaluation failed.
+    pub failed: u64,
+}
+
+impl RecordedOutcomes {
+    /// The counts over a run's batches.
+    pub fn of(batches: &[VerdictBatch]) -> RecordedOutcomes {
+        let mut all = RecordedOutcomes::default();
+        for batch in batches {
+            all.add(batch.recorded_outcome_counts());
+        }
+        all
+    }
+
+    /// ` · F/N failed their own evaluation`, for a summary line; empty when no trace recorded an
+    /// outcome, so the line of a format that records none is 0.4.1's.
+    pub fn phrase(&self) -> String {
+        if self.recorded == 0 {
+            return String::new();
+        }
+        format!(
+            " \u{b7} {}/{} failed their own evaluation",
+            self.failed, self.recorded
+        )
+    }
+
+    /// Adds another batch's counts.
+    pub fn add(&mut self, other: RecordedOutcomes) {
+        self.recorded += other.recorded;
+        self.failed += other.failed;
     }
 }
 
@@ -385,6 +447,12 @@ impl<'a> Row<'a> {
     /// Of [`Self::steps`], those not the agent's (a simulated user's tools), which no rule judged.
     pub fn user_steps(&self) -> u64 {
         self.batch.user_steps.value(self.row)
+    }
+
+    /// The outcome the trace's own evaluation recorded (true: passed); `None` when it records none.
+    pub fn recorded_outcome(&self) -> Option<bool> {
+        let column = &self.batch.recorded_outcome;
+        column.is_valid(self.row).then(|| column.value(self.row))
     }
 
     /// The id of the trace's root span; `None` when it has none (or its format records no span ids).
@@ -593,12 +661,12 @@ mod tests {
         let b = batch(0, 2);
         let narrow = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
             .unwrap();
         assert!(VerdictBatch::try_new(narrow).is_err());
         let swapped = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 11, 13])
+            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 12, 14])
             .unwrap();
         assert!(VerdictBatch::try_new(swapped).is_err());
     }

@@ -51,6 +51,8 @@ pub struct Columns<'a> {
     pub(crate) read_only_tools: &'a LargeStringArray,
     /// The benchmark domain the root names; null when none.
     pub(crate) domain: &'a LargeStringArray,
+    /// The outcome the trace's own evaluation recorded; null when none.
+    pub(crate) recorded_outcome: &'a BooleanArray,
 
     pub(crate) span_id: &'a LargeStringArray,
     pub(crate) parent: &'a LargeStringArray,
@@ -136,6 +138,7 @@ impl<'a> Columns<'a> {
             agent_version: text(t, trace_column_index(TRACE_AGENT_VERSION)),
             read_only_tools: text(t, trace_column_index(TRACE_READ_ONLY_TOOLS)),
             domain: text(t, trace_column_index(TRACE_DOMAIN)),
+            recorded_outcome: flag(t, trace_column_index(TRACE_RECORDED_OUTCOME)),
 
             span_id: text(sp, span_column_index(SPAN_ID)),
             parent: text(sp, span_column_index(SPAN_PARENT)),
@@ -220,6 +223,12 @@ impl<'a> Columns<'a> {
             .map(|p| self.span_rows(t).start + p)
             .is_some_and(|row| self.is_tool.value(row) && self.span_error.is_valid(row));
         !self.structural_error.is_valid(s) && !failed_tool_span
+    }
+
+    /// The outcome trace `t`'s own evaluation recorded (true: passed); `None` when it records none.
+    pub(crate) fn recorded_outcome(&self, t: usize) -> Option<bool> {
+        let column = self.recorded_outcome;
+        column.is_valid(t).then(|| column.value(t))
     }
 
     /// Returns true if and only if step row `s` is the agent's own: the rule checks judge only these.

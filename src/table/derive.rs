@@ -282,6 +282,40 @@ pub(crate) fn termination<'s>(spans: &'s [SpanRecord<'_>], root: Option<usize>) 
         .unwrap_or_default()
 }
 
+/// The outcome the root records: `faultgate.recorded_outcome`, else the score `score` names, else (when
+/// asked) a trajectory's `task_success`.
+pub(crate) fn recorded_outcome(
+    root: &SpanRecord<'_>,
+    score: Option<&str>,
+    task_success: bool,
+) -> Option<bool> {
+    if let Some(v) = root.attr(attr::RECORDED_OUTCOME) {
+        return outcome_value(&v.to_json());
+    }
+    if let Some(name) = score {
+        let scores = root.attr(attr::SCORES)?.to_json();
+        return scores.get(name).and_then(outcome_value);
+    }
+    if task_success {
+        return root
+            .attr(attr::TASK_SUCCESS)
+            .and_then(|v| outcome_value(&v.to_json()));
+    }
+    None
+}
+
+/// A recorded outcome as pass or fail: a boolean as it is, a number passes when it is 1 (as τ-bench's
+/// pass^k counts a reward), the texts `true` and `false`; anything else records no outcome.
+pub(crate) fn outcome_value(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_f64().map(|r| r >= 1.0 - 1e-6),
+        Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+        Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    }
+}
+
 fn find_text<'s>(
     spans: &'s [SpanRecord<'_>],
     root: Option<usize>,
@@ -730,6 +764,39 @@ pub(crate) fn cost(spans: &[SpanRecord<'_>]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recorded_outcome_passes_at_1_and_a_score_counts_only_when_named() {
+        let root = |attrs: &[(&str, Value)]| {
+            let mut span = SpanRecord::default();
+            for (k, v) in attrs {
+                span.attrs.insert((*k).to_string(), v.clone());
+            }
+            span
+        };
+        let reward = |r: f64| root(&[(attr::RECORDED_OUTCOME, serde_json::json!(r))]);
+        assert_eq!(recorded_outcome(&reward(1.0), None, false), Some(true));
+        assert_eq!(
+            recorded_outcome(&reward(0.999_999_5), None, false),
+            Some(true)
+        );
+        assert_eq!(recorded_outcome(&reward(0.5), None, false), Some(false));
+        let scored = root(&[(
+            attr::SCORES,
+            serde_json::json!({"correct": "False", "style": 1, "note": "meh"}),
+        )]);
+        assert_eq!(recorded_outcome(&scored, None, false), None);
+        assert_eq!(
+            recorded_outcome(&scored, Some("correct"), false),
+            Some(false)
+        );
+        assert_eq!(recorded_outcome(&scored, Some("style"), false), Some(true));
+        assert_eq!(recorded_outcome(&scored, Some("note"), false), None);
+        assert_eq!(recorded_outcome(&scored, Some("absent"), false), None);
+        let trajectory = root(&[(attr::TASK_SUCCESS, Value::Bool(false))]);
+        assert_eq!(recorded_outcome(&trajectory, None, false), None);
+        assert_eq!(recorded_outcome(&trajectory, None, true), Some(false));
+    }
 
     #[test]
     fn a_raw_string_is_its_own_text_unless_it_holds_escapes() {

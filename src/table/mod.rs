@@ -172,6 +172,10 @@ pub struct TableOptions {
     /// Key scenarios `<domain>/<key>` where the root names a benchmark domain (`faultgate.domain`):
     /// set for a run whose traces come from several domains, whose task ids repeat.
     pub qualify_domains: bool,
+    /// `--outcome-score`: the name of the score (Langfuse's `scores`) that is a trace's recorded outcome.
+    pub outcome_score: Option<Arc<str>>,
+    /// `--outcomes recorded`: a trajectory's `task_success` counts as its recorded outcome too.
+    pub task_success_outcome: bool,
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
@@ -335,6 +339,13 @@ impl TableBuilder {
         b.agent_version.append_option(agent_version);
         b.read_only_tools.append_option(read_only);
         b.domain.append_option(domain);
+        b.recorded_outcome.append_option(root.and_then(|r| {
+            derive::recorded_outcome(
+                &spans[r],
+                self.options.outcome_score.as_deref(),
+                self.options.task_success_outcome,
+            )
+        }));
 
         // Steps point at the first span with their span's id, and a span "backs" a step when any span
         // with its id does (ids may repeat).
@@ -695,6 +706,7 @@ builders! {
     agent_version: SparseText,
     read_only_tools: SparseText,
     domain: SparseText,
+    recorded_outcome: BooleanBuilder,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -875,6 +887,7 @@ impl Builders {
                 arc(self.agent_version.finish()),
                 arc(self.read_only_tools.finish()),
                 arc(self.domain.finish()),
+                arc(self.recorded_outcome.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

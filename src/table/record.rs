@@ -56,9 +56,16 @@ pub mod attr {
     /// The benchmark domain a trace's task belongs to (tau2's `airline`, `retail`, `telecom`): task
     /// ids repeat across domains, so a run of several domains qualifies its scenario keys with it.
     pub const DOMAIN: &str = "faultgate.domain";
-    /// The outcome a trace's own evaluator recorded (a benchmark's reward or `resolved`, a
-    /// trajectory's `task_success`), set on the root by the formats that record one.
+    /// The outcome a trace's own evaluator recorded (a benchmark's reward or `resolved`), set on the
+    /// root by the formats 0.4.1 did not read that record one: `--outcomes recorded` gates on it, and
+    /// the summary counts its failures.
     pub const RECORDED_OUTCOME: &str = "faultgate.recorded_outcome";
+    /// A trajectory's final `task_success`, kept on the root apart from [`RECORDED_OUTCOME`]: 0.4.1
+    /// read trajectories, so its summary stays 0.4.1's unless `--outcomes recorded` asks for it.
+    pub const TASK_SUCCESS: &str = "faultgate.task_success";
+    /// A Langfuse trace's scores as a JSON object of name to value; `--outcome-score` names the one
+    /// that is the trace's recorded outcome.
+    pub const SCORES: &str = "faultgate.scores";
     /// Why the run ended (`max_steps`, `token limit reached`, ...), set on the root span.
     pub const TERMINATION: &str = "faultgate.termination";
     /// What a span cost, in US dollars; summed over the trace.

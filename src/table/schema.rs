@@ -12,7 +12,7 @@ use std::sync::{Arc, LazyLock};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 /// Version of these three schemas; raised whenever a column is added, removed or changes meaning.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Trace id as the input spells it; text, never null.
 pub const TRACE_ID: &str = "trace_id";
@@ -52,6 +52,9 @@ pub const TRACE_AGENT_VERSION: &str = "agent_version";
 pub const TRACE_READ_ONLY_TOOLS: &str = "read_only_tools";
 /// The benchmark domain the root names (`faultgate.domain`); null when none.
 pub const TRACE_DOMAIN: &str = "domain";
+/// The outcome the trace's own evaluation recorded (`faultgate.recorded_outcome`: a benchmark's reward or
+/// `resolved`, or the Langfuse score `--outcome-score` names); null when it records none.
+pub const TRACE_RECORDED_OUTCOME: &str = "recorded_outcome";
 
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
@@ -150,6 +153,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_AGENT_VERSION, DataType::LargeUtf8),
         nullable(TRACE_READ_ONLY_TOOLS, DataType::LargeUtf8),
         nullable(TRACE_DOMAIN, DataType::LargeUtf8),
+        nullable(TRACE_RECORDED_OUTCOME, DataType::Boolean),
     ]))
 });
 
@@ -230,6 +234,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_AGENT_VERSION => 15,
         TRACE_READ_ONLY_TOOLS => 16,
         TRACE_DOMAIN => 17,
+        TRACE_RECORDED_OUTCOME => 18,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

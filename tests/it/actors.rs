@@ -67,7 +67,7 @@ fn a_simulated_user_repeating_a_speed_test_is_not_a_repeated_call() {
     assert_eq!(verdicts.len(), 1);
     assert!(!verdicts[0].1, "repeated_call fired: {}", verdicts[0].2);
     assert!(
-        summary(&out).contains("repeated_call=0, unrecovered_tool_error=0, context_overflow=0 · 12 user step(s) not judged · judge none"),
+        summary(&out).contains("repeated_call=0, unrecovered_tool_error=0, context_overflow=0 · 12 user step(s) not judged · 1/1 failed their own evaluation · judge none"),
         "{}",
         summary(&out)
     );
@@ -172,7 +172,7 @@ fn the_html_report_labels_the_user_s_steps() {
     assert_eq!(labelled, 10, "one label per user step");
     assert!(page.contains("<tr class=\"others\">"));
     assert!(page.contains(">user</span>"));
-    assert!(page.contains("1/1 traces failed \u{b7} 10 user step(s) not judged \u{b7} judge none"));
+    assert!(page.contains("1/1 traces failed \u{b7} 10 user step(s) not judged \u{b7} 0/1 failed their own evaluation \u{b7} judge none"));
 }
 
 #[test]

@@ -199,7 +199,7 @@ fn trajectories_map_onto_steps_with_the_recorded_outcome_aside() {
     let tools: Vec<&str> = facts.steps.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(tools, ["scan_rows", "confirm_with_user", "send_report"]);
     assert_eq!(facts.answer, "Report sent: 42 orders.");
-    let recorded = root_attr(&batch, 0, "faultgate.recorded_outcome");
+    let recorded = root_attr(&batch, 0, "faultgate.task_success");
     assert_eq!(recorded, Some(serde_json::json!(true)));
     let operations = batch.span_str(SPAN_OPERATION);
     let agents = batch.span_str(SPAN_AGENT_NAME);

@@ -34,6 +34,7 @@ mod outputs;
 mod precheck;
 mod progress;
 mod readme_checks;
+mod recorded_outcomes;
 mod report_files;
 mod shapes_agree;
 mod shell;

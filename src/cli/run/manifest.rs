@@ -60,7 +60,14 @@ pub(crate) fn settings_of(
         ("format", format!("{:?}", args.format).to_lowercase()),
         ("policy", digest(&args.policy)?),
         ("golden", digest(&args.golden)?),
-        ("outcomes", digest(&args.outcomes)?),
+        (
+            "outcomes",
+            if args.recorded_outcomes() {
+                crate::golden::RECORDED.to_string()
+            } else {
+                digest(&args.outcomes)?
+            },
+        ),
         ("workflow", digest(&args.workflow)?),
         ("judge checks", digest(&args.judge_checks)?),
         ("judge replay", digest(&args.judge_replay())?),
@@ -73,6 +80,9 @@ pub(crate) fn settings_of(
     // Recorded only when given, so that the partials of a run over every version read as before.
     if let Some(version) = resolved.masked_agent_version() {
         settings.push((AGENT_VERSION_SETTING, version));
+    }
+    if let Some(name) = &args.outcome_score {
+        settings.push(("outcome score", name.clone()));
     }
     if let Some(digest) = expectations_digest(args)? {
         settings.push((EXPECTATIONS_SETTING, digest));

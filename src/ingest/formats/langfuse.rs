@@ -150,17 +150,15 @@ fn read_trace(
         .filter(|v| py_truthy(v))
         .map_or_else(|| "agent".to_string(), py_str);
     let user = first(trace, &["userId", "user_id"]);
+    let mut attrs = root_attrs(&name, prompt, answer, trace.get("metadata"), user);
+    if let Some(scores) = scores(trace) {
+        attrs.insert(attr::SCORES.into(), scores);
+    }
     let mut spans = Vec::with_capacity(observations.len() + 1);
     spans.push(SpanRecord {
         span_id: root_id.clone().into(),
         parent_id: None,
-        attrs: Attrs::from_map(root_attrs(
-            &name,
-            prompt,
-            answer,
-            trace.get("metadata"),
-            user,
-        )),
+        attrs: Attrs::from_map(attrs),
         name: name.into(),
         start_ns: t0,
         end_ns: end,
@@ -173,6 +171,33 @@ fn read_trace(
         spans.extend(generation_tool_calls(&generations)?);
     }
     Ok(order_trace(trace_id, spans))
+}
+
+/// The trace's scores (`scores`: objects with `name` and `value`, or `stringValue` for a categorical
+/// score) as an object of name to value, the first of a name winning; `None` when it has none (the
+/// list endpoint gives score ids only).
+fn scores(trace: &Map<String, Value>) -> Option<Value> {
+    let mut named = Map::new();
+    for score in trace
+        .get("scores")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+    {
+        let Some(name) = score.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let value = score
+            .get("value")
+            .filter(|v| v.is_number() || v.is_boolean())
+            .or_else(|| score.get("stringValue").filter(|v| v.is_string()));
+        if let Some(value) = value
+            && !named.contains_key(name)
+        {
+            named.insert(name.to_string(), value.clone());
+        }
+    }
+    (!named.is_empty()).then_some(Value::Object(named))
 }
 
 fn read_observation(
@@ -458,6 +483,30 @@ mod tests {
             .iter()
             .filter_map(Value::as_object)
             .collect()
+    }
+
+    #[test]
+    fn a_trace_s_scores_are_kept_by_name_on_the_root() {
+        let doc = json!([{"id": "t1", "observations": [], "scores": [
+            {"name": "task_success", "value": 0, "dataType": "BOOLEAN", "stringValue": "False"},
+            {"name": "label", "value": null, "dataType": "CATEGORICAL", "stringValue": "pass"},
+            {"name": "task_success", "value": 1},
+            {"value": 1}, "s-id"]}, {"id": "t2", "observations": [], "scores": ["s-1", "s-2"]}]);
+        let traces = read(&records(&doc)).unwrap();
+        let root = crate::table::record::root_position(&traces[0].spans).unwrap();
+        assert_eq!(
+            traces[0].spans[root]
+                .attr(attr::SCORES)
+                .map(|v| v.to_json().into_owned()),
+            Some(json!({"task_success": 0, "label": "pass"}))
+        );
+        // The list endpoint names score ids only: nothing to read.
+        assert!(
+            traces[1]
+                .spans
+                .iter()
+                .all(|s| s.attr(attr::SCORES).is_none())
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //!
 //! The trace id is the file's name without its extensions (SWE-agent names a trajectory after its
 //! instance); the scenario key is the instance id (`replay_config`'s problem statement id, or
-//! mini-swe-agent's `instance_id`), else that name. The exit status is the termination.
+//! mini-swe-agent's `instance_id`), else that name. The exit status is the termination; `info.resolved`,
+//! when an evaluation wrote it back, is the recorded outcome.
 
 use std::path::Path;
 
@@ -103,13 +104,17 @@ fn command_tool(action: &str) -> String {
         .to_string()
 }
 
-/// Root attributes from `info`: termination, usage and cost; plus the scenario key.
+/// Root attributes from `info`: termination, usage, cost and the evaluation's `resolved` (which a run
+/// annotated with its SWE-bench result carries); plus the scenario key.
 fn info_attrs(info: Option<&Map<String, Value>>, scenario: String) -> Map<String, Value> {
     let mut attrs = Map::new();
     attrs.insert(attr::SCENARIO.into(), scenario.into());
     let Some(info) = info else {
         return attrs;
     };
+    if let Some(resolved) = info.get("resolved").filter(|v| v.is_boolean()) {
+        attrs.insert(attr::RECORDED_OUTCOME.into(), resolved.clone());
+    }
     if let Some(status) = info.get("exit_status").filter(|v| py_truthy(v)) {
         attrs.insert(attr::TERMINATION.into(), py_str(status).into());
     }
@@ -296,6 +301,19 @@ mod tests {
 
     fn detects(text: &str) -> bool {
         with_tape(text.as_bytes(), detect).unwrap()
+    }
+
+    #[test]
+    fn info_resolved_is_the_recorded_outcome() {
+        let attrs = |info: Value| {
+            info_attrs(info.as_object(), "i".into())
+                .get(attr::RECORDED_OUTCOME)
+                .cloned()
+        };
+        assert_eq!(attrs(json!({"resolved": false})), Some(json!(false)));
+        assert_eq!(attrs(json!({"resolved": true})), Some(json!(true)));
+        assert_eq!(attrs(json!({"resolved": "yes"})), None);
+        assert_eq!(attrs(json!({"exit_status": "Submitted"})), None);
     }
 
     #[test]

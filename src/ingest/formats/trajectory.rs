@@ -4,7 +4,8 @@
 //! For `check`, a trajectory becomes one trace: actions and checkpoints are tool steps (a checkpoint
 //! also carries `faultgate.checkpoint`), handoffs are `invoke_agent` spans named after the receiving
 //! agent, and the final event's answer is the root's output. The final `task_success` is kept as the
-//! root attribute `faultgate.recorded_outcome` for display only; no check reads it.
+//! root attribute `faultgate.task_success`: 0.4.1 read trajectories without it, so it is the recorded
+//! outcome only under `--outcomes recorded`.
 
 use std::path::Path;
 
@@ -16,7 +17,7 @@ use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_truthy};
 use crate::table::record::{Attrs, SpanRecord, TraceRecord, attr};
 
-/// The root attribute holding the run's recorded `task_success`.
+/// The root attribute the chat-based benchmark formats record their evaluation's outcome in.
 pub(crate) const RECORDED_OUTCOME: &str = attr::RECORDED_OUTCOME;
 
 /// Fields every event has; the rest of an event is its payload.
@@ -156,7 +157,7 @@ fn read_run(trace_id: String, events: &[&Map<String, Value>]) -> TraceRecord<'st
                     root_attrs.insert(attr::OUTPUT_MESSAGES.into(), m);
                 }
                 if let Some(outcome) = event.get("task_success") {
-                    root_attrs.insert(RECORDED_OUTCOME.into(), outcome.clone());
+                    root_attrs.insert(attr::TASK_SUCCESS.into(), outcome.clone());
                 }
                 continue;
             }
@@ -221,7 +222,7 @@ mod tests {
         assert_eq!(trace.agent, "scanner");
         assert_eq!(
             trace.spans[0]
-                .attr(RECORDED_OUTCOME)
+                .attr(attr::TASK_SUCCESS)
                 .map(|v| v.to_json().into_owned()),
             Some(json!(true))
         );
