@@ -295,6 +295,10 @@ pub(crate) struct Manifest {
     pub repro: String,
     /// Tokens the judge used, when the run had a judge.
     pub judge_usage: Option<Usage>,
+    /// Some file was read in a format whose trace ids are names (the outputs then show them wider,
+    /// [`crate::report::shown::IdColumn`]); absent when none was.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub named_ids: bool,
 }
 
 /// The SHA-256 of the files a manifest describes, stored after its other keys; a partial whose files
@@ -1025,7 +1029,9 @@ fn plan(parts: &[(&Path, &Manifest)]) -> Result<Plan, PartialError> {
     }
     let mut files: Vec<(usize, usize, usize)> = Vec::new();
     let mut usage: Option<Usage> = None;
+    let mut named_ids = false;
     for (p, (_, manifest)) in parts.iter().enumerate() {
+        named_ids |= manifest.named_ids;
         if let Some(u) = manifest.judge_usage {
             let total = usage.get_or_insert_with(Usage::default);
             total.prompt_tokens += u.prompt_tokens;
@@ -1053,6 +1059,7 @@ fn plan(parts: &[(&Path, &Manifest)]) -> Result<Plan, PartialError> {
         ..first.clone()
     };
     manifest.judge_usage = usage;
+    manifest.named_ids = named_ids;
     Ok(Plan { files, manifest })
 }
 
@@ -1532,6 +1539,7 @@ mod tests {
                 prompt_tokens: 1,
                 completion_tokens: 2,
             }),
+            named_ids: false,
         };
         let part = Partial {
             manifest,

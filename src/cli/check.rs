@@ -192,6 +192,8 @@ pub(crate) struct Finish<'a> {
     pub agent_version: Option<String>,
     /// `--outcomes recorded`: a run in which no trace recorded its outcome is refused.
     pub recorded_outcomes: bool,
+    /// How the table and the Markdown show trace ids.
+    pub ids: terminal::IdColumn,
 }
 
 /// What `--explain` runs once the gate has named its regressions.
@@ -238,9 +240,12 @@ impl RunCommand for Check<'_> {
         } else {
             self.args.outputs.reasons()
         };
-        // An explanation names the reason of the check that fired; no output without one prints a
-        // reason, so keeping fired reasons changes nothing else.
-        if !self.args.explain.is_empty() && resolved.settings.reasons == Reasons::None {
+        // An explanation names the reason of the check that fired, and so does the table of failing
+        // rows; no output without one prints a reason, so keeping fired reasons changes nothing else.
+        let table_reasons = self.args.outputs.table == Some(terminal::TableRows::Failing);
+        if (!self.args.explain.is_empty() || table_reasons)
+            && resolved.settings.reasons == Reasons::None
+        {
             resolved.settings.reasons = Reasons::Fired;
         }
         // A partial keeps the failing traces' steps too, so the merge can write the HTML report.
@@ -347,6 +352,7 @@ impl RunCommand for Check<'_> {
                 })?)
             })
         });
+        let ids = terminal::IdColumn::of_run(produced.named_ids);
         finish(
             &self.args.outputs,
             &gating,
@@ -360,6 +366,7 @@ impl RunCommand for Check<'_> {
                 explain,
                 agent_version: run.resolved.masked_agent_version(),
                 recorded_outcomes: self.args.run.recorded_outcomes(),
+                ids,
             },
         )
     }
@@ -445,6 +452,7 @@ pub(crate) fn finish(
         explain,
         agent_version,
         recorded_outcomes,
+        ids,
     } = run;
     let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
     let band = &gating.band;
@@ -548,12 +556,17 @@ pub(crate) fn finish(
     if let Some((spilled, counts)) = &streamed {
         let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut out);
         let colour = crate::report::colour::enabled(outs.color);
-        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows, colour)?;
+        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows, ids, colour)?;
         buffered.flush()?;
     } else {
-        let table = terminal::table(&report, rows);
+        let table = terminal::table(&report, rows, ids);
         if crate::report::colour::enabled(outs.color) {
-            write!(out, "{}", crate::report::colour::colour_table(&table))?;
+            let cells = report.checks.len();
+            write!(
+                out,
+                "{}",
+                crate::report::colour::colour_table(&table, cells)
+            )?;
         } else {
             write!(out, "{table}")?;
         }
@@ -721,6 +734,7 @@ pub(crate) fn finish(
             command,
             explanations: explanations.unwrap_or_default(),
             counts: shown_counts,
+            ids,
         });
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "markdown written to {}", path.display())?;

@@ -267,6 +267,7 @@ fn merge_check(
             audit_inputs,
             started,
             explain: None,
+            ids: crate::report::terminal::IdColumn::of_run(manifest.named_ids),
             agent_version: manifest
                 .settings
                 .iter()

@@ -6,7 +6,7 @@
 //! hold is merged and checked once every file is read, as `crate::pipeline` does it, so a trace is
 //! clean here exactly when it is clean in the run.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -17,8 +17,8 @@ use crate::pipeline::{RunSettings, run_batch};
 use crate::redact::Redaction;
 use crate::report::VerdictBatch;
 use crate::report::steps::{MAX_CHARS, StepView};
-use crate::table::TraceBatch;
 use crate::table::columns::{Columns, opt};
+use crate::table::{TableOptions, TraceBatch};
 
 /// One trace as an explanation sees it.
 #[derive(Debug, Clone)]
@@ -50,7 +50,9 @@ pub(crate) type Keep<'a> = dyn Fn(&str, bool) -> bool + Sync + 'a;
 
 /// Reads `files` as one run checked with `settings`, handing each trace `keep` accepts to `sink`, in
 /// run order (the traces merged across files last); with `agent_version`, only the traces of that
-/// version.
+/// version. Scenario keys are those the run's outputs show: qualified by domain (`airline/task-18`)
+/// when the run's traces name several benchmark domains, as `crate::pipeline` keys them, so a
+/// regression the gate names is found under its own key.
 pub(crate) fn read_run(
     files: &[PathBuf],
     settings: &RunSettings,
@@ -58,7 +60,43 @@ pub(crate) fn read_run(
     keep: &Keep<'_>,
     sink: &mut dyn FnMut(TraceView),
 ) -> Result<(), InputError> {
-    let mut options = ReadOptions::new(settings.format, settings.table_options(agent_version));
+    // Which domains a run holds is known only once its files are read: the views of a first read are
+    // held back, and a run of several domains is read again with its keys qualified.
+    let mut first = Vec::new();
+    let domains = read_keyed(
+        files,
+        settings,
+        agent_version.clone(),
+        false,
+        keep,
+        &mut |view| first.push(view),
+    )?;
+    if domains.len() < 2 {
+        first.into_iter().for_each(sink);
+        return Ok(());
+    }
+    drop(first);
+    read_keyed(files, settings, agent_version, true, keep, sink)?;
+    Ok(())
+}
+
+/// [`read_run`] with the scenario keys qualified by domain or not; returns the domains the traces of
+/// the files name (the traces merged across files aside, as `crate::pipeline` counts them).
+fn read_keyed(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    agent_version: Option<Arc<str>>,
+    qualify_domains: bool,
+    keep: &Keep<'_>,
+    sink: &mut dyn FnMut(TraceView),
+) -> Result<BTreeSet<String>, InputError> {
+    let mut options = ReadOptions::new(
+        settings.format,
+        TableOptions {
+            qualify_domains,
+            ..settings.table_options(agent_version)
+        },
+    );
     let shared = shared_ids(files, &options)?;
     if !shared.is_empty() {
         options.hold = Some(Arc::new(shared));
@@ -67,13 +105,24 @@ pub(crate) fn read_run(
         let verdicts = run_batch(&batch, settings);
         views(&batch, &verdicts, settings, keep)
     };
+    let with_domains = |batch: TraceBatch| {
+        let domains: BTreeSet<String> = Columns::new(&batch)
+            .domain
+            .iter()
+            .flatten()
+            .map(str::to_string)
+            .collect();
+        (checked(batch), domains)
+    };
+    let mut domains = BTreeSet::new();
     let mut held = Vec::new();
     for (i, path) in files.iter().enumerate() {
         let read = ingest::read_file(
             path,
             &options,
-            &checked,
-            &mut |views| {
+            &with_domains,
+            &mut |(views, named)| {
+                domains.extend(named);
                 views.into_iter().for_each(&mut *sink);
                 Ok(())
             },
@@ -92,7 +141,7 @@ pub(crate) fn read_run(
         }
         checked(builder.finish()).into_iter().for_each(sink);
     }
-    Ok(())
+    Ok(domains)
 }
 
 /// The trace ids more than one of `files` holds.

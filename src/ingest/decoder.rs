@@ -75,6 +75,15 @@ pub trait Decoder: Sync {
         self.name()
     }
 
+    /// Returns true if and only if the format's trace ids are names its runs are given (a task and
+    /// trial, an instance, a file), which share long prefixes: the table and the Markdown show them
+    /// wider than 0.4.1's 12 characters. The ids of 0.4.1's formats, and of the other encodings of
+    /// them (OTLP protobuf and logs, span objects, SDK payloads), are random trace ids or UUIDs,
+    /// which 12 characters tell apart, so their runs keep 0.4.1's column.
+    fn named_ids(&self) -> bool {
+        false
+    }
+
     /// Where `--format auto` tries the format.
     fn detection(&self) -> Detection {
         Detection::Document

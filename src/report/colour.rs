@@ -46,13 +46,14 @@ pub(crate) fn enabled(choice: ColorChoice) -> bool {
 }
 
 /// Colours the verdict words of a table from [`super::terminal::table`]: the header and rule lines
-/// are kept, and in each row the cells after the trace-id column.
-pub(crate) fn colour_table(table: &str) -> String {
+/// are kept, and in each row the `cells` verdict cells after the trace-id column (a reason column
+/// after them stays plain, so a reason that reads `ok` is not coloured as a verdict).
+pub(crate) fn colour_table(table: &str, cells: usize) -> String {
     let mut out = String::with_capacity(table.len() + table.len() / 4);
     let Some(first) = table.lines().next() else {
         return String::new();
     };
-    let rows = RowColour::of_header(first);
+    let rows = RowColour::of_header(first, cells);
     for (n, line) in table.split_inclusive('\n').enumerate() {
         if n < 2 {
             out.push_str(line);
@@ -86,18 +87,20 @@ pub(crate) fn colour_gate_line(line: &str) -> String {
 pub(crate) struct RowColour {
     /// The column where the cells start.
     start_col: usize,
+    /// How many verdict cells a row has.
+    cells: usize,
 }
 
 impl RowColour {
-    /// The colouring of the rows under `header`, the table's first line.
-    pub(crate) fn of_header(header: &str) -> RowColour {
+    /// The colouring of the rows under `header`, the table's first line, of `cells` verdict cells.
+    pub(crate) fn of_header(header: &str, cells: usize) -> RowColour {
         // Cells start where the header's first check name does: after `trace`, its padding and the gap.
         let start_col = header
             .char_indices()
             .skip("trace".len())
             .find(|(_, c)| *c != ' ')
             .map_or(header.chars().count(), |(i, _)| header[..i].chars().count());
-        RowColour { start_col }
+        RowColour { start_col, cells }
     }
 
     /// Appends `rows` (whole lines of the table's rows) to `out`, coloured.
@@ -112,7 +115,10 @@ impl RowColour {
         let start = self.start_col.min(chars.len());
         out.extend(&chars[..start]);
         let mut at = start;
-        while at < chars.len() {
+        for _ in 0..self.cells {
+            if at >= chars.len() {
+                break;
+            }
             let end = (at + CELL).min(chars.len());
             let cell: String = chars[at..end].iter().collect();
             if let Some(rest) = cell.strip_prefix("FAIL") {
@@ -126,6 +132,7 @@ impl RowColour {
             out.extend(&chars[end..gap_end]);
             at = gap_end;
         }
+        out.extend(&chars[at.min(chars.len())..]);
     }
 }
 
@@ -172,7 +179,7 @@ mod tests {
 
     #[test]
     fn only_verdict_words_are_coloured_and_stripping_restores_the_bytes() {
-        let coloured = colour_table(TABLE);
+        let coloured = colour_table(TABLE, 2);
         assert_eq!(strip(&coloured), TABLE);
         let rows: Vec<&str> = coloured.lines().collect();
         assert_eq!(rows[0], TABLE.lines().next().unwrap());
@@ -203,11 +210,25 @@ mod tests {
     fn rows_coloured_a_few_at_a_time_are_the_table_coloured_whole() {
         let (header, rows) = TABLE.split_at(TABLE.find('\n').unwrap() + 1);
         let (rule, rows) = rows.split_at(rows.find('\n').unwrap() + 1);
-        let colour = RowColour::of_header(header);
+        let colour = RowColour::of_header(header, 2);
         let mut out = format!("{header}{rule}");
         for line in rows.split_inclusive('\n') {
             colour.push_rows(&mut out, line);
         }
-        assert_eq!(out, colour_table(TABLE));
+        assert_eq!(out, colour_table(TABLE, 2));
+    }
+
+    #[test]
+    fn a_reason_after_the_cells_stays_plain() {
+        // The reason's `FAIL` falls where a third cell would start.
+        let table = "trace  policy            reason\n\
+                     -----------------------------\n\
+                     t1     FAIL 1.00         policy: a b c d e FAIL x\n";
+        let coloured = colour_table(table, 1);
+        assert_eq!(
+            coloured.lines().nth(2).unwrap(),
+            "t1     \x1b[31mFAIL\x1b[0m 1.00         policy: a b c d e FAIL x"
+        );
+        assert_eq!(strip(&coloured), table);
     }
 }

@@ -18,8 +18,9 @@ pub(crate) struct SpilledCounts {
     pub failed: usize,
     /// Fired counts per active check, in selection order.
     pub fired: Vec<usize>,
-    /// Width of the table's trace-id column.
-    pub(crate) width: usize,
+    /// Characters of the longest trace id, at most [`WIDE_ID_CHARS`]: the table's id column is as
+    /// wide as its [`super::shown::IdColumn`] shows that id.
+    pub(crate) longest_id: usize,
     /// Steps of others than the agent over every row, which no rule judged.
     pub user_steps: u64,
     /// The traces' own recorded outcomes over every row.
@@ -41,8 +42,7 @@ impl SpilledCounts {
     }
 }
 
-/// The trace-id column is as wide as the widest id, cut to this many characters.
-const ID_WIDTH: usize = 12;
+use super::shown::WIDE_ID_CHARS;
 
 /// Counts of rows taken so far, with the hashes of their trace ids to tell a repeated id at the end.
 pub(crate) struct Counting {
@@ -69,7 +69,7 @@ impl Counting {
                 traces: 0,
                 failed: 0,
                 fired: vec![0; checks],
-                width: 5,
+                longest_id: 0,
                 user_steps: 0,
                 recorded_outcomes: super::RecordedOutcomes::default(),
             },
@@ -82,7 +82,9 @@ impl Counting {
     pub(crate) fn add(&mut self, batch: &VerdictBatch) {
         for id in batch.trace_ids() {
             self.seen.push(self.hasher.hash_one(id), 0);
-            self.counts.width = self.counts.width.max(id.chars().count().min(ID_WIDTH));
+            // Counting stops where no column shows more: a long id is not counted to its end.
+            let chars = id.chars().take(WIDE_ID_CHARS).count();
+            self.counts.longest_id = self.counts.longest_id.max(chars);
         }
         self.counts.traces += batch.len();
         for (fired, n) in self.counts.fired.iter_mut().zip(batch.fired_counts()) {

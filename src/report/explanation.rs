@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::shown::{IdColumn, code_span};
 use super::steps::StepView;
 use crate::compat::fmt::md_cell;
 
@@ -215,7 +216,7 @@ pub(crate) fn terminal_lines(explanations: &[Explanation]) -> (Vec<String>, Vec<
 }
 
 /// The Markdown section: one item per explanation.
-pub(crate) fn markdown_lines(explanations: &[Explanation]) -> Vec<String> {
+pub(crate) fn markdown_lines(explanations: &[Explanation], ids: IdColumn) -> Vec<String> {
     if explanations.is_empty() {
         return Vec::new();
     }
@@ -225,24 +226,20 @@ pub(crate) fn markdown_lines(explanations: &[Explanation]) -> Vec<String> {
         String::new(),
     ];
     for e in explanations {
+        // Code spans in a list item, outside a table: a pipe needs no escape there (an escape would
+        // show), and a key or id is never cut in two.
         lines.push(format!(
-            "- `{}` · trace `{}` · {}: {}",
-            md_cell(&e.scenario),
-            md_cell(e.trace_id.chars().take(12).collect::<String>().as_str()),
+            "- {} · trace {} · {}: {}",
+            code_span(&e.scenario),
+            code_span(&ids.shown(&e.trace_id)),
             md_cell(&e.check),
             md_cell(e.line().split_once(": ").map_or("", |(_, rest)| rest))
         ));
         if e.later_differences > 0 {
             lines.push(format!(
-                "  ({} later step(s) differ from baseline trace `{}`)",
+                "  ({} later step(s) differ from baseline trace {})",
                 e.later_differences,
-                md_cell(
-                    e.baseline_trace_id
-                        .chars()
-                        .take(12)
-                        .collect::<String>()
-                        .as_str()
-                )
+                code_span(&ids.shown(&e.baseline_trace_id))
             ));
         }
     }

@@ -11,6 +11,11 @@
 //!
 //! Reasons and scenario keys come from the [`Report`], already redacted; trace ids are cut to 12 code
 //! points; no prompt, answer or tool payload is written except where a reason quotes one.
+//!
+//! A run that reads a format whose trace ids are names ([`IdColumn::Wide`]) shows ids as its
+//! terminal table does, and cuts reasons and keys on a word. An id with a pipe is then written outside
+//! a code span, its pipe as `&#124;`: in a table, a pipe inside a code span must still be escaped as
+//! `\|`, which GitHub shows as `|` but other renderers show as written.
 
 use std::collections::HashMap;
 
@@ -18,6 +23,7 @@ use serde_json::Value;
 
 use super::digest::RunCounts;
 use super::repro::PIP_INSTALL;
+use super::shown::{IdColumn, code_span, cut_on_word};
 use super::{OutcomeSummary, Report, Row};
 use crate::compat::fmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
 use crate::gate::band::BandFile;
@@ -52,6 +58,8 @@ pub(crate) struct Summary<'a> {
     /// The whole run's counts when `report` holds only the rows shown ([`super::digest`]); `None`
     /// counts `report`.
     pub counts: Option<&'a RunCounts<'a>>,
+    /// How trace ids are shown, and whether reasons and keys keep 0.4.1's cut.
+    pub ids: IdColumn,
 }
 
 /// The run's verdict: the gate's, or FAIL when any trace failed and PASS otherwise.
@@ -68,6 +76,53 @@ fn head(id: &str, n: usize) -> &str {
         Some((cut, _)) => &id[..cut],
         None => id,
     }
+}
+
+/// The most characters of a reason or key in a table cell (0.4.1 cuts its cells there too, though
+/// mid-word).
+const CELL_CHARS: usize = 160;
+
+/// A trace id's table cell: 0.4.1's code span of its first 12 characters, or as a run of newer
+/// formats shows it.
+fn id_cell(id: &str, ids: IdColumn) -> String {
+    match ids {
+        IdColumn::Cut => format!("`{}`", md_cell(head(id, 12))),
+        IdColumn::Wide => {
+            let shown = ids.shown(id);
+            if shown.contains(['|', '`']) {
+                plain_cell(&shown)
+            } else {
+                code_span(&shown)
+            }
+        }
+    }
+}
+
+/// A reason's or key's table cell: 0.4.1's, or cut on a word for a run of named ids.
+fn text_cell(text: &str, ids: IdColumn) -> String {
+    match ids {
+        IdColumn::Cut => md_cell(text),
+        IdColumn::Wide => cut_on_word(text, CELL_CHARS).replace('|', "\\|"),
+    }
+}
+
+/// `text` as plain Markdown in a table cell: the characters Markdown would read as markup escaped, a
+/// pipe as `&#124;` (which does not end the cell, and every renderer shows as `|`).
+fn plain_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '|' => out.push_str("&#124;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn number(v: &Value) -> f64 {
@@ -313,9 +368,9 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
                     break 'rows;
                 }
                 lines.push(format!(
-                    "| `{}` | {} |",
-                    md_cell(head(r.trace_id(), 12)),
-                    md_cell(v.reason.unwrap_or_default())
+                    "| {} | {} |",
+                    id_cell(r.trace_id(), summary.ids),
+                    text_cell(v.reason.unwrap_or_default(), summary.ids)
                 ));
             }
         }
@@ -338,15 +393,15 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         let by_id = results_by_id(report);
         for id in failed.iter().take(MAX_LISTED) {
             let records = &by_id[id];
-            let scenario = md_cell(records[0].scenario());
+            let scenario = text_cell(records[0].scenario(), summary.ids);
             for r in records {
                 for (check, v) in report.checks.iter().zip(r.verdicts()) {
                     if v.detected {
                         lines.push(format!(
-                            "| {scenario} | `{}` | {} | {} |",
-                            md_cell(head(id, 12)),
+                            "| {scenario} | {} | {} | {} |",
+                            id_cell(id, summary.ids),
                             md_cell(&check.name),
-                            md_cell(v.reason.unwrap_or_default())
+                            text_cell(v.reason.unwrap_or_default(), summary.ids)
                         ));
                     }
                 }
@@ -354,7 +409,10 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         }
     }
 
-    lines.extend(super::explanation::markdown_lines(summary.explanations));
+    lines.extend(super::explanation::markdown_lines(
+        summary.explanations,
+        summary.ids,
+    ));
 
     if let Some(g) = gate.filter(|g| !g.usage.is_empty()) {
         lines.extend([
@@ -583,8 +641,37 @@ mod tests {
             pass_k: None,
             explanations: &[],
             counts: None,
+            ids: IdColumn::Cut,
         });
         (gate, text)
+    }
+
+    #[test]
+    fn a_run_of_named_ids_keeps_pipes_out_of_code_spans_and_cuts_on_a_word() {
+        // Cut: 0.4.1's cells, an escaped pipe inside the code span included.
+        assert_eq!(
+            id_cell("a|bcdefghijklmnop", IdColumn::Cut),
+            "`a\\|bcdefghijk`"
+        );
+        // Wide: an id with a pipe is plain text, its pipe an entity; one without stays a code span.
+        assert_eq!(
+            id_cell("task-[x]a_b|c#0@run", IdColumn::Wide),
+            "task-\\[x\\]a\\_b&#124;c#0@run"
+        );
+        assert_eq!(
+            id_cell("marshmallow-code__marshmallow-1359", IdColumn::Wide),
+            "`marshmallow-code__marshmallow-1359`"
+        );
+        let long = format!("{} the end", "word ".repeat(40));
+        assert_eq!(md_cell(&long).chars().last(), Some(' '));
+        let cut = text_cell(&long, IdColumn::Wide);
+        assert!(
+            cut.ends_with("word…") && cut.chars().count() <= CELL_CHARS,
+            "{cut}"
+        );
+        assert_eq!(text_cell("a | b", IdColumn::Wide), "a \\| b");
+        assert_eq!(code_span("a|b"), "`a|b`");
+        assert_eq!(code_span("`x` y"), "`` `x` y ``");
     }
 
     #[test]
@@ -644,6 +731,7 @@ mod tests {
             pass_k: None,
             explanations: &[],
             counts: None,
+            ids: IdColumn::Cut,
         });
         assert!(plain.contains(block));
         assert!(!plain.contains("faultgate:chart"));
@@ -659,6 +747,7 @@ mod tests {
             pass_k: None,
             explanations: &[],
             counts: None,
+            ids: IdColumn::Cut,
         });
         assert!(text.contains("### Failing traces (first 20 of 25)"));
         assert_eq!(text.matches("| search_loop | no answer").count(), 20);

@@ -24,6 +24,7 @@ pub(crate) mod otlp_events;
 pub(crate) mod parquet;
 pub(crate) mod replay;
 pub(crate) mod repro;
+pub(crate) mod shown;
 pub mod spill;
 pub(crate) mod steps;
 pub(crate) mod terminal;

@@ -572,7 +572,7 @@ mod tests {
             (counts.traces, counts.failed, counts.fired),
             (6, 4, vec![4])
         );
-        assert_eq!(counts.width, 12);
+        assert_eq!(counts.longest_id, "a-longer-than-twelve".len());
         assert!(run.take_written_counts().is_none(), "taken once");
         assert!(
             spilled_run(&[&[1, 2], &[0]], false)

@@ -3,8 +3,10 @@
 use std::io::Write;
 
 use super::counts::{Counting, SpilledCounts};
+pub(crate) use super::shown::IdColumn;
+use super::shown::cut_on_word;
 use super::spill::{SpillError, SpilledRun};
-use super::{Report, VerdictBatch};
+use super::{Report, VerdictBatch, VerdictRef};
 use crate::compat::fmt::push_fixed;
 
 fn pad(text: &str, width: usize) -> String {
@@ -22,11 +24,41 @@ fn push_padded(out: &mut String, text: &str, width: usize) {
     ));
 }
 
-fn head(id: &str, n: usize) -> &str {
-    match id.char_indices().nth(n) {
-        Some((cut, _)) => &id[..cut],
-        None => id,
-    }
+/// Characters of the reason column of `--table failing`, the check's name included.
+pub(crate) const REASON_CHARS: usize = 80;
+
+/// The reason column's cell: the first check that fired, in selection order, and its reason, cut on a
+/// word to [`REASON_CHARS`].
+fn reason_cell<'a>(
+    report: &Report,
+    verdicts: impl IntoIterator<Item = VerdictRef<'a>>,
+) -> Option<String> {
+    let (check, v) = report
+        .checks
+        .iter()
+        .zip(verdicts)
+        .find(|(_, v)| v.detected)?;
+    let text = match v.reason.filter(|r| !r.trim().is_empty()) {
+        Some(reason) => format!("{}: {reason}", check.name),
+        None => check.name.clone(),
+    };
+    Some(cut_on_word(&text, REASON_CHARS))
+}
+
+/// Appends the reason column to a row of the failing table: after the cells, padded to the header's
+/// width (a check name longer than a cell widens the header), and the gap.
+fn push_reason(out: &mut String, row_start: usize, header_chars: usize, reason: Option<&str>) {
+    let Some(reason) = reason else {
+        return;
+    };
+    // Every byte of a row before its reason is ASCII but the id's, so characters are counted.
+    let row_chars = out[row_start..].chars().count();
+    out.extend(std::iter::repeat_n(
+        ' ',
+        header_chars.saturating_sub(row_chars),
+    ));
+    out.push_str("  ");
+    out.push_str(reason);
 }
 
 /// Which rows of the verdict table are printed (`check --table`).
@@ -42,69 +74,94 @@ pub(crate) enum TableRows {
 }
 
 /// The verdict table: one column per active check, one row per distinct trace id (all of them, or
-/// only the failing ones). The column widths are those of the whole table, so a row printed alone is
-/// the line the whole table prints for it.
-pub(crate) fn table(report: &Report, rows: TableRows) -> String {
+/// only the failing ones), ids shown as `ids` says. The column widths are those of the whole table,
+/// so a row printed alone begins with the line the whole table prints for it; the failing rows
+/// alone add the reason column.
+pub(crate) fn table(report: &Report, rows: TableRows, ids: IdColumn) -> String {
     if rows == TableRows::None {
         return String::new();
     }
-    let ids = report.trace_ids();
-    let width = id_width(ids.iter().copied());
-    let mut out = header(report, width);
+    let trace_ids = report.trace_ids();
+    let width = ids.width(
+        trace_ids
+            .iter()
+            .map(|id| id.chars().count())
+            .max()
+            .unwrap_or(0),
+    );
+    let mut out = header(report, width, rows);
+    let header_chars = out.lines().next().map_or(0, |h| cells_end(h, rows));
     let failed: std::collections::HashSet<&str, foldhash::fast::RandomState> = match rows {
         TableRows::Failing => report.failed_traces().into_iter().collect(),
         _ => Default::default(),
     };
     let shown = |id: &str| rows == TableRows::All || failed.contains(id);
     let line = |out: &mut String, id: &str| {
-        push_padded(out, head(id, 12), width);
+        push_padded(out, &ids.shown(id), width);
         out.push_str("  ");
     };
+    let reasons = rows == TableRows::Failing;
     let mut cells_of = Cells::default();
-    if ids.len() == report.row_count() {
+    if trace_ids.len() == report.row_count() {
         // Every id has one row, in report order: rows are written as they come.
         for result in report.rows().filter(|r| shown(r.trace_id())) {
+            let start = out.len();
             line(&mut out, result.trace_id());
             let mut first = true;
             for v in result.verdicts() {
                 cells_of.push(&mut out, &mut first, v.detected, v.confidence);
             }
+            if reasons {
+                let reason = reason_cell(report, result.verdicts());
+                push_reason(&mut out, start, header_chars, reason.as_deref());
+            }
             out.push('\n');
         }
         return out;
     }
-    // Rows merge results of traces that share an id, in report order.
-    let mut cells: std::collections::HashMap<&str, (String, bool)> = Default::default();
+    // Rows merge results of traces that share an id, in report order; the reason is the first
+    // fired among them.
+    let mut cells: std::collections::HashMap<&str, (String, bool, Option<String>)> =
+        Default::default();
     for result in report.rows().filter(|r| shown(r.trace_id())) {
-        let (row, started) = cells.entry(result.trace_id()).or_default();
+        let (row, started, reason) = cells.entry(result.trace_id()).or_default();
         for v in result.verdicts() {
             let mut first = !*started;
             cells_of.push(row, &mut first, v.detected, v.confidence);
             *started = true;
         }
+        if reasons && reason.is_none() {
+            *reason = reason_cell(report, result.verdicts());
+        }
     }
-    for id in ids {
+    for id in trace_ids {
         if !shown(id) {
             continue;
         }
+        let start = out.len();
         line(&mut out, id);
-        out.push_str(&cells[id].0);
+        let (row, _, reason) = &cells[id];
+        out.push_str(row);
+        push_reason(&mut out, start, header_chars, reason.as_deref());
         out.push('\n');
     }
     out
 }
 
-/// Width of the trace-id column: the longest id, cut to 12 characters, and at least `trace`'s.
-fn id_width<'a>(ids: impl IntoIterator<Item = &'a str>) -> usize {
-    ids.into_iter()
-        .map(|id| id.chars().count().min(12))
-        .max()
-        .unwrap_or(0)
-        .max(5)
+/// The header's characters before its reason column (all of them without one).
+fn cells_end(header: &str, rows: TableRows) -> usize {
+    let chars = header.chars().count();
+    match rows {
+        TableRows::Failing => chars - REASON_HEADER.len(),
+        _ => chars,
+    }
 }
 
-/// The header and rule lines of the table.
-fn header(report: &Report, width: usize) -> String {
+/// The reason column's header, with the gap before it.
+const REASON_HEADER: &str = "  reason";
+
+/// The header and rule lines of the table (with the reason column for the failing rows).
+fn header(report: &Report, width: usize, rows: TableRows) -> String {
     let mut header = pad("trace", width);
     header.push_str("  ");
     header.push_str(
@@ -115,6 +172,9 @@ fn header(report: &Report, width: usize) -> String {
             .collect::<Vec<_>>()
             .join("  "),
     );
+    if rows == TableRows::Failing {
+        header.push_str(REASON_HEADER);
+    }
     let mut out = String::new();
     out.push_str(&header);
     out.push('\n');
@@ -155,17 +215,20 @@ pub(crate) fn write_spilled_table(
     spilled: &SpilledRun,
     counts: &SpilledCounts,
     rows: TableRows,
+    ids: IdColumn,
     colour: bool,
 ) -> std::io::Result<()> {
     if rows == TableRows::None {
         return Ok(());
     }
-    let width = counts.width;
-    let header = header(report, width);
+    let width = ids.width(counts.longest_id);
+    let header = header(report, width, rows);
+    let first_line = header.lines().next().unwrap_or_default();
+    let header_chars = cells_end(first_line, rows);
     // The header and rule lines are never coloured.
     out.write_all(header.as_bytes())?;
-    let colour = colour
-        .then(|| super::colour::RowColour::of_header(header.lines().next().unwrap_or_default()));
+    let colour =
+        colour.then(|| super::colour::RowColour::of_header(first_line, report.checks.len()));
     spilled.for_each_batch(|batch| {
         // Each row's line depends on that row alone: the lines are made on the threads,
         // `TABLE_ROWS` rows to a task, and written in row order.
@@ -176,11 +239,16 @@ pub(crate) fn write_spilled_table(
                 .map(|r| batch.row(r))
                 .filter(|r| rows == TableRows::All || r.failed())
             {
-                push_padded(&mut text, head(row.trace_id(), 12), width);
+                let start = text.len();
+                push_padded(&mut text, &ids.shown(row.trace_id()), width);
                 text.push_str("  ");
                 let mut first = true;
                 for v in row.verdicts() {
                     cells.push(&mut text, &mut first, v.detected, v.confidence);
+                }
+                if rows == TableRows::Failing {
+                    let reason = reason_cell(report, row.verdicts());
+                    push_reason(&mut text, start, header_chars, reason.as_deref());
                 }
                 text.push('\n');
             }
@@ -314,7 +382,7 @@ mod tests {
 
     /// A batch of more rows than three tasks take, one task's rows without a failing trace, written
     /// from the spill: the table built in memory, with every row and with the failing ones, plain and
-    /// coloured.
+    /// coloured, ids cut or wide.
     #[test]
     fn a_table_written_from_the_spill_is_the_table_in_memory() {
         use crate::checks::{Reasons, VerdictColumn};
@@ -327,7 +395,9 @@ mod tests {
             let column = || VerdictColumn::new(to - from, Reasons::Fired, Redaction::Off);
             let mut columns = vec![column(), column()];
             for i in from..to {
-                let id = if i % 5 == 0 {
+                let id = if i % 13 == 0 {
+                    format!("task-[mms_issue]airplane_mode_on|bad_network_preference#{i}@run")
+                } else if i % 5 == 0 {
                     format!("trace-with-a-long-id-{i}")
                 } else {
                     format!("t{i}")
@@ -351,22 +421,73 @@ mod tests {
         let counts = count_spilled(&empty, &spilled, |_| {})
             .unwrap()
             .expect("distinct ids");
-        for rows in [TableRows::All, TableRows::Failing] {
-            for colour in [false, true] {
-                let mut out = Vec::new();
-                write_spilled_table(&mut out, &empty, &spilled, &counts, rows, colour).unwrap();
-                let in_memory = table(&whole, rows);
-                let expected = if colour {
-                    super::super::colour::colour_table(&in_memory)
-                } else {
-                    in_memory
-                };
-                assert_eq!(
-                    String::from_utf8(out).unwrap(),
-                    expected,
-                    "{rows:?}, colour {colour}"
-                );
-            }
+        for (rows, ids, colour) in [TableRows::All, TableRows::Failing]
+            .into_iter()
+            .flat_map(|r| [IdColumn::Cut, IdColumn::Wide].map(|i| (r, i)))
+            .flat_map(|(r, i)| [false, true].map(|c| (r, i, c)))
+        {
+            let mut out = Vec::new();
+            write_spilled_table(&mut out, &empty, &spilled, &counts, rows, ids, colour).unwrap();
+            let in_memory = table(&whole, rows, ids);
+            let expected = if colour {
+                super::super::colour::colour_table(&in_memory, names.len())
+            } else {
+                in_memory
+            };
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                expected,
+                "{rows:?}, {ids:?}, colour {colour}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_failing_table_ends_each_row_with_the_first_reason_under_its_header() {
+        use crate::checks::{Gating, Reasons, VerdictColumn};
+        use crate::redact::Redaction;
+        use crate::report::ReportCheck;
+        use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
+        let names = ["unrecovered_tool_error", "policy"];
+        let mut builder = VerdictBatchBuilder::new(schema(&names), 3);
+        let column = || VerdictColumn::new(3, Reasons::Fired, Redaction::Off);
+        let mut columns = vec![column(), column()];
+        for (id, first, second) in [
+            ("clean", false, false),
+            ("both", true, true),
+            ("second", false, true),
+        ] {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: "s",
+                ..TraceFields::default()
+            });
+            columns[0].push(first, 1.0, "step 2 lookup failed and the agent went on");
+            columns[1].push(second, 1.0, "tool 'rm' is not allowed");
+        }
+        let report = Report {
+            checks: names
+                .iter()
+                .map(|n| ReportCheck::rule(n, Gating::CleanRate))
+                .collect(),
+            batches: vec![builder.finish(columns).unwrap()],
+            ..Report::default()
+        };
+        let text = table(&report, TableRows::Failing, IdColumn::Cut);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "trace   unrecovered_tool_error  policy            reason",
+                "--------------------------------------------------------",
+                "both    FAIL 1.00         FAIL 1.00               unrecovered_tool_error: step 2 lookup failed and the agent went on",
+                "second  ok   1.00         FAIL 1.00               policy: tool 'rm' is not allowed",
+            ]
+        );
+        // Each row begins with the line the whole table prints for it.
+        let all = table(&report, TableRows::All, IdColumn::Cut);
+        for row in &lines[2..] {
+            assert!(all.lines().any(|l| row.starts_with(l)), "{row}");
         }
     }
 

@@ -63,12 +63,28 @@ fn table_prints_all_rows_the_failing_ones_or_none_and_always_the_summary_and_gat
         .collect();
     assert!(failing.len() > 2 && failing.len() < table.len(), "{all}");
 
-    // The failing rows are the lines the whole table prints for them; the rest is unchanged.
-    let expected: Vec<&str> = failing.iter().chain([&""]).chain(tail).copied().collect();
+    // The failing rows begin with the lines the whole table prints for them and end with the first
+    // check that fired and its reason, under a `reason` header; the rest is unchanged.
+    let (failing_code, shown, failing_notes) = run(&["--table", "failing"]);
+    assert_eq!((failing_code, &failing_notes), (code, &notes));
+    let shown: Vec<&str> = shown.lines().collect();
+    assert_eq!(shown.len(), failing.len() + 1 + tail.len(), "{shown:?}");
+    assert_eq!(shown[0], format!("{}  reason", failing[0]));
+    assert_eq!(shown[failing.len()..], [&[""][..], tail].concat());
+    let reason_at = shown[0].len() - "reason".len();
     assert_eq!(
-        run(&["--table", "failing"]),
-        (code, expected.join("\n"), notes.clone())
+        &shown[2][reason_at..],
+        "search_loop: no answer, 24 steps (cap), 62% empty results"
     );
+    for (row, whole) in shown[2..failing.len()].iter().zip(&failing[2..]) {
+        assert!(row.starts_with(whole), "{row}");
+        assert!(row[whole.len()..reason_at].trim().is_empty(), "{row}");
+        let (check, reason) = row[reason_at..].split_once(": ").expect("check: reason");
+        assert!(
+            row[..reason_at].contains("FAIL") && !reason.is_empty(),
+            "{check}: {row}"
+        );
+    }
     assert_eq!(run(&["--table", "none"]), (code, tail.join("\n"), notes));
     let bad = faultgate(&["check", "examples/traces.json", "--table", "some"]);
     assert_eq!(bad.status.code(), Some(2));

@@ -613,3 +613,63 @@ fn the_html_report_shows_both_step_lists_with_the_divergent_steps_marked() {
 fn explain_style() -> &'static str {
     ".pair{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}.pair h3{font-size:1rem;margin:.4rem 0}tr.div td{background:#fff1e5}tr.div td:first-child{border-left:3px solid #cf222e}\n@media (max-width:40rem){.pair{grid-template-columns:1fr}}\n"
 }
+
+#[test]
+fn a_run_of_several_tau2_domains_is_explained_under_the_keys_the_gate_names() {
+    // Task 7 of airline and of retail are two scenarios once a run holds both domains: the gate names
+    // the regression `retail/task-7`, and the explanation must find it under that key.
+    let dir = scratch();
+    let fixture: Value = read_json(&common::file(
+        "tests/fixtures/formats/tau/tau2_airline.json",
+    ));
+    // Trial 0 of the fixture is clean; trial 1 fires unrecovered_tool_error.
+    let with = |domain: &str, trial: usize| {
+        let mut doc = fixture.clone();
+        doc["info"]["environment_info"]["domain_name"] = json!(domain);
+        let kept = doc["simulations"][trial].clone();
+        doc["simulations"] = json!([kept]);
+        doc.to_string()
+    };
+    for (run, retail_trial) in [("base1", 0), ("base2", 0), ("cand", 1)] {
+        let folder = dir.path().join(run);
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("airline.json"), with("airline", 0)).unwrap();
+        std::fs::write(folder.join("retail.json"), with("retail", retail_trial)).unwrap();
+    }
+    let band = faultgate_in(
+        dir.path(),
+        &["baseline", "base1", "base2", "--out", "band.json"],
+    );
+    assert_eq!(band.status.code(), Some(0), "{}", stderr(&band));
+    let out = faultgate_in(
+        dir.path(),
+        &[
+            "check",
+            "cand",
+            "--band",
+            "band.json",
+            "--json",
+            "report.json",
+            "--explain",
+            "base1",
+            "base2",
+        ],
+    );
+    // One trace of two failed: within the noise two baseline runs allow, so the gate passes.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["gate"]["regressions"], json!(["retail/task-7"]));
+    let explanations = report["explanations"].as_array().expect("explanations");
+    assert_eq!(explanations.len(), 1, "{}", stderr(&out));
+    let e = &explanations[0];
+    assert_eq!(e["scenario"], "retail/task-7");
+    assert_eq!(e["trace_id"], "task-7#1@retail");
+    assert_eq!(e["baseline_run"], "base1");
+    assert_eq!(e["check"], "unrecovered_tool_error");
+    assert!(!stderr(&out).contains("absent from it"), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("\n  retail/task-7 (unrecovered_tool_error): "),
+        "{text}"
+    );
+}

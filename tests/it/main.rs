@@ -39,6 +39,7 @@ mod report_files;
 mod shapes_agree;
 mod shell;
 mod spill;
+mod terminal;
 mod trust;
 mod trusted_gate;
 mod warnings;

@@ -113,6 +113,7 @@ pub(crate) fn write_partial(
         spilled,
         notes,
         judge_usage,
+        named_ids,
     } = produced;
     // The first file that cannot be read fails the partial before anything is written.
     let digests: Vec<[u8; 32]> = files
@@ -152,6 +153,7 @@ pub(crate) fn write_partial(
     drop(spilled);
     let mut manifest = manifest;
     manifest.judge_usage = judge_usage;
+    manifest.named_ids = named_ids;
     manifest.files.reserve_exact(files.len());
     let mut steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
     for (((file, rows), sha), notes) in files.into_iter().zip(rows).zip(digests).zip(notes) {
@@ -208,5 +210,6 @@ pub(crate) fn manifest(
         other_inputs,
         repro,
         judge_usage: None,
+        named_ids: false,
     }
 }

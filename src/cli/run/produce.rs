@@ -24,6 +24,9 @@ pub(crate) struct Produced {
     pub notes: Vec<Option<Box<FileNotes>>>,
     /// Tokens the judge used, when the run has one.
     pub judge_usage: Option<Usage>,
+    /// Some file was read in a format whose trace ids are names (`Format::named_ids`): the outputs
+    /// show them wider ([`crate::report::shown::IdColumn`]).
+    pub named_ids: bool,
 }
 
 /// What one file of a run has to say besides its verdicts.
@@ -160,6 +163,7 @@ pub(crate) fn produce(
     let mut notes: Vec<Option<Box<FileNotes>>> = Vec::with_capacity(files.len());
     let mut spilled_files: Vec<SpilledFile> = Vec::new();
     let mut kept = 0;
+    let mut named_ids = false;
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     let empty = || {
@@ -172,6 +176,7 @@ pub(crate) fn produce(
         input.path = path;
         match outcome {
             Ok(mut file) => {
+                named_ids |= file.format.named_ids();
                 if judged && file.without_content > 0 {
                     warnings.push(no_content_warning(
                         file.without_content,
@@ -291,6 +296,7 @@ pub(crate) fn produce(
             spilled,
             notes,
             judge_usage: None,
+            named_ids,
         },
         errors,
         notices: warnings,

@@ -41,6 +41,11 @@ impl Decoder for DocumentFormat {
         (self.detect)(doc)
     }
 
+    /// A run per document (benchmark results, agent logs) is named by its task, trial or file.
+    fn named_ids(&self) -> bool {
+        true
+    }
+
     fn read(
         &self,
         path: &Path,

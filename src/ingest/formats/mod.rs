@@ -100,6 +100,11 @@ impl Format {
         self.decoder().map_or("auto", |d| d.name())
     }
 
+    /// Returns true if and only if the format's trace ids are names ([`Decoder::named_ids`]).
+    pub fn named_ids(self) -> bool {
+        self.decoder().is_some_and(Decoder::named_ids)
+    }
+
     /// Every format but `auto`, with its decoder, in the order `--format` lists them.
     pub(crate) fn decoded() -> impl Iterator<Item = (Format, &'static dyn Decoder)> {
         Format::ALL[1..]
@@ -139,6 +144,16 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Format::ALL.len(), "names are unique");
+    }
+
+    #[test]
+    fn the_formats_that_name_their_traces_are_the_benchmark_and_agent_logs() {
+        let named: Vec<&str> = Format::ALL
+            .iter()
+            .filter(|f| f.named_ids())
+            .map(|f| f.name())
+            .collect();
+        assert_eq!(named, ["tau-bench", "swe-agent", "multi-agent"]);
     }
 
     #[test]
