@@ -49,9 +49,10 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
                 return Some(format!("span '{name}' carries {key}"));
             }
         }
-        // A workflow span is named after its workflow (`invoke_workflow support_tools`), not a tool.
+        // A run's span is named after its workflow or agent (`invoke_workflow support_tools`), not a
+        // tool.
         if tool_like_name(name)
-            && span.attr_str(attr::OPERATION_NAME) != Some(attr::OP_INVOKE_WORKFLOW)
+            && !crate::table::record::is_root_operation(span.attr_str(attr::OPERATION_NAME))
         {
             return Some(format!("span '{name}' is named like a tool"));
         }

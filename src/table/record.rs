@@ -92,6 +92,15 @@ pub mod attr {
     /// Operation name of a workflow span (several agents run under one); such a span is a trace's root
     /// as an agent invocation is, never a tool step.
     pub const OP_INVOKE_WORKFLOW: &str = "invoke_workflow";
+    /// Operation name a framework's runner gives the span of one conversation turn, over the agent
+    /// invocations of that turn; a root as a workflow is.
+    pub const OP_HANDLE_CONVERSATION_TURN: &str = "handle_conversation_turn";
+    /// The in-process invocation that replaced the internal `invoke_agent` and `invoke_workflow`
+    /// span types; a root as those were.
+    pub const OP_INVOCATION_INTERNAL: &str = "gen_ai.invocation.internal";
+    /// Marks an invocation made inside another one (an agent called as a sub-agent): it is part of
+    /// the outer invocation's trace, not a root of its own.
+    pub const INVOCATION_IS_NESTED: &str = "gen_ai.invocation.is_nested";
 }
 
 /// Who made a tool step. The rule checks judge the agent's steps only: in a simulated conversation the
@@ -170,6 +179,7 @@ pub(crate) fn wanted(key: &str) -> bool {
             | LEGACY_TOOL_NAME
             | OPENINFERENCE_KIND
             | ACTOR
+            | INVOCATION_IS_NESTED
     )
 }
 
@@ -215,6 +225,7 @@ fn known_key(key: &str) -> Option<&'static str> {
         LEGACY_TOOL_NAME,
         OPENINFERENCE_KIND,
         ACTOR,
+        INVOCATION_IS_NESTED,
     ];
     KNOWN.iter().find(|k| **k == key).copied()
 }
@@ -588,16 +599,42 @@ pub(crate) fn runs_a_tool(name: &str, operation: Option<&AttrValue<'_>>) -> bool
     }
 }
 
-/// The root of a trace in trace order: the first `invoke_agent` or `invoke_workflow` span or span
-/// without a parent. A workflow starts before the agents it runs, so its span, which carries the
-/// workflow's input and final output, is the root even when its own parent was not exported.
+/// Returns true if and only if `operation` starts a run: an agent invocation (client or internal,
+/// both `invoke_agent`), a workflow, a conversation turn, or an internal invocation. Such a span is
+/// never a tool step, whatever its name.
+pub(crate) fn is_root_operation(operation: Option<&str>) -> bool {
+    matches!(
+        operation,
+        Some(
+            attr::OP_INVOKE_AGENT
+                | attr::OP_INVOKE_WORKFLOW
+                | attr::OP_HANDLE_CONVERSATION_TURN
+                | attr::OP_INVOCATION_INTERNAL
+        )
+    )
+}
+
+/// Returns true if and only if the span says it is an invocation nested in another
+/// (`gen_ai.invocation.is_nested`, a boolean or its text).
+fn is_nested(span: &SpanRecord<'_>) -> bool {
+    span.attr(attr::INVOCATION_IS_NESTED)
+        .is_some_and(|v| match v.as_json() {
+            Some(Value::Bool(b)) => *b,
+            _ => v
+                .as_str()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("true")),
+        })
+}
+
+/// The root of a trace in trace order: the first span without a parent or that starts a run
+/// ([`is_root_operation`]) and is not nested in another invocation. A workflow or a turn starts
+/// before the agents it runs, so its span, which carries the run's input and final output, is the
+/// root even when its own parent was not exported; a nested invocation, which may share its outer
+/// invocation's start, never takes the outer's place.
 pub(crate) fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
     spans.iter().position(|s| {
         s.parent_id.is_none()
-            || matches!(
-                s.attr_str(attr::OPERATION_NAME),
-                Some(attr::OP_INVOKE_AGENT | attr::OP_INVOKE_WORKFLOW)
-            )
+            || (is_root_operation(s.attr_str(attr::OPERATION_NAME)) && !is_nested(s))
     })
 }
 
