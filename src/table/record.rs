@@ -98,9 +98,72 @@ pub mod attr {
     /// The in-process invocation that replaced the internal `invoke_agent` and `invoke_workflow`
     /// span types; a root as those were.
     pub const OP_INVOCATION_INTERNAL: &str = "gen_ai.invocation.internal";
+    /// Operation name of a retrieval from a vector store or search system: a step of its own kind.
+    pub const OP_RETRIEVAL: &str = "retrieval";
+    /// Operation names of the memory operations, on memory records and on stores: steps of their own
+    /// kind.
+    pub const OP_MEMORY: [&str; 7] = [
+        "search_memory",
+        "create_memory",
+        "update_memory",
+        "upsert_memory",
+        "delete_memory",
+        "create_memory_store",
+        "delete_memory_store",
+    ];
+    /// Operation name of an agent's planning phase: the model call that plans, never a tool step.
+    pub const OP_PLAN: &str = "plan";
+    /// The query a retrieval ran (opt-in content); the step's `query` argument.
+    pub const RETRIEVAL_QUERY: &str = "gen_ai.retrieval.query.text";
+    /// The documents a retrieval returned (opt-in content); the step's result.
+    pub const RETRIEVAL_DOCUMENTS: &str = "gen_ai.retrieval.documents";
+    /// The data source a retrieval read; the step's `data_source_id` argument.
+    pub const DATA_SOURCE_ID: &str = "gen_ai.data_source.id";
+    /// The query a memory search ran (opt-in content); the step's `query` argument.
+    pub const MEMORY_QUERY: &str = "gen_ai.memory.query.text";
+    /// The memory records an operation read or wrote (opt-in content); the step's result.
+    pub const MEMORY_RECORDS: &str = "gen_ai.memory.records";
+    /// The memory store an operation used; the step's `store_id` argument.
+    pub const MEMORY_STORE_ID: &str = "gen_ai.memory.store.id";
+    /// The memory record an operation applies to; the step's `record_id` argument.
+    pub const MEMORY_RECORD_ID: &str = "gen_ai.memory.record.id";
     /// Marks an invocation made inside another one (an agent called as a sub-agent): it is part of
     /// the outer invocation's trace, not a root of its own.
     pub const INVOCATION_IS_NESTED: &str = "gen_ai.invocation.is_nested";
+}
+
+/// What a step did: ran a tool, retrieved documents, or used the agent's memory. Every kind is a step
+/// the checks count and judge as a tool call is; the kind says which the table's row was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub(crate) enum StepKind {
+    /// A tool call (`execute_tool`, or a `tool_call` message part).
+    #[default]
+    Tool,
+    /// A `retrieval` span.
+    Retrieval,
+    /// A memory operation span (`search_memory`, `create_memory`, ...).
+    Memory,
+}
+
+impl StepKind {
+    /// The name the step table uses.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Tool => "tool",
+            StepKind::Retrieval => "retrieval",
+            StepKind::Memory => "memory",
+        }
+    }
+
+    /// The kind of step a span with this `gen_ai.operation.name` is, apart from tool calls; `None`
+    /// for any other operation.
+    pub(crate) fn of_operation(operation: Option<&str>) -> Option<StepKind> {
+        match operation? {
+            attr::OP_RETRIEVAL => Some(StepKind::Retrieval),
+            op if attr::OP_MEMORY.contains(&op) => Some(StepKind::Memory),
+            _ => None,
+        }
+    }
 }
 
 /// Who made a tool step. The rule checks judge the agent's steps only: in a simulated conversation the
@@ -180,6 +243,13 @@ pub(crate) fn wanted(key: &str) -> bool {
             | OPENINFERENCE_KIND
             | ACTOR
             | INVOCATION_IS_NESTED
+            | RETRIEVAL_QUERY
+            | RETRIEVAL_DOCUMENTS
+            | DATA_SOURCE_ID
+            | MEMORY_QUERY
+            | MEMORY_RECORDS
+            | MEMORY_STORE_ID
+            | MEMORY_RECORD_ID
     )
 }
 
@@ -226,6 +296,13 @@ fn known_key(key: &str) -> Option<&'static str> {
         OPENINFERENCE_KIND,
         ACTOR,
         INVOCATION_IS_NESTED,
+        RETRIEVAL_QUERY,
+        RETRIEVAL_DOCUMENTS,
+        DATA_SOURCE_ID,
+        MEMORY_QUERY,
+        MEMORY_RECORDS,
+        MEMORY_STORE_ID,
+        MEMORY_RECORD_ID,
     ];
     KNOWN.iter().find(|k| **k == key).copied()
 }

@@ -227,3 +227,111 @@ fn a_nested_invocation_that_starts_with_its_outer_one_does_not_take_its_place() 
     let traces = nested(json!({"boolValue": false}));
     assert!(answers(&traces, "find order A1", "Order A1: paid."));
 }
+
+/// A run that retrieves, searches its memory and calls one tool.
+fn retrieving_run() -> String {
+    let root = "a000000000000001";
+    export(&[
+        span(
+            root,
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", text("invoke_agent")),
+                user("refund order A1"),
+                assistant("Refund issued."),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some(root),
+            "retrieval kb",
+            11,
+            &[
+                ("gen_ai.operation.name", text("retrieval")),
+                ("gen_ai.data_source.id", text("kb")),
+                ("gen_ai.retrieval.query.text", text("refund rules")),
+            ],
+        ),
+        span(
+            "b000000000000002",
+            Some(root),
+            "search_memory",
+            12,
+            &[
+                ("gen_ai.operation.name", text("search_memory")),
+                ("gen_ai.memory.query.text", text("order A1")),
+            ],
+        ),
+        span(
+            "b000000000000003",
+            Some(root),
+            "plan refunds",
+            13,
+            &[("gen_ai.operation.name", text("plan"))],
+        ),
+        span(
+            "b000000000000004",
+            Some(root),
+            "execute_tool refund",
+            14,
+            &[
+                ("gen_ai.operation.name", text("execute_tool")),
+                ("gen_ai.tool.name", text("refund")),
+                ("gen_ai.tool.call.arguments", text(r#"{"order": "A1"}"#)),
+            ],
+        ),
+    ])
+}
+
+#[test]
+fn retrievals_and_memory_operations_are_steps_the_policy_counts_and_a_plan_is_not() {
+    let dir = scratch();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, r#"{"max_calls": 2, "allow": ["refund"]}"#).unwrap();
+    let (code, report) = check(
+        &retrieving_run(),
+        &["--check", "policy", "--policy", arg(&policy)],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        result(&report, "policy")["reason"],
+        "step 1: tool 'retrieval' not in allowlist; step 2: tool 'search_memory' not in allowlist; \
+         3 tool calls > max 2",
+        "{report}"
+    );
+}
+
+#[test]
+fn a_plan_named_like_a_tool_is_no_sign_of_an_unread_tool_call() {
+    let traces = export(&[
+        span(
+            "a000000000000001",
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", text("invoke_agent")),
+                user("refund order A1"),
+                assistant("Refund issued."),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some("a000000000000001"),
+            "plan tool_router",
+            11,
+            &[("gen_ai.operation.name", text("plan"))],
+        ),
+    ]);
+    let dir = scratch();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, &traces).unwrap();
+    let out = faultgate(&["precheck", arg(&file)]);
+    assert!(
+        !common::stdout(&out).contains("named like a tool"),
+        "{}",
+        common::stdout(&out)
+    );
+}
