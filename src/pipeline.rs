@@ -840,10 +840,45 @@ fn check_part(
             column
         })
         .collect();
+    let mut spans = String::new();
+    for (i, t) in cols.traces().enumerate() {
+        spans.clear();
+        let mut named_any = false;
+        for (k, column) in columns.iter().enumerate() {
+            if k > 0 {
+                spans.push(',');
+            }
+            if let Some(id) = column
+                .reason(i)
+                .and_then(verdicts::named_in)
+                .and_then(|named| named_span_id(cols, t, named))
+            {
+                spans.push_str(id);
+                named_any = true;
+            }
+        }
+        builder.push_verdict_spans(named_any.then_some(spans.as_str()));
+    }
     // A check that pushes other than one verdict per trace is a bug, not bad input.
     builder
         .finish(columns)
         .expect("each check pushes one verdict per trace")
+}
+
+/// The id of the span a reason of trace `t` names: a step's own span, or a span by its place. A
+/// comma would break the row's list of ids, and no OTel id holds one.
+fn named_span_id<'c>(cols: &Columns<'c>, t: usize, named: verdicts::Named) -> Option<&'c str> {
+    let position = match named {
+        verdicts::Named::Step(n) => {
+            let steps = cols.step_rows(t);
+            (n <= steps.len()).then(|| cols.step_span(steps.start + n - 1))??
+        }
+        verdicts::Named::Span(n) => n - 1,
+    };
+    let spans = cols.span_rows(t);
+    (position < spans.len())
+        .then(|| opt(cols.span_id, spans.start + position))?
+        .filter(|id| !id.is_empty() && !id.contains(','))
 }
 
 /// The last text a part masked and what masking gave: a part's traces mostly repeat their agent, and

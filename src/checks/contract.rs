@@ -344,6 +344,20 @@ impl VerdictColumn {
         self.detected.is_empty()
     }
 
+    /// The kept (masked) reason of the `i`-th verdict; `None` where the column did not keep it.
+    pub fn reason(&self, i: usize) -> Option<&str> {
+        if self
+            .reason
+            .validity_slice()
+            .is_some_and(|bits| bits[i / 8] & (1 << (i % 8)) == 0)
+        {
+            return None;
+        }
+        let offsets = self.reason.offsets_slice();
+        let (from, to) = (offsets[i] as usize, offsets[i + 1] as usize);
+        std::str::from_utf8(&self.reason.values_slice()[from..to]).ok()
+    }
+
     /// The detected, confidence and reason arrays (reason null where not kept).
     pub fn finish(mut self) -> [ArrayRef; 3] {
         [
@@ -364,12 +378,19 @@ mod tests {
 
     use super::*;
 
+    /// The reasons as the finished column holds them, after checking that the column read them
+    /// alike while it was being built.
     fn reasons_of(column: VerdictColumn) -> Vec<Option<String>> {
+        let building: Vec<Option<String>> = (0..column.len())
+            .map(|i| column.reason(i).map(str::to_string))
+            .collect();
         let [_, _, reason] = column.finish();
         let reason: &LargeStringArray = reason.as_string::<i64>();
-        (0..reason.len())
+        let finished: Vec<Option<String>> = (0..reason.len())
             .map(|i| reason.is_valid(i).then(|| reason.value(i).to_string()))
-            .collect()
+            .collect();
+        assert_eq!(building, finished);
+        finished
     }
 
     #[test]

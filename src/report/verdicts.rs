@@ -9,7 +9,9 @@
 //! evaluation recorded; null when none), `tokens`, `latency_ms`, `cost_usd` (null when not
 //! recorded), `root_span_id` (the id of the trace's root span as its export spells it, so an
 //! evaluation event can be attached to that span; null when the trace has no root span or its format
-//! records no span ids, as benchmark logs do), then for each active check in selection order `<check>.detected`, `<check>.confidence`
+//! records no span ids, as benchmark logs do), `verdict_spans` (for each active check in selection
+//! order, the id of the span its reason names, through a step or directly, comma-separated and empty
+//! where the reason names none; null when no reason of the row names one), then for each active check in selection order `<check>.detected`, `<check>.confidence`
 //! and `<check>.reason` (masked; null where the run did not keep it, see
 //! [`crate::checks::Reasons`]). A check selected twice gets `<check>#2.…` for its second columns.
 //!
@@ -20,7 +22,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, LargeStringBuilder, UInt64Builder};
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Float64Builder, LargeStringBuilder, UInt64Builder,
+};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, LargeStringArray, RecordBatch, UInt64Array,
 };
@@ -31,7 +35,7 @@ use super::Measures;
 use crate::checks::VerdictColumn;
 
 /// Columns before the first check's.
-const TRACE_COLUMNS: usize = 12;
+const TRACE_COLUMNS: usize = 13;
 
 /// The schema of the verdict batches of a run with these active checks, in selection order.
 pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
@@ -52,6 +56,7 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         float("latency_ms"),
         float("cost_usd"),
         text("root_span_id", true),
+        text("verdict_spans", true),
     ];
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for name in checks {
@@ -75,6 +80,47 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         fields.push(text(&format!("{prefix}.reason"), true));
     }
     Arc::new(Schema::new(fields))
+}
+
+/// What a reason points at: a step or a span of its trace, numbered from 1 as the reasons count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Named {
+    /// Step `n` of the trace, counting every step (`step 3: ...`, `failed at step 3 (...)`).
+    Step(usize),
+    /// Span `n` of the trace, in trace order (`span 4 (...)`, `at span 4 of 9`).
+    Span(usize),
+}
+
+/// The step or span a reason names first, so an event about it can sit on that span. Only the word
+/// `step` or `span` followed by a number counts: `12 steps (cap)` names no step.
+pub(crate) fn named_in(reason: &str) -> Option<Named> {
+    let bytes = reason.as_bytes();
+    let mut at = 0;
+    while let Some(found) = reason[at..].find(['s', 'S']).map(|i| at + i) {
+        at = found + 1;
+        let word = bytes.get(found..found + 5);
+        let kind: fn(usize) -> Named = match word {
+            Some(w) if w.eq_ignore_ascii_case(b"step ") => Named::Step,
+            Some(w) if w.eq_ignore_ascii_case(b"span ") => Named::Span,
+            _ => continue,
+        };
+        if found > 0 && bytes[found - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let digits = bytes[found + 5..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let end = found + 5 + digits;
+        if digits == 0 || bytes.get(end).is_some_and(u8::is_ascii_alphanumeric) {
+            continue;
+        }
+        match reason[found + 5..end].parse() {
+            Ok(n) if n > 0 => return Some(kind(n)),
+            _ => continue,
+        }
+    }
+    None
 }
 
 /// The per-trace fields of one row, already masked as they will be written.
@@ -113,6 +159,7 @@ pub(crate) struct VerdictBatchBuilder {
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
     root_span_id: LargeStringBuilder,
+    verdict_spans: LargeStringBuilder,
 }
 
 impl VerdictBatchBuilder {
@@ -133,6 +180,7 @@ impl VerdictBatchBuilder {
             latency_ms: Float64Builder::with_capacity(capacity),
             cost_usd: Float64Builder::with_capacity(capacity),
             root_span_id: text(),
+            verdict_spans: text(),
         }
     }
 
@@ -157,6 +205,12 @@ impl VerdictBatchBuilder {
             .append_option(trace.root_span_id.filter(|id| !id.is_empty()));
     }
 
+    /// Sets the next row's `verdict_spans` (see the module doc and [`named_in`]), in row order after its
+    /// [`Self::push_trace`]; a row given none has none.
+    pub(crate) fn push_verdict_spans(&mut self, spans: Option<&str>) {
+        self.verdict_spans.append_option(spans);
+    }
+
     /// The batch, with the checks' columns in selection order.
     ///
     /// # Errors
@@ -164,6 +218,9 @@ impl VerdictBatchBuilder {
     /// Columns that do not match the schema: a check column of another length than the traces, or
     /// another number of checks than the schema names.
     pub(crate) fn finish(mut self, checks: Vec<VerdictColumn>) -> Result<VerdictBatch, ArrowError> {
+        for _ in self.verdict_spans.len()..self.trace_id.len() {
+            self.verdict_spans.append_null();
+        }
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.trace_id.finish()),
             Arc::new(self.scenario.finish()),
@@ -177,6 +234,7 @@ impl VerdictBatchBuilder {
             Arc::new(self.latency_ms.finish()),
             Arc::new(self.cost_usd.finish()),
             Arc::new(self.root_span_id.finish()),
+            Arc::new(self.verdict_spans.finish()),
         ];
         for check in checks {
             columns.extend(check.finish());
@@ -201,6 +259,7 @@ pub struct VerdictBatch {
     latency_ms: Float64Array,
     cost_usd: Float64Array,
     root_span_id: LargeStringArray,
+    verdict_spans: LargeStringArray,
     detected: Vec<BooleanArray>,
     confidence: Vec<Float64Array>,
     reason: Vec<LargeStringArray>,
@@ -257,6 +316,7 @@ impl VerdictBatch {
             latency_ms: typed(&batch, 9)?,
             cost_usd: typed(&batch, 10)?,
             root_span_id: typed(&batch, 11)?,
+            verdict_spans: typed(&batch, 12)?,
             detected,
             confidence,
             reason,
@@ -459,6 +519,20 @@ impl<'a> Row<'a> {
     pub fn root_span_id(&self) -> Option<&'a str> {
         let column = &self.batch.root_span_id;
         column.is_valid(self.row).then(|| column.value(self.row))
+    }
+
+    /// The id of the span the `k`-th active check's reason names (through a step or directly);
+    /// `None` when it names none, or names one without an id.
+    pub fn verdict_span(&self, k: usize) -> Option<&'a str> {
+        let column = &self.batch.verdict_spans;
+        if !column.is_valid(self.row) {
+            return None;
+        }
+        column
+            .value(self.row)
+            .split(',')
+            .nth(k)
+            .filter(|id| !id.is_empty())
     }
 
     pub(crate) fn measures(&self) -> Measures {
@@ -669,5 +743,68 @@ mod tests {
             .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 12, 14])
             .unwrap();
         assert!(VerdictBatch::try_new(swapped).is_err());
+    }
+
+    #[test]
+    fn reasons_name_the_step_or_span_they_are_about_and_counts_name_none() {
+        let cases = [
+            (
+                "step 3: read_file argument path matches denied pattern",
+                Some(Named::Step(3)),
+            ),
+            (
+                "step 12 (read) result: 'prompt is too long'",
+                Some(Named::Step(12)),
+            ),
+            (
+                "Tool 'fetch' failed at step 2 (Non-zero exit_code: 1) and no subsequent call",
+                Some(Named::Step(2)),
+            ),
+            (
+                "span 4 (chat) finish reason: 'length'",
+                Some(Named::Span(4)),
+            ),
+            (
+                "Unrecovered span error at span 5 of 9: boom",
+                Some(Named::Span(5)),
+            ),
+            ("no answer, 12 steps (cap), 33% empty results", None),
+            ("24 tool calls > max 10", None),
+            ("missing step 0", None),
+            ("laststep 3 upstep 4: x", None),
+            ("step 3rd", None),
+            ("step", None),
+            ("étape: step 7", Some(Named::Step(7))),
+        ];
+        for (reason, named) in cases {
+            assert_eq!(named_in(reason), named, "{reason}");
+        }
+    }
+
+    #[test]
+    fn a_row_gives_each_check_the_span_its_reason_named_and_rows_without_one_none() {
+        let mut builder = VerdictBatchBuilder::new(schema(&CHECKS), 2);
+        for id in ["a", "b"] {
+            builder.push_trace(&TraceFields {
+                trace_id: id,
+                scenario: "s",
+                ..TraceFields::default()
+            });
+        }
+        builder.push_verdict_spans(Some(",00f067aa0ba902b7,"));
+        let columns = (0..3)
+            .map(|_| {
+                let mut column = VerdictColumn::new(2, Reasons::Fired, Redaction::Off);
+                column.sure(false, "");
+                column.sure(false, "");
+                column
+            })
+            .collect();
+        let batch = builder.finish(columns).expect("verdict batch");
+        let spans = |row: usize| -> Vec<Option<&str>> {
+            (0..3).map(|k| batch.row(row).verdict_span(k)).collect()
+        };
+        assert_eq!(spans(0), [None, Some("00f067aa0ba902b7"), None]);
+        assert_eq!(spans(1), [None, None, None], "a row given none has none");
     }
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::lazy;
-use super::record::{Actor, AttrValue, SpanRecord, attr, is_tool_span};
+use super::record::{Actor, AttrValue, SpanRecord, StepKind, attr, is_tool_span};
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_strip, py_truthy};
 
@@ -49,9 +49,12 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
                 return Some(format!("span '{name}' carries {key}"));
             }
         }
-        // A workflow span is named after its workflow (`invoke_workflow support_tools`), not a tool.
+        // A run's span is named after its workflow or agent (`invoke_workflow support_tools`), and a
+        // plan's after its agent, not a tool.
+        let operation = span.attr_str(attr::OPERATION_NAME);
         if tool_like_name(name)
-            && span.attr_str(attr::OPERATION_NAME) != Some(attr::OP_INVOKE_WORKFLOW)
+            && !crate::table::record::is_root_operation(operation)
+            && operation != Some(attr::OP_PLAN)
         {
             return Some(format!("span '{name}' is named like a tool"));
         }
@@ -151,6 +154,8 @@ pub(crate) struct Step<'s> {
     pub span: usize,
     /// Who made the call: the `faultgate.actor` of that span, else the agent.
     pub actor: Actor,
+    /// What the step did: a tool call, a retrieval or a memory operation.
+    pub kind: StepKind,
 }
 
 /// The actor a span names with `faultgate.actor`; the agent when it names none.
@@ -628,6 +633,7 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
                 result: Cow::Owned(take(&mut calls_taken, &call_id).unwrap_or_default()),
                 span: position,
                 actor: span_actor(span),
+                kind: StepKind::Tool,
             };
             calls.push((call_id, step));
         }
@@ -635,7 +641,12 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
     let tool_spans: Vec<usize> = (0..spans.len())
         .filter(|&p| is_tool_span(&spans[p]))
         .collect();
-    if tool_spans.is_empty() {
+    let other_spans: Vec<(usize, StepKind)> = (0..spans.len())
+        .filter_map(|p| {
+            StepKind::of_operation(spans[p].attr_str(attr::OPERATION_NAME)).map(|kind| (p, kind))
+        })
+        .collect();
+    if tool_spans.is_empty() && other_spans.is_empty() {
         return calls.into_iter().map(|(_, step)| step).collect();
     }
     let text_attr = |span: &'s SpanRecord<'_>, key: &str| -> Cow<'s, str> {
@@ -679,9 +690,15 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
                 result,
                 span: p,
                 actor: span_actor(span),
+                kind: StepKind::Tool,
             }
         })
         .collect();
+    out.extend(
+        other_spans
+            .into_iter()
+            .map(|(p, kind)| operation_step(&spans[p], p, kind)),
+    );
     if !calls.is_empty() {
         let executed: HashSet<Cow<'_, str>, foldhash::fast::RandomState> = tool_spans
             .iter()
@@ -709,6 +726,46 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
         out.sort_by_key(|step| start_by_id[spans[step.span].span_id.as_ref()]);
     }
     out
+}
+
+/// The step a retrieval or memory span is: named after its operation (`retrieval`, `search_memory`),
+/// its arguments the query and the source, store or record it names (a JSON object of those present),
+/// its result the documents or records it returned (opt-in content, so often empty).
+fn operation_step<'s>(span: &'s SpanRecord<'_>, position: usize, kind: StepKind) -> Step<'s> {
+    let mut arguments = serde_json::Map::new();
+    for (name, key) in [
+        ("query", attr::RETRIEVAL_QUERY),
+        ("query", attr::MEMORY_QUERY),
+        ("data_source_id", attr::DATA_SOURCE_ID),
+        ("store_id", attr::MEMORY_STORE_ID),
+        ("record_id", attr::MEMORY_RECORD_ID),
+    ] {
+        if let Some(value) = span.attr(key).filter(|v| v.truthy()) {
+            arguments
+                .entry(name)
+                .or_insert_with(|| Value::String(value.py_str().into_owned()));
+        }
+    }
+    let result = [attr::RETRIEVAL_DOCUMENTS, attr::MEMORY_RECORDS]
+        .into_iter()
+        .find_map(|key| span.attr(key))
+        .map(|v| match v.as_json() {
+            Some(json) => Cow::Owned(payload_text(json)),
+            None => v.py_str(),
+        })
+        .unwrap_or_default();
+    Step {
+        tool: Cow::Borrowed(span.attr_str(attr::OPERATION_NAME).unwrap_or_default()),
+        arguments: if arguments.is_empty() {
+            Cow::Borrowed("")
+        } else {
+            Cow::Owned(Value::Object(arguments).to_string())
+        },
+        result,
+        span: position,
+        actor: span_actor(span),
+        kind,
+    }
 }
 
 /// Summed `gen_ai.usage.*_tokens`, each `None` when no span recorded it.

@@ -364,6 +364,7 @@ impl TableBuilder {
             b.structural_error.append_option(error);
             b.empty_result.append_value(empty);
             b.actor.append_value(step.actor.as_str());
+            b.kind.append_value(step.kind.as_str());
         }
         for (i, span) in spans.iter().enumerate() {
             let backs_step = backs[first_position.get(i)] || backs[i];
@@ -740,6 +741,7 @@ builders! {
     structural_error: SparseText,
     empty_result: BooleanBuilder,
     actor: LargeStringBuilder,
+    kind: LargeStringBuilder,
 }
 
 /// A string column's builder with room for `items` values of `bytes` bytes in all.
@@ -797,6 +799,7 @@ impl Builders {
         self.structural_error = SparseText::with_capacity(m);
         self.empty_result = BooleanBuilder::with_capacity(m);
         self.actor = text_builder(m, step_sum(&|s| s.actor.as_str().len()));
+        self.kind = text_builder(m, step_sum(&|s| s.kind.as_str().len()));
     }
 
     fn append_span(&mut self, span: &SpanRecord<'_>, backs_step: bool) {
@@ -931,6 +934,7 @@ impl Builders {
                 arc(self.structural_error.finish()),
                 arc(self.empty_result.finish()),
                 arc(self.actor.finish()),
+                arc(self.kind.finish()),
             ],
         )
         .expect("step columns match table::schema::STEPS");
@@ -962,6 +966,88 @@ mod tests {
             }],
             skipped_attributes: 0,
         }
+    }
+
+    #[test]
+    fn retrievals_and_memory_operations_are_steps_of_their_own_kind_and_a_plan_is_none() {
+        let span = |id: &'static str, start: i64, name: &'static str, pairs: &[(&str, &str)]| {
+            let mut attrs = Attrs::default();
+            for (k, v) in pairs {
+                attrs.push(k.to_string(), AttrValue::Str(v.to_string().into()));
+            }
+            SpanRecord {
+                span_id: id.into(),
+                parent_id: (id != "r").then(|| "r".into()),
+                name: name.into(),
+                start_ns: start,
+                attrs,
+                ..SpanRecord::default()
+            }
+        };
+        let trace = TraceRecord {
+            trace_id: "t".into(),
+            agent: "agent".into(),
+            spans: vec![
+                span(
+                    "r",
+                    0,
+                    "invoke_agent",
+                    &[(attr::OPERATION_NAME, "invoke_agent")],
+                ),
+                span(
+                    "p",
+                    1,
+                    "plan tool_router",
+                    &[(attr::OPERATION_NAME, "plan")],
+                ),
+                span(
+                    "k",
+                    2,
+                    "retrieval kb",
+                    &[
+                        (attr::OPERATION_NAME, "retrieval"),
+                        (attr::DATA_SOURCE_ID, "kb"),
+                        (attr::RETRIEVAL_QUERY, "refund rules"),
+                        (attr::RETRIEVAL_DOCUMENTS, r#"[{"id":"d1"}]"#),
+                    ],
+                ),
+                span(
+                    "m",
+                    3,
+                    "search_memory",
+                    &[
+                        (attr::OPERATION_NAME, "search_memory"),
+                        (attr::MEMORY_STORE_ID, "prefs"),
+                    ],
+                ),
+                span(
+                    "x",
+                    4,
+                    "execute_tool refund",
+                    &[(attr::OPERATION_NAME, "execute_tool")],
+                ),
+            ],
+            skipped_attributes: 0,
+        };
+        let batch = TraceBatch::build(&[trace]);
+        let column = |name| -> Vec<String> {
+            let array = batch.step_str(name);
+            (0..array.len())
+                .map(|i| array.value(i).to_string())
+                .collect()
+        };
+        assert_eq!(column(STEP_TOOL), ["retrieval", "search_memory", "refund"]);
+        assert_eq!(column(STEP_KIND), ["retrieval", "memory", "tool"]);
+        assert_eq!(column(STEP_SPAN_ID), ["k", "m", "x"]);
+        assert_eq!(
+            column(STEP_ARGUMENTS),
+            [
+                r#"{"query":"refund rules","data_source_id":"kb"}"#,
+                r#"{"store_id":"prefs"}"#,
+                ""
+            ]
+        );
+        assert_eq!(column(STEP_RESULT), [r#"[{"id":"d1"}]"#, "", ""]);
     }
 
     #[test]

@@ -99,6 +99,78 @@ pub mod attr {
     /// Operation name of a workflow span (several agents run under one); such a span is a trace's root
     /// as an agent invocation is, never a tool step.
     pub const OP_INVOKE_WORKFLOW: &str = "invoke_workflow";
+    /// Operation name a framework's runner gives the span of one conversation turn, over the agent
+    /// invocations of that turn; a root as a workflow is.
+    pub const OP_HANDLE_CONVERSATION_TURN: &str = "handle_conversation_turn";
+    /// The in-process invocation that replaced the internal `invoke_agent` and `invoke_workflow`
+    /// span types; a root as those were.
+    pub const OP_INVOCATION_INTERNAL: &str = "gen_ai.invocation.internal";
+    /// Operation name of a retrieval from a vector store or search system: a step of its own kind.
+    pub const OP_RETRIEVAL: &str = "retrieval";
+    /// Operation names of the memory operations, on memory records and on stores: steps of their own
+    /// kind.
+    pub const OP_MEMORY: [&str; 7] = [
+        "search_memory",
+        "create_memory",
+        "update_memory",
+        "upsert_memory",
+        "delete_memory",
+        "create_memory_store",
+        "delete_memory_store",
+    ];
+    /// Operation name of an agent's planning phase: the model call that plans, never a tool step.
+    pub const OP_PLAN: &str = "plan";
+    /// The query a retrieval ran (opt-in content); the step's `query` argument.
+    pub const RETRIEVAL_QUERY: &str = "gen_ai.retrieval.query.text";
+    /// The documents a retrieval returned (opt-in content); the step's result.
+    pub const RETRIEVAL_DOCUMENTS: &str = "gen_ai.retrieval.documents";
+    /// The data source a retrieval read; the step's `data_source_id` argument.
+    pub const DATA_SOURCE_ID: &str = "gen_ai.data_source.id";
+    /// The query a memory search ran (opt-in content); the step's `query` argument.
+    pub const MEMORY_QUERY: &str = "gen_ai.memory.query.text";
+    /// The memory records an operation read or wrote (opt-in content); the step's result.
+    pub const MEMORY_RECORDS: &str = "gen_ai.memory.records";
+    /// The memory store an operation used; the step's `store_id` argument.
+    pub const MEMORY_STORE_ID: &str = "gen_ai.memory.store.id";
+    /// The memory record an operation applies to; the step's `record_id` argument.
+    pub const MEMORY_RECORD_ID: &str = "gen_ai.memory.record.id";
+    /// Marks an invocation made inside another one (an agent called as a sub-agent): it is part of
+    /// the outer invocation's trace, not a root of its own.
+    pub const INVOCATION_IS_NESTED: &str = "gen_ai.invocation.is_nested";
+}
+
+/// What a step did: ran a tool, retrieved documents, or used the agent's memory. Every kind is a step
+/// the checks count and judge as a tool call is; the kind says which the table's row was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub(crate) enum StepKind {
+    /// A tool call (`execute_tool`, or a `tool_call` message part).
+    #[default]
+    Tool,
+    /// A `retrieval` span.
+    Retrieval,
+    /// A memory operation span (`search_memory`, `create_memory`, ...).
+    Memory,
+}
+
+impl StepKind {
+    /// The name the step table uses.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Tool => "tool",
+            StepKind::Retrieval => "retrieval",
+            StepKind::Memory => "memory",
+        }
+    }
+
+    /// The kind of step a span with this `gen_ai.operation.name` is, apart from tool calls; `None`
+    /// for any other operation.
+    pub(crate) fn of_operation(operation: Option<&str>) -> Option<StepKind> {
+        match operation? {
+            attr::OP_RETRIEVAL => Some(StepKind::Retrieval),
+            op if attr::OP_MEMORY.contains(&op) => Some(StepKind::Memory),
+            _ => None,
+        }
+    }
 }
 
 /// Who made a tool step. The rule checks judge the agent's steps only: in a simulated conversation the
@@ -177,6 +249,14 @@ pub(crate) fn wanted(key: &str) -> bool {
             | LEGACY_TOOL_NAME
             | OPENINFERENCE_KIND
             | ACTOR
+            | INVOCATION_IS_NESTED
+            | RETRIEVAL_QUERY
+            | RETRIEVAL_DOCUMENTS
+            | DATA_SOURCE_ID
+            | MEMORY_QUERY
+            | MEMORY_RECORDS
+            | MEMORY_STORE_ID
+            | MEMORY_RECORD_ID
     )
 }
 
@@ -222,6 +302,14 @@ fn known_key(key: &str) -> Option<&'static str> {
         LEGACY_TOOL_NAME,
         OPENINFERENCE_KIND,
         ACTOR,
+        INVOCATION_IS_NESTED,
+        RETRIEVAL_QUERY,
+        RETRIEVAL_DOCUMENTS,
+        DATA_SOURCE_ID,
+        MEMORY_QUERY,
+        MEMORY_RECORDS,
+        MEMORY_STORE_ID,
+        MEMORY_RECORD_ID,
     ];
     KNOWN.iter().find(|k| **k == key).copied()
 }
@@ -595,16 +683,42 @@ pub(crate) fn runs_a_tool(name: &str, operation: Option<&AttrValue<'_>>) -> bool
     }
 }
 
-/// The root of a trace in trace order: the first `invoke_agent` or `invoke_workflow` span or span
-/// without a parent. A workflow starts before the agents it runs, so its span, which carries the
-/// workflow's input and final output, is the root even when its own parent was not exported.
+/// Returns true if and only if `operation` starts a run: an agent invocation (client or internal,
+/// both `invoke_agent`), a workflow, a conversation turn, or an internal invocation. Such a span is
+/// never a tool step, whatever its name.
+pub(crate) fn is_root_operation(operation: Option<&str>) -> bool {
+    matches!(
+        operation,
+        Some(
+            attr::OP_INVOKE_AGENT
+                | attr::OP_INVOKE_WORKFLOW
+                | attr::OP_HANDLE_CONVERSATION_TURN
+                | attr::OP_INVOCATION_INTERNAL
+        )
+    )
+}
+
+/// Returns true if and only if the span says it is an invocation nested in another
+/// (`gen_ai.invocation.is_nested`, a boolean or its text).
+fn is_nested(span: &SpanRecord<'_>) -> bool {
+    span.attr(attr::INVOCATION_IS_NESTED)
+        .is_some_and(|v| match v.as_json() {
+            Some(Value::Bool(b)) => *b,
+            _ => v
+                .as_str()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("true")),
+        })
+}
+
+/// The root of a trace in trace order: the first span without a parent or that starts a run
+/// ([`is_root_operation`]) and is not nested in another invocation. A workflow or a turn starts
+/// before the agents it runs, so its span, which carries the run's input and final output, is the
+/// root even when its own parent was not exported; a nested invocation, which may share its outer
+/// invocation's start, never takes the outer's place.
 pub(crate) fn root_position(spans: &[SpanRecord<'_>]) -> Option<usize> {
     spans.iter().position(|s| {
         s.parent_id.is_none()
-            || matches!(
-                s.attr_str(attr::OPERATION_NAME),
-                Some(attr::OP_INVOKE_AGENT | attr::OP_INVOKE_WORKFLOW)
-            )
+            || (is_root_operation(s.attr_str(attr::OPERATION_NAME)) && !is_nested(s))
     })
 }
 

@@ -2,7 +2,8 @@
 //!
 //! - **traces**: one row per trace (`TRACE_*`).
 //! - **spans**: one row per span, grouped by trace (`SPAN_*`).
-//! - **steps**: one row per tool step, grouped by trace (`STEP_*`).
+//! - **steps**: one row per step (a tool call, a retrieval or a memory operation), grouped by trace
+//!   (`STEP_*`).
 //!
 //! Rows of one trace are contiguous in the span and step tables; `TraceBatch` keeps the offsets. The schema
 //! version changes whenever a column changes meaning.
@@ -119,6 +120,8 @@ pub const STEP_STRUCTURAL_ERROR: &str = "structural_error";
 pub const STEP_EMPTY_RESULT: &str = "empty_result";
 /// Who made the call: `agent`, `user` or `system` (`record::Actor`); text, never null.
 pub const STEP_ACTOR: &str = "actor";
+/// What the step did: `tool`, `retrieval` or `memory` (`record::StepKind`); text, never null.
+pub const STEP_KIND: &str = "kind";
 
 fn utf8(name: &str) -> Field {
     Field::new(name, DataType::LargeUtf8, false)
@@ -210,6 +213,7 @@ pub static STEPS: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(STEP_STRUCTURAL_ERROR, DataType::LargeUtf8),
         Field::new(STEP_EMPTY_RESULT, DataType::Boolean, false),
         utf8(STEP_ACTOR),
+        utf8(STEP_KIND),
     ]))
 });
 
@@ -280,6 +284,7 @@ pub fn step_column_index(name: &str) -> usize {
         STEP_STRUCTURAL_ERROR => 5,
         STEP_EMPTY_RESULT => 6,
         STEP_ACTOR => 7,
+        STEP_KIND => 8,
         other => unreachable!("no column {other} in STEPS"),
     }
 }

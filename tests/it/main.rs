@@ -21,6 +21,7 @@ mod explain;
 mod formats;
 mod gate_modes;
 mod genai_attributes;
+mod genai_conventions;
 mod hostile;
 mod input_rules;
 mod judge;

@@ -1,5 +1,6 @@
 //! `--otlp-events FILE` and `--otlp-endpoint URL`: the verdicts as OpenTelemetry evaluation events,
-//! attached to each trace's root span, byte-stable across threads and shards, redacted, and posted to
+//! scored 1 for a pass and 0 for a fail, attached to the span of the step a reason names or else to
+//! each trace's root span, byte-stable across threads and shards, redacted, and posted to
 //! an OTLP/HTTP receiver that this test runs on 127.0.0.1.
 
 use crate::common;
@@ -130,7 +131,10 @@ fn every_verdict_of_the_gate_example_is_an_event_on_its_root_span_alike_at_1_2_a
         let label = text_attribute(record, "gen_ai.evaluation.score.label");
         assert!(label == "fail" || label == "pass", "{label}");
         let score = attribute(record, "gen_ai.evaluation.score.value").unwrap();
-        assert!(score["doubleValue"].as_f64().is_some(), "{score}");
+        let expected = if label == "fail" { 0.0 } else { 1.0 };
+        assert_eq!(score["doubleValue"].as_f64(), Some(expected), "{record}");
+        let confidence = attribute(record, "faultgate.confidence").unwrap();
+        assert!(confidence["doubleValue"].as_f64().is_some(), "{record}");
         assert!(!text_attribute(record, "gen_ai.evaluation.explanation").is_empty());
         if label == "fail" {
             *fired
@@ -295,6 +299,60 @@ fn merge_of_shards_writes_the_bytes_of_a_single_check() {
         with_span,
         90 * 5,
         "the root span ids came through the partials"
+    );
+}
+
+#[test]
+fn merge_of_shards_keeps_the_spans_that_reasons_name() {
+    let dir = scratch();
+    let inputs = [
+        "tests/fixtures/compat/policy_basic.json",
+        "tests/fixtures/compat/policy_regex.json",
+    ];
+    let common = [
+        "--policy",
+        "tests/fixtures/compat/policy/basic.json",
+        "--check",
+        "policy",
+    ];
+    let single = dir.path().join("single.json");
+    let mut args = vec!["check", inputs[0], inputs[1], "--otlp-events", arg(&single)];
+    args.extend(common);
+    assert_eq!(faultgate(&args).status.code(), Some(1));
+    let parts: Vec<PathBuf> = (1..=2)
+        .map(|k| {
+            let part = dir.path().join(format!("p{k}"));
+            let shard = format!("{k}/2");
+            let mut args = vec![
+                "check",
+                inputs[0],
+                inputs[1],
+                "--shard",
+                &shard,
+                "--partial",
+                arg(&part),
+            ];
+            args.extend(common);
+            let out = faultgate(&args);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            part
+        })
+        .collect();
+    let merged = dir.path().join("merged.json");
+    let out = faultgate(&[
+        "merge",
+        arg(&parts[0]),
+        arg(&parts[1]),
+        "--otlp-events",
+        arg(&merged),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let single = std::fs::read(&single).unwrap();
+    assert_eq!(single, std::fs::read(&merged).unwrap());
+    let text = String::from_utf8(single).unwrap();
+    assert!(
+        text.contains(r#""spanId":"748865ef84fd643d""#),
+        "step 1's span of a failing trace: {text}"
     );
 }
 
@@ -560,6 +618,107 @@ fn the_receiver_gets_the_export_as_gzip_protobuf_at_v1_logs() {
             ))
         );
     }
+}
+
+/// The string or double of attribute `key` of a received record.
+fn received<'a>(record: &'a otlp::LogRecord, key: &str) -> Option<&'a otlp::Value> {
+    record
+        .attributes
+        .iter()
+        .find(|a| a.key == key)
+        .and_then(|a| a.value.as_ref()?.value.as_ref())
+}
+
+#[test]
+fn a_verdict_naming_a_step_is_received_on_that_steps_span_scored_0_with_its_confidence_apart() {
+    use prost::Message as _;
+    let (url, requests) = receiver(vec![200], 1);
+    let dir = scratch();
+    let file = dir.path().join("events.json");
+    let out = faultgate(&[
+        "check",
+        "tests/fixtures/compat/policy_basic.json",
+        "--policy",
+        "tests/fixtures/compat/policy/basic.json",
+        "--check",
+        "policy,unrecovered_tool_error",
+        "--table",
+        "none",
+        "--otlp-events",
+        arg(&file),
+        "--otlp-endpoint",
+        &url,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let request = requests.recv_timeout(Duration::from_secs(30)).unwrap();
+    let body = gunzip(&request.body);
+    let export = otlp::ExportLogsServiceRequest::decode(body.as_slice()).expect("decodes");
+    let sent = &export.resource_logs[0].scope_logs[0].log_records;
+    assert_eq!(sent.len(), 5 * 2);
+    let on = |trace: &str, check: &str| {
+        sent.iter()
+            .find(|r| {
+                lower_hex(&r.trace_id) == trace
+                    && received(r, "gen_ai.evaluation.name")
+                        == Some(&otlp::Value::String(check.into()))
+            })
+            .unwrap_or_else(|| panic!("no {check} record on {trace}"))
+    };
+    // (trace, the span the policy verdict sits on, its root span, whether policy fired): the
+    // reasons of the failing ones begin with `step 1: ...`, so they sit on step 1's tool span.
+    let cases = [
+        (
+            "10de7fb7361931961f44559cf31c6e3c",
+            "748865ef84fd643d",
+            "00e6612f40fd0ef9",
+            true,
+        ),
+        (
+            "5386e3c3bc53d6b2439e15988a376d41",
+            "f1b950abdaa36498",
+            "1a9beaa0a672a878",
+            true,
+        ),
+        (
+            "0bcc1527379c104ea0b310296a5ec273",
+            "059d5dc5dd5bdc18",
+            "059d5dc5dd5bdc18",
+            false,
+        ),
+    ];
+    for (trace, span, root, fired) in cases {
+        let policy = on(trace, "policy");
+        assert_eq!(lower_hex(&policy.span_id), span, "policy on {trace}");
+        assert_eq!(
+            received(policy, "gen_ai.evaluation.score.value"),
+            Some(&otlp::Value::Double(if fired { 0.0 } else { 1.0 }))
+        );
+        assert_eq!(
+            received(policy, "gen_ai.evaluation.score.label"),
+            Some(&otlp::Value::String(
+                if fired { "fail" } else { "pass" }.into()
+            ))
+        );
+        assert_eq!(
+            received(policy, "faultgate.confidence"),
+            Some(&otlp::Value::Double(1.0))
+        );
+        // A reason that names no step leaves the verdict on the root.
+        let clean = on(trace, "unrecovered_tool_error");
+        assert_eq!(lower_hex(&clean.span_id), root);
+        assert_eq!(
+            received(clean, "gen_ai.evaluation.score.value"),
+            Some(&otlp::Value::Double(1.0))
+        );
+    }
+    // The file says the same.
+    let from_file = read_json(&file);
+    let parents: Vec<&str> = records(&from_file)
+        .iter()
+        .map(|r| r["spanId"].as_str().unwrap())
+        .collect();
+    let sent: Vec<String> = sent.iter().map(|r| lower_hex(&r.span_id)).collect();
+    assert_eq!(parents, sent);
 }
 
 #[test]

@@ -9,14 +9,17 @@
 //! trace row, one record per active check in selection order, then the gate's record when a band was
 //! given. Every record is the GenAI semantic conventions' event `gen_ai.evaluation.result`:
 //!
-//! - `traceId` is the trace's id and `spanId` its root span's id, so the event is attached to the
-//!   operation it evaluates. An id that is not an OTel id (32 and 16 hex digits, not all zero; a
+//! - `traceId` is the trace's id and `spanId` the span the verdict is about, as the conventions ask
+//!   ("SHOULD be parented to the operation span being evaluated"): the span of the step its reason
+//!   names (`step 7: ...`), or the span it names (`span 4 (...)`), else the trace's root span. An id that is not an OTel id (32 and 16 hex digits, not all zero; a
 //!   benchmark log's step ids, a format without span ids) is left out rather than invented; a trace id
 //!   left out is kept as the attribute `faultgate.trace.id`, so the record still names its trace.
 //! - `gen_ai.evaluation.name` is the check (a check selected twice is `<check>#2`, as in the verdict
-//!   columns), `gen_ai.evaluation.score.value` its confidence, `gen_ai.evaluation.score.label` `fail`
-//!   when it fired and `pass` otherwise, `gen_ai.evaluation.explanation` its reason (redacted as every
-//!   output's reasons are), and `faultgate.scenario` the written scenario key.
+//!   columns), `gen_ai.evaluation.score.value` 1.0 for a pass and 0.0 for a fail (higher is better,
+//!   as backends that average scores read it), `gen_ai.evaluation.score.label` `fail` when it fired
+//!   and `pass` otherwise, `gen_ai.evaluation.explanation` its reason (redacted as every output's
+//!   reasons are), `faultgate.confidence` the check's confidence, and `faultgate.scenario` the
+//!   written scenario key.
 //! - The gate's record (no trace) is named `faultgate.gate`: score the clean rate the gate compared,
 //!   label `pass`, `fail` or `inconclusive`, explanation the gate line of the JUnit report, and its
 //!   numbers as `faultgate.gate.*` attributes.
@@ -130,35 +133,39 @@ fn label(fired: bool) -> Value<'static> {
 /// [`evaluation_names`].
 fn row_events<'r>(row: Row<'r>, names: &'r [String]) -> impl Iterator<Item = Event<'r>> + 'r {
     let trace_id = hex_id::<16>(row.trace_id());
-    let span_id = row.root_span_id().and_then(hex_id::<8>);
-    row.verdicts().zip(names).map(move |(verdict, name)| {
-        let mut attributes = vec![
-            (
-                "gen_ai.evaluation.name",
-                Value::Str(Cow::Borrowed(name.as_str())),
-            ),
-            (
-                "gen_ai.evaluation.score.value",
-                Value::Double(verdict.confidence),
-            ),
-            ("gen_ai.evaluation.score.label", label(verdict.detected)),
-        ];
-        if let Some(reason) = verdict.reason {
-            attributes.push((
-                "gen_ai.evaluation.explanation",
-                Value::Str(Cow::Borrowed(reason)),
-            ));
-        }
-        attributes.push(("faultgate.scenario", Value::Str(row.scenario().into())));
-        if trace_id.is_none() {
-            attributes.push(("faultgate.trace.id", Value::Str(row.trace_id().into())));
-        }
-        Event {
-            trace_id,
-            span_id,
-            attributes,
-        }
-    })
+    let root = row.root_span_id().and_then(hex_id::<8>);
+    row.verdicts()
+        .zip(names)
+        .enumerate()
+        .map(move |(k, (verdict, name))| {
+            let span_id = row.verdict_span(k).and_then(hex_id::<8>).or(root);
+            // Backends average the score as "higher is better, 1.0 a pass": a fired check scores 0.
+            let score = if verdict.detected { 0.0 } else { 1.0 };
+            let mut attributes = vec![
+                (
+                    "gen_ai.evaluation.name",
+                    Value::Str(Cow::Borrowed(name.as_str())),
+                ),
+                ("gen_ai.evaluation.score.value", Value::Double(score)),
+                ("gen_ai.evaluation.score.label", label(verdict.detected)),
+            ];
+            if let Some(reason) = verdict.reason {
+                attributes.push((
+                    "gen_ai.evaluation.explanation",
+                    Value::Str(Cow::Borrowed(reason)),
+                ));
+            }
+            attributes.push(("faultgate.confidence", Value::Double(verdict.confidence)));
+            attributes.push(("faultgate.scenario", Value::Str(row.scenario().into())));
+            if trace_id.is_none() {
+                attributes.push(("faultgate.trace.id", Value::Str(row.trace_id().into())));
+            }
+            Event {
+                trace_id,
+                span_id,
+                attributes,
+            }
+        })
 }
 
 impl<'a> Export<'a> {

@@ -72,7 +72,7 @@ fn ids_are_kept_only_when_they_are_otel_ids() {
 }
 
 #[test]
-fn the_json_export_is_one_record_per_verdict_attached_to_the_root_span() {
+fn the_json_export_is_one_record_per_verdict_scored_1_for_a_pass_and_0_for_a_fail() {
     let ids = [OTEL_TRACE, "run1-task7"];
     let text = json(&report(vec![batch(&ids, 0, 2)]));
     let version = env!("CARGO_PKG_VERSION");
@@ -81,13 +81,13 @@ fn the_json_export_is_one_record_per_verdict_attached_to_the_root_span() {
         concat!(
             r#"{{"resourceLogs":[{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"faultgate"}}}},{{"key":"service.version","value":{{"stringValue":"{v}"}}}}]}},"scopeLogs":[{{"scope":{{"name":"faultgate","version":"{v}"}},"logRecords":["#,
             "\n",
-            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":0.75}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"fail"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"step 0 denied"}}}},{s}]}},"#,
+            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":0.0}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"fail"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"step 0 denied"}}}},{{"key":"faultgate.confidence","value":{{"doubleValue":0.75}}}},{s}]}},"#,
             "\n",
-            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy#2"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":1.0}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"pass"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"allowed"}}}},{s}]}},"#,
+            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy#2"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":1.0}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"pass"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"allowed"}}}},{{"key":"faultgate.confidence","value":{{"doubleValue":1.0}}}},{s}]}},"#,
             "\n",
-            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":0.75}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"pass"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"step 1 denied"}}}},{s},{{"key":"faultgate.trace.id","value":{{"stringValue":"run1-task7"}}}}]}},"#,
+            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":1.0}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"pass"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"step 1 denied"}}}},{{"key":"faultgate.confidence","value":{{"doubleValue":0.75}}}},{s},{{"key":"faultgate.trace.id","value":{{"stringValue":"run1-task7"}}}}]}},"#,
             "\n",
-            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy#2"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":1.0}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"pass"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"allowed"}}}},{s},{{"key":"faultgate.trace.id","value":{{"stringValue":"run1-task7"}}}}]}}"#,
+            r#"{{"timeUnixNano":"0","eventName":"gen_ai.evaluation.result","attributes":[{{"key":"gen_ai.evaluation.name","value":{{"stringValue":"policy#2"}}}},{{"key":"gen_ai.evaluation.score.value","value":{{"doubleValue":1.0}}}},{{"key":"gen_ai.evaluation.score.label","value":{{"stringValue":"pass"}}}},{{"key":"gen_ai.evaluation.explanation","value":{{"stringValue":"allowed"}}}},{{"key":"faultgate.confidence","value":{{"doubleValue":1.0}}}},{s},{{"key":"faultgate.trace.id","value":{{"stringValue":"run1-task7"}}}}]}}"#,
             "\n]}}]}}]}}\n"
         ),
         v = version,
@@ -183,4 +183,34 @@ fn the_protobuf_export_decodes_to_the_records_of_the_json_one() {
     }
     assert_eq!(hex(&records[0].span_id), ROOT_SPAN);
     assert!(records[2].span_id.is_empty() && records[2].trace_id.is_empty());
+}
+
+#[test]
+fn a_verdict_naming_a_step_sits_on_that_steps_span_and_the_others_on_the_root() {
+    const STEP_SPAN: &str = "b7ad6b7169203331";
+    let mut builder = VerdictBatchBuilder::new(schema(&CHECKS), 2);
+    for (id, root) in [(OTEL_TRACE, Some(ROOT_SPAN)), ("run1-task7", None)] {
+        builder.push_trace(&TraceFields {
+            trace_id: id,
+            scenario: "s",
+            root_span_id: root,
+            ..TraceFields::default()
+        });
+    }
+    // The first check names a step with a span; the second names one whose id is not an OTel id.
+    builder.push_verdict_spans(Some(&format!("{STEP_SPAN},")));
+    builder.push_verdict_spans(Some("step-3-span,"));
+    let column = || VerdictColumn::new(2, Reasons::All, Redaction::Off);
+    let mut columns = [column(), column()];
+    columns[0].sure(true, "step 2: fetch denied");
+    columns[0].sure(true, "step 3: fetch denied");
+    columns[1].sure(false, "allowed");
+    columns[1].sure(false, "allowed");
+    let report = report(vec![builder.finish(columns.into()).unwrap()]);
+    let parsed: serde_json::Value = serde_json::from_str(&json(&report)).unwrap();
+    let records = parsed["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        .as_array()
+        .unwrap();
+    let spans: Vec<Option<&str>> = records.iter().map(|r| r["spanId"].as_str()).collect();
+    assert_eq!(spans, [Some(STEP_SPAN), Some(ROOT_SPAN), None, None]);
 }
