@@ -19,7 +19,6 @@ pub(crate) mod run;
 pub(crate) mod selection;
 pub(crate) mod shell;
 mod values;
-pub(crate) mod warnings;
 
 use std::io::Write;
 

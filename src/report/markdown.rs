@@ -332,8 +332,12 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         lines.push(String::new());
         lines.push("**Input warnings:**".into());
         lines.push(String::new());
-        for w in &report.input_warnings {
-            lines.push(format!("- {}", md_cell(w)));
+        // One line per kind: a PR comment of 45 clash warnings of 600 characters each hid the table.
+        for w in super::warnings::summary(
+            report.input_warnings.iter().map(String::as_str),
+            "the JSON report lists each",
+        ) {
+            lines.push(format!("- {}", md_cell(&w)));
         }
     }
     lines.push(String::new());
@@ -644,6 +648,28 @@ mod tests {
             ids: IdColumn::Cut,
         });
         (gate, text)
+    }
+
+    #[test]
+    fn input_warnings_are_summed_up_by_kind() {
+        let clash = |n: usize| {
+            format!(
+                "trace id t{n} is used by different traces in a/{n}.json and b/{n}.json (span t{n}:root differs): they are kept apart, the second as t{n}@b/{n}.json"
+            )
+        };
+        let mut run = report(0, 0);
+        run.input_warnings = vec![clash(1), clash(2), clash(3), "skipped a.json".into()];
+        let (_, text) = render_against_band(&run);
+        let listed: Vec<&str> = text.lines().filter(|l| l.starts_with("- ")).collect();
+        assert_eq!(listed.len(), 2, "{text}");
+        // Cut as every Markdown cell is.
+        assert!(
+            listed[0].starts_with(
+                "- 3 trace ids used by different traces in two files, kept apart (the JSON report lists each); first: trace id t1 is used"
+            ),
+            "{text}"
+        );
+        assert_eq!(listed[1], "- skipped a.json");
     }
 
     #[test]

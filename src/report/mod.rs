@@ -29,6 +29,7 @@ pub mod spill;
 pub(crate) mod steps;
 pub(crate) mod terminal;
 pub(crate) mod verdicts;
+pub(crate) mod warnings;
 
 use std::collections::HashMap;
 

@@ -34,7 +34,7 @@ pub(super) fn accept(
     }
     let run_warnings = produced.input_warnings();
     let all = notices.iter().chain(&run_warnings).map(String::as_str);
-    for line in crate::cli::warnings::lines(all, verbose) {
+    for line in crate::report::warnings::lines(all, verbose) {
         writeln!(stderr, "{line}")?;
     }
     let spilled_nothing = produced

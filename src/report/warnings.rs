@@ -1,5 +1,5 @@
-//! How a run's warnings reach stderr: one line per kind of warning, with its count and its first
-//! example, unless `--verbose` asks for every one. A run over many files can raise the same warning
+//! How a run's warnings reach stderr and the Markdown summary: one line per kind of warning, with its
+//! count and its first example, unless `--verbose` asks stderr for every one. A run over many files can raise the same warning
 //! once per file or per trace id (Who&When's two folders clash on 45 ids, each warning some 600
 //! characters long), and a wall of them hides the table and the gate line. Every warning is still in
 //! the JSON report's `input_warnings`, in full. 0.4.1 raises none of these (docs/compatibility.md §2.1).
@@ -26,11 +26,14 @@ fn kind(warning: &str) -> Option<&'static str> {
     }
 }
 
-/// The lines (without `warning: `) that stand for `warnings` on stderr: a kind seen once prints its
-/// warning as it is, a kind seen more often its count and its first warning. Kinds are in the order of
+/// The lines (without `warning: `) that stand for `warnings`: a kind seen once prints its warning as it
+/// is, a kind seen more often its count, `where_each` (where to read every one) and its first warning. Kinds are in the order of
 /// their first warning, and the first is the first in `warnings`' order (input order, never the order
 /// in which threads finished), so the lines are the same whatever the thread count.
-pub(crate) fn summary<'a>(warnings: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn summary<'a>(
+    warnings: impl IntoIterator<Item = &'a str>,
+    where_each: &str,
+) -> Vec<String> {
     // (kind, first warning, count); a warning of no kind is keyed by its own text.
     let mut groups: Vec<(Option<&'static str>, &str, usize)> = Vec::new();
     for w in warnings {
@@ -48,7 +51,7 @@ pub(crate) fn summary<'a>(warnings: impl IntoIterator<Item = &'a str>) -> Vec<St
         .into_iter()
         .map(|(k, first, n)| match (k, n) {
             (_, 1) => first.to_string(),
-            (Some(label), n) => format!("{n} {label} (--verbose lists each); first: {first}"),
+            (Some(label), n) => format!("{n} {label} ({where_each}); first: {first}"),
             (None, n) => format!("{first} ({n} times)"),
         })
         .collect()
@@ -60,7 +63,7 @@ pub(crate) fn lines<'a>(warnings: impl IntoIterator<Item = &'a str>, verbose: bo
     let shown = if verbose {
         warnings.into_iter().map(str::to_string).collect()
     } else {
-        summary(warnings)
+        summary(warnings, "--verbose lists each")
     };
     shown.into_iter().map(|w| format!("warning: {w}")).collect()
 }
@@ -113,7 +116,7 @@ mod tests {
 
     #[test]
     fn warnings_of_no_kind_are_grouped_only_when_their_text_is_the_same() {
-        let lines = summary(["odd one", "odd two", "odd one"]);
+        let lines = summary(["odd one", "odd two", "odd one"], "-");
         assert_eq!(lines, ["odd one (2 times)", "odd two"]);
     }
 
