@@ -11,9 +11,10 @@
 //! evaluation event can be attached to that span; null when the trace has no root span or its format
 //! records no span ids, as benchmark logs do), `verdict_spans` (for each active check in selection
 //! order, the id of the span its reason names, through a step or directly, comma-separated and empty
-//! where the reason names none; null when no reason of the row names one), then for each active check in selection order `<check>.detected`, `<check>.confidence`
-//! and `<check>.reason` (masked; null where the run did not keep it, see
-//! [`crate::checks::Reasons`]). A check selected twice gets `<check>#2.…` for its second columns.
+//! where the reason names none; null when no reason of the row names one), then for each active check
+//! in selection order `<check>.detected`, `<check>.confidence` and `<check>.reason` (masked; null
+//! where the run did not keep it, see [`crate::checks::Reasons`]). A check selected twice gets
+//! `<check>#2.…` for its second columns.
 //!
 //! Every batch of a run has the same schema, and a run's result is its batches in order: concatenated
 //! they are the run's verdict table. A batch copies the few texts it keeps (ids, keys, agents and

@@ -11,9 +11,10 @@
 //!
 //! - `traceId` is the trace's id and `spanId` the span the verdict is about, as the conventions ask
 //!   ("SHOULD be parented to the operation span being evaluated"): the span of the step its reason
-//!   names (`step 7: ...`), or the span it names (`span 4 (...)`), else the trace's root span. An id that is not an OTel id (32 and 16 hex digits, not all zero; a
-//!   benchmark log's step ids, a format without span ids) is left out rather than invented; a trace id
-//!   left out is kept as the attribute `faultgate.trace.id`, so the record still names its trace.
+//!   names (`step 7: ...`), or the span it names (`span 4 (...)`), else the trace's root span. An id
+//!   that is not an OTel id (32 and 16 hex digits, not all zero; a benchmark log's step ids, a format
+//!   without span ids) is left out rather than invented; a trace id left out is kept as the attribute
+//!   `faultgate.trace.id`, so the record still names its trace.
 //! - `gen_ai.evaluation.name` is the check (a check selected twice is `<check>#2`, as in the verdict
 //!   columns), `gen_ai.evaluation.score.value` 1.0 for a pass and 0.0 for a fail (higher is better,
 //!   as backends that average scores read it), `gen_ai.evaluation.score.label` `fail` when it fired
