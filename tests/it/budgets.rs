@@ -554,3 +554,45 @@ fn a_budgets_file_adds_its_budgets_after_the_flags() {
         )
     );
 }
+
+#[test]
+fn junit_has_a_case_per_budget_in_the_gate_suite() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let slow = candidate(dir.path(), 1550, Some(0.01));
+    let junit = dir.path().join("r.xml");
+    let out = faultgate(&[
+        "check",
+        arg(&slow),
+        "--band",
+        arg(&band),
+        "--budget",
+        "latency.p95 <= +20%",
+        "--budget",
+        "cost.mean <= +10%",
+        "--junit",
+        arg(&junit),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let suite = &xml[xml.find("<testsuite name=\"gate\"").expect("gate suite")..];
+    assert!(
+        suite.starts_with(
+            "<testsuite name=\"gate\" tests=\"3\" skipped=\"0\" errors=\"0\" failures=\"2\">"
+        ),
+        "{suite}"
+    );
+    assert!(
+        suite.contains(
+            "<testcase name=\"budget latency.p95 &lt;= +20%\" classname=\"gate\">\n            <failure message=\"budget latency.p95: FAIL · +47% &gt; +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios\" type=\"budget\"/>\n        </testcase>"
+        ),
+        "{suite}"
+    );
+    assert!(
+        suite.contains(
+            "<testcase name=\"budget cost.mean &lt;= +10%\" classname=\"gate\">\n            <system-out>budget cost.mean: PASS · +0% &lt;= +10% · 0.01 vs band 0.01 over 200 scenarios</system-out>\n        </testcase>\n    </testsuite>\n</testsuites>\n"
+        ),
+        "{suite}"
+    );
+}
