@@ -59,7 +59,8 @@ pub(crate) enum Command {
             faultgate check candidate.json --band band.json --json report.json --html report.html",
         help_template = "{about-with-newline}\n{before-help}{usage-heading} {usage}\n\n{all-args}{after-help}"
     )]
-    Check(CheckArgs),
+    // Boxed: its flags outweigh every other command's, and the enum would be as large.
+    Check(Box<CheckArgs>),
     /// Check baseline runs and write the tolerance band they span.
     Baseline(BaselineArgs),
     /// Check that trace files read the way the checks need, before a gate relies on them.
@@ -285,6 +286,8 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         "strict_band" => {
             "check: refuse the run (exit 2) when some of its scenarios are not in the band"
         }
+        "budget" => "check: a budget on a measure (needs a band from baseline --measures)",
+        "budgets" => "check: budgets from a JSON file, after any --budget",
         "trust" => "check, baseline: gate only on the checks this calibration report trusts",
         "min_kappa" => "check, baseline: the κ a check needs in the --trust report to gate",
         _ => return arg,
@@ -384,6 +387,13 @@ pub(crate) struct CheckOutputs {
     /// Refuse the run (exit 2) when some of its scenarios are not in the band, so were not gated.
     #[arg(help_heading = "Gate", long, requires = "band")]
     pub strict_band: bool,
+    /// A budget on a measure, repeatable: `latency.p95 <= +20%`, `steps.p90 <= +2`, `cost.p95 <= 0.05`
+    /// (needs a band from `baseline --measures`).
+    #[arg(help_heading = "Gate", long, value_name = "EXPR", requires = "band")]
+    pub budget: Vec<String>,
+    /// Budgets from a JSON file, `{"budgets": ["latency.p95 <= +20%", …]}`, after any --budget.
+    #[arg(help_heading = "Gate", long, value_name = "FILE", requires = "band")]
+    pub budgets: Option<PathBuf>,
     #[command(flatten)]
     pub trust: TrustArgs,
     /// Write the JSON report here.
@@ -499,6 +509,10 @@ pub(crate) struct BaselineArgs {
     /// `check --metric pass^k`.
     #[arg(long)]
     pub pass_k: bool,
+    /// Also record each run's latency, tokens, cost and tool steps (mean, p50, p90, p95, p99) in the
+    /// band, for `check --budget`.
+    #[arg(long)]
+    pub measures: bool,
     /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
@@ -572,7 +586,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 19, "{ids:?}");
+        assert_eq!(ids.len(), 21, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command

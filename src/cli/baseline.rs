@@ -19,6 +19,8 @@ pub(crate) struct BaselineOutputs {
     pub out: PathBuf,
     pub per_scenario: bool,
     pub pass_k: bool,
+    /// `--measures`: the band records each run's measures' distributions.
+    pub measures: bool,
     pub parquet: Option<PathBuf>,
     /// `--trust` read, with `--min-kappa`: the checks it sets aside do not count in the band's rates.
     pub trust: Option<(crate::gate::Trust, f64)>,
@@ -37,6 +39,7 @@ pub(crate) struct BandRuns {
     trust: Option<(crate::gate::Trust, f64)>,
     /// `--agent-version` (masked): a run with no trace of it is refused.
     agent_version: Option<String>,
+    measures: bool,
 }
 
 impl BandRuns {
@@ -53,6 +56,7 @@ impl BandRuns {
                 .map(|_| parquet::BaselineTables::new()),
             trust: outs.trust.clone(),
             agent_version: outs.agent_version.clone(),
+            measures: outs.measures,
         }
     }
 
@@ -71,7 +75,12 @@ impl BandRuns {
             .into_iter()
             .map(|s| s.check)
             .collect();
-        let summary = gated_run_summary(&report, &set_aside, self.builder.usage_totals());
+        let summary = gated_run_summary(
+            &report,
+            &set_aside,
+            self.builder.usage_totals(),
+            self.measures,
+        );
         drop(report);
         if let Some(version) = self
             .agent_version
@@ -149,6 +158,7 @@ impl RunCommand for BaselineArgs {
             ("--parquet", self.parquet.is_some()),
             ("--per-scenario", self.per_scenario),
             ("--pass-k", self.pass_k),
+            ("--measures", self.measures),
         ]
     }
 
@@ -174,6 +184,7 @@ impl RunCommand for BaselineArgs {
             out: self.out.clone(),
             per_scenario: self.per_scenario,
             pass_k: self.pass_k,
+            measures: self.measures,
             parquet: self.parquet.clone(),
             trust: super::check::read_trust(&self.trust)?,
             agent_version: run.resolved.masked_agent_version(),

@@ -13,8 +13,8 @@ use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
 use crate::explain::{BaselineRun, Explained, Request};
 use crate::gate::{
-    BandFile, GateMode, RunSummary, SetAside, Trust, evaluate_mode, evaluate_pass_k,
-    shared_scenarios, ungated,
+    BandFile, Budget, GateMode, RunSummary, SetAside, Trust, add_budgets, evaluate_budgets,
+    evaluate_mode, evaluate_pass_k, shared_scenarios, ungated,
 };
 use crate::output::write_atomic_with;
 use crate::partial::{OtherInput, Usage};
@@ -76,6 +76,8 @@ impl CheckOutputs {
             ("--otlp-endpoint", self.otlp.otlp_endpoint.is_some()),
             ("--pass-k", self.pass_k),
             ("--strict-band", self.strict_band),
+            ("--budget", !self.budget.is_empty()),
+            ("--budgets", self.budgets.is_some()),
             ("--spill-dir", self.spill_dir.is_some()),
         ]
     }
@@ -88,6 +90,8 @@ pub(crate) struct Gating {
     clean_runs: Option<Vec<u32>>,
     /// `--trust` read, with `--min-kappa`.
     trust: Option<(Trust, f64)>,
+    /// `--budget`, parsed.
+    budgets: Vec<Budget>,
 }
 
 /// Reads `--trust` (clap makes `--min-kappa` come with it).
@@ -119,12 +123,49 @@ fn read_band(path: &std::path::Path) -> Result<BandFile, CliError> {
     })
 }
 
+/// The expressions of a `--budgets` file: its `budgets` list of strings.
+fn read_budgets(path: &std::path::Path) -> Result<Vec<String>, CliError> {
+    let shown = crate::error::display_path(path);
+    let bytes = crate::sidefile::read(path).map_err(|e| CliError::Read {
+        path: shown.clone(),
+        source: e,
+    })?;
+    serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|doc| {
+            doc.get("budgets")?
+                .as_array()?
+                .iter()
+                .map(|b| b.as_str().map(String::from))
+                .collect::<Option<Vec<String>>>()
+        })
+        .ok_or_else(|| {
+            CliError::Invalid(format!(
+                "{shown}: expected a JSON object with a \"budgets\" list of expressions, e.g. {{\"budgets\": [\"latency.p95 <= +20%\"]}}"
+            ))
+        })
+}
+
 /// Reads the band and checks the output flags that can be checked before the run.
 pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
     if let Some(dir) = &outs.spill_dir {
         crate::report::spill::check_dir(dir).map_err(|e| CliError::Invalid(e.to_string()))?;
     }
+    // Parsed before the band or a trace is read: a typo in a budget costs no run.
+    let mut expressions = outs.budget.clone();
+    if let Some(path) = &outs.budgets {
+        expressions.extend(read_budgets(path)?);
+    }
+    let budgets = expressions
+        .iter()
+        .map(|expression| Budget::parse(expression))
+        .collect::<Result<Vec<Budget>, _>>()?;
     let band = outs.band.as_deref().map(read_band).transpose()?;
+    if let (Some(band), Some(path)) = (&band, &outs.band)
+        && !budgets.is_empty()
+    {
+        band.require_measures(path)?;
+    }
     let mode = outs.mode();
     let clean_runs = match (&band, &outs.band) {
         (Some(band), Some(path)) if mode != GateMode::Band => {
@@ -145,6 +186,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
         mode,
         clean_runs,
         trust: read_trust(&outs.trust)?,
+        budgets,
     })
 }
 
@@ -467,6 +509,7 @@ pub(crate) fn finish(
     let wanted = Wanted {
         summary: band.is_some(),
         pass_k: outs.pass_k || outs.pass_k_metric(),
+        measures: !gating.budgets.is_empty(),
     };
     let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
     // A spilled run is counted as it is written, or (when the gate tallies scenarios in input order,
@@ -631,6 +674,12 @@ pub(crate) fn finish(
             band_gate,
         );
         gate.set_aside.clone_from(&set_aside);
+        if let (Some(measures), Some(values)) = (&band.measures, &summary.measures)
+            && !gating.budgets.is_empty()
+        {
+            let outcomes = evaluate_budgets(&gating.budgets, measures, values)?;
+            add_budgets(&mut gate, outcomes);
+        }
         Ok((gate, band.runs_text()))
     });
     let gate = gate.transpose()?;

@@ -323,6 +323,8 @@ fn baseline_outputs(args: &MergeArgs, manifest: &Manifest) -> Result<BaselineOut
             .unwrap_or_else(|| PathBuf::from("band.json")),
         per_scenario: args.per_scenario,
         pass_k: args.outputs.pass_k,
+        // A partial holds no trace's measures, so a merged band cannot record them.
+        measures: false,
         parquet: args.outputs.parquet.clone(),
         trust: super::check::read_trust(&args.outputs.trust)?,
         agent_version: manifest

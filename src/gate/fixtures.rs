@@ -44,6 +44,7 @@ fn summary(dirty: &[&str], latency_ms: &[f64]) -> RunSummary {
             UsageSum::default(),
         ],
         set_aside: Vec::new(),
+        measures: None,
     }
 }
 
@@ -134,6 +135,7 @@ pub(crate) fn candidate(items: &[(&str, bool)]) -> RunSummary {
         workflow_violations: None,
         usage: Default::default(),
         set_aside: Vec::new(),
+        measures: None,
     }
 }
 
@@ -233,6 +235,7 @@ pub(crate) fn worked_candidate() -> RunSummary {
         workflow_violations: None,
         usage: Default::default(),
         set_aside: Vec::new(),
+        measures: None,
     }
 }
 

@@ -18,10 +18,12 @@
 
 pub(crate) mod band;
 pub(crate) mod bootstrap;
+pub(crate) mod budget;
 pub(crate) mod decision;
 pub(crate) mod erf;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub(crate) mod measures;
 pub(crate) mod outcome;
 pub(crate) mod paired;
 pub(crate) mod passk;
@@ -32,8 +34,13 @@ pub(crate) mod verdict;
 use indexmap::IndexMap;
 
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
+pub use budget::{add_budgets, evaluate_budgets};
 pub use decision::{evaluate_mode, evaluate_pass_k};
-pub use outcome::{Gate, GateMode, GateWarning, PairedGate, Ungated, UsageDelta, Verdict};
+pub use measures::{DISTRIBUTIONS, MeasureValues, RunStatistics, STATISTICS};
+pub use outcome::{
+    Budget, BudgetOutcome, Gate, GateMode, GateWarning, Limit, PairedGate, Ungated, Unmeasured,
+    UsageDelta, Verdict,
+};
 pub use trust::{Distrust, SetAside, Trust};
 pub use verdict::{evaluate, shared_scenarios, ungated};
 
@@ -71,6 +78,8 @@ pub struct RunSummary {
     /// Checks set aside by `--trust` (reported, not gated), in run order: `scenarios` and the
     /// violations above already leave them out. Empty without `--trust`.
     pub set_aside: Vec<String>,
+    /// Every trace's measures, kept only when asked for (`baseline --measures`, `check --budget`).
+    pub measures: Option<MeasureValues>,
 }
 
 /// A running sum of one usage measure's values, in the order they were recorded.
@@ -204,6 +213,32 @@ pub enum GateError {
         path: String,
         /// What the file lacks.
         expected: &'static str,
+    },
+    /// A `--budget` expression that does not parse, or names an unknown measure or statistic.
+    #[error("--budget '{expression}': {why}")]
+    BadBudget {
+        /// The expression as given.
+        expression: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// `--budget` needs a band built with `--measures`.
+    #[error(
+        "{path}: the band records no measures, which --budget needs; rebuild it with `faultgate baseline --measures`"
+    )]
+    NoMeasures {
+        /// The band file.
+        path: String,
+    },
+    /// An absolute budget on a measure no trace of the run recorded.
+    #[error(
+        "budget {budget}: no trace of this run records {measure} (its format has none), so the budget cannot be checked"
+    )]
+    BudgetNotMeasured {
+        /// The budget's name (`cost.p95`).
+        budget: String,
+        /// The measure as the band names it.
+        measure: &'static str,
     },
     /// A band key holds a value of the wrong type or range.
     #[error("{path}: the band's \"{key}\" must be {expected}")]

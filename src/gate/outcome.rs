@@ -1,5 +1,5 @@
 //! What a gate decides, as plain values: the verdict, the band gate's numbers, the paired gate beside
-//! it, and the warnings about the comparison.
+//! it, the budgets (`--budget`, judged in `budget`) and the warnings about the comparison.
 //!
 //! The band gate ([`super::verdict`]) fills a [`Gate`]; the paired layer ([`super::decision`]) adds its
 //! [`PairedGate`] and may change the verdict. Both only compute: the report words and renders these
@@ -117,6 +117,15 @@ pub enum GateWarning {
     },
     /// Scenario keys carried by more than one trace of this run, in first-seen order.
     RepeatedKeys(Vec<String>),
+    /// A relative budget whose measure the run or the band did not record: judged INCONCLUSIVE.
+    BudgetUnmeasured {
+        /// The budget's name (`latency.p95`).
+        budget: String,
+        /// The measure as the band names it.
+        measure: &'static str,
+        /// Which side recorded none.
+        side: Unmeasured,
+    },
     /// With pass^k: band scenarios that have fewer than `k` traces in this run, counted as pass^k 0.
     FewTrials {
         /// How many such scenarios.
@@ -174,6 +183,8 @@ pub struct Gate {
     /// Checks `--trust` set aside: they ran and are reported, but neither the clean rate nor a hard
     /// block counts them. Empty without `--trust`.
     pub set_aside: Vec<super::SetAside>,
+    /// Each `--budget`'s outcome, in the order given; `None` without `--budget`.
+    pub budgets: Option<Vec<BudgetOutcome>>,
     /// Band `clean_rate.min` and `max` as numbers, for the terminal line.
     pub(crate) lo: f64,
     pub(crate) hi: f64,
@@ -194,4 +205,62 @@ pub struct PairedGate {
     pub additional_n: Option<u64>,
     /// Bootstrap intervals of the candidate clean rate and of candidate minus baseline.
     pub intervals: Intervals,
+}
+
+/// What a budget allows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    /// At most the band's value changed by this many percent (`+20%`).
+    Percent(f64),
+    /// At most the band's value plus this (`+2`).
+    Delta(f64),
+    /// At most this value, whatever the band's (`0.05`).
+    Absolute(f64),
+}
+
+/// One `--budget` expression, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budget {
+    /// The measure's name as the expression wrote it.
+    pub measure_name: String,
+    /// Position of the measure in [`DISTRIBUTIONS`].
+    pub measure: usize,
+    /// Position of the statistic in [`STATISTICS`].
+    pub statistic: usize,
+    /// The limit.
+    pub limit: Limit,
+    /// The limit as written (`+20%`, `+2`, `0.05`).
+    pub limit_text: String,
+}
+
+/// Why a budget could not be judged; the gate warns, it does not pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unmeasured {
+    /// No trace of the run recorded the measure.
+    Run,
+    /// No baseline run recorded the measure.
+    Band,
+}
+
+/// A budget's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetOutcome {
+    /// The budget.
+    pub budget: Budget,
+    /// PASS, FAIL (past the limit, significantly) or INCONCLUSIVE (past it, not significantly, or
+    /// not measured).
+    pub verdict: Verdict,
+    /// The run's statistic; `None` when not measured.
+    pub candidate: Option<f64>,
+    /// The band's statistic, the mean over its runs; `None` for an absolute budget or when the band
+    /// did not measure it.
+    pub band: Option<f64>,
+    /// The limit the run's statistic is held to (from the band's value, for a relative budget).
+    pub limit: Option<f64>,
+    /// One-sided p-value of the excess; `None` when within the limit or not measured.
+    pub p_value: Option<f64>,
+    /// What did not record the measure, when something did not.
+    pub unmeasured: Option<Unmeasured>,
+    /// Scenarios of the run with the measure, which the bootstrap resampled.
+    pub scenarios: usize,
 }

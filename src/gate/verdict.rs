@@ -126,6 +126,7 @@ pub(crate) fn evaluate_rate(band: &BandFile, candidate: &RunSummary, rate: f64) 
         paired: None,
         pass_k: None,
         set_aside: Vec::new(),
+        budgets: None,
         lo: band.lo,
         hi: band.hi,
     }

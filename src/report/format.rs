@@ -399,6 +399,32 @@ pub struct GateBlock {
     /// `check: why, reported, not gated`; absent when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub set_aside: Vec<String>,
+    /// Each `--budget`'s outcome, in the order given; absent without `--budget`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<Vec<BudgetBlock>>,
+}
+
+/// One budget's outcome (an entry of the gate's `budgets`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetBlock {
+    /// The budget, `MEASURE.STATISTIC <= LIMIT` (`latency.p95 <= +20%`).
+    pub budget: String,
+    /// `PASS`, `FAIL` (past the limit, significantly) or `INCONCLUSIVE` (past it, not
+    /// significantly, or not measured).
+    pub verdict: String,
+    /// This run's statistic; `null` when no trace recorded the measure.
+    pub candidate: Option<f64>,
+    /// The band's statistic (the mean over its runs); `null` for an absolute budget, or when no
+    /// baseline run recorded the measure.
+    pub band: Option<f64>,
+    /// The value `candidate` is held to; `null` when not measured.
+    pub limit: Option<f64>,
+    /// One-sided p-value of the excess over `limit`; `null` when within it or not measured.
+    pub p_value: Option<f64>,
+    /// Scenarios of this run that recorded the measure, which the bootstrap resampled.
+    pub scenarios: usize,
+    /// `run` or `band`: which side recorded no value of the measure; `null` when both did.
+    pub unmeasured: Option<String>,
 }
 
 /// One usage measure of the run next to the band's (an entry of the gate's `usage`).
@@ -824,6 +850,16 @@ mod tests {
                 difference: [-0.3, 0.0],
             }),
             set_aside: vec!["repeated_call: κ 0.41 < 0.60, reported, not gated".into()],
+            budgets: Some(vec![BudgetBlock {
+                budget: "latency.p95 <= +20%".into(),
+                verdict: "FAIL".into(),
+                candidate: Some(1340.0),
+                band: Some(1000.0),
+                limit: Some(1200.0),
+                p_value: Some(0.003),
+                scenarios: 30,
+                unmeasured: None,
+            }]),
         }
     }
 
@@ -949,6 +985,7 @@ mod tests {
             set_aside: vec!["repeated_call".into()],
             agent_version: Some("2.1.0".into()),
             expectations: Some("ab12".into()),
+            measures: Some(vec![[Some([1.0, 1.0, 2.0, 2.0, 2.0]), None, None, None]; 2]),
         };
         // The writer itself, with every optional key asked for.
         assert_documented("band.json", &band.to_wire_with(true, true), &[], &[]);

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use super::{Measures, OutcomeSummary, Report, VerdictBatch};
 use crate::checks::Gating;
 use crate::gate::passk::{PassKTable, PassKTally};
-use crate::gate::{RunSummary, ScenarioTally, UsageSum};
+use crate::gate::{MeasureValues, RunSummary, ScenarioTally, UsageSum};
 
 /// What a run's outputs ask of the tally besides the outcome block (counted whenever the check that
 /// feeds it ran).
@@ -21,6 +21,8 @@ pub(crate) struct Wanted {
     pub summary: bool,
     /// The pass^k table (`--pass-k`, `--metric pass^k`).
     pub pass_k: bool,
+    /// Every trace's measures in the summary (`baseline --measures`, `check --budget`).
+    pub measures: bool,
 }
 
 /// What the gate and the report's blocks computed from a run.
@@ -88,6 +90,7 @@ impl GateTally {
             workflow_violations: workflow.as_ref().map(|_| Vec::new()),
             usage: usage_start.map(UsageSum::starting_at),
             set_aside: set_aside.to_vec(),
+            measures: wanted.measures.then(MeasureValues::default),
         });
         Self {
             gated,
@@ -144,7 +147,14 @@ impl GateTally {
                     {
                         ids.push(row.trace_id().to_string());
                     }
-                    Some(summary.scenarios.add(row.scenario(), clean))
+                    let scenario = summary.scenarios.add(row.scenario(), clean);
+                    if let Some(values) = &mut summary.measures {
+                        values.add(
+                            scenario,
+                            [m.latency_ms, m.tokens, m.cost_usd, Some(row.steps() as f64)],
+                        );
+                    }
+                    Some(scenario)
                 }
                 (None, Some(scenarios)) => Some(scenarios.add(row.scenario(), clean)),
                 (None, None) => None,
@@ -208,20 +218,22 @@ pub(crate) fn whole_run_input(
 /// What the gate needs from one run's report.
 #[cfg(test)]
 pub(crate) fn run_summary(report: &Report) -> RunSummary {
-    gated_run_summary(report, &[], [0.0; 3])
+    gated_run_summary(report, &[], [0.0; 3], false)
 }
 
 /// What the gate needs from one run's report when `--trust` set the checks `set_aside` aside: a trace
 /// is clean for the gate when no other check fired on it, and a set-aside check does not block. The
-/// usage sums start at `usage_start`.
+/// usage sums start at `usage_start`; with `measures`, the summary keeps every trace's measures.
 pub(crate) fn gated_run_summary(
     report: &Report,
     set_aside: &[String],
     usage_start: [f64; 3],
+    measures: bool,
 ) -> RunSummary {
     let wanted = Wanted {
         summary: true,
         pass_k: false,
+        measures,
     };
     whole_run_input(report, set_aside, wanted, usage_start)
         .summary
@@ -411,6 +423,7 @@ mod tests {
     const ALL: Wanted = Wanted {
         summary: true,
         pass_k: true,
+        measures: false,
     };
 
     #[test]
@@ -490,7 +503,7 @@ mod tests {
     #[test]
     fn repeated_trace_ids_count_once_with_their_last_measures() {
         let report = report(vec![batch(&["t1", "t2", "t1"]), batch(&["t3", "t2"])]);
-        let summary = gated_run_summary(&report, &[], [0.0; 3]);
+        let summary = gated_run_summary(&report, &[], [0.0; 3], false);
         assert_eq!(summary.trace_count, 3);
         // t1, t2, t3 in first-seen order, each with its last row's cost.
         assert_eq!(summary.usage[2].count, 3);
@@ -508,7 +521,7 @@ mod tests {
     #[test]
     fn a_baseline_run_sums_on_from_the_band_totals() {
         let report = run(&[(0, 10)]);
-        let summary = gated_run_summary(&report, &[], [0.0, 0.0, 0.7]);
+        let summary = gated_run_summary(&report, &[], [0.0, 0.0, 0.7], false);
         let costs: Vec<f64> = report
             .rows()
             .filter_map(|r| r.measures().cost_usd)

@@ -9,7 +9,8 @@ use crate::gate::bootstrap::CONFIDENCE;
 use crate::gate::passk::PassKTable;
 use crate::gate::stats::{ALPHA, POWER};
 use crate::gate::{
-    Band, Distrust, Gate, GateMode, GateWarning, PairedGate, RunDigest, SetAside, Ungated, Verdict,
+    Band, Budget, BudgetOutcome, Distrust, Gate, GateMode, GateWarning, Limit, PairedGate,
+    RunDigest, SetAside, Ungated, Unmeasured, Verdict,
 };
 
 /// How the line naming the regressions starts (`check --explain` puts its lines under it).
@@ -54,6 +55,18 @@ the run-to-run variance is unknown, so [min, max] stands in for the baseline run
             py_repr(&serde_json::Value::from(set_aside.clone()))
         ),
         GateWarning::RepeatedKeys(keys) => repeated_keys_warning(keys),
+        GateWarning::BudgetUnmeasured {
+            budget,
+            measure,
+            side,
+        } => match side {
+            Unmeasured::Run => format!(
+                "budget {budget}: no trace of this run records {measure} (its format has none); the budget is not checked, INCONCLUSIVE"
+            ),
+            Unmeasured::Band => format!(
+                "budget {budget}: no baseline run of the band records {measure}; the budget is not checked, INCONCLUSIVE"
+            ),
+        },
         GateWarning::FewTrials { scenarios, k } => format!(
             "{scenarios} band scenario(s) have fewer than {k} traces in this run, counted as pass^{k} 0"
         ),
@@ -190,6 +203,21 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
             gate.stats.additional_n.unwrap_or(0)
         ));
     }
+    for outcome in gate.budgets.iter().flatten() {
+        stdout.push(budget_line(outcome));
+    }
+    for outcome in gate
+        .budgets
+        .iter()
+        .flatten()
+        .filter(|o| o.verdict == Verdict::Fail)
+    {
+        stdout.push(format!(
+            "gate: FAIL \u{b7} budget {} {}",
+            outcome.budget.name(),
+            budget_excess(outcome)
+        ));
+    }
     if !gate.policy_violations.is_empty() {
         stdout.push(format!(
             "gate: FAIL \u{b7} policy violation in {} trace(s) (hard block)",
@@ -216,6 +244,78 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
         stdout.push(format!("gate: {} (decided by {by})", gate.verdict.as_str()));
     }
     (stderr, stdout)
+}
+
+/// A budget as written, normalised: `latency.p95 <= +20%`.
+pub(crate) fn budget_expression(budget: &Budget) -> String {
+    format!("{} <= {}", budget.name(), budget.limit_text)
+}
+
+/// A number as short as it reads: at most four decimals, no trailing zeros.
+fn short(value: f64) -> String {
+    let text = format!("{value:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// The run's value set against the limit in the budget's own terms, e.g. `+34% > +20% (p=0.003)`:
+/// a change in percent or a difference from the band for a relative budget, the value for an absolute
+/// one.
+fn budget_excess(outcome: &BudgetOutcome) -> String {
+    let (Some(candidate), Some(limit)) = (outcome.candidate, outcome.limit) else {
+        return "not measured".to_string();
+    };
+    let band = outcome.band.unwrap_or(0.0);
+    let observed = match outcome.budget.limit {
+        Limit::Percent(_) if band != 0.0 => format!("{:+.0}%", (candidate / band - 1.0) * 100.0),
+        Limit::Percent(_) => short(candidate),
+        Limit::Delta(_) => {
+            let delta = short(candidate - band);
+            if delta.starts_with('-') {
+                delta
+            } else {
+                format!("+{delta}")
+            }
+        }
+        Limit::Absolute(_) => short(candidate),
+    };
+    let op = if candidate > limit { ">" } else { "<=" };
+    let p = outcome
+        .p_value
+        .map(|p| format!(" (p={})", fmt_fixed(p, 3)))
+        .unwrap_or_default();
+    format!("{observed} {op} {}{p}", outcome.budget.limit_text)
+}
+
+/// The stdout line of one budget, e.g.
+/// `budget latency.p95: FAIL · +34% > +20% (p=0.003) · 1234 vs band 921 over 30 scenarios`.
+pub(crate) fn budget_line(outcome: &BudgetOutcome) -> String {
+    let values = match (outcome.candidate, outcome.band) {
+        (Some(c), Some(b)) => format!(" \u{b7} {} vs band {}", short(c), short(b)),
+        (Some(c), None) => format!(" \u{b7} {}", short(c)),
+        _ => String::new(),
+    };
+    let why = match (outcome.verdict, outcome.unmeasured) {
+        (_, Some(Unmeasured::Run)) => " (this run does not record it)",
+        (_, Some(Unmeasured::Band)) => " (the band does not record it)",
+        (Verdict::Inconclusive, None) => ", not significant against the band's run-to-run spread",
+        _ => "",
+    };
+    let over = if outcome.candidate.is_some() {
+        format!(" over {} scenarios", outcome.scenarios)
+    } else {
+        String::new()
+    };
+    format!(
+        "budget {}: {} \u{b7} {}{why}{values}{over}",
+        outcome.budget.name(),
+        outcome.verdict.as_str(),
+        budget_excess(outcome),
+    )
 }
 
 /// The stdout lines of the paired gate and the intervals.

@@ -16,7 +16,7 @@ use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
 use crate::gate::passk::{PassK, PassKTable};
 use crate::gate::stats::{ALPHA, POWER};
-use crate::gate::{Gate, PairedGate};
+use crate::gate::{Gate, PairedGate, Unmeasured};
 
 /// The report without the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks.
 pub(crate) fn report(report: &Report) -> JsonReport {
@@ -350,6 +350,28 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
         intervals: paired.map(intervals_block),
         // Added after 0.4.1's keys, and only when --trust set a check aside.
         set_aside: gate.set_aside.iter().map(gate_lines::set_aside).collect(),
+        // Added after 0.4.1's keys, and only with --budget.
+        budgets: gate.budgets.as_ref().map(|budgets| {
+            budgets
+                .iter()
+                .map(|b| format::BudgetBlock {
+                    budget: gate_lines::budget_expression(&b.budget),
+                    verdict: b.verdict.as_str().to_string(),
+                    candidate: b.candidate,
+                    band: b.band,
+                    limit: b.limit,
+                    p_value: b.p_value,
+                    scenarios: b.scenarios,
+                    unmeasured: b.unmeasured.map(|u| {
+                        match u {
+                            Unmeasured::Run => "run",
+                            Unmeasured::Band => "band",
+                        }
+                        .to_string()
+                    }),
+                })
+                .collect()
+        }),
     }
 }
 

@@ -191,9 +191,15 @@ fn write_from(
         counts.verdict(gate),
     );
     let gate_failed = counts.verdict(gate) == "FAIL";
+    // One case per budget in the gate's suite, only with --budget, so other documents keep their bytes.
+    let budgets = gate.and_then(|g| g.budgets.as_deref()).unwrap_or_default();
+    let budgets_failed = budgets
+        .iter()
+        .filter(|b| b.verdict == crate::gate::Verdict::Fail)
+        .count();
     let checks = report.checks.len();
-    let tests = counts.rows * checks + 1;
-    let failures = counts.fired.iter().sum::<usize>() + usize::from(gate_failed);
+    let tests = counts.rows * checks + 1 + budgets.len();
+    let failures = counts.fired.iter().sum::<usize>() + usize::from(gate_failed) + budgets_failed;
     let mut text = String::with_capacity(1 << 16);
     text.push_str(r#"<?xml version="1.0" encoding="UTF-8"?>"#);
     text.push_str("\n<testsuites name=\"faultgate\"");
@@ -232,7 +238,12 @@ fn write_from(
         text.push_str("\n    </testsuite>");
     }
 
-    suite_tag(&mut text, "gate", 1, usize::from(gate_failed));
+    suite_tag(
+        &mut text,
+        "gate",
+        1 + budgets.len(),
+        usize::from(gate_failed) + budgets_failed,
+    );
     text.push_str(">\n        <testcase name=\"verdict\" classname=\"gate\">");
     if gate_failed {
         text.push_str("\n            <failure message=\"");
@@ -257,7 +268,27 @@ fn write_from(
             text.push_str("</system-err>");
         }
     }
-    text.push_str("\n        </testcase>\n    </testsuite>\n</testsuites>\n\n");
+    text.push_str("\n        </testcase>");
+    for budget in budgets {
+        text.push_str("\n        <testcase name=\"budget ");
+        push_escaped(
+            &mut text,
+            &super::gate_lines::budget_expression(&budget.budget),
+        );
+        text.push_str("\" classname=\"gate\">");
+        let line = super::gate_lines::budget_line(budget);
+        if budget.verdict == crate::gate::Verdict::Fail {
+            text.push_str("\n            <failure message=\"");
+            push_escaped(&mut text, &line);
+            text.push_str("\" type=\"budget\"/>");
+        } else {
+            text.push_str("\n            <system-out>");
+            push_escaped(&mut text, &line);
+            text.push_str("</system-out>");
+        }
+        text.push_str("\n        </testcase>");
+    }
+    text.push_str("\n    </testsuite>\n</testsuites>\n\n");
     out.write_all(text.as_bytes())
 }
 

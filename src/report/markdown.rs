@@ -294,6 +294,12 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
                 super::gate_lines::set_aside(s)
             ));
         }
+        for budget in gate.budgets.iter().flatten() {
+            lines.push(format!(
+                "**Budget:** {}",
+                &super::gate_lines::budget_line(budget)["budget ".len()..]
+            ));
+        }
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();

@@ -10,6 +10,7 @@ mod actors;
 mod agent_logs;
 mod archives;
 mod band_edges;
+mod budgets;
 mod check_fixtures;
 mod cli;
 mod colour;

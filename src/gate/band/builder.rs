@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::{Band, BandPassK};
 use crate::gate::passk::{Trials, pass_hat_k};
-use crate::gate::{GateError, RunSummary};
+use crate::gate::{GateError, RunStatistics, RunSummary};
 
 /// Builds a band from baseline runs added one at a time.
 #[derive(Debug, Default)]
@@ -34,6 +34,8 @@ pub struct BandBuilder {
     trials_per_run: Vec<Vec<Trials>>,
     /// Some key of some run had several traces.
     has_trials: bool,
+    /// Per run, its measures' statistics: `None` once a run came without its values.
+    measures: Option<Vec<RunStatistics>>,
 }
 
 /// What adding a run tells the caller, for the per-run baseline line and warnings.
@@ -104,6 +106,15 @@ impl BandBuilder {
         }
         self.shared.and_assign(&present);
         self.clean_per_run.push(clean);
+        // Only the run's statistics stay: its values go with the summary.
+        self.measures = match (self.measures.take(), &run.measures) {
+            (Some(mut per_run), Some(values)) => {
+                per_run.push(values.statistics());
+                Some(per_run)
+            }
+            (None, Some(values)) if self.runs == 0 => Some(vec![values.statistics()]),
+            _ => None,
+        };
         for ((total, count), sum) in self
             .usage_total
             .iter_mut()
@@ -222,6 +233,7 @@ impl BandBuilder {
             set_aside: self.set_aside,
             agent_version: None,
             expectations: None,
+            measures: self.measures,
         })
     }
 }
@@ -283,6 +295,7 @@ mod tests {
             workflow_violations: None,
             usage: Default::default(),
             set_aside: Vec::new(),
+            measures: None,
         }
     }
 

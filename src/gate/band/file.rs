@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Band;
-use crate::gate::MEASURES;
+use crate::gate::{DISTRIBUTIONS, MEASURES, RunStatistics, STATISTICS};
 
 /// The band's decision rule, written verbatim into band.json.
 const RULE: &str = "PASS if clean_rate >= min - 1/n; FAIL if clean_rate < min - 3/n or the drop from \
@@ -107,6 +107,15 @@ pub struct BandJson {
         skip_serializing_if = "Option::is_none"
     )]
     pub expectations_sha256: Option<Value>,
+    /// Per measure (`latency_ms`, `tokens`, `cost_usd`, `steps`), per statistic (`mean`, `p50`, `p90`,
+    /// `p95`, `p99`), one number per baseline run (`null` for a run no trace of which recorded the
+    /// measure); written by `baseline --measures`, needed by `check --budget`. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub measures: Option<Value>,
 }
 
 /// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
@@ -217,8 +226,27 @@ impl Band {
             set_aside: (!self.set_aside.is_empty()).then(|| Value::from(self.set_aside.clone())),
             agent_version: self.agent_version.clone().map(Value::from),
             expectations_sha256: self.expectations.clone().map(Value::from),
+            measures: self.measures.as_ref().map(|runs| measures_json(runs)),
         }
     }
+}
+
+/// The band.json key of the measures' statistics per run, written by `baseline --measures`.
+pub(crate) const MEASURES_KEY: &str = "measures";
+
+/// `measures`: measure → statistic → one value per run.
+fn measures_json(runs: &[RunStatistics]) -> Value {
+    let by_measure = DISTRIBUTIONS.iter().enumerate().map(|(m, measure)| {
+        let by_stat = STATISTICS.iter().enumerate().map(|(s, stat)| {
+            let per_run: Vec<Value> = runs
+                .iter()
+                .map(|run| run[m].map_or(Value::Null, |stats| Value::from(stats[s])))
+                .collect();
+            (stat.to_string(), Value::Array(per_run))
+        });
+        (measure.to_string(), Value::Object(by_stat.collect()))
+    });
+    Value::Object(by_measure.collect())
 }
 
 #[cfg(test)]

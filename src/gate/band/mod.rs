@@ -17,6 +17,7 @@ mod reader;
 pub use builder::{BandBuilder, RunDigest};
 pub use file::{BandCleanRate, BandJson, BandPassKJson, Shaped};
 pub use reader::BandFile;
+pub(crate) use reader::BandMeasures;
 
 /// pass^1 … pass^k of each baseline run over the shared scenarios.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +58,9 @@ pub struct Band {
     /// `baseline --expect`: the SHA-256 of the expectations file the runs were checked against;
     /// `None` when they were not.
     pub expectations: Option<String>,
+    /// `baseline --measures`: per run, the statistics of each measure of
+    /// [`DISTRIBUTIONS`](crate::gate::DISTRIBUTIONS); `None` without the flag.
+    pub measures: Option<Vec<crate::gate::RunStatistics>>,
 }
 
 impl Band {

@@ -7,12 +7,13 @@ use serde_json::Value;
 
 use super::BandPassK;
 use super::file::{
-    AGENT_VERSION, BandJson, BandPassKJson, EXPECTATIONS_SHA256, PASS_K, SCENARIO_CLEAN_RUNS,
-    SET_ASIDE, Shaped,
+    AGENT_VERSION, BandJson, BandPassKJson, EXPECTATIONS_SHA256, MEASURES_KEY, PASS_K,
+    SCENARIO_CLEAN_RUNS, SET_ASIDE, Shaped,
 };
 use crate::compat::value::py_truthy;
 use crate::error::display_path;
 use crate::gate::GateError;
+use crate::gate::{DISTRIBUTIONS, STATISTICS};
 
 /// A band file as the gate reads it: a [`BandJson`] checked, values kept as read where the gate echoes
 /// them.
@@ -44,7 +45,13 @@ pub struct BandFile {
     pub(crate) agent_version: Option<String>,
     /// [`EXPECTATIONS_SHA256`]: the digest of the expectations the baseline runs were checked against.
     pub(crate) expectations: Option<String>,
+    /// [`MEASURES_KEY`]: per measure of [`DISTRIBUTIONS`], per statistic of [`STATISTICS`], one value
+    /// per baseline run (`None` for a run that recorded none); `None` when the band has no such key.
+    pub(crate) measures: Option<BandMeasures>,
 }
+
+/// A band's measures: per measure, per statistic, per run.
+pub(crate) type BandMeasures = [[Vec<Option<f64>>; 5]; 4];
 
 impl BandFile {
     /// Reads a band file from disk (as `faultgate baseline` writes it).
@@ -223,6 +230,15 @@ impl BandFile {
             Some(Value::String(digest)) => Some(digest),
             Some(_) => return Err(bad(EXPECTATIONS_SHA256, "a SHA-256 (a string)")),
         };
+        let measures = match band.measures {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(read_measures(&value, runs_number).ok_or_else(|| {
+                bad(
+                    MEASURES_KEY,
+                    "an object of measures, each an object of statistics, each a list of one number (or null) per run",
+                )
+            })?),
+        };
         Ok(Self {
             judge,
             checks,
@@ -242,6 +258,7 @@ impl BandFile {
             set_aside,
             agent_version,
             expectations,
+            measures,
         })
     }
 
@@ -258,6 +275,17 @@ impl BandFile {
             })
     }
 
+    /// The band's measures, which `--budget` needs.
+    ///
+    /// # Errors
+    ///
+    /// The band was written without them (by 0.4.1, or without `baseline --measures`).
+    pub(crate) fn require_measures(&self, path: &Path) -> Result<&BandMeasures, GateError> {
+        self.measures.as_ref().ok_or_else(|| GateError::NoMeasures {
+            path: display_path(path),
+        })
+    }
+
     /// The band's `runs` in Python str-notation, as the gate line prints it.
     pub fn runs_text(&self) -> String {
         crate::compat::reason::py_str(&self.runs)
@@ -270,6 +298,33 @@ fn read_pass_k(table: BandPassKJson) -> Option<BandPassK> {
     let well_formed =
         k >= 1 && !per_run.is_empty() && per_run.iter().all(|values| values.len() == k as usize);
     well_formed.then_some(BandPassK { k, per_run })
+}
+
+/// A band's `measures` object; a measure or statistic it lacks reads as recorded by no run.
+fn read_measures(value: &Value, runs: f64) -> Option<BandMeasures> {
+    let measures = value.as_object()?;
+    let runs = runs as usize;
+    let mut read: BandMeasures = Default::default();
+    for (m, name) in DISTRIBUTIONS.iter().enumerate() {
+        let stats = match measures.get(*name) {
+            None | Some(Value::Null) => None,
+            Some(stats) => Some(stats.as_object()?),
+        };
+        for (s, stat) in STATISTICS.iter().enumerate() {
+            read[m][s] = match stats.and_then(|stats| stats.get(*stat)) {
+                None | Some(Value::Null) => vec![None; runs],
+                Some(Value::Array(items)) if items.len() == runs => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::Null => Some(None),
+                        v => number(v).filter(|n| n.is_finite()).map(Some),
+                    })
+                    .collect::<Option<Vec<Option<f64>>>>()?,
+                Some(_) => return None,
+            };
+        }
+    }
+    Some(read)
 }
 
 /// A JSON number as a double; booleans and everything else are not numbers here.

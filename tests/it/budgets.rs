@@ -1,0 +1,598 @@
+//! Budgets on the band's measures, end to end: `baseline --measures` records each run's latency, cost
+//! and steps, and `check --budget` holds a candidate to them, on generated runs whose values are known.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::{arg, faultgate, read_json, scratch, stderr, stdout};
+use serde_json::Value;
+
+/// Scenarios of the generated runs.
+const SCENARIOS: usize = 200;
+
+/// A run as OTLP/JSON lines: scenario `i`'s root span lasts `latency(i)` ms and costs `cost(i)`
+/// dollars (no cost attribute when `None`), with `steps(i)` tool calls under it.
+fn write_run(
+    path: &Path,
+    latency: impl Fn(usize) -> u64,
+    cost: impl Fn(usize) -> Option<f64>,
+    steps: impl Fn(usize) -> usize,
+) -> PathBuf {
+    let attr = |key: &str, value: Value| {
+        let typed = match value {
+            Value::String(s) => serde_json::json!({ "stringValue": s }),
+            other => serde_json::json!({ "doubleValue": other }),
+        };
+        serde_json::json!({ "key": key, "value": typed })
+    };
+    let mut text = String::new();
+    for i in 0..SCENARIOS {
+        let trace = format!("{:032x}", i + 1);
+        let start = 1_758_000_000_000_000_000u64 + i as u64 * 100_000_000_000;
+        let mut attributes = vec![
+            attr("gen_ai.operation.name", "invoke_agent".into()),
+            attr("faultgate.scenario", format!("s{i:03}").into()),
+            attr("gen_ai.prompt", format!("Where is order {i}?").into()),
+            attr("gen_ai.completion", format!("Order {i} shipped.").into()),
+        ];
+        if let Some(cost) = cost(i) {
+            attributes.push(attr("faultgate.cost_usd", cost.into()));
+        }
+        let mut spans = vec![serde_json::json!({
+            "traceId": trace, "spanId": format!("r{i:015x}"), "name": "invoke_agent support",
+            "startTimeUnixNano": start.to_string(),
+            "endTimeUnixNano": (start + latency(i) * 1_000_000).to_string(),
+            "attributes": attributes,
+        })];
+        for k in 0..steps(i) {
+            let at = start + 1_000 * (k as u64 + 1);
+            spans.push(serde_json::json!({
+                "traceId": trace, "spanId": format!("t{i:07x}{k:08x}"),
+                "parentSpanId": format!("r{i:015x}"), "name": "execute_tool lookup",
+                "startTimeUnixNano": at.to_string(), "endTimeUnixNano": (at + 500).to_string(),
+                "attributes": [
+                    attr("gen_ai.operation.name", "execute_tool".into()),
+                    attr("gen_ai.tool.name", format!("lookup_{k}").into()),
+                    attr("gen_ai.tool.call.result", format!("{{\"order\": {i}, \"part\": {k}}}").into()),
+                ],
+            }));
+        }
+        let line = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]});
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// Latencies from `base` to `base + 190` ms, ten apart, over the scenarios.
+fn spread(base: u64) -> impl Fn(usize) -> u64 {
+    move |i| base + (i % 20) as u64 * 10
+}
+
+/// A band of three runs whose latencies start at 995, 1000 and 1005 ms (means 1090, 1095 and 1100),
+/// costing 0.01 each, with 1 or 2 tool steps.
+fn band(dir: &Path, measures: bool) -> PathBuf {
+    let runs: Vec<PathBuf> = [995, 1000, 1005]
+        .iter()
+        .enumerate()
+        .map(|(r, &base)| {
+            write_run(
+                &dir.join(format!("run{r}.jsonl")),
+                spread(base),
+                |_| Some(0.01),
+                |i| 1 + i % 2,
+            )
+        })
+        .collect();
+    let out = dir.join("band.json");
+    let mut args = vec!["baseline"];
+    args.extend(runs.iter().map(|r| arg(r)));
+    args.extend(["--out", arg(&out), "-q"]);
+    if measures {
+        args.push("--measures");
+    }
+    let done = faultgate(&args);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    out
+}
+
+/// A candidate whose latencies start at `base` ms, costing `cost` each, with 1 or 2 tool steps.
+fn candidate(dir: &Path, base: u64, cost: Option<f64>) -> PathBuf {
+    write_run(
+        &dir.join(format!("candidate{base}.jsonl")),
+        spread(base),
+        |_| cost,
+        |i| 1 + i % 2,
+    )
+}
+
+/// `check CANDIDATE --band BAND --budget …`: exit code, stdout lines after the summary line, stderr.
+fn check(candidate: &Path, band: &Path, budgets: &[&str]) -> (Option<i32>, Vec<String>, String) {
+    let mut args = vec![
+        "check",
+        arg(candidate),
+        "--band",
+        arg(band),
+        "--table",
+        "none",
+        "-q",
+    ];
+    for b in budgets {
+        args.extend(["--budget", b]);
+    }
+    let out = faultgate(&args);
+    let lines = stdout(&out).lines().skip(1).map(String::from).collect();
+    (out.status.code(), lines, stderr(&out))
+}
+
+#[test]
+fn the_band_records_each_runs_measures_after_0_4_1s_keys() {
+    let dir = scratch();
+    let band = read_json(&band(dir.path(), true));
+    let keys: Vec<&str> = band
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys.last(), Some(&"measures"));
+    let latency = &band["measures"]["latency_ms"];
+    assert_eq!(latency["mean"], serde_json::json!([1090.0, 1095.0, 1100.0]));
+    // 200 values, ten of each of 20 levels: p50 falls between the 10th and 11th level.
+    assert_eq!(latency["p50"], serde_json::json!([1090.0, 1095.0, 1100.0]));
+    assert_eq!(latency["p99"], serde_json::json!([1185.0, 1190.0, 1195.0]));
+    assert_eq!(
+        band["measures"]["cost_usd"]["p95"],
+        serde_json::json!([0.01, 0.01, 0.01])
+    );
+    assert_eq!(
+        band["measures"]["steps"]["mean"],
+        serde_json::json!([1.5, 1.5, 1.5])
+    );
+    assert_eq!(
+        band["measures"]["tokens"]["mean"],
+        serde_json::json!([null, null, null])
+    );
+    // Without the flag the band keeps 0.4.1's keys alone.
+    let plain_dir = dir.path().join("plain");
+    std::fs::create_dir(&plain_dir).unwrap();
+    let plain = read_json(&self::band(&plain_dir, false));
+    assert!(plain.get("measures").is_none());
+}
+
+#[test]
+fn each_budget_form_is_judged_and_a_failing_one_fails_the_gate() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    // Latency 50% up (mean 1645 against 1095), cost doubled, the same steps.
+    let slow = candidate(dir.path(), 1550, Some(0.02));
+    let (code, lines, _) = check(
+        &slow,
+        &band,
+        &[
+            "latency.p95 <= +20%",
+            "cost.mean <= +10%",
+            "steps.p90 <= +2",
+            "cost.p95 <= 0.05",
+        ],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        lines,
+        [
+            "gate: PASS · clean rate 1.00 vs band [1.00, 1.00] from 3 baseline runs · fail below 0.98 · p=1.000",
+            "budget latency.p95: FAIL · +47% > +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios",
+            "budget cost.mean: FAIL · +100% > +10% (p=0.000) · 0.02 vs band 0.01 over 200 scenarios",
+            "budget steps.p90: PASS · +0 <= +2 · 2 vs band 2 over 200 scenarios",
+            "budget cost.p95: PASS · 0.02 <= 0.05 · 0.02 over 200 scenarios",
+            "gate: FAIL · budget latency.p95 +47% > +20% (p=0.000)",
+            "gate: FAIL · budget cost.mean +100% > +10% (p=0.000)",
+        ]
+    );
+    let fast = candidate(dir.path(), 1000, Some(0.01));
+    let (code, lines, _) = check(&fast, &band, &["latency.p95 <= +20%", "steps.p90 <= +0"]);
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert_eq!(
+        lines[1..],
+        [
+            "budget latency.p95: PASS · +0% <= +20% · 1180.5 vs band 1180.5 over 200 scenarios",
+            "budget steps.p90: PASS · +0 <= +0 · 2 vs band 2 over 200 scenarios",
+        ]
+    );
+}
+
+#[test]
+fn the_json_gate_lists_the_budgets_only_when_asked() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let slow = candidate(dir.path(), 1550, Some(0.02));
+    let report = dir.path().join("r.json");
+    let out = faultgate(&[
+        "check",
+        arg(&slow),
+        "--band",
+        arg(&band),
+        "--budget",
+        "tokens.mean <= +15%",
+        "--budget",
+        "latency.mean <= +10%",
+        "--json",
+        arg(&report),
+        "--markdown",
+        arg(&dir.path().join("r.md")),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let markdown = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(
+        markdown.starts_with("<!-- faultgate -->\n## faultgate: FAIL"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(
+            "**Budget:** latency.mean: FAIL · +50% > +10% (p=0.000) · 1645 vs band 1095 over 200 scenarios\n"
+        ),
+        "{markdown}"
+    );
+    let gate = &read_json(&report)["gate"];
+    assert_eq!(gate["verdict"], "FAIL");
+    assert_eq!(
+        gate["budgets"][1],
+        serde_json::json!({
+            "budget": "latency.mean <= +10%", "verdict": "FAIL", "candidate": 1645.0,
+            "band": 1095.0, "limit": 1204.5, "p_value": 0.0004997501249375312, "scenarios": 200,
+            "unmeasured": null
+        })
+    );
+    // No trace records tokens: a relative budget is warned about, never passed.
+    assert_eq!(gate["budgets"][0]["verdict"], "INCONCLUSIVE");
+    assert_eq!(gate["budgets"][0]["unmeasured"], "run");
+    assert!(
+        stderr(&out).contains(
+            "warning: budget tokens.mean: no trace of this run records tokens (its format has none); the budget is not checked, INCONCLUSIVE"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let plain = dir.path().join("plain.json");
+    let out = faultgate(&[
+        "check",
+        arg(&slow),
+        "--band",
+        arg(&band),
+        "--json",
+        arg(&plain),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(read_json(&plain)["gate"].get("budgets").is_none());
+}
+
+/// A mean budget of +10% over a band of mean 1095 holds the candidate to 1204.5 (1199 to 1210 run by
+/// run); the candidate's mean moves ten apart with its base, its spread stays.
+#[test]
+fn an_excess_fails_only_when_it_is_significant() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let verdict = |base: u64| {
+        let run = candidate(dir.path(), base, Some(0.01));
+        let (code, lines, _) = check(&run, &band, &["latency.mean <= +10%"]);
+        (code, lines[1].clone())
+    };
+    // Just inside: 1200 <= 1204.5.
+    assert_eq!(
+        verdict(1105),
+        (
+            Some(0),
+            "budget latency.mean: PASS · +10% <= +10% · 1200 vs band 1095 over 200 scenarios"
+                .into()
+        )
+    );
+    // Just outside, by less than the noise of 200 scenarios and the band's spread.
+    assert_eq!(
+        verdict(1112),
+        (
+            Some(0),
+            "budget latency.mean: INCONCLUSIVE · +10% > +10% (p=0.358), not significant against the band's run-to-run spread · 1207 vs band 1095 over 200 scenarios".into()
+        )
+    );
+    // Outside by more than both.
+    assert_eq!(
+        verdict(1130),
+        (
+            Some(1),
+            "budget latency.mean: FAIL · +12% > +10% (p=0.000) · 1225 vs band 1095 over 200 scenarios".into()
+        )
+    );
+}
+
+#[test]
+fn a_run_without_costs_cannot_meet_an_absolute_cost_budget() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let free = candidate(dir.path(), 1000, None);
+    let (code, _, err) = check(&free, &band, &["cost.p95 <= 0.05"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains(
+            "budget cost.p95: no trace of this run records cost_usd (its format has none), so the budget cannot be checked"
+        ),
+        "{err}"
+    );
+    let (code, lines, err) = check(&free, &band, &["cost.p95 <= +10%"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        lines[1],
+        "budget cost.p95: INCONCLUSIVE · not measured (this run does not record it)"
+    );
+    assert!(err.contains("warning: budget cost.p95: no trace of this run records cost_usd"));
+}
+
+#[test]
+fn a_band_without_measures_is_refused_with_how_to_rebuild_it() {
+    let dir = scratch();
+    let band = band(dir.path(), false);
+    let run = candidate(dir.path(), 1000, Some(0.01));
+    let (code, lines, err) = check(&run, &band, &["latency.p95 <= +20%"]);
+    assert_eq!(code, Some(2));
+    assert!(lines.is_empty(), "{lines:?}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "faultgate: {}: the band records no measures, which --budget needs; rebuild it with `faultgate baseline --measures`",
+            band.display()
+        )
+    );
+}
+
+#[test]
+fn bad_expressions_are_refused_before_anything_is_read() {
+    for (expression, why) in [
+        (
+            "latency.p95 < +20%",
+            "expected MEASURE.STATISTIC <= LIMIT, e.g. latency.p95 <= +20%",
+        ),
+        (
+            "latency.p42 <= +20%",
+            "unknown statistic 'p42' (one of mean, p50, p90, p95, p99)",
+        ),
+        (
+            "tokens.output.mean <= +15%",
+            "unknown measure 'tokens.output' (one of latency, tokens, cost, steps; input and output tokens apart and model calls are not recorded)",
+        ),
+        (
+            "latency.p95 <= fast",
+            "the limit 'fast' is not +N%, +N or a number",
+        ),
+        (
+            "latency.p95 <= 20%",
+            "a relative limit has a sign: '+20%', not '20%'",
+        ),
+    ] {
+        // Neither the traces nor the band exist: the expression is refused first.
+        let out = faultgate(&[
+            "check",
+            "no-such-run.json",
+            "--band",
+            "no-such-band.json",
+            "--budget",
+            expression,
+            "-q",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{expression}");
+        assert_eq!(
+            stderr(&out),
+            format!("faultgate: --budget '{expression}': {why}\n")
+        );
+    }
+}
+
+#[test]
+fn budgets_give_the_same_bytes_at_any_thread_count() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let run = candidate(dir.path(), 1112, Some(0.015));
+    let outputs: Vec<(Vec<String>, Value)> = ["1", "2", "4"]
+        .iter()
+        .map(|threads| {
+            let report = dir.path().join(format!("r{threads}.json"));
+            let out = common::command(dir.path())
+                .env("RAYON_NUM_THREADS", threads)
+                .args([
+                    "check",
+                    arg(&run),
+                    "--band",
+                    arg(&band),
+                    "--budget",
+                    "latency.p90 <= +10%",
+                    "--budget",
+                    "cost.mean <= +40%",
+                    "--json",
+                    arg(&report),
+                    "--table",
+                    "none",
+                    "-q",
+                ])
+                .output()
+                .unwrap();
+            // The summary line carries the elapsed time; the rest must not move.
+            let lines = stdout(&out)
+                .lines()
+                .skip(1)
+                .filter(|l| !l.starts_with("report written to"))
+                .map(String::from)
+                .collect();
+            (lines, read_json(&report)["gate"].clone())
+        })
+        .collect();
+    assert!(
+        outputs[0]
+            .0
+            .iter()
+            .any(|l| l.starts_with("budget latency.p90"))
+    );
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0], outputs[2]);
+}
+
+/// tau-bench's results record no time, cost or tokens: a band of its runs has no latency either.
+#[test]
+fn a_format_without_times_is_refused_an_absolute_budget_and_warned_of_a_relative_one() {
+    let dir = scratch();
+    let source = common::file("tests/fixtures/formats/tau/tau_bench_airline.json");
+    let runs: Vec<PathBuf> = ["a.json", "b.json"]
+        .iter()
+        .map(|name| {
+            let path = dir.path().join(name);
+            std::fs::copy(&source, &path).unwrap();
+            path
+        })
+        .collect();
+    let band = dir.path().join("band.json");
+    let out = faultgate(&[
+        "baseline",
+        arg(&runs[0]),
+        arg(&runs[1]),
+        "--measures",
+        "--out",
+        arg(&band),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        read_json(&band)["measures"]["latency_ms"]["p95"],
+        serde_json::json!([null, null])
+    );
+    let (code, _, err) = check(&source, &band, &["latency.p95 <= 20000"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.ends_with(
+            "faultgate: budget latency.p95: no trace of this run records latency_ms (its format has none), so the budget cannot be checked\n"
+        ),
+        "{err}"
+    );
+    let report = dir.path().join("r.json");
+    let out = faultgate(&[
+        "check",
+        arg(&source),
+        "--band",
+        arg(&band),
+        "--budget",
+        "latency.p95 <= +20%",
+        "--json",
+        arg(&report),
+        "--table",
+        "none",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(
+            "budget latency.p95: INCONCLUSIVE · not measured (this run does not record it)\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains(
+        "warning: budget latency.p95: no trace of this run records latency_ms (its format has none); the budget is not checked, INCONCLUSIVE"
+    ));
+    // The gate does not pass on a budget it could not check.
+    assert_eq!(read_json(&report)["gate"]["verdict"], "INCONCLUSIVE");
+}
+
+#[test]
+fn a_budgets_file_adds_its_budgets_after_the_flags() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let slow = candidate(dir.path(), 1550, Some(0.01));
+    let file = dir.path().join("budgets.json");
+    std::fs::write(
+        &file,
+        r#"{"budgets": ["cost.mean <= +10%", "latency.p95 <= +20%"]}"#,
+    )
+    .unwrap();
+    let out = faultgate(&[
+        "check",
+        arg(&slow),
+        "--band",
+        arg(&band),
+        "--budget",
+        "steps.p90 <= +2",
+        "--budgets",
+        arg(&file),
+        "--table",
+        "none",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let printed = stdout(&out);
+    let budgets: Vec<&str> = printed
+        .lines()
+        .filter(|l| l.starts_with("budget "))
+        .map(|l| l.split(':').next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        budgets,
+        ["budget steps.p90", "budget cost.mean", "budget latency.p95"]
+    );
+    std::fs::write(&file, r#"{"budgets": "latency.p95 <= +20%"}"#).unwrap();
+    let out = faultgate(&[
+        "check",
+        arg(&slow),
+        "--band",
+        arg(&band),
+        "--budgets",
+        arg(&file),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "faultgate: {}: expected a JSON object with a \"budgets\" list of expressions, e.g. {{\"budgets\": [\"latency.p95 <= +20%\"]}}\n",
+            file.display()
+        )
+    );
+}
+
+#[test]
+fn junit_has_a_case_per_budget_in_the_gate_suite() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let slow = candidate(dir.path(), 1550, Some(0.01));
+    let junit = dir.path().join("r.xml");
+    let out = faultgate(&[
+        "check",
+        arg(&slow),
+        "--band",
+        arg(&band),
+        "--budget",
+        "latency.p95 <= +20%",
+        "--budget",
+        "cost.mean <= +10%",
+        "--junit",
+        arg(&junit),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let suite = &xml[xml.find("<testsuite name=\"gate\"").expect("gate suite")..];
+    assert!(
+        suite.starts_with(
+            "<testsuite name=\"gate\" tests=\"3\" skipped=\"0\" errors=\"0\" failures=\"2\">"
+        ),
+        "{suite}"
+    );
+    assert!(
+        suite.contains(
+            "<testcase name=\"budget latency.p95 &lt;= +20%\" classname=\"gate\">\n            <failure message=\"budget latency.p95: FAIL · +47% &gt; +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios\" type=\"budget\"/>\n        </testcase>"
+        ),
+        "{suite}"
+    );
+    assert!(
+        suite.contains(
+            "<testcase name=\"budget cost.mean &lt;= +10%\" classname=\"gate\">\n            <system-out>budget cost.mean: PASS · +0% &lt;= +10% · 0.01 vs band 0.01 over 200 scenarios</system-out>\n        </testcase>\n    </testsuite>\n</testsuites>\n"
+        ),
+        "{suite}"
+    );
+}
