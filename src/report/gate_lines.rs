@@ -218,6 +218,22 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
             budget_excess(outcome)
         ));
     }
+    // A budget past its limit but not significantly turns a passing gate INCONCLUSIVE: the gate line
+    // above still gives the clean rate's own verdict, so the change is named here.
+    if gate.verdict == Verdict::Inconclusive && gate.band_verdict == Verdict::Pass {
+        for outcome in gate
+            .budgets
+            .iter()
+            .flatten()
+            .filter(|o| o.verdict == Verdict::Inconclusive)
+        {
+            stdout.push(format!(
+                "gate: INCONCLUSIVE \u{b7} budget {} {}",
+                outcome.budget.name(),
+                budget_excess(outcome)
+            ));
+        }
+    }
     if !gate.policy_violations.is_empty() {
         stdout.push(format!(
             "gate: FAIL \u{b7} policy violation in {} trace(s) (hard block)",
@@ -271,7 +287,11 @@ fn budget_excess(outcome: &BudgetOutcome) -> String {
     };
     let band = outcome.band.unwrap_or(0.0);
     let observed = match outcome.budget.limit {
-        Limit::Percent(_) if band != 0.0 => format!("{:+.0}%", (candidate / band - 1.0) * 100.0),
+        // One decimal, so that a value just past its limit does not read as the limit itself.
+        Limit::Percent(_) if band != 0.0 => {
+            let change = format!("{:+.1}", (candidate / band - 1.0) * 100.0);
+            format!("{}%", change.trim_end_matches(".0"))
+        }
         Limit::Percent(_) => short(candidate),
         Limit::Delta(_) => {
             let delta = short(candidate - band);

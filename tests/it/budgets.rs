@@ -183,11 +183,11 @@ fn each_budget_form_is_judged_and_a_failing_one_fails_the_gate() {
         lines,
         [
             "gate: PASS · clean rate 1.00 vs band [1.00, 1.00] from 3 baseline runs · fail below 0.98 · p=1.000",
-            "budget latency.p95: FAIL · +47% > +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios",
+            "budget latency.p95: FAIL · +46.6% > +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios",
             "budget cost.mean: FAIL · +100% > +10% (p=0.000) · 0.02 vs band 0.01 over 200 scenarios",
             "budget steps.p90: PASS · +0 <= +2 · 2 vs band 2 over 200 scenarios",
             "budget cost.p95: PASS · 0.02 <= 0.05 · 0.02 over 200 scenarios",
-            "gate: FAIL · budget latency.p95 +47% > +20% (p=0.000)",
+            "gate: FAIL · budget latency.p95 +46.6% > +20% (p=0.000)",
             "gate: FAIL · budget cost.mean +100% > +10% (p=0.000)",
         ]
     );
@@ -231,7 +231,7 @@ fn the_json_gate_lists_the_budgets_only_when_asked() {
     );
     assert!(
         markdown.contains(
-            "**Budget:** latency.mean: FAIL · +50% > +10% (p=0.000) · 1645 vs band 1095 over 200 scenarios\n"
+            "**Budget:** latency.mean: FAIL · +50.2% > +10% (p=0.000) · 1645 vs band 1095 over 200 scenarios\n"
         ),
         "{markdown}"
     );
@@ -284,7 +284,7 @@ fn an_excess_fails_only_when_it_is_significant() {
         verdict(1105),
         (
             Some(0),
-            "budget latency.mean: PASS · +10% <= +10% · 1200 vs band 1095 over 200 scenarios"
+            "budget latency.mean: PASS · +9.6% <= +10% · 1200 vs band 1095 over 200 scenarios"
                 .into()
         )
     );
@@ -293,15 +293,25 @@ fn an_excess_fails_only_when_it_is_significant() {
         verdict(1112),
         (
             Some(0),
-            "budget latency.mean: INCONCLUSIVE · +10% > +10% (p=0.358), not significant against the band's run-to-run spread · 1207 vs band 1095 over 200 scenarios".into()
+            "budget latency.mean: INCONCLUSIVE · +10.2% > +10% (p=0.358), not significant against the band's run-to-run spread · 1207 vs band 1095 over 200 scenarios".into()
         )
+    );
+    // The budget alone turns the gate: the clean rate's own line passes, so the change is named.
+    let run = candidate(dir.path(), 1112, Some(0.01));
+    let (_, lines, _) = check(&run, &band, &["latency.mean <= +10%"]);
+    assert!(lines[0].starts_with("gate: PASS"), "{lines:?}");
+    assert!(
+        lines.contains(
+            &"gate: INCONCLUSIVE · budget latency.mean +10.2% > +10% (p=0.358)".to_string()
+        ),
+        "{lines:?}"
     );
     // Outside by more than both.
     assert_eq!(
         verdict(1130),
         (
             Some(1),
-            "budget latency.mean: FAIL · +12% > +10% (p=0.000) · 1225 vs band 1095 over 200 scenarios".into()
+            "budget latency.mean: FAIL · +11.9% > +10% (p=0.000) · 1225 vs band 1095 over 200 scenarios".into()
         )
     );
 }
@@ -585,7 +595,7 @@ fn junit_has_a_case_per_budget_in_the_gate_suite() {
     );
     assert!(
         suite.contains(
-            "<testcase name=\"budget latency.p95 &lt;= +20%\" classname=\"gate\">\n            <failure message=\"budget latency.p95: FAIL · +47% &gt; +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios\" type=\"budget\"/>\n        </testcase>"
+            "<testcase name=\"budget latency.p95 &lt;= +20%\" classname=\"gate\">\n            <failure message=\"budget latency.p95: FAIL · +46.6% &gt; +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios\" type=\"budget\"/>\n        </testcase>"
         ),
         "{suite}"
     );
