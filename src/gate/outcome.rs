@@ -223,9 +223,9 @@ pub enum Limit {
 pub struct Budget {
     /// The measure's name as the expression wrote it.
     pub measure_name: String,
-    /// Position of the measure in [`DISTRIBUTIONS`].
+    /// Position of the measure in [`super::measures::DISTRIBUTIONS`].
     pub measure: usize,
-    /// Position of the statistic in [`STATISTICS`].
+    /// Position of the statistic in [`super::measures::STATISTICS`].
     pub statistic: usize,
     /// The limit.
     pub limit: Limit,
