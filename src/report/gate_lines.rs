@@ -206,33 +206,20 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
     for outcome in gate.budgets.iter().flatten() {
         stdout.push(budget_line(outcome));
     }
-    for outcome in gate
-        .budgets
-        .iter()
-        .flatten()
-        .filter(|o| o.verdict == Verdict::Fail)
-    {
+    // A budget that turned the gate is named on a gate line of its own, since the line above gives the
+    // clean rate's own verdict: every failing budget, and a budget past its limit but not
+    // significantly when it alone made a passing gate INCONCLUSIVE.
+    let turned_inconclusive =
+        gate.verdict == Verdict::Inconclusive && gate.band_verdict == Verdict::Pass;
+    for outcome in gate.budgets.iter().flatten().filter(|o| {
+        o.verdict == Verdict::Fail || (turned_inconclusive && o.verdict == Verdict::Inconclusive)
+    }) {
         stdout.push(format!(
-            "gate: FAIL \u{b7} budget {} {}",
+            "gate: {} \u{b7} budget {} {}",
+            outcome.verdict.as_str(),
             outcome.budget.name(),
             budget_excess(outcome)
         ));
-    }
-    // A budget past its limit but not significantly turns a passing gate INCONCLUSIVE: the gate line
-    // above still gives the clean rate's own verdict, so the change is named here.
-    if gate.verdict == Verdict::Inconclusive && gate.band_verdict == Verdict::Pass {
-        for outcome in gate
-            .budgets
-            .iter()
-            .flatten()
-            .filter(|o| o.verdict == Verdict::Inconclusive)
-        {
-            stdout.push(format!(
-                "gate: INCONCLUSIVE \u{b7} budget {} {}",
-                outcome.budget.name(),
-                budget_excess(outcome)
-            ));
-        }
     }
     if !gate.policy_violations.is_empty() {
         stdout.push(format!(
