@@ -593,6 +593,33 @@ pub(crate) fn finish(
             &band_keys,
         )));
     }
+    // The gate is decided before anything is printed: a budget it cannot check is exit 2 with
+    // nothing on stdout.
+    let band_gate_for_metric =
+        |band: &BandFile, summary: &RunSummary| match (outs.pass_k_metric(), &outs.band) {
+            (true, Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
+            _ => Ok(None),
+        };
+    let gate = band.as_ref().zip(counted.summary.as_ref());
+    let gate = gate.map(|(band, summary)| -> Result<_, CliError> {
+        let band_gate = band_gate_for_metric(band, summary)?;
+        let mut gate = evaluate_mode(
+            band,
+            summary,
+            gating.mode,
+            gating.clean_runs.as_deref(),
+            band_gate,
+        );
+        gate.set_aside.clone_from(&set_aside);
+        if let (Some(measures), Some(values)) = (&band.measures, &summary.measures)
+            && !gating.budgets.is_empty()
+        {
+            let outcomes = evaluate_budgets(&gating.budgets, measures, values)?;
+            add_budgets(&mut gate, outcomes);
+        }
+        Ok((gate, band.runs_text()))
+    });
+    let gate = gate.transpose()?;
     let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     let rows = outs.table.unwrap_or_default();
@@ -658,31 +685,6 @@ pub(crate) fn finish(
         None => report.failed_traces().len(),
     };
     let mut exit = ExitStatus::fail_if(failed > 0);
-    let band_gate_for_metric =
-        |band: &BandFile, summary: &RunSummary| match (outs.pass_k_metric(), &outs.band) {
-            (true, Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
-            _ => Ok(None),
-        };
-    let gate = band.as_ref().zip(counted.summary.as_ref());
-    let gate = gate.map(|(band, summary)| -> Result<_, CliError> {
-        let band_gate = band_gate_for_metric(band, summary)?;
-        let mut gate = evaluate_mode(
-            band,
-            summary,
-            gating.mode,
-            gating.clean_runs.as_deref(),
-            band_gate,
-        );
-        gate.set_aside.clone_from(&set_aside);
-        if let (Some(measures), Some(values)) = (&band.measures, &summary.measures)
-            && !gating.budgets.is_empty()
-        {
-            let outcomes = evaluate_budgets(&gating.budgets, measures, values)?;
-            add_budgets(&mut gate, outcomes);
-        }
-        Ok((gate, band.runs_text()))
-    });
-    let gate = gate.transpose()?;
     let explained = match (explain, &gate) {
         (Some(explain), Some((gate, _))) => {
             let regressions: Vec<String> = gate

@@ -321,14 +321,28 @@ fn a_run_without_costs_cannot_meet_an_absolute_cost_budget() {
     let dir = scratch();
     let band = band(dir.path(), true);
     let free = candidate(dir.path(), 1000, None);
-    let (code, _, err) = check(&free, &band, &["cost.p95 <= 0.05"]);
-    assert_eq!(code, Some(2));
+    let report = dir.path().join("refused.json");
+    let out = faultgate(&[
+        "check",
+        arg(&free),
+        "--band",
+        arg(&band),
+        "--budget",
+        "cost.p95 <= 0.05",
+        "--json",
+        arg(&report),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        err.contains(
-            "budget cost.p95: no trace of this run records cost_usd (its format has none), so the budget cannot be checked"
+        stderr(&out).ends_with(
+            "\nfaultgate: budget cost.p95: no trace of this run records cost_usd (its format has none), so the budget cannot be checked\n"
         ),
-        "{err}"
+        "{}",
+        stderr(&out)
     );
+    // Refused before any output: no table, no summary line, no report.
+    assert_eq!(stdout(&out), "");
+    assert!(!report.exists());
     let (code, lines, err) = check(&free, &band, &["cost.p95 <= +10%"]);
     assert_eq!(code, Some(0));
     assert_eq!(
