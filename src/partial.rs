@@ -51,7 +51,7 @@ pub(crate) const VERDICTS_FILE: &str = "verdicts.arrow";
 /// The failing traces' steps file name inside a partial directory.
 pub(crate) const STEPS_FILE: &str = "steps.json";
 /// The manifest's `format`; a partial of another format is refused.
-pub(crate) const FORMAT: &str = "faultgate-partial/6";
+pub(crate) const FORMAT: &str = "faultgate-partial/7";
 
 /// Column of the raw scenario key in the verdict schema.
 const RAW_SCENARIO_COLUMN: usize = 2;

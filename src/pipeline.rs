@@ -790,6 +790,24 @@ fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -
     }
 }
 
+/// The operations of a call to a model, as `gen_ai.operation.name` names them.
+const MODEL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_content"];
+
+/// Trace `t`'s model calls; `None` when none of its spans names an operation, since its format then
+/// does not tell a model call from any other span.
+fn model_calls(cols: &Columns<'_>, t: usize) -> Option<f64> {
+    let operations = cols.operation;
+    let mut named = false;
+    let mut calls = 0u32;
+    for row in cols.span_rows(t) {
+        if operations.is_valid(row) {
+            named = true;
+            calls += u32::from(MODEL_OPERATIONS.contains(&operations.value(row)));
+        }
+    }
+    named.then_some(f64::from(calls))
+}
+
 /// The verdict batch of one part: trace fields (scenario key and agent masked), then one column per
 /// check.
 fn check_part(
@@ -805,7 +823,8 @@ fn check_part(
     for t in cols.traces() {
         let raw_scenario = cols.scenario.value(t);
         let count = |a: &Int64Array| a.is_valid(t).then(|| a.value(t) as f64);
-        let tokens = match (count(cols.input_tokens), count(cols.output_tokens)) {
+        let (input_tokens, output_tokens) = (count(cols.input_tokens), count(cols.output_tokens));
+        let tokens = match (input_tokens, output_tokens) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
@@ -825,6 +844,9 @@ fn check_part(
                 tokens,
                 latency_ms: measure(cols.latency_ms),
                 cost_usd: measure(cols.cost_usd),
+                input_tokens,
+                output_tokens,
+                model_calls: model_calls(cols, t),
             },
             root_span_id: cols
                 .root(t)

@@ -164,7 +164,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
     if let (Some(band), Some(path)) = (&band, &outs.band)
         && !budgets.is_empty()
     {
-        band.require_measures(path)?;
+        band.require_measures_of(path, &budgets)?;
     }
     let mode = outs.mode();
     let clean_runs = match (&band, &outs.band) {

@@ -18,7 +18,7 @@ use super::{Gate, GateError, GateWarning, Verdict};
 pub(crate) const RESAMPLES: usize = 2000;
 
 /// The measures as a budget names them, with their [`DISTRIBUTIONS`] position.
-const NAMES: [(&str, usize); 8] = [
+const NAMES: [(&str, usize); 15] = [
     ("latency", 0),
     ("latency_ms", 0),
     ("tokens", 1),
@@ -27,6 +27,13 @@ const NAMES: [(&str, usize); 8] = [
     ("steps", 3),
     ("tool_steps", 3),
     ("tool.steps", 3),
+    ("tokens.input", 4),
+    ("input_tokens", 4),
+    ("tokens.output", 5),
+    ("output_tokens", 5),
+    ("model_calls", 6),
+    ("model.calls", 6),
+    ("calls", 6),
 ];
 
 impl Limit {
@@ -69,7 +76,7 @@ impl Budget {
             .map(|&(_, m)| m)
             .ok_or_else(|| {
                 bad(format!(
-                    "unknown measure '{name}' (one of latency, tokens, cost, steps; input and output tokens apart and model calls are not recorded)"
+                    "unknown measure '{name}' (one of latency, tokens, tokens.input, tokens.output, cost, steps, model_calls)"
                 ))
             })?;
         let limit_text = right.trim();
@@ -336,8 +343,8 @@ mod tests {
                 "--budget 'latency.p95': expected MEASURE.STATISTIC <= LIMIT, e.g. latency.p95 <= +20%",
             ),
             (
-                "model_calls.mean <= +1",
-                "--budget 'model_calls.mean <= +1': unknown measure 'model_calls' (one of latency, tokens, cost, steps; input and output tokens apart and model calls are not recorded)",
+                "retries.mean <= +1",
+                "--budget 'retries.mean <= +1': unknown measure 'retries' (one of latency, tokens, tokens.input, tokens.output, cost, steps, model_calls)",
             ),
             (
                 "cost.p95 <= +x%",
@@ -362,7 +369,10 @@ mod tests {
         let mut run = MeasureValues::default();
         for i in 0..400 {
             let value = centre + f64::from(i % 5) * 10.0 - 20.0;
-            run.add(i as usize, [Some(value), None, None, Some(1.0)]);
+            run.add(
+                i as usize,
+                [Some(value), None, None, Some(1.0), None, None, None],
+            );
         }
         let budget = Budget::parse(&format!("latency.mean <= {limit}")).expect("budget");
         evaluate_budgets(&[budget], &band, &run)

@@ -8,9 +8,20 @@
 
 use super::bootstrap::percentile;
 
-/// The measures, as band.json's `measures` object names them, in its order. Input and output tokens
-/// apart and model calls are not among them: the verdict table carries only the trace's total tokens.
-pub const DISTRIBUTIONS: [&str; 4] = ["latency_ms", "tokens", "cost_usd", "steps"];
+/// The measures, as band.json's `measures` object names them, in its order: the first four since
+/// budgets came, the last three added after them (a band written before reads as lacking them).
+pub const DISTRIBUTIONS: [&str; MEASURE_COUNT] = [
+    "latency_ms",
+    "tokens",
+    "cost_usd",
+    "steps",
+    "input_tokens",
+    "output_tokens",
+    "model_calls",
+];
+
+/// The number of [`DISTRIBUTIONS`].
+pub(crate) const MEASURE_COUNT: usize = 7;
 
 /// The statistics recorded of each measure, in band.json's order.
 pub const STATISTICS: [&str; 5] = ["mean", "p50", "p90", "p95", "p99"];
@@ -20,7 +31,7 @@ pub(crate) const QUANTILES: [Option<f64>; 5] = [None, Some(0.5), Some(0.9), Some
 
 /// One statistic of each measure: per measure of [`DISTRIBUTIONS`], its [`STATISTICS`], `None` when
 /// no trace recorded the measure.
-pub type RunStatistics = [Option<[f64; 5]>; 4];
+pub type RunStatistics = [Option<[f64; 5]>; MEASURE_COUNT];
 
 /// Every trace's measures in one run, in report order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,12 +40,12 @@ pub struct MeasureValues {
     pub scenario: Vec<u32>,
     /// Per measure of [`DISTRIBUTIONS`], per trace: its value, NaN when the trace did not record it
     /// (a NaN costs nothing beside the values, where a validity list would cost a pass per read).
-    pub values: [Vec<f64>; 4],
+    pub values: [Vec<f64>; MEASURE_COUNT],
 }
 
 impl MeasureValues {
     /// Adds the next trace.
-    pub fn add(&mut self, scenario: usize, values: [Option<f64>; 4]) {
+    pub fn add(&mut self, scenario: usize, values: [Option<f64>; MEASURE_COUNT]) {
         self.scenario
             .push(u32::try_from(scenario).unwrap_or(u32::MAX));
         for (column, value) in self.values.iter_mut().zip(values) {
@@ -85,7 +96,10 @@ mod tests {
         let mut run = MeasureValues::default();
         for i in 0..101 {
             let latency = (i != 7).then_some(f64::from(100 - i));
-            run.add(i as usize, [latency, None, Some(0.5), Some(3.0)]);
+            run.add(
+                i as usize,
+                [latency, None, Some(0.5), Some(3.0), None, None, Some(2.0)],
+            );
         }
         let stats = run.statistics();
         // 100 recorded latencies, 100 down to 0 without 93, interpolated as NumPy's default does.
@@ -96,5 +110,7 @@ mod tests {
         assert_eq!(stats[1], None);
         assert_eq!(stats[2], Some([0.5; 5]));
         assert_eq!(stats[3], Some([3.0; 5]));
+        assert_eq!(stats[4], None);
+        assert_eq!(stats[6], Some([2.0; 5]));
     }
 }

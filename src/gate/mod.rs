@@ -230,6 +230,18 @@ pub enum GateError {
         /// The band file.
         path: String,
     },
+    /// A budget on a measure the band was written before recording.
+    #[error(
+        "{path}: the band records no {measure}, which --budget {budget} needs; rebuild it with `faultgate baseline --measures`"
+    )]
+    MeasureNotInBand {
+        /// The band file.
+        path: String,
+        /// The budget, as `measure.statistic`.
+        budget: String,
+        /// The measure as band.json names it.
+        measure: &'static str,
+    },
     /// An absolute budget on a measure no trace of the run recorded.
     #[error(
         "budget {budget}: no trace of this run records {measure} (its format has none), so the budget cannot be checked"

@@ -985,7 +985,18 @@ mod tests {
             set_aside: vec!["repeated_call".into()],
             agent_version: Some("2.1.0".into()),
             expectations: Some("ab12".into()),
-            measures: Some(vec![[Some([1.0, 1.0, 2.0, 2.0, 2.0]), None, None, None]; 2]),
+            measures: Some(vec![
+                [
+                    Some([1.0, 1.0, 2.0, 2.0, 2.0]),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None
+                ];
+                2
+            ]),
         };
         // The writer itself, with every optional key asked for.
         assert_documented("band.json", &band.to_wire_with(true, true), &[], &[]);

@@ -151,7 +151,15 @@ impl GateTally {
                     if let Some(values) = &mut summary.measures {
                         values.add(
                             scenario,
-                            [m.latency_ms, m.tokens, m.cost_usd, Some(row.steps() as f64)],
+                            [
+                                m.latency_ms,
+                                m.tokens,
+                                m.cost_usd,
+                                Some(row.steps() as f64),
+                                m.input_tokens,
+                                m.output_tokens,
+                                m.model_calls,
+                            ],
                         );
                     }
                     Some(scenario)

@@ -439,6 +439,7 @@ mod tests {
                         tokens: (i % 2 == 0).then_some(i as f64 * 1.5),
                         latency_ms: Some(0.1 * i as f64),
                         cost_usd: None,
+                        ..Default::default()
                     },
                     ..TraceFields::default()
                 });

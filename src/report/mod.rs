@@ -46,6 +46,13 @@ pub struct Measures {
     pub latency_ms: Option<f64>,
     /// Cost in US dollars summed over the trace's spans; `None` when none recorded it.
     pub cost_usd: Option<f64>,
+    /// Input tokens summed over the trace's spans; `None` when none recorded them.
+    pub input_tokens: Option<f64>,
+    /// Output tokens summed over the trace's spans; `None` when none recorded them.
+    pub output_tokens: Option<f64>,
+    /// Model calls: spans whose operation is `chat`, `text_completion` or `generate_content`; `None`
+    /// when no span of the trace names an operation (its format does not tell calls apart).
+    pub model_calls: Option<f64>,
 }
 
 /// All results of one run.

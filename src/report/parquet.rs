@@ -792,6 +792,7 @@ mod tests {
                     tokens: (i % 4 != 0).then_some(i as f64),
                     latency_ms: (i % 7 != 0).then_some(i as f64 / 3.0),
                     cost_usd: (i % 2 == 0).then_some(0.001),
+                    ..Default::default()
                 },
                 ..TraceFields::default()
             });

@@ -6,8 +6,8 @@
 //! null unless the run keeps it for matching labels; never written out), `agent` (masked; null when the
 //! trace names none), `agent_version` (masked; null when the trace records none), `steps` (tool steps),
 //! `user_steps` (of those, the steps no rule judged), `recorded_outcome` (the outcome the trace's own
-//! evaluation recorded; null when none), `tokens`, `latency_ms`, `cost_usd` (null when not
-//! recorded), `root_span_id` (the id of the trace's root span as its export spells it, so an
+//! evaluation recorded; null when none), `tokens`, `latency_ms`, `cost_usd`, `input_tokens`,
+//! `output_tokens`, `model_calls` (null when not recorded), `root_span_id` (the id of the trace's root span as its export spells it, so an
 //! evaluation event can be attached to that span; null when the trace has no root span or its format
 //! records no span ids, as benchmark logs do), `verdict_spans` (for each active check in selection
 //! order, the id of the span its reason names, through a step or directly, comma-separated and empty
@@ -36,7 +36,7 @@ use super::Measures;
 use crate::checks::VerdictColumn;
 
 /// Columns before the first check's.
-const TRACE_COLUMNS: usize = 13;
+const TRACE_COLUMNS: usize = 16;
 
 /// The schema of the verdict batches of a run with these active checks, in selection order.
 pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
@@ -56,6 +56,9 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         float("tokens"),
         float("latency_ms"),
         float("cost_usd"),
+        float("input_tokens"),
+        float("output_tokens"),
+        float("model_calls"),
         text("root_span_id", true),
         text("verdict_spans", true),
     ];
@@ -159,6 +162,9 @@ pub(crate) struct VerdictBatchBuilder {
     tokens: Float64Builder,
     latency_ms: Float64Builder,
     cost_usd: Float64Builder,
+    input_tokens: Float64Builder,
+    output_tokens: Float64Builder,
+    model_calls: Float64Builder,
     root_span_id: LargeStringBuilder,
     verdict_spans: LargeStringBuilder,
 }
@@ -180,6 +186,9 @@ impl VerdictBatchBuilder {
             tokens: Float64Builder::with_capacity(capacity),
             latency_ms: Float64Builder::with_capacity(capacity),
             cost_usd: Float64Builder::with_capacity(capacity),
+            input_tokens: Float64Builder::with_capacity(capacity),
+            output_tokens: Float64Builder::with_capacity(capacity),
+            model_calls: Float64Builder::with_capacity(capacity),
             root_span_id: text(),
             verdict_spans: text(),
         }
@@ -202,6 +211,10 @@ impl VerdictBatchBuilder {
         self.tokens.append_option(trace.measures.tokens);
         self.latency_ms.append_option(trace.measures.latency_ms);
         self.cost_usd.append_option(trace.measures.cost_usd);
+        self.input_tokens.append_option(trace.measures.input_tokens);
+        self.output_tokens
+            .append_option(trace.measures.output_tokens);
+        self.model_calls.append_option(trace.measures.model_calls);
         self.root_span_id
             .append_option(trace.root_span_id.filter(|id| !id.is_empty()));
     }
@@ -234,6 +247,9 @@ impl VerdictBatchBuilder {
             Arc::new(self.tokens.finish()),
             Arc::new(self.latency_ms.finish()),
             Arc::new(self.cost_usd.finish()),
+            Arc::new(self.input_tokens.finish()),
+            Arc::new(self.output_tokens.finish()),
+            Arc::new(self.model_calls.finish()),
             Arc::new(self.root_span_id.finish()),
             Arc::new(self.verdict_spans.finish()),
         ];
@@ -259,6 +275,9 @@ pub struct VerdictBatch {
     tokens: Float64Array,
     latency_ms: Float64Array,
     cost_usd: Float64Array,
+    input_tokens: Float64Array,
+    output_tokens: Float64Array,
+    model_calls: Float64Array,
     root_span_id: LargeStringArray,
     verdict_spans: LargeStringArray,
     detected: Vec<BooleanArray>,
@@ -316,8 +335,11 @@ impl VerdictBatch {
             tokens: typed(&batch, 8)?,
             latency_ms: typed(&batch, 9)?,
             cost_usd: typed(&batch, 10)?,
-            root_span_id: typed(&batch, 11)?,
-            verdict_spans: typed(&batch, 12)?,
+            input_tokens: typed(&batch, 11)?,
+            output_tokens: typed(&batch, 12)?,
+            model_calls: typed(&batch, 13)?,
+            root_span_id: typed(&batch, 14)?,
+            verdict_spans: typed(&batch, 15)?,
             detected,
             confidence,
             reason,
@@ -541,6 +563,9 @@ impl<'a> Row<'a> {
             tokens: opt_f64(&self.batch.tokens, self.row),
             latency_ms: opt_f64(&self.batch.latency_ms, self.row),
             cost_usd: opt_f64(&self.batch.cost_usd, self.row),
+            input_tokens: opt_f64(&self.batch.input_tokens, self.row),
+            output_tokens: opt_f64(&self.batch.output_tokens, self.row),
+            model_calls: opt_f64(&self.batch.model_calls, self.row),
         }
     }
 
@@ -736,12 +761,14 @@ mod tests {
         let b = batch(0, 2);
         let narrow = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+            .project(&(0..TRACE_COLUMNS + 2).collect::<Vec<_>>())
             .unwrap();
         assert!(VerdictBatch::try_new(narrow).is_err());
         let swapped = b
             .record_batch()
-            .project(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 13, 15])
+            .project(&[
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 16, 18,
+            ])
             .unwrap();
         assert!(VerdictBatch::try_new(swapped).is_err());
     }

@@ -381,8 +381,8 @@ fn bad_expressions_are_refused_before_anything_is_read() {
             "unknown statistic 'p42' (one of mean, p50, p90, p95, p99)",
         ),
         (
-            "tokens.output.mean <= +15%",
-            "unknown measure 'tokens.output' (one of latency, tokens, cost, steps; input and output tokens apart and model calls are not recorded)",
+            "tokens.cached.mean <= +15%",
+            "unknown measure 'tokens.cached' (one of latency, tokens, tokens.input, tokens.output, cost, steps, model_calls)",
         ),
         (
             "latency.p95 <= fast",
@@ -619,4 +619,152 @@ fn junit_has_a_case_per_budget_in_the_gate_suite() {
         ),
         "{suite}"
     );
+}
+
+/// A run as OTLP/JSON lines whose scenario `i` makes `calls(i)` model calls (`chat` spans) under an
+/// `invoke_agent` root, each reading 100 tokens and writing `output(i)`.
+fn write_chat_run(
+    path: &Path,
+    output: impl Fn(usize) -> u64,
+    calls: impl Fn(usize) -> usize,
+) -> PathBuf {
+    let int = |key: &str, value: u64| serde_json::json!({"key": key, "value": {"intValue": value.to_string()}});
+    let text =
+        |key: &str, value: &str| serde_json::json!({"key": key, "value": {"stringValue": value}});
+    let mut lines = String::new();
+    for i in 0..SCENARIOS {
+        let trace = format!("{:032x}", i + 1);
+        let start = 1_758_000_000_000_000_000u64 + i as u64 * 100_000_000_000;
+        let mut spans = vec![serde_json::json!({
+            "traceId": trace, "spanId": format!("r{i:015x}"), "name": "invoke_agent support",
+            "startTimeUnixNano": start.to_string(), "endTimeUnixNano": (start + 1_000_000).to_string(),
+            "attributes": [
+                text("gen_ai.operation.name", "invoke_agent"),
+                text("faultgate.scenario", &format!("s{i:03}")),
+                text("gen_ai.prompt", &format!("Where is order {i}?")),
+                text("gen_ai.completion", &format!("Order {i} shipped.")),
+            ],
+        })];
+        for k in 0..calls(i) {
+            let at = start + 1_000 * (k as u64 + 1);
+            spans.push(serde_json::json!({
+                "traceId": trace, "spanId": format!("c{i:07x}{k:08x}"),
+                "parentSpanId": format!("r{i:015x}"), "name": "chat gpt-5",
+                "startTimeUnixNano": at.to_string(), "endTimeUnixNano": (at + 500).to_string(),
+                "attributes": [
+                    text("gen_ai.operation.name", "chat"),
+                    int("gen_ai.usage.input_tokens", 100),
+                    int("gen_ai.usage.output_tokens", output(i)),
+                ],
+            }));
+        }
+        let line = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(path, lines).unwrap();
+    path.to_path_buf()
+}
+
+#[test]
+fn input_and_output_tokens_and_model_calls_are_measured_and_budgeted() {
+    let dir = scratch();
+    let runs: Vec<PathBuf> = [200, 205, 210]
+        .iter()
+        .map(|&base| {
+            write_chat_run(
+                &dir.path().join(format!("run{base}.jsonl")),
+                move |i| base + (i % 20) as u64 * 5,
+                |i| 1 + i % 2,
+            )
+        })
+        .collect();
+    let band = dir.path().join("band.json");
+    let mut args = vec!["baseline"];
+    args.extend(runs.iter().map(|r| arg(r)));
+    args.extend(["--measures", "--out", arg(&band), "-q"]);
+    let out = faultgate(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let measures = &read_json(&band)["measures"];
+    let keys: Vec<&str> = measures
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "latency_ms",
+            "tokens",
+            "cost_usd",
+            "steps",
+            "input_tokens",
+            "output_tokens",
+            "model_calls"
+        ]
+    );
+    // 1 or 2 calls a trace, so 150 input tokens on average; a median output of 350 tokens at base 200.
+    assert_eq!(
+        measures["model_calls"]["mean"],
+        serde_json::json!([1.5, 1.5, 1.5])
+    );
+    assert_eq!(
+        measures["input_tokens"]["mean"],
+        serde_json::json!([150.0, 150.0, 150.0])
+    );
+    assert_eq!(
+        measures["output_tokens"]["p50"],
+        serde_json::json!([350.0, 357.5, 365.0])
+    );
+
+    // The same calls, each writing twice as much.
+    let verbose = write_chat_run(
+        &dir.path().join("verbose.jsonl"),
+        |i| 2 * (205 + (i % 20) as u64 * 5),
+        |i| 1 + i % 2,
+    );
+    let (code, lines, _) = check(
+        &verbose,
+        &band,
+        &[
+            "tokens.output.mean <= +15%",
+            "tokens.input.p95 <= +5%",
+            "model_calls.mean <= +0",
+        ],
+    );
+    assert_eq!(code, Some(1), "{lines:?}");
+    assert!(
+        lines[1].starts_with("budget tokens.output.mean: FAIL · +100% > +15% (p=0.000)"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("budget tokens.input.p95: PASS · +0% <= +5%"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[3].starts_with("budget model_calls.mean: PASS · +0 <= +0 · 1.5 vs band 1.5"),
+        "{lines:?}"
+    );
+
+    // A band written before these measures were recorded is refused with how to rebuild it.
+    let mut old = read_json(&band);
+    for key in ["input_tokens", "output_tokens", "model_calls"] {
+        old["measures"].as_object_mut().unwrap().remove(key);
+    }
+    let old_band = dir.path().join("old-band.json");
+    std::fs::write(&old_band, old.to_string()).unwrap();
+    let (code, lines, err) = check(&verbose, &old_band, &["model_calls.mean <= +0"]);
+    assert_eq!(code, Some(2));
+    assert!(lines.is_empty(), "{lines:?}");
+    assert_eq!(
+        err.lines().last().unwrap_or_default(),
+        format!(
+            "faultgate: {}: the band records no model_calls, which --budget model_calls.mean needs; rebuild it with `faultgate baseline --measures`",
+            old_band.display()
+        )
+    );
+    // Its older measures still serve.
+    let (code, _, err) = check(&verbose, &old_band, &["latency.p95 <= +20%"]);
+    assert_eq!(code, Some(0), "{err}");
 }

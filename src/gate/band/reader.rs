@@ -12,7 +12,8 @@ use super::file::{
 };
 use crate::compat::value::py_truthy;
 use crate::error::display_path;
-use crate::gate::GateError;
+use crate::gate::measures::MEASURE_COUNT;
+use crate::gate::{Budget, GateError};
 use crate::gate::{DISTRIBUTIONS, STATISTICS};
 
 /// A band file as the gate reads it: a [`BandJson`] checked, values kept as read where the gate echoes
@@ -51,7 +52,7 @@ pub struct BandFile {
 }
 
 /// A band's measures: per measure, per statistic, per run.
-pub(crate) type BandMeasures = [[Vec<Option<f64>>; 5]; 4];
+pub(crate) type BandMeasures = [[Vec<Option<f64>>; 5]; MEASURE_COUNT];
 
 impl BandFile {
     /// Reads a band file from disk (as `faultgate baseline` writes it).
@@ -286,6 +287,27 @@ impl BandFile {
         })
     }
 
+    /// The band's measures, which `budgets` need, each of them recorded (if only as absent).
+    ///
+    /// # Errors
+    ///
+    /// The band was written without measures, or before a measure a budget names was recorded.
+    pub fn require_measures_of(
+        &self,
+        path: &Path,
+        budgets: &[Budget],
+    ) -> Result<&BandMeasures, GateError> {
+        let measures = self.require_measures(path)?;
+        match budgets.iter().find(|b| measures[b.measure][0].is_empty()) {
+            Some(budget) => Err(GateError::MeasureNotInBand {
+                path: display_path(path),
+                budget: budget.name(),
+                measure: DISTRIBUTIONS[budget.measure],
+            }),
+            None => Ok(measures),
+        }
+    }
+
     /// The band's `runs` in Python str-notation, as the gate line prints it.
     pub fn runs_text(&self) -> String {
         crate::compat::reason::py_str(&self.runs)
@@ -307,7 +329,10 @@ fn read_measures(value: &Value, runs: f64) -> Option<BandMeasures> {
     let mut read: BandMeasures = Default::default();
     for (m, name) in DISTRIBUTIONS.iter().enumerate() {
         let stats = match measures.get(*name) {
-            None | Some(Value::Null) => None,
+            // Written before the measure was recorded: no runs at all, so a budget on it asks for a
+            // rebuild rather than reading it as a measure the runs lacked.
+            None => continue,
+            Some(Value::Null) => None,
             Some(stats) => Some(stats.as_object()?),
         };
         for (s, stat) in STATISTICS.iter().enumerate() {
