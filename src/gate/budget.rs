@@ -11,7 +11,7 @@ use super::band::BandMeasures;
 use super::bootstrap::{SEED, SplitMix64};
 use super::measures::{DISTRIBUTIONS, MeasureValues, QUANTILES, STATISTICS};
 use super::outcome::{Budget, BudgetOutcome, Limit, Unmeasured};
-use super::stats::ALPHA;
+use super::stats::{ALPHA, Z_ALPHA};
 use super::{Gate, GateError, GateWarning, Verdict};
 
 /// Draws of the significance bootstrap.
@@ -165,8 +165,9 @@ fn evaluate_budget(
         p_value: None,
         unmeasured: Some(what),
         scenarios: groups.len(),
+        scenarios_to_tell: None,
     };
-    if groups.len() == 0 {
+    let Some(candidate) = run.statistic(budget.measure, budget.statistic) else {
         if !budget.is_relative() {
             return Err(GateError::BudgetNotMeasured {
                 budget: budget.name(),
@@ -174,15 +175,13 @@ fn evaluate_budget(
             });
         }
         return Ok(unmeasured(Unmeasured::Run));
-    }
+    };
     if budget.is_relative() && per_run.is_empty() {
         return Ok(unmeasured(Unmeasured::Band));
     }
-    // Over the traces in report order, so a mean sums as the run's own mean does.
-    let candidate = statistic(&mut run.recorded(budget.measure), budget.statistic);
     let limit = budget.limit.of(band_value.unwrap_or(0.0));
-    let (verdict, p_value) = if candidate <= limit {
-        (Verdict::Pass, None)
+    let (verdict, p_value, scenarios_to_tell) = if candidate <= limit {
+        (Verdict::Pass, None, None)
     } else {
         // Each draw is held to one baseline run's limit: a band whose runs spread widely makes an
         // excess of the same size less significant.
@@ -191,13 +190,13 @@ fn evaluate_budget(
         } else {
             vec![limit]
         };
-        let p = groups.p_value(budget.statistic, &limits);
-        let verdict = if p < ALPHA {
-            Verdict::Fail
+        let drawn = groups.draw(budget.statistic, &limits);
+        if drawn.p_value < ALPHA {
+            (Verdict::Fail, Some(drawn.p_value), None)
         } else {
-            Verdict::Inconclusive
-        };
-        (verdict, Some(p))
+            let to_tell = drawn.scenarios_to_tell(candidate - limit, groups.len());
+            (Verdict::Inconclusive, Some(drawn.p_value), to_tell)
+        }
     };
     Ok(BudgetOutcome {
         budget: budget.clone(),
@@ -208,7 +207,40 @@ fn evaluate_budget(
         p_value,
         unmeasured: None,
         scenarios: groups.len(),
+        scenarios_to_tell,
     })
+}
+
+/// What the significance bootstrap found.
+struct Drawn {
+    /// The share of draws at or under their limit, counting the observed run as one draw.
+    p_value: f64,
+    /// The spread (standard deviation) of the drawn statistic: the run's sampling noise.
+    run_spread: f64,
+    /// The spread of the drawn limits: the band's run-to-run noise, which more scenarios of the run
+    /// do not reduce.
+    band_spread: f64,
+}
+
+impl Drawn {
+    /// About how many scenarios would make an excess of `excess` significant, the run's noise
+    /// shrinking as one over the square root of its scenarios and the band's staying; `None` when
+    /// the band's spread alone hides the excess (more baseline runs would tell, not more scenarios).
+    fn scenarios_to_tell(&self, excess: f64, scenarios: usize) -> Option<usize> {
+        let needed = (excess / Z_ALPHA).powi(2) - self.band_spread.powi(2);
+        if needed <= 0.0 || !needed.is_finite() {
+            return None;
+        }
+        let n = scenarios as f64 * self.run_spread.powi(2) / needed;
+        (n.is_finite() && n < 1e12).then(|| (n.ceil() as usize).max(scenarios + 1))
+    }
+}
+
+/// The standard deviation of `values` (not empty).
+fn spread(values: &[f64]) -> f64 {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()
 }
 
 /// A measure's recorded values grouped by scenario (the scenarios in first-seen order, each one's
@@ -245,12 +277,22 @@ impl ScenarioValues {
         self.starts.len().saturating_sub(1)
     }
 
-    /// The share of bootstrap draws whose statistic is at or under its drawn limit, counting the
-    /// observed run as one draw so that no p-value is 0.
-    fn p_value(&self, stat: usize, limits: &[f64]) -> f64 {
+    /// Draws the run again [`RESAMPLES`] times, scenario by scenario, each draw against one of
+    /// `limits` drawn at random.
+    fn draw(&self, stat: usize, limits: &[f64]) -> Drawn {
         let n = self.len();
+        if n == 0 {
+            // Past the exact size the sample may hold no scenario with this measure: nothing to
+            // resample, so nothing is significant.
+            return Drawn {
+                p_value: 1.0,
+                run_spread: 0.0,
+                band_spread: spread(limits),
+            };
+        }
         let mut rng = SplitMix64::new(SEED);
         let mut draw = Vec::with_capacity(self.values.len());
+        let mut statistics = Vec::with_capacity(RESAMPLES);
         let mut within = 0usize;
         for _ in 0..RESAMPLES {
             draw.clear();
@@ -259,9 +301,15 @@ impl ScenarioValues {
                 draw.extend_from_slice(&self.values[self.starts[s]..self.starts[s + 1]]);
             }
             let limit = limits[rng.below(limits.len() as u64) as usize];
-            within += usize::from(statistic(&mut draw, stat) <= limit);
+            let value = statistic(&mut draw, stat);
+            within += usize::from(value <= limit);
+            statistics.push(value);
         }
-        (within + 1) as f64 / (RESAMPLES + 1) as f64
+        Drawn {
+            p_value: (within + 1) as f64 / (RESAMPLES + 1) as f64,
+            run_spread: spread(&statistics),
+            band_spread: spread(limits),
+        }
     }
 }
 
@@ -364,15 +412,16 @@ mod tests {
     /// A band of two runs whose latency means are 100 and 110 (so 105), and a run of 400 scenarios
     /// whose values spread ±20 around `centre`.
     fn judged(centre: f64, limit: &str) -> BudgetOutcome {
+        judged_over(400, centre, limit)
+    }
+
+    fn judged_over(scenarios: usize, centre: f64, limit: &str) -> BudgetOutcome {
         let mut band: BandMeasures = Default::default();
         band[0][0] = vec![Some(100.0), Some(110.0)];
         let mut run = MeasureValues::default();
-        for i in 0..400 {
-            let value = centre + f64::from(i % 5) * 10.0 - 20.0;
-            run.add(
-                i as usize,
-                [Some(value), None, None, Some(1.0), None, None, None],
-            );
+        for i in 0..scenarios {
+            let value = centre + (i % 5) as f64 * 10.0 - 20.0;
+            run.add(i, [Some(value), None, None, Some(1.0), None, None, None]);
         }
         let budget = Budget::parse(&format!("latency.mean <= {limit}")).expect("budget");
         evaluate_budgets(&[budget], &band, &run)
@@ -395,6 +444,30 @@ mod tests {
         // Against a fixed limit only the run's own noise counts: 2 over it is significant here.
         let fixed = judged(117.5, "115.5");
         assert_eq!(fixed.verdict, Verdict::Fail, "{fixed:?}");
+    }
+
+    #[test]
+    fn an_inconclusive_excess_says_how_many_scenarios_would_tell() {
+        // 0.5 over a fixed limit, values spread ±20 (standard deviation 14.1): over 400 scenarios the
+        // mean's noise is 0.71, and 0.5 is significant once it is 0.5 / 1.645 = 0.30, at about 2,200.
+        let short = judged_over(400, 116.0, "115.5");
+        assert_eq!(short.verdict, Verdict::Inconclusive, "{short:?}");
+        let needed = short.scenarios_to_tell.expect("a number of scenarios");
+        assert!((1_800..2_600).contains(&needed), "{needed}");
+        // That many bring the excess to the edge of significance; a fifth more pass it.
+        let edge = judged_over(needed.next_multiple_of(5), 116.0, "115.5");
+        let p = edge.p_value.expect("past the limit");
+        assert!((0.03..0.07).contains(&p), "{edge:?}");
+        let long = judged_over((needed * 6 / 5).next_multiple_of(5), 116.0, "115.5");
+        assert_eq!(long.verdict, Verdict::Fail, "{long:?}");
+        // Against the band (runs 10 apart, so limits 11 apart), 0.5 over is within the band's own
+        // spread: no number of scenarios would tell.
+        let banded = judged(116.0, "+10%");
+        assert_eq!(banded.verdict, Verdict::Inconclusive);
+        assert_eq!(banded.scenarios_to_tell, None);
+        // A FAIL or a PASS needs no estimate.
+        assert_eq!(judged(125.0, "+10%").scenarios_to_tell, None);
+        assert_eq!(judged(115.0, "+10%").scenarios_to_tell, None);
     }
 
     #[test]

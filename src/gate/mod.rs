@@ -36,7 +36,9 @@ use indexmap::IndexMap;
 pub use band::{Band, BandBuilder, BandFile, RunDigest};
 pub use budget::{add_budgets, evaluate_budgets};
 pub use decision::{evaluate_mode, evaluate_pass_k};
-pub use measures::{DISTRIBUTIONS, MeasureValues, RunStatistics, STATISTICS};
+pub use measures::{
+    DISTRIBUTIONS, EXACT_TRACES, MeasureValues, RELATIVE_ACCURACY, RunStatistics, STATISTICS,
+};
 pub use outcome::{
     Budget, BudgetOutcome, Gate, GateMode, GateWarning, Limit, PairedGate, Ungated, Unmeasured,
     UsageDelta, Verdict,

@@ -425,6 +425,9 @@ pub struct BudgetBlock {
     pub scenarios: usize,
     /// `run` or `band`: which side recorded no value of the measure; `null` when both did.
     pub unmeasured: Option<String>,
+    /// For an `INCONCLUSIVE` excess: about how many scenarios of this run would make it
+    /// significant; `null` otherwise, or when the band's run-to-run spread alone hides it.
+    pub scenarios_to_tell: Option<usize>,
 }
 
 /// One usage measure of the run next to the band's (an entry of the gate's `usage`).
@@ -859,6 +862,7 @@ mod tests {
                 p_value: Some(0.003),
                 scenarios: 30,
                 unmeasured: None,
+                scenarios_to_tell: None,
             }]),
         }
     }

@@ -312,11 +312,17 @@ pub(crate) fn budget_line(outcome: &BudgetOutcome) -> String {
         (Verdict::Inconclusive, None) => ", not significant against the band's run-to-run spread",
         _ => "",
     };
-    let over = if outcome.candidate.is_some() {
+    let mut over = if outcome.candidate.is_some() {
         format!(" over {} scenarios", outcome.scenarios)
     } else {
         String::new()
     };
+    if outcome.verdict == Verdict::Inconclusive && outcome.p_value.is_some() {
+        match outcome.scenarios_to_tell {
+            Some(n) => over.push_str(&format!(" \u{b7} about {n} scenarios would tell")),
+            None => over.push_str(" \u{b7} more baseline runs would tell, not more scenarios"),
+        }
+    }
     format!(
         "budget {}: {} \u{b7} {}{why}{values}{over}",
         outcome.budget.name(),

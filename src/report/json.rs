@@ -369,6 +369,7 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
                         }
                         .to_string()
                     }),
+                    scenarios_to_tell: b.scenarios_to_tell,
                 })
                 .collect()
         }),

@@ -242,7 +242,7 @@ fn the_json_gate_lists_the_budgets_only_when_asked() {
         serde_json::json!({
             "budget": "latency.mean <= +10%", "verdict": "FAIL", "candidate": 1645.0,
             "band": 1095.0, "limit": 1204.5, "p_value": 0.0004997501249375312, "scenarios": 200,
-            "unmeasured": null
+            "unmeasured": null, "scenarios_to_tell": null
         })
     );
     // No trace records tokens: a relative budget is warned about, never passed.
@@ -293,7 +293,7 @@ fn an_excess_fails_only_when_it_is_significant() {
         verdict(1112),
         (
             Some(0),
-            "budget latency.mean: INCONCLUSIVE · +10.2% > +10% (p=0.358), not significant against the band's run-to-run spread · 1207 vs band 1095 over 200 scenarios".into()
+            "budget latency.mean: INCONCLUSIVE · +10.2% > +10% (p=0.358), not significant against the band's run-to-run spread · 1207 vs band 1095 over 200 scenarios · more baseline runs would tell, not more scenarios".into()
         )
     );
     // The budget alone turns the gate: the clean rate's own line passes, so the change is named.
