@@ -326,7 +326,11 @@ impl RunCommand for Check<'_> {
                 (
                     "--parquet",
                     outs.parquet.as_ref(),
-                    &[parquet::VERDICTS_FILE, parquet::TRACES_FILE],
+                    &[
+                        parquet::VERDICTS_FILE,
+                        parquet::TRACES_FILE,
+                        parquet::BUDGETS_FILE,
+                    ],
                 ),
             ],
             inputs: std::iter::once(outs.band.as_ref())
@@ -837,6 +841,9 @@ pub(crate) fn finish(
             None => parquet::write_check(dir, &report, pass_k.is_some()),
         }
         .map_err(|e| write_err(&e))?;
+        if let Some(budgets) = gate.as_ref().and_then(|(g, _)| g.budgets.as_deref()) {
+            parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
+        }
         writeln!(out, "parquet written to {}", dir.display())?;
     }
     let events = otlp_events::Export {

@@ -165,6 +165,7 @@ fn evaluate_budget(
         p_value: None,
         unmeasured: Some(what),
         scenarios: groups.len(),
+        band_runs: per_run.clone(),
         scenarios_to_tell: None,
     };
     let Some(candidate) = run.statistic(budget.measure, budget.statistic) else {
@@ -207,6 +208,7 @@ fn evaluate_budget(
         p_value,
         unmeasured: None,
         scenarios: groups.len(),
+        band_runs: per_run,
         scenarios_to_tell,
     })
 }

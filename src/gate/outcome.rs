@@ -263,6 +263,9 @@ pub struct BudgetOutcome {
     pub unmeasured: Option<Unmeasured>,
     /// Scenarios of the run with the measure, which the bootstrap resampled.
     pub scenarios: usize,
+    /// Each baseline run's value of the statistic, in run order (runs that did not record the
+    /// measure left out).
+    pub band_runs: Vec<f64>,
     /// For an INCONCLUSIVE excess: about how many scenarios of the run would make it significant;
     /// `None` otherwise, or when the band's run-to-run spread alone hides it.
     pub scenarios_to_tell: Option<usize>,

@@ -255,7 +255,7 @@ pub(crate) fn budget_expression(budget: &Budget) -> String {
 }
 
 /// A number as short as it reads: at most four decimals, no trailing zeros.
-fn short(value: f64) -> String {
+pub(crate) fn short_number(value: f64) -> String {
     let text = format!("{value:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text == "-0" {
@@ -279,16 +279,16 @@ fn budget_excess(outcome: &BudgetOutcome) -> String {
             let change = format!("{:+.1}", (candidate / band - 1.0) * 100.0);
             format!("{}%", change.trim_end_matches(".0"))
         }
-        Limit::Percent(_) => short(candidate),
+        Limit::Percent(_) => short_number(candidate),
         Limit::Delta(_) => {
-            let delta = short(candidate - band);
+            let delta = short_number(candidate - band);
             if delta.starts_with('-') {
                 delta
             } else {
                 format!("+{delta}")
             }
         }
-        Limit::Absolute(_) => short(candidate),
+        Limit::Absolute(_) => short_number(candidate),
     };
     let op = if candidate > limit { ">" } else { "<=" };
     let p = outcome
@@ -302,8 +302,8 @@ fn budget_excess(outcome: &BudgetOutcome) -> String {
 /// `budget latency.p95: FAIL · +34% > +20% (p=0.003) · 1234 vs band 921 over 30 scenarios`.
 pub(crate) fn budget_line(outcome: &BudgetOutcome) -> String {
     let values = match (outcome.candidate, outcome.band) {
-        (Some(c), Some(b)) => format!(" \u{b7} {} vs band {}", short(c), short(b)),
-        (Some(c), None) => format!(" \u{b7} {}", short(c)),
+        (Some(c), Some(b)) => format!(" \u{b7} {} vs band {}", short_number(c), short_number(b)),
+        (Some(c), None) => format!(" \u{b7} {}", short_number(c)),
         _ => String::new(),
     };
     let why = match (outcome.verdict, outcome.unmeasured) {

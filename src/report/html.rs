@@ -344,6 +344,18 @@ pub(crate) fn render(page: &Page<'_>) -> String {
         h.push_str("<section>\n<h2>Band</h2>\n");
         h.push_str(&chart(g, band));
         h.push_str("</section>\n");
+        if let Some(budgets) = g.budgets.as_ref().filter(|b| !b.is_empty()) {
+            h.push_str("<section>\n<h2>Budgets</h2>\n");
+            for budget in budgets {
+                let _ = writeln!(
+                    h,
+                    "<p class=\"budget\">{}</p>",
+                    escape(&super::gate_lines::budget_line(budget))
+                );
+                h.push_str(&budget_chart(budget));
+            }
+            h.push_str("</section>\n");
+        }
     }
 
     h.push_str("<section>\n<h2>Checks</h2>\n<table id=\"checks\">\n<thead><tr><th>check</th><th>fired</th></tr></thead>\n<tbody>\n");
@@ -517,6 +529,80 @@ fn chart(gate: &Gate, band: &BandFile) -> String {
         f((x(gate.clean_rate) + 4.0).min(x(1.0) - 60.0)),
         fmt_fixed(gate.clean_rate, 2),
         gate.verdict.as_str()
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+/// A budget's chart: one dot per baseline run's value, the limit as a line and this run's value as a
+/// bar coloured by the budget's verdict, on an axis from zero to a little past the largest of them.
+fn budget_chart(outcome: &crate::gate::BudgetOutcome) -> String {
+    const LEFT: f64 = 110.0;
+    const WIDTH: f64 = 300.0;
+    let name = outcome.budget.name();
+    let Some(candidate) = outcome.candidate else {
+        return String::new();
+    };
+    let largest = outcome
+        .band_runs
+        .iter()
+        .copied()
+        .chain([candidate, outcome.limit.unwrap_or(0.0)])
+        .fold(0.0, f64::max);
+    let top = if largest > 0.0 { largest * 1.1 } else { 1.0 };
+    let x = |v: f64| LEFT + (v / top).clamp(0.0, 1.0) * WIDTH;
+    let f = |v: f64| fmt_fixed(v, 1);
+    let short = |v: f64| super::gate_lines::short_number(v);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<svg class=\"budget-chart\" viewBox=\"0 0 430 90\" width=\"430\" height=\"90\" role=\"img\" aria-label=\"{} {} against limit {}\">",
+        escape(&name),
+        short(candidate),
+        outcome.limit.map_or_else(|| "none".to_string(), short)
+    );
+    s.push_str("<g font-size=\"12\" fill=\"#1b1b1b\"><text x=\"0\" y=\"24\">baseline runs</text><text x=\"0\" y=\"54\">this run</text></g>\n");
+    let _ = writeln!(
+        s,
+        "<line x1=\"{}\" y1=\"72\" x2=\"{}\" y2=\"72\" stroke=\"#888\"/>",
+        f(x(0.0)),
+        f(x(top))
+    );
+    for (value, anchor) in [(0.0, "start"), (top, "end")] {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"86\" font-size=\"11\" text-anchor=\"{anchor}\" fill=\"#666\">{}</text>",
+            f(x(value)),
+            short(value)
+        );
+    }
+    for value in &outcome.band_runs {
+        let _ = writeln!(
+            s,
+            "<circle class=\"run\" cx=\"{}\" cy=\"20\" r=\"4\" fill=\"#57606a\"><title>{}</title></circle>",
+            f(x(*value)),
+            short(*value)
+        );
+    }
+    if let Some(limit) = outcome.limit {
+        let _ = writeln!(
+            s,
+            "<line class=\"limit\" x1=\"{0}\" y1=\"8\" x2=\"{0}\" y2=\"66\" stroke=\"#cf222e\" stroke-width=\"2\"><title>limit {1}</title></line>",
+            f(x(limit)),
+            short(limit)
+        );
+    }
+    let colour = match outcome.verdict.as_str() {
+        "PASS" => "#1a7f37",
+        "FAIL" => "#cf222e",
+        _ => "#9a6700",
+    };
+    let _ = writeln!(
+        s,
+        "<rect class=\"candidate\" x=\"{}\" y=\"44\" width=\"{}\" height=\"14\" fill=\"{colour}\"><title>{}</title></rect>",
+        f(x(0.0)),
+        f(x(candidate) - x(0.0)),
+        short(candidate)
     );
     s.push_str("</svg>\n");
     s

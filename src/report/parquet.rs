@@ -19,6 +19,11 @@
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
 //!   C(passes, K) / C(trials, K) for K the run's largest trial count, null for fewer trials).
 //!
+//! - `budgets.parquet`, with `--band` and budgets, one row per budget in the order given: `budget`
+//!   (utf8, `latency.p95 <= +20%`), `measure`, `statistic` (utf8, as band.json names them),
+//!   `verdict` (utf8), `candidate`, `band`, `limit`, `p_value` (float64, null as in the JSON
+//!   report's `gate.budgets`), `scenarios` and `scenarios_to_tell` (int64).
+//!
 //! `baseline --parquet DIR`:
 //! - `clean_matrix.parquet`, long format, one row per run and distinct scenario key of that run, in
 //!   run order then first-seen order: `run` (int64, 1-based argument position), `scenario` (utf8),
@@ -53,6 +58,7 @@ pub(crate) const VERDICTS_FILE: &str = "verdicts.parquet";
 pub(crate) const TRACES_FILE: &str = "traces.parquet";
 pub(crate) const MATRIX_FILE: &str = "clean_matrix.parquet";
 pub(crate) const RUNS_FILE: &str = "runs.parquet";
+pub(crate) const BUDGETS_FILE: &str = "budgets.parquet";
 
 /// A Parquet output that could not be built or written.
 #[derive(Debug, thiserror::Error)]
@@ -759,6 +765,70 @@ impl BaselineTables {
         write_atomic(&dir.join(RUNS_FILE), &runs_bytes)?;
         Ok(())
     }
+}
+
+/// Writes `budgets.parquet` into `dir` (created): one row per budget, as the JSON report's
+/// `gate.budgets` gives them.
+///
+/// # Errors
+///
+/// The table cannot be encoded or the file cannot be written.
+pub(crate) fn write_budgets(
+    dir: &Path,
+    budgets: &[crate::gate::BudgetOutcome],
+) -> Result<(), ParquetOutputError> {
+    let batch = budgets_batch(budgets)?;
+    let bytes = encode(batch.schema(), &[batch])?;
+    std::fs::create_dir_all(dir)?;
+    write_atomic(&dir.join(BUDGETS_FILE), &bytes)?;
+    Ok(())
+}
+
+fn budgets_batch(budgets: &[crate::gate::BudgetOutcome]) -> Result<RecordBatch, ArrowError> {
+    let text = |name: &str| Field::new(name, DataType::Utf8, false);
+    let float = |name: &str| Field::new(name, DataType::Float64, true);
+    let schema = Arc::new(Schema::new(vec![
+        text("budget"),
+        text("measure"),
+        text("statistic"),
+        text("verdict"),
+        float("candidate"),
+        float("band"),
+        float("limit"),
+        float("p_value"),
+        Field::new("scenarios", DataType::Int64, false),
+        Field::new("scenarios_to_tell", DataType::Int64, true),
+    ]));
+    let strings = |f: &dyn Fn(&crate::gate::BudgetOutcome) -> String| -> ArrayRef {
+        Arc::new(budgets.iter().map(|b| Some(f(b))).collect::<StringArray>())
+    };
+    let floats = |f: &dyn Fn(&crate::gate::BudgetOutcome) -> Option<f64>| -> ArrayRef {
+        Arc::new(budgets.iter().map(f).collect::<Float64Array>())
+    };
+    let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    let columns: Vec<ArrayRef> = vec![
+        strings(&|b| super::gate_lines::budget_expression(&b.budget)),
+        strings(&|b| crate::gate::DISTRIBUTIONS[b.budget.measure].to_string()),
+        strings(&|b| crate::gate::STATISTICS[b.budget.statistic].to_string()),
+        strings(&|b| b.verdict.as_str().to_string()),
+        floats(&|b| b.candidate),
+        floats(&|b| b.band),
+        floats(&|b| b.limit),
+        floats(&|b| b.p_value),
+        Arc::new(
+            budgets
+                .iter()
+                .map(|b| Some(count(b.scenarios)))
+                .collect::<Int64Array>(),
+        ),
+        Arc::new(
+            budgets
+                .iter()
+                .map(|b| b.scenarios_to_tell.map(count))
+                .collect::<Int64Array>(),
+        ),
+    ];
+    RecordBatch::try_new(schema, columns)
 }
 
 #[cfg(test)]

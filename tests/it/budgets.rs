@@ -768,3 +768,133 @@ fn input_and_output_tokens_and_model_calls_are_measured_and_budgeted() {
     let (code, _, err) = check(&verbose, &old_band, &["latency.p95 <= +20%"]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+#[test]
+fn budgets_reach_the_html_parquet_and_evaluation_events() {
+    use arrow_array::{Array, Float64Array, Int64Array, StringArray};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    // Latency 50% up, the same cost: one budget fails, one passes, one is just past its limit.
+    let slow = candidate(dir.path(), 1550, Some(0.01));
+    let html = dir.path().join("r.html");
+    let pq = dir.path().join("pq");
+    let events = dir.path().join("events.json");
+    let out = faultgate(&[
+        "check",
+        arg(&slow),
+        "--band",
+        arg(&band),
+        "--budget",
+        "latency.p95 <= +20%",
+        "--budget",
+        "cost.mean <= +10%",
+        "--html",
+        arg(&html),
+        "--parquet",
+        arg(&pq),
+        "--otlp-events",
+        arg(&events),
+        "--table",
+        "none",
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+
+    // HTML: each budget's line and a chart with one dot per baseline run, the limit and this run.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let section = &page[page.find("<h2>Budgets</h2>").expect("a budgets section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains(
+        "<p class=\"budget\">budget latency.p95: FAIL · +46.6% &gt; +20% (p=0.000) · 1730.5 vs band 1180.5 over 200 scenarios</p>"
+    ), "{section}");
+    assert_eq!(section.matches("class=\"budget-chart\"").count(), 2);
+    assert_eq!(section.matches("<circle class=\"run\"").count(), 6);
+    assert!(section.contains("<title>limit 1416.6</title>"), "{section}");
+    assert!(
+        section.contains("fill=\"#cf222e\"><title>1730.5</title></rect>"),
+        "{section}"
+    );
+
+    // Parquet: one row per budget.
+    let file = std::fs::File::open(pq.join("budgets.parquet")).unwrap();
+    let batches: Vec<_> = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(batches.len(), 1);
+    let batch = &batches[0];
+    let text = |name: &str| {
+        let column = batch.column_by_name(name).unwrap();
+        let column = column.as_any().downcast_ref::<StringArray>().unwrap();
+        (0..column.len())
+            .map(|i| column.value(i).to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(text("budget"), ["latency.p95 <= +20%", "cost.mean <= +10%"]);
+    assert_eq!(text("measure"), ["latency_ms", "cost_usd"]);
+    assert_eq!(text("verdict"), ["FAIL", "PASS"]);
+    let candidate = batch.column_by_name("candidate").unwrap();
+    let candidate = candidate.as_any().downcast_ref::<Float64Array>().unwrap();
+    assert!((candidate.value(0) - 1730.5).abs() < 1e-9, "{candidate:?}");
+    let p = batch.column_by_name("p_value").unwrap();
+    assert!(p.is_null(1));
+    let scenarios = batch.column_by_name("scenarios").unwrap();
+    let scenarios = scenarios.as_any().downcast_ref::<Int64Array>().unwrap();
+    assert_eq!(scenarios.values(), &[200, 200]);
+
+    // Evaluation events: a record per budget after the gate's, scored 1.0 for a pass and 0.0 for a fail.
+    let export = read_json(&events);
+    let records = export["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        .as_array()
+        .unwrap();
+    let attribute = |record: &Value, key: &str| {
+        record["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == key)
+            .map(|a| a["value"].clone())
+    };
+    let named: Vec<String> = records
+        .iter()
+        .rev()
+        .take(3)
+        .map(|r| {
+            attribute(r, "gen_ai.evaluation.name").unwrap()["stringValue"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            "faultgate.budget.cost.mean",
+            "faultgate.budget.latency.p95",
+            "faultgate.gate"
+        ]
+    );
+    let latency = &records[records.len() - 2];
+    assert_eq!(
+        attribute(latency, "gen_ai.evaluation.score.value"),
+        Some(serde_json::json!({"doubleValue": 0.0}))
+    );
+    assert_eq!(
+        attribute(latency, "gen_ai.evaluation.score.label"),
+        Some(serde_json::json!({"stringValue": "fail"}))
+    );
+    let limit = attribute(latency, "faultgate.budget.limit").unwrap()["doubleValue"]
+        .as_f64()
+        .unwrap();
+    assert!((limit - 1416.6).abs() < 1e-9, "{limit}");
+    let cost = &records[records.len() - 1];
+    assert_eq!(
+        attribute(cost, "gen_ai.evaluation.score.value"),
+        Some(serde_json::json!({"doubleValue": 1.0}))
+    );
+    assert_eq!(attribute(cost, "faultgate.budget.p_value"), None);
+}

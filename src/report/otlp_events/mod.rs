@@ -24,6 +24,11 @@
 //! - The gate's record (no trace) is named `faultgate.gate`: score the clean rate the gate compared,
 //!   label `pass`, `fail` or `inconclusive`, explanation the gate line of the JUnit report, and its
 //!   numbers as `faultgate.gate.*` attributes.
+//! - With budgets, one record per budget after the gate's, named `faultgate.budget.<budget>`
+//!   (`faultgate.budget.latency.p95`): score 1.0 for a PASS and 0.0 for a FAIL (no score for an
+//!   INCONCLUSIVE), label `pass`, `fail` or `inconclusive`, explanation the budget's line, the
+//!   expression as `faultgate.budget` and its numbers as `faultgate.budget.candidate`, `.band`,
+//!   `.limit`, `.p_value` (each left out when it has none) and `.scenarios`.
 //!
 //! `timeUnixNano` is 0 (the OTLP spelling of "unknown") on every record: a verdict is not something
 //! that happened at a moment of the trace, and a clock reading would make two runs over the same input
@@ -186,10 +191,14 @@ impl<'a> Export<'a> {
             Some(spilled) => spilled.run.for_each_batch(|batch| batch_events(batch))?,
             None => self.report.batches.iter().try_for_each(&mut batch_events)?,
         }
-        match self.gate {
-            Some(gate) => each(&self.gate_event(gate)),
-            None => Ok(()),
+        let Some(gate) = self.gate else {
+            return Ok(());
+        };
+        each(&self.gate_event(gate))?;
+        for budget in gate.budgets.iter().flatten() {
+            each(&budget_event(budget))?;
         }
+        Ok(())
     }
 
     /// The gate's record: its verdict as the score label, its numbers as attributes.
@@ -252,6 +261,52 @@ impl<'a> Export<'a> {
             span_id: None,
             attributes,
         }
+    }
+}
+
+/// A budget's record, after the gate's: named `faultgate.budget.<measure>.<statistic>`, score 1.0
+/// for a PASS and 0.0 for a FAIL (none for an INCONCLUSIVE), label its verdict, explanation its line,
+/// and its numbers as `faultgate.budget.*` attributes (those it has).
+fn budget_event(outcome: &crate::gate::BudgetOutcome) -> Event<'static> {
+    let (label, score) = match outcome.verdict {
+        Verdict::Pass => ("pass", Some(1.0)),
+        Verdict::Fail => ("fail", Some(0.0)),
+        Verdict::Inconclusive => ("inconclusive", None),
+    };
+    let mut attributes = vec![(
+        "gen_ai.evaluation.name",
+        Value::Str(format!("faultgate.budget.{}", outcome.budget.name()).into()),
+    )];
+    if let Some(score) = score {
+        attributes.push(("gen_ai.evaluation.score.value", Value::Double(score)));
+    }
+    attributes.push(("gen_ai.evaluation.score.label", Value::Str(label.into())));
+    attributes.push((
+        "gen_ai.evaluation.explanation",
+        Value::Str(super::gate_lines::budget_line(outcome).into()),
+    ));
+    attributes.push((
+        "faultgate.budget",
+        Value::Str(super::gate_lines::budget_expression(&outcome.budget).into()),
+    ));
+    for (key, value) in [
+        ("faultgate.budget.candidate", outcome.candidate),
+        ("faultgate.budget.band", outcome.band),
+        ("faultgate.budget.limit", outcome.limit),
+        ("faultgate.budget.p_value", outcome.p_value),
+    ] {
+        if let Some(v) = value {
+            attributes.push((key, Value::Double(v)));
+        }
+    }
+    attributes.push((
+        "faultgate.budget.scenarios",
+        Value::Int(i64::try_from(outcome.scenarios).unwrap_or(i64::MAX)),
+    ));
+    Event {
+        trace_id: None,
+        span_id: None,
+        attributes,
     }
 }
 
