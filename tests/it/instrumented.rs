@@ -148,6 +148,18 @@ fn a_clean_run_passes_every_check() {
         );
         assert_no_warning(&path, &run);
         assert_eq!(tool_steps(&path), 1, "{path}");
+        // The fake model reports 120 input tokens plus 40 per message sent, and 18 output tokens, on
+        // each of the run's two calls: pydantic-ai sends the user message, then it with the call and
+        // the result; the hand-written loops send a system message too. Tokens are summed over the
+        // model call spans once (pydantic-ai's run span totals them under other names).
+        let measures = run.report["measures"].as_object().unwrap();
+        let tokens = measures.values().next().unwrap()["tokens"].as_f64();
+        let want = if path.contains("pydantic_ai") {
+            (120 + 40 + 18) + (120 + 3 * 40 + 18)
+        } else {
+            (120 + 2 * 40 + 18) + (120 + 4 * 40 + 18)
+        };
+        assert_eq!(tokens, Some(f64::from(want)), "{path}");
     }
 }
 
