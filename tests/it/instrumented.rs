@@ -1,7 +1,8 @@
 //! Traces written by real instrumentation libraries, not by hand: `tests/fixtures/instrumented/`, as
 //! `scripts/record_fixtures` records them (pydantic-ai's OpenTelemetry instrumentation,
-//! opentelemetry-instrumentation-openai-v2 with opentelemetry-util-genai's agent and tool spans, and
-//! openinference-instrumentation-openai, each against a scripted fake model). Each scenario is
+//! opentelemetry-instrumentation-openai-v2 with opentelemetry-util-genai's agent and tool spans,
+//! openinference-instrumentation-openai, and the OpenAI Agents SDK traced by
+//! openinference-instrumentation-openai-agents, each against a scripted fake model). Each scenario is
 //! recorded twice through the SDK's exporters: the OTLP JSON file exporter's lines (`otlp.jsonl`) and
 //! the protobuf bodies the OTLP/HTTP exporter posted (`otlp.binpb`); both must give the verdicts the
 //! scenario was scripted for.
@@ -13,7 +14,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The library families recorded, and the scenarios each recorded.
-const FAMILIES: [(&str, &[&str]); 3] = [
+const FAMILIES: [(&str, &[&str]); 4] = [
     (
         "pydantic_ai",
         &["clean", "loop", "tool_error", "multi_turn", "server_tool"],
@@ -23,6 +24,10 @@ const FAMILIES: [(&str, &[&str]); 3] = [
         "openinference",
         &["clean", "loop", "tool_error", "multi_turn"],
     ),
+    (
+        "openai_agents",
+        &["clean", "loop", "tool_error", "multi_turn", "server_tool"],
+    ),
 ];
 
 /// The two exports of each recording.
@@ -30,7 +35,8 @@ const FORMS: [&str; 2] = ["otlp.jsonl", "otlp.binpb"];
 
 /// How many tool steps are read today from the run whose model used a provider-run web search
 /// (pydantic-ai records it as a `tool_call` part with `builtin: true` and its `tool_call_response` in
-/// the same output message). Update this when `server_tool_call` parts are read as tool steps.
+/// the same output message; the OpenInference processor of the Agents SDK as a tool call of the
+/// response's output message). Update this when `server_tool_call` parts are read as tool steps.
 const SERVER_TOOL_STEPS_TODAY: usize = 1;
 
 /// One trace of a report: its scenario key and the checks that fired on it.
@@ -150,7 +156,7 @@ fn a_clean_run_passes_every_check() {
         assert_eq!(tool_steps(&path), 1, "{path}");
         // The fake model reports 120 input tokens plus 40 per message sent, and 18 output tokens, on
         // each of the run's two calls: pydantic-ai sends the user message, then it with the call and
-        // the result; the hand-written loops send a system message too. Tokens are summed over the
+        // the result; the others send a system message (the Agents SDK's instructions) too. Tokens are summed over the
         // model call spans once (pydantic-ai's run span totals them under other names).
         let measures = run.report["measures"].as_object().unwrap();
         let tokens = measures.values().next().unwrap()["tokens"].as_f64();
@@ -206,9 +212,10 @@ fn a_conversation_is_read_as_one_trace_per_turn() {
     ];
     for (family, _) in FAMILIES {
         // pydantic-ai's run span carries no input messages, nor does the util-genai agent span when
-        // content goes to events only, so the prompt is read from the turn's first model call, whose
-        // input re-sends the earlier turns: every user text of the conversation so far. The
-        // OpenInference agent span carries the turn's own message as its input.
+        // content goes to events only, nor the Agents SDK's agent span, so the prompt is read from
+        // the turn's first model call, whose input re-sends the earlier turns: every user text of the
+        // conversation so far. The hand-made OpenInference agent span carries the turn's own message
+        // as its input.
         let mut want: Vec<String> = (0..prompts.len())
             .map(|turn| match family {
                 "openinference" => prompt_key(prompts[turn]),
@@ -240,6 +247,7 @@ fn the_turns_of_a_conversation_share_its_id_in_the_recordings() {
         ("pydantic_ai", "gen_ai.conversation.id"),
         ("openai_v2", "gen_ai.conversation.id"),
         ("openinference", "session.id"),
+        ("openai_agents", "session.id"),
     ] {
         let path = file(&fixture(family, "multi_turn", "otlp.jsonl"));
         let text = std::fs::read_to_string(&path).unwrap();
