@@ -67,15 +67,20 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
                 }
             }
         }
-        // Instructions kept apart are searched as the system message that leads the input messages.
-        let system = system_message(span);
-        let input = match (system.as_ref(), span.attr(attr::INPUT_MESSAGES)) {
-            (Some(system), Some(input)) => Some(Cow::Owned(format!(
-                "{}\n{}",
-                messages_text(system),
-                messages_text(input)
-            ))),
-            (one, other) => one.or(other).map(messages_text),
+        // A later turn of a conversation re-sends the earlier turns, their tool calls and results
+        // included, and those were the earlier turns' traces' steps, not this one's: only what follows
+        // the last user message is this turn's. Instructions kept apart lead the input, so they are
+        // searched (as the system message they would be) only when no user message cuts the history.
+        let input = span.attr(attr::INPUT_MESSAGES).map(messages_text);
+        let input = match input.as_deref().and_then(this_turn) {
+            Some(turn) => Some(Cow::Owned(turn)),
+            None => match (system_message(span).as_ref(), input) {
+                (Some(system), Some(input)) => {
+                    Some(Cow::Owned(format!("{}\n{input}", messages_text(system))))
+                }
+                (Some(system), None) => Some(Cow::Owned(messages_text(system).into_owned())),
+                (None, input) => input,
+            },
         };
         let output = span.attr(attr::OUTPUT_MESSAGES).map(messages_text);
         for text in [input, output].into_iter().flatten() {
@@ -93,6 +98,18 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
         }
     }
     None
+}
+
+/// The messages after the last `user` message of a JSON message list, as JSON text; `None` when the
+/// text is not such a list or has no user message.
+fn this_turn(messages: &str) -> Option<String> {
+    let Ok(Value::Array(list)) = serde_json::from_str::<Value>(messages) else {
+        return None;
+    };
+    let last_user = list
+        .iter()
+        .rposition(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+    Some(json_text(&Value::Array(list[last_user + 1..].to_vec())))
 }
 
 /// A messages attribute as the text its message signs are looked for in.
@@ -940,6 +957,25 @@ mod tests {
         for (span, want) in cases {
             assert_eq!(tool_evidence(&[span]).as_deref(), Some(want));
         }
+        // The tool calls and results of earlier turns, re-sent before this turn's user message, are
+        // the earlier turns' (their own traces' steps), not this trace's.
+        let history = r#"[{"role":"user","parts":[{"type":"text","content":"status?"}]},
+            {"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"lookup","arguments":{}}]},
+            {"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"shipped"}]},
+            {"role":"assistant","parts":[{"type":"text","content":"Shipped."}]},
+            {"role":"user","parts":[{"type":"text","content":"How is it delivered?"}]}]"#;
+        let answer = r#"[{"role":"assistant","parts":[{"type":"text","content":"By courier."}]}]"#;
+        assert_eq!(tool_evidence(&[chat_span("c", 1, history, answer)]), None);
+        // A tool result of this turn, after its user message, still shows.
+        let this_turn = format!(
+            "{},{}]",
+            history.trim_end_matches(']'),
+            r#"{"role":"tool","parts":[{"type":"tool_call_response","id":"c2","response":"x"}]}"#
+        );
+        assert_eq!(
+            tool_evidence(&[chat_span("c", 1, &this_turn, answer)]).as_deref(),
+            Some("the messages of span 'chat' hold \"tool_call_response\"")
+        );
         // No tool activity at all: nothing to warn about.
         for span in [
             named("plan", &[]),

@@ -25,6 +25,7 @@ mod genai_attributes;
 mod genai_conventions;
 mod hostile;
 mod input_rules;
+mod instrumented;
 mod judge;
 mod layers;
 mod merge;
