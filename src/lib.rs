@@ -39,5 +39,6 @@ mod precheck;
 pub mod redact;
 pub mod report;
 mod sidefile;
+pub mod slices;
 pub mod table;
 pub mod workflow;
