@@ -39,6 +39,5 @@ mod precheck;
 pub mod redact;
 pub mod report;
 mod sidefile;
-pub mod slices;
 pub mod table;
 pub mod workflow;

@@ -50,6 +50,10 @@ pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 pub(crate) const VERDICTS_FILE: &str = "verdicts.arrow";
 /// The failing traces' steps file name inside a partial directory.
 pub(crate) const STEPS_FILE: &str = "steps.json";
+/// The setting of a partial written with `--by`: its keys, joined by `,`. Recorded only then, and
+/// then its table has the `slice` column.
+pub(crate) const SLICES_SETTING: &str = "by";
+
 /// The manifest's `format`; a partial of another format is refused.
 pub(crate) const FORMAT: &str = "faultgate-partial/6";
 
@@ -761,10 +765,7 @@ impl Manifest {
     /// when the partial was written with `--by`.
     pub(crate) fn verdict_schema(&self) -> SchemaRef {
         let names: Vec<&str> = self.checks.iter().map(String::as_str).collect();
-        let sliced = self
-            .settings
-            .iter()
-            .any(|s| s.name == crate::cli::run::SLICES_SETTING);
+        let sliced = self.settings.iter().any(|s| s.name == SLICES_SETTING);
         verdicts::schema_sliced(&names, sliced)
     }
 

@@ -72,7 +72,7 @@ pub struct RunSettings {
     /// `--outcome-score`: the Langfuse score that is each trace's recorded outcome.
     pub outcome_score: Option<std::sync::Arc<str>>,
     /// `--by`: each trace's slice goes into the verdict table's `slice` column.
-    pub slices: Option<std::sync::Arc<crate::slices::SliceKeys>>,
+    pub slices: Option<std::sync::Arc<crate::table::slices::SliceKeys>>,
 }
 
 impl RunSettings {

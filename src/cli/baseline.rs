@@ -22,7 +22,7 @@ pub(crate) struct BaselineOutputs {
     /// `--measures`: the band records each run's measures' distributions.
     pub measures: bool,
     /// `--by`: the band records each run's clean rate per slice of these keys.
-    pub slices: Option<crate::slices::SliceKeys>,
+    pub slices: Option<crate::table::slices::SliceKeys>,
     pub parquet: Option<PathBuf>,
     /// `--trust` read, with `--min-kappa`: the checks it sets aside do not count in the band's rates.
     pub trust: Option<(crate::gate::Trust, f64)>,
@@ -43,7 +43,7 @@ pub(crate) struct BandRuns {
     agent_version: Option<String>,
     measures: bool,
     /// `--by`: the keys, and each run's slices so far.
-    slices: Option<(Vec<String>, Vec<crate::slices::SliceTable>)>,
+    slices: Option<(Vec<String>, Vec<crate::gate::slices::SliceTable>)>,
 }
 
 impl BandRuns {
@@ -145,7 +145,7 @@ impl BandRuns {
         band.slices = self
             .slices
             .as_ref()
-            .map(|(by, runs)| crate::slices::BandSlices::of(by.clone(), runs));
+            .map(|(by, runs)| crate::gate::slices::BandSlices::of(by.clone(), runs));
         band.agent_version.clone_from(&outs.agent_version);
         band.expectations.clone_from(&outs.expectations);
         if let Some(note) = few_runs_note(band.runs) {
@@ -221,7 +221,7 @@ impl RunCommand for BaselineArgs {
             per_scenario: self.per_scenario,
             pass_k: self.pass_k,
             measures: self.measures,
-            slices: crate::slices::SliceKeys::parse(&self.by)
+            slices: crate::table::slices::SliceKeys::parse(&self.by)
                 .map_err(|e| CliError::Invalid(e.to_string()))?,
             parquet: self.parquet.clone(),
             trust: super::check::read_trust(&self.trust)?,

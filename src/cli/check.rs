@@ -511,8 +511,8 @@ pub(crate) fn finish(
         .unwrap_or_default();
     let set_aside_names: Vec<String> = set_aside.iter().map(|s| s.check.clone()).collect();
     // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
-    let slice_keys =
-        crate::slices::SliceKeys::parse(&outs.by).map_err(|e| CliError::Invalid(e.to_string()))?;
+    let slice_keys = crate::table::slices::SliceKeys::parse(&outs.by)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
     let wanted = Wanted {
         summary: band.is_some(),
         pass_k: outs.pass_k || outs.pass_k_metric(),
@@ -703,7 +703,7 @@ pub(crate) fn finish(
             let judged = band
                 .slices
                 .as_ref()
-                .and_then(|slices| crate::slices::judge_slices(slices, table));
+                .and_then(|slices| crate::gate::slices::judge_slices(slices, table));
             if judged.is_none() {
                 slice_warning = Some(match &band.slices {
                     Some(slices) => format!(
@@ -786,7 +786,8 @@ pub(crate) fn finish(
             writeln!(out, "{line}")?;
         }
         if let Some(verdicts) = &slice_verdicts {
-            let lines = slices::gate_lines(verdicts, outs.gate_slices);
+            let mut lines = slices::gate_lines(verdicts, outs.gate_slices);
+            lines.extend(slices::failing_lines(verdicts, outs.gate_slices));
             if verdicts.is_empty() {
                 writeln!(out, "{}", slices::none_judged_line())?;
             }

@@ -26,7 +26,7 @@ use crate::report::{Report, VerdictBatch, audit, repro};
 pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let started = Instant::now();
     // An unknown key is refused before any partial is read.
-    crate::slices::SliceKeys::parse(&args.outputs.by)
+    crate::table::slices::SliceKeys::parse(&args.outputs.by)
         .map_err(|e| CliError::Invalid(e.to_string()))?;
     let mut heads = Vec::with_capacity(args.partials.len());
     // Partials in object storage are merged from local copies, kept until the merge is done.
@@ -108,7 +108,7 @@ fn refuse_slices(args: &MergeArgs, manifest: &Manifest) -> Result<(), CliError> 
     if args.outputs.by.is_empty() {
         return Ok(());
     }
-    let wanted = crate::slices::SliceKeys::parse(&args.outputs.by)
+    let wanted = crate::table::slices::SliceKeys::parse(&args.outputs.by)
         .map_err(|e| CliError::Invalid(e.to_string()))?
         .map(|keys| keys.names().join(","))
         .unwrap_or_default();
@@ -359,7 +359,7 @@ fn baseline_outputs(args: &MergeArgs, manifest: &Manifest) -> Result<BaselineOut
         pass_k: args.outputs.pass_k,
         // A partial holds no trace's measures, so a merged band cannot record them.
         measures: false,
-        slices: crate::slices::SliceKeys::parse(&args.outputs.by)
+        slices: crate::table::slices::SliceKeys::parse(&args.outputs.by)
             .map_err(|e| CliError::Invalid(e.to_string()))?,
         parquet: args.outputs.parquet.clone(),
         trust: super::check::read_trust(&args.outputs.trust)?,

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use super::{Measures, OutcomeSummary, Report, VerdictBatch};
 use crate::checks::Gating;
 use crate::gate::passk::{PassKTable, PassKTally};
+use crate::gate::slices::{SliceTable, SliceTally};
 use crate::gate::{MeasureValues, RunSummary, ScenarioTally, UsageSum};
-use crate::slices::{SliceTable, SliceTally};
 
 /// What a run's outputs ask of the tally besides the outcome block (counted whenever the check that
 /// feeds it ran).
@@ -180,7 +180,7 @@ impl GateTally {
             if let Some(slices) = &mut self.slices {
                 let m = row.measures();
                 slices.add(
-                    row.slice().unwrap_or(crate::slices::NONE),
+                    row.slice().unwrap_or(crate::table::slices::NONE),
                     clean,
                     &self.fired,
                     [m.latency_ms, m.tokens, m.cost_usd, Some(row.steps() as f64)],

@@ -380,7 +380,7 @@ impl<'t> TraceRows<'t> {
             self.scenario_pass_k.append_option(pass_k);
         }
         if let Some(slices) = &mut self.slices {
-            slices.append_value(row.slice().unwrap_or(crate::slices::NONE));
+            slices.append_value(row.slice().unwrap_or(crate::table::slices::NONE));
         }
         self.index += 1;
         self.len += 1;

@@ -8,8 +8,8 @@
 use serde_json::{Map, Value};
 
 use crate::compat::fmt::fmt_fixed;
+use crate::gate::slices::{MAX_SLICES, MIN_SLICE_TRACES, SliceRow, SliceTable, SliceVerdict};
 use crate::gate::{Budget, BudgetOutcome};
-use crate::slices::{MAX_SLICES, MIN_SLICE_TRACES, SliceRow, SliceTable, SliceVerdict};
 
 /// What the outputs show of a run's slices.
 pub(crate) struct SlicesShown<'a> {
@@ -294,6 +294,27 @@ pub(crate) fn gate_lines(verdicts: &[SliceVerdict], gating: bool) -> Vec<String>
                 fmt_fixed(v.band.1, 2),
                 v.traces,
                 v.verdict
+            )
+        })
+        .collect()
+}
+
+/// The gate's closing line per slice FAIL under `--gate-slices`, e.g.
+/// `gate: FAIL · slice model=gpt-5.4-mini clean rate 0.71 < 0.76 (--gate-slices)`, the floor being the
+/// band rule's `min - 3/n`.
+pub(crate) fn failing_lines(verdicts: &[SliceVerdict], gating: bool) -> Vec<String> {
+    if !gating {
+        return Vec::new();
+    }
+    verdicts
+        .iter()
+        .filter(|v| v.verdict == "FAIL")
+        .map(|v| {
+            format!(
+                "gate: FAIL \u{b7} slice {} clean rate {} < {} (--gate-slices)",
+                v.value,
+                fmt_fixed(v.clean_rate, 2),
+                fmt_fixed(v.band.0 - 3.0 / v.traces as f64, 2)
             )
         })
         .collect()

@@ -17,7 +17,7 @@
 //! `<check>#2.…` for its second columns.
 //!
 //! A run with `--by` has one more column after `verdict_spans`: `slice`, the trace's slice
-//! ([`crate::slices`]), before the checks' columns. Without `--by` the table is 0.4.1's.
+//! ([`crate::gate::slices`]), before the checks' columns. Without `--by` the table is 0.4.1's.
 //!
 //! Every batch of a run has the same schema, and a run's result is its batches in order: concatenated
 //! they are the run's verdict table. A batch copies the few texts it keeps (ids, keys, agents and
@@ -229,7 +229,7 @@ impl VerdictBatchBuilder {
         self.root_span_id
             .append_option(trace.root_span_id.filter(|id| !id.is_empty()));
         if let Some(slice) = &mut self.slice {
-            slice.append_value(trace.slice.unwrap_or(crate::slices::NONE));
+            slice.append_value(trace.slice.unwrap_or(crate::table::slices::NONE));
         }
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod flat;
 pub(crate) mod lazy;
 pub(crate) mod record;
 pub mod schema;
+pub mod slices;
 
 /// Who made a tool step.
 pub use record::Actor;
@@ -177,7 +178,7 @@ pub struct TableOptions {
     /// `--outcomes recorded`: a trajectory's `task_success` counts as its recorded outcome too.
     pub task_success_outcome: bool,
     /// `--by`: label each trace with its slice.
-    pub slices: Option<Arc<crate::slices::SliceKeys>>,
+    pub slices: Option<Arc<crate::table::slices::SliceKeys>>,
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are

@@ -495,3 +495,86 @@ fn without_by_no_output_names_slices() {
     let doc: Value = read_json(&report);
     assert!(doc.get("slices").is_none());
 }
+
+/// The text block after `marker` in the guide.
+fn guide_block(guide: &str, marker: &str) -> String {
+    let at = guide.find(marker).expect("marker in the guide");
+    let rest = &guide[at..];
+    let start = rest.find("```text\n").expect("a text block") + "```text\n".len();
+    let end = rest[start..].find("```").expect("the block's end");
+    rest[start..start + end].to_string()
+}
+
+/// Stdout with each timing (`· 0.1s` at a line's end) read as `· 0.0s`.
+fn untimed(out: &std::process::Output) -> String {
+    stdout(out)
+        .lines()
+        .map(|line| match line.rsplit_once(" · ") {
+            Some((head, tail))
+                if tail.ends_with('s') && tail[..tail.len() - 1].parse::<f64>().is_ok() =>
+            {
+                format!("{head} · 0.0s\n")
+            }
+            _ => format!("{line}\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn the_guide_example_prints_what_the_guide_shows() {
+    let guide = std::fs::read_to_string(common::file("docs/budgets-and-slices.md")).unwrap();
+    let dir = scratch();
+    for name in [
+        "baseline-run1.json",
+        "baseline-run2.json",
+        "baseline-run3.json",
+        "candidate.json",
+    ] {
+        std::fs::copy(
+            common::file(&format!("examples/slices/{name}")),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    let run = |args: &[&str]| common::command(dir.path()).args(args).output().unwrap();
+    let baseline = run(&[
+        "baseline",
+        "baseline-run1.json",
+        "baseline-run2.json",
+        "baseline-run3.json",
+        "--check",
+        "abstention",
+        "--measures",
+        "--by",
+        "model",
+        "--out",
+        "band.json",
+    ]);
+    assert_eq!(
+        untimed(&baseline),
+        guide_block(&guide, "<!-- baseline output")
+    );
+    let check = [
+        "check",
+        "candidate.json",
+        "--band",
+        "band.json",
+        "--check",
+        "abstention",
+        "--by",
+        "model",
+        "--budget",
+        "cost.mean <= +10%",
+        "--table",
+        "none",
+    ];
+    let out = run(&check);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(untimed(&out), guide_block(&guide, "<!-- check output"));
+    let mut gated = check.to_vec();
+    gated.push("--gate-slices");
+    let out = run(&gated);
+    assert_eq!(out.status.code(), Some(1));
+    let closing = guide_block(&guide, "With `--gate-slices` the same run fails");
+    assert!(untimed(&out).ends_with(&closing), "{}", untimed(&out));
+}

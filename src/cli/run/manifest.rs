@@ -16,8 +16,7 @@ use crate::report::steps::TraceSteps;
 
 /// The setting that records `--agent-version` (masked) in a partial.
 pub(crate) const AGENT_VERSION_SETTING: &str = "agent version";
-/// The setting of a partial written with `--by`: its keys, joined by `,`.
-pub(crate) const SLICES_SETTING: &str = "by";
+pub(crate) use crate::partial::SLICES_SETTING;
 
 /// The setting that records the SHA-256 of `--expect`'s file in a partial.
 pub(crate) const EXPECTATIONS_SETTING: &str = "expectations";

@@ -144,7 +144,7 @@ impl Run<'_> {
 /// Runs `command`: the shared steps in their order, and the command's own where it has them.
 pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError> {
     let args = command.run_args();
-    let slices = crate::slices::SliceKeys::parse(command.slice_keys())
+    let slices = crate::table::slices::SliceKeys::parse(command.slice_keys())
         .map_err(|e| CliError::Invalid(e.to_string()))?;
     let mut resolved = resolve(args)?;
     resolved.settings.slices = slices.map(std::sync::Arc::new);

@@ -236,7 +236,10 @@ impl Band {
             agent_version: self.agent_version.clone().map(Value::from),
             expectations_sha256: self.expectations.clone().map(Value::from),
             measures: self.measures.as_ref().map(|runs| measures_json(runs)),
-            slices: self.slices.as_ref().map(crate::slices::BandSlices::to_json),
+            slices: self
+                .slices
+                .as_ref()
+                .map(crate::gate::slices::BandSlices::to_json),
         }
     }
 }

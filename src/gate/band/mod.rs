@@ -62,7 +62,7 @@ pub struct Band {
     /// [`DISTRIBUTIONS`](crate::gate::DISTRIBUTIONS); `None` without the flag.
     pub measures: Option<Vec<crate::gate::RunStatistics>>,
     /// `baseline --by`: per slice, each run's clean rate and traces; `None` without the flag.
-    pub slices: Option<crate::slices::BandSlices>,
+    pub slices: Option<crate::gate::slices::BandSlices>,
 }
 
 impl Band {

@@ -49,7 +49,7 @@ pub struct BandFile {
     /// per baseline run (`None` for a run that recorded none); `None` when the band has no such key.
     pub(crate) measures: Option<BandMeasures>,
     /// Each baseline run's clean rate per slice (`baseline --by`).
-    pub(crate) slices: Option<crate::slices::BandSlices>,
+    pub(crate) slices: Option<crate::gate::slices::BandSlices>,
 }
 
 /// A band's measures: per measure, per statistic, per run.
@@ -243,7 +243,7 @@ impl BandFile {
         };
         let slices = match band.slices {
             None | Some(Value::Null) => None,
-            Some(value) => Some(crate::slices::BandSlices::from_json(&value).ok_or_else(|| {
+            Some(value) => Some(crate::gate::slices::BandSlices::from_json(&value).ok_or_else(|| {
                 bad(
                     "slices",
                     "an object with \"by\" (a list of keys) and \"values\" (per slice, \"clean_rate\" and \"traces\" lists of one entry per run)",
