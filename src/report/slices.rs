@@ -228,7 +228,7 @@ impl SlicesShown<'_> {
             .collect();
         for row in self.rows() {
             let class = if failed.contains(&row.value.as_str()) {
-                " class=\"fail\""
+                " class=\"hit\""
             } else {
                 ""
             };

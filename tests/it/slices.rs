@@ -578,3 +578,47 @@ fn the_guide_example_prints_what_the_guide_shows() {
     let closing = guide_block(&guide, "With `--gate-slices` the same run fails");
     assert!(untimed(&out).ends_with(&closing), "{}", untimed(&out));
 }
+
+#[test]
+fn a_band_merged_from_baseline_partials_equals_one_baseline() {
+    let dir = scratch();
+    // The example's runs: each run's traces have ids of their own, as separate runs' do.
+    let runs: Vec<PathBuf> = (1..=3)
+        .map(|r| common::file(&format!("examples/slices/baseline-run{r}.json")))
+        .collect();
+    let names: Vec<&str> = runs.iter().map(|p| arg(p)).collect();
+    let baseline = |extra: &[&str]| {
+        let mut args = vec!["baseline"];
+        args.extend(&names);
+        args.extend(["--check", "abstention", "--by", "model", "-q"]);
+        args.extend(extra);
+        let done = faultgate(&args);
+        assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    };
+    let single = dir.path().join("single.json");
+    baseline(&["--out", arg(&single)]);
+    let partials: Vec<PathBuf> = ["1/2", "2/2"]
+        .iter()
+        .map(|shard| {
+            let partial = dir.path().join(format!("partial{}", &shard[..1]));
+            baseline(&["--partial", arg(&partial), "--shard", shard]);
+            partial
+        })
+        .collect();
+    let merged = dir.path().join("merged.json");
+    let done = faultgate(&[
+        "merge",
+        arg(&partials[0]),
+        arg(&partials[1]),
+        "--by",
+        "model",
+        "--out",
+        arg(&merged),
+    ]);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    assert!(read_json(&single).get("slices").is_some());
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&single).unwrap()
+    );
+}
