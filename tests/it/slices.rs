@@ -156,6 +156,40 @@ fn a_slice_that_regressed_is_named_while_the_whole_run_passes() {
     );
     assert_eq!(read_json(&report)["gate"]["verdict"], "PASS");
 
+    // The Markdown and HTML reports end with the same table and line.
+    let markdown = dir.path().join("report.md");
+    let html = dir.path().join("report.html");
+    check(&[
+        arg(&candidate),
+        "--band",
+        arg(&band),
+        "--by",
+        "model",
+        "--markdown",
+        arg(&markdown),
+        "--html",
+        arg(&html),
+    ]);
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    assert!(
+        markdown.contains(
+            "### Slices by model\n\n| slice | traces | clean rate | abstention |\n|---|---|---|---|\n| `all` | 80 | 0.90 | 8 |\n| `model=gpt-5.4` | 40 | 1.00 | 0 |\n| `model=gpt-5.4-mini` | 40 | 0.80 | 8 |\n"
+        ),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("**Slice:** model=gpt-5.4-mini: clean rate 0.80 vs band [0.90, 0.90]"),
+        "{markdown}"
+    );
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains(
+            "<tr class=\"hit\"><td>model=gpt-5.4-mini</td><td>40</td><td>0.80</td><td>8</td></tr>"
+        ),
+        "{html}"
+    );
+    assert!(html.find("Slices by model").unwrap() < html.rfind("</body>").unwrap());
+
     // --gate-slices turns the slice's FAIL into the gate's.
     let out = check(&[
         arg(&candidate),
