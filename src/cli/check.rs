@@ -721,7 +721,7 @@ pub(crate) fn finish(
                 && judged
                     .iter()
                     .flatten()
-                    .any(|v| v.verdict == crate::gate::Verdict::Fail.as_str())
+                    .any(|v| v.verdict == crate::gate::Verdict::Fail)
             {
                 gate.verdict = crate::gate::Verdict::Fail;
             }

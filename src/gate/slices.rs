@@ -11,6 +11,7 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
+use super::Verdict;
 use super::measures::statistics;
 
 /// The most slices a run keeps apart; the traces of later values are counted as [`OTHER`].
@@ -275,7 +276,7 @@ pub struct SliceVerdict {
     /// The lowest and highest clean rate of the slice over the baseline runs.
     pub band: (f64, f64),
     /// `PASS`, `FAIL` or `INCONCLUSIVE`, by the band gate's rule with the slice's traces as n.
-    pub verdict: &'static str,
+    pub verdict: Verdict,
 }
 
 /// Judges each slice of the run that has at least [`MIN_SLICE_TRACES`] traces here and in every
@@ -306,11 +307,11 @@ pub fn judge_slices(band: &BandSlices, run: &SliceTable) -> Option<Vec<SliceVerd
         let n = row.traces as f64;
         let rate = row.clean_rate();
         let verdict = if rate >= lo - 1.0 / n - 1e-12 {
-            "PASS"
+            Verdict::Pass
         } else if rate < lo - 3.0 / n - 1e-12 {
-            "FAIL"
+            Verdict::Fail
         } else {
-            "INCONCLUSIVE"
+            Verdict::Inconclusive
         };
         verdicts.push(SliceVerdict {
             value: row.value.clone(),
@@ -375,7 +376,7 @@ mod tests {
         let verdicts = judge_slices(&band, &run).expect("same keys");
         let shown: Vec<(&str, &str)> = verdicts
             .iter()
-            .map(|v| (v.value.as_str(), v.verdict))
+            .map(|v| (v.value.as_str(), v.verdict.as_str()))
             .collect();
         // a: 0.60 < 0.85 - 0.15; b: 0.85 >= 0.90 - 0.05; c is not in the band.
         assert_eq!(shown, [("model=a", "FAIL"), ("model=b", "PASS")]);

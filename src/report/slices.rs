@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::slices::{MAX_SLICES, MIN_SLICE_TRACES, SliceRow, SliceTable, SliceVerdict};
-use crate::gate::{Budget, BudgetOutcome};
+use crate::gate::{Budget, BudgetOutcome, Verdict};
 
 /// What the outputs show of a run's slices.
 pub(crate) struct SlicesShown<'a> {
@@ -160,7 +160,7 @@ impl SlicesShown<'_> {
                 .map(|v| {
                     let mut entry = Map::new();
                     entry.insert("slice".into(), v.value.clone().into());
-                    entry.insert("verdict".into(), v.verdict.into());
+                    entry.insert("verdict".into(), v.verdict.as_str().into());
                     entry.insert("clean_rate".into(), v.clean_rate.into());
                     entry.insert("band".into(), vec![v.band.0, v.band.1].into());
                     entry.insert("traces".into(), v.traces.into());
@@ -223,7 +223,7 @@ impl SlicesShown<'_> {
             .verdicts
             .unwrap_or_default()
             .iter()
-            .filter(|v| v.verdict == "FAIL")
+            .filter(|v| v.verdict == Verdict::Fail)
             .map(|v| v.value.as_str())
             .collect();
         for row in self.rows() {
@@ -279,9 +279,9 @@ fn short(value: f64) -> String {
 pub(crate) fn gate_lines(verdicts: &[SliceVerdict], gating: bool) -> Vec<String> {
     verdicts
         .iter()
-        .filter(|v| v.verdict != "PASS")
+        .filter(|v| v.verdict != Verdict::Pass)
         .map(|v| {
-            let note = if v.verdict == "FAIL" && !gating {
+            let note = if v.verdict == Verdict::Fail && !gating {
                 " (reported, not gated; --gate-slices fails the gate on it)"
             } else {
                 ""
@@ -293,7 +293,7 @@ pub(crate) fn gate_lines(verdicts: &[SliceVerdict], gating: bool) -> Vec<String>
                 fmt_fixed(v.band.0, 2),
                 fmt_fixed(v.band.1, 2),
                 v.traces,
-                v.verdict
+                v.verdict.as_str()
             )
         })
         .collect()
@@ -308,7 +308,7 @@ pub(crate) fn failing_lines(verdicts: &[SliceVerdict], gating: bool) -> Vec<Stri
     }
     verdicts
         .iter()
-        .filter(|v| v.verdict == "FAIL")
+        .filter(|v| v.verdict == Verdict::Fail)
         .map(|v| {
             format!(
                 "gate: FAIL \u{b7} slice {} clean rate {} < {} (--gate-slices)",
