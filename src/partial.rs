@@ -50,6 +50,10 @@ pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 pub(crate) const VERDICTS_FILE: &str = "verdicts.arrow";
 /// The failing traces' steps file name inside a partial directory.
 pub(crate) const STEPS_FILE: &str = "steps.json";
+/// The setting of a partial written with `--by`: its keys, joined by `,`. Recorded only then, and
+/// then its table has the `slice` column.
+pub(crate) const SLICES_SETTING: &str = "by";
+
 /// The manifest's `format`; a partial of another format is refused.
 pub(crate) const FORMAT: &str = "faultgate-partial/7";
 
@@ -483,8 +487,7 @@ pub(crate) fn digest_raw_keys(batch: &VerdictBatch) -> Result<VerdictBatch, Arro
 impl Partial {
     /// The schema of the verdict table.
     pub(crate) fn schema(&self) -> SchemaRef {
-        let names: Vec<&str> = self.manifest.checks.iter().map(String::as_str).collect();
-        verdicts::schema(&names)
+        self.manifest.verdict_schema()
     }
 
     /// The rows of the files `keep` selects, in order, as zero-copy slices of the table (the rows of
@@ -758,6 +761,14 @@ fn write_error(dir: &Path, message: String) -> PartialError {
 }
 
 impl Manifest {
+    /// The schema of the partial's verdict table: its checks' columns, after the `slice` column
+    /// when the partial was written with `--by`.
+    pub(crate) fn verdict_schema(&self) -> SchemaRef {
+        let names: Vec<&str> = self.checks.iter().map(String::as_str).collect();
+        let sliced = self.settings.iter().any(|s| s.name == SLICES_SETTING);
+        verdicts::schema_sliced(&names, sliced)
+    }
+
     /// Returns an error unless these files are every input file of the run.
     ///
     /// # Errors
@@ -870,8 +881,7 @@ impl PartialHead {
 
     /// The schema of the verdict table.
     fn schema(&self) -> SchemaRef {
-        let names: Vec<&str> = self.manifest.checks.iter().map(String::as_str).collect();
-        verdicts::schema(&names)
+        self.manifest.verdict_schema()
     }
 
     /// Rows the manifest lists.
@@ -1105,13 +1115,7 @@ pub(crate) fn merge_spilled(
             _ => runs.push((p, row, rows)),
         }
     }
-    let schema = verdicts::schema(
-        &manifest
-            .checks
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    let schema = manifest.verdict_schema();
     let spill = VerdictSpill::new(&schema, spill_dir)?;
     let mut run_batches: Vec<Vec<usize>> = vec![Vec::new(); runs.len()];
     // Each id's 64-bit hash with the shard of its row, sorted on disk a run at a time: an id seen
@@ -1264,14 +1268,7 @@ impl SpilledMerge {
     ///
     /// The spill cannot be read back, or a file cannot be written.
     pub(crate) fn write(&self, dir: &Path) -> Result<usize, PartialError> {
-        let schema = verdicts::schema(
-            &self
-                .manifest
-                .checks
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        );
+        let schema = self.manifest.verdict_schema();
         let mut writer = PartialWriter::new(dir, schema)?;
         let rows = writer.verdicts(|sink| self.spilled.for_each_batch(|batch| sink.push(batch)))?;
         writer.finish(&self.manifest, &self.steps)?;

@@ -71,6 +71,8 @@ pub struct RunSettings {
     pub agent_version: Option<std::sync::Arc<str>>,
     /// `--outcome-score`: the Langfuse score that is each trace's recorded outcome.
     pub outcome_score: Option<std::sync::Arc<str>>,
+    /// `--by`: each trace's slice goes into the verdict table's `slice` column.
+    pub slices: Option<std::sync::Arc<crate::table::slices::SliceKeys>>,
 }
 
 impl RunSettings {
@@ -82,13 +84,14 @@ impl RunSettings {
             qualify_domains: false,
             outcome_score: self.outcome_score.clone(),
             task_success_outcome: self.inputs.recorded_outcomes(),
+            slices: self.slices.clone(),
         }
     }
 
     /// The schema of this run's verdict batches.
     pub fn verdict_schema(&self) -> SchemaRef {
         let names: Vec<&str> = self.checks.iter().map(|c| c.name()).collect();
-        verdicts::schema(&names)
+        verdicts::schema_sliced(&names, self.slices.is_some())
     }
 
     /// Returns true if and only if a selected check reads the root span's attributes (the policy's
@@ -831,6 +834,7 @@ fn check_part(
         let measure = |a: &Float64Array| a.is_valid(t).then(|| a.value(t));
         let agent = opt(cols.agent, t).map(|a| agents.get(a, |a| redaction.mask(a)));
         let agent_version = opt(cols.agent_version, t).map(|v| redaction.mask(v));
+        let slice = opt(cols.slice, t).map(|s| redaction.mask(s));
         builder.push_trace(&TraceFields {
             trace_id: cols.trace_id.value(t),
             scenario: scenarios.get(raw_scenario, |key| redaction.scenario_key_text(key)),
@@ -851,6 +855,7 @@ fn check_part(
             root_span_id: cols
                 .root(t)
                 .and_then(|root| opt(cols.span_id, cols.span_rows(t).start + root)),
+            slice: slice.as_deref(),
         });
     }
     let columns: Vec<VerdictColumn> = settings
@@ -948,6 +953,7 @@ mod tests {
             skip_bad_input: false,
             agent_version: None,
             outcome_score: None,
+            slices: None,
         }
     }
 

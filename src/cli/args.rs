@@ -288,6 +288,8 @@ fn merge_wording(arg: clap::Arg) -> clap::Arg {
         }
         "budget" => "check: a budget on a measure (needs a band from baseline --measures)",
         "budgets" => "check: budgets from a JSON file, after any --budget",
+        "by" => "check, baseline: break every rate down by this key (the partials' --by)",
+        "gate_slices" => "check: a slice that regressed fails the whole gate",
         "trust" => "check, baseline: gate only on the checks this calibration report trusts",
         "min_kappa" => "check, baseline: the κ a check needs in the --trust report to gate",
         _ => return arg,
@@ -394,6 +396,15 @@ pub(crate) struct CheckOutputs {
     /// Budgets from a JSON file, `{"budgets": ["latency.p95 <= +20%", …]}`, after any --budget.
     #[arg(help_heading = "Gate", long, value_name = "FILE", requires = "band")]
     pub budgets: Option<PathBuf>,
+    /// Break every rate down by this key, repeatable: `model`, `agent`, `agent_version`, `service`
+    /// or `attr:NAME` (read from the root span, else the first span that has it). At most 32 slices;
+    /// the rest are counted as `other`. With a band built with the same keys, the gate judges each
+    /// slice.
+    #[arg(help_heading = "Slices", long, value_name = "KEY")]
+    pub by: Vec<String>,
+    /// A slice that regressed against the band fails the whole gate (by default it is reported).
+    #[arg(help_heading = "Slices", long, requires = "by")]
+    pub gate_slices: bool,
     #[command(flatten)]
     pub trust: TrustArgs,
     /// Write the JSON report here.
@@ -513,6 +524,10 @@ pub(crate) struct BaselineArgs {
     /// band, for `check --budget`.
     #[arg(long)]
     pub measures: bool,
+    /// Also record each run's clean rate per slice of this key, repeatable (`model`, `agent`,
+    /// `agent_version`, `service`, `attr:NAME`), for `check --by` with the same keys.
+    #[arg(long, value_name = "KEY")]
+    pub by: Vec<String>,
     /// Write clean_matrix.parquet and runs.parquet (per-run, per-scenario clean flags) into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
@@ -586,7 +601,7 @@ mod tests {
             .get_arguments()
             .map(|a| a.get_id().as_str())
             .collect();
-        assert_eq!(ids.len(), 21, "{ids:?}");
+        assert_eq!(ids.len(), 23, "{ids:?}");
         for id in ids {
             let arg = |command: &clap::Command| {
                 command

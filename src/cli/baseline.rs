@@ -21,6 +21,8 @@ pub(crate) struct BaselineOutputs {
     pub pass_k: bool,
     /// `--measures`: the band records each run's measures' distributions.
     pub measures: bool,
+    /// `--by`: the band records each run's clean rate per slice of these keys.
+    pub slices: Option<crate::table::slices::SliceKeys>,
     pub parquet: Option<PathBuf>,
     /// `--trust` read, with `--min-kappa`: the checks it sets aside do not count in the band's rates.
     pub trust: Option<(crate::gate::Trust, f64)>,
@@ -40,6 +42,8 @@ pub(crate) struct BandRuns {
     /// `--agent-version` (masked): a run with no trace of it is refused.
     agent_version: Option<String>,
     measures: bool,
+    /// `--by`: the keys, and each run's slices so far.
+    slices: Option<(Vec<String>, Vec<crate::gate::slices::SliceTable>)>,
 }
 
 impl BandRuns {
@@ -57,6 +61,7 @@ impl BandRuns {
             trust: outs.trust.clone(),
             agent_version: outs.agent_version.clone(),
             measures: outs.measures,
+            slices: outs.slices.as_ref().map(|keys| (keys.names(), Vec::new())),
         }
     }
 
@@ -75,13 +80,36 @@ impl BandRuns {
             .into_iter()
             .map(|s| s.check)
             .collect();
-        let summary = gated_run_summary(
-            &report,
-            &set_aside,
-            self.builder.usage_totals(),
-            self.measures,
-        );
+        let (summary, slices) = match &self.slices {
+            None => (
+                gated_run_summary(
+                    &report,
+                    &set_aside,
+                    self.builder.usage_totals(),
+                    self.measures,
+                ),
+                None,
+            ),
+            Some(_) => {
+                let wanted = crate::report::gate_input::Wanted {
+                    summary: true,
+                    pass_k: false,
+                    measures: self.measures,
+                    slices: true,
+                };
+                let input = crate::report::gate_input::whole_run_input(
+                    &report,
+                    &set_aside,
+                    wanted,
+                    self.builder.usage_totals(),
+                );
+                (input.summary.unwrap_or_default(), input.slices)
+            }
+        };
         drop(report);
+        if let (Some((_, runs)), Some(table)) = (&mut self.slices, slices) {
+            runs.push(table);
+        }
         if let Some(version) = self
             .agent_version
             .as_ref()
@@ -114,6 +142,10 @@ impl BandRuns {
     /// Writes the band (and the tables); returns 0.
     pub(crate) fn finish(self, outs: &BaselineOutputs) -> Result<ExitStatus, CliError> {
         let mut band = self.builder.finish()?;
+        band.slices = self
+            .slices
+            .as_ref()
+            .map(|(by, runs)| crate::gate::slices::BandSlices::of(by.clone(), runs));
         band.agent_version.clone_from(&outs.agent_version);
         band.expectations.clone_from(&outs.expectations);
         if let Some(note) = few_runs_note(band.runs) {
@@ -153,6 +185,10 @@ impl RunCommand for BaselineArgs {
         &self.run
     }
 
+    fn slice_keys(&self) -> &[String] {
+        &self.by
+    }
+
     fn outputs_given(&self) -> Vec<(&'static str, bool)> {
         vec![
             ("--parquet", self.parquet.is_some()),
@@ -185,6 +221,8 @@ impl RunCommand for BaselineArgs {
             per_scenario: self.per_scenario,
             pass_k: self.pass_k,
             measures: self.measures,
+            slices: crate::table::slices::SliceKeys::parse(&self.by)
+                .map_err(|e| CliError::Invalid(e.to_string()))?,
             parquet: self.parquet.clone(),
             trust: super::check::read_trust(&self.trust)?,
             agent_version: run.resolved.masked_agent_version(),

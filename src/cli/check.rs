@@ -27,7 +27,8 @@ use crate::report::gate_lines::{
 };
 use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{
-    audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, terminal, write_atomic,
+    audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, slices, terminal,
+    write_atomic,
 };
 
 impl CheckOutputs {
@@ -265,6 +266,10 @@ impl RunCommand for Check<'_> {
 
     fn run_args(&self) -> &RunArgs {
         &self.args.run
+    }
+
+    fn slice_keys(&self) -> &[String] {
+        &self.args.outputs.by
     }
 
     fn outputs_given(&self) -> Vec<(&'static str, bool)> {
@@ -510,10 +515,13 @@ pub(crate) fn finish(
         .unwrap_or_default();
     let set_aside_names: Vec<String> = set_aside.iter().map(|s| s.check.clone()).collect();
     // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
+    let slice_keys = crate::table::slices::SliceKeys::parse(&outs.by)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
     let wanted = Wanted {
         summary: band.is_some(),
         pass_k: outs.pass_k || outs.pass_k_metric(),
         measures: !gating.budgets.is_empty(),
+        slices: slice_keys.is_some(),
     };
     let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
     // A spilled run is counted as it is written, or (when the gate tallies scenarios in input order,
@@ -623,7 +631,45 @@ pub(crate) fn finish(
         }
         Ok((gate, band.runs_text()))
     });
-    let gate = gate.transpose()?;
+    let mut gate = gate.transpose()?;
+    let slice_table = counted.slices.zip(slice_keys).map(|(mut table, keys)| {
+        table.by = keys.names();
+        table
+    });
+    // The slices are judged when the band records them by the same keys; a slice FAIL fails the
+    // gate only with --gate-slices.
+    let mut slice_warning = None;
+    let slice_verdicts = match (band, &slice_table, &mut gate) {
+        (Some(band), Some(table), Some((gate, _))) => {
+            let judged = band
+                .slices
+                .as_ref()
+                .and_then(|slices| crate::gate::slices::judge_slices(slices, table));
+            if judged.is_none() {
+                slice_warning = Some(match &band.slices {
+                    Some(slices) => format!(
+                        "warning: the band records slices by {}, not by {}; slices are not gated (rebuild it with baseline --by)",
+                        slices.by.join(", "),
+                        table.by.join(", ")
+                    ),
+                    None => format!(
+                        "warning: the band records no slices; slices by {} are not gated (rebuild it with baseline --by)",
+                        table.by.join(", ")
+                    ),
+                });
+            }
+            if outs.gate_slices
+                && judged
+                    .iter()
+                    .flatten()
+                    .any(|v| v.verdict == crate::gate::Verdict::Fail)
+            {
+                gate.verdict = crate::gate::Verdict::Fail;
+            }
+            judged
+        }
+        _ => None,
+    };
     let elapsed = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     let rows = outs.table.unwrap_or_default();
@@ -689,6 +735,23 @@ pub(crate) fn finish(
         None => report.failed_traces().len(),
     };
     let mut exit = ExitStatus::fail_if(failed > 0);
+    let no_budgets = Vec::new();
+    let check_names = report.check_names();
+    let shown_slices = slice_table.as_ref().map(|table| slices::SlicesShown {
+        table,
+        checks: &check_names,
+        budgets: gate
+            .as_ref()
+            .and_then(|(g, _)| g.budgets.as_ref())
+            .unwrap_or(&no_budgets),
+        verdicts: slice_verdicts.as_deref(),
+        gating: outs.gate_slices,
+    });
+    if let Some(shown) = &shown_slices {
+        for line in shown.terminal_lines() {
+            writeln!(out, "{line}")?;
+        }
+    }
     let explained = match (explain, &gate) {
         (Some(explain), Some((gate, _))) => {
             let regressions: Vec<String> = gate
@@ -728,6 +791,23 @@ pub(crate) fn finish(
         for line in others {
             writeln!(out, "{line}")?;
         }
+        if let Some(verdicts) = &slice_verdicts {
+            let mut lines = slices::gate_lines(verdicts, outs.gate_slices);
+            lines.extend(slices::failing_lines(verdicts, outs.gate_slices));
+            if verdicts.is_empty() {
+                writeln!(out, "{}", slices::none_judged_line())?;
+            }
+            for line in lines {
+                if colour {
+                    writeln!(out, "{}", crate::report::colour::colour_gate_line(&line))?;
+                } else {
+                    writeln!(out, "{line}")?;
+                }
+            }
+        }
+        if let Some(warning) = &slice_warning {
+            writeln!(std::io::stderr(), "{warning}")?;
+        }
         exit = gate.verdict.into();
     }
 
@@ -741,6 +821,7 @@ pub(crate) fn finish(
             pass_k: pass_k.as_ref().map(json::pass_k),
             gate: gate.as_ref().map(|(gate, _)| json::gate(gate)),
             explanations: explanations.map(<[_]>::to_vec),
+            slices: shown_slices.as_ref().map(slices::SlicesShown::json),
             ..json::report(&report)
         };
         match &streamed {
@@ -791,6 +872,11 @@ pub(crate) fn finish(
             counts: shown_counts,
             ids,
         });
+        // The slices come last, so the document without --by is unchanged.
+        let text = match &shown_slices {
+            Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
+            None => text,
+        };
         write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "markdown written to {}", path.display())?;
     }
@@ -830,15 +916,24 @@ pub(crate) fn finish(
             explanations: explanations.unwrap_or_default(),
             counts: shown_counts,
         });
+        // The slices' table goes at the end of the body, so the page without --by is unchanged.
+        let page = match &shown_slices {
+            Some(shown) => match page.rfind("</body>") {
+                Some(at) => format!("{}{}{}", &page[..at], shown.html(), &page[at..]),
+                None => page,
+            },
+            None => page,
+        };
         write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
         writeln!(out, "html written to {}", path.display())?;
     }
     if let Some(dir) = &outs.parquet {
+        let sliced = slice_table.is_some();
         match &streamed {
             Some((spilled, _)) => {
-                parquet::write_check_spilled(dir, &report, pass_k.is_some(), spilled)
+                parquet::write_check_spilled(dir, &report, pass_k.is_some(), sliced, spilled)
             }
-            None => parquet::write_check(dir, &report, pass_k.is_some()),
+            None => parquet::write_check(dir, &report, pass_k.is_some(), sliced),
         }
         .map_err(|e| write_err(&e))?;
         if let Some(budgets) = gate.as_ref().and_then(|(g, _)| g.budgets.as_deref()) {

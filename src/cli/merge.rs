@@ -25,6 +25,9 @@ use crate::report::{Report, VerdictBatch, audit, repro};
 /// Runs `merge`; returns the exit code of the command the partials came from.
 pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
     let started = Instant::now();
+    // An unknown key is refused before any partial is read.
+    crate::table::slices::SliceKeys::parse(&args.outputs.by)
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
     let mut heads = Vec::with_capacity(args.partials.len());
     // Partials in object storage are merged from local copies, kept until the merge is done.
     let mut copies = Vec::new();
@@ -44,6 +47,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
         let merged = partial::merge_spilled(heads, spill_dir)?;
         warn_split_ids(&merged.split_ids)?;
         refuse_flags(args, &merged.manifest.command)?;
+        refuse_slices(args, &merged.manifest)?;
         let rows = merged.write(dir)?;
         writeln!(
             std::io::stdout(),
@@ -68,6 +72,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
     let partial = merged.partial;
     let command = partial.manifest.command.clone();
     refuse_flags(args, &command)?;
+    refuse_slices(args, &partial.manifest)?;
     // Outputs describe the whole run: every input file must be there.
     partial.require_complete()?;
     match command.as_str() {
@@ -95,6 +100,34 @@ fn warn_split_ids(ids: &[String]) -> Result<(), CliError> {
         writeln!(std::io::stderr(), "{}", partial::split_ids_warning(ids))?;
     }
     Ok(())
+}
+
+/// Refuses `--by` keys other than those the partials were written with: only a partial written with
+/// them holds its traces' slices.
+fn refuse_slices(args: &MergeArgs, manifest: &Manifest) -> Result<(), CliError> {
+    if args.outputs.by.is_empty() {
+        return Ok(());
+    }
+    let wanted = crate::table::slices::SliceKeys::parse(&args.outputs.by)
+        .map_err(|e| CliError::Invalid(e.to_string()))?
+        .map(|keys| keys.names().join(","))
+        .unwrap_or_default();
+    let recorded = manifest
+        .settings
+        .iter()
+        .find(|s| s.name == crate::cli::run::SLICES_SETTING)
+        .map(|s| s.value.as_str());
+    if recorded == Some(wanted.as_str()) {
+        return Ok(());
+    }
+    let written = recorded.map_or_else(
+        || "without --by".to_string(),
+        |keys| format!("with --by {}", keys.replace(',', " --by ")),
+    );
+    Err(CliError::Invalid(format!(
+        "--by {}: the partials were written {written}; write them with the same --by to merge by it",
+        wanted.replace(',', " --by ")
+    )))
 }
 
 /// Refuses flags that the partials' command does not take.
@@ -160,6 +193,7 @@ fn merge_check_spilled(
     let merged = partial::merge_spilled(heads, spill_dir)?;
     warn_split_ids(&merged.split_ids)?;
     refuse_flags(args, &merged.manifest.command)?;
+    refuse_slices(args, &merged.manifest)?;
     merged.manifest.require_complete()?;
     let failing_steps = if args.outputs.html.is_some() {
         merged.failing_steps()
@@ -325,6 +359,8 @@ fn baseline_outputs(args: &MergeArgs, manifest: &Manifest) -> Result<BaselineOut
         pass_k: args.outputs.pass_k,
         // A partial holds no trace's measures, so a merged band cannot record them.
         measures: false,
+        slices: crate::table::slices::SliceKeys::parse(&args.outputs.by)
+            .map_err(|e| CliError::Invalid(e.to_string()))?,
         parquet: args.outputs.parquet.clone(),
         trust: super::check::read_trust(&args.outputs.trust)?,
         agent_version: manifest
@@ -364,6 +400,7 @@ fn merge_baseline_spilled(
     warn_split_ids(&merged.split_ids)?;
     let manifest = &merged.manifest;
     refuse_flags(args, &manifest.command)?;
+    refuse_slices(args, manifest)?;
     manifest.require_complete()?;
     if manifest.files.windows(2).any(|w| w[0].run > w[1].run)
         || manifest.files.iter().any(|f| f.run >= manifest.runs.len())

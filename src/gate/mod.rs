@@ -27,6 +27,7 @@ pub(crate) mod measures;
 pub(crate) mod outcome;
 pub(crate) mod paired;
 pub(crate) mod passk;
+pub mod slices;
 pub(crate) mod stats;
 pub(crate) mod trust;
 pub(crate) mod verdict;

@@ -91,6 +91,11 @@ impl ReadOptions {
     /// Returns true if and only if decoders must keep every attribute, not just those checks read.
     pub fn all_attributes(&self) -> bool {
         self.table.root_attributes
+            || self
+                .table
+                .slices
+                .as_ref()
+                .is_some_and(|keys| keys.reads_attributes())
     }
 }
 

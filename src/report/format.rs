@@ -188,6 +188,13 @@ pub struct JsonReport {
     /// `check --explain`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanations: Option<Vec<super::explanation::Explanation>>,
+    /// Every rate by slice (`--by`): `by`, `max_slices`, `other` (whether values past the cap were
+    /// counted together), `all` (the whole run), `values` (each slice: `slice`, `traces`, `clean`,
+    /// `clean_rate`, `fired` per check, `budgets` per budget with `--budget`), and with a band
+    /// sliced alike `gate` (each judged slice: `slice`, `verdict`, `clean_rate`, `band`, `traces`)
+    /// and `gate_slices`; absent without `--by`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slices: Option<serde_json::Value>,
 }
 
 /// One trace's usage measures (`measures` in the report); each is `null` when the trace did not
@@ -922,6 +929,7 @@ mod tests {
                 arguments: "{}".into(),
                 result: "[]".into(),
             })]),
+            slices: None,
         };
         assert_documented(
             "report.json",
@@ -1001,6 +1009,7 @@ mod tests {
                 ];
                 2
             ]),
+            slices: None,
         };
         // The writer itself, with every optional key asked for.
         assert_documented("band.json", &band.to_wire_with(true, true), &[], &[]);

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use super::{Measures, OutcomeSummary, Report, VerdictBatch};
 use crate::checks::Gating;
 use crate::gate::passk::{PassKTable, PassKTally};
+use crate::gate::slices::{SliceTable, SliceTally};
 use crate::gate::{MeasureValues, RunSummary, ScenarioTally, UsageSum};
 
 /// What a run's outputs ask of the tally besides the outcome block (counted whenever the check that
@@ -23,6 +24,8 @@ pub(crate) struct Wanted {
     pub pass_k: bool,
     /// Every trace's measures in the summary (`baseline --measures`, `check --budget`).
     pub measures: bool,
+    /// The rows counted by slice (`--by`).
+    pub slices: bool,
 }
 
 /// What the gate and the report's blocks computed from a run.
@@ -31,6 +34,8 @@ pub(crate) struct GateInput {
     pub summary: Option<RunSummary>,
     pub pass_k: Option<PassKTable>,
     pub outcome: Option<OutcomeSummary>,
+    /// The run's slices (`--by`); their `by` is left for the caller to name.
+    pub slices: Option<SliceTable>,
 }
 
 /// Counts a run's rows, batch by batch in report order, into what the gate needs.
@@ -50,6 +55,7 @@ pub(crate) struct GateTally {
     scenarios: Option<ScenarioTally>,
     pass_k: Option<PassKTally>,
     outcome: Option<OutcomeTally>,
+    slices: Option<SliceTally>,
     /// Scratch: the fired flags of one row.
     fired: Vec<bool>,
 }
@@ -102,13 +108,19 @@ impl GateTally {
                 .pass_k
                 .then(|| PassKTally::new(&report.check_names())),
             outcome: OutcomeTally::new(report),
+            slices: wanted
+                .slices
+                .then(|| SliceTally::new(report.checks.len(), wanted.measures)),
             fired: Vec::with_capacity(report.checks.len()),
         }
     }
 
     /// Returns true if and only if the tally counts anything: without it, a run needs no pass.
     pub(crate) fn is_needed(&self) -> bool {
-        self.summary.is_some() || self.pass_k.is_some() || self.outcome.is_some()
+        self.summary.is_some()
+            || self.pass_k.is_some()
+            || self.outcome.is_some()
+            || self.slices.is_some()
     }
 
     /// Counts the rows of the next batch.
@@ -173,6 +185,15 @@ impl GateTally {
             if let Some(outcome) = &mut self.outcome {
                 outcome.add(&self.fired, row.verdicts().map(|v| v.confidence));
             }
+            if let Some(slices) = &mut self.slices {
+                let m = row.measures();
+                slices.add(
+                    row.slice().unwrap_or(crate::table::slices::NONE),
+                    clean,
+                    &self.fired,
+                    [m.latency_ms, m.tokens, m.cost_usd, Some(row.steps() as f64)],
+                );
+            }
         }
     }
 
@@ -192,6 +213,7 @@ impl GateTally {
             pass_k,
             outcome: self.outcome.map(OutcomeTally::finish),
             summary: self.summary,
+            slices: self.slices.map(SliceTally::finish),
         }
     }
 }
@@ -242,6 +264,7 @@ pub(crate) fn gated_run_summary(
         summary: true,
         pass_k: false,
         measures,
+        slices: false,
     };
     whole_run_input(report, set_aside, wanted, usage_start)
         .summary
@@ -432,6 +455,7 @@ mod tests {
         summary: true,
         pass_k: true,
         measures: false,
+        slices: false,
     };
 
     #[test]

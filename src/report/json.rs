@@ -70,6 +70,7 @@ pub(crate) fn report(report: &Report) -> JsonReport {
         pass_k: None,
         gate: None,
         explanations: None,
+        slices: None,
     }
 }
 

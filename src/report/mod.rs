@@ -25,6 +25,7 @@ pub(crate) mod parquet;
 pub(crate) mod replay;
 pub(crate) mod repro;
 pub(crate) mod shown;
+pub(crate) mod slices;
 pub mod spill;
 pub(crate) mod steps;
 pub(crate) mod terminal;

@@ -18,6 +18,8 @@
 //!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
 //!   C(passes, K) / C(trials, K) for K the run's largest trial count, null for fewer trials).
+//!   With `--by`, a last column `slice` (utf8, the trace's slice, `model=gpt-5.4-mini`), so a query
+//!   can group by it.
 //!
 //! - `budgets.parquet`, with `--band` and budgets, one row per budget in the order given: `budget`
 //!   (utf8, `latency.p95 <= +20%`), `measure`, `statistic` (utf8, as band.json names them),
@@ -146,8 +148,9 @@ fn verdicts_schema() -> SchemaRef {
     ]))
 }
 
-/// The schema of `traces.parquet`, with the trial columns or without.
-fn traces_schema(trials: bool) -> SchemaRef {
+/// The schema of `traces.parquet`, with the trial columns or without, and the `slice` column last
+/// with `--by`.
+fn traces_schema(trials: bool, sliced: bool) -> SchemaRef {
     let mut fields = vec![
         field("trace_id", DataType::Utf8, false),
         field("scenario", DataType::Utf8, false),
@@ -165,6 +168,9 @@ fn traces_schema(trials: bool) -> SchemaRef {
         fields.push(field("scenario_trials", DataType::Int64, false));
         fields.push(field("scenario_passes", DataType::Int64, false));
         fields.push(field("scenario_pass_k", DataType::Float64, true));
+    }
+    if sliced {
+        fields.push(field("slice", DataType::Utf8, false));
     }
     Arc::new(Schema::new(fields))
 }
@@ -323,13 +329,16 @@ struct TraceRows<'t> {
     scenario_trials: Int64Builder,
     scenario_passes: Int64Builder,
     scenario_pass_k: Float64Builder,
+    /// The traces' slices, with `--by`.
+    slices: Option<StringBuilder>,
     len: usize,
 }
 
 impl<'t> TraceRows<'t> {
-    fn new(trials: &'t TrialColumns) -> TraceRows<'t> {
+    fn new(trials: &'t TrialColumns, sliced: bool) -> TraceRows<'t> {
         TraceRows {
-            schema: traces_schema(!matches!(trials, TrialColumns::None)),
+            schema: traces_schema(!matches!(trials, TrialColumns::None), sliced),
+            slices: sliced.then(StringBuilder::new),
             trials,
             index: 0,
             ids: StringBuilder::new(),
@@ -376,6 +385,9 @@ impl<'t> TraceRows<'t> {
             self.scenario_passes.append_value(i64::from(t.passes));
             self.scenario_pass_k.append_option(pass_k);
         }
+        if let Some(slices) = &mut self.slices {
+            slices.append_value(row.slice().unwrap_or(crate::table::slices::NONE));
+        }
         self.index += 1;
         self.len += 1;
         if self.len == row_group_rows {
@@ -407,6 +419,9 @@ impl<'t> TraceRows<'t> {
             columns.push(Arc::new(self.scenario_passes.finish()));
             columns.push(Arc::new(self.scenario_pass_k.finish()));
         }
+        if let Some(slices) = &mut self.slices {
+            columns.push(Arc::new(slices.finish()));
+        }
         self.len = 0;
         writer.write(&RecordBatch::try_new(self.schema.clone(), columns)?)?;
         Ok(())
@@ -424,13 +439,14 @@ pub(crate) fn write_check(
     dir: &Path,
     report: &Report,
     trials: bool,
+    sliced: bool,
 ) -> Result<(), ParquetOutputError> {
     let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
     let trials = match trials.then(|| crate::gate::passk::trials_per_trace(keys.iter().copied())) {
         Some(Some(cells)) => TrialColumns::PerRow(cells),
         _ => TrialColumns::None,
     };
-    write_check_from(dir, report, &trials, &Layout::check(), |each| {
+    write_check_from(dir, report, &trials, sliced, &Layout::check(), |each| {
         report.batches.iter().try_for_each(each)
     })
 }
@@ -445,6 +461,7 @@ pub(crate) fn write_check_spilled(
     dir: &Path,
     report: &Report,
     trials: bool,
+    sliced: bool,
     spilled: &SpilledRun,
 ) -> Result<(), ParquetOutputError> {
     let batches =
@@ -453,7 +470,7 @@ pub(crate) fn write_check_spilled(
         Some(Some(table)) => TrialColumns::PerScenario(table),
         _ => TrialColumns::None,
     };
-    write_check_from(dir, report, &trials, &Layout::check(), batches)
+    write_check_from(dir, report, &trials, sliced, &Layout::check(), batches)
 }
 
 /// Writes both tables; `batches` calls its argument with every verdict batch in run order.
@@ -461,6 +478,7 @@ fn write_check_from(
     dir: &Path,
     report: &Report,
     trials: &TrialColumns,
+    sliced: bool,
     layout: &Layout,
     batches: impl Fn(&mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>) -> std::io::Result<()>,
 ) -> Result<(), ParquetOutputError> {
@@ -488,11 +506,11 @@ fn write_check_from(
     crate::output::write_atomic_with(&dir.join(TRACES_FILE), |out| {
         let mut writer = ArrowWriter::try_new(
             out,
-            traces_schema(!matches!(trials, TrialColumns::None)),
+            traces_schema(!matches!(trials, TrialColumns::None), sliced),
             Some(layout.properties.clone()),
         )
         .map_err(|e| into_io(e.into()))?;
-        let mut rows = TraceRows::new(trials);
+        let mut rows = TraceRows::new(trials, sliced);
         batches(&mut |batch| {
             for row in batch.rows() {
                 rows.push(layout.row_group_rows, &row, &mut writer)
@@ -935,7 +953,7 @@ mod tests {
                 .map_or(TrialColumns::None, TrialColumns::PerRow),
         };
         let dir = tempfile::tempdir().unwrap();
-        write_check_from(dir.path(), report, &columns, layout, batches).unwrap();
+        write_check_from(dir.path(), report, &columns, false, layout, batches).unwrap();
         [VERDICTS_FILE, TRACES_FILE].map(|name| std::fs::read(dir.path().join(name)).unwrap())
     }
 

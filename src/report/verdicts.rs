@@ -16,6 +16,9 @@
 //! where the run did not keep it, see [`crate::checks::Reasons`]). A check selected twice gets
 //! `<check>#2.…` for its second columns.
 //!
+//! A run with `--by` has one more column after `verdict_spans`: `slice`, the trace's slice
+//! ([`crate::gate::slices`]), before the checks' columns. Without `--by` the table is 0.4.1's.
+//!
 //! Every batch of a run has the same schema, and a run's result is its batches in order: concatenated
 //! they are the run's verdict table. A batch copies the few texts it keeps (ids, keys, agents and
 //! reasons), so it holds no reference into the traces' tables and memory follows the verdicts.
@@ -35,11 +38,20 @@ use rayon::prelude::*;
 use super::Measures;
 use crate::checks::VerdictColumn;
 
-/// Columns before the first check's.
+/// Columns before the first check's (one more with the `slice` column).
 const TRACE_COLUMNS: usize = 16;
 
+/// The name of the column of a run's slices (`--by`).
+pub(crate) const SLICE: &str = "slice";
+
 /// The schema of the verdict batches of a run with these active checks, in selection order.
+#[cfg(test)]
 pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
+    schema_sliced(checks, false)
+}
+
+/// The schema of [`schema`], with the `slice` column when `sliced` (`--by`).
+pub(crate) fn schema_sliced(checks: &[&str], sliced: bool) -> SchemaRef {
     let text = |name: &str, nullable| Field::new(name, DataType::LargeUtf8, nullable);
     let float = |name: &str| Field::new(name, DataType::Float64, true);
     let mut fields = vec![
@@ -62,6 +74,9 @@ pub(crate) fn schema(checks: &[&str]) -> SchemaRef {
         text("root_span_id", true),
         text("verdict_spans", true),
     ];
+    if sliced {
+        fields.push(text(SLICE, false));
+    }
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for name in checks {
         let n = seen.entry(name).or_default();
@@ -146,6 +161,8 @@ pub(crate) struct TraceFields<'a> {
     pub measures: Measures,
     /// The root span's id; `None` or empty when the trace has none.
     pub root_span_id: Option<&'a str>,
+    /// The trace's slice, in a run with `--by` (a batch whose schema has no `slice` column ignores it).
+    pub slice: Option<&'a str>,
 }
 
 /// Builds one verdict batch: the trace fields row by row, then one [`VerdictColumn`] per check.
@@ -167,6 +184,8 @@ pub(crate) struct VerdictBatchBuilder {
     model_calls: Float64Builder,
     root_span_id: LargeStringBuilder,
     verdict_spans: LargeStringBuilder,
+    /// Present when the schema has the `slice` column.
+    slice: Option<LargeStringBuilder>,
 }
 
 impl VerdictBatchBuilder {
@@ -174,7 +193,6 @@ impl VerdictBatchBuilder {
     pub(crate) fn new(schema: SchemaRef, capacity: usize) -> Self {
         let text = || LargeStringBuilder::with_capacity(capacity, 0);
         VerdictBatchBuilder {
-            schema,
             trace_id: text(),
             scenario: text(),
             raw_scenario: text(),
@@ -191,6 +209,12 @@ impl VerdictBatchBuilder {
             model_calls: Float64Builder::with_capacity(capacity),
             root_span_id: text(),
             verdict_spans: text(),
+            slice: schema
+                .fields()
+                .get(TRACE_COLUMNS)
+                .filter(|f| f.name() == SLICE)
+                .map(|_| text()),
+            schema,
         }
     }
 
@@ -217,6 +241,9 @@ impl VerdictBatchBuilder {
         self.model_calls.append_option(trace.measures.model_calls);
         self.root_span_id
             .append_option(trace.root_span_id.filter(|id| !id.is_empty()));
+        if let Some(slice) = &mut self.slice {
+            slice.append_value(trace.slice.unwrap_or(crate::table::slices::NONE));
+        }
     }
 
     /// Sets the next row's `verdict_spans` (see the module doc and [`named_in`]), in row order after its
@@ -253,6 +280,9 @@ impl VerdictBatchBuilder {
             Arc::new(self.root_span_id.finish()),
             Arc::new(self.verdict_spans.finish()),
         ];
+        if let Some(mut slice) = self.slice {
+            columns.push(Arc::new(slice.finish()));
+        }
         for check in checks {
             columns.extend(check.finish());
         }
@@ -280,6 +310,7 @@ pub struct VerdictBatch {
     model_calls: Float64Array,
     root_span_id: LargeStringArray,
     verdict_spans: LargeStringArray,
+    slice: Option<LargeStringArray>,
     detected: Vec<BooleanArray>,
     confidence: Vec<Float64Array>,
     reason: Vec<LargeStringArray>,
@@ -308,17 +339,23 @@ impl VerdictBatch {
     /// A batch whose columns are not those of a verdict schema.
     pub fn try_new(batch: RecordBatch) -> Result<VerdictBatch, ArrowError> {
         let width = batch.num_columns();
-        if width < TRACE_COLUMNS || !(width - TRACE_COLUMNS).is_multiple_of(3) {
+        let sliced = batch
+            .schema()
+            .fields()
+            .get(TRACE_COLUMNS)
+            .is_some_and(|f| f.name() == SLICE);
+        let first_check = TRACE_COLUMNS + usize::from(sliced);
+        if width < first_check || !(width - first_check).is_multiple_of(3) {
             return Err(ArrowError::SchemaError(format!(
-                "a verdict batch has {TRACE_COLUMNS} + 3 per check columns, not {width}"
+                "a verdict batch has {first_check} + 3 per check columns, not {width}"
             )));
         }
-        let checks = (width - TRACE_COLUMNS) / 3;
+        let checks = (width - first_check) / 3;
         let mut detected = Vec::with_capacity(checks);
         let mut confidence = Vec::with_capacity(checks);
         let mut reason = Vec::with_capacity(checks);
         for k in 0..checks {
-            let at = TRACE_COLUMNS + 3 * k;
+            let at = first_check + 3 * k;
             detected.push(typed::<BooleanArray>(&batch, at)?);
             confidence.push(typed::<Float64Array>(&batch, at + 1)?);
             reason.push(typed::<LargeStringArray>(&batch, at + 2)?);
@@ -340,6 +377,7 @@ impl VerdictBatch {
             model_calls: typed(&batch, 13)?,
             root_span_id: typed(&batch, 14)?,
             verdict_spans: typed(&batch, 15)?,
+            slice: sliced.then(|| typed(&batch, TRACE_COLUMNS)).transpose()?,
             detected,
             confidence,
             reason,
@@ -360,6 +398,11 @@ impl VerdictBatch {
     /// Returns true if and only if the batch holds no trace.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Returns true if and only if the batch has the `slice` column (`--by`).
+    pub fn is_sliced(&self) -> bool {
+        self.slice.is_some()
     }
 
     /// Number of checks.
@@ -493,6 +536,11 @@ fn opt_f64(array: &Float64Array, row: usize) -> Option<f64> {
 }
 
 impl<'a> Row<'a> {
+    /// The trace's slice, in a run with `--by`.
+    pub fn slice(&self) -> Option<&'a str> {
+        self.batch.slice.as_ref().map(|s| s.value(self.row))
+    }
+
     /// The trace's id, in full.
     pub fn trace_id(&self) -> &'a str {
         self.batch.trace_id.value(self.row)

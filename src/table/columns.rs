@@ -53,6 +53,8 @@ pub struct Columns<'a> {
     pub(crate) domain: &'a LargeStringArray,
     /// The outcome the trace's own evaluation recorded; null when none.
     pub(crate) recorded_outcome: &'a BooleanArray,
+    /// The trace's slice (`--by`); null unless the run slices.
+    pub(crate) slice: &'a LargeStringArray,
 
     pub(crate) span_id: &'a LargeStringArray,
     pub(crate) parent: &'a LargeStringArray,
@@ -139,6 +141,7 @@ impl<'a> Columns<'a> {
             read_only_tools: text(t, trace_column_index(TRACE_READ_ONLY_TOOLS)),
             domain: text(t, trace_column_index(TRACE_DOMAIN)),
             recorded_outcome: flag(t, trace_column_index(TRACE_RECORDED_OUTCOME)),
+            slice: text(t, trace_column_index(TRACE_SLICE)),
 
             span_id: text(sp, span_column_index(SPAN_ID)),
             parent: text(sp, span_column_index(SPAN_PARENT)),

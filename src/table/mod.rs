@@ -10,6 +10,7 @@ pub(crate) mod flat;
 pub(crate) mod lazy;
 pub(crate) mod record;
 pub mod schema;
+pub mod slices;
 
 /// Who made a tool step.
 pub use record::Actor;
@@ -176,6 +177,8 @@ pub struct TableOptions {
     pub outcome_score: Option<Arc<str>>,
     /// `--outcomes recorded`: a trajectory's `task_success` counts as its recorded outcome too.
     pub task_success_outcome: bool,
+    /// `--by`: label each trace with its slice.
+    pub slices: Option<Arc<crate::table::slices::SliceKeys>>,
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
@@ -336,6 +339,12 @@ impl TableBuilder {
         b.tool_evidence.append_option(evidence);
         let (offered, read_only) = derive::tool_definitions(spans);
         b.tool_definitions.append_option(offered);
+        b.slice.append_option(
+            self.options
+                .slices
+                .as_ref()
+                .map(|keys| keys.label(spans, root, &trace.agent, agent_version.as_deref())),
+        );
         b.agent_version.append_option(agent_version);
         b.read_only_tools.append_option(read_only);
         b.domain.append_option(domain);
@@ -708,6 +717,7 @@ builders! {
     read_only_tools: SparseText,
     domain: SparseText,
     recorded_outcome: BooleanBuilder,
+    slice: SparseText,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -891,6 +901,7 @@ impl Builders {
                 arc(self.read_only_tools.finish()),
                 arc(self.domain.finish()),
                 arc(self.recorded_outcome.finish()),
+                arc(self.slice.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

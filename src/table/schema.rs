@@ -13,7 +13,7 @@ use std::sync::{Arc, LazyLock};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 /// Version of these three schemas; raised whenever a column is added, removed or changes meaning.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Trace id as the input spells it; text, never null.
 pub const TRACE_ID: &str = "trace_id";
@@ -56,6 +56,8 @@ pub const TRACE_DOMAIN: &str = "domain";
 /// The outcome the trace's own evaluation recorded (`faultgate.recorded_outcome`: a benchmark's reward or
 /// `resolved`, or the Langfuse score `--outcome-score` names); null when it records none.
 pub const TRACE_RECORDED_OUTCOME: &str = "recorded_outcome";
+/// The trace's slice (`--by`: `model=gpt-5.4-mini,agent=triage`); null unless the run slices.
+pub const TRACE_SLICE: &str = "slice";
 
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
@@ -157,6 +159,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_READ_ONLY_TOOLS, DataType::LargeUtf8),
         nullable(TRACE_DOMAIN, DataType::LargeUtf8),
         nullable(TRACE_RECORDED_OUTCOME, DataType::Boolean),
+        nullable(TRACE_SLICE, DataType::LargeUtf8),
     ]))
 });
 
@@ -239,6 +242,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_READ_ONLY_TOOLS => 16,
         TRACE_DOMAIN => 17,
         TRACE_RECORDED_OUTCOME => 18,
+        TRACE_SLICE => 19,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

@@ -41,6 +41,7 @@ mod recorded_outcomes;
 mod report_files;
 mod shapes_agree;
 mod shell;
+mod slices;
 mod spill;
 mod terminal;
 mod trust;

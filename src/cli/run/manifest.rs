@@ -16,6 +16,7 @@ use crate::report::steps::TraceSteps;
 
 /// The setting that records `--agent-version` (masked) in a partial.
 pub(crate) const AGENT_VERSION_SETTING: &str = "agent version";
+pub(crate) use crate::partial::SLICES_SETTING;
 
 /// The setting that records the SHA-256 of `--expect`'s file in a partial.
 pub(crate) const EXPECTATIONS_SETTING: &str = "expectations";
@@ -84,6 +85,10 @@ pub(crate) fn settings_of(
     if let Some(name) = &args.outcome_score {
         settings.push(("outcome score", name.clone()));
     }
+    // Recorded only with --by: the partial's table then has its `slice` column.
+    if let Some(keys) = &resolved.settings.slices {
+        settings.push((SLICES_SETTING, keys.names().join(",")));
+    }
     if let Some(digest) = expectations_digest(args)? {
         settings.push((EXPECTATIONS_SETTING, digest));
     }
@@ -132,8 +137,7 @@ pub(crate) fn write_partial(
     // of them reports them.
     let mut rows = vec![0usize; files.len()];
     let last = files.len().saturating_sub(1);
-    let checks: Vec<&str> = manifest.checks.iter().map(String::as_str).collect();
-    let mut writer = PartialWriter::new(dir, crate::report::verdicts::schema(&checks))?;
+    let mut writer = PartialWriter::new(dir, manifest.verdict_schema())?;
     let total = writer.verdicts(|sink| match &spilled {
         Some(spilled) => spilled.for_each_file_batch(|file, batch| {
             if let Some(count) = rows.get_mut(file.min(last)) {

@@ -22,7 +22,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 pub(crate) use inputs::{InputFile, Inputs};
-pub(crate) use manifest::{AGENT_VERSION_SETTING, EXPECTATIONS_SETTING, expectations_digest};
+pub(crate) use manifest::{
+    AGENT_VERSION_SETTING, EXPECTATIONS_SETTING, SLICES_SETTING, expectations_digest,
+};
 #[cfg(test)]
 pub(crate) use produce::no_content_warning;
 pub(crate) use produce::{Produced, SpillTo, input_warnings};
@@ -50,6 +52,10 @@ pub(crate) trait RunCommand {
     fn traces(&self) -> &[PathBuf];
     /// The run flags.
     fn run_args(&self) -> &RunArgs;
+    /// The `--by` keys, read before anything else so that a typo costs no run.
+    fn slice_keys(&self) -> &[String] {
+        &[]
+    }
     /// The output flags, by name and whether they were given, that `--partial` refuses.
     fn outputs_given(&self) -> Vec<(&'static str, bool)>;
     /// Fits the resolved run to the outputs (which reasons to keep, raw keys, failing steps).
@@ -138,7 +144,10 @@ impl Run<'_> {
 /// Runs `command`: the shared steps in their order, and the command's own where it has them.
 pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError> {
     let args = command.run_args();
+    let slices = crate::table::slices::SliceKeys::parse(command.slice_keys())
+        .map_err(|e| CliError::Invalid(e.to_string()))?;
     let mut resolved = resolve(args)?;
+    resolved.settings.slices = slices.map(std::sync::Arc::new);
     let mut given = command.outputs_given();
     given.push(("--judge-record", resolved.judge_record.is_some()));
     safety::refuse_outputs_with_partial(args.partial.as_ref(), &given)?;

@@ -234,6 +234,7 @@ impl BandBuilder {
             agent_version: None,
             expectations: None,
             measures: self.measures,
+            slices: None,
         })
     }
 }

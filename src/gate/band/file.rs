@@ -116,6 +116,15 @@ pub struct BandJson {
         skip_serializing_if = "Option::is_none"
     )]
     pub measures: Option<Value>,
+    /// `{"by": [keys], "values": {slice: {"clean_rate": [one per run], "traces": [one per run]}}}`:
+    /// each baseline run's clean rate per slice (`null`, with 0 traces, for a run without the
+    /// slice); written by `baseline --by`, read by `check --by` with the same keys. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub slices: Option<Value>,
 }
 
 /// A band's `clean_rate`: the share of `scenarios` clean in each baseline run.
@@ -227,6 +236,10 @@ impl Band {
             agent_version: self.agent_version.clone().map(Value::from),
             expectations_sha256: self.expectations.clone().map(Value::from),
             measures: self.measures.as_ref().map(|runs| measures_json(runs)),
+            slices: self
+                .slices
+                .as_ref()
+                .map(crate::gate::slices::BandSlices::to_json),
         }
     }
 }

@@ -61,6 +61,8 @@ pub struct Band {
     /// `baseline --measures`: per run, the statistics of each measure of
     /// [`DISTRIBUTIONS`](crate::gate::DISTRIBUTIONS); `None` without the flag.
     pub measures: Option<Vec<crate::gate::RunStatistics>>,
+    /// `baseline --by`: per slice, each run's clean rate and traces; `None` without the flag.
+    pub slices: Option<crate::gate::slices::BandSlices>,
 }
 
 impl Band {

@@ -49,6 +49,8 @@ pub struct BandFile {
     /// [`MEASURES_KEY`]: per measure of [`DISTRIBUTIONS`], per statistic of [`STATISTICS`], one value
     /// per baseline run (`None` for a run that recorded none); `None` when the band has no such key.
     pub(crate) measures: Option<BandMeasures>,
+    /// Each baseline run's clean rate per slice (`baseline --by`).
+    pub(crate) slices: Option<crate::gate::slices::BandSlices>,
 }
 
 /// A band's measures: per measure, per statistic, per run.
@@ -240,6 +242,15 @@ impl BandFile {
                 )
             })?),
         };
+        let slices = match band.slices {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(crate::gate::slices::BandSlices::from_json(&value).ok_or_else(|| {
+                bad(
+                    "slices",
+                    "an object with \"by\" (a list of keys) and \"values\" (per slice, \"clean_rate\" and \"traces\" lists of one entry per run)",
+                )
+            })?),
+        };
         Ok(Self {
             judge,
             checks,
@@ -260,6 +271,7 @@ impl BandFile {
             agent_version,
             expectations,
             measures,
+            slices,
         })
     }
 
