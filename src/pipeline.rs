@@ -71,6 +71,9 @@ pub struct RunSettings {
     pub agent_version: Option<std::sync::Arc<str>>,
     /// `--outcome-score`: the Langfuse score that is each trace's recorded outcome.
     pub outcome_score: Option<std::sync::Arc<str>>,
+    /// `--unit session`: the unit checked is a conversation, the traces sharing a conversation id
+    /// ([`merge_shared_traces`] joins them), instead of a trace.
+    pub sessions: bool,
 }
 
 impl RunSettings {
@@ -82,6 +85,7 @@ impl RunSettings {
             qualify_domains: false,
             outcome_score: self.outcome_score.clone(),
             task_success_outcome: self.inputs.recorded_outcomes(),
+            sessions: self.sessions,
         }
     }
 
@@ -518,10 +522,13 @@ fn hold_shared_traces(
             continue;
         }
         if results.take_out(&shared, settings.failing_steps) {
-            results
+            // The conversations' turns a session run held while reading stay, but for those listed.
+            let parts = &mut results
                 .details
                 .get_or_insert_with(Box::default)
-                .shared_parts = listed;
+                .shared_parts;
+            parts.retain(|p| !shared.contains(p.trace_id.as_ref()));
+            parts.extend(listed);
         } else {
             again.push(file);
         }
@@ -627,6 +634,8 @@ pub struct SharedTraces {
     pub warnings: Vec<String>,
     /// Merged traces with no prompt, answer, arguments or results.
     pub without_content: usize,
+    /// Conversations checked as units (`--unit session`).
+    pub sessions: usize,
 }
 
 /// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
@@ -654,18 +663,46 @@ pub fn merge_shared_traces(
         return SharedTraces::default();
     }
     let qualify_domains = run_domains(results) > 1;
-    let merged = crate::identity::merge(parts, files);
+    let mut merged = crate::identity::merge(parts, files);
     let mut options = read_options(settings);
     options.table.qualify_domains = qualify_domains;
+    // The held conversations become rows here: the builder holds nothing more.
+    options.table.sessions = false;
     let mut builder = crate::table::TableBuilder::new(options.table);
-    for trace in &merged.traces {
-        builder.append(trace);
+    let mut turns: Vec<Vec<usize>> = Vec::new();
+    let mut sessions = 0;
+    if settings.sessions {
+        for unit in crate::sessions::group(std::mem::take(&mut merged.traces)) {
+            match unit {
+                crate::sessions::Unit::Session(id, parts) => {
+                    if let Some(of_steps) = builder.append_turns(&id, &parts) {
+                        turns.push(of_steps);
+                        sessions += 1;
+                    }
+                }
+                crate::sessions::Unit::Alone(trace) => {
+                    let before = builder.len();
+                    builder.append(&trace);
+                    if builder.len() > before {
+                        turns.push(Vec::new());
+                    }
+                }
+            }
+        }
+    } else {
+        for trace in &merged.traces {
+            builder.append(trace);
+        }
     }
     let batch = builder.finish();
     let schema = settings.verdict_schema();
     let cols = Columns::new(&batch);
     let without_content = cols.has_content.false_count();
-    let verdicts = check_batch(&cols, settings, &schema);
+    let verdicts = if settings.sessions {
+        check_turns(&cols, settings, &schema, &turns)
+    } else {
+        check_batch(&cols, settings, &schema)
+    };
     let failing_steps =
         steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
     SharedTraces {
@@ -674,6 +711,7 @@ pub fn merge_shared_traces(
         failing_steps,
         warnings: merged.warnings(),
         without_content,
+        sessions,
     }
 }
 
@@ -758,6 +796,26 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> VerdictBatch {
 /// check as a pass over each part in parallel, and joins the parts' verdicts in order, so the result
 /// does not depend on the number of threads.
 fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+    check_units(cols, settings, schema, None)
+}
+
+/// [`check_batch`] over a batch of conversations: `turns` gives, for each row, the turn of each of
+/// its steps (empty for a trace of its own), and the reasons name the turn of each step they name.
+fn check_turns(
+    cols: &Columns<'_>,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+    turns: &[Vec<usize>],
+) -> VerdictBatch {
+    check_units(cols, settings, schema, Some(turns))
+}
+
+fn check_units(
+    cols: &Columns<'_>,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+    turns: Option<&[Vec<usize>]>,
+) -> VerdictBatch {
     // The whole batch's judge calls overlap here, before any part is checked; the judged checks of
     // every part then push the verdicts.
     let judged = match &settings.judge {
@@ -773,11 +831,12 @@ fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -
         .into_par_iter()
         .map(|i| {
             let range = i * PART_TRACES..((i + 1) * PART_TRACES).min(n);
-            check_part(&cols.part(range), &cx, settings, schema)
+            let turns = turns.map(|t| &t[range.clone()]);
+            check_part(&cols.part(range), &cx, settings, schema, turns)
         })
         .collect();
     match parts.len() {
-        0 => check_part(cols, &cx, settings, schema),
+        0 => check_part(cols, &cx, settings, schema, turns),
         1 => parts.into_iter().next().expect("one part"),
         _ => {
             let joined = arrow_select::concat::concat_batches(
@@ -797,6 +856,7 @@ fn check_part(
     cx: &CheckContext<'_>,
     settings: &RunSettings,
     schema: &SchemaRef,
+    turns: Option<&[Vec<usize>]>,
 ) -> VerdictBatch {
     let redaction = settings.redaction;
     let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
@@ -859,6 +919,17 @@ fn check_part(
         }
         builder.push_verdict_spans(named_any.then_some(spans.as_str()));
     }
+    // The spans are found by the step numbers as the checks wrote them; only then is each step's
+    // turn named.
+    let columns = match turns {
+        Some(turns) => columns
+            .into_iter()
+            .map(|column| {
+                column.rewrite_reasons(|i, reason| crate::sessions::name_turns(reason, &turns[i]))
+            })
+            .collect(),
+        None => columns,
+    };
     // A check that pushes other than one verdict per trace is a bug, not bad input.
     builder
         .finish(columns)
@@ -926,6 +997,7 @@ mod tests {
             skip_bad_input: false,
             agent_version: None,
             outcome_score: None,
+            sessions: false,
         }
     }
 

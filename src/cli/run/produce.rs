@@ -27,6 +27,8 @@ pub(crate) struct Produced {
     /// Some file was read in a format whose trace ids are names (`Format::named_ids`): the outputs
     /// show them wider ([`crate::report::shown::IdColumn`]).
     pub named_ids: bool,
+    /// `--unit session`: the conversations checked as units.
+    pub sessions: Option<usize>,
 }
 
 /// What one file of a run has to say besides its verdicts.
@@ -297,6 +299,7 @@ pub(crate) fn produce(
             notes,
             judge_usage: None,
             named_ids,
+            sessions: settings.sessions.then_some(shared.sessions),
         },
         errors,
         notices: warnings,
@@ -311,7 +314,7 @@ impl Produced {
         for file in self.notes() {
             skipped.add(file.skipped_input);
         }
-        resolved.report(
+        let mut report = resolved.report(
             self.batches,
             self.notes
                 .into_iter()
@@ -320,7 +323,9 @@ impl Produced {
                 .collect(),
             warnings,
             skipped,
-        )
+        );
+        report.sessions = self.sessions;
+        report
     }
 }
 
