@@ -634,8 +634,8 @@ pub struct SharedTraces {
     pub warnings: Vec<String>,
     /// Merged traces with no prompt, answer, arguments or results.
     pub without_content: usize,
-    /// Conversations checked as units (`--unit session`).
-    pub sessions: usize,
+    /// The ids of the conversations checked as units (`--unit session`).
+    pub sessions: HashSet<String>,
 }
 
 /// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
@@ -670,14 +670,14 @@ pub fn merge_shared_traces(
     options.table.sessions = false;
     let mut builder = crate::table::TableBuilder::new(options.table);
     let mut turns: Vec<Vec<usize>> = Vec::new();
-    let mut sessions = 0;
+    let mut sessions = HashSet::new();
     if settings.sessions {
         for unit in crate::sessions::group(std::mem::take(&mut merged.traces)) {
             match unit {
                 crate::sessions::Unit::Session(id, parts) => {
                     if let Some(of_steps) = builder.append_turns(&id, &parts) {
                         turns.push(of_steps);
-                        sessions += 1;
+                        sessions.insert(id);
                     }
                 }
                 crate::sessions::Unit::Alone(trace) => {

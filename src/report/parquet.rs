@@ -18,6 +18,8 @@
 //!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
 //!   C(passes, K) / C(trials, K) for K the run's largest trial count, null for fewer trials).
+//!   With `--unit session`, one more column, last: `session_id` (utf8, the conversation id of a row
+//!   that is a conversation, null for a trace without one).
 //!
 //! `baseline --parquet DIR`:
 //! - `clean_matrix.parquet`, long format, one row per run and distinct scenario key of that run, in
@@ -140,8 +142,9 @@ fn verdicts_schema() -> SchemaRef {
     ]))
 }
 
-/// The schema of `traces.parquet`, with the trial columns or without.
-fn traces_schema(trials: bool) -> SchemaRef {
+/// The schema of `traces.parquet`, with the trial columns or without, and with the `session_id`
+/// column last under `--unit session`.
+fn traces_schema(trials: bool, sessions: bool) -> SchemaRef {
     let mut fields = vec![
         field("trace_id", DataType::Utf8, false),
         field("scenario", DataType::Utf8, false),
@@ -159,6 +162,9 @@ fn traces_schema(trials: bool) -> SchemaRef {
         fields.push(field("scenario_trials", DataType::Int64, false));
         fields.push(field("scenario_passes", DataType::Int64, false));
         fields.push(field("scenario_pass_k", DataType::Float64, true));
+    }
+    if sessions {
+        fields.push(field("session_id", DataType::Utf8, true));
     }
     Arc::new(Schema::new(fields))
 }
@@ -317,14 +323,23 @@ struct TraceRows<'t> {
     scenario_trials: Int64Builder,
     scenario_passes: Int64Builder,
     scenario_pass_k: Float64Builder,
+    /// `--unit session`: the conversations' ids, and the column naming each row's (null for a
+    /// trace without one).
+    sessions: Option<&'t std::collections::HashSet<String>>,
+    session_ids: StringBuilder,
     len: usize,
 }
 
 impl<'t> TraceRows<'t> {
-    fn new(trials: &'t TrialColumns) -> TraceRows<'t> {
+    fn new(
+        trials: &'t TrialColumns,
+        sessions: Option<&'t std::collections::HashSet<String>>,
+    ) -> TraceRows<'t> {
         TraceRows {
-            schema: traces_schema(!matches!(trials, TrialColumns::None)),
+            schema: traces_schema(!matches!(trials, TrialColumns::None), sessions.is_some()),
             trials,
+            sessions,
+            session_ids: StringBuilder::new(),
             index: 0,
             ids: StringBuilder::new(),
             scenarios: StringBuilder::new(),
@@ -370,6 +385,11 @@ impl<'t> TraceRows<'t> {
             self.scenario_passes.append_value(i64::from(t.passes));
             self.scenario_pass_k.append_option(pass_k);
         }
+        if let Some(sessions) = self.sessions {
+            let id = row.trace_id();
+            self.session_ids
+                .append_option(sessions.contains(id).then_some(id));
+        }
         self.index += 1;
         self.len += 1;
         if self.len == row_group_rows {
@@ -400,6 +420,9 @@ impl<'t> TraceRows<'t> {
             columns.push(Arc::new(self.scenario_trials.finish()));
             columns.push(Arc::new(self.scenario_passes.finish()));
             columns.push(Arc::new(self.scenario_pass_k.finish()));
+        }
+        if self.sessions.is_some() {
+            columns.push(Arc::new(self.session_ids.finish()));
         }
         self.len = 0;
         writer.write(&RecordBatch::try_new(self.schema.clone(), columns)?)?;
@@ -482,11 +505,14 @@ fn write_check_from(
     crate::output::write_atomic_with(&dir.join(TRACES_FILE), |out| {
         let mut writer = ArrowWriter::try_new(
             out,
-            traces_schema(!matches!(trials, TrialColumns::None)),
+            traces_schema(
+                !matches!(trials, TrialColumns::None),
+                report.sessions.is_some(),
+            ),
             Some(layout.properties.clone()),
         )
         .map_err(|e| into_io(e.into()))?;
-        let mut rows = TraceRows::new(trials);
+        let mut rows = TraceRows::new(trials, report.sessions.as_deref());
         batches(&mut |batch| {
             for row in batch.rows() {
                 rows.push(layout.row_group_rows, &row, &mut writer)

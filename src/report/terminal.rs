@@ -371,11 +371,12 @@ pub(crate) fn summary_of(
     };
     // A session run's units are conversations and the traces that name none; it says how many
     // of each, so a trace left on its own (no conversation id) is not mistaken for a conversation.
-    let units = match report.sessions {
+    let units = match report.sessions.as_deref() {
         None => "traces".to_string(),
         Some(sessions) => format!(
-            "units ({sessions} session(s), {} trace(s) without a conversation id)",
-            traces.saturating_sub(sessions)
+            "units ({} session(s), {} trace(s) without a conversation id)",
+            sessions.len(),
+            traces.saturating_sub(sessions.len())
         ),
     };
     format!(

@@ -27,8 +27,8 @@ pub(crate) struct Produced {
     /// Some file was read in a format whose trace ids are names (`Format::named_ids`): the outputs
     /// show them wider ([`crate::report::shown::IdColumn`]).
     pub named_ids: bool,
-    /// `--unit session`: the conversations checked as units.
-    pub sessions: Option<usize>,
+    /// `--unit session`: the ids of the conversations checked as units.
+    pub sessions: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 /// What one file of a run has to say besides its verdicts.
@@ -299,7 +299,9 @@ pub(crate) fn produce(
             notes,
             judge_usage: None,
             named_ids,
-            sessions: settings.sessions.then_some(shared.sessions),
+            sessions: settings
+                .sessions
+                .then(|| std::sync::Arc::new(std::mem::take(&mut shared.sessions))),
         },
         errors,
         notices: warnings,
