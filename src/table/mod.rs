@@ -176,8 +176,9 @@ pub struct TableOptions {
     pub outcome_score: Option<Arc<str>>,
     /// `--outcomes recorded`: a trajectory's `task_success` counts as its recorded outcome too.
     pub task_success_outcome: bool,
-    /// `--unit session`: every trace with a conversation id ([`record::conversation_id`]) is kept
-    /// whole, as a held trace is, to be checked with the other turns of its conversation.
+    /// `--unit session`: every trace with a conversation id (`gen_ai.conversation.id` or a vendor's
+    /// session) is kept whole, as a held trace is, to be checked with the other turns of its
+    /// conversation.
     pub sessions: bool,
 }
 
