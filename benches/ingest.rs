@@ -184,7 +184,7 @@ fn default_settings() -> RunSettings {
         skip_bad_input: false,
         agent_version: None,
         outcome_score: None,
-        sessions: false,
+        sessions: None,
     }
 }
 

@@ -72,8 +72,9 @@ pub struct RunSettings {
     /// `--outcome-score`: the Langfuse score that is each trace's recorded outcome.
     pub outcome_score: Option<std::sync::Arc<str>>,
     /// `--unit session`: the unit checked is a conversation, the traces sharing a conversation id
-    /// ([`merge_shared_traces`] joins them), instead of a trace.
-    pub sessions: bool,
+    /// ([`merge_shared_traces`] joins them), instead of a trace; the turns wait in this spill until
+    /// every file is read.
+    pub sessions: Option<std::sync::Arc<crate::sessions::SessionSpill>>,
 }
 
 impl RunSettings {
@@ -85,7 +86,11 @@ impl RunSettings {
             qualify_domains: false,
             outcome_score: self.outcome_score.clone(),
             task_success_outcome: self.inputs.recorded_outcomes(),
-            sessions: self.sessions,
+            sessions: self.sessions.is_some(),
+            turns: self
+                .sessions
+                .clone()
+                .map(|s| s as std::sync::Arc<dyn crate::table::TurnSink>),
         }
     }
 
@@ -287,6 +292,10 @@ fn read_run(
     qualify_domains: bool,
 ) -> Vec<Result<FileResults, InputError>> {
     ingest::remote::prefetch_order(files);
+    if let Some(spill) = &settings.sessions {
+        // A run read again (domains found) spills its turns again.
+        spill.reset();
+    }
     let schema = settings.verdict_schema();
     let parallel = rayon::current_num_threads().max(1) * 2;
     let mut options = read_options(settings);
@@ -336,6 +345,10 @@ fn read_run(
             progress: None,
             ..options
         };
+        if let Some(spill) = &settings.sessions {
+            // Read again, the files spill their turns again.
+            spill.reset();
+        }
         return read_files(
             files, settings, &options, &schema, parallel, refused, spill, None,
         );
@@ -522,21 +535,24 @@ fn hold_shared_traces(
             continue;
         }
         if results.take_out(&shared, settings.failing_steps) {
-            // The conversations' turns a session run held while reading stay, but for those listed.
-            let parts = &mut results
+            results
                 .details
                 .get_or_insert_with(Box::default)
-                .shared_parts;
-            parts.retain(|p| !shared.contains(p.trace_id.as_ref()));
-            parts.extend(listed);
+                .shared_parts = listed;
         } else {
             again.push(file);
         }
     }
-    let options = ReadOptions {
+    if let Some(spill) = &settings.sessions {
+        // Their turns' first reads were spilled: the merged traces take their place.
+        spill.exclude(&shared);
+    }
+    let mut options = ReadOptions {
         hold: Some(std::sync::Arc::new(shared)),
         ..options
     };
+    // A file read again spilled its turns the first time.
+    options.table.turns = None;
     let read_again = |out: &mut [Result<FileResults, InputError>], again: Vec<usize>| {
         let reread: Vec<Result<FileResults, InputError>> = again
             .par_iter()
@@ -624,8 +640,9 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
 /// Traces whose id more than one file of the run holds, merged by the rule of `crate::identity`.
 #[derive(Default)]
 pub struct SharedTraces {
-    /// The merged traces' verdicts (none when no id is shared).
-    pub verdicts: Option<VerdictBatch>,
+    /// The merged traces' verdicts, a batch at a time (none when no id is shared and no trace names
+    /// a conversation under `--unit session`).
+    pub verdicts: Vec<VerdictBatch>,
     /// Merged traces that used tools but had none read.
     pub unread_tools: UnreadTools,
     /// The steps of the merged traces that failed, when an output shows them.
@@ -636,6 +653,8 @@ pub struct SharedTraces {
     pub without_content: usize,
     /// The ids of the conversations checked as units (`--unit session`).
     pub sessions: HashSet<String>,
+    /// The spill of a session run's turns could not be written or read back.
+    pub error: Option<std::io::Error>,
 }
 
 /// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
@@ -659,59 +678,94 @@ pub fn merge_shared_traces(
                 .map(move |part| (i, part))
         })
         .collect();
-    if parts.is_empty() {
+    if parts.is_empty() && settings.sessions.is_none() {
         return SharedTraces::default();
     }
     let qualify_domains = run_domains(results) > 1;
     let mut merged = crate::identity::merge(parts, files);
     let mut options = read_options(settings);
     options.table.qualify_domains = qualify_domains;
-    // The held conversations become rows here: the builder holds nothing more.
+    // The conversations become rows here: the builder holds and spills nothing more.
     options.table.sessions = false;
-    let mut builder = crate::table::TableBuilder::new(options.table);
-    let mut turns: Vec<Vec<usize>> = Vec::new();
-    let mut sessions = HashSet::new();
-    if settings.sessions {
-        for unit in crate::sessions::group(std::mem::take(&mut merged.traces)) {
-            match unit {
-                crate::sessions::Unit::Session(id, parts) => {
-                    if let Some(of_steps) = builder.append_turns(&id, &parts) {
-                        turns.push(of_steps);
-                        sessions.insert(id);
-                    }
-                }
-                crate::sessions::Unit::Alone(trace) => {
-                    let before = builder.len();
-                    builder.append(&trace);
-                    if builder.len() > before {
-                        turns.push(Vec::new());
-                    }
-                }
-            }
-        }
-    } else {
+    options.table.turns = None;
+    let mut out = SharedTraces {
+        warnings: merged.warnings(),
+        ..SharedTraces::default()
+    };
+    let Some(spill) = &settings.sessions else {
+        let mut builder = crate::table::TableBuilder::new(options.table);
         for trace in &merged.traces {
             builder.append(trace);
         }
-    }
-    let batch = builder.finish();
-    let schema = settings.verdict_schema();
-    let cols = Columns::new(&batch);
-    let without_content = cols.has_content.false_count();
-    let verdicts = if settings.sessions {
-        check_turns(&cols, settings, &schema, &turns)
-    } else {
-        check_batch(&cols, settings, &schema)
+        out.add(&builder.finish(), None, settings);
+        return out;
     };
-    let failing_steps =
-        steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
-    SharedTraces {
-        verdicts: Some(verdicts),
-        unread_tools: UnreadTools::of_batch(&batch),
-        failing_steps,
-        warnings: merged.warnings(),
-        without_content,
-        sessions,
+    // The merged traces that name a conversation join its spilled turns, bucket by bucket.
+    let mut alone = crate::table::TableBuilder::new(options.table.clone());
+    let mut held: Vec<Vec<TraceRecord<'static>>> = Vec::new();
+    for trace in std::mem::take(&mut merged.traces) {
+        match crate::table::record::conversation_id(&trace.spans) {
+            Some(id) => {
+                let b = crate::sessions::SessionSpill::bucket(&id);
+                if held.len() <= b {
+                    held.resize_with(b + 1, Vec::new);
+                }
+                held[b].push(trace);
+            }
+            None => alone.append(&trace),
+        }
+    }
+    let batch = alone.finish();
+    if !batch.is_empty() {
+        let turns = vec![Vec::new(); batch.len()];
+        out.add(&batch, Some(&turns), settings);
+    }
+    let drained = spill.drain(&mut |b, mut turns| {
+        if let Some(more) = held.get_mut(b) {
+            turns.append(more);
+        }
+        if turns.is_empty() {
+            return;
+        }
+        let mut builder = crate::table::TableBuilder::new(options.table.clone());
+        let mut of_steps: Vec<Vec<usize>> = Vec::new();
+        for unit in crate::sessions::group_in_order(turns) {
+            if let crate::sessions::Unit::Session(id, parts) = unit
+                && let Some(steps) = builder.append_turns(&id, &parts)
+            {
+                of_steps.push(steps);
+                out.sessions.insert(id);
+            }
+        }
+        let batch = builder.finish();
+        if !batch.is_empty() {
+            out.add(&batch, Some(&of_steps), settings);
+        }
+    });
+    if let Err(error) = drained {
+        out.error = Some(error);
+    }
+    out
+}
+
+impl SharedTraces {
+    /// Checks a batch of merged traces (of conversations, each row's steps' turns in `turns`) and
+    /// adds what it gives.
+    fn add(&mut self, batch: &TraceBatch, turns: Option<&[Vec<usize>]>, settings: &RunSettings) {
+        let schema = settings.verdict_schema();
+        let cols = Columns::new(batch);
+        self.without_content += cols.has_content.false_count();
+        let verdicts = match turns {
+            Some(turns) => check_turns(&cols, settings, &schema, turns),
+            None => check_batch(&cols, settings, &schema),
+        };
+        let room = settings
+            .failing_steps
+            .saturating_sub(self.failing_steps.len());
+        self.failing_steps
+            .extend(steps::failing(&cols, &verdicts, settings.redaction, room));
+        self.unread_tools.add(UnreadTools::of_batch(batch));
+        self.verdicts.push(verdicts);
     }
 }
 
@@ -997,7 +1051,7 @@ mod tests {
             skip_bad_input: false,
             agent_version: None,
             outcome_score: None,
-            sessions: false,
+            sessions: None,
         }
     }
 
@@ -1349,8 +1403,9 @@ mod tests {
             .map(|r| ids(&r.as_ref().unwrap().details.as_ref().unwrap().batches))
             .collect();
         assert_eq!(kept, [vec!["t1"], vec!["t3"], vec![], vec![]]);
-        let merged = shared.verdicts.expect("traces are shared");
-        assert_eq!(ids(std::slice::from_ref(&merged)), ["t2", "t-lf-1"]);
+        assert_eq!(shared.verdicts.len(), 1, "traces are shared");
+        let merged = &shared.verdicts[0];
+        assert_eq!(ids(std::slice::from_ref(merged)), ["t2", "t-lf-1"]);
         assert_eq!(merged.row(0).steps(), 1, "t2's tool span came from b.json");
         assert_eq!(merged.row(1).steps(), 2, "the vendor trace counted once");
         assert_eq!(shared.warnings.len(), 1);
@@ -1379,7 +1434,7 @@ mod tests {
         assert!(
             merge_shared_traces(&[e.clone(), f.clone()], &mut results, &settings)
                 .verdicts
-                .is_none()
+                .is_empty()
         );
         for file in [&e, &f] {
             assert_eq!(

@@ -282,7 +282,8 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
             skip_bad_input: args.skip_bad_input,
             agent_version: args.agent_version.as_deref().map(Arc::from),
             outcome_score: args.outcome_score.as_deref().map(Arc::from),
-            sessions: args.unit == super::args::UnitArg::Session,
+            sessions: (args.unit == super::args::UnitArg::Session)
+                .then(|| Arc::new(crate::sessions::SessionSpill::new(None))),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),

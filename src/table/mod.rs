@@ -177,9 +177,19 @@ pub struct TableOptions {
     /// `--outcomes recorded`: a trajectory's `task_success` counts as its recorded outcome too.
     pub task_success_outcome: bool,
     /// `--unit session`: every trace with a conversation id (`gen_ai.conversation.id` or a vendor's
-    /// session) is kept whole, as a held trace is, to be checked with the other turns of its
-    /// conversation.
+    /// session) becomes no row: it goes to `turns`, to be checked with the other turns of its
+    /// conversation, or nowhere when `turns` is `None` (a file read again, whose turns went there
+    /// the first time). A trace the builder holds by its id is held all the same.
     pub sessions: bool,
+    /// Where a session run's turns go.
+    pub(crate) turns: Option<Arc<dyn TurnSink>>,
+}
+
+/// Where a session run's turns go as they are read (written to disk, grouped by conversation once
+/// every file is read).
+pub(crate) trait TurnSink: std::fmt::Debug + Send + Sync {
+    /// Takes one turn of conversation `conversation`.
+    fn put(&self, conversation: &str, trace: &TraceRecord<'_>);
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
@@ -244,14 +254,8 @@ impl TableBuilder {
         if !self.is_empty() {
             self.finish();
         }
-        let sessions = options.sessions;
         self.options = options;
-        self.hold = match hold {
-            Some(ids) => Some(ids),
-            None if sessions => Some(Arc::default()),
-            None => None,
-        }
-        .map(|ids| Hold {
+        self.hold = hold.map(|ids| Hold {
             ids,
             records: Vec::new(),
         });
@@ -277,9 +281,20 @@ impl TableBuilder {
 
     /// Derives one trace's facts and appends its rows (or keeps it whole, when held).
     pub fn append(&mut self, trace: &TraceRecord<'_>) {
+        if self.options.sessions
+            && !self
+                .hold
+                .as_ref()
+                .is_some_and(|h| h.ids.contains(trace.trace_id.as_ref()))
+            && let Some(conversation) = record::conversation_id(&trace.spans)
+        {
+            if let Some(turns) = &self.options.turns {
+                turns.put(&conversation, trace);
+            }
+            return;
+        }
         if let Some(hold) = &mut self.hold
-            && (hold.ids.contains(trace.trace_id.as_ref())
-                || (self.options.sessions && record::conversation_id(&trace.spans).is_some()))
+            && hold.ids.contains(trace.trace_id.as_ref())
         {
             hold.records.push(TraceRecord {
                 trace_id: trace.trace_id.to_string().into(),

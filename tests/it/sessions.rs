@@ -455,3 +455,63 @@ fn parquet_names_each_rows_session_only_under_unit_session_spilled_or_not() {
         std::fs::read(spilled).unwrap()
     );
 }
+
+#[test]
+fn a_turn_split_across_files_joins_its_conversation_once() {
+    let dir = scratch();
+    let conv = Some((CONVERSATION, "conv-3"));
+    let first = dir.path().join("a.jsonl");
+    let second = dir.path().join("b.jsonl");
+    // Turn one's root and first call in one file; its second call, under the same trace id, in the
+    // other, with turn two.
+    let whole = turn(
+        &id('a'),
+        conv,
+        0,
+        &[SEARCH, SEARCH],
+        "Where is order 7?",
+        "Looking.",
+        None,
+    );
+    let mut export: Value = serde_json::from_str(&whole).unwrap();
+    let spans = export["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array_mut()
+        .unwrap();
+    let moved = spans.pop().unwrap();
+    let rest = json!({"resourceSpans": [{"scopeSpans": [{"spans": [moved]}]}]});
+    std::fs::write(&first, export.to_string() + "\n").unwrap();
+    let second_turn = turn(
+        &id('b'),
+        conv,
+        10,
+        &[SEARCH],
+        "Any news?",
+        "Still looking.",
+        None,
+    );
+    std::fs::write(&second, rest.to_string() + "\n" + &second_turn).unwrap();
+
+    let out_dir = dir.path().join("pq");
+    let (report, out) = check(
+        dir.path(),
+        &[&first, &second],
+        &["--unit", "session", "--parquet", arg(&out_dir), "-q"],
+    );
+    assert_eq!(
+        units(&report),
+        vec!["conv-3".to_string()],
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("(1 session(s), 0 trace(s) without a conversation id)"));
+    // Three calls, each once: the turn's parts are merged, and its first read is not counted again.
+    let file = std::fs::File::open(out_dir.join("traces.parquet")).unwrap();
+    let mut reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let batch = reader.next().unwrap().unwrap();
+    let steps = batch.column_by_name("steps").unwrap();
+    let steps = arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(steps);
+    assert_eq!(steps.values().to_vec(), vec![3]);
+}
