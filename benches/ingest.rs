@@ -185,6 +185,7 @@ fn default_settings() -> RunSettings {
         agent_version: None,
         outcome_score: None,
         slices: None,
+        sessions: None,
     }
 }
 

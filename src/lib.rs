@@ -38,6 +38,7 @@ pub mod policy;
 mod precheck;
 pub mod redact;
 pub mod report;
+pub mod sessions;
 mod sidefile;
 pub mod table;
 pub mod workflow;

@@ -73,6 +73,10 @@ pub struct RunSettings {
     pub outcome_score: Option<std::sync::Arc<str>>,
     /// `--by`: each trace's slice goes into the verdict table's `slice` column.
     pub slices: Option<std::sync::Arc<crate::table::slices::SliceKeys>>,
+    /// `--unit session`: the unit checked is a conversation, the traces sharing a conversation id
+    /// ([`merge_shared_traces`] joins them), instead of a trace; the turns wait in this spill until
+    /// every file is read.
+    pub sessions: Option<std::sync::Arc<crate::sessions::SessionSpill>>,
 }
 
 impl RunSettings {
@@ -85,6 +89,11 @@ impl RunSettings {
             outcome_score: self.outcome_score.clone(),
             task_success_outcome: self.inputs.recorded_outcomes(),
             slices: self.slices.clone(),
+            sessions: self.sessions.is_some(),
+            turns: self
+                .sessions
+                .clone()
+                .map(|s| s as std::sync::Arc<dyn crate::table::TurnSink>),
         }
     }
 
@@ -286,6 +295,10 @@ fn read_run(
     qualify_domains: bool,
 ) -> Vec<Result<FileResults, InputError>> {
     ingest::remote::prefetch_order(files);
+    if let Some(spill) = &settings.sessions {
+        // A run read again (domains found) spills its turns again.
+        spill.reset();
+    }
     let schema = settings.verdict_schema();
     let parallel = rayon::current_num_threads().max(1) * 2;
     let mut options = read_options(settings);
@@ -335,6 +348,10 @@ fn read_run(
             progress: None,
             ..options
         };
+        if let Some(spill) = &settings.sessions {
+            // Read again, the files spill their turns again.
+            spill.reset();
+        }
         return read_files(
             files, settings, &options, &schema, parallel, refused, spill, None,
         );
@@ -529,10 +546,16 @@ fn hold_shared_traces(
             again.push(file);
         }
     }
-    let options = ReadOptions {
+    if let Some(spill) = &settings.sessions {
+        // Their turns' first reads were spilled: the merged traces take their place.
+        spill.exclude(&shared);
+    }
+    let mut options = ReadOptions {
         hold: Some(std::sync::Arc::new(shared)),
         ..options
     };
+    // A file read again spilled its turns the first time.
+    options.table.turns = None;
     let read_again = |out: &mut [Result<FileResults, InputError>], again: Vec<usize>| {
         let reread: Vec<Result<FileResults, InputError>> = again
             .par_iter()
@@ -620,8 +643,9 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
 /// Traces whose id more than one file of the run holds, merged by the rule of `crate::identity`.
 #[derive(Default)]
 pub struct SharedTraces {
-    /// The merged traces' verdicts (none when no id is shared).
-    pub verdicts: Option<VerdictBatch>,
+    /// The merged traces' verdicts, a batch at a time (none when no id is shared and no trace names
+    /// a conversation under `--unit session`).
+    pub verdicts: Vec<VerdictBatch>,
     /// Merged traces that used tools but had none read.
     pub unread_tools: UnreadTools,
     /// The steps of the merged traces that failed, when an output shows them.
@@ -630,6 +654,10 @@ pub struct SharedTraces {
     pub warnings: Vec<String>,
     /// Merged traces with no prompt, answer, arguments or results.
     pub without_content: usize,
+    /// The ids of the conversations checked as units (`--unit session`).
+    pub sessions: HashSet<String>,
+    /// The spill of a session run's turns could not be written or read back.
+    pub error: Option<std::io::Error>,
 }
 
 /// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
@@ -653,30 +681,94 @@ pub fn merge_shared_traces(
                 .map(move |part| (i, part))
         })
         .collect();
-    if parts.is_empty() {
+    if parts.is_empty() && settings.sessions.is_none() {
         return SharedTraces::default();
     }
     let qualify_domains = run_domains(results) > 1;
-    let merged = crate::identity::merge(parts, files);
+    let mut merged = crate::identity::merge(parts, files);
     let mut options = read_options(settings);
     options.table.qualify_domains = qualify_domains;
-    let mut builder = crate::table::TableBuilder::new(options.table);
-    for trace in &merged.traces {
-        builder.append(trace);
-    }
-    let batch = builder.finish();
-    let schema = settings.verdict_schema();
-    let cols = Columns::new(&batch);
-    let without_content = cols.has_content.false_count();
-    let verdicts = check_batch(&cols, settings, &schema);
-    let failing_steps =
-        steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
-    SharedTraces {
-        verdicts: Some(verdicts),
-        unread_tools: UnreadTools::of_batch(&batch),
-        failing_steps,
+    // The conversations become rows here: the builder holds and spills nothing more.
+    options.table.sessions = false;
+    options.table.turns = None;
+    let mut out = SharedTraces {
         warnings: merged.warnings(),
-        without_content,
+        ..SharedTraces::default()
+    };
+    let Some(spill) = &settings.sessions else {
+        let mut builder = crate::table::TableBuilder::new(options.table);
+        for trace in &merged.traces {
+            builder.append(trace);
+        }
+        out.add(&builder.finish(), None, settings);
+        return out;
+    };
+    // The merged traces that name a conversation join its spilled turns, bucket by bucket.
+    let mut alone = crate::table::TableBuilder::new(options.table.clone());
+    let mut held: Vec<Vec<TraceRecord<'static>>> = Vec::new();
+    for trace in std::mem::take(&mut merged.traces) {
+        match crate::table::record::conversation_id(&trace.spans) {
+            Some(id) => {
+                let b = crate::sessions::SessionSpill::bucket(&id);
+                if held.len() <= b {
+                    held.resize_with(b + 1, Vec::new);
+                }
+                held[b].push(trace);
+            }
+            None => alone.append(&trace),
+        }
+    }
+    let batch = alone.finish();
+    if !batch.is_empty() {
+        let turns = vec![Vec::new(); batch.len()];
+        out.add(&batch, Some(&turns), settings);
+    }
+    let drained = spill.drain(&mut |b, mut turns| {
+        if let Some(more) = held.get_mut(b) {
+            turns.append(more);
+        }
+        if turns.is_empty() {
+            return;
+        }
+        let mut builder = crate::table::TableBuilder::new(options.table.clone());
+        let mut of_steps: Vec<Vec<usize>> = Vec::new();
+        for unit in crate::sessions::group_in_order(turns) {
+            if let crate::sessions::Unit::Session(id, parts) = unit
+                && let Some(steps) = builder.append_turns(&id, &parts)
+            {
+                of_steps.push(steps);
+                out.sessions.insert(id);
+            }
+        }
+        let batch = builder.finish();
+        if !batch.is_empty() {
+            out.add(&batch, Some(&of_steps), settings);
+        }
+    });
+    if let Err(error) = drained {
+        out.error = Some(error);
+    }
+    out
+}
+
+impl SharedTraces {
+    /// Checks a batch of merged traces (of conversations, each row's steps' turns in `turns`) and
+    /// adds what it gives.
+    fn add(&mut self, batch: &TraceBatch, turns: Option<&[Vec<usize>]>, settings: &RunSettings) {
+        let schema = settings.verdict_schema();
+        let cols = Columns::new(batch);
+        self.without_content += cols.has_content.false_count();
+        let verdicts = match turns {
+            Some(turns) => check_turns(&cols, settings, &schema, turns),
+            None => check_batch(&cols, settings, &schema),
+        };
+        let room = settings
+            .failing_steps
+            .saturating_sub(self.failing_steps.len());
+        self.failing_steps
+            .extend(steps::failing(&cols, &verdicts, settings.redaction, room));
+        self.unread_tools.add(UnreadTools::of_batch(batch));
+        self.verdicts.push(verdicts);
     }
 }
 
@@ -761,6 +853,26 @@ pub fn run_batch(batch: &TraceBatch, settings: &RunSettings) -> VerdictBatch {
 /// check as a pass over each part in parallel, and joins the parts' verdicts in order, so the result
 /// does not depend on the number of threads.
 fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -> VerdictBatch {
+    check_units(cols, settings, schema, None)
+}
+
+/// [`check_batch`] over a batch of conversations: `turns` gives, for each row, the turn of each of
+/// its steps (empty for a trace of its own), and the reasons name the turn of each step they name.
+fn check_turns(
+    cols: &Columns<'_>,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+    turns: &[Vec<usize>],
+) -> VerdictBatch {
+    check_units(cols, settings, schema, Some(turns))
+}
+
+fn check_units(
+    cols: &Columns<'_>,
+    settings: &RunSettings,
+    schema: &SchemaRef,
+    turns: Option<&[Vec<usize>]>,
+) -> VerdictBatch {
     // The whole batch's judge calls overlap here, before any part is checked; the judged checks of
     // every part then push the verdicts.
     let judged = match &settings.judge {
@@ -776,11 +888,12 @@ fn check_batch(cols: &Columns<'_>, settings: &RunSettings, schema: &SchemaRef) -
         .into_par_iter()
         .map(|i| {
             let range = i * PART_TRACES..((i + 1) * PART_TRACES).min(n);
-            check_part(&cols.part(range), &cx, settings, schema)
+            let turns = turns.map(|t| &t[range.clone()]);
+            check_part(&cols.part(range), &cx, settings, schema, turns)
         })
         .collect();
     match parts.len() {
-        0 => check_part(cols, &cx, settings, schema),
+        0 => check_part(cols, &cx, settings, schema, turns),
         1 => parts.into_iter().next().expect("one part"),
         _ => {
             let joined = arrow_select::concat::concat_batches(
@@ -818,6 +931,7 @@ fn check_part(
     cx: &CheckContext<'_>,
     settings: &RunSettings,
     schema: &SchemaRef,
+    turns: Option<&[Vec<usize>]>,
 ) -> VerdictBatch {
     let redaction = settings.redaction;
     let mut builder = VerdictBatchBuilder::new(schema.clone(), cols.len());
@@ -886,6 +1000,17 @@ fn check_part(
         }
         builder.push_verdict_spans(named_any.then_some(spans.as_str()));
     }
+    // The spans are found by the step numbers as the checks wrote them; only then is each step's
+    // turn named.
+    let columns = match turns {
+        Some(turns) => columns
+            .into_iter()
+            .map(|column| {
+                column.rewrite_reasons(|i, reason| crate::sessions::name_turns(reason, &turns[i]))
+            })
+            .collect(),
+        None => columns,
+    };
     // A check that pushes other than one verdict per trace is a bug, not bad input.
     builder
         .finish(columns)
@@ -954,6 +1079,7 @@ mod tests {
             agent_version: None,
             outcome_score: None,
             slices: None,
+            sessions: None,
         }
     }
 
@@ -1305,8 +1431,9 @@ mod tests {
             .map(|r| ids(&r.as_ref().unwrap().details.as_ref().unwrap().batches))
             .collect();
         assert_eq!(kept, [vec!["t1"], vec!["t3"], vec![], vec![]]);
-        let merged = shared.verdicts.expect("traces are shared");
-        assert_eq!(ids(std::slice::from_ref(&merged)), ["t2", "t-lf-1"]);
+        assert_eq!(shared.verdicts.len(), 1, "traces are shared");
+        let merged = &shared.verdicts[0];
+        assert_eq!(ids(std::slice::from_ref(merged)), ["t2", "t-lf-1"]);
         assert_eq!(merged.row(0).steps(), 1, "t2's tool span came from b.json");
         assert_eq!(merged.row(1).steps(), 2, "the vendor trace counted once");
         assert_eq!(shared.warnings.len(), 1);
@@ -1335,7 +1462,7 @@ mod tests {
         assert!(
             merge_shared_traces(&[e.clone(), f.clone()], &mut results, &settings)
                 .verdicts
-                .is_none()
+                .is_empty()
         );
         for file in [&e, &f] {
             assert_eq!(

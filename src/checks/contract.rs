@@ -358,6 +358,22 @@ impl VerdictColumn {
         std::str::from_utf8(&self.reason.values_slice()[from..to]).ok()
     }
 
+    /// The column with each kept reason replaced by what `f` makes of it (given its verdict's place).
+    pub(crate) fn rewrite_reasons(
+        mut self,
+        mut f: impl FnMut(usize, &str) -> Cow<'_, str>,
+    ) -> VerdictColumn {
+        let mut reason = LargeStringBuilder::with_capacity(self.len(), 0);
+        for i in 0..self.len() {
+            match self.reason(i) {
+                Some(text) => reason.append_value(f(i, text)),
+                None => reason.append_null(),
+            }
+        }
+        self.reason = reason;
+        self
+    }
+
     /// The detected, confidence and reason arrays (reason null where not kept).
     pub fn finish(mut self) -> [ArrayRef; 3] {
         [

@@ -105,6 +105,15 @@ pub(crate) enum RedactArg {
     Off,
 }
 
+/// `--unit`: what one row of the results is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum UnitArg {
+    /// One trace.
+    Trace,
+    /// One conversation: the traces sharing a conversation id, checked as one sequence of steps.
+    Session,
+}
+
 /// `--gate` tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GateArg {
@@ -168,6 +177,12 @@ pub(crate) struct RunArgs {
     /// Trace format of the inputs.
     #[arg(help_heading = "Inputs", long, value_enum, default_value = "auto")]
     pub format: Format,
+    /// The unit checked and gated: a trace, or a session (the traces sharing gen_ai.conversation.id,
+    /// else Langfuse sessionId, else LangSmith thread metadata, else OpenInference session.id, in
+    /// start order, checked as one conversation; traces without one stay units of their own). See
+    /// docs/sessions.md.
+    #[arg(help_heading = "Inputs", long, value_enum, default_value = "trace")]
+    pub unit: UnitArg,
     /// Masking of PII and secrets in everything written out.
     #[arg(help_heading = "Outputs", long, value_enum, default_value = "builtin")]
     pub redact: RedactArg,
@@ -400,10 +415,10 @@ pub(crate) struct CheckOutputs {
     /// or `attr:NAME` (read from the root span, else the first span that has it). At most 32 slices;
     /// the rest are counted as `other`. With a band built with the same keys, the gate judges each
     /// slice.
-    #[arg(help_heading = "Slices", long, value_name = "KEY")]
+    #[arg(help_heading = "Gate", long, value_name = "KEY")]
     pub by: Vec<String>,
     /// A slice that regressed against the band fails the whole gate (by default it is reported).
-    #[arg(help_heading = "Slices", long, requires = "by")]
+    #[arg(help_heading = "Gate", long, requires = "by")]
     pub gate_slices: bool,
     #[command(flatten)]
     pub trust: TrustArgs,

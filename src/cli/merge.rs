@@ -236,6 +236,8 @@ fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>
                 .filter_map(|f| f.notes.as_deref())
                 .map(|n| &n.skipped),
         ),
+        // Partials are refused under `--unit session`: a merged report is one of traces.
+        sessions: None,
         failing_steps: Vec::new(),
         skipped_input: entries.fold(Default::default(), |mut all, f| {
             all.add(f.skipped_input());

@@ -471,6 +471,7 @@ mod tests {
                 input_warnings: vec!["a warning".into()],
                 failing_steps: Vec::new(),
                 skipped_input: Default::default(),
+                sessions: None,
             };
             let spilled = SpilledRun::of_one_file(&schema(&names), &batches);
             let empty = Report {

@@ -623,6 +623,7 @@ mod tests {
             input_warnings: Vec::new(),
             failing_steps: Vec::new(),
             skipped_input: Default::default(),
+            sessions: None,
         }
     }
 

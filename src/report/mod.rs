@@ -76,6 +76,9 @@ pub struct Report {
     /// What `--skip-bad-input` left out (zero without the flag): the summary line and the JSON report
     /// count it.
     pub skipped_input: SkippedInput,
+    /// `--unit session`: the ids of the conversations checked as units (the other units are traces
+    /// without a conversation id); `None` for a run whose unit is the trace.
+    pub sessions: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 /// What `--skip-bad-input` left out of a run, or of one file (`skipped_input` in the JSON report).

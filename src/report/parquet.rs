@@ -18,8 +18,10 @@
 //!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,
 //!   C(passes, K) / C(trials, K) for K the run's largest trial count, null for fewer trials).
-//!   With `--by`, a last column `slice` (utf8, the trace's slice, `model=gpt-5.4-mini`), so a query
+//!   With `--by`, a column `slice` (utf8, the trace's slice, `model=gpt-5.4-mini`), so a query
 //!   can group by it.
+//!   With `--unit session`, one more column, last (after `slice` with `--by`): `session_id` (utf8, the conversation id of a row
+//!   that is a conversation, null for a trace without one).
 //!
 //! - `budgets.parquet`, with `--band` and budgets, one row per budget in the order given: `budget`
 //!   (utf8, `latency.p95 <= +20%`), `measure`, `statistic` (utf8, as band.json names them),
@@ -148,9 +150,9 @@ fn verdicts_schema() -> SchemaRef {
     ]))
 }
 
-/// The schema of `traces.parquet`, with the trial columns or without, and the `slice` column last
-/// with `--by`.
-fn traces_schema(trials: bool, sliced: bool) -> SchemaRef {
+/// The schema of `traces.parquet`, with the trial columns or without, then the `slice` column with
+/// `--by` and the `session_id` column last under `--unit session`.
+fn traces_schema(trials: bool, sliced: bool, sessions: bool) -> SchemaRef {
     let mut fields = vec![
         field("trace_id", DataType::Utf8, false),
         field("scenario", DataType::Utf8, false),
@@ -171,6 +173,9 @@ fn traces_schema(trials: bool, sliced: bool) -> SchemaRef {
     }
     if sliced {
         fields.push(field("slice", DataType::Utf8, false));
+    }
+    if sessions {
+        fields.push(field("session_id", DataType::Utf8, true));
     }
     Arc::new(Schema::new(fields))
 }
@@ -331,15 +336,29 @@ struct TraceRows<'t> {
     scenario_pass_k: Float64Builder,
     /// The traces' slices, with `--by`.
     slices: Option<StringBuilder>,
+    /// `--unit session`: the conversations' ids, and the column naming each row's (null for a
+    /// trace without one).
+    sessions: Option<&'t std::collections::HashSet<String>>,
+    session_ids: StringBuilder,
     len: usize,
 }
 
 impl<'t> TraceRows<'t> {
-    fn new(trials: &'t TrialColumns, sliced: bool) -> TraceRows<'t> {
+    fn new(
+        trials: &'t TrialColumns,
+        sliced: bool,
+        sessions: Option<&'t std::collections::HashSet<String>>,
+    ) -> TraceRows<'t> {
         TraceRows {
-            schema: traces_schema(!matches!(trials, TrialColumns::None), sliced),
+            schema: traces_schema(
+                !matches!(trials, TrialColumns::None),
+                sliced,
+                sessions.is_some(),
+            ),
             slices: sliced.then(StringBuilder::new),
             trials,
+            sessions,
+            session_ids: StringBuilder::new(),
             index: 0,
             ids: StringBuilder::new(),
             scenarios: StringBuilder::new(),
@@ -388,6 +407,11 @@ impl<'t> TraceRows<'t> {
         if let Some(slices) = &mut self.slices {
             slices.append_value(row.slice().unwrap_or(crate::table::slices::NONE));
         }
+        if let Some(sessions) = self.sessions {
+            let id = row.trace_id();
+            self.session_ids
+                .append_option(sessions.contains(id).then_some(id));
+        }
         self.index += 1;
         self.len += 1;
         if self.len == row_group_rows {
@@ -421,6 +445,9 @@ impl<'t> TraceRows<'t> {
         }
         if let Some(slices) = &mut self.slices {
             columns.push(Arc::new(slices.finish()));
+        }
+        if self.sessions.is_some() {
+            columns.push(Arc::new(self.session_ids.finish()));
         }
         self.len = 0;
         writer.write(&RecordBatch::try_new(self.schema.clone(), columns)?)?;
@@ -506,11 +533,15 @@ fn write_check_from(
     crate::output::write_atomic_with(&dir.join(TRACES_FILE), |out| {
         let mut writer = ArrowWriter::try_new(
             out,
-            traces_schema(!matches!(trials, TrialColumns::None), sliced),
+            traces_schema(
+                !matches!(trials, TrialColumns::None),
+                sliced,
+                report.sessions.is_some(),
+            ),
             Some(layout.properties.clone()),
         )
         .map_err(|e| into_io(e.into()))?;
-        let mut rows = TraceRows::new(trials, sliced);
+        let mut rows = TraceRows::new(trials, sliced, report.sessions.as_deref());
         batches(&mut |batch| {
             for row in batch.rows() {
                 rows.push(layout.row_group_rows, &row, &mut writer)

@@ -369,8 +369,18 @@ pub(crate) fn summary_of(
     } else {
         format!(" · {user_steps} user step(s) not judged")
     };
+    // A session run's units are conversations and the traces that name none; it says how many
+    // of each, so a trace left on its own (no conversation id) is not mistaken for a conversation.
+    let units = match report.sessions.as_deref() {
+        None => "traces".to_string(),
+        Some(sessions) => format!(
+            "units ({} session(s), {} trace(s) without a conversation id)",
+            sessions.len(),
+            traces.saturating_sub(sessions.len())
+        ),
+    };
     format!(
-        "{failed}/{traces} traces failed · {fired}{unjudged}{} · judge {}{skipped}",
+        "{failed}/{traces} {units} failed · {fired}{unjudged}{} · judge {}{skipped}",
         recorded.phrase(),
         report.judge
     )

@@ -179,6 +179,20 @@ pub struct TableOptions {
     pub task_success_outcome: bool,
     /// `--by`: label each trace with its slice.
     pub slices: Option<Arc<crate::table::slices::SliceKeys>>,
+    /// `--unit session`: every trace with a conversation id (`gen_ai.conversation.id` or a vendor's
+    /// session) becomes no row: it goes to `turns`, to be checked with the other turns of its
+    /// conversation, or nowhere when `turns` is `None` (a file read again, whose turns went there
+    /// the first time). A trace the builder holds by its id is held all the same.
+    pub sessions: bool,
+    /// Where a session run's turns go.
+    pub(crate) turns: Option<Arc<dyn TurnSink>>,
+}
+
+/// Where a session run's turns go as they are read (written to disk, grouped by conversation once
+/// every file is read).
+pub(crate) trait TurnSink: std::fmt::Debug + Send + Sync {
+    /// Takes one turn of conversation `conversation`.
+    fn put(&self, conversation: &str, trace: &TraceRecord<'_>);
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
@@ -270,6 +284,18 @@ impl TableBuilder {
 
     /// Derives one trace's facts and appends its rows (or keeps it whole, when held).
     pub fn append(&mut self, trace: &TraceRecord<'_>) {
+        if self.options.sessions
+            && !self
+                .hold
+                .as_ref()
+                .is_some_and(|h| h.ids.contains(trace.trace_id.as_ref()))
+            && let Some(conversation) = record::conversation_id(&trace.spans)
+        {
+            if let Some(turns) = &self.options.turns {
+                turns.put(&conversation, trace);
+            }
+            return;
+        }
         if let Some(hold) = &mut self.hold
             && hold.ids.contains(trace.trace_id.as_ref())
         {
@@ -286,17 +312,55 @@ impl TableBuilder {
             });
             return;
         }
+        self.append_row(trace, None);
+    }
+
+    /// Appends one conversation as one trace: the turns' spans in turn order, under `id`. The
+    /// prompt, scenario key, agent and version are the first turn's; the answer, termination and
+    /// recorded outcome the last turn's; the steps are each turn's in turn order; tokens, cost and
+    /// latency add up over the turns. Returns, for each step of the conversation, its turn (from 0);
+    /// nothing when the conversation is left out (`--agent-version`).
+    pub(crate) fn append_turns(
+        &mut self,
+        id: &str,
+        turns: &[TraceRecord<'_>],
+    ) -> Option<Vec<usize>> {
+        let mut spans = Vec::with_capacity(turns.iter().map(|t| t.spans.len()).sum());
+        for turn in turns {
+            spans.extend(turn.spans.iter().cloned());
+        }
+        let whole = TraceRecord {
+            trace_id: id.into(),
+            agent: turns.first().map(|t| t.agent.clone()).unwrap_or_default(),
+            spans,
+            skipped_attributes: 0,
+        };
+        self.append_row(&whole, Some(turns))
+    }
+
+    /// Appends the rows of `trace`; when it is a conversation, `turns` are its turns (see
+    /// [`TableBuilder::append_turns`], whose result this returns).
+    fn append_row<'s>(
+        &mut self,
+        trace: &'s TraceRecord<'_>,
+        turns: Option<&'s [TraceRecord<'_>]>,
+    ) -> Option<Vec<usize>> {
         let spans = &trace.spans;
         let root = root_position(spans);
         let agent_version = derive::agent_version(spans, root);
         if let Some(selected) = &self.options.agent_version
             && agent_version.as_deref() != Some(selected.as_ref())
         {
-            return;
+            return None;
         }
+        // A conversation ends where its last turn ends.
+        let (end_spans, end_root) = match turns.and_then(<[_]>::last) {
+            Some(last) => (last.spans.as_slice(), root_position(&last.spans)),
+            None => (spans.as_slice(), root),
+        };
         let prompt = derive::prompt(spans, root);
-        let answer = derive::answer(spans, root);
-        let termination = derive::termination(spans, root);
+        let answer = derive::answer(end_spans, end_root);
+        let termination = derive::termination(end_spans, end_root);
         let mut scenario = derive::scenario_key(root.map(|r| &spans[r]), &prompt);
         let domain = root
             .and_then(|r| spans[r].attr(attr::DOMAIN))
@@ -307,7 +371,32 @@ impl TableBuilder {
             scenario = format!("{domain}/{scenario}");
         }
         let first_position = FirstPositions::of(spans);
-        let steps = derive::steps(spans, first_position.ids_unique());
+        let mut of_steps = None;
+        let steps =
+            match turns {
+                None => derive::steps(spans, first_position.ids_unique()),
+                // Each turn's calls are paired with their results within the turn: call ids repeat
+                // from one turn to the next.
+                Some(turns) => {
+                    let mut steps = Vec::new();
+                    let mut of = Vec::new();
+                    let mut offset = 0;
+                    for (i, turn) in turns.iter().enumerate() {
+                        let unique = FirstPositions::of(&turn.spans).ids_unique();
+                        let before = steps.len();
+                        steps.extend(derive::steps(&turn.spans, unique).into_iter().map(
+                            |mut step| {
+                                step.span += offset;
+                                step
+                            },
+                        ));
+                        of.extend(std::iter::repeat_n(i, steps.len() - before));
+                        offset += turn.spans.len();
+                    }
+                    of_steps = Some(of);
+                    steps
+                }
+            };
         let (input_tokens, output_tokens) = derive::usage(spans);
         if spans.len() >= RESERVE_SPANS && self.is_empty() {
             self.columns.reserve(spans, &steps);
@@ -328,7 +417,14 @@ impl TableBuilder {
         );
         b.input_tokens.append_option(input_tokens);
         b.output_tokens.append_option(output_tokens);
-        b.latency_ms.append_option(derive::latency_ms(spans, root));
+        let latency_ms = match turns {
+            None => derive::latency_ms(spans, root),
+            Some(turns) => turns
+                .iter()
+                .filter_map(|t| derive::latency_ms(&t.spans, root_position(&t.spans)))
+                .reduce(|a, b| a + b),
+        };
+        b.latency_ms.append_option(latency_ms);
         b.cost_usd.append_option(derive::cost(spans));
         b.has_content.append_value(has_content);
         // Evidence is looked for only where no step was read, so the common trace pays nothing.
@@ -348,9 +444,9 @@ impl TableBuilder {
         b.agent_version.append_option(agent_version);
         b.read_only_tools.append_option(read_only);
         b.domain.append_option(domain);
-        b.recorded_outcome.append_option(root.and_then(|r| {
+        b.recorded_outcome.append_option(end_root.and_then(|r| {
             derive::recorded_outcome(
-                &spans[r],
+                &end_spans[r],
                 self.options.outcome_score.as_deref(),
                 self.options.task_success_outcome,
             )
@@ -383,6 +479,7 @@ impl TableBuilder {
         self.span_offsets.push(last_span + spans.len());
         let last_step = self.step_offsets.last().copied().unwrap_or(0);
         self.step_offsets.push(last_step + steps.len());
+        of_steps
     }
 
     /// The tables of every trace appended since the last batch; the builder is then empty again.

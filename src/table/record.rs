@@ -92,6 +92,17 @@ pub mod attr {
     /// the agent's steps. Read as [`super::Actor::read`] reads it; absent means the agent.
     pub const ACTOR: &str = "faultgate.actor";
 
+    /// The conversation a trace is a turn of (the GenAI conventions); `--unit session` groups the
+    /// traces that share one.
+    pub const CONVERSATION_ID: &str = "gen_ai.conversation.id";
+    /// The session a Langfuse trace belongs to (its `sessionId`), set on the root by the decoder.
+    pub const LANGFUSE_SESSION_ID: &str = "faultgate.langfuse.session_id";
+    /// The thread a LangSmith run belongs to (its metadata's `session_id`, `thread_id` or
+    /// `conversation_id`), set on the root by the decoder.
+    pub const LANGSMITH_THREAD_ID: &str = "faultgate.langsmith.thread_id";
+    /// The session an OpenInference span belongs to.
+    pub const OPENINFERENCE_SESSION_ID: &str = "session.id";
+
     /// Operation name of an agent invocation span; such a span is a trace's root.
     pub const OP_INVOKE_AGENT: &str = "invoke_agent";
     /// Operation name of a tool execution span.
@@ -257,6 +268,10 @@ pub(crate) fn wanted(key: &str) -> bool {
             | MEMORY_RECORDS
             | MEMORY_STORE_ID
             | MEMORY_RECORD_ID
+            | CONVERSATION_ID
+            | LANGFUSE_SESSION_ID
+            | LANGSMITH_THREAD_ID
+            | OPENINFERENCE_SESSION_ID
     )
 }
 
@@ -630,6 +645,25 @@ pub struct TraceRecord<'a> {
     pub spans: Vec<SpanRecord<'a>>,
     /// Attributes the decoder saw but did not keep (no check reads them).
     pub skipped_attributes: usize,
+}
+
+/// The conversation a trace is a turn of: the first span's `gen_ai.conversation.id`, else its
+/// Langfuse session, else its LangSmith thread, else its OpenInference `session.id` (each looked for
+/// over every span before the next is). An empty id is none: it would join unrelated traces.
+pub(crate) fn conversation_id(spans: &[SpanRecord<'_>]) -> Option<String> {
+    [
+        attr::CONVERSATION_ID,
+        attr::LANGFUSE_SESSION_ID,
+        attr::LANGSMITH_THREAD_ID,
+        attr::OPENINFERENCE_SESSION_ID,
+    ]
+    .iter()
+    .find_map(|key| {
+        spans
+            .iter()
+            .find_map(|s| s.attr(key).map(|v| v.py_str().into_owned()))
+            .filter(|id| !id.trim().is_empty())
+    })
 }
 
 /// The name of a span record that is no span: the GenAI content a log record gave for the span its

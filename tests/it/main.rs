@@ -39,6 +39,7 @@ mod progress;
 mod readme_checks;
 mod recorded_outcomes;
 mod report_files;
+mod sessions;
 mod shapes_agree;
 mod shell;
 mod slices;

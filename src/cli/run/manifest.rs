@@ -119,6 +119,7 @@ pub(crate) fn write_partial(
         notes,
         judge_usage,
         named_ids,
+        sessions: _,
     } = produced;
     // The first file that cannot be read fails the partial before anything is written.
     let digests: Vec<[u8; 32]> = files

@@ -27,6 +27,8 @@ pub(crate) struct Produced {
     /// Some file was read in a format whose trace ids are names (`Format::named_ids`): the outputs
     /// show them wider ([`crate::report::shown::IdColumn`]).
     pub named_ids: bool,
+    /// `--unit session`: the ids of the conversations checked as units.
+    pub sessions: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 /// What one file of a run has to say besides its verdicts.
@@ -242,6 +244,12 @@ pub(crate) fn produce(
             Err(e) => errors.push(e.to_string()),
         }
     }
+    if let Some(error) = shared.error.take() {
+        errors.push(format!(
+            "cannot keep the conversations' turns in {}: {error}",
+            display_path(&std::env::temp_dir())
+        ));
+    }
     if judged && shared.without_content > 0 {
         warnings.push(format!(
             "{} of the traces merged across files carry no content attributes; the judge sees structure only",
@@ -258,15 +266,22 @@ pub(crate) fn produce(
                 .unread_tools
                 .warning("the traces merged across files", redaction),
         );
-        if let (Some(spill), Some(merged)) = (&spill, shared.verdicts.as_ref()) {
-            // On their own, after every file: the files' read-back leaves these traces out.
-            spilled_files.push(SpilledFile {
-                batches: spill.append(merged).into_iter().collect(),
-                dropped: None,
-            });
-        } else if let Some(merged) = shared.verdicts.take() {
-            let both = vec![batches.pop().expect("a last batch"), merged];
-            batches.push(one_batch(settings, both));
+        if let Some(spill) = &spill {
+            if !shared.verdicts.is_empty() {
+                // On their own, after every file: the files' read-back leaves these traces out.
+                spilled_files.push(SpilledFile {
+                    batches: shared
+                        .verdicts
+                        .iter()
+                        .filter_map(|merged| spill.append(merged))
+                        .collect(),
+                    dropped: None,
+                });
+            }
+        } else if !shared.verdicts.is_empty() {
+            let mut all = vec![batches.pop().expect("a last batch")];
+            all.append(&mut shared.verdicts);
+            batches.push(one_batch(settings, all));
         }
         let room = settings.failing_steps.saturating_sub(kept);
         extra
@@ -297,6 +312,10 @@ pub(crate) fn produce(
             notes,
             judge_usage: None,
             named_ids,
+            sessions: settings
+                .sessions
+                .is_some()
+                .then(|| std::sync::Arc::new(std::mem::take(&mut shared.sessions))),
         },
         errors,
         notices: warnings,
@@ -311,7 +330,7 @@ impl Produced {
         for file in self.notes() {
             skipped.add(file.skipped_input);
         }
-        resolved.report(
+        let mut report = resolved.report(
             self.batches,
             self.notes
                 .into_iter()
@@ -320,7 +339,9 @@ impl Produced {
                 .collect(),
             warnings,
             skipped,
-        )
+        );
+        report.sessions = self.sessions;
+        report
     }
 }
 

@@ -35,6 +35,21 @@ pub(crate) fn first<'a>(obj: &'a Map<String, Value>, keys: &[&str]) -> Option<&'
         .find_map(|k| obj.get(*k).filter(|v| !v.is_null()))
 }
 
+/// Sets a LangSmith root run's thread on its attributes: the metadata's `session_id`, `thread_id` or
+/// `conversation_id`, the keys LangSmith groups a thread's traces by (the run's own `session_id`
+/// names its project, not a conversation).
+pub(crate) fn set_langsmith_thread(attrs: &mut Map<String, Value>, metadata: Option<&Value>) {
+    let thread = metadata
+        .and_then(Value::as_object)
+        .and_then(|m| first(m, &["session_id", "thread_id", "conversation_id"]));
+    if let Some(thread) = thread {
+        attrs.insert(
+            attr::LANGSMITH_THREAD_ID.into(),
+            Value::String(py_str(thread)),
+        );
+    }
+}
+
 /// `str(obj.get(key, default))`: a present null prints `None`.
 pub(crate) fn str_or(obj: &Map<String, Value>, key: &str, default: &str) -> String {
     obj.get(key).map_or_else(|| default.to_string(), py_str)

@@ -154,6 +154,12 @@ fn read_trace(
     if let Some(scores) = scores(trace) {
         attrs.insert(attr::SCORES.into(), scores);
     }
+    if let Some(session) = first(trace, &["sessionId", "session_id"]) {
+        attrs.insert(
+            attr::LANGFUSE_SESSION_ID.into(),
+            Value::String(py_str(session)),
+        );
+    }
     let mut spans = Vec::with_capacity(observations.len() + 1);
     spans.push(SpanRecord {
         span_id: root_id.clone().into(),

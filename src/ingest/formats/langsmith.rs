@@ -66,6 +66,7 @@ fn read_run(run: &Map<String, Value>) -> Result<(String, SpanRecord<'static>), M
             metadata,
             None,
         );
+        super::common::set_langsmith_thread(&mut attrs, metadata);
     } else if run_type == "tool" {
         set_tool_attrs(
             &mut attrs,

@@ -246,6 +246,7 @@ fn read_run(
             metadata,
             None,
         );
+        super::common::set_langsmith_thread(&mut attrs, metadata);
     } else if run_type == "tool" {
         set_tool_attrs(
             &mut attrs,
