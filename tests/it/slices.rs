@@ -613,6 +613,60 @@ fn the_guide_example_prints_what_the_guide_shows() {
     assert!(untimed(&out).ends_with(&closing), "{}", untimed(&out));
 }
 
+/// The guide's budget example: a candidate with the band's clean rate and twice its cost fails on
+/// its cost budget alone.
+#[test]
+fn the_guide_cost_example_fails_on_its_budget() {
+    let guide = std::fs::read_to_string(common::file("docs/budgets-and-slices.md")).unwrap();
+    let dir = scratch();
+    for name in [
+        "baseline-run1.json",
+        "baseline-run2.json",
+        "baseline-run3.json",
+        "candidate-costly.json",
+    ] {
+        std::fs::copy(
+            common::file(&format!("examples/slices/{name}")),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    let run = |args: &[&str]| common::command(dir.path()).args(args).output().unwrap();
+    let baseline = run(&[
+        "baseline",
+        "baseline-run1.json",
+        "baseline-run2.json",
+        "baseline-run3.json",
+        "--check",
+        "abstention",
+        "--measures",
+        "--by",
+        "model",
+        "--out",
+        "band.json",
+    ]);
+    assert_eq!(baseline.status.code(), Some(0));
+    let out = run(&[
+        "check",
+        "candidate-costly.json",
+        "--band",
+        "band.json",
+        "--check",
+        "abstention",
+        "--by",
+        "model",
+        "--budget",
+        "cost.mean <= +10%",
+        "--table",
+        "none",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        untimed(&out),
+        guide_block(&guide, "<!-- costly check output")
+    );
+}
+
 #[test]
 fn a_band_merged_from_baseline_partials_equals_one_baseline() {
     let dir = scratch();
