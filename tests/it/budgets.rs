@@ -898,3 +898,72 @@ fn budgets_reach_the_html_parquet_and_evaluation_events() {
     );
     assert_eq!(attribute(cost, "faultgate.budget.p_value"), None);
 }
+
+#[test]
+fn budgets_over_merged_shards_equal_one_run() {
+    let dir = scratch();
+    let band = band(dir.path(), true);
+    let run = candidate(dir.path(), 1112, Some(0.015));
+    // The candidate's traces in two files, so that two shards read one each.
+    let text = std::fs::read_to_string(&run).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let inputs = dir.path().join("inputs");
+    std::fs::create_dir(&inputs).unwrap();
+    for (k, half) in lines.chunks(lines.len() / 2 + 1).enumerate() {
+        std::fs::write(
+            inputs.join(format!("part{k}.jsonl")),
+            half.join("\n") + "\n",
+        )
+        .unwrap();
+    }
+    let budgets = [
+        "--budget",
+        "latency.p90 <= +10%",
+        "--budget",
+        "tokens.output.mean <= +5%",
+        "--budget",
+        "cost.mean <= +40%",
+    ];
+    let report = |name: &str, args: &[&str]| {
+        let path = dir.path().join(name);
+        let mut all = args.to_vec();
+        all.extend(["--band", arg(&band)]);
+        all.extend(budgets);
+        all.extend(["--json", arg(&path), "--table", "none"]);
+        let out = faultgate(&all);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+        let lines: Vec<String> = stdout(&out)
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("report written to"))
+            .map(String::from)
+            .collect();
+        (lines, read_json(&path))
+    };
+    let one = report("one.json", &["check", arg(&inputs)]);
+    for k in ["1/2", "2/2"] {
+        let partial = dir.path().join(format!("p{}", &k[..1]));
+        let out = faultgate(&[
+            "check",
+            arg(&inputs),
+            "--shard",
+            k,
+            "--partial",
+            arg(&partial),
+            "-q",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let p1 = dir.path().join("p1");
+    let p2 = dir.path().join("p2");
+    let merged = report("merged.json", &["merge", arg(&p1), arg(&p2)]);
+    assert!(
+        one.0
+            .iter()
+            .any(|l| l.starts_with("budget cost.mean: FAIL")),
+        "{:?}",
+        one.0
+    );
+    assert_eq!(one.0, merged.0);
+    assert_eq!(one.1["gate"], merged.1["gate"]);
+}
