@@ -279,6 +279,12 @@ impl RunCommand for Check<'_> {
     }
 
     fn configure(&self, resolved: &mut Resolved) {
+        // A session run's turns wait on disk where its verdicts spill.
+        if let (Some(_), Some(dir)) = (&resolved.settings.sessions, &self.args.outputs.spill_dir) {
+            resolved.settings.sessions = Some(std::sync::Arc::new(
+                crate::sessions::SessionSpill::new(Some(dir.to_path_buf())),
+            ));
+        }
         let partial = self.args.run.partial.is_some();
         // A partial keeps every reason, so the merge can write any output. A replay file
         // (`--judge-record`) keeps every judged verdict's reason.

@@ -515,3 +515,35 @@ fn a_turn_split_across_files_joins_its_conversation_once() {
     let steps = arrow_array::cast::AsArray::as_primitive::<arrow_array::types::Int64Type>(steps);
     assert_eq!(steps.values().to_vec(), vec![3]);
 }
+
+/// With `--spill-dir`, the turns wait there as the verdicts do, not in the system's temporary
+/// directory (here one that does not exist).
+#[test]
+fn a_session_runs_turns_spill_where_spill_dir_says() {
+    let dir = scratch();
+    let (first, second) = looping_conversation(dir.path());
+    let spill = dir.path().join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    let report = dir.path().join("report.json");
+    let out = common::command(dir.path())
+        .env("TMPDIR", dir.path().join("no-such-dir"))
+        .args([
+            "check",
+            arg(&first),
+            arg(&second),
+            "--unit",
+            "session",
+            "--spill-dir",
+            arg(&spill),
+            "--json",
+            arg(&report),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        units(&read_json(&report)),
+        vec![id('d'), "conv-1".to_string()]
+    );
+}
