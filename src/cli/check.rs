@@ -830,17 +830,31 @@ pub(crate) fn finish(
             slices: shown_slices.as_ref().map(slices::SlicesShown::json),
             ..json::report(&report)
         };
+        let units = |traces: usize| {
+            report
+                .sessions
+                .as_deref()
+                .map(|sessions| format::UnitsBlock {
+                    sessions: sessions.len(),
+                    traces_without_conversation: traces.saturating_sub(sessions.len()),
+                })
+        };
         match &streamed {
             Some((spilled, counts)) => {
                 let doc = JsonReport {
                     traces: counts.traces,
                     fired: counts.fired_by_name(&report).into_iter().collect(),
+                    units: units(counts.traces),
                     ..doc
                 };
                 write_atomic_with(path, |out| json::write_spilled(out, doc, &report, spilled))
                     .map_err(|e| write_err(&e))?;
             }
             None => {
+                let doc = JsonReport {
+                    units: units(doc.traces),
+                    ..doc
+                };
                 let text = format::to_pretty(&doc);
                 write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
             }

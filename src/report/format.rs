@@ -195,6 +195,19 @@ pub struct JsonReport {
     /// and `gate_slices`; absent without `--by`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slices: Option<serde_json::Value>,
+    /// With `--unit session`: how many of the `traces` units are conversations and how many are
+    /// traces without a conversation id; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<UnitsBlock>,
+}
+
+/// What the units of a `--unit session` run are (`units` in the report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct UnitsBlock {
+    /// Units that are conversations: the traces sharing a conversation id, checked as one.
+    pub sessions: usize,
+    /// Units that are traces without a conversation id, checked on their own.
+    pub traces_without_conversation: usize,
 }
 
 /// One trace's usage measures (`measures` in the report); each is `null` when the trace did not
@@ -930,6 +943,10 @@ mod tests {
                 result: "[]".into(),
             })]),
             slices: None,
+            units: Some(UnitsBlock {
+                sessions: 1,
+                traces_without_conversation: 2,
+            }),
         };
         assert_documented(
             "report.json",

@@ -71,6 +71,7 @@ pub(crate) fn report(report: &Report) -> JsonReport {
         gate: None,
         explanations: None,
         slices: None,
+        units: None,
     }
 }
 

@@ -170,10 +170,15 @@ fn a_loop_spanning_turns_in_several_files_is_caught_only_as_a_session() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(fired(&traces).is_empty(), "{:?}", fired(&traces));
     assert_eq!(units(&traces).len(), 4);
+    assert!(traces.get("units").is_none());
 
     let (sessions, out) = check(dir.path(), &[&first, &second], &["--unit", "session", "-q"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(units(&sessions), vec![id('d'), "conv-1".to_string()]);
+    assert_eq!(
+        sessions["units"],
+        json!({"sessions": 1, "traces_without_conversation": 1})
+    );
     let fired = fired(&sessions);
     assert_eq!(fired.len(), 1, "{fired:?}");
     let (unit, check, reason) = &fired[0];
