@@ -58,10 +58,22 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
         {
             return Some(format!("span '{name}' is named like a tool"));
         }
-        if let Some(reasons) = span.attr(attr::FINISH_REASONS) {
-            let text = reasons.to_json().to_string();
-            // `tool-calls` is the Vercel AI SDK's spelling.
-            for reason in ["tool_calls", "tool-calls", "tool_use", "function_call"] {
+        let reasons = match span.attr(attr::FINISH_REASONS) {
+            Some(reasons) => Some(reasons.to_json().to_string()),
+            None => {
+                let read = message_finish_reasons(span);
+                (!read.is_empty()).then(|| serde_json::json!(read).to_string())
+            }
+        };
+        if let Some(text) = reasons {
+            // `tool-calls` is the Vercel AI SDK's spelling, `tool_call` the conventions' own.
+            for reason in [
+                "tool_calls",
+                "tool-calls",
+                "tool_use",
+                "function_call",
+                "tool_call",
+            ] {
                 if text.contains(reason) {
                     return Some(format!("span '{name}' finished with {reason}"));
                 }
@@ -496,6 +508,25 @@ fn parts_of<'v>(messages: &[&'v RawValue], part_type: &str) -> Vec<lazy::LazyObj
     out
 }
 
+/// The per-message `finish_reason`s of a span's output messages, in order, for a span without
+/// `gen_ai.response.finish_reasons`: the conventions deprecated the per-message field in favour of the
+/// span's list, and instrumentation written before that records only the former.
+pub(crate) fn message_finish_reasons(span: &SpanRecord<'_>) -> Vec<String> {
+    let mut owned = String::new();
+    let messages = message_list(
+        span.attr(attr::OUTPUT_MESSAGES),
+        "finish_reason",
+        &mut owned,
+    );
+    messages
+        .iter()
+        .filter_map(|m| lazy::object(m))
+        .filter_map(|m| m.get("finish_reason"))
+        .filter(|r| !r.is_null())
+        .map(|r| py_str(&r))
+        .collect()
+}
+
 /// The tool a tool span ran. Spans named `execute_tool <tool>` without `gen_ai.tool.name` name the tool
 /// after the prefix, as the GenAI conventions intend.
 fn tool_span_name<'s>(span: &'s SpanRecord<'_>) -> Cow<'s, str> {
@@ -768,12 +799,14 @@ fn operation_step<'s>(span: &'s SpanRecord<'_>, position: usize, kind: StepKind)
     }
 }
 
-/// Summed `gen_ai.usage.*_tokens`, each `None` when no span recorded it.
+/// Summed `gen_ai.usage.*_tokens`, each `None` when no span recorded it. A span that lacks the current
+/// name is read under the deprecated one (`prompt_tokens`, `completion_tokens`), so a trace written
+/// before the rename counts the same.
 pub(crate) fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
-    let sum = |key: &str| -> Option<i64> {
+    let sum = |(key, legacy): (&str, &str)| -> Option<i64> {
         spans
             .iter()
-            .filter_map(|s| s.attr(key))
+            .filter_map(|s| s.attr(key).or_else(|| s.attr(legacy)))
             .filter_map(|v| match v.as_json() {
                 Some(Value::Number(n)) => {
                     n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64))
@@ -784,7 +817,10 @@ pub(crate) fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
                 Some(acc.unwrap_or(0).saturating_add(n))
             })
     };
-    (sum(attr::INPUT_TOKENS), sum(attr::OUTPUT_TOKENS))
+    (
+        sum((attr::INPUT_TOKENS, attr::LEGACY_INPUT_TOKENS)),
+        sum((attr::OUTPUT_TOKENS, attr::LEGACY_OUTPUT_TOKENS)),
+    )
 }
 
 /// The root's duration, else the span of all known times, in milliseconds.

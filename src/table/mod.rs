@@ -819,7 +819,13 @@ impl Builders {
             .append_option(signals::span_error(span.status_code, error_type.as_deref()));
         self.error_type.append_option(error_type);
         match read.finish_reasons {
-            None => {}
+            None => {
+                if span.attrs.contains_key(attr::OUTPUT_MESSAGES) {
+                    for reason in derive::message_finish_reasons(span) {
+                        self.finish_reasons.values().append_value(reason);
+                    }
+                }
+            }
             Some(v) => match v.as_json() {
                 Some(Value::Null) => {}
                 Some(Value::Array(items)) => {

@@ -49,6 +49,10 @@ pub mod attr {
     pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
     /// Why the model stopped (a list such as `["length"]`).
     pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+    /// The deprecated name of [`INPUT_TOKENS`]; read when a span lacks the new one.
+    pub const LEGACY_INPUT_TOKENS: &str = "gen_ai.usage.prompt_tokens";
+    /// The deprecated name of [`OUTPUT_TOKENS`]; read when a span lacks the new one.
+    pub const LEGACY_OUTPUT_TOKENS: &str = "gen_ai.usage.completion_tokens";
     /// The error class of a failed span (OpenTelemetry's general convention).
     pub const ERROR_TYPE: &str = "error.type";
     /// The scenario a trace exercises, set by the user; the key traces are grouped by.
@@ -234,6 +238,8 @@ pub(crate) fn wanted(key: &str) -> bool {
             | TOOL_DEFINITIONS
             | INPUT_TOKENS
             | OUTPUT_TOKENS
+            | LEGACY_INPUT_TOKENS
+            | LEGACY_OUTPUT_TOKENS
             | FINISH_REASONS
             | ERROR_TYPE
             | SCENARIO

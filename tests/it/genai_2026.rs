@@ -1,0 +1,170 @@
+//! The GenAI conventions as instrumentation writes them in late 2026 (see docs/formats.md, "The GenAI
+//! conventions read"): renamed attributes read under both names, provider-run tools, compaction,
+//! content kept by reference, the agent version of a resource and span links.
+
+use crate::common;
+
+use common::{arg, faultgate, read_json, scratch, stderr};
+use serde_json::{Value, json};
+
+const TRACE: &str = "0123456789abcdef0123456789abcdef";
+const ROOT: &str = "a000000000000001";
+
+/// An OTLP attribute list from pairs: strings as `stringValue`, integers as `intValue`, any other
+/// value as the OTLP `AnyValue` it already is.
+fn attributes(attrs: &[(&str, Value)]) -> Vec<Value> {
+    attrs
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(text) => json!({"key": k, "value": {"stringValue": text}}),
+            Value::Number(n) => json!({"key": k, "value": {"intValue": n.to_string()}}),
+            other => json!({"key": k, "value": other}),
+        })
+        .collect()
+}
+
+/// A span of `trace`: its id, parent, name, start and attributes.
+fn span_of(
+    trace: &str,
+    id: &str,
+    parent: Option<&str>,
+    name: &str,
+    start: u64,
+    attrs: &[(&str, Value)],
+) -> Value {
+    let mut span = json!({
+        "traceId": trace,
+        "spanId": id,
+        "name": name,
+        "startTimeUnixNano": start.to_string(),
+        "endTimeUnixNano": (start + 5).to_string(),
+        "attributes": attributes(attrs),
+    });
+    if let Some(parent) = parent {
+        span["parentSpanId"] = json!(parent);
+    }
+    span
+}
+
+/// A span of trace [`TRACE`].
+fn span(id: &str, parent: Option<&str>, name: &str, start: u64, attrs: &[(&str, Value)]) -> Value {
+    span_of(TRACE, id, parent, name, start, attrs)
+}
+
+fn export(spans: &[Value]) -> String {
+    json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string()
+}
+
+/// A messages attribute: one message of `role` with `parts`, plus `extra` fields on the message.
+fn messages(key: &'static str, role: &str, parts: &Value, extra: &Value) -> (&'static str, Value) {
+    let mut message = json!({"role": role, "parts": parts});
+    if let (Some(m), Some(extra)) = (message.as_object_mut(), extra.as_object()) {
+        m.extend(extra.clone());
+    }
+    (key, Value::String(json!([message]).to_string()))
+}
+
+fn text(s: &str) -> Value {
+    Value::String(s.into())
+}
+
+/// `check --json` over one trace file with extra arguments: the exit code, the JSON report and stderr.
+fn check(traces: &str, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let dir = scratch();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, traces).unwrap();
+    let report = dir.path().join("r.json");
+    let mut args = vec!["check", arg(&file), "--json", arg(&report)];
+    args.extend(extra);
+    let out = faultgate(&args);
+    assert!(out.status.code() != Some(2), "{}", stderr(&out));
+    (out.status.code(), read_json(&report), stderr(&out))
+}
+
+/// The result of `check` in a report.
+fn result<'r>(report: &'r Value, check: &str) -> &'r Value {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} result in {report}"))
+}
+
+#[test]
+fn token_counts_are_read_under_their_deprecated_names_and_the_current_ones_first() {
+    let chat = |id: &str, start: u64, attrs: &[(&str, Value)]| {
+        let mut all = vec![("gen_ai.operation.name", text("chat"))];
+        all.extend_from_slice(attrs);
+        span(id, Some(ROOT), "chat", start, &all)
+    };
+    let traces = export(&[
+        span(
+            ROOT,
+            None,
+            "invoke_agent",
+            10,
+            &[("gen_ai.operation.name", text("invoke_agent"))],
+        ),
+        // Written before the rename: only the old names.
+        chat(
+            "b000000000000001",
+            11,
+            &[
+                ("gen_ai.usage.prompt_tokens", json!(3)),
+                ("gen_ai.usage.completion_tokens", json!(4)),
+            ],
+        ),
+        // Both names: the current one is read, the old one ignored.
+        chat(
+            "b000000000000002",
+            12,
+            &[
+                ("gen_ai.usage.input_tokens", json!(10)),
+                ("gen_ai.usage.prompt_tokens", json!(1000)),
+                ("gen_ai.usage.output_tokens", json!(20)),
+                ("gen_ai.usage.completion_tokens", json!(2000)),
+            ],
+        ),
+    ]);
+    let (_, report, _) = check(&traces, &["--check", "policy"]);
+    assert_eq!(report["measures"][TRACE]["tokens"], json!(37.0), "{report}");
+}
+
+/// A chat span whose output message says why the model stopped in the deprecated per-message field,
+/// with the span's own list when `span_reasons` is given.
+fn stopped_on(message_reason: &str, span_reasons: Option<Value>) -> String {
+    let mut attrs = vec![
+        ("gen_ai.operation.name", text("chat")),
+        messages(
+            "gen_ai.output.messages",
+            "assistant",
+            &json!([{"type": "text", "content": "The capital of"}]),
+            &json!({"finish_reason": message_reason}),
+        ),
+    ];
+    if let Some(reasons) = span_reasons {
+        attrs.push(("gen_ai.response.finish_reasons", reasons));
+    }
+    export(&[span(ROOT, None, "chat", 10, &attrs)])
+}
+
+#[test]
+fn a_per_message_finish_reason_is_read_when_the_span_has_no_finish_reasons() {
+    let (code, report, _) = check(
+        &stopped_on("length", None),
+        &["--check", "context_overflow"],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        result(&report, "context_overflow")["reason"],
+        "span 1 (chat) stopped on finish reason 'length': output cut at the token limit"
+    );
+    // The span's own list wins over the deprecated field.
+    let stop = json!({"arrayValue": {"values": [{"stringValue": "stop"}]}});
+    let (code, report, _) = check(
+        &stopped_on("length", Some(stop)),
+        &["--check", "context_overflow"],
+    );
+    assert_eq!(code, Some(0), "{report}");
+}
