@@ -491,6 +491,52 @@ fn may_hold(text: &str, word: &str) -> bool {
     text.contains(word) || text.contains("\\u")
 }
 
+/// A tool the model provider ran itself (web search, code execution): no `execute_tool` span records
+/// it, only this part of the output messages.
+const SERVER_CALL: &str = "server_tool_call";
+/// The response to a [`SERVER_CALL`] part, naming its id; its payload sits under the same key.
+const SERVER_RESPONSE: &str = "server_tool_call_response";
+/// The parts the calls of a span's output are read from.
+const CALL_PARTS: [&str; 3] = ["tool_call", SERVER_CALL, SERVER_RESPONSE];
+
+/// A tool response part's payload (under `payload`) as the step's result, `Error: `-prefixed when the
+/// part, or a provider's response object inside it, says the tool failed.
+fn response_text(part: &lazy::LazyObject<'_>, payload: &str) -> String {
+    let failed = |get: &dyn Fn(&str) -> Option<Value>| {
+        get("is_error") == Some(Value::Bool(true))
+            || get("error").is_some_and(|e| py_truthy(&e))
+            || matches!(
+                py_str(&get("status").unwrap_or(Value::Null))
+                    .to_lowercase()
+                    .as_str(),
+                "error" | "failed"
+            )
+    };
+    let body = part.get(payload).unwrap_or(Value::Null);
+    let mut result = payload_text(&body);
+    let is_error = failed(&|key| part.get(key))
+        || (payload != "result" && failed(&|key| body.get(key).cloned()));
+    if is_error && !result.starts_with("Error: ") {
+        result.insert_str(0, "Error: ");
+    }
+    result
+}
+
+/// The parts whose type is one of `types` in a list of messages, in order.
+fn parts_of_types<'v>(messages: &[&'v RawValue], types: &[&str]) -> Vec<lazy::LazyObject<'v>> {
+    let mut out = Vec::new();
+    for message in messages.iter().filter_map(|m| lazy::object(m)) {
+        let Some(parts) = message.list("parts") else {
+            continue;
+        };
+        out.extend(parts.into_iter().filter_map(lazy::object).filter(|part| {
+            part.str("type")
+                .is_some_and(|t| types.contains(&t.as_ref()))
+        }));
+    }
+    out
+}
+
 /// The parts of type `part_type` in a list of messages.
 fn parts_of<'v>(messages: &[&'v RawValue], part_type: &str) -> Vec<lazy::LazyObject<'v>> {
     let mut out = Vec::new();
@@ -594,6 +640,7 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
     let mut responses: FastMap<String, Vec<String>> = FastMap::default();
     let mut in_span: FastMap<String, Vec<String>> = FastMap::default();
+    let mut server_responses: FastMap<String, String> = FastMap::default();
     let mut owned = String::new();
     for span in spans {
         let mut messages = message_list(
@@ -615,19 +662,20 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
             let Some(id) = part.get("id").filter(py_truthy) else {
                 continue;
             };
-            let mut result = payload_text(&part.get("result").unwrap_or(Value::Null));
-            let is_error = part.get("is_error") == Some(Value::Bool(true))
-                || part.get("error").is_some_and(|e| py_truthy(&e))
-                || matches!(
-                    py_str(&part.get("status").unwrap_or(Value::Null))
-                        .to_lowercase()
-                        .as_str(),
-                    "error" | "failed"
-                );
-            if is_error && !result.starts_with("Error: ") {
-                result.insert_str(0, "Error: ");
+            in_span
+                .entry(py_str(&id))
+                .or_default()
+                .push(response_text(&part, "result"));
+        }
+        // A provider-run tool's response repeats in the history of every later request: the first
+        // read of an id is its response.
+        let history = message_list(span.attr(attr::INPUT_MESSAGES), SERVER_RESPONSE, &mut owned);
+        for part in parts_of(&history, SERVER_RESPONSE) {
+            if let Some(id) = part.get("id").filter(py_truthy) {
+                server_responses
+                    .entry(py_str(&id))
+                    .or_insert_with(|| response_text(&part, SERVER_RESPONSE));
             }
-            in_span.entry(py_str(&id)).or_default().push(result);
         }
         for (id, list) in in_span.drain() {
             match responses.get_mut(&id) {
@@ -651,22 +699,53 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
     };
     let mut calls_taken: FastMap<String, usize> = FastMap::default();
     let mut calls: Vec<(String, Step<'s>)> = Vec::new();
+    // Calls of provider-run tools, by their place in `calls`: their responses are joined once every
+    // span has been read, since the response may sit in the same output or in a later span's input.
+    let mut server_calls: Vec<usize> = Vec::new();
     for (position, span) in spans.iter().enumerate() {
+        // "tool_call" is also in the text of every server tool call and response part.
         let messages = message_list(span.attr(attr::OUTPUT_MESSAGES), "tool_call", &mut owned);
-        for part in parts_of(&messages, "tool_call") {
+        for part in parts_of_types(&messages, &CALL_PARTS) {
             let call_id = part.get("id").map(|id| py_str(&id)).unwrap_or_default();
+            let server = match part.str("type").as_deref() {
+                Some("tool_call") => false,
+                Some(SERVER_CALL) => true,
+                _ => {
+                    if part.get("id").is_some_and(|id| py_truthy(&id)) {
+                        server_responses
+                            .entry(call_id)
+                            .or_insert_with(|| response_text(&part, SERVER_RESPONSE));
+                    }
+                    continue;
+                }
+            };
+            let arguments = if server { SERVER_CALL } else { "arguments" };
+            let result = if server {
+                String::new()
+            } else {
+                take(&mut calls_taken, &call_id).unwrap_or_default()
+            };
             let step = Step {
                 tool: Cow::Owned(
                     part.get("name")
                         .map_or_else(|| "unknown".to_string(), |n| py_str(&n)),
                 ),
-                arguments: Cow::Owned(payload_text(&part.get("arguments").unwrap_or(Value::Null))),
-                result: Cow::Owned(take(&mut calls_taken, &call_id).unwrap_or_default()),
+                arguments: Cow::Owned(payload_text(&part.get(arguments).unwrap_or(Value::Null))),
+                result: Cow::Owned(result),
                 span: position,
                 actor: span_actor(span),
                 kind: StepKind::Tool,
             };
+            if server {
+                server_calls.push(calls.len());
+            }
             calls.push((call_id, step));
+        }
+    }
+    for i in server_calls {
+        let (id, step) = &mut calls[i];
+        if let Some(response) = server_responses.get(id.as_str()) {
+            step.result = Cow::Owned(response.clone());
         }
     }
     let tool_spans: Vec<usize> = (0..spans.len())

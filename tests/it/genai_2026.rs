@@ -168,3 +168,135 @@ fn a_per_message_finish_reason_is_read_when_the_span_has_no_finish_reasons() {
     );
     assert_eq!(code, Some(0), "{report}");
 }
+
+fn user(prompt: &str) -> (&'static str, Value) {
+    messages(
+        "gen_ai.input.messages",
+        "user",
+        &json!([{"type": "text", "content": prompt}]),
+        &json!({}),
+    )
+}
+
+fn answer(text: &str) -> (&'static str, Value) {
+    messages(
+        "gen_ai.output.messages",
+        "assistant",
+        &json!([{"type": "text", "content": text}]),
+        &json!({}),
+    )
+}
+
+/// A run whose chat spans' output and input messages hold `first` and `second` (the second request's
+/// input repeats the first's output, as a conversation's history does).
+fn chats(first_output: &Value, second_input: &Value) -> String {
+    export(&[
+        span(
+            ROOT,
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", text("invoke_agent")),
+                user("weather in Paris"),
+                answer("Sunny."),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some(ROOT),
+            "chat",
+            11,
+            &[
+                ("gen_ai.operation.name", text("chat")),
+                messages(
+                    "gen_ai.output.messages",
+                    "assistant",
+                    first_output,
+                    &json!({}),
+                ),
+            ],
+        ),
+        span(
+            "b000000000000002",
+            Some(ROOT),
+            "chat",
+            12,
+            &[
+                ("gen_ai.operation.name", text("chat")),
+                messages(
+                    "gen_ai.input.messages",
+                    "assistant",
+                    second_input,
+                    &json!({}),
+                ),
+                answer("Sunny."),
+            ],
+        ),
+    ])
+}
+
+fn web_search(id: &str) -> Value {
+    json!({"type": "server_tool_call", "id": id, "name": "web_search",
+           "server_tool_call": {"type": "web_search", "query": "weather Paris"}})
+}
+
+fn web_search_failed(id: &str) -> Value {
+    json!({"type": "server_tool_call_response", "id": id,
+           "server_tool_call_response": {"type": "web_search", "status": "failed", "error": "rate limited"}})
+}
+
+#[test]
+fn a_provider_run_tool_is_a_step_paired_with_its_response_by_id() {
+    // Call and response in one output, beside a generic part of a kind no convention defines.
+    let output = json!([
+        web_search("ws_1"),
+        web_search_failed("ws_1"),
+        {"type": "generic", "generic_type": "citation", "url": "https://example.com/paris"},
+        {"type": "text", "content": "Sunny."}
+    ]);
+    let traces = chats(&output, &json!([{"type": "text", "content": "Sunny."}]));
+    let dir = scratch();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, r#"{"allow": ["lookup"]}"#).unwrap();
+    let (code, report, _) = check(
+        &traces,
+        &[
+            "--check",
+            "policy,unrecovered_tool_error,abstention",
+            "--policy",
+            arg(&policy),
+        ],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        result(&report, "policy")["reason"],
+        "step 1: tool 'web_search' not in allowlist",
+        "{report}"
+    );
+    assert_eq!(
+        result(&report, "unrecovered_tool_error")["detected"],
+        true,
+        "{report}"
+    );
+    // The generic part is read without error and leaves the answer alone.
+    assert_eq!(result(&report, "abstention")["detected"], false);
+}
+
+#[test]
+fn a_provider_run_tool_takes_its_response_from_a_later_request_s_history() {
+    // The response to ws_1 sits only in the next request's input.
+    let output = json!([web_search("ws_1")]);
+    let history = json!([web_search("ws_1"), web_search_failed("ws_1")]);
+    let (code, report, _) = check(
+        &chats(&output, &history),
+        &["--check", "unrecovered_tool_error"],
+    );
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(
+        result(&report, "unrecovered_tool_error")["reason"],
+        "Tool 'web_search' failed at step 1 (Response starts with 'Error:') and no subsequent call to \
+         'web_search' succeeded.",
+        "{report}"
+    );
+}
