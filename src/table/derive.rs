@@ -573,6 +573,24 @@ pub(crate) fn message_finish_reasons(span: &SpanRecord<'_>) -> Vec<String> {
         .collect()
 }
 
+/// Returns true if and only if the context was compacted at this span: a finish reason is `compaction`,
+/// or its input or output messages hold a `compaction` part (the conversation summarised, sent to or
+/// received from the model). `finish_reasons` is the span's own list, when it has one.
+pub(crate) fn compacted(span: &SpanRecord<'_>, finish_reasons: Option<&AttrValue<'_>>) -> bool {
+    const WORD: &str = "compaction";
+    let said = |value: &AttrValue<'_>| match value.as_json() {
+        Some(Value::Array(items)) => items.iter().any(|r| r.as_str() == Some(WORD)),
+        _ => value.py_str().contains(WORD),
+    };
+    if finish_reasons.is_some_and(said) {
+        return true;
+    }
+    let mut owned = String::new();
+    [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES]
+        .into_iter()
+        .any(|key| !parts_of(&message_list(span.attr(key), WORD, &mut owned), WORD).is_empty())
+}
+
 /// The tool a tool span ran. Spans named `execute_tool <tool>` without `gen_ai.tool.name` name the tool
 /// after the prefix, as the GenAI conventions intend.
 fn tool_span_name<'s>(span: &'s SpanRecord<'_>) -> Cow<'s, str> {

@@ -732,6 +732,7 @@ builders! {
     handoff_from: SparseText,
     handoff_to: SparseText,
     handoff_payload: SparseText,
+    compacted: BooleanBuilder,
 
     tool: LargeStringBuilder,
     arguments: LargeStringBuilder,
@@ -775,6 +776,7 @@ impl Builders {
             &mut self.backs_step,
             &mut self.tool_attributes,
             &mut self.openinference_kind,
+            &mut self.compacted,
         ] {
             *flag = BooleanBuilder::with_capacity(n);
         }
@@ -869,6 +871,8 @@ impl Builders {
             .append_option(handoff.as_ref().map(|(_, to)| to.as_ref()));
         self.handoff_payload
             .append_option(read.handoff_payload.map(payload_json));
+        self.compacted
+            .append_value(derive::compacted(span, read.finish_reasons));
     }
 
     fn finish(&mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
@@ -926,6 +930,7 @@ impl Builders {
                 arc(self.handoff_from.finish()),
                 arc(self.handoff_to.finish()),
                 arc(self.handoff_payload.finish()),
+                arc(self.compacted.finish()),
             ],
         )
         .expect("span columns match table::schema::SPANS");

@@ -197,8 +197,13 @@ pub static SPANS: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(SPAN_HANDOFF_TO, DataType::LargeUtf8),
         // `faultgate.handoff.payload` as compact JSON (a JSON-text attribute is decoded first).
         nullable(SPAN_HANDOFF_PAYLOAD, DataType::LargeUtf8),
+        Field::new(SPAN_COMPACTED, DataType::Boolean, false),
     ]))
 });
+
+/// True when the context was compacted at the span: its messages hold a `compaction` part (the
+/// compacted conversation sent to or received from the model), or a finish reason is `compaction`.
+pub const SPAN_COMPACTED: &str = "compacted";
 
 /// One row per tool step.
 pub static STEPS: LazyLock<SchemaRef> = LazyLock::new(|| {
@@ -269,6 +274,7 @@ pub fn span_column_index(name: &str) -> usize {
         SPAN_HANDOFF_FROM => 20,
         SPAN_HANDOFF_TO => 21,
         SPAN_HANDOFF_PAYLOAD => 22,
+        SPAN_COMPACTED => 23,
         other => unreachable!("no column {other} in SPANS"),
     }
 }

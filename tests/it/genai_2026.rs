@@ -300,3 +300,65 @@ fn a_provider_run_tool_takes_its_response_from_a_later_request_s_history() {
         "{report}"
     );
 }
+
+/// A run of two requests: the first's output holds `first_output`, the second stops on `length`.
+fn cut_after(first_output: &Value) -> String {
+    let length = json!({"arrayValue": {"values": [{"stringValue": "length"}]}});
+    export(&[
+        span(
+            ROOT,
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", text("invoke_agent")),
+                user("summarise the thread"),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some(ROOT),
+            "chat compact",
+            11,
+            &[
+                ("gen_ai.operation.name", text("chat")),
+                messages(
+                    "gen_ai.output.messages",
+                    "assistant",
+                    first_output,
+                    &json!({}),
+                ),
+            ],
+        ),
+        span(
+            "b000000000000002",
+            Some(ROOT),
+            "chat",
+            12,
+            &[
+                ("gen_ai.operation.name", text("chat")),
+                ("gen_ai.response.finish_reasons", length),
+            ],
+        ),
+    ])
+}
+
+#[test]
+fn context_overflow_says_when_the_context_was_compacted_before_the_cut() {
+    let compaction = json!([{"type": "compaction", "id": "cmp_1", "content": "The user asked..."}]);
+    let (code, report, _) = check(&cut_after(&compaction), &["--check", "context_overflow"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        result(&report, "context_overflow")["reason"],
+        "span 3 (chat) stopped on finish reason 'length': output cut at the token limit; the \
+         context was compacted at span 2 (chat compact) before the cut",
+        "{report}"
+    );
+    // Without a compaction part the reason is as before.
+    let plain = json!([{"type": "text", "content": "The user asked..."}]);
+    let (_, report, _) = check(&cut_after(&plain), &["--check", "context_overflow"]);
+    assert_eq!(
+        result(&report, "context_overflow")["reason"],
+        "span 3 (chat) stopped on finish reason 'length': output cut at the token limit"
+    );
+}
