@@ -533,6 +533,15 @@ pub(crate) fn trace_issues(
             "no content attributes (prompt, answer, tool arguments or results): rules see structure only".into(),
         ));
     }
+    let refs = batch.trace_i64(TRACE_CONTENT_REFS).value(t);
+    if refs > 0 {
+        issues.push(Issue::warning(
+            trace,
+            format!(
+                "{refs} piece(s) of content sit in external storage behind a reference (gen_ai.*_ref attributes, uri or file parts): faultgate does not fetch them, so the checks do not read them"
+            ),
+        ));
+    }
     if py_strip(batch.trace_str(TRACE_PROMPT).value(t)).is_empty() {
         issues.push(Issue::warning(
             trace,

@@ -591,6 +591,39 @@ pub(crate) fn compacted(span: &SpanRecord<'_>, finish_reasons: Option<&AttrValue
         .any(|key| !parts_of(&message_list(span.attr(key), WORD, &mut owned), WORD).is_empty())
 }
 
+/// How much of a span's content sits in external storage behind a reference: its `gen_ai.*_ref`
+/// attributes, and the `uri` and `file` parts of its messages (`uri` or `file_id` in place of the
+/// content). Messages are parsed only when their text names one of those keys.
+pub(crate) fn content_refs(span: &SpanRecord<'_>) -> usize {
+    let attributes = attr::CONTENT_REFS
+        .iter()
+        .filter(|key| span.attr(key).is_some_and(AttrValue::truthy))
+        .count();
+    let mut owned = String::new();
+    let mut parts = 0;
+    for key in [
+        attr::INPUT_MESSAGES,
+        attr::OUTPUT_MESSAGES,
+        attr::SYSTEM_INSTRUCTIONS,
+    ] {
+        for (part, field) in [("uri", "\"uri\""), ("file", "\"file_id\"")] {
+            let messages = if key == attr::SYSTEM_INSTRUCTIONS {
+                // Instructions are a list of parts, read as the one system message they make.
+                let system = span
+                    .attr(key)
+                    .filter(|v| v.as_str().is_none_or(|t| may_hold(t, field)))
+                    .and_then(|_| system_message(span));
+                parts += parts_of(&message_list(system.as_ref(), field, &mut owned), part).len();
+                continue;
+            } else {
+                message_list(span.attr(key), field, &mut owned)
+            };
+            parts += parts_of(&messages, part).len();
+        }
+    }
+    attributes + parts
+}
+
 /// The tool a tool span ran. Spans named `execute_tool <tool>` without `gen_ai.tool.name` name the tool
 /// after the prefix, as the GenAI conventions intend.
 fn tool_span_name<'s>(span: &'s SpanRecord<'_>) -> Cow<'s, str> {

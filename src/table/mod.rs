@@ -328,6 +328,8 @@ impl TableBuilder {
         b.latency_ms.append_option(derive::latency_ms(spans, root));
         b.cost_usd.append_option(derive::cost(spans));
         b.has_content.append_value(has_content);
+        b.content_refs
+            .append_value(spans.iter().map(derive::content_refs).sum::<usize>() as i64);
         // Evidence is looked for only where no step was read, so the common trace pays nothing.
         let evidence = steps
             .is_empty()
@@ -708,6 +710,7 @@ builders! {
     read_only_tools: SparseText,
     domain: SparseText,
     recorded_outcome: BooleanBuilder,
+    content_refs: Int64Builder,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -901,6 +904,7 @@ impl Builders {
                 arc(self.read_only_tools.finish()),
                 arc(self.domain.finish()),
                 arc(self.recorded_outcome.finish()),
+                arc(self.content_refs.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

@@ -49,6 +49,13 @@ pub mod attr {
     pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
     /// Why the model stopped (a list such as `["length"]`).
     pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+    /// Where [`INPUT_MESSAGES`], [`OUTPUT_MESSAGES`] and [`SYSTEM_INSTRUCTIONS`] were stored when an
+    /// instrumentation uploads content instead of recording it inline (a URI or storage key).
+    pub const CONTENT_REFS: [&str; 3] = [
+        "gen_ai.input.messages_ref",
+        "gen_ai.output.messages_ref",
+        "gen_ai.system_instructions_ref",
+    ];
     /// The deprecated name of [`INPUT_TOKENS`]; read when a span lacks the new one.
     pub const LEGACY_INPUT_TOKENS: &str = "gen_ai.usage.prompt_tokens";
     /// The deprecated name of [`OUTPUT_TOKENS`]; read when a span lacks the new one.
@@ -220,50 +227,51 @@ impl Actor {
 /// these (unless asked for every attribute) and count the rest.
 pub(crate) fn wanted(key: &str) -> bool {
     use attr::*;
-    matches!(
-        key,
-        OPERATION_NAME
-            | AGENT_NAME
-            | AGENT_ID
-            | AGENT_VERSION
-            | INPUT_MESSAGES
-            | OUTPUT_MESSAGES
-            | SYSTEM_INSTRUCTIONS
-            | PROMPT
-            | COMPLETION
-            | TOOL_NAME
-            | TOOL_CALL_ID
-            | TOOL_CALL_ARGUMENTS
-            | TOOL_CALL_RESULT
-            | TOOL_DEFINITIONS
-            | INPUT_TOKENS
-            | OUTPUT_TOKENS
-            | LEGACY_INPUT_TOKENS
-            | LEGACY_OUTPUT_TOKENS
-            | FINISH_REASONS
-            | ERROR_TYPE
-            | SCENARIO
-            | TERMINATION
-            | COST_USD
-            | CONFIRMED
-            | CHECKPOINT
-            | CONFIRMED_BY
-            | HANDOFF_PAYLOAD
-            | HANDOFF_FROM
-            | HANDOFF_TO
-            | ENDUSER_ID
-            | LEGACY_TOOL_NAME
-            | OPENINFERENCE_KIND
-            | ACTOR
-            | INVOCATION_IS_NESTED
-            | RETRIEVAL_QUERY
-            | RETRIEVAL_DOCUMENTS
-            | DATA_SOURCE_ID
-            | MEMORY_QUERY
-            | MEMORY_RECORDS
-            | MEMORY_STORE_ID
-            | MEMORY_RECORD_ID
-    )
+    CONTENT_REFS.contains(&key)
+        || matches!(
+            key,
+            OPERATION_NAME
+                | AGENT_NAME
+                | AGENT_ID
+                | AGENT_VERSION
+                | INPUT_MESSAGES
+                | OUTPUT_MESSAGES
+                | SYSTEM_INSTRUCTIONS
+                | PROMPT
+                | COMPLETION
+                | TOOL_NAME
+                | TOOL_CALL_ID
+                | TOOL_CALL_ARGUMENTS
+                | TOOL_CALL_RESULT
+                | TOOL_DEFINITIONS
+                | INPUT_TOKENS
+                | OUTPUT_TOKENS
+                | LEGACY_INPUT_TOKENS
+                | LEGACY_OUTPUT_TOKENS
+                | FINISH_REASONS
+                | ERROR_TYPE
+                | SCENARIO
+                | TERMINATION
+                | COST_USD
+                | CONFIRMED
+                | CHECKPOINT
+                | CONFIRMED_BY
+                | HANDOFF_PAYLOAD
+                | HANDOFF_FROM
+                | HANDOFF_TO
+                | ENDUSER_ID
+                | LEGACY_TOOL_NAME
+                | OPENINFERENCE_KIND
+                | ACTOR
+                | INVOCATION_IS_NESTED
+                | RETRIEVAL_QUERY
+                | RETRIEVAL_DOCUMENTS
+                | DATA_SOURCE_ID
+                | MEMORY_QUERY
+                | MEMORY_RECORDS
+                | MEMORY_STORE_ID
+                | MEMORY_RECORD_ID
+        )
 }
 
 /// An attribute key that outlives its parsed bytes: one of the keys the checks read, borrowed from its

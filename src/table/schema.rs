@@ -57,6 +57,10 @@ pub const TRACE_DOMAIN: &str = "domain";
 /// `resolved`, or the Langfuse score `--outcome-score` names); null when it records none.
 pub const TRACE_RECORDED_OUTCOME: &str = "recorded_outcome";
 
+/// How much of the trace's content sits in external storage behind a reference instead of inline
+/// (Int64): the `gen_ai.*_ref` attributes of its spans, and the `uri` and `file` parts of its messages.
+pub const TRACE_CONTENT_REFS: &str = "content_refs";
+
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
 /// Parent span id; null for a span without a parent.
@@ -157,6 +161,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_READ_ONLY_TOOLS, DataType::LargeUtf8),
         nullable(TRACE_DOMAIN, DataType::LargeUtf8),
         nullable(TRACE_RECORDED_OUTCOME, DataType::Boolean),
+        Field::new(TRACE_CONTENT_REFS, DataType::Int64, false),
     ]))
 });
 
@@ -244,6 +249,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_READ_ONLY_TOOLS => 16,
         TRACE_DOMAIN => 17,
         TRACE_RECORDED_OUTCOME => 18,
+        TRACE_CONTENT_REFS => 19,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

@@ -362,3 +362,57 @@ fn context_overflow_says_when_the_context_was_compacted_before_the_cut() {
         "span 3 (chat) stopped on finish reason 'length': output cut at the token limit"
     );
 }
+
+#[test]
+fn content_kept_by_reference_is_counted_and_a_run_of_references_alone_sees_structure_only() {
+    let input = json!([{"role": "user", "parts": [
+        {"type": "uri", "modality": "image", "uri": "gs://bucket/photo.png"},
+        {"type": "file", "modality": "document", "file_id": "file-abc"}
+    ]}]);
+    let traces = export(&[
+        span(
+            ROOT,
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", text("invoke_agent")),
+                (
+                    "gen_ai.input.messages_ref",
+                    text("gs://bucket/t/inputs.json"),
+                ),
+                (
+                    "gen_ai.output.messages_ref",
+                    text("gs://bucket/t/outputs.json"),
+                ),
+            ],
+        ),
+        span(
+            "b000000000000001",
+            Some(ROOT),
+            "chat",
+            11,
+            &[
+                ("gen_ai.operation.name", text("chat")),
+                ("gen_ai.input.messages", Value::String(input.to_string())),
+            ],
+        ),
+    ]);
+    let dir = scratch();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, traces).unwrap();
+    let out = faultgate(&["precheck", arg(&file)]);
+    let printed = common::stdout(&out);
+    assert!(
+        printed.contains("no content attributes (prompt, answer, tool arguments or results): rules see structure only"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(
+            "4 piece(s) of content sit in external storage behind a reference (gen_ai.*_ref \
+             attributes, uri or file parts): faultgate does not fetch them, so the checks do not \
+             read them"
+        ),
+        "{printed}"
+    );
+}
