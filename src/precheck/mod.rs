@@ -533,6 +533,18 @@ pub(crate) fn trace_issues(
             "no content attributes (prompt, answer, tool arguments or results): rules see structure only".into(),
         ));
     }
+    let linked = batch.trace_str(TRACE_LINKED_TRACES);
+    if linked.is_valid(t) {
+        let ids: Vec<String> = serde_json::from_str(linked.value(t)).unwrap_or_default();
+        issues.push(Issue::warning(
+            trace,
+            format!(
+                "span links point to {} other trace(s) (first: {}): a run continued in another trace is checked as a run of its own, not joined to it",
+                ids.len(),
+                ids.first().map_or("", String::as_str)
+            ),
+        ));
+    }
     let refs = batch.trace_i64(TRACE_CONTENT_REFS).value(t);
     if refs > 0 {
         issues.push(Issue::warning(

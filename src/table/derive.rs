@@ -624,6 +624,25 @@ pub(crate) fn content_refs(span: &SpanRecord<'_>) -> usize {
     attributes + parts
 }
 
+/// The other traces the spans link to, in the order first linked and without repeats, as a compact
+/// JSON list; `None` when no span links out of the trace.
+pub(crate) fn linked_traces(spans: &[SpanRecord<'_>]) -> Option<String> {
+    let mut ids: Vec<&str> = Vec::new();
+    for span in spans {
+        let Some(Value::Array(linked)) =
+            span.attr(attr::LINKED_TRACES).and_then(AttrValue::as_json)
+        else {
+            continue;
+        };
+        for id in linked.iter().filter_map(Value::as_str) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    (!ids.is_empty()).then(|| serde_json::to_string(&ids).unwrap_or_default())
+}
+
 /// The tool a tool span ran. Spans named `execute_tool <tool>` without `gen_ai.tool.name` name the tool
 /// after the prefix, as the GenAI conventions intend.
 fn tool_span_name<'s>(span: &'s SpanRecord<'_>) -> Cow<'s, str> {

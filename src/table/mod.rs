@@ -330,6 +330,7 @@ impl TableBuilder {
         b.has_content.append_value(has_content);
         b.content_refs
             .append_value(spans.iter().map(derive::content_refs).sum::<usize>() as i64);
+        b.linked_traces.append_option(derive::linked_traces(spans));
         // Evidence is looked for only where no step was read, so the common trace pays nothing.
         let evidence = steps
             .is_empty()
@@ -711,6 +712,7 @@ builders! {
     domain: SparseText,
     recorded_outcome: BooleanBuilder,
     content_refs: Int64Builder,
+    linked_traces: LargeStringBuilder,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -905,6 +907,7 @@ impl Builders {
                 arc(self.domain.finish()),
                 arc(self.recorded_outcome.finish()),
                 arc(self.content_refs.finish()),
+                arc(self.linked_traces.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");

@@ -56,6 +56,9 @@ pub mod attr {
         "gen_ai.output.messages_ref",
         "gen_ai.system_instructions_ref",
     ];
+    /// The other traces a span links to (OTLP span links), a JSON list of trace ids: set by the OTLP
+    /// readers, never by an input.
+    pub const LINKED_TRACES: &str = "faultgate.linked_traces";
     /// The deprecated name of [`INPUT_TOKENS`]; read when a span lacks the new one.
     pub const LEGACY_INPUT_TOKENS: &str = "gen_ai.usage.prompt_tokens";
     /// The deprecated name of [`OUTPUT_TOKENS`]; read when a span lacks the new one.

@@ -61,6 +61,10 @@ pub const TRACE_RECORDED_OUTCOME: &str = "recorded_outcome";
 /// (Int64): the `gen_ai.*_ref` attributes of its spans, and the `uri` and `file` parts of its messages.
 pub const TRACE_CONTENT_REFS: &str = "content_refs";
 
+/// The other traces the trace's spans link to (OTLP span links: a turn continued in another trace), as
+/// a compact JSON list in the order first linked; null when none does.
+pub const TRACE_LINKED_TRACES: &str = "linked_traces";
+
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
 /// Parent span id; null for a span without a parent.
@@ -162,6 +166,7 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_DOMAIN, DataType::LargeUtf8),
         nullable(TRACE_RECORDED_OUTCOME, DataType::Boolean),
         Field::new(TRACE_CONTENT_REFS, DataType::Int64, false),
+        nullable(TRACE_LINKED_TRACES, DataType::LargeUtf8),
     ]))
 });
 
@@ -250,6 +255,7 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_DOMAIN => 17,
         TRACE_RECORDED_OUTCOME => 18,
         TRACE_CONTENT_REFS => 19,
+        TRACE_LINKED_TRACES => 20,
         other => unreachable!("no column {other} in TRACES"),
     }
 }

@@ -416,3 +416,79 @@ fn content_kept_by_reference_is_counted_and_a_run_of_references_alone_sees_struc
         "{printed}"
     );
 }
+
+const LINKED: &str = "11111111111111111111111111111111";
+
+/// Two traces: [`TRACE`], and a later [`LINKED`] whose root links back to [`TRACE`]'s root (the next
+/// turn of the conversation, continued in a trace of its own) and to one of its own spans.
+fn continued_elsewhere() -> String {
+    let mut next = span_of(
+        LINKED,
+        "c000000000000001",
+        None,
+        "invoke_agent",
+        30,
+        &[
+            ("gen_ai.operation.name", text("invoke_agent")),
+            user("and refund order A2"),
+        ],
+    );
+    next["links"] = json!([
+        {"traceId": TRACE, "spanId": ROOT},
+        {"traceId": LINKED, "spanId": "c000000000000002"}
+    ]);
+    export(&[
+        span(
+            ROOT,
+            None,
+            "invoke_agent",
+            10,
+            &[
+                ("gen_ai.operation.name", text("invoke_agent")),
+                user("refund order A1"),
+            ],
+        ),
+        next,
+    ])
+}
+
+#[test]
+fn a_trace_linked_from_another_is_not_joined_silently() {
+    let dir = scratch();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, continued_elsewhere()).unwrap();
+    let out = faultgate(&["precheck", arg(&file)]);
+    let printed = common::stdout(&out);
+    assert!(
+        printed.contains(&format!(
+            "warning  111111111111  span links point to 1 other trace(s) (first: {TRACE}): a run \
+             continued in another trace is checked as a run of its own, not joined to it"
+        )),
+        "{printed}"
+    );
+    // A link within the trace itself is no continuation.
+    assert!(
+        !printed.contains("warning  0123456789ab  span links"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn check_warns_of_traces_that_link_to_other_traces() {
+    let (_, report, printed) = check(&continued_elsewhere(), &["--check", "policy"]);
+    let warning = printed
+        .lines()
+        .find(|l| l.contains(" link to other traces"))
+        .unwrap_or_else(|| panic!("no link warning in {printed}"));
+    // The file is named as the run was given it.
+    assert!(
+        warning.starts_with("warning: 1 trace(s) in ")
+            && warning.ends_with(
+                "t.json link to other traces (span links: a run continued in another trace); \
+                 each is checked as a run of its own"
+            ),
+        "{warning}"
+    );
+    // Both traces are still runs of their own.
+    assert_eq!(report["traces"], 2, "{report}");
+}
