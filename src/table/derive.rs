@@ -599,27 +599,32 @@ pub(crate) fn content_refs(span: &SpanRecord<'_>) -> usize {
         .iter()
         .filter(|key| span.attr(key).is_some_and(AttrValue::truthy))
         .count();
+    // Each messages attribute is parsed at most once, and only when its text may name a reference.
+    let may_refer = |value: &AttrValue<'_>| {
+        value.as_str().is_none_or(|text| {
+            ["\"uri\"", "\"file_id\"", "\\u"]
+                .iter()
+                .any(|word| text.contains(word))
+        })
+    };
+    let system = span
+        .attr(attr::SYSTEM_INSTRUCTIONS)
+        .filter(|v| may_refer(v))
+        .and_then(|_| system_message(span));
     let mut owned = String::new();
     let mut parts = 0;
-    for key in [
-        attr::INPUT_MESSAGES,
-        attr::OUTPUT_MESSAGES,
-        attr::SYSTEM_INSTRUCTIONS,
-    ] {
-        for (part, field) in [("uri", "\"uri\""), ("file", "\"file_id\"")] {
-            let messages = if key == attr::SYSTEM_INSTRUCTIONS {
-                // Instructions are a list of parts, read as the one system message they make.
-                let system = span
-                    .attr(key)
-                    .filter(|v| v.as_str().is_none_or(|t| may_hold(t, field)))
-                    .and_then(|_| system_message(span));
-                parts += parts_of(&message_list(system.as_ref(), field, &mut owned), part).len();
-                continue;
-            } else {
-                message_list(span.attr(key), field, &mut owned)
-            };
-            parts += parts_of(&messages, part).len();
-        }
+    for value in [
+        span.attr(attr::INPUT_MESSAGES),
+        span.attr(attr::OUTPUT_MESSAGES),
+        system.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|v| may_refer(v))
+    {
+        // An empty word: the text was looked at above.
+        let messages = message_list(Some(value), "", &mut owned);
+        parts += parts_of_types(&messages, &["uri", "file"]).len();
     }
     attributes + parts
 }
