@@ -793,20 +793,23 @@ fn run_file(
         let verdicts = check_batch(&cols, settings, schema);
         let steps = steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
         let domains: BTreeSet<String> = cols.domain.iter().flatten().map(str::to_string).collect();
+        let linking = batch.trace_str(crate::table::schema::TRACE_LINKED_TRACES);
         (
             cols.has_content.false_count(),
             UnreadTools::of_batch(&batch),
             verdicts,
             steps,
-            domains,
+            (domains, linking.len() - linking.null_count()),
         )
     };
+    let mut linking = 0;
     let read = ingest::read_file(
         path,
         options,
         &each,
-        &mut |(empty, unread, verdicts, steps, named)| {
+        &mut |(empty, unread, verdicts, steps, (named, links))| {
             domains.extend(named);
+            linking += links;
             without_content += empty;
             unread_tools.add(unread);
             match (spill, &mut spilled) {
@@ -825,6 +828,10 @@ fn run_file(
     if read.traces == 0 {
         return Err(InputError::NoTraces(path.to_path_buf()));
     }
+    let mut warnings = read.warnings;
+    if linking > 0 {
+        warnings.push(links_warning(linking, path));
+    }
     // A shared trace is counted once merged: its content may come from another file (log records).
     let details = FileDetails {
         batches,
@@ -832,7 +839,7 @@ fn run_file(
         failing_steps,
         shared_parts: read.held,
         skipped_lines: read.skipped_lines,
-        warnings: read.warnings,
+        warnings,
         domains: domains.into_iter().collect(),
     };
     Ok(FileResults {
@@ -842,6 +849,15 @@ fn run_file(
         failing_steps_dropped: false,
         details: (!details.is_empty()).then(|| Box::new(details)),
     })
+}
+
+/// The warning about a file whose traces link to other traces (OTLP span links): a run continued in
+/// another trace is not joined to it.
+pub(crate) fn links_warning(traces: usize, path: &Path) -> String {
+    format!(
+        "{traces} trace(s) in {} link to other traces (span links: a run continued in another trace); each is checked as a run of its own",
+        crate::error::display_path(path)
+    )
 }
 
 /// Runs the active checks over every trace of a batch, keeping trace order.

@@ -2,7 +2,9 @@
 //!
 //! **What it detects.** A run that hit the model's context window or output token limit: a cutoff finish
 //! reason (`length`, `max_tokens`, ...), or an overflow message in a span status, an `error.type`, an
-//! error result of a tool, or the run's termination reason.
+//! error result of a tool, or the run's termination reason. When a span at or before the cut compacted
+//! the context (a `compaction` message part or finish reason), the reason names it: the compaction did
+//! not keep the run within the window.
 //!
 //! **Why it matters.** A truncated prompt or answer fails silently: the model answers from partial
 //! context, or the answer stops mid-sentence.
@@ -84,30 +86,60 @@ impl Check for ContextOverflow {
 
     fn run(&self, cols: &Columns<'_>, _cx: &CheckContext<'_>, out: &mut VerdictColumn) {
         for t in cols.traces() {
-            match overflow(cols, t) {
-                Some(Hit::FinishReason { p, name, reason }) => out.sure(
-                    true,
-                    format_args!(
+            let Some((hit, at)) = overflow(cols, t) else {
+                out.sure(false, "no context overflow or token cutoff");
+                continue;
+            };
+            let compacted = compacted_before(cols, t, at);
+            out.sure(true, |reason: &mut String| {
+                use std::fmt::Write;
+                // Writing into a String cannot fail.
+                let _ = match hit {
+                    Hit::FinishReason { p, name, reason: r } => write!(
+                        reason,
                         "span {} ({name}) stopped on finish reason {}: output cut at the token limit",
                         p + 1,
-                        py_repr_str(reason)
+                        py_repr_str(r)
                     ),
-                ),
-                Some(Hit::Span { p, name, label, hit }) => out.sure(
-                    true,
-                    format_args!("span {} ({name}) {label}: {}", p + 1, py_repr_str(hit)),
-                ),
-                Some(Hit::Step { i, tool, hit }) => out.sure(
-                    true,
-                    format_args!("step {} ({tool}) result: {}", i + 1, py_repr_str(hit)),
-                ),
-                Some(Hit::Termination(hit)) => {
-                    out.sure(true, format_args!("run terminated: {}", py_repr_str(hit)));
+                    Hit::Span { p, name, label, hit } => {
+                        write!(reason, "span {} ({name}) {label}: {}", p + 1, py_repr_str(hit))
+                    }
+                    Hit::Step { i, tool, hit } => write!(
+                        reason,
+                        "step {} ({tool}) result: {}",
+                        i + 1,
+                        py_repr_str(hit)
+                    ),
+                    Hit::Termination(hit) => {
+                        write!(reason, "run terminated: {}", py_repr_str(hit))
+                    }
+                };
+                if let Some((p, name)) = compacted {
+                    let _ = write!(
+                        reason,
+                        "; the context was compacted at span {} ({name}) before the cut",
+                        p + 1
+                    );
                 }
-                None => out.sure(false, "no context overflow or token cutoff"),
-            }
+            });
         }
     }
+}
+
+/// The last span of trace `t` at or before position `at` (every span when `None`) whose context was
+/// compacted, with its name: an overflow after a compaction is one the compaction did not prevent.
+fn compacted_before<'a>(
+    cols: &Columns<'a>,
+    t: usize,
+    at: Option<usize>,
+) -> Option<(usize, &'a str)> {
+    let spans = cols.span_rows(t);
+    let first = spans.start;
+    let end = at.map_or(spans.end, |p| (first + p + 1).min(spans.end));
+    (first..end)
+        .rev()
+        .find(|&row| cols.compacted.value(row))
+        .map(|row| (row - first, cols.name.value(row)))
 }
 
 /// Where a trace first shows an overflow, in the order the sources are searched.
@@ -132,8 +164,19 @@ enum Hit<'a> {
 }
 
 /// The first overflow of trace `t`: spans in order (finish reasons, then status, then `error.type`),
-/// then error results of steps, then the termination reason.
-fn overflow<'a>(cols: &Columns<'a>, t: usize) -> Option<Hit<'a>> {
+/// then error results of steps, then the termination reason. With it, the position of the span it was
+/// found on (a step's span), `None` for the termination reason.
+fn overflow<'a>(cols: &Columns<'a>, t: usize) -> Option<(Hit<'a>, Option<usize>)> {
+    let hit = first_overflow(cols, t)?;
+    let at = match hit {
+        Hit::FinishReason { p, .. } | Hit::Span { p, .. } => Some(p),
+        Hit::Step { i, .. } => cols.step_span(cols.step_rows(t).start + i),
+        Hit::Termination(_) => None,
+    };
+    Some((hit, at))
+}
+
+fn first_overflow<'a>(cols: &Columns<'a>, t: usize) -> Option<Hit<'a>> {
     let spans = cols.span_rows(t);
     let first_span = spans.start;
     for row in spans {

@@ -533,6 +533,27 @@ pub(crate) fn trace_issues(
             "no content attributes (prompt, answer, tool arguments or results): rules see structure only".into(),
         ));
     }
+    let linked = batch.trace_str(TRACE_LINKED_TRACES);
+    if linked.is_valid(t) {
+        let ids: Vec<String> = serde_json::from_str(linked.value(t)).unwrap_or_default();
+        issues.push(Issue::warning(
+            trace,
+            format!(
+                "span links point to {} other trace(s) (first: {}): a run continued in another trace is checked as a run of its own, not joined to it",
+                ids.len(),
+                ids.first().map_or("", String::as_str)
+            ),
+        ));
+    }
+    let refs = batch.trace_i64(TRACE_CONTENT_REFS).value(t);
+    if refs > 0 {
+        issues.push(Issue::warning(
+            trace,
+            format!(
+                "{refs} piece(s) of content sit in external storage behind a reference (gen_ai.*_ref attributes, uri or file parts): faultgate does not fetch them, so the checks do not read them"
+            ),
+        ));
+    }
     if py_strip(batch.trace_str(TRACE_PROMPT).value(t)).is_empty() {
         issues.push(Issue::warning(
             trace,

@@ -19,6 +19,8 @@ fn kind(warning: &str) -> Option<&'static str> {
         Some("files with log records for spans no input holds")
     } else if warning.contains(" carry no content attributes; the judge sees structure only") {
         Some("files whose traces carry no content for the judge")
+    } else if warning.contains(" link to other traces (span links: ") {
+        Some("files with traces that link to other traces")
     } else if warning.starts_with("skipped ") && !warning.contains(" in the folders given ") {
         Some("files skipped")
     } else {
@@ -156,7 +158,12 @@ mod tests {
         .warning("x.json", crate::redact::Redaction::Off)
         .unwrap();
         let no_content = crate::cli::run::no_content_warning(2, "x.json");
+        let links = crate::pipeline::links_warning(3, Path::new("x.json"));
         let cases = [
+            (
+                links.as_str(),
+                Some("files with traces that link to other traces"),
+            ),
             (skipped_file.as_str(), Some("files skipped")),
             (lines.0[0].as_str(), Some("JSON lines skipped")),
             (folders[0].as_str(), None),

@@ -77,6 +77,7 @@ pub struct Columns<'a> {
     pub(crate) handoff_from: &'a LargeStringArray,
     pub(crate) handoff_to: &'a LargeStringArray,
     pub(crate) handoff_payload: &'a LargeStringArray,
+    pub(crate) compacted: &'a BooleanArray,
 
     pub(crate) tool: &'a LargeStringArray,
     pub(crate) arguments: &'a LargeStringArray,
@@ -164,6 +165,7 @@ impl<'a> Columns<'a> {
             handoff_from: text(sp, span_column_index(SPAN_HANDOFF_FROM)),
             handoff_to: text(sp, span_column_index(SPAN_HANDOFF_TO)),
             handoff_payload: text(sp, span_column_index(SPAN_HANDOFF_PAYLOAD)),
+            compacted: flag(sp, span_column_index(SPAN_COMPACTED)),
 
             tool: text(st, step_column_index(STEP_TOOL)),
             arguments: text(st, step_column_index(STEP_ARGUMENTS)),

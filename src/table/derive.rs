@@ -58,10 +58,22 @@ pub(crate) fn tool_evidence(spans: &[SpanRecord<'_>]) -> Option<String> {
         {
             return Some(format!("span '{name}' is named like a tool"));
         }
-        if let Some(reasons) = span.attr(attr::FINISH_REASONS) {
-            let text = reasons.to_json().to_string();
-            // `tool-calls` is the Vercel AI SDK's spelling.
-            for reason in ["tool_calls", "tool-calls", "tool_use", "function_call"] {
+        let reasons = match span.attr(attr::FINISH_REASONS) {
+            Some(reasons) => Some(reasons.to_json().to_string()),
+            None => {
+                let read = message_finish_reasons(span);
+                (!read.is_empty()).then(|| serde_json::json!(read).to_string())
+            }
+        };
+        if let Some(text) = reasons {
+            // `tool-calls` is the Vercel AI SDK's spelling, `tool_call` the conventions' own.
+            for reason in [
+                "tool_calls",
+                "tool-calls",
+                "tool_use",
+                "function_call",
+                "tool_call",
+            ] {
                 if text.contains(reason) {
                     return Some(format!("span '{name}' finished with {reason}"));
                 }
@@ -496,6 +508,52 @@ fn may_hold(text: &str, word: &str) -> bool {
     text.contains(word) || text.contains("\\u")
 }
 
+/// A tool the model provider ran itself (web search, code execution): no `execute_tool` span records
+/// it, only this part of the output messages.
+const SERVER_CALL: &str = "server_tool_call";
+/// The response to a [`SERVER_CALL`] part, naming its id; its payload sits under the same key.
+const SERVER_RESPONSE: &str = "server_tool_call_response";
+/// The parts the calls of a span's output are read from.
+const CALL_PARTS: [&str; 3] = ["tool_call", SERVER_CALL, SERVER_RESPONSE];
+
+/// A tool response part's payload (under `payload`) as the step's result, `Error: `-prefixed when the
+/// part, or a provider's response object inside it, says the tool failed.
+fn response_text(part: &lazy::LazyObject<'_>, payload: &str) -> String {
+    let failed = |get: &dyn Fn(&str) -> Option<Value>| {
+        get("is_error") == Some(Value::Bool(true))
+            || get("error").is_some_and(|e| py_truthy(&e))
+            || matches!(
+                py_str(&get("status").unwrap_or(Value::Null))
+                    .to_lowercase()
+                    .as_str(),
+                "error" | "failed"
+            )
+    };
+    let body = part.get(payload).unwrap_or(Value::Null);
+    let mut result = payload_text(&body);
+    let is_error = failed(&|key| part.get(key))
+        || (payload != "result" && failed(&|key| body.get(key).cloned()));
+    if is_error && !result.starts_with("Error: ") {
+        result.insert_str(0, "Error: ");
+    }
+    result
+}
+
+/// The parts whose type is one of `types` in a list of messages, in order.
+fn parts_of_types<'v>(messages: &[&'v RawValue], types: &[&str]) -> Vec<lazy::LazyObject<'v>> {
+    let mut out = Vec::new();
+    for message in messages.iter().filter_map(|m| lazy::object(m)) {
+        let Some(parts) = message.list("parts") else {
+            continue;
+        };
+        out.extend(parts.into_iter().filter_map(lazy::object).filter(|part| {
+            part.str("type")
+                .is_some_and(|t| types.contains(&t.as_ref()))
+        }));
+    }
+    out
+}
+
 /// The parts of type `part_type` in a list of messages.
 fn parts_of<'v>(messages: &[&'v RawValue], part_type: &str) -> Vec<lazy::LazyObject<'v>> {
     let mut out = Vec::new();
@@ -511,6 +569,100 @@ fn parts_of<'v>(messages: &[&'v RawValue], part_type: &str) -> Vec<lazy::LazyObj
         );
     }
     out
+}
+
+/// The per-message `finish_reason`s of a span's output messages, in order, for a span without
+/// `gen_ai.response.finish_reasons`: the conventions deprecated the per-message field in favour of the
+/// span's list, and instrumentation written before that records only the former.
+pub(crate) fn message_finish_reasons(span: &SpanRecord<'_>) -> Vec<String> {
+    let mut owned = String::new();
+    let messages = message_list(
+        span.attr(attr::OUTPUT_MESSAGES),
+        "finish_reason",
+        &mut owned,
+    );
+    messages
+        .iter()
+        .filter_map(|m| lazy::object(m))
+        .filter_map(|m| m.get("finish_reason"))
+        .filter(|r| !r.is_null())
+        .map(|r| py_str(&r))
+        .collect()
+}
+
+/// Returns true if and only if the context was compacted at this span: a finish reason is `compaction`,
+/// or its input or output messages hold a `compaction` part (the conversation summarised, sent to or
+/// received from the model). `finish_reasons` is the span's own list, when it has one.
+pub(crate) fn compacted(span: &SpanRecord<'_>, finish_reasons: Option<&AttrValue<'_>>) -> bool {
+    const WORD: &str = "compaction";
+    let said = |value: &AttrValue<'_>| match value.as_json() {
+        Some(Value::Array(items)) => items.iter().any(|r| r.as_str() == Some(WORD)),
+        _ => value.py_str().contains(WORD),
+    };
+    if finish_reasons.is_some_and(said) {
+        return true;
+    }
+    let mut owned = String::new();
+    [attr::INPUT_MESSAGES, attr::OUTPUT_MESSAGES]
+        .into_iter()
+        .any(|key| !parts_of(&message_list(span.attr(key), WORD, &mut owned), WORD).is_empty())
+}
+
+/// How much of a span's content sits in external storage behind a reference: its `gen_ai.*_ref`
+/// attributes, and the `uri` and `file` parts of its messages (`uri` or `file_id` in place of the
+/// content). Messages are parsed only when their text names one of those keys.
+pub(crate) fn content_refs(span: &SpanRecord<'_>) -> usize {
+    let attributes = attr::CONTENT_REFS
+        .iter()
+        .filter(|key| span.attr(key).is_some_and(AttrValue::truthy))
+        .count();
+    // Each messages attribute is parsed at most once, and only when its text may name a reference.
+    let may_refer = |value: &AttrValue<'_>| {
+        value.as_str().is_none_or(|text| {
+            ["\"uri\"", "\"file_id\"", "\\u"]
+                .iter()
+                .any(|word| text.contains(word))
+        })
+    };
+    let system = span
+        .attr(attr::SYSTEM_INSTRUCTIONS)
+        .filter(|v| may_refer(v))
+        .and_then(|_| system_message(span));
+    let mut owned = String::new();
+    let mut parts = 0;
+    for value in [
+        span.attr(attr::INPUT_MESSAGES),
+        span.attr(attr::OUTPUT_MESSAGES),
+        system.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|v| may_refer(v))
+    {
+        // An empty word: the text was looked at above.
+        let messages = message_list(Some(value), "", &mut owned);
+        parts += parts_of_types(&messages, &["uri", "file"]).len();
+    }
+    attributes + parts
+}
+
+/// The other traces the spans link to, in the order first linked and without repeats, as a compact
+/// JSON list; `None` when no span links out of the trace.
+pub(crate) fn linked_traces(spans: &[SpanRecord<'_>]) -> Option<String> {
+    let mut ids: Vec<&str> = Vec::new();
+    for span in spans {
+        let Some(Value::Array(linked)) =
+            span.attr(attr::LINKED_TRACES).and_then(AttrValue::as_json)
+        else {
+            continue;
+        };
+        for id in linked.iter().filter_map(Value::as_str) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    (!ids.is_empty()).then(|| serde_json::to_string(&ids).unwrap_or_default())
 }
 
 /// The tool a tool span ran. Spans named `execute_tool <tool>` without `gen_ai.tool.name` name the tool
@@ -580,6 +732,7 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<Step<'s>> {
     let mut responses: FastMap<String, Vec<String>> = FastMap::default();
     let mut in_span: FastMap<String, Vec<String>> = FastMap::default();
+    let mut server_responses: FastMap<String, String> = FastMap::default();
     let mut owned = String::new();
     for span in spans {
         let mut messages = message_list(
@@ -601,19 +754,20 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
             let Some(id) = part.get("id").filter(py_truthy) else {
                 continue;
             };
-            let mut result = payload_text(&part.get("result").unwrap_or(Value::Null));
-            let is_error = part.get("is_error") == Some(Value::Bool(true))
-                || part.get("error").is_some_and(|e| py_truthy(&e))
-                || matches!(
-                    py_str(&part.get("status").unwrap_or(Value::Null))
-                        .to_lowercase()
-                        .as_str(),
-                    "error" | "failed"
-                );
-            if is_error && !result.starts_with("Error: ") {
-                result.insert_str(0, "Error: ");
+            in_span
+                .entry(py_str(&id))
+                .or_default()
+                .push(response_text(&part, "result"));
+        }
+        // A provider-run tool's response repeats in the history of every later request: the first
+        // read of an id is its response.
+        let history = message_list(span.attr(attr::INPUT_MESSAGES), SERVER_RESPONSE, &mut owned);
+        for part in parts_of(&history, SERVER_RESPONSE) {
+            if let Some(id) = part.get("id").filter(py_truthy) {
+                server_responses
+                    .entry(py_str(&id))
+                    .or_insert_with(|| response_text(&part, SERVER_RESPONSE));
             }
-            in_span.entry(py_str(&id)).or_default().push(result);
         }
         for (id, list) in in_span.drain() {
             match responses.get_mut(&id) {
@@ -637,22 +791,53 @@ pub(crate) fn steps<'s>(spans: &'s [SpanRecord<'_>], unique_ids: bool) -> Vec<St
     };
     let mut calls_taken: FastMap<String, usize> = FastMap::default();
     let mut calls: Vec<(String, Step<'s>)> = Vec::new();
+    // Calls of provider-run tools, by their place in `calls`: their responses are joined once every
+    // span has been read, since the response may sit in the same output or in a later span's input.
+    let mut server_calls: Vec<usize> = Vec::new();
     for (position, span) in spans.iter().enumerate() {
+        // "tool_call" is also in the text of every server tool call and response part.
         let messages = message_list(span.attr(attr::OUTPUT_MESSAGES), "tool_call", &mut owned);
-        for part in parts_of(&messages, "tool_call") {
+        for part in parts_of_types(&messages, &CALL_PARTS) {
             let call_id = part.get("id").map(|id| py_str(&id)).unwrap_or_default();
+            let server = match part.str("type").as_deref() {
+                Some("tool_call") => false,
+                Some(SERVER_CALL) => true,
+                _ => {
+                    if part.get("id").is_some_and(|id| py_truthy(&id)) {
+                        server_responses
+                            .entry(call_id)
+                            .or_insert_with(|| response_text(&part, SERVER_RESPONSE));
+                    }
+                    continue;
+                }
+            };
+            let arguments = if server { SERVER_CALL } else { "arguments" };
+            let result = if server {
+                String::new()
+            } else {
+                take(&mut calls_taken, &call_id).unwrap_or_default()
+            };
             let step = Step {
                 tool: Cow::Owned(
                     part.get("name")
                         .map_or_else(|| "unknown".to_string(), |n| py_str(&n)),
                 ),
-                arguments: Cow::Owned(payload_text(&part.get("arguments").unwrap_or(Value::Null))),
-                result: Cow::Owned(take(&mut calls_taken, &call_id).unwrap_or_default()),
+                arguments: Cow::Owned(payload_text(&part.get(arguments).unwrap_or(Value::Null))),
+                result: Cow::Owned(result),
                 span: position,
                 actor: span_actor(span),
                 kind: StepKind::Tool,
             };
+            if server {
+                server_calls.push(calls.len());
+            }
             calls.push((call_id, step));
+        }
+    }
+    for i in server_calls {
+        let (id, step) = &mut calls[i];
+        if let Some(response) = server_responses.get(id.as_str()) {
+            step.result = Cow::Owned(response.clone());
         }
     }
     let tool_spans: Vec<usize> = (0..spans.len())
@@ -785,12 +970,14 @@ fn operation_step<'s>(span: &'s SpanRecord<'_>, position: usize, kind: StepKind)
     }
 }
 
-/// Summed `gen_ai.usage.*_tokens`, each `None` when no span recorded it.
+/// Summed `gen_ai.usage.*_tokens`, each `None` when no span recorded it. A span that lacks the current
+/// name is read under the deprecated one (`prompt_tokens`, `completion_tokens`), so a trace written
+/// before the rename counts the same.
 pub(crate) fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
-    let sum = |key: &str| -> Option<i64> {
+    let sum = |(key, legacy): (&str, &str)| -> Option<i64> {
         spans
             .iter()
-            .filter_map(|s| s.attr(key))
+            .filter_map(|s| s.attr(key).or_else(|| s.attr(legacy)))
             .filter_map(|v| match v.as_json() {
                 Some(Value::Number(n)) => {
                     n.as_i64().or_else(|| n.as_f64().map(|f| f.trunc() as i64))
@@ -801,7 +988,10 @@ pub(crate) fn usage(spans: &[SpanRecord<'_>]) -> (Option<i64>, Option<i64>) {
                 Some(acc.unwrap_or(0).saturating_add(n))
             })
     };
-    (sum(attr::INPUT_TOKENS), sum(attr::OUTPUT_TOKENS))
+    (
+        sum((attr::INPUT_TOKENS, attr::LEGACY_INPUT_TOKENS)),
+        sum((attr::OUTPUT_TOKENS, attr::LEGACY_OUTPUT_TOKENS)),
+    )
 }
 
 /// The root's duration, else the span of all known times, in milliseconds.

@@ -427,6 +427,9 @@ impl TableBuilder {
         b.latency_ms.append_option(latency_ms);
         b.cost_usd.append_option(derive::cost(spans));
         b.has_content.append_value(has_content);
+        b.content_refs
+            .append_value(spans.iter().map(derive::content_refs).sum::<usize>() as i64);
+        b.linked_traces.append_option(derive::linked_traces(spans));
         // Evidence is looked for only where no step was read, so the common trace pays nothing.
         let evidence = steps
             .is_empty()
@@ -815,6 +818,8 @@ builders! {
     domain: SparseText,
     recorded_outcome: BooleanBuilder,
     slice: SparseText,
+    content_refs: Int64Builder,
+    linked_traces: LargeStringBuilder,
 
     span_id: LargeStringBuilder,
     parent: LargeStringBuilder,
@@ -839,6 +844,7 @@ builders! {
     handoff_from: SparseText,
     handoff_to: SparseText,
     handoff_payload: SparseText,
+    compacted: BooleanBuilder,
 
     tool: LargeStringBuilder,
     arguments: LargeStringBuilder,
@@ -882,6 +888,7 @@ impl Builders {
             &mut self.backs_step,
             &mut self.tool_attributes,
             &mut self.openinference_kind,
+            &mut self.compacted,
         ] {
             *flag = BooleanBuilder::with_capacity(n);
         }
@@ -926,7 +933,13 @@ impl Builders {
             .append_option(signals::span_error(span.status_code, error_type.as_deref()));
         self.error_type.append_option(error_type);
         match read.finish_reasons {
-            None => {}
+            None => {
+                if span.attrs.contains_key(attr::OUTPUT_MESSAGES) {
+                    for reason in derive::message_finish_reasons(span) {
+                        self.finish_reasons.values().append_value(reason);
+                    }
+                }
+            }
             Some(v) => match v.as_json() {
                 Some(Value::Null) => {}
                 Some(Value::Array(items)) => {
@@ -970,6 +983,8 @@ impl Builders {
             .append_option(handoff.as_ref().map(|(_, to)| to.as_ref()));
         self.handoff_payload
             .append_option(read.handoff_payload.map(payload_json));
+        self.compacted
+            .append_value(derive::compacted(span, read.finish_reasons));
     }
 
     fn finish(&mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
@@ -999,6 +1014,8 @@ impl Builders {
                 arc(self.domain.finish()),
                 arc(self.recorded_outcome.finish()),
                 arc(self.slice.finish()),
+                arc(self.content_refs.finish()),
+                arc(self.linked_traces.finish()),
             ],
         )
         .expect("trace columns match table::schema::TRACES");
@@ -1028,6 +1045,7 @@ impl Builders {
                 arc(self.handoff_from.finish()),
                 arc(self.handoff_to.finish()),
                 arc(self.handoff_payload.finish()),
+                arc(self.compacted.finish()),
             ],
         )
         .expect("span columns match table::schema::SPANS");

@@ -49,6 +49,20 @@ pub mod attr {
     pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
     /// Why the model stopped (a list such as `["length"]`).
     pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+    /// Where [`INPUT_MESSAGES`], [`OUTPUT_MESSAGES`] and [`SYSTEM_INSTRUCTIONS`] were stored when an
+    /// instrumentation uploads content instead of recording it inline (a URI or storage key).
+    pub const CONTENT_REFS: [&str; 3] = [
+        "gen_ai.input.messages_ref",
+        "gen_ai.output.messages_ref",
+        "gen_ai.system_instructions_ref",
+    ];
+    /// The other traces a span links to (OTLP span links), a JSON list of trace ids: set by the OTLP
+    /// readers, never by an input.
+    pub const LINKED_TRACES: &str = "faultgate.linked_traces";
+    /// The deprecated name of [`INPUT_TOKENS`]; read when a span lacks the new one.
+    pub const LEGACY_INPUT_TOKENS: &str = "gen_ai.usage.prompt_tokens";
+    /// The deprecated name of [`OUTPUT_TOKENS`]; read when a span lacks the new one.
+    pub const LEGACY_OUTPUT_TOKENS: &str = "gen_ai.usage.completion_tokens";
     /// The error class of a failed span (OpenTelemetry's general convention).
     pub const ERROR_TYPE: &str = "error.type";
     /// The scenario a trace exercises, set by the user; the key traces are grouped by.
@@ -227,52 +241,55 @@ impl Actor {
 /// these (unless asked for every attribute) and count the rest.
 pub(crate) fn wanted(key: &str) -> bool {
     use attr::*;
-    matches!(
-        key,
-        OPERATION_NAME
-            | AGENT_NAME
-            | AGENT_ID
-            | AGENT_VERSION
-            | INPUT_MESSAGES
-            | OUTPUT_MESSAGES
-            | SYSTEM_INSTRUCTIONS
-            | PROMPT
-            | COMPLETION
-            | TOOL_NAME
-            | TOOL_CALL_ID
-            | TOOL_CALL_ARGUMENTS
-            | TOOL_CALL_RESULT
-            | TOOL_DEFINITIONS
-            | INPUT_TOKENS
-            | OUTPUT_TOKENS
-            | FINISH_REASONS
-            | ERROR_TYPE
-            | SCENARIO
-            | TERMINATION
-            | COST_USD
-            | CONFIRMED
-            | CHECKPOINT
-            | CONFIRMED_BY
-            | HANDOFF_PAYLOAD
-            | HANDOFF_FROM
-            | HANDOFF_TO
-            | ENDUSER_ID
-            | LEGACY_TOOL_NAME
-            | OPENINFERENCE_KIND
-            | ACTOR
-            | INVOCATION_IS_NESTED
-            | RETRIEVAL_QUERY
-            | RETRIEVAL_DOCUMENTS
-            | DATA_SOURCE_ID
-            | MEMORY_QUERY
-            | MEMORY_RECORDS
-            | MEMORY_STORE_ID
-            | MEMORY_RECORD_ID
-            | CONVERSATION_ID
-            | LANGFUSE_SESSION_ID
-            | LANGSMITH_THREAD_ID
-            | OPENINFERENCE_SESSION_ID
-    )
+    CONTENT_REFS.contains(&key)
+        || matches!(
+            key,
+            OPERATION_NAME
+                | AGENT_NAME
+                | AGENT_ID
+                | AGENT_VERSION
+                | INPUT_MESSAGES
+                | OUTPUT_MESSAGES
+                | SYSTEM_INSTRUCTIONS
+                | PROMPT
+                | COMPLETION
+                | TOOL_NAME
+                | TOOL_CALL_ID
+                | TOOL_CALL_ARGUMENTS
+                | TOOL_CALL_RESULT
+                | TOOL_DEFINITIONS
+                | INPUT_TOKENS
+                | OUTPUT_TOKENS
+                | LEGACY_INPUT_TOKENS
+                | LEGACY_OUTPUT_TOKENS
+                | FINISH_REASONS
+                | ERROR_TYPE
+                | SCENARIO
+                | TERMINATION
+                | COST_USD
+                | CONFIRMED
+                | CHECKPOINT
+                | CONFIRMED_BY
+                | HANDOFF_PAYLOAD
+                | HANDOFF_FROM
+                | HANDOFF_TO
+                | ENDUSER_ID
+                | LEGACY_TOOL_NAME
+                | OPENINFERENCE_KIND
+                | ACTOR
+                | INVOCATION_IS_NESTED
+                | RETRIEVAL_QUERY
+                | RETRIEVAL_DOCUMENTS
+                | DATA_SOURCE_ID
+                | MEMORY_QUERY
+                | MEMORY_RECORDS
+                | MEMORY_STORE_ID
+                | MEMORY_RECORD_ID
+                | CONVERSATION_ID
+                | LANGFUSE_SESSION_ID
+                | LANGSMITH_THREAD_ID
+                | OPENINFERENCE_SESSION_ID
+        )
 }
 
 /// An attribute key that outlives its parsed bytes: one of the keys the checks read, borrowed from its

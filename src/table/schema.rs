@@ -59,6 +59,14 @@ pub const TRACE_RECORDED_OUTCOME: &str = "recorded_outcome";
 /// The trace's slice (`--by`: `model=gpt-5.4-mini,agent=triage`); null unless the run slices.
 pub const TRACE_SLICE: &str = "slice";
 
+/// How much of the trace's content sits in external storage behind a reference instead of inline
+/// (Int64): the `gen_ai.*_ref` attributes of its spans, and the `uri` and `file` parts of its messages.
+pub const TRACE_CONTENT_REFS: &str = "content_refs";
+
+/// The other traces the trace's spans link to (OTLP span links: a turn continued in another trace), as
+/// a compact JSON list in the order first linked; null when none does.
+pub const TRACE_LINKED_TRACES: &str = "linked_traces";
+
 /// Span id as the input spells it; text, never null (ids may repeat within a trace).
 pub const SPAN_ID: &str = "span_id";
 /// Parent span id; null for a span without a parent.
@@ -160,6 +168,8 @@ pub static TRACES: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(TRACE_DOMAIN, DataType::LargeUtf8),
         nullable(TRACE_RECORDED_OUTCOME, DataType::Boolean),
         nullable(TRACE_SLICE, DataType::LargeUtf8),
+        Field::new(TRACE_CONTENT_REFS, DataType::Int64, false),
+        nullable(TRACE_LINKED_TRACES, DataType::LargeUtf8),
     ]))
 });
 
@@ -200,8 +210,13 @@ pub static SPANS: LazyLock<SchemaRef> = LazyLock::new(|| {
         nullable(SPAN_HANDOFF_TO, DataType::LargeUtf8),
         // `faultgate.handoff.payload` as compact JSON (a JSON-text attribute is decoded first).
         nullable(SPAN_HANDOFF_PAYLOAD, DataType::LargeUtf8),
+        Field::new(SPAN_COMPACTED, DataType::Boolean, false),
     ]))
 });
+
+/// True when the context was compacted at the span: its messages hold a `compaction` part (the
+/// compacted conversation sent to or received from the model), or a finish reason is `compaction`.
+pub const SPAN_COMPACTED: &str = "compacted";
 
 /// One row per tool step.
 pub static STEPS: LazyLock<SchemaRef> = LazyLock::new(|| {
@@ -243,6 +258,8 @@ pub fn trace_column_index(name: &str) -> usize {
         TRACE_DOMAIN => 17,
         TRACE_RECORDED_OUTCOME => 18,
         TRACE_SLICE => 19,
+        TRACE_CONTENT_REFS => 20,
+        TRACE_LINKED_TRACES => 21,
         other => unreachable!("no column {other} in TRACES"),
     }
 }
@@ -273,6 +290,7 @@ pub fn span_column_index(name: &str) -> usize {
         SPAN_HANDOFF_FROM => 20,
         SPAN_HANDOFF_TO => 21,
         SPAN_HANDOFF_PAYLOAD => 22,
+        SPAN_COMPACTED => 23,
         other => unreachable!("no column {other} in SPANS"),
     }
 }

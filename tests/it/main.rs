@@ -21,6 +21,7 @@ mod expect;
 mod explain;
 mod formats;
 mod gate_modes;
+mod genai_2026;
 mod genai_attributes;
 mod genai_conventions;
 mod hostile;

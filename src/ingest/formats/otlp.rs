@@ -205,6 +205,7 @@ pub(crate) fn read_span<'i>(
     let mut status = None;
     let mut attributes = None;
     let mut events = None;
+    let mut links = None;
     for (key, value) in obj {
         match key {
             "traceId" => trace_id = Some(value),
@@ -216,6 +217,7 @@ pub(crate) fn read_span<'i>(
             "status" => status = Some(value),
             "attributes" => attributes = Some(value),
             "events" => events = Some(value),
+            "links" => links = Some(value),
             _ => {}
         }
     }
@@ -280,6 +282,13 @@ pub(crate) fn read_span<'i>(
         content::add_events(events, all, skipped, &mut attrs)?;
     }
     normalize_content(&mut attrs);
+    if let Some(links) = links.and_then(|l| l.as_array()) {
+        let linked = links.iter().filter_map(|link| {
+            let link = link.as_object()?;
+            get(&link, "traceId").and_then(ValueIntoString::into_string)
+        });
+        super::spans::add_links(&mut attrs, trace_id, linked);
+    }
     Ok((
         trace_id,
         SpanRecord {

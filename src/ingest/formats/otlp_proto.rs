@@ -272,6 +272,9 @@ fn map_span(
         }
     }
     normalize_content(&mut attrs);
+    let trace_id = lower_hex(&span.trace_id);
+    let linked: Vec<String> = span.links.iter().map(|l| lower_hex(&l.trace_id)).collect();
+    super::spans::add_links(&mut attrs, &trace_id, linked.iter().map(String::as_str));
     let (status_code, status_message) = span
         .status
         .map_or((0, String::new()), |s| (i64::from(s.code), s.message));
@@ -287,7 +290,7 @@ fn map_span(
         status_code,
         status_message: Cow::Owned(status_message),
     };
-    (lower_hex(&span.trace_id), record)
+    (trace_id, record)
 }
 
 /// Adds an attribute list to `attrs`, keeping the keys a check reads (every key when `all`) and counting

@@ -104,6 +104,28 @@ pub(crate) fn normalize_content(attrs: &mut Attrs<'_>) {
     }
 }
 
+/// Records on a span the other traces its links point to (`faultgate.linked_traces`, a JSON list in
+/// link order without repeats), when any does: a link to the span's own trace ties two of its spans
+/// and says nothing about where the run continued.
+pub(crate) fn add_links<'a>(
+    attrs: &mut Attrs<'_>,
+    own: &str,
+    linked: impl Iterator<Item = &'a str>,
+) {
+    let mut others: Vec<Value> = Vec::new();
+    for id in linked {
+        if !id.is_empty() && id != own && !others.iter().any(|o| o.as_str() == Some(id)) {
+            others.push(Value::String(id.to_string()));
+        }
+    }
+    if !others.is_empty() {
+        attrs.insert(
+            attr::LINKED_TRACES.to_string(),
+            AttrValue::json(Value::Array(others)),
+        );
+    }
+}
+
 /// Returns true if and only if some `tool_call_response` part carried `response` and now has `result`.
 fn rename_responses(list: &mut Value) -> bool {
     let mut changed = false;
