@@ -644,8 +644,11 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
 #[derive(Default)]
 pub struct SharedTraces {
     /// The merged traces' verdicts, a batch at a time (none when no id is shared and no trace names
-    /// a conversation under `--unit session`).
+    /// a conversation under `--unit session`), when the run does not spill them.
     pub verdicts: Vec<VerdictBatch>,
+    /// When the run spills: the merged traces' verdict batches, by their index in the spill, written
+    /// as each was checked so that a session run holds no more than one bucket's verdicts.
+    pub spilled: Vec<usize>,
     /// Merged traces that used tools but had none read.
     pub unread_tools: UnreadTools,
     /// The steps of the merged traces that failed, when an output shows them.
@@ -667,6 +670,7 @@ pub fn merge_shared_traces(
     files: &[PathBuf],
     results: &mut [Result<FileResults, InputError>],
     settings: &RunSettings,
+    spill: Option<&VerdictSpill>,
 ) -> SharedTraces {
     let parts: Vec<(usize, TraceRecord<'static>)> = results
         .iter_mut()
@@ -695,12 +699,12 @@ pub fn merge_shared_traces(
         warnings: merged.warnings(),
         ..SharedTraces::default()
     };
-    let Some(spill) = &settings.sessions else {
+    let Some(sessions) = &settings.sessions else {
         let mut builder = crate::table::TableBuilder::new(options.table);
         for trace in &merged.traces {
             builder.append(trace);
         }
-        out.add(&builder.finish(), None, settings);
+        out.add(&builder.finish(), None, settings, spill);
         return out;
     };
     // The merged traces that name a conversation join its spilled turns, bucket by bucket.
@@ -721,9 +725,9 @@ pub fn merge_shared_traces(
     let batch = alone.finish();
     if !batch.is_empty() {
         let turns = vec![Vec::new(); batch.len()];
-        out.add(&batch, Some(&turns), settings);
+        out.add(&batch, Some(&turns), settings, spill);
     }
-    let drained = spill.drain(&mut |b, mut turns| {
+    let drained = sessions.drain(&mut |b, mut turns| {
         if let Some(more) = held.get_mut(b) {
             turns.append(more);
         }
@@ -742,7 +746,7 @@ pub fn merge_shared_traces(
         }
         let batch = builder.finish();
         if !batch.is_empty() {
-            out.add(&batch, Some(&of_steps), settings);
+            out.add(&batch, Some(&of_steps), settings, spill);
         }
     });
     if let Err(error) = drained {
@@ -754,7 +758,13 @@ pub fn merge_shared_traces(
 impl SharedTraces {
     /// Checks a batch of merged traces (of conversations, each row's steps' turns in `turns`) and
     /// adds what it gives.
-    fn add(&mut self, batch: &TraceBatch, turns: Option<&[Vec<usize>]>, settings: &RunSettings) {
+    fn add(
+        &mut self,
+        batch: &TraceBatch,
+        turns: Option<&[Vec<usize>]>,
+        settings: &RunSettings,
+        spill: Option<&VerdictSpill>,
+    ) {
         let schema = settings.verdict_schema();
         let cols = Columns::new(batch);
         self.without_content += cols.has_content.false_count();
@@ -768,7 +778,11 @@ impl SharedTraces {
         self.failing_steps
             .extend(steps::failing(&cols, &verdicts, settings.redaction, room));
         self.unread_tools.add(UnreadTools::of_batch(batch));
-        self.verdicts.push(verdicts);
+        match spill {
+            // A batch the spill could not take leaves its error in the spill, which the run reports.
+            Some(spill) => self.spilled.extend(spill.append(&verdicts)),
+            None => self.verdicts.push(verdicts),
+        }
     }
 }
 
@@ -1440,7 +1454,7 @@ mod tests {
         let files = vec![a.clone(), b.clone(), c.clone(), d.clone()];
         let settings = settings(Reasons::All);
         let mut results = run_files(&files, &settings);
-        let shared = merge_shared_traces(&files, &mut results, &settings);
+        let shared = merge_shared_traces(&files, &mut results, &settings, None);
 
         let kept: Vec<Vec<String>> = results
             .iter()
@@ -1476,7 +1490,7 @@ mod tests {
         std::fs::write(&f, export(&[("t6", "r6", None, "agent", 1, None)])).unwrap();
         let mut results = run_files(&[e.clone(), f.clone()], &settings);
         assert!(
-            merge_shared_traces(&[e.clone(), f.clone()], &mut results, &settings)
+            merge_shared_traces(&[e.clone(), f.clone()], &mut results, &settings, None)
                 .verdicts
                 .is_empty()
         );

@@ -149,8 +149,12 @@ pub(crate) fn produce(
     let mut outcomes =
         crate::pipeline::run_files_spilled(&paths, &resolved.settings, spill.as_ref());
     // One trace id is one trace across the run's files (see `identity`).
-    let mut shared =
-        crate::pipeline::merge_shared_traces(&paths, &mut outcomes, &resolved.settings);
+    let mut shared = crate::pipeline::merge_shared_traces(
+        &paths,
+        &mut outcomes,
+        &resolved.settings,
+        spill.as_ref(),
+    );
     if let Some(bar) = &resolved.progress {
         bar.clear();
     }
@@ -266,15 +270,11 @@ pub(crate) fn produce(
                 .unread_tools
                 .warning("the traces merged across files", redaction),
         );
-        if let Some(spill) = &spill {
-            if !shared.verdicts.is_empty() {
+        if spill.is_some() {
+            if !shared.spilled.is_empty() {
                 // On their own, after every file: the files' read-back leaves these traces out.
                 spilled_files.push(SpilledFile {
-                    batches: shared
-                        .verdicts
-                        .iter()
-                        .filter_map(|merged| spill.append(merged))
-                        .collect(),
+                    batches: std::mem::take(&mut shared.spilled),
                     dropped: None,
                 });
             }
