@@ -33,11 +33,11 @@ const FAMILIES: [(&str, &[&str]); 4] = [
 /// The two exports of each recording.
 const FORMS: [&str; 2] = ["otlp.jsonl", "otlp.binpb"];
 
-/// How many tool steps are read today from the run whose model used a provider-run web search
-/// (pydantic-ai records it as a `tool_call` part with `builtin: true` and its `tool_call_response` in
-/// the same output message; the OpenInference processor of the Agents SDK as a tool call of the
-/// response's output message). Update this when `server_tool_call` parts are read as tool steps.
-const SERVER_TOOL_STEPS_TODAY: usize = 1;
+/// The tool steps read from the run whose model used a provider-run web search: the search itself.
+/// Neither library writes a `server_tool_call` part for it: pydantic-ai records a `tool_call` part
+/// with `builtin: true` and its `tool_call_response` in the same output message, the OpenInference
+/// processor of the Agents SDK a tool call of the response's output message; both read as one step.
+const SERVER_TOOL_STEPS: usize = 1;
 
 /// One trace of a report: its scenario key and the checks that fired on it.
 #[derive(Debug)]
@@ -284,7 +284,7 @@ fn a_run_with_a_provider_run_web_search_is_read_without_error() {
             "{path}"
         );
         assert_no_warning(&path, &run);
-        assert_eq!(tool_steps(&path), SERVER_TOOL_STEPS_TODAY, "{path}");
+        assert_eq!(tool_steps(&path), SERVER_TOOL_STEPS, "{path}");
     }
 }
 
