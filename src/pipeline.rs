@@ -658,7 +658,7 @@ pub struct SharedTraces {
     /// Merged traces with no prompt, answer, arguments or results.
     pub without_content: usize,
     /// The ids of the conversations checked as units (`--unit session`).
-    pub sessions: HashSet<String>,
+    pub sessions: crate::sessions::SessionIds,
     /// The spill of a session run's turns could not be written or read back.
     pub error: Option<std::io::Error>,
 }
@@ -741,7 +741,7 @@ pub fn merge_shared_traces(
                 && let Some(steps) = builder.append_turns(&id, &parts)
             {
                 of_steps.push(steps);
-                out.sessions.insert(id);
+                out.sessions.insert(&id);
             }
         }
         let batch = builder.finish();

@@ -66,7 +66,8 @@ pub struct MeasureValues {
     pub(crate) values: [Vec<f64>; MEASURE_COUNT],
     /// Past the exact size: the statistics of every trace, and which scenarios are kept.
     beyond: Option<Box<Sketched>>,
-    /// The exact size when not [`EXACT_TRACES`] (0), so that tests can pass it on a few traces.
+    /// The exact size when not [`EXACT_TRACES`] (0): a slice keeps fewer, and tests pass it on a few
+    /// traces.
     exact_traces: usize,
 }
 
@@ -153,8 +154,7 @@ impl MeasureValues {
         }
     }
 
-    /// Values for a run whose exact size is `traces`.
-    #[cfg(test)]
+    /// Values whose exact size is `traces` rather than [`EXACT_TRACES`] (a slice's, or a test's).
     pub(crate) fn with_exact_limit(traces: usize) -> Self {
         MeasureValues {
             exact_traces: traces,

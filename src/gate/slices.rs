@@ -11,8 +11,9 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
+use super::MeasureValues;
 use super::Verdict;
-use super::measures::statistics;
+use super::measures::MEASURE_COUNT;
 
 /// The most slices a run keeps apart; the traces of later values are counted as [`OTHER`].
 pub const MAX_SLICES: usize = 32;
@@ -29,10 +30,15 @@ struct SliceCounts {
     traces: u64,
     clean: u64,
     fired: Vec<u64>,
-    /// Per measure of [`crate::gate::DISTRIBUTIONS`], the values of the slice's traces that recorded
-    /// it; kept only when budgets ask for them.
-    values: Option<[Vec<f64>; 4]>,
+    /// The measures of the slice's traces, kept only when budgets ask for them: exact up to
+    /// [`SLICE_EXACT_TRACES`] traces, sketched past that, so that a slice's memory is bounded.
+    values: Option<MeasureValues>,
 }
+
+/// The traces a slice keeps every measure of (about 2 MB): past it, its percentiles come from a
+/// sketch, as a run's do past [`crate::gate::EXACT_TRACES`]. With at most [`MAX_SLICES`] slices and
+/// `other`, the slices' measures stay under 70 MB whatever the run's size.
+pub const SLICE_EXACT_TRACES: usize = 1 << 15;
 
 impl SliceCounts {
     fn new(checks: usize, measures: bool) -> Self {
@@ -40,32 +46,28 @@ impl SliceCounts {
             traces: 0,
             clean: 0,
             fired: vec![0; checks],
-            values: measures.then(Default::default),
+            values: measures.then(|| MeasureValues::with_exact_limit(SLICE_EXACT_TRACES)),
         }
     }
 
-    fn add(&mut self, clean: bool, fired: &[bool], measures: [Option<f64>; 4]) {
+    fn add(&mut self, clean: bool, fired: &[bool], measures: [Option<f64>; MEASURE_COUNT]) {
         self.traces += 1;
         self.clean += u64::from(clean);
         for (count, &f) in self.fired.iter_mut().zip(fired) {
             *count += u64::from(f);
         }
         if let Some(values) = &mut self.values {
-            for (column, value) in values.iter_mut().zip(measures) {
-                if let Some(v) = value {
-                    column.push(v);
-                }
-            }
+            // The bootstrap never draws from a slice: each trace stands as its own scenario, so
+            // that the sample past the exact size is of traces.
+            values.add(usize::try_from(self.traces).unwrap_or(usize::MAX), measures);
         }
     }
 
-    fn row(mut self, value: String) -> SliceRow {
-        let statistics = self.values.as_mut().map(|values| {
-            values
-                .iter_mut()
-                .map(|column| (!column.is_empty()).then(|| statistics(column)))
-                .collect()
-        });
+    fn row(self, value: String) -> SliceRow {
+        let statistics = self
+            .values
+            .as_ref()
+            .map(|values| values.statistics().to_vec());
         SliceRow {
             value,
             traces: self.traces,
@@ -99,7 +101,13 @@ impl SliceTally {
 
     /// Counts the next trace: its slice, whether it is clean for the gate, which checks fired on it
     /// and its measures (latency, tokens, cost, steps).
-    pub fn add(&mut self, slice: &str, clean: bool, fired: &[bool], measures: [Option<f64>; 4]) {
+    pub fn add(
+        &mut self,
+        slice: &str,
+        clean: bool,
+        fired: &[bool],
+        measures: [Option<f64>; MEASURE_COUNT],
+    ) {
         let (checks, with_values) = (self.checks, self.measures);
         let full = self.slices.len() >= MAX_SLICES;
         let counts = if let Some(index) = self.slices.get_index_of(slice) {
@@ -336,10 +344,10 @@ mod tests {
                 &format!("model=m{i:02}"),
                 i % 2 == 0,
                 &[i % 2 == 1],
-                [None; 4],
+                [None; MEASURE_COUNT],
             );
         }
-        tally.add("model=m00", false, &[true], [None; 4]);
+        tally.add("model=m00", false, &[true], [None; MEASURE_COUNT]);
         let table = tally.finish();
         assert_eq!(table.rows.len(), MAX_SLICES);
         assert_eq!(table.rows[0].value, "model=m00");

@@ -191,7 +191,15 @@ impl GateTally {
                     row.slice().unwrap_or(crate::table::slices::NONE),
                     clean,
                     &self.fired,
-                    [m.latency_ms, m.tokens, m.cost_usd, Some(row.steps() as f64)],
+                    [
+                        m.latency_ms,
+                        m.tokens,
+                        m.cost_usd,
+                        Some(row.steps() as f64),
+                        m.input_tokens,
+                        m.output_tokens,
+                        m.model_calls,
+                    ],
                 );
             }
         }

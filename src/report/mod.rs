@@ -78,7 +78,7 @@ pub struct Report {
     pub skipped_input: SkippedInput,
     /// `--unit session`: the ids of the conversations checked as units (the other units are traces
     /// without a conversation id); `None` for a run whose unit is the trace.
-    pub sessions: Option<std::sync::Arc<std::collections::HashSet<String>>>,
+    pub sessions: Option<std::sync::Arc<crate::sessions::SessionIds>>,
 }
 
 /// What `--skip-bad-input` left out of a run, or of one file (`skipped_input` in the JSON report).

@@ -338,7 +338,7 @@ struct TraceRows<'t> {
     slices: Option<StringBuilder>,
     /// `--unit session`: the conversations' ids, and the column naming each row's (null for a
     /// trace without one).
-    sessions: Option<&'t std::collections::HashSet<String>>,
+    sessions: Option<&'t crate::sessions::SessionIds>,
     session_ids: StringBuilder,
     len: usize,
 }
@@ -347,7 +347,7 @@ impl<'t> TraceRows<'t> {
     fn new(
         trials: &'t TrialColumns,
         sliced: bool,
-        sessions: Option<&'t std::collections::HashSet<String>>,
+        sessions: Option<&'t crate::sessions::SessionIds>,
     ) -> TraceRows<'t> {
         TraceRows {
             schema: traces_schema(

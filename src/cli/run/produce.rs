@@ -28,7 +28,7 @@ pub(crate) struct Produced {
     /// show them wider ([`crate::report::shown::IdColumn`]).
     pub named_ids: bool,
     /// `--unit session`: the ids of the conversations checked as units.
-    pub sessions: Option<std::sync::Arc<std::collections::HashSet<String>>>,
+    pub sessions: Option<std::sync::Arc<crate::sessions::SessionIds>>,
 }
 
 /// What one file of a run has to say besides its verdicts.
