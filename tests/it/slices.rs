@@ -554,36 +554,37 @@ fn untimed(out: &std::process::Output) -> String {
         .collect()
 }
 
-#[test]
-fn the_guide_example_prints_what_the_guide_shows() {
-    let guide = std::fs::read_to_string(common::file("docs/budgets-and-slices.md")).unwrap();
+/// The guide's example in a scratch folder: the three baseline runs of `examples/slices/` and
+/// `candidate`, with the band built as the guide builds it; the folder and the baseline's output.
+fn guide_example(candidate: &str) -> (tempfile::TempDir, std::process::Output) {
     let dir = scratch();
-    for name in [
+    let runs = [
         "baseline-run1.json",
         "baseline-run2.json",
         "baseline-run3.json",
-        "candidate.json",
-    ] {
+    ];
+    for name in runs.iter().chain([&candidate]) {
         std::fs::copy(
             common::file(&format!("examples/slices/{name}")),
             dir.path().join(name),
         )
         .unwrap();
     }
+    let baseline = common::command(dir.path())
+        .arg("baseline")
+        .args(runs)
+        .args(["--check", "abstention", "--measures", "--by", "model"])
+        .args(["--out", "band.json"])
+        .output()
+        .unwrap();
+    (dir, baseline)
+}
+
+#[test]
+fn the_guide_example_prints_what_the_guide_shows() {
+    let guide = std::fs::read_to_string(common::file("docs/budgets-and-slices.md")).unwrap();
+    let (dir, baseline) = guide_example("candidate.json");
     let run = |args: &[&str]| common::command(dir.path()).args(args).output().unwrap();
-    let baseline = run(&[
-        "baseline",
-        "baseline-run1.json",
-        "baseline-run2.json",
-        "baseline-run3.json",
-        "--check",
-        "abstention",
-        "--measures",
-        "--by",
-        "model",
-        "--out",
-        "band.json",
-    ]);
     assert_eq!(
         untimed(&baseline),
         guide_block(&guide, "<!-- baseline output")
@@ -618,33 +619,8 @@ fn the_guide_example_prints_what_the_guide_shows() {
 #[test]
 fn the_guide_cost_example_fails_on_its_budget() {
     let guide = std::fs::read_to_string(common::file("docs/budgets-and-slices.md")).unwrap();
-    let dir = scratch();
-    for name in [
-        "baseline-run1.json",
-        "baseline-run2.json",
-        "baseline-run3.json",
-        "candidate-costly.json",
-    ] {
-        std::fs::copy(
-            common::file(&format!("examples/slices/{name}")),
-            dir.path().join(name),
-        )
-        .unwrap();
-    }
+    let (dir, baseline) = guide_example("candidate-costly.json");
     let run = |args: &[&str]| common::command(dir.path()).args(args).output().unwrap();
-    let baseline = run(&[
-        "baseline",
-        "baseline-run1.json",
-        "baseline-run2.json",
-        "baseline-run3.json",
-        "--check",
-        "abstention",
-        "--measures",
-        "--by",
-        "model",
-        "--out",
-        "band.json",
-    ]);
     assert_eq!(baseline.status.code(), Some(0));
     let out = run(&[
         "check",
