@@ -6,7 +6,8 @@
 //!
 //! One table per scored set (all verdicts, then the held-out split when asked), columns
 //! `check n pos TP FP TN FN TPR [95% CI] TNR [95% CI] precision κ unlabelled`, two spaces apart, rates
-//! as `.2f`. An undefined value prints `—`; an undefined κ prints `— (<why>)`, the README's notation.
+//! as `.2f`. An undefined value prints `—`; an undefined κ prints `— (<why>)`, the notation of
+//! docs/calibration.md.
 //!
 //! ## Wire format (JSON)
 //!

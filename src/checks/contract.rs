@@ -61,7 +61,8 @@ pub enum CheckKind {
 }
 
 impl CheckKind {
-    /// The kind as the README's check table and `faultgate checks` print it (`rule`, `golden`, ...).
+    /// The kind as the check table of docs/checks.md and `faultgate checks` print it (`rule`,
+    /// `golden`, ...).
     pub fn name(self) -> &'static str {
         match self {
             CheckKind::Rule => "rule",

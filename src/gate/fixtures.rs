@@ -191,9 +191,9 @@ pub(crate) fn spread_candidate(failing: &[usize]) -> RunSummary {
     run
 }
 
-/// The README's worked example: 100 scenarios, 3 baseline runs. 70 scenarios were clean in every
-/// run, 20 failed in every run, 5 were clean in runs 1 and 2 and 5 in run 1 only (run 3 hit a bad
-/// patch), so the runs' clean rates are 0.80, 0.75 and 0.70.
+/// The worked example of docs/gate.md: 100 scenarios, 3 baseline runs. 70 scenarios were clean in
+/// every run, 20 failed in every run, 5 were clean in runs 1 and 2 and 5 in run 1 only (run 3 hit a
+/// bad patch), so the runs' clean rates are 0.80, 0.75 and 0.70.
 pub(crate) fn worked_band() -> BandFile {
     let keys: Vec<String> = (0..100).map(|i| format!("s{i:02}")).collect();
     let clean_runs: Vec<u32> = (0..100)

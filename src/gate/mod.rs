@@ -418,7 +418,8 @@ mod tests {
         );
     }
 
-    /// The one thing a run keeps per scenario besides its key (README, "What grows with the input").
+    /// The one thing a run keeps per scenario besides its key (docs/scale.md, "What grows with the
+    /// input").
     #[test]
     fn per_scenario_state_fits_in_64_bytes() {
         assert!(std::mem::size_of::<ScenarioStats>() <= 64);

@@ -1,8 +1,8 @@
 //! The judge prompt and the reading of its reply (docs/compatibility.md §13).
 //!
-//! Two departures from 0.4.1, both listed in the README: a `"confidence": null` reads as 0.0 (0.4.1
-//! crashed), and the string `"false"` for `detected` reads as false (0.4.1 took any non-empty string as
-//! true).
+//! Two departures from 0.4.1, both listed in docs/differences.md: a `"confidence": null` reads as 0.0
+//! (0.4.1 crashed), and the string `"false"` for `detected` reads as false (0.4.1 took any non-empty
+//! string as true).
 
 use serde_json::Value;
 

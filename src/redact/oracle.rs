@@ -9,7 +9,7 @@
 //! pattern over the whole text in order, the card window rule of §18.3.1, and the phone digit count
 //! (a phone match outside 9 to 15 digits is consumed and kept).
 //!
-//! Where this crate masks more than 0.4.1 on purpose (README, Redaction), the difference is stated as
+//! Where this crate masks more than 0.4.1 on purpose (docs/redaction.md), the difference is stated as
 //! an edit of the table's patterns ([`patterns`] with `widened`): a JWT needs no left boundary; keys
 //! other than `sk-`/`pk-`/`rk-` take `_` and letters on their left, and those three take `_`; SSNs,
 //! cards and phone numbers only refuse a digit (and, as before, `.`, `+`, `-`) on their left; `AIza`
@@ -69,9 +69,9 @@ fn run(class: &str, lo: u32, hi: u32) -> String {
     }
 }
 
-/// The table's rows in order, or with `widened` the same rows with the documented widenings (README,
-/// Redaction) written into them: the left boundaries that accept `_` and letters, `AIza` keys of 30
-/// to 64 chars, and the extra pass for unseparated phone numbers. (The AWS secret pass is not
+/// The table's rows in order, or with `widened` the same rows with the documented widenings
+/// (docs/redaction.md) written into them: the left boundaries that accept `_` and letters, `AIza`
+/// keys of 30 to 64 chars, and the extra pass for unseparated phone numbers. (The AWS secret pass is not
 /// modelled: the generated text never names that key.)
 fn patterns(widened: bool) -> Patterns {
     // A left boundary: the table's, or ours where it is wider.

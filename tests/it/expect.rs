@@ -1,7 +1,7 @@
 //! Expected actions end to end through the binary: `expect import` on the shipped benchmark exports,
 //! `expect draft` from runs that agree and disagree, `--expect` in check, baseline and merge, the band
-//! that records the expectations, bad files, the gate example of the README, and the same bytes at
-//! any thread count.
+//! that records the expectations, bad files, the gate example of docs/expected-actions.md, and the
+//! same bytes at any thread count.
 
 use crate::common;
 
@@ -25,14 +25,14 @@ fn example(name: &str) -> String {
     format!("{EXAMPLE}/{name}.json")
 }
 
-/// The baseline runs of the README's gate example.
+/// The baseline runs of the gate example (docs/expected-actions.md).
 fn baseline_runs() -> Vec<String> {
     (1..=3)
         .map(|i| example(&format!("baseline-run{i}")))
         .collect()
 }
 
-/// The README's gate example drafted into `dir`: `expect.json` from the baseline runs, and the band
+/// The gate example drafted into `dir`: `expect.json` from the baseline runs, and the band
 /// built from the same runs with it (`band.json`) and without it (`plain.json`).
 struct Drafted {
     expect: PathBuf,

@@ -1,7 +1,7 @@
 //! The crate's import rules.
 //!
-//! 1. **Layers.** The README's Architecture section lists the modules in layers, top to bottom
-//!    (between the `layers` markers). A file may import from its own layer or the layers below, and
+//! 1. **Layers.** `docs/architecture.md` lists the modules in layers, top to bottom (between the
+//!    `layers` markers). A file may import from its own layer or the layers below, and
 //!    no files may import each other, directly or through others. The graph is read from the source
 //!    (`layers/graph.rs`), so a new import that breaks either rule fails here, naming the line.
 //! 2. **Python compatibility.** Outside `src/compat/`, code may use only `compat::value` (Python's
@@ -164,17 +164,17 @@ fn sources() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The layers the README's Architecture section lists between `<!-- layers -->` and
+/// The layers `docs/architecture.md` lists between `<!-- layers -->` and
 /// `<!-- /layers -->`: one line each, top first, module names in backticks.
-fn readme_layers(readme: &str) -> Vec<Vec<String>> {
-    let start = readme
+fn documented_layers(doc: &str) -> Vec<Vec<String>> {
+    let start = doc
         .find("<!-- layers -->")
-        .expect("the README marks its layers");
-    let end = readme[start..]
+        .expect("docs/architecture.md marks its layers");
+    let end = doc[start..]
         .find("<!-- /layers -->")
         .expect("the layers block ends")
         + start;
-    readme[start..end]
+    doc[start..end]
         .lines()
         .filter(|line| line.trim_start().starts_with(|c: char| c.is_ascii_digit()))
         .map(|line| {
@@ -213,7 +213,9 @@ fn layer_breaches(files: &BTreeMap<String, String>, layers: &[Vec<String>]) -> V
         .collect();
     unplaced.dedup();
     for module in unplaced {
-        out.push(format!("module `{module}` is in no layer of the README"));
+        out.push(format!(
+            "module `{module}` is in no layer of docs/architecture.md"
+        ));
     }
     let graph = Graph::of(files);
     for arrow in &graph.arrows {
@@ -242,11 +244,15 @@ fn layer_breaches(files: &BTreeMap<String, String>, layers: &[Vec<String>]) -> V
 }
 
 #[test]
-fn imports_go_down_the_readme_layers_and_no_files_import_each_other() {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let layers = readme_layers(&readme);
-    assert!(layers.len() >= 5, "the README lists the layers: {layers:?}");
+fn imports_go_down_the_documented_layers_and_no_files_import_each_other() {
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .expect("docs/architecture.md");
+    let layers = documented_layers(&doc);
+    assert!(
+        layers.len() >= 5,
+        "docs/architecture.md lists the layers: {layers:?}"
+    );
     let files = sources();
     let graph = Graph::of(&files);
     assert!(
@@ -257,7 +263,7 @@ fn imports_go_down_the_readme_layers_and_no_files_import_each_other() {
     let breaches = layer_breaches(&files, &layers);
     assert!(
         breaches.is_empty(),
-        "the module graph breaks the README's layers:\n{}",
+        "the module graph breaks the layers of docs/architecture.md:\n{}",
         breaches.join("\n")
     );
 }
@@ -336,7 +342,10 @@ fn the_layer_scan_sees_cycles_upward_arrows_and_unplaced_modules() {
     broken.insert("src/judge.rs".into(), "use crate::table::Columns;".into());
     let found = layer_breaches(&broken, &layers);
     assert_eq!(found.len(), 3, "{found:#?}");
-    assert_eq!(found[0], "module `judge` is in no layer of the README");
+    assert_eq!(
+        found[0],
+        "module `judge` is in no layer of docs/architecture.md"
+    );
     assert_eq!(
         found[1],
         "src/table/extra.rs:2: `table` imports `report` (src/report/mod.rs), a higher layer"

@@ -107,7 +107,7 @@ fn sha256_hex(path: &str) -> String {
     common::lower_hex(&Sha256::digest(&bytes))
 }
 
-/// `check` on the shipped candidate against the shipped band, with every output, as the README shows.
+/// `check` on the shipped candidate against the shipped band, with every output, as docs/outputs.md shows.
 fn gate_run(dir: &Path) -> Output {
     let s = |p: &str| dir.join(p).to_string_lossy().into_owned();
     let golden_abs = Path::new(env!("CARGO_MANIFEST_DIR")).join(GOLDEN);

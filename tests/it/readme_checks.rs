@@ -1,6 +1,6 @@
-//! The README's check list is generated from the registry (`src/checks/registry.rs`): this test fails
-//! while the block between the markers is stale, and rewrites it when `FAULTGATE_WRITE_README=1` is set
-//! (which is all `scripts/readme_checks` does).
+//! The check list of `docs/checks.md` is generated from the registry (`src/checks/registry.rs`): this
+//! test fails while the block between the markers is stale, and rewrites it when
+//! `FAULTGATE_WRITE_README=1` is set (which is all `scripts/readme_checks` does).
 
 use crate::common;
 
@@ -10,6 +10,8 @@ use faultgate::checks::{ALL, CheckKind, Gating, Registered};
 const BEGIN: &str =
     "<!-- BEGIN checks: generated from src/checks/registry.rs by scripts/readme_checks -->\n";
 const END: &str = "<!-- END checks -->\n";
+/// The page that holds the block.
+const PAGE: &str = "docs/checks.md";
 
 /// The block: what `faultgate checks` prints, then one table row per registry line.
 fn render(listing: &str) -> String {
@@ -51,7 +53,7 @@ fn row(r: &Registered) -> String {
         (false, _) => "no".to_string(),
     };
     format!(
-        "| [`{name}`](src/checks/{name}.rs) | {} | {reads} | {fires} | {default} | {} | [{}](tests/checks/{name}/) |\n",
+        "| [`{name}`](../src/checks/{name}.rs) | {} | {reads} | {fires} | {default} | {} | [{}](../tests/checks/{name}/) |\n",
         check.kind().name(),
         check.description().replace('|', "\\|"),
         example_reason(name).replace('|', "\\|")
@@ -85,26 +87,26 @@ fn readme_check_table_is_the_registrys() {
     assert_eq!(o.status.code(), Some(0));
     let block = render(&stdout(&o));
 
-    let path = root().join("README.md");
-    let readme = std::fs::read_to_string(&path).expect("read README.md");
+    let path = root().join(PAGE);
+    let readme = std::fs::read_to_string(&path).expect("read docs/checks.md");
     let start = readme
         .find(BEGIN)
-        .expect("README has the BEGIN checks marker")
+        .expect("docs/checks.md has the BEGIN checks marker")
         + BEGIN.len();
     let end = start
         + readme[start..]
             .find(END)
-            .expect("README has the END checks marker");
+            .expect("docs/checks.md has the END checks marker");
     if readme[start..end] == block {
         return;
     }
     if std::env::var_os("FAULTGATE_WRITE_README").is_some_and(|v| v == "1") {
         let updated = format!("{}{block}{}", &readme[..start], &readme[end..]);
-        std::fs::write(&path, updated).expect("write README.md");
+        std::fs::write(&path, updated).expect("write docs/checks.md");
         return;
     }
     panic!(
-        "the README's check list differs from the registry; run scripts/readme_checks\n--- README\n{}\n--- registry\n{block}",
+        "the check list of docs/checks.md differs from the registry; run scripts/readme_checks\n--- docs/checks.md\n{}\n--- registry\n{block}",
         &readme[start..end]
     );
 }

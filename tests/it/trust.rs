@@ -1,8 +1,8 @@
-//! The README's trust table ("How much to trust a verdict") is computed here from the public labelled
-//! sets under `calibration/`: each row is what `faultgate calibrate` (and, for Who&When's annotated
-//! mistakes, `faultgate check`) prints on that set. The test fails while a shipped set's block in the
-//! README is stale, and rewrites the blocks when `FAULTGATE_WRITE_README=1` is set (which is all
-//! `scripts/trust` does). A set that is fetched rather than shipped (`calibration/fetch SET`) is
+//! The trust table of `docs/calibration.md` ("How much to trust a verdict") is computed here from the
+//! public labelled sets under `calibration/`: each row is what `faultgate calibrate` (and, for
+//! Who&When's annotated mistakes, `faultgate check`) prints on that set. The test fails while a
+//! shipped set's block in the page is stale, and rewrites the blocks when `FAULTGATE_WRITE_README=1`
+//! is set (which is all `scripts/trust` does). A set that is fetched rather than shipped (`calibration/fetch SET`) is
 //! recomputed only when its traces are here; otherwise its block is left as it was measured.
 
 use crate::common;
@@ -15,6 +15,9 @@ use std::path::Path;
 use common::{faultgate, file, lower_hex, read_json, root, scratch, stderr};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+/// The page that holds the trust tables.
+const PAGE: &str = "docs/calibration.md";
 
 /// One public labelled set: a folder of `calibration/`.
 struct Set {
@@ -357,23 +360,23 @@ fn present(set: &Set) -> bool {
 
 #[test]
 fn readme_trust_table_is_what_calibrate_prints() {
-    let path = root().join("README.md");
-    let mut readme = std::fs::read_to_string(&path).expect("read README.md");
+    let path = root().join(PAGE);
+    let mut readme = std::fs::read_to_string(&path).expect("read docs/calibration.md");
     let write = std::env::var_os("FAULTGATE_WRITE_README").is_some_and(|v| v == "1");
     let mut stale = Vec::new();
     for set in SETS {
         let (begin, end) = (begin(set), end(set));
         let start = readme
             .find(&begin)
-            .unwrap_or_else(|| panic!("README has the marker {begin}"))
+            .unwrap_or_else(|| panic!("{PAGE} has the marker {begin}"))
             + begin.len();
         let stop = start
             + readme[start..]
                 .find(&end)
-                .unwrap_or_else(|| panic!("README has the marker {end}"));
+                .unwrap_or_else(|| panic!("{PAGE} has the marker {end}"));
         if !set.shipped && !present(set) {
             eprintln!(
-                "note: calibration/{} is fetched, not shipped, and not here: its README block is kept as measured (calibration/fetch {} to recompute it)",
+                "note: calibration/{} is fetched, not shipped, and not here: its block in {PAGE} is kept as measured (calibration/fetch {} to recompute it)",
                 set.folder, set.folder
             );
             continue;
@@ -386,23 +389,23 @@ fn readme_trust_table_is_what_calibrate_prints() {
             readme.replace_range(start..stop, &block);
         } else {
             stale.push(format!(
-                "--- README, {}\n{}\n--- calibrate\n{block}",
+                "--- {PAGE}, {}\n{}\n--- calibrate\n{block}",
                 set.folder,
                 &readme[start..stop]
             ));
         }
     }
     if write {
-        std::fs::write(&path, &readme).expect("write README.md");
+        std::fs::write(&path, &readme).expect("write docs/calibration.md");
     }
     assert!(
         stale.is_empty(),
-        "the README's trust table differs from what calibrate prints; run scripts/trust\n{}",
+        "the trust table of {PAGE} differs from what calibrate prints; run scripts/trust\n{}",
         stale.join("\n")
     );
 }
 
-/// The README's block of the `expected_actions` check on the benchmark sets, whose exports carry each
+/// The block of `docs/calibration.md` on the `expected_actions` check on the benchmark sets, whose exports carry each
 /// task's expected actions.
 const EXPECT_BEGIN: &str = "<!-- BEGIN trust expected-actions: generated from calibration/tau2-bench and calibration/tau-bench by scripts/trust -->\n";
 const EXPECT_END: &str = "<!-- END trust expected-actions -->\n";
@@ -596,16 +599,16 @@ fn render_expectations() -> String {
 
 #[test]
 fn readme_expectations_table_is_what_calibrate_prints() {
-    let path = root().join("README.md");
-    let mut readme = std::fs::read_to_string(&path).expect("read README.md");
+    let path = root().join(PAGE);
+    let mut readme = std::fs::read_to_string(&path).expect("read docs/calibration.md");
     let start = readme
         .find(EXPECT_BEGIN)
-        .unwrap_or_else(|| panic!("README has the marker {EXPECT_BEGIN}"))
+        .unwrap_or_else(|| panic!("{PAGE} has the marker {EXPECT_BEGIN}"))
         + EXPECT_BEGIN.len();
     let stop = start
         + readme[start..]
             .find(EXPECT_END)
-            .unwrap_or_else(|| panic!("README has the marker {EXPECT_END}"));
+            .unwrap_or_else(|| panic!("{PAGE} has the marker {EXPECT_END}"));
     let block = render_expectations();
     if readme[start..stop] == block {
         return;
@@ -613,11 +616,11 @@ fn readme_expectations_table_is_what_calibrate_prints() {
     let write = std::env::var_os("FAULTGATE_WRITE_README").is_some_and(|v| v == "1");
     assert!(
         write,
-        "the README's expected-actions trust table differs from what calibrate prints; run scripts/trust\n--- README\n{}\n--- calibrate\n{block}",
+        "the expected-actions trust table of {PAGE} differs from what calibrate prints; run scripts/trust\n--- {PAGE}\n{}\n--- calibrate\n{block}",
         &readme[start..stop]
     );
     readme.replace_range(start..stop, &block);
-    std::fs::write(&path, &readme).expect("write README.md");
+    std::fs::write(&path, &readme).expect("write docs/calibration.md");
 }
 
 /// The shipped traces are the upstream files, byte for byte: each decompresses to the SHA-256 that
