@@ -55,7 +55,7 @@ pub(crate) const STEPS_FILE: &str = "steps.json";
 pub(crate) const SLICES_SETTING: &str = "by";
 
 /// The manifest's `format`; a partial of another format is refused.
-pub(crate) const FORMAT: &str = "faultgate-partial/7";
+pub(crate) const FORMAT: &str = "faultgate-partial/8";
 
 /// Column of the raw scenario key in the verdict schema.
 const RAW_SCENARIO_COLUMN: usize = 2;
@@ -303,6 +303,67 @@ pub(crate) struct Manifest {
     /// [`crate::report::shown::IdColumn`]); absent when none was.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub named_ids: bool,
+    /// `check --unit session`: the units checked after the files; absent for a partial of traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionUnits>,
+}
+
+/// What a partial of `check --unit session` holds besides its files' rows: the units a run over every
+/// file checks after its files (the traces merged across files, then the conversations), those of
+/// this partial's shard. Their rows follow the files' in the verdict table, in the order of their
+/// places, which number every such unit of the whole run the same way in every shard: a merge puts
+/// the rows of all shards back in that order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SessionUnits {
+    /// The places below this one are traces without a conversation, the others conversations.
+    pub alone: u64,
+    /// Each row's place, rising.
+    pub places: Vec<u64>,
+    /// The rows whose tools were not read, when there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread_tools: Option<UnreadUnits>,
+}
+
+/// The units of a [`SessionUnits`] that used tools but had none read: the warning a run over every
+/// file gives about them counts all shards' and names the first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct UnreadUnits {
+    pub count: usize,
+    /// The first one's place, id and what shows its tools (masked).
+    pub place: u64,
+    pub trace: String,
+    pub evidence: String,
+}
+
+impl SessionUnits {
+    /// The units of a shard, as its run numbered them.
+    pub(crate) fn of(tail: crate::pipeline::TailPlaces) -> SessionUnits {
+        SessionUnits {
+            alone: tail.alone,
+            unread_tools: tail
+                .first_unread
+                .map(|(place, trace, evidence)| UnreadUnits {
+                    count: tail.unread,
+                    place,
+                    trace,
+                    evidence,
+                }),
+            places: tail.places,
+        }
+    }
+
+    /// The input warning about the units whose tools were not read, as a run over every file gives
+    /// it after its last file's.
+    pub(crate) fn unread_warning(&self) -> Option<String> {
+        self.unread_tools.as_ref().map(|u| {
+            crate::pipeline::unread_tools_warning(
+                u.count,
+                crate::pipeline::MERGED_TRACES,
+                &u.trace,
+                &u.evidence,
+            )
+        })
+    }
 }
 
 /// The SHA-256 of the files a manifest describes, stored after its other keys; a partial whose files
@@ -761,6 +822,12 @@ fn write_error(dir: &Path, message: String) -> PartialError {
 }
 
 impl Manifest {
+    /// The rows of the verdict table: its files', then its session units'.
+    pub(crate) fn listed_rows(&self) -> usize {
+        self.files.iter().map(|f| f.rows).sum::<usize>()
+            + self.sessions.as_ref().map_or(0, |s| s.places.len())
+    }
+
     /// The schema of the partial's verdict table: its checks' columns, after the `slice` column
     /// when the partial was written with `--by`.
     pub(crate) fn verdict_schema(&self) -> SchemaRef {
@@ -831,7 +898,7 @@ impl PartialHead {
             serde_json::from_slice(&text).map_err(|e| fail(format!("{MANIFEST_FILE}: {e}")))?;
         if manifest.format != FORMAT {
             return Err(fail(format!(
-                "format {} (this tool reads {FORMAT})",
+                "format {} (this tool reads {FORMAT}); write the partial again with this version of faultgate",
                 manifest.format
             )));
         }
@@ -886,7 +953,7 @@ impl PartialHead {
 
     /// Rows the manifest lists.
     fn listed_rows(&self) -> usize {
-        self.manifest.files.iter().map(|f| f.rows).sum()
+        self.manifest.listed_rows()
     }
 
     /// Reads the verdict batches, joined into batches of about [`JOINED_ROWS`] rows.
@@ -1084,6 +1151,8 @@ pub(crate) struct SpilledMerge {
     pub spilled: SpilledRun,
     /// Trace ids whose rows come from more than one shard, in first-row order.
     pub split_ids: Vec<String>,
+    /// Partials of `check --unit session`: the ids of the conversations checked as units.
+    pub sessions: Option<crate::sessions::SessionIds>,
 }
 
 /// Merges partials of one run as [`merge`] does, appending their verdict batches to a spill in
@@ -1118,6 +1187,9 @@ pub(crate) fn merge_spilled(
     let schema = manifest.verdict_schema();
     let spill = VerdictSpill::new(&schema, spill_dir)?;
     let mut run_batches: Vec<Vec<usize>> = vec![Vec::new(); runs.len()];
+    // Session partials' units: each partial's places and the batches of its rows in `unit_spill`.
+    let unit_spill = VerdictSpill::new(&schema, spill_dir)?;
+    let mut unit_parts: Vec<(Vec<u64>, Vec<usize>)> = Vec::new();
     // Each id's 64-bit hash with the shard of its row, sorted on disk a run at a time: an id seen
     // from two shards is a suspect, confirmed by its text once the spill is read back (hashes can
     // meet).
@@ -1134,7 +1206,10 @@ pub(crate) fn merge_spilled(
             reader,
         } = part;
         let fail = |message: String| read_error(&dir, message);
-        let listed_rows: usize = part_manifest.files.iter().map(|f| f.rows).sum();
+        let listed_rows = part_manifest.listed_rows();
+        // The rows past the files' are the partial's session units, set apart to be put in order.
+        let file_rows: usize = part_manifest.files.iter().map(|f| f.rows).sum();
+        let mut unit_batches = Vec::new();
         // This partial's runs, in row order (its files keep their order in the merged list).
         let mine: Vec<usize> = (0..runs.len()).filter(|&r| runs[r].0 == p).collect();
         let mut shards = part_manifest
@@ -1152,7 +1227,8 @@ pub(crate) fn merge_spilled(
             }
             let checked =
                 VerdictBatch::try_new(batch).map_err(|e| fail(format!("{VERDICTS_FILE}: {e}")))?;
-            for row in checked.rows() {
+            let in_files = rows.min(file_rows.saturating_sub(at));
+            for row in checked.rows().take(in_files) {
                 let shard = shards.next().unwrap_or_default();
                 id_hashes.push(
                     hasher.hash_one(row.trace_id()),
@@ -1160,8 +1236,13 @@ pub(crate) fn merge_spilled(
                 );
             }
             let batch = checked.record_batch();
+            if in_files < rows {
+                let units = VerdictBatch::try_new(batch.slice(in_files, rows - in_files))
+                    .map_err(SpillError::from)?;
+                unit_batches.extend(unit_spill.append(&units));
+            }
             let mut from = 0;
-            while from < rows {
+            while from < in_files {
                 let r = mine[next];
                 let (_, start, len) = runs[r];
                 let end = (start + len).min(at + rows);
@@ -1180,8 +1261,34 @@ pub(crate) fn merge_spilled(
             return Err(fail(shape_message()));
         }
         drop(shards);
+        if let Some(units) = &part_manifest.sessions {
+            unit_parts.push((units.places.clone(), unit_batches));
+        }
         listed.push((part_manifest, part_steps));
     }
+    // The session units after every file's rows, in the order of their places.
+    let sessions = match &manifest.sessions {
+        None => None,
+        Some(first) => {
+            let units = unit_spill.finish()?;
+            let (merged, ids) = merge_units(first.alone, &unit_parts, &units, &spill, &schema)?;
+            let places = merged.places.clone();
+            let unread = listed
+                .iter()
+                .filter_map(|(m, _)| m.sessions.as_ref()?.unread_tools.clone())
+                .reduce(|a, b| UnreadUnits {
+                    count: a.count + b.count,
+                    ..if b.place < a.place { b } else { a }
+                });
+            manifest.sessions = Some(SessionUnits {
+                alone: first.alone,
+                places,
+                unread_tools: unread,
+            });
+            run_batches.push(merged.batches);
+            Some(ids)
+        }
+    };
     let mut steps: Vec<Vec<TraceSteps>> = Vec::with_capacity(files.len());
     manifest.files.reserve_exact(files.len());
     let mut kept = 0;
@@ -1252,7 +1359,95 @@ pub(crate) fn merge_spilled(
         steps,
         spilled,
         split_ids,
+        sessions,
     })
+}
+
+/// Session units merged: their places, rising, and their batches in the merged spill.
+struct MergedUnits {
+    places: Vec<u64>,
+    batches: Vec<usize>,
+}
+
+/// Puts the session units of every partial (`parts`: each one's places, rising, and its rows'
+/// batches in `units`) in the order of their places, appending them to `spill`; returns them with
+/// the ids of those that are conversations (places from `alone` on). Holds one batch per partial.
+fn merge_units(
+    alone: u64,
+    parts: &[(Vec<u64>, Vec<usize>)],
+    units: &crate::report::spill::SpilledVerdicts,
+    spill: &VerdictSpill,
+    schema: &SchemaRef,
+) -> Result<(MergedUnits, crate::sessions::SessionIds), PartialError> {
+    let mut reader = units.reader()?;
+    // Each partial's cursor: its next row, the batch of it (its index among the partial's), and
+    // where in that batch it is.
+    struct Cursor {
+        row: usize,
+        batch: usize,
+        at: usize,
+        current: Option<VerdictBatch>,
+    }
+    let mut cursors: Vec<Cursor> = parts
+        .iter()
+        .map(|_| Cursor {
+            row: 0,
+            batch: 0,
+            at: 0,
+            current: None,
+        })
+        .collect();
+    let mut merged = MergedUnits {
+        places: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
+        batches: Vec::new(),
+    };
+    let mut ids = crate::sessions::SessionIds::default();
+    let mut joiner = Joiner::new(schema.clone());
+    let flush = |joiner: &mut Joiner, merged: &mut MergedUnits, all: bool| {
+        if all {
+            joiner.flush().map_err(SpillError::from)?;
+        }
+        for batch in joiner.out.drain(..) {
+            merged.batches.extend(spill.append(&batch));
+        }
+        Ok::<(), PartialError>(())
+    };
+    loop {
+        let next = (0..parts.len())
+            .filter_map(|p| parts[p].0.get(cursors[p].row).map(|&place| (place, p)))
+            .min();
+        let Some((place, p)) = next else {
+            break;
+        };
+        let cursor = &mut cursors[p];
+        while cursor.current.as_ref().is_none_or(|b| cursor.at >= b.len()) {
+            let index = *parts[p].1.get(cursor.batch).ok_or_else(|| {
+                PartialError::Spill(SpillError::from(ArrowError::IpcError(
+                    "a session partial holds fewer rows than its places".into(),
+                )))
+            })?;
+            cursor.current = Some(reader.batch(index)?);
+            cursor.batch += 1;
+            cursor.at = 0;
+        }
+        let batch = cursor.current.as_ref().expect("a batch read");
+        let row = batch.record_batch().slice(cursor.at, 1);
+        if place >= alone
+            && let Some(unit) = VerdictBatch::try_new(row.clone())
+                .map_err(SpillError::from)?
+                .rows()
+                .next()
+        {
+            ids.insert(unit.trace_id());
+        }
+        joiner.push(row).map_err(SpillError::from)?;
+        flush(&mut joiner, &mut merged, false)?;
+        merged.places.push(place);
+        cursor.at += 1;
+        cursor.row += 1;
+    }
+    flush(&mut joiner, &mut merged, true)?;
+    Ok((merged, ids))
 }
 
 impl SpilledMerge {
@@ -1346,6 +1541,20 @@ fn first_difference(a: &Manifest, b: &Manifest) -> Option<(String, String, Strin
     };
     if let Some(d) = pair("command", &a.command, &b.command) {
         return Some(d);
+    }
+    let unit = |m: &Manifest| {
+        if m.sessions.is_some() {
+            "session"
+        } else {
+            "trace"
+        }
+    };
+    if let Some((setting, x, y)) = pair("unit", unit(a), unit(b)) {
+        return Some((
+            format!("{setting} (--unit session partials merge only with each other)"),
+            x,
+            y,
+        ));
     }
     let value_of = |m: &Manifest, name: &str| {
         m.settings
@@ -1537,6 +1746,7 @@ mod tests {
                 completion_tokens: 2,
             }),
             named_ids: false,
+            sessions: None,
         };
         let part = Partial {
             manifest,

@@ -242,13 +242,25 @@ impl UnreadTools {
     /// process.
     pub fn warning(&self, file: &str, redaction: Redaction) -> Option<String> {
         let (id, evidence) = self.first()?;
-        Some(format!(
-            "{} trace(s) in {file} show tool activity but no tool step was read from them (trace {id}: {}); no check saw their tools",
+        Some(unread_tools_warning(
             self.traces.len(),
-            redaction.mask(evidence)
+            file,
+            id,
+            &redaction.mask(evidence),
         ))
     }
 }
+
+/// The warning about `count` traces of `file` that used tools but had none read, the first being
+/// `id`, whose tools `evidence` (masked) shows.
+pub(crate) fn unread_tools_warning(count: usize, file: &str, id: &str, evidence: &str) -> String {
+    format!(
+        "{count} trace(s) in {file} show tool activity but no tool step was read from them (trace {id}: {evidence}); no check saw their tools"
+    )
+}
+
+/// What the traces merged across files are called in a warning about them.
+pub(crate) const MERGED_TRACES: &str = "the traces merged across files";
 
 /// Runs the checks over every trace of every file, in file order, except the traces several files
 /// hold: each file keeps its parts of those whole, for [`merge_shared_traces`]. Errors are returned per
@@ -661,6 +673,25 @@ pub struct SharedTraces {
     pub sessions: crate::sessions::SessionIds,
     /// The spill of a session run's turns could not be written or read back.
     pub error: Option<std::io::Error>,
+    /// A shard of a session run ([`crate::sessions::SessionSpill::shard`]): the units it checked
+    /// after its files, each row's place among those a run over every file checks there.
+    pub tail: Option<TailPlaces>,
+}
+
+/// Where the rows a shard of a session run checks after its files sit among those of a run over
+/// every file: that run's traces merged across files without a conversation come first, in merge
+/// order, then its conversations, bucket by bucket. Every shard reads every file, so each numbers
+/// every unit the same way and checks its own; `faultgate merge` puts the rows back in this order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TailPlaces {
+    /// Each row's place, rising.
+    pub places: Vec<u64>,
+    /// The places before this one are traces without a conversation, the others conversations.
+    pub alone: u64,
+    /// The rows whose tools were not read.
+    pub unread: usize,
+    /// The place of the first row whose tools were not read, with its id and what shows its tools.
+    pub first_unread: Option<(u64, String, String)>,
 }
 
 /// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
@@ -708,7 +739,7 @@ pub fn merge_shared_traces(
         return out;
     };
     // The merged traces that name a conversation join its spilled turns, bucket by bucket.
-    let mut alone = crate::table::TableBuilder::new(options.table.clone());
+    let mut lone: Vec<TraceRecord<'static>> = Vec::new();
     let mut held: Vec<Vec<TraceRecord<'static>>> = Vec::new();
     for trace in std::mem::take(&mut merged.traces) {
         match crate::table::record::conversation_id(&trace.spans) {
@@ -719,13 +750,32 @@ pub fn merge_shared_traces(
                 }
                 held[b].push(trace);
             }
-            None => alone.append(&trace),
+            None => lone.push(trace),
         }
+    }
+    let mut tail = sessions.shard().map(|_| TailPlaces::default());
+    let mut alone = crate::table::TableBuilder::new(options.table.clone());
+    let mut alone_places = Vec::new();
+    for (place, trace) in (0u64..).zip(&lone) {
+        if !sessions.owns(&trace.trace_id) {
+            continue;
+        }
+        let before = alone.len();
+        alone.append(trace);
+        if alone.len() > before {
+            alone_places.push(place);
+        }
+    }
+    let mut place = lone.len() as u64;
+    drop(lone);
+    if let Some(tail) = &mut tail {
+        tail.alone = place;
     }
     let batch = alone.finish();
     if !batch.is_empty() {
         let turns = vec![Vec::new(); batch.len()];
         out.add(&batch, Some(&turns), settings, spill);
+        SharedTraces::place(tail.as_mut(), &batch, alone_places);
     }
     let drained = sessions.drain(&mut |b, mut turns| {
         if let Some(more) = held.get_mut(b) {
@@ -736,19 +786,25 @@ pub fn merge_shared_traces(
         }
         let mut builder = crate::table::TableBuilder::new(options.table.clone());
         let mut of_steps: Vec<Vec<usize>> = Vec::new();
+        let mut places = Vec::new();
         for unit in crate::sessions::group_in_order(turns) {
+            place += 1;
             if let crate::sessions::Unit::Session(id, parts) = unit
+                && sessions.owns(&id)
                 && let Some(steps) = builder.append_turns(&id, &parts)
             {
                 of_steps.push(steps);
+                places.push(place - 1);
                 out.sessions.insert(&id);
             }
         }
         let batch = builder.finish();
         if !batch.is_empty() {
             out.add(&batch, Some(&of_steps), settings, spill);
+            SharedTraces::place(tail.as_mut(), &batch, places);
         }
     });
+    out.tail = tail;
     if let Err(error) = drained {
         out.error = Some(error);
     }
@@ -756,6 +812,29 @@ pub fn merge_shared_traces(
 }
 
 impl SharedTraces {
+    /// Records, for a shard of a session run, the places of the rows of `batch` just checked.
+    fn place(tail: Option<&mut TailPlaces>, batch: &TraceBatch, places: Vec<u64>) {
+        let Some(tail) = tail else {
+            return;
+        };
+        let evidence = batch.trace_str(crate::table::schema::TRACE_TOOL_EVIDENCE);
+        let ids = batch.trace_str(crate::table::schema::TRACE_ID);
+        let unread: Vec<usize> = (0..evidence.len())
+            .filter(|&t| evidence.is_valid(t))
+            .collect();
+        if tail.first_unread.is_none()
+            && let Some(&t) = unread.first()
+        {
+            tail.first_unread = Some((
+                places[t],
+                ids.value(t).to_string(),
+                evidence.value(t).to_string(),
+            ));
+        }
+        tail.unread += unread.len();
+        tail.places.extend(places);
+    }
+
     /// Checks a batch of merged traces (of conversations, each row's steps' turns in `turns`) and
     /// adds what it gives.
     fn add(

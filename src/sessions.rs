@@ -221,6 +221,8 @@ impl SessionIds {
 /// temporary files (unlinked at once) by the hash of their conversation id.
 pub struct SessionSpill {
     dir: Option<PathBuf>,
+    /// `--shard K/N` with `--partial`: the shard `(K, N)` whose units this run checks.
+    shard: Option<(usize, usize)>,
     state: Mutex<SpillState>,
 }
 
@@ -247,7 +249,34 @@ impl SessionSpill {
     pub fn new(dir: Option<PathBuf>) -> SessionSpill {
         SessionSpill {
             dir,
+            shard: None,
             state: Mutex::new(SpillState::default()),
+        }
+    }
+
+    /// This spill for shard `k` of `n` (1-based) of a run written as partials: the run reads every
+    /// file, and checks only the units it owns ([`SessionSpill::owns`]).
+    pub fn for_shard(&self, k: usize, n: usize) -> SessionSpill {
+        SessionSpill {
+            dir: self.dir.clone(),
+            shard: Some((k, n.max(1))),
+            state: Mutex::new(SpillState::default()),
+        }
+    }
+
+    /// The shard `(K, N)` this run checks the units of, when it is one of a sharded run.
+    pub fn shard(&self) -> Option<(usize, usize)> {
+        self.shard
+    }
+
+    /// Returns true if and only if the unit named `id` (a conversation id, or the trace id of a
+    /// trace without one) is this run's to check: every unit when the run is not sharded, else the
+    /// units whose id hashes to its shard. The hash is not the bucket's (its high bits, not its low
+    /// ones), so that each shard checks conversations of every bucket.
+    pub fn owns(&self, id: &str) -> bool {
+        match self.shard {
+            None => true,
+            Some((k, n)) => ((crate::ingest::id_hash(id) >> 8) % n as u64) as usize == k - 1,
         }
     }
 
@@ -527,6 +556,27 @@ mod tests {
                 vec!["session c2", "u1"],
             ]
         );
+    }
+
+    #[test]
+    fn each_unit_belongs_to_one_shard_and_shards_share_the_buckets() {
+        let shards: Vec<SessionSpill> = (1..=3)
+            .map(|k| SessionSpill::new(None).for_shard(k, 3))
+            .collect();
+        let mut counts = [0; 3];
+        let mut buckets_of_first = HashSet::new();
+        for i in 0..3000 {
+            let id = format!("conv-{i}");
+            let owners: Vec<usize> = (0..3).filter(|&k| shards[k].owns(&id)).collect();
+            assert_eq!(owners.len(), 1, "{id}");
+            counts[owners[0]] += 1;
+            if owners[0] == 0 {
+                buckets_of_first.insert(SessionSpill::bucket(&id));
+            }
+        }
+        assert!(counts.iter().all(|&c| c > 800), "{counts:?}");
+        assert!(buckets_of_first.len() > 200, "{}", buckets_of_first.len());
+        assert!(SessionSpill::new(None).owns("anything"));
     }
 
     #[test]

@@ -195,6 +195,11 @@ fn merge_check_spilled(
     refuse_flags(args, &merged.manifest.command)?;
     refuse_slices(args, &merged.manifest)?;
     merged.manifest.require_complete()?;
+    if merged.sessions.is_some() && args.outputs.html.is_some() {
+        return Err(CliError::Invalid(
+            "--html: partials of check --unit session hold no failing steps of their conversations; write the HTML report with check --unit session over every file".into(),
+        ));
+    }
     let failing_steps = if args.outputs.html.is_some() {
         merged.failing_steps()
     } else {
@@ -202,6 +207,7 @@ fn merge_check_spilled(
     };
     let report = Report {
         failing_steps,
+        sessions: merged.sessions.map(std::sync::Arc::new),
         ..report_of(&merged.manifest, Vec::new(), None)
     };
     merge_check(
@@ -221,6 +227,15 @@ fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>
         .filter(|&i| run.is_none_or(|r| manifest.files[i].run == r))
         .collect();
     let entries = files.iter().map(|&i| &manifest.files[i]);
+    // A run over every file warns about the session units whose tools were not read after its
+    // last file's own warnings.
+    let units_warning: Vec<String> = manifest
+        .sessions
+        .as_ref()
+        .and_then(crate::partial::SessionUnits::unread_warning)
+        .filter(|_| !files.is_empty())
+        .into_iter()
+        .collect();
     Report {
         judge: manifest.judge.clone(),
         checks: super::selection::report_checks(&manifest.checks),
@@ -230,13 +245,14 @@ fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>
             entries
                 .clone()
                 .filter_map(|f| f.notes.as_deref())
-                .map(|n| &n.warnings),
+                .map(|n| &n.warnings)
+                .chain(std::iter::once(&units_warning)),
             entries
                 .clone()
                 .filter_map(|f| f.notes.as_deref())
                 .map(|n| &n.skipped),
         ),
-        // Partials are refused under `--unit session`: a merged report is one of traces.
+        // The conversations' ids are the merged partials' (`SpilledMerge::sessions`).
         sessions: None,
         failing_steps: Vec::new(),
         skipped_input: entries.fold(Default::default(), |mut all, f| {

@@ -80,15 +80,6 @@ pub(crate) fn report_checks(names: &[String]) -> Vec<ReportCheck> {
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
 /// redaction. The workflow spec (not in 0.4.1) is read right after the outcomes.
 pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
-    // A partial holds verdict rows, not the turns a conversation split across shards still needs.
-    if args.unit == super::args::UnitArg::Session
-        && (args.partial.is_some() || args.shard.is_some())
-    {
-        return Err(CliError::Invalid(
-            "--unit session cannot be combined with --partial or --shard: a conversation's turns may sit in different shards"
-                .into(),
-        ));
-    }
     let policy = match &args.policy {
         Some(path) => crate::policy::Policy::from_path(path)?,
         None => crate::policy::Policy::default(),

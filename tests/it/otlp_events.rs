@@ -364,17 +364,19 @@ fn a_partial_of_the_previous_format_is_refused() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let manifest = part.join("manifest.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
-    assert!(text.contains("\"faultgate-partial/7\""), "{text}");
+    assert!(text.contains("\"faultgate-partial/8\""), "{text}");
     std::fs::write(
         &manifest,
-        text.replace("faultgate-partial/7", "faultgate-partial/6"),
+        text.replace("faultgate-partial/8", "faultgate-partial/7"),
     )
     .unwrap();
     let events = dir.path().join("events.json");
     let out = faultgate(&["merge", arg(&part), "--otlp-events", arg(&events)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("format faultgate-partial/6 (this tool reads faultgate-partial/7)"),
+        stderr(&out).contains(
+            "format faultgate-partial/7 (this tool reads faultgate-partial/8); write the partial again with this version of faultgate"
+        ),
         "{}",
         stderr(&out)
     );

@@ -120,6 +120,7 @@ pub(crate) fn write_partial(
         judge_usage,
         named_ids,
         sessions: _,
+        tail,
     } = produced;
     // The first file that cannot be read fails the partial before anything is written.
     let digests: Vec<[u8; 32]> = files
@@ -135,9 +136,13 @@ pub(crate) fn write_partial(
         })
         .collect::<Result<_, CliError>>()?;
     // Each file's rows; the traces merged across files go with the last file, where a run over all
-    // of them reports them.
+    // of them reports them, unless a shard of a session run keeps them apart (after every file).
     let mut rows = vec![0usize; files.len()];
-    let last = files.len().saturating_sub(1);
+    let last = if tail.is_some() {
+        files.len()
+    } else {
+        files.len().saturating_sub(1)
+    };
     let mut writer = PartialWriter::new(dir, manifest.verdict_schema())?;
     let total = writer.verdicts(|sink| match &spilled {
         Some(spilled) => spilled.for_each_file_batch(|file, batch| {
@@ -147,8 +152,11 @@ pub(crate) fn write_partial(
             sink.push(batch)
         }),
         None => {
-            for (count, batch) in rows.iter_mut().zip(&batches) {
-                *count = batch.len();
+            // A batch past the files' holds a session shard's units.
+            for (file, batch) in batches.iter().enumerate() {
+                if let Some(count) = rows.get_mut(file) {
+                    *count = batch.len();
+                }
                 sink.push(batch)?;
             }
             Ok::<(), crate::partial::PartialError>(())
@@ -157,6 +165,7 @@ pub(crate) fn write_partial(
     drop(batches);
     drop(spilled);
     let mut manifest = manifest;
+    manifest.sessions = tail.map(crate::partial::SessionUnits::of);
     manifest.judge_usage = judge_usage;
     manifest.named_ids = named_ids;
     manifest.files.reserve_exact(files.len());
@@ -216,5 +225,6 @@ pub(crate) fn manifest(
         repro,
         judge_usage: None,
         named_ids: false,
+        sessions: None,
     }
 }

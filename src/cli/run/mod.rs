@@ -152,6 +152,7 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
     given.push(("--judge-record", resolved.judge_record.is_some()));
     safety::refuse_outputs_with_partial(args.partial.as_ref(), &given)?;
     command.configure(&mut resolved);
+    let session_shard = session_shard::<C>(args, &mut resolved)?;
     // `-q` is asked for by scripts that read stderr for warnings: the notes (checks skipped for want of
     // a flag) repeat on every run and say nothing about the traces.
     let notes = !args.quiet;
@@ -171,7 +172,17 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
     }
     let started = Instant::now();
     let mut inputs = Inputs::list(command.traces(), C::RUN_PER_ARGUMENT)?;
-    let share = inputs.take_share(args.shard);
+    // A shard of a session run reads every file (a conversation's turns may sit in any of them), and
+    // its partial holds the rows of the files of its share, as a shard of traces reads them.
+    let owned: Option<std::collections::HashSet<usize>> = session_shard.map(|(k, n)| {
+        let sizes: Vec<u64> = inputs.files.iter().map(|f| f.bytes).collect();
+        crate::partial::shard_plan(&sizes, n)
+            .swap_remove(k - 1)
+            .into_iter()
+            .map(|i| inputs.files[i].index)
+            .collect()
+    });
+    let share = inputs.take_share(args.shard.filter(|_| session_shard.is_none()));
     let run = Run {
         resolved: &resolved,
         inputs: &inputs,
@@ -183,13 +194,16 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
     };
     // The verdicts are spilled and the partial's table written from the spill, a batch at a time.
     // A partial is written from the spill as it is: its rows need no counting.
-    let produced = run.produce_spilled(
+    let mut produced = run.produce_spilled(
         run.share(),
         SpillTo {
             dir: None,
             count_rows: false,
         },
     )?;
+    if let Some(owned) = &owned {
+        produced.keep_files(|f| owned.contains(&f.index));
+    }
     let own = command.partial_settings(&prepared)?;
     let settings = manifest::settings_of(C::NAME, args, &resolved, &inputs, &own)?;
     let others = command.other_inputs()?;
@@ -214,6 +228,41 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
     crate::ingest::remote::upload_dir(&local, dir, MANIFEST_FILE)?;
     writeln!(std::io::stderr(), "partial uploaded to {}", dir.display())?;
     Ok(status)
+}
+
+/// For `check --unit session --partial`: makes the run one shard of a session run (the whole run
+/// without `--shard`) and returns its `(K, N)`; `None` for any other run. Refuses what a session
+/// shard cannot be.
+fn session_shard<C: RunCommand>(
+    args: &RunArgs,
+    resolved: &mut Resolved,
+) -> Result<Option<(usize, usize)>, CliError> {
+    let Some(spill) = &resolved.settings.sessions else {
+        return Ok(None);
+    };
+    if args.partial.is_none() && args.shard.is_none() {
+        return Ok(None);
+    }
+    let refuse = |why: &str| Err(CliError::Invalid(format!("--unit session: {why}")));
+    if C::NAME != "check" {
+        return refuse(&format!(
+            "{} cannot be written as partials or shards yet; run it over every file at once",
+            C::NAME
+        ));
+    }
+    if args.partial.is_none() {
+        return refuse(
+            "--shard K/N needs --partial DIR: a shard's conversations are put together with the other shards' by faultgate merge",
+        );
+    }
+    if resolved.settings.judge.is_some() {
+        return refuse(
+            "--partial cannot be used with a judge yet: every shard reads every file, and the judge would be asked about the traces of every shard's files",
+        );
+    }
+    let (k, n) = args.shard.unwrap_or((1, 1));
+    resolved.settings.sessions = Some(std::sync::Arc::new(spill.for_shard(k, n)));
+    Ok(Some((k, n)))
 }
 
 /// Prints the notes of a resolved run to stderr.

@@ -29,6 +29,31 @@ pub(crate) struct Produced {
     pub named_ids: bool,
     /// `--unit session`: the ids of the conversations checked as units.
     pub sessions: Option<std::sync::Arc<crate::sessions::SessionIds>>,
+    /// A shard of a session run: the places of the units it checked after every file, whose rows
+    /// follow the files' (a last batch, or a last spilled file, of their own).
+    pub tail: Option<crate::pipeline::TailPlaces>,
+}
+
+impl Produced {
+    /// Keeps the files `keep` selects, with their rows and notes, and the units checked after every
+    /// file: a shard of a session run reads every file but reports only the files of its share.
+    pub(crate) fn keep_files(&mut self, keep: impl Fn(&InputFile) -> bool) {
+        let kept: Vec<bool> = self.files.iter().map(&keep).collect();
+        // What follows the files (the units after them) is kept.
+        fn retain<T>(items: &mut Vec<T>, kept: &[bool]) {
+            let mut at = 0;
+            items.retain(|_| {
+                at += 1;
+                kept.get(at - 1).copied().unwrap_or(true)
+            });
+        }
+        retain(&mut self.batches, &kept);
+        if let Some(spilled) = &mut self.spilled {
+            retain(&mut spilled.files, &kept);
+        }
+        retain(&mut self.notes, &kept);
+        retain(&mut self.files, &kept);
+    }
 }
 
 /// What one file of a run has to say besides its verdicts.
@@ -260,15 +285,38 @@ pub(crate) fn produce(
             shared.without_content
         ));
     }
+    // A shard of a session run keeps the units it checked after every file apart, with their places,
+    // for `merge` to put back among the other shards' (their steps are not kept).
+    let mut tail = shared.tail.take();
+    if let Some((_, _, evidence)) = tail.as_mut().and_then(|t| t.first_unread.as_mut()) {
+        *evidence = redaction.mask(evidence).into_owned();
+    }
+    if tail.is_some() {
+        if let Some(last) = notes.last_mut() {
+            let mut extra = last.take().map(|n| *n).unwrap_or_default();
+            extra.warnings.append(&mut shared.warnings);
+            *last = extra.boxed();
+        }
+        if spill.is_some() {
+            if !shared.spilled.is_empty() {
+                spilled_files.push(SpilledFile {
+                    batches: std::mem::take(&mut shared.spilled),
+                    dropped: None,
+                });
+            }
+        } else if !shared.verdicts.is_empty() {
+            batches.push(one_batch(settings, std::mem::take(&mut shared.verdicts)));
+        }
+    }
     // Traces merged across files are checked once, after every file; their rows, steps and warnings
     // go with the last file, where a run over all the files reports them.
-    if let Some(last) = notes.last_mut() {
+    if let Some(last) = notes.last_mut().filter(|_| tail.is_none()) {
         let mut extra = last.take().map(|n| *n).unwrap_or_default();
         extra.warnings.append(&mut shared.warnings);
         extra.warnings.extend(
             shared
                 .unread_tools
-                .warning("the traces merged across files", redaction),
+                .warning(crate::pipeline::MERGED_TRACES, redaction),
         );
         if spill.is_some() {
             if !shared.spilled.is_empty() {
@@ -316,6 +364,7 @@ pub(crate) fn produce(
                 .sessions
                 .is_some()
                 .then(|| std::sync::Arc::new(std::mem::take(&mut shared.sessions))),
+            tail,
         },
         errors,
         notices: warnings,
