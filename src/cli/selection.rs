@@ -89,6 +89,20 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
                 .into(),
         ));
     }
+    // The first read finds the links over every file, and a unit's traces may sit in different
+    // shards; a trace of a conversation is a turn, not a unit of linked traces.
+    if args.follow_links && (args.partial.is_some() || args.shard.is_some()) {
+        return Err(CliError::Invalid(
+            "--follow-links cannot be combined with --partial or --shard: linked traces may sit in different shards"
+                .into(),
+        ));
+    }
+    if args.follow_links && args.unit == super::args::UnitArg::Session {
+        return Err(CliError::Invalid(
+            "--follow-links cannot be combined with --unit session: a conversation's turns are joined by conversation id, not by span links"
+                .into(),
+        ));
+    }
     let policy = match &args.policy {
         Some(path) => crate::policy::Policy::from_path(path)?,
         None => crate::policy::Policy::default(),
@@ -285,6 +299,9 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
             slices: None,
             sessions: (args.unit == super::args::UnitArg::Session)
                 .then(|| Arc::new(crate::sessions::SessionSpill::new(None))),
+            links: args
+                .follow_links
+                .then(|| Arc::new(crate::links::LinkRun::new(None))),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),

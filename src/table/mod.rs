@@ -184,8 +184,11 @@ pub struct TableOptions {
     /// conversation, or nowhere when `turns` is `None` (a file read again, whose turns went there
     /// the first time). A trace the builder holds by its id is held all the same.
     pub sessions: bool,
-    /// Where a session run's turns go.
+    /// Where a session run's turns go (or, under `--follow-links`, the traces of a unit).
     pub(crate) turns: Option<Arc<dyn TurnSink>>,
+    /// `--follow-links`: every trace of a unit of linked traces becomes no row: it goes to `turns`
+    /// under its unit's id, to be joined with the unit's other traces (or nowhere, as for sessions).
+    pub(crate) links: Option<Arc<crate::links::LinkUnits>>,
 }
 
 /// Where a session run's turns go as they are read (written to disk, grouped by conversation once
@@ -284,15 +287,18 @@ impl TableBuilder {
 
     /// Derives one trace's facts and appends its rows (or keeps it whole, when held).
     pub fn append(&mut self, trace: &TraceRecord<'_>) {
-        if self.options.sessions
+        if (self.options.sessions || self.options.links.is_some())
             && !self
                 .hold
                 .as_ref()
                 .is_some_and(|h| h.ids.contains(trace.trace_id.as_ref()))
-            && let Some(conversation) = record::conversation_id(&trace.spans)
+            && let Some(unit) = match &self.options.links {
+                Some(links) => links.unit_of(&trace.trace_id).map(str::to_string),
+                None => record::conversation_id(&trace.spans),
+            }
         {
             if let Some(turns) = &self.options.turns {
-                turns.put(&conversation, trace);
+                turns.put(&unit, trace);
             }
             return;
         }
