@@ -1150,23 +1150,30 @@ fn check_part(
         })
         .collect();
     let mut spans = String::new();
+    let mut responses: Vec<Option<&str>> = Vec::with_capacity(columns.len());
     for (i, t) in cols.traces().enumerate() {
         spans.clear();
+        responses.clear();
         let mut named_any = false;
         for (k, column) in columns.iter().enumerate() {
             if k > 0 {
                 spans.push(',');
             }
-            if let Some(id) = column
+            let named = column
                 .reason(i)
                 .and_then(verdicts::named_in)
-                .and_then(|named| named_span_id(cols, t, named))
-            {
+                .and_then(|named| named_span(cols, t, named));
+            if let Some((_, id)) = named {
                 spans.push_str(id);
                 named_any = true;
             }
+            responses.push(named.and_then(|(row, _)| opt(cols.response_id, row)));
         }
         builder.push_verdict_spans(named_any.then_some(spans.as_str()));
+        let root = cols
+            .root(t)
+            .and_then(|root| opt(cols.response_id, cols.span_rows(t).start + root));
+        builder.push_response_ids(root, &responses);
     }
     // The spans are found by the step numbers as the checks wrote them; only then is each step's
     // turn named.
@@ -1185,9 +1192,13 @@ fn check_part(
         .expect("each check pushes one verdict per trace")
 }
 
-/// The id of the span a reason of trace `t` names: a step's own span, or a span by its place. A
-/// comma would break the row's list of ids, and no OTel id holds one.
-fn named_span_id<'c>(cols: &Columns<'c>, t: usize, named: verdicts::Named) -> Option<&'c str> {
+/// The span a reason of trace `t` names (a step's own span, or a span by its place): its row and
+/// its id. A comma would break the row's list of ids, and no OTel id holds one.
+fn named_span<'c>(
+    cols: &Columns<'c>,
+    t: usize,
+    named: verdicts::Named,
+) -> Option<(usize, &'c str)> {
     let position = match named {
         verdicts::Named::Step(n) => {
             let steps = cols.step_rows(t);
@@ -1196,9 +1207,11 @@ fn named_span_id<'c>(cols: &Columns<'c>, t: usize, named: verdicts::Named) -> Op
         verdicts::Named::Span(n) => n - 1,
     };
     let spans = cols.span_rows(t);
+    let row = spans.start + position;
     (position < spans.len())
-        .then(|| opt(cols.span_id, spans.start + position))?
+        .then(|| opt(cols.span_id, row))?
         .filter(|id| !id.is_empty() && !id.contains(','))
+        .map(|id| (row, id))
 }
 
 /// The last text a part masked and what masking gave: a part's traces mostly repeat their agent, and

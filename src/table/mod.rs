@@ -650,6 +650,7 @@ struct ReadAttrs<'s, 'a> {
     handoff_from: Option<&'s AttrValue<'a>>,
     handoff_to: Option<&'s AttrValue<'a>>,
     handoff_payload: Option<&'s AttrValue<'a>>,
+    response_id: Option<&'s AttrValue<'a>>,
     /// Any attribute that names a tool call (its name, arguments or result).
     tool_attributes: bool,
     openinference_kind: bool,
@@ -670,6 +671,7 @@ impl<'s, 'a> ReadAttrs<'s, 'a> {
                 attr::HANDOFF_FROM => &mut read.handoff_from,
                 attr::HANDOFF_TO => &mut read.handoff_to,
                 attr::HANDOFF_PAYLOAD => &mut read.handoff_payload,
+                attr::RESPONSE_ID => &mut read.response_id,
                 attr::TOOL_NAME
                 | attr::TOOL_CALL_ARGUMENTS
                 | attr::TOOL_CALL_RESULT
@@ -851,6 +853,7 @@ builders! {
     handoff_to: SparseText,
     handoff_payload: SparseText,
     compacted: BooleanBuilder,
+    response_id: SparseText,
 
     tool: LargeStringBuilder,
     arguments: LargeStringBuilder,
@@ -906,6 +909,7 @@ impl Builders {
             &mut self.handoff_from,
             &mut self.handoff_to,
             &mut self.handoff_payload,
+            &mut self.response_id,
         ] {
             *column = SparseText::with_capacity(n);
         }
@@ -991,6 +995,8 @@ impl Builders {
             .append_option(read.handoff_payload.map(payload_json));
         self.compacted
             .append_value(derive::compacted(span, read.finish_reasons));
+        self.response_id
+            .append_option(read.response_id.map(AttrValue::py_str));
     }
 
     fn finish(&mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
@@ -1052,6 +1058,7 @@ impl Builders {
                 arc(self.handoff_to.finish()),
                 arc(self.handoff_payload.finish()),
                 arc(self.compacted.finish()),
+                arc(self.response_id.finish()),
             ],
         )
         .expect("span columns match table::schema::SPANS");
@@ -1210,6 +1217,7 @@ mod tests {
             attr::HANDOFF_FROM,
             attr::HANDOFF_TO,
             attr::HANDOFF_PAYLOAD,
+            attr::RESPONSE_ID,
         ];
         let lookups = |span: &SpanRecord<'_>| -> Vec<Option<String>> {
             keys.iter()
@@ -1229,6 +1237,7 @@ mod tests {
                 read.handoff_from,
                 read.handoff_to,
                 read.handoff_payload,
+                read.response_id,
             ]
             .iter()
             .map(|v| v.map(|v| v.py_str().into_owned()))
