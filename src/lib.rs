@@ -30,7 +30,6 @@ pub mod golden;
 mod identity;
 pub mod ingest;
 mod judge;
-pub mod links;
 mod otlp_pb;
 mod output;
 mod partial;

@@ -78,8 +78,8 @@ pub struct RunSettings {
     /// every file is read.
     pub sessions: Option<std::sync::Arc<crate::sessions::SessionSpill>>,
     /// `--follow-links`: the unit checked is a trace and the traces its spans link to
-    /// (`crate::links`); their traces wait in its spill until every file is read.
-    pub links: Option<std::sync::Arc<crate::links::LinkRun>>,
+    /// (`crate::sessions::links`); their traces wait in its spill until every file is read.
+    pub links: Option<std::sync::Arc<crate::sessions::links::LinkRun>>,
 }
 
 impl RunSettings {
@@ -98,7 +98,11 @@ impl RunSettings {
                 .clone()
                 .or_else(|| self.links.as_ref().map(|l| l.spill.clone()))
                 .map(|s| s as std::sync::Arc<dyn crate::table::TurnSink>),
-            links: self.links.as_ref().and_then(|l| l.units()),
+            links: self
+                .links
+                .as_ref()
+                .and_then(|l| l.units())
+                .map(|u| u as std::sync::Arc<dyn crate::table::TraceUnits>),
         }
     }
 
@@ -287,7 +291,7 @@ pub fn run_files_spilled(
 
 /// The link graph of a run's files (`--follow-links`): every file is read once, in parallel, for its
 /// linking traces alone; a file that cannot be read adds none (the run reports it when it reads it).
-fn find_links(files: &[PathBuf], settings: &RunSettings) -> crate::links::LinkUnits {
+fn find_links(files: &[PathBuf], settings: &RunSettings) -> crate::sessions::links::LinkUnits {
     let mut options = read_options(settings);
     options.progress = None;
     options.table.sessions = false;
@@ -326,7 +330,7 @@ fn find_links(files: &[PathBuf], settings: &RunSettings) -> crate::links::LinkUn
             linking
         })
         .collect();
-    crate::links::LinkUnits::new(per_file.into_iter().flatten().collect())
+    crate::sessions::links::LinkUnits::new(per_file.into_iter().flatten().collect())
 }
 
 /// How many benchmark domains the traces of a run's results name.
@@ -836,7 +840,7 @@ pub fn merge_shared_traces(
 fn join_linked_traces(
     files: &[PathBuf],
     merged: Vec<TraceRecord<'static>>,
-    links: &crate::links::LinkRun,
+    links: &crate::sessions::links::LinkRun,
     table: &TableOptions,
     settings: &RunSettings,
     spill: Option<&VerdictSpill>,
@@ -870,7 +874,7 @@ fn join_linked_traces(
             return;
         }
         let mut builder = crate::table::TableBuilder::new(table.clone());
-        for unit in crate::links::join(traces, &units) {
+        for unit in crate::sessions::links::join(traces, &units) {
             for file in unit.unjoined_in {
                 if let Some(count) = unjoined.get_mut(file) {
                     *count += 1;

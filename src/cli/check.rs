@@ -286,9 +286,9 @@ impl RunCommand for Check<'_> {
             ));
         }
         if let (Some(_), Some(dir)) = (&resolved.settings.links, &self.args.outputs.spill_dir) {
-            resolved.settings.links = Some(std::sync::Arc::new(crate::links::LinkRun::new(Some(
-                dir.to_path_buf(),
-            ))));
+            resolved.settings.links = Some(std::sync::Arc::new(
+                crate::sessions::links::LinkRun::new(Some(dir.to_path_buf())),
+            ));
         }
         let partial = self.args.run.partial.is_some();
         // A partial keeps every reason, so the merge can write any output. A replay file

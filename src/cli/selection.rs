@@ -301,7 +301,7 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
                 .then(|| Arc::new(crate::sessions::SessionSpill::new(None))),
             links: args
                 .follow_links
-                .then(|| Arc::new(crate::links::LinkRun::new(None))),
+                .then(|| Arc::new(crate::sessions::links::LinkRun::new(None))),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),

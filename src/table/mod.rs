@@ -188,7 +188,7 @@ pub struct TableOptions {
     pub(crate) turns: Option<Arc<dyn TurnSink>>,
     /// `--follow-links`: every trace of a unit of linked traces becomes no row: it goes to `turns`
     /// under its unit's id, to be joined with the unit's other traces (or nowhere, as for sessions).
-    pub(crate) links: Option<Arc<crate::links::LinkUnits>>,
+    pub(crate) links: Option<Arc<dyn TraceUnits>>,
 }
 
 /// Where a session run's turns go as they are read (written to disk, grouped by conversation once
@@ -196,6 +196,12 @@ pub struct TableOptions {
 pub(crate) trait TurnSink: std::fmt::Debug + Send + Sync {
     /// Takes one turn of conversation `conversation`.
     fn put(&self, conversation: &str, trace: &TraceRecord<'_>);
+}
+
+/// The units of several traces a run checks (`--follow-links`): which unit a trace belongs to.
+pub(crate) trait TraceUnits: std::fmt::Debug + Send + Sync {
+    /// The id of the unit trace `trace_id` belongs to; `None` for a trace that is a unit of its own.
+    fn unit_of(&self, trace_id: &str) -> Option<&str>;
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are

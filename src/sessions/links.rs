@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use crate::sessions::SessionSpill;
+use super::SessionSpill;
 use crate::table::record::{TraceRecord, root_position};
 
 /// The link graph of a run: which unit each trace of a unit belongs to.
@@ -37,6 +37,12 @@ pub struct LinkUnits {
     unit_of: HashMap<String, String>,
     /// The file (its place in the run) each linking trace was first read from, for the warnings.
     file_of: HashMap<String, usize>,
+}
+
+impl crate::table::TraceUnits for LinkUnits {
+    fn unit_of(&self, trace_id: &str) -> Option<&str> {
+        LinkUnits::unit_of(self, trace_id)
+    }
 }
 
 impl LinkUnits {
@@ -201,7 +207,7 @@ mod tests {
                     (
                         id.to_string(),
                         *file,
-                        targets.iter().map(|t| t.to_string()).collect(),
+                        targets.iter().map(ToString::to_string).collect(),
                     )
                 })
                 .collect(),
