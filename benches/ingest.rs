@@ -186,6 +186,7 @@ fn default_settings() -> RunSettings {
         outcome_score: None,
         slices: None,
         sessions: None,
+        links: None,
     }
 }
 

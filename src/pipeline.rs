@@ -77,6 +77,9 @@ pub struct RunSettings {
     /// ([`merge_shared_traces`] joins them), instead of a trace; the turns wait in this spill until
     /// every file is read.
     pub sessions: Option<std::sync::Arc<crate::sessions::SessionSpill>>,
+    /// `--follow-links`: the unit checked is a trace and the traces its spans link to
+    /// (`crate::sessions::links`); their traces wait in its spill until every file is read.
+    pub links: Option<std::sync::Arc<crate::sessions::links::LinkRun>>,
 }
 
 impl RunSettings {
@@ -93,7 +96,13 @@ impl RunSettings {
             turns: self
                 .sessions
                 .clone()
+                .or_else(|| self.links.as_ref().map(|l| l.spill.clone()))
                 .map(|s| s as std::sync::Arc<dyn crate::table::TurnSink>),
+            links: self
+                .links
+                .as_ref()
+                .and_then(|l| l.units())
+                .map(|u| u as std::sync::Arc<dyn crate::table::TraceUnits>),
         }
     }
 
@@ -279,6 +288,9 @@ pub fn run_files_spilled(
     settings: &RunSettings,
     spill: Option<&VerdictSpill>,
 ) -> Vec<Result<FileResults, InputError>> {
+    if let Some(links) = &settings.links {
+        links.units_or(|| find_links(files, settings));
+    }
     let out = read_run(files, settings, spill, false);
     if run_domains(&out) < 2 {
         return out;
@@ -287,6 +299,50 @@ pub fn run_files_spilled(
     // its files are read: a run of several is read again with its scenario keys qualified. (A spilled
     // first read's batches stay in the spill unread, as a file read again's do.)
     read_run(files, settings, spill, true)
+}
+
+/// The link graph of a run's files (`--follow-links`): every file is read once, in parallel, for its
+/// linking traces alone; a file that cannot be read adds none (the run reports it when it reads it).
+fn find_links(files: &[PathBuf], settings: &RunSettings) -> crate::sessions::links::LinkUnits {
+    let mut options = read_options(settings);
+    options.progress = None;
+    options.table.sessions = false;
+    options.table.turns = None;
+    options.table.links = None;
+    let each = |batch: TraceBatch| {
+        let ids = batch.trace_str(crate::table::schema::TRACE_ID);
+        let linked = batch.trace_str(crate::table::schema::TRACE_LINKED_TRACES);
+        (0..linked.len())
+            .filter(|&t| linked.is_valid(t))
+            .map(|t| {
+                let targets: Vec<String> =
+                    serde_json::from_str(linked.value(t)).unwrap_or_default();
+                (ids.value(t).to_string(), targets)
+            })
+            .collect::<Vec<_>>()
+    };
+    let per_file: Vec<Vec<(String, usize, Vec<String>)>> = files
+        .par_iter()
+        .enumerate()
+        .map(|(file, path)| {
+            let mut linking = Vec::new();
+            let read = ingest::read_file(
+                path,
+                &options,
+                &each,
+                &mut |found| {
+                    linking.extend(found.into_iter().map(|(id, to)| (id, file, to)));
+                    Ok(())
+                },
+                None,
+            );
+            if read.is_err() {
+                linking.clear();
+            }
+            linking
+        })
+        .collect();
+    crate::sessions::links::LinkUnits::new(per_file.into_iter().flatten().collect())
 }
 
 /// How many benchmark domains the traces of a run's results name.
@@ -310,6 +366,9 @@ fn read_run(
     if let Some(spill) = &settings.sessions {
         // A run read again (domains found) spills its turns again.
         spill.reset();
+    }
+    if let Some(links) = &settings.links {
+        links.spill.reset();
     }
     let schema = settings.verdict_schema();
     let parallel = rayon::current_num_threads().max(1) * 2;
@@ -363,6 +422,9 @@ fn read_run(
         if let Some(spill) = &settings.sessions {
             // Read again, the files spill their turns again.
             spill.reset();
+        }
+        if let Some(links) = &settings.links {
+            links.spill.reset();
         }
         return read_files(
             files, settings, &options, &schema, parallel, refused, spill, None,
@@ -562,6 +624,9 @@ fn hold_shared_traces(
         // Their turns' first reads were spilled: the merged traces take their place.
         spill.exclude(&shared);
     }
+    if let Some(links) = &settings.links {
+        links.spill.exclude(&shared);
+    }
     let mut options = ReadOptions {
         hold: Some(std::sync::Arc::new(shared)),
         ..options
@@ -716,7 +781,7 @@ pub fn merge_shared_traces(
                 .map(move |part| (i, part))
         })
         .collect();
-    if parts.is_empty() && settings.sessions.is_none() {
+    if parts.is_empty() && settings.sessions.is_none() && settings.links.is_none() {
         return SharedTraces::default();
     }
     let qualify_domains = run_domains(results) > 1;
@@ -726,10 +791,23 @@ pub fn merge_shared_traces(
     // The conversations become rows here: the builder holds and spills nothing more.
     options.table.sessions = false;
     options.table.turns = None;
+    options.table.links = None;
     let mut out = SharedTraces {
         warnings: merged.warnings(),
         ..SharedTraces::default()
     };
+    if let Some(links) = &settings.links {
+        join_linked_traces(
+            files,
+            merged.traces,
+            links,
+            &options.table,
+            settings,
+            spill,
+            &mut out,
+        );
+        return out;
+    }
     let Some(sessions) = &settings.sessions else {
         let mut builder = crate::table::TableBuilder::new(options.table);
         for trace in &merged.traces {
@@ -809,6 +887,70 @@ pub fn merge_shared_traces(
         out.error = Some(error);
     }
     out
+}
+
+/// `--follow-links`: the merged traces that belong to a unit of linked traces join its spilled
+/// traces, bucket by bucket, and each unit is checked as one trace; the others are checked as they
+/// are. The linking traces whose links did not all join their unit are warned about by file, as a run
+/// without the flag warns about every linking trace.
+fn join_linked_traces(
+    files: &[PathBuf],
+    merged: Vec<TraceRecord<'static>>,
+    links: &crate::sessions::links::LinkRun,
+    table: &TableOptions,
+    settings: &RunSettings,
+    spill: Option<&VerdictSpill>,
+    out: &mut SharedTraces,
+) {
+    let units = links.units().unwrap_or_default();
+    let mut alone = crate::table::TableBuilder::new(table.clone());
+    let mut held: Vec<Vec<TraceRecord<'static>>> = Vec::new();
+    for trace in merged {
+        match units.unit_of(&trace.trace_id) {
+            Some(unit) => {
+                let b = crate::sessions::SessionSpill::bucket(unit);
+                if held.len() <= b {
+                    held.resize_with(b + 1, Vec::new);
+                }
+                held[b].push(trace);
+            }
+            None => alone.append(&trace),
+        }
+    }
+    let batch = alone.finish();
+    if !batch.is_empty() {
+        out.add(&batch, None, settings, spill);
+    }
+    let mut unjoined = vec![0usize; files.len()];
+    let drained = links.spill.drain(&mut |b, mut traces| {
+        if let Some(more) = held.get_mut(b) {
+            traces.append(more);
+        }
+        if traces.is_empty() {
+            return;
+        }
+        let mut builder = crate::table::TableBuilder::new(table.clone());
+        for unit in crate::sessions::links::join(traces, &units) {
+            for file in unit.unjoined_in {
+                if let Some(count) = unjoined.get_mut(file) {
+                    *count += 1;
+                }
+            }
+            builder.append(&unit.trace);
+        }
+        let batch = builder.finish();
+        if !batch.is_empty() {
+            out.add(&batch, None, settings, spill);
+        }
+    });
+    if let Err(error) = drained {
+        out.error = Some(error);
+    }
+    for (path, &count) in files.iter().zip(&unjoined) {
+        if count > 0 {
+            out.warnings.push(links_warning(count, path));
+        }
+    }
 }
 
 impl SharedTraces {
@@ -1091,23 +1233,30 @@ fn check_part(
         })
         .collect();
     let mut spans = String::new();
+    let mut responses: Vec<Option<&str>> = Vec::with_capacity(columns.len());
     for (i, t) in cols.traces().enumerate() {
         spans.clear();
+        responses.clear();
         let mut named_any = false;
         for (k, column) in columns.iter().enumerate() {
             if k > 0 {
                 spans.push(',');
             }
-            if let Some(id) = column
+            let named = column
                 .reason(i)
                 .and_then(verdicts::named_in)
-                .and_then(|named| named_span_id(cols, t, named))
-            {
+                .and_then(|named| named_span(cols, t, named));
+            if let Some((_, id)) = named {
                 spans.push_str(id);
                 named_any = true;
             }
+            responses.push(named.and_then(|(row, _)| opt(cols.response_id, row)));
         }
         builder.push_verdict_spans(named_any.then_some(spans.as_str()));
+        let root = cols
+            .root(t)
+            .and_then(|root| opt(cols.response_id, cols.span_rows(t).start + root));
+        builder.push_response_ids(root, &responses);
     }
     // The spans are found by the step numbers as the checks wrote them; only then is each step's
     // turn named.
@@ -1126,9 +1275,13 @@ fn check_part(
         .expect("each check pushes one verdict per trace")
 }
 
-/// The id of the span a reason of trace `t` names: a step's own span, or a span by its place. A
-/// comma would break the row's list of ids, and no OTel id holds one.
-fn named_span_id<'c>(cols: &Columns<'c>, t: usize, named: verdicts::Named) -> Option<&'c str> {
+/// The span a reason of trace `t` names (a step's own span, or a span by its place): its row and
+/// its id. A comma would break the row's list of ids, and no OTel id holds one.
+fn named_span<'c>(
+    cols: &Columns<'c>,
+    t: usize,
+    named: verdicts::Named,
+) -> Option<(usize, &'c str)> {
     let position = match named {
         verdicts::Named::Step(n) => {
             let steps = cols.step_rows(t);
@@ -1137,9 +1290,11 @@ fn named_span_id<'c>(cols: &Columns<'c>, t: usize, named: verdicts::Named) -> Op
         verdicts::Named::Span(n) => n - 1,
     };
     let spans = cols.span_rows(t);
+    let row = spans.start + position;
     (position < spans.len())
-        .then(|| opt(cols.span_id, spans.start + position))?
+        .then(|| opt(cols.span_id, row))?
         .filter(|id| !id.is_empty() && !id.contains(','))
+        .map(|id| (row, id))
 }
 
 /// The last text a part masked and what masking gave: a part's traces mostly repeat their agent, and
@@ -1189,6 +1344,7 @@ mod tests {
             outcome_score: None,
             slices: None,
             sessions: None,
+            links: None,
         }
     }
 

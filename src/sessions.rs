@@ -25,6 +25,8 @@ use std::sync::Mutex;
 use crate::table::TurnSink;
 use crate::table::record::{TraceRecord, conversation_id, root_position};
 
+pub mod links;
+
 /// One unit of a session run: a conversation, or a trace that names none.
 #[derive(Debug)]
 pub(crate) enum Unit {

@@ -183,6 +183,11 @@ pub(crate) struct RunArgs {
     /// docs/sessions.md.
     #[arg(help_heading = "Inputs", long, value_enum, default_value = "trace")]
     pub unit: UnitArg,
+    /// Join the traces a trace's spans link to (OTLP span links: a run continued in another trace)
+    /// into it, transitively, and check them as one unit under its id. Not with --unit session,
+    /// --partial or --shard. See docs/formats.md.
+    #[arg(help_heading = "Inputs", long)]
+    pub follow_links: bool,
     /// Masking of PII and secrets in everything written out.
     #[arg(help_heading = "Outputs", long, value_enum, default_value = "builtin")]
     pub redact: RedactArg,

@@ -285,6 +285,11 @@ impl RunCommand for Check<'_> {
                 crate::sessions::SessionSpill::new(Some(dir.to_path_buf())),
             ));
         }
+        if let (Some(_), Some(dir)) = (&resolved.settings.links, &self.args.outputs.spill_dir) {
+            resolved.settings.links = Some(std::sync::Arc::new(
+                crate::sessions::links::LinkRun::new(Some(dir.to_path_buf())),
+            ));
+        }
         let partial = self.args.run.partial.is_some();
         // A partial keeps every reason, so the merge can write any output. A replay file
         // (`--judge-record`) keeps every judged verdict's reason.

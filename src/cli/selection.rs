@@ -80,6 +80,20 @@ pub(crate) fn report_checks(names: &[String]) -> Vec<ReportCheck> {
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
 /// redaction. The workflow spec (not in 0.4.1) is read right after the outcomes.
 pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
+    // The first read finds the links over every file, and a unit's traces may sit in different
+    // shards.
+    if args.follow_links && (args.partial.is_some() || args.shard.is_some()) {
+        return Err(CliError::Invalid(
+            "--follow-links cannot be combined with --partial or --shard: linked traces may sit in different shards"
+                .into(),
+        ));
+    }
+    if args.follow_links && args.unit == super::args::UnitArg::Session {
+        return Err(CliError::Invalid(
+            "--follow-links cannot be combined with --unit session: a conversation's turns are joined by conversation id, not by span links"
+                .into(),
+        ));
+    }
     let policy = match &args.policy {
         Some(path) => crate::policy::Policy::from_path(path)?,
         None => crate::policy::Policy::default(),
@@ -276,6 +290,9 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
             slices: None,
             sessions: (args.unit == super::args::UnitArg::Session)
                 .then(|| Arc::new(crate::sessions::SessionSpill::new(None))),
+            links: args
+                .follow_links
+                .then(|| Arc::new(crate::sessions::links::LinkRun::new(None))),
         },
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),

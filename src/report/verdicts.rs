@@ -11,12 +11,15 @@
 //! evaluation event can be attached to that span; null when the trace has no root span or its format
 //! records no span ids, as benchmark logs do), `verdict_spans` (for each active check in selection
 //! order, the id of the span its reason names, through a step or directly, comma-separated and empty
-//! where the reason names none; null when no reason of the row names one), then for each active check
+//! where the reason names none; null when no reason of the row names one), `response_ids` (a JSON
+//! list: the root span's `gen_ai.response.id`, then for each active check in selection order that of
+//! the span its reason names, `null` where there is none; null when the row has none at all), then
+//! for each active check
 //! in selection order `<check>.detected`, `<check>.confidence` and `<check>.reason` (masked; null
 //! where the run did not keep it, see [`crate::checks::Reasons`]). A check selected twice gets
 //! `<check>#2.…` for its second columns.
 //!
-//! A run with `--by` has one more column after `verdict_spans`: `slice`, the trace's slice
+//! A run with `--by` has one more column after `response_ids`: `slice`, the trace's slice
 //! ([`crate::gate::slices`]), before the checks' columns. Without `--by` the table is 0.4.1's.
 //!
 //! Every batch of a run has the same schema, and a run's result is its batches in order: concatenated
@@ -39,7 +42,7 @@ use super::Measures;
 use crate::checks::VerdictColumn;
 
 /// Columns before the first check's (one more with the `slice` column).
-const TRACE_COLUMNS: usize = 16;
+const TRACE_COLUMNS: usize = 17;
 
 /// The name of the column of a run's slices (`--by`).
 pub(crate) const SLICE: &str = "slice";
@@ -73,6 +76,7 @@ pub(crate) fn schema_sliced(checks: &[&str], sliced: bool) -> SchemaRef {
         float("model_calls"),
         text("root_span_id", true),
         text("verdict_spans", true),
+        text("response_ids", true),
     ];
     if sliced {
         fields.push(text(SLICE, false));
@@ -184,6 +188,7 @@ pub(crate) struct VerdictBatchBuilder {
     model_calls: Float64Builder,
     root_span_id: LargeStringBuilder,
     verdict_spans: LargeStringBuilder,
+    response_ids: LargeStringBuilder,
     /// Present when the schema has the `slice` column.
     slice: Option<LargeStringBuilder>,
 }
@@ -209,6 +214,7 @@ impl VerdictBatchBuilder {
             model_calls: Float64Builder::with_capacity(capacity),
             root_span_id: text(),
             verdict_spans: text(),
+            response_ids: text(),
             slice: schema
                 .fields()
                 .get(TRACE_COLUMNS)
@@ -252,6 +258,21 @@ impl VerdictBatchBuilder {
         self.verdict_spans.append_option(spans);
     }
 
+    /// Sets the next row's `response_ids` (see the module doc), in row order after its
+    /// [`Self::push_trace`]: the root span's response id, then each active check's named span's. A
+    /// row whose ids are all `None` has none.
+    pub(crate) fn push_response_ids(&mut self, root: Option<&str>, checks: &[Option<&str>]) {
+        if root.is_none() && checks.iter().all(Option::is_none) {
+            self.response_ids.append_null();
+            return;
+        }
+        let list: Vec<Option<&str>> = std::iter::once(root)
+            .chain(checks.iter().copied())
+            .collect();
+        self.response_ids
+            .append_value(serde_json::to_string(&list).unwrap_or_default());
+    }
+
     /// The batch, with the checks' columns in selection order.
     ///
     /// # Errors
@@ -261,6 +282,9 @@ impl VerdictBatchBuilder {
     pub(crate) fn finish(mut self, checks: Vec<VerdictColumn>) -> Result<VerdictBatch, ArrowError> {
         for _ in self.verdict_spans.len()..self.trace_id.len() {
             self.verdict_spans.append_null();
+        }
+        for _ in self.response_ids.len()..self.trace_id.len() {
+            self.response_ids.append_null();
         }
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.trace_id.finish()),
@@ -279,6 +303,7 @@ impl VerdictBatchBuilder {
             Arc::new(self.model_calls.finish()),
             Arc::new(self.root_span_id.finish()),
             Arc::new(self.verdict_spans.finish()),
+            Arc::new(self.response_ids.finish()),
         ];
         if let Some(mut slice) = self.slice {
             columns.push(Arc::new(slice.finish()));
@@ -310,6 +335,7 @@ pub struct VerdictBatch {
     model_calls: Float64Array,
     root_span_id: LargeStringArray,
     verdict_spans: LargeStringArray,
+    response_ids: LargeStringArray,
     slice: Option<LargeStringArray>,
     detected: Vec<BooleanArray>,
     confidence: Vec<Float64Array>,
@@ -377,6 +403,7 @@ impl VerdictBatch {
             model_calls: typed(&batch, 13)?,
             root_span_id: typed(&batch, 14)?,
             verdict_spans: typed(&batch, 15)?,
+            response_ids: typed(&batch, 16)?,
             slice: sliced.then(|| typed(&batch, TRACE_COLUMNS)).transpose()?,
             detected,
             confidence,
@@ -604,6 +631,18 @@ impl<'a> Row<'a> {
             .split(',')
             .nth(k)
             .filter(|id| !id.is_empty())
+    }
+
+    /// The `gen_ai.response.id` of the root span (`k` `None`) or of the span the `k`-th active
+    /// check's reason names; `None` when that span records none.
+    pub fn response_id(&self, k: Option<usize>) -> Option<String> {
+        let column = &self.batch.response_ids;
+        if !column.is_valid(self.row) {
+            return None;
+        }
+        let list: Vec<Option<String>> =
+            serde_json::from_str(column.value(self.row)).unwrap_or_default();
+        list.into_iter().nth(k.map_or(0, |k| k + 1)).flatten()
     }
 
     pub(crate) fn measures(&self) -> Measures {

@@ -78,6 +78,8 @@ pub struct Columns<'a> {
     pub(crate) handoff_to: &'a LargeStringArray,
     pub(crate) handoff_payload: &'a LargeStringArray,
     pub(crate) compacted: &'a BooleanArray,
+    /// The span's `gen_ai.response.id`; null when it records none.
+    pub(crate) response_id: &'a LargeStringArray,
 
     pub(crate) tool: &'a LargeStringArray,
     pub(crate) arguments: &'a LargeStringArray,
@@ -166,6 +168,7 @@ impl<'a> Columns<'a> {
             handoff_to: text(sp, span_column_index(SPAN_HANDOFF_TO)),
             handoff_payload: text(sp, span_column_index(SPAN_HANDOFF_PAYLOAD)),
             compacted: flag(sp, span_column_index(SPAN_COMPACTED)),
+            response_id: text(sp, span_column_index(SPAN_RESPONSE_ID)),
 
             tool: text(st, step_column_index(STEP_TOOL)),
             arguments: text(st, step_column_index(STEP_ARGUMENTS)),

@@ -184,8 +184,11 @@ pub struct TableOptions {
     /// conversation, or nowhere when `turns` is `None` (a file read again, whose turns went there
     /// the first time). A trace the builder holds by its id is held all the same.
     pub sessions: bool,
-    /// Where a session run's turns go.
+    /// Where a session run's turns go (or, under `--follow-links`, the traces of a unit).
     pub(crate) turns: Option<Arc<dyn TurnSink>>,
+    /// `--follow-links`: every trace of a unit of linked traces becomes no row: it goes to `turns`
+    /// under its unit's id, to be joined with the unit's other traces (or nowhere, as for sessions).
+    pub(crate) links: Option<Arc<dyn TraceUnits>>,
 }
 
 /// Where a session run's turns go as they are read (written to disk, grouped by conversation once
@@ -193,6 +196,12 @@ pub struct TableOptions {
 pub(crate) trait TurnSink: std::fmt::Debug + Send + Sync {
     /// Takes one turn of conversation `conversation`.
     fn put(&self, conversation: &str, trace: &TraceRecord<'_>);
+}
+
+/// The units of several traces a run checks (`--follow-links`): which unit a trace belongs to.
+pub(crate) trait TraceUnits: std::fmt::Debug + Send + Sync {
+    /// The id of the unit trace `trace_id` belongs to; `None` for a trace that is a unit of its own.
+    fn unit_of(&self, trace_id: &str) -> Option<&str>;
 }
 
 /// Appends traces to Arrow builders and hands out a [`TraceBatch`] whenever asked; the builders are
@@ -284,15 +293,18 @@ impl TableBuilder {
 
     /// Derives one trace's facts and appends its rows (or keeps it whole, when held).
     pub fn append(&mut self, trace: &TraceRecord<'_>) {
-        if self.options.sessions
+        if (self.options.sessions || self.options.links.is_some())
             && !self
                 .hold
                 .as_ref()
                 .is_some_and(|h| h.ids.contains(trace.trace_id.as_ref()))
-            && let Some(conversation) = record::conversation_id(&trace.spans)
+            && let Some(unit) = match &self.options.links {
+                Some(links) => links.unit_of(&trace.trace_id).map(str::to_string),
+                None => record::conversation_id(&trace.spans),
+            }
         {
             if let Some(turns) = &self.options.turns {
-                turns.put(&conversation, trace);
+                turns.put(&unit, trace);
             }
             return;
         }
@@ -644,6 +656,7 @@ struct ReadAttrs<'s, 'a> {
     handoff_from: Option<&'s AttrValue<'a>>,
     handoff_to: Option<&'s AttrValue<'a>>,
     handoff_payload: Option<&'s AttrValue<'a>>,
+    response_id: Option<&'s AttrValue<'a>>,
     /// Any attribute that names a tool call (its name, arguments or result).
     tool_attributes: bool,
     openinference_kind: bool,
@@ -664,6 +677,7 @@ impl<'s, 'a> ReadAttrs<'s, 'a> {
                 attr::HANDOFF_FROM => &mut read.handoff_from,
                 attr::HANDOFF_TO => &mut read.handoff_to,
                 attr::HANDOFF_PAYLOAD => &mut read.handoff_payload,
+                attr::RESPONSE_ID => &mut read.response_id,
                 attr::TOOL_NAME
                 | attr::TOOL_CALL_ARGUMENTS
                 | attr::TOOL_CALL_RESULT
@@ -845,6 +859,7 @@ builders! {
     handoff_to: SparseText,
     handoff_payload: SparseText,
     compacted: BooleanBuilder,
+    response_id: SparseText,
 
     tool: LargeStringBuilder,
     arguments: LargeStringBuilder,
@@ -900,6 +915,7 @@ impl Builders {
             &mut self.handoff_from,
             &mut self.handoff_to,
             &mut self.handoff_payload,
+            &mut self.response_id,
         ] {
             *column = SparseText::with_capacity(n);
         }
@@ -985,6 +1001,8 @@ impl Builders {
             .append_option(read.handoff_payload.map(payload_json));
         self.compacted
             .append_value(derive::compacted(span, read.finish_reasons));
+        self.response_id
+            .append_option(read.response_id.map(AttrValue::py_str));
     }
 
     fn finish(&mut self, span_offsets: Vec<usize>, step_offsets: Vec<usize>) -> TraceBatch {
@@ -1046,6 +1064,7 @@ impl Builders {
                 arc(self.handoff_to.finish()),
                 arc(self.handoff_payload.finish()),
                 arc(self.compacted.finish()),
+                arc(self.response_id.finish()),
             ],
         )
         .expect("span columns match table::schema::SPANS");
@@ -1204,6 +1223,7 @@ mod tests {
             attr::HANDOFF_FROM,
             attr::HANDOFF_TO,
             attr::HANDOFF_PAYLOAD,
+            attr::RESPONSE_ID,
         ];
         let lookups = |span: &SpanRecord<'_>| -> Vec<Option<String>> {
             keys.iter()
@@ -1223,6 +1243,7 @@ mod tests {
                 read.handoff_from,
                 read.handoff_to,
                 read.handoff_payload,
+                read.response_id,
             ]
             .iter()
             .map(|v| v.map(|v| v.py_str().into_owned()))

@@ -49,6 +49,9 @@ pub mod attr {
     pub const OUTPUT_TOKENS: &str = "gen_ai.usage.output_tokens";
     /// Why the model stopped (a list such as `["length"]`).
     pub const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+    /// The id the model's provider gave its response: what an evaluation event about the span
+    /// repeats, so a backend can join the verdict to the response.
+    pub const RESPONSE_ID: &str = "gen_ai.response.id";
     /// Where [`INPUT_MESSAGES`], [`OUTPUT_MESSAGES`] and [`SYSTEM_INSTRUCTIONS`] were stored when an
     /// instrumentation uploads content instead of recording it inline (a URI or storage key).
     pub const CONTENT_REFS: [&str; 3] = [
@@ -263,6 +266,7 @@ pub(crate) fn wanted(key: &str) -> bool {
                 | LEGACY_INPUT_TOKENS
                 | LEGACY_OUTPUT_TOKENS
                 | FINISH_REASONS
+                | RESPONSE_ID
                 | ERROR_TYPE
                 | SCENARIO
                 | TERMINATION
@@ -320,6 +324,7 @@ fn known_key(key: &str) -> Option<&'static str> {
         INPUT_TOKENS,
         OUTPUT_TOKENS,
         FINISH_REASONS,
+        RESPONSE_ID,
         ERROR_TYPE,
         SCENARIO,
         TERMINATION,

@@ -113,6 +113,9 @@ pub const SPAN_HANDOFF_FROM: &str = "handoff_from";
 pub const SPAN_HANDOFF_TO: &str = "handoff_to";
 /// `faultgate.handoff.payload` as compact JSON (JSON text decoded first); null when absent.
 pub const SPAN_HANDOFF_PAYLOAD: &str = "handoff_payload";
+/// str() of the span's `gen_ai.response.id`, else null: what an evaluation event about the span
+/// carries.
+pub const SPAN_RESPONSE_ID: &str = "response_id";
 
 /// Name of the tool the step called; text, never null.
 pub const STEP_TOOL: &str = "tool";
@@ -211,6 +214,7 @@ pub static SPANS: LazyLock<SchemaRef> = LazyLock::new(|| {
         // `faultgate.handoff.payload` as compact JSON (a JSON-text attribute is decoded first).
         nullable(SPAN_HANDOFF_PAYLOAD, DataType::LargeUtf8),
         Field::new(SPAN_COMPACTED, DataType::Boolean, false),
+        nullable(SPAN_RESPONSE_ID, DataType::LargeUtf8),
     ]))
 });
 
@@ -291,6 +295,7 @@ pub fn span_column_index(name: &str) -> usize {
         SPAN_HANDOFF_TO => 21,
         SPAN_HANDOFF_PAYLOAD => 22,
         SPAN_COMPACTED => 23,
+        SPAN_RESPONSE_ID => 24,
         other => unreachable!("no column {other} in SPANS"),
     }
 }

@@ -19,6 +19,7 @@ mod content_in_logs;
 mod doc_refs;
 mod expect;
 mod explain;
+mod follow_links;
 mod formats;
 mod gate_modes;
 mod genai_2026;

@@ -870,3 +870,171 @@ fn events_written_from_the_spill_are_the_bytes_of_the_run_read_whole_at_any_thre
     assert!(exports.windows(2).all(|w| w[0] == w[1]));
     assert!(!records(&serde_json::from_slice(&exports[0].0).unwrap()).is_empty());
 }
+
+/// `tests/fixtures/compat/policy_basic.json` with a `gen_ai.response.id` on the tool span of step 1
+/// of trace `10de7fb7…` (`resp-tool-1`) and on that trace's root (`resp-root-1`), written to `dir`.
+fn with_response_ids(dir: &Path) -> PathBuf {
+    let mut export: Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/fixtures/compat/policy_basic.json").unwrap(),
+    )
+    .unwrap();
+    for resource in export["resourceSpans"].as_array_mut().unwrap() {
+        for scope in resource["scopeSpans"].as_array_mut().unwrap() {
+            for span in scope["spans"].as_array_mut().unwrap() {
+                let id = match span["spanId"].as_str().unwrap() {
+                    "748865ef84fd643d" => "resp-tool-1",
+                    "00e6612f40fd0ef9" => "resp-root-1",
+                    _ => continue,
+                };
+                span["attributes"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(serde_json::json!(
+                        {"key": "gen_ai.response.id", "value": {"stringValue": id}}
+                    ));
+            }
+        }
+    }
+    let path = dir.join("with_response_ids.json");
+    std::fs::write(&path, export.to_string()).unwrap();
+    path
+}
+
+/// `check --check policy,unrecovered_tool_error` over `input`, its events written to `events`.
+fn policy_events(input: &Path, events: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "check",
+        arg(input),
+        "--policy",
+        "tests/fixtures/compat/policy/basic.json",
+        "--check",
+        "policy,unrecovered_tool_error",
+        "--table",
+        "none",
+        "--otlp-events",
+        arg(events),
+    ];
+    args.extend(extra);
+    faultgate(&args)
+}
+
+#[test]
+fn an_event_carries_the_response_id_of_the_span_it_sits_on_sent_and_written() {
+    use prost::Message as _;
+    let (url, requests) = receiver(vec![200], 1);
+    let dir = scratch();
+    let input = with_response_ids(dir.path());
+    let file = dir.path().join("events.json");
+    let out = policy_events(&input, &file, &["--otlp-endpoint", &url]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let request = requests.recv_timeout(Duration::from_secs(30)).unwrap();
+    let body = gunzip(&request.body);
+    let export = otlp::ExportLogsServiceRequest::decode(body.as_slice()).expect("decodes");
+    let sent = &export.resource_logs[0].scope_logs[0].log_records;
+    let response = |trace: &str, check: &str| {
+        let record = sent
+            .iter()
+            .find(|r| {
+                lower_hex(&r.trace_id) == trace
+                    && received(r, "gen_ai.evaluation.name")
+                        == Some(&otlp::Value::String(check.into()))
+            })
+            .unwrap_or_else(|| panic!("no {check} record on {trace}"));
+        received(record, "gen_ai.response.id").cloned()
+    };
+    let text = |id: &str| Some(otlp::Value::String(id.into()));
+    // The policy verdict sits on step 1's tool span, the clean one on the root: each its span's id.
+    let failing = "10de7fb7361931961f44559cf31c6e3c";
+    assert_eq!(response(failing, "policy"), text("resp-tool-1"));
+    assert_eq!(
+        response(failing, "unrecovered_tool_error"),
+        text("resp-root-1")
+    );
+    // A trace whose spans record no response id gets none.
+    let other = "5386e3c3bc53d6b2439e15988a376d41";
+    assert_eq!(response(other, "policy"), None);
+    assert_eq!(response(other, "unrecovered_tool_error"), None);
+    // The file says the same, after the attributes it had before.
+    let from_file = read_json(&file);
+    let policy = records(&from_file)
+        .iter()
+        .find(|r| {
+            r["traceId"] == failing && text_attribute(r, "gen_ai.evaluation.name") == "policy"
+        })
+        .unwrap();
+    let attributes = policy["attributes"].as_array().unwrap();
+    assert_eq!(attributes.last().unwrap()["key"], "gen_ai.response.id");
+    assert_eq!(text_attribute(policy, "gen_ai.response.id"), "resp-tool-1");
+    assert_eq!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .matches("gen_ai.response.id")
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn events_of_spans_without_response_ids_are_unchanged_and_merge_carries_them() {
+    let dir = scratch();
+    // Without response ids the events hold none: their bytes are those they were.
+    let plain = dir.path().join("plain.json");
+    let out = policy_events(
+        Path::new("tests/fixtures/compat/policy_basic.json"),
+        &plain,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        !std::fs::read_to_string(&plain)
+            .unwrap()
+            .contains("gen_ai.response.id")
+    );
+
+    let input = with_response_ids(dir.path());
+    let inputs = [arg(&input), "tests/fixtures/compat/policy_regex.json"];
+    let common = [
+        "--policy",
+        "tests/fixtures/compat/policy/basic.json",
+        "--check",
+        "policy,unrecovered_tool_error",
+    ];
+    let single = dir.path().join("single.json");
+    let mut args = vec!["check", inputs[0], inputs[1], "--otlp-events", arg(&single)];
+    args.extend(common);
+    assert_eq!(faultgate(&args).status.code(), Some(1));
+    let parts: Vec<PathBuf> = (1..=2)
+        .map(|k| {
+            let part = dir.path().join(format!("p{k}"));
+            let shard = format!("{k}/2");
+            let mut args = vec![
+                "check",
+                inputs[0],
+                inputs[1],
+                "--shard",
+                &shard,
+                "--partial",
+                arg(&part),
+            ];
+            args.extend(common);
+            let out = faultgate(&args);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            part
+        })
+        .collect();
+    let merged = dir.path().join("merged.json");
+    let out = faultgate(&[
+        "merge",
+        arg(&parts[0]),
+        arg(&parts[1]),
+        "--otlp-events",
+        arg(&merged),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let single = std::fs::read_to_string(&single).unwrap();
+    assert_eq!(single, std::fs::read_to_string(&merged).unwrap());
+    assert!(
+        single.contains(r#"{"key":"gen_ai.response.id","value":{"stringValue":"resp-tool-1"}}"#),
+        "{single}"
+    );
+}

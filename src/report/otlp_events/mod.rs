@@ -20,7 +20,10 @@
 //!   as backends that average scores read it), `gen_ai.evaluation.score.label` `fail` when it fired
 //!   and `pass` otherwise, `gen_ai.evaluation.explanation` its reason (redacted as every output's
 //!   reasons are), `faultgate.confidence` the check's confidence, and `faultgate.scenario` the
-//!   written scenario key.
+//!   written scenario key; last, `gen_ai.response.id`, as the conventions ask where the evaluated
+//!   span has one: the `gen_ai.response.id` of the span the record sits on (the named span's, else
+//!   the root's), left out where that span records none, so an export of spans without response ids
+//!   is unchanged.
 //! - The gate's record (no trace) is named `faultgate.gate`: score the clean rate the gate compared,
 //!   label `pass`, `fail` or `inconclusive`, explanation the gate line of the JUnit report, and its
 //!   numbers as `faultgate.gate.*` attributes.
@@ -144,7 +147,10 @@ fn row_events<'r>(row: Row<'r>, names: &'r [String]) -> impl Iterator<Item = Eve
         .zip(names)
         .enumerate()
         .map(move |(k, (verdict, name))| {
-            let span_id = row.verdict_span(k).and_then(hex_id::<8>).or(root);
+            let named = row.verdict_span(k).and_then(hex_id::<8>);
+            let span_id = named.or(root);
+            // The response of the span the record sits on: the named span's, else the root's.
+            let response_id = row.response_id(named.map(|_| k));
             // Backends average the score as "higher is better, 1.0 a pass": a fired check scores 0.
             let score = if verdict.detected { 0.0 } else { 1.0 };
             let mut attributes = vec![
@@ -165,6 +171,9 @@ fn row_events<'r>(row: Row<'r>, names: &'r [String]) -> impl Iterator<Item = Eve
             attributes.push(("faultgate.scenario", Value::Str(row.scenario().into())));
             if trace_id.is_none() {
                 attributes.push(("faultgate.trace.id", Value::Str(row.trace_id().into())));
+            }
+            if let Some(id) = response_id {
+                attributes.push(("gen_ai.response.id", Value::Str(id.into())));
             }
             Event {
                 trace_id,
