@@ -36,7 +36,7 @@ use arrow_array::{
 use serde_json::Value;
 
 use crate::compat::value::py_str;
-use record::{AttrValue, SpanRecord, TraceRecord, root_position};
+use record::{AttrValue, Attrs, SpanRecord, TraceRecord, root_position};
 use schema::*;
 
 /// Traces, spans and steps of a batch, with per-trace row offsets into spans and steps.
@@ -309,6 +309,7 @@ impl TableBuilder {
                     .map(SpanRecord::into_owned)
                     .collect(),
                 skipped_attributes: trace.skipped_attributes,
+                resource: trace.resource.clone().into_owned(),
             });
             return;
         }
@@ -326,14 +327,17 @@ impl TableBuilder {
         turns: &[TraceRecord<'_>],
     ) -> Option<Vec<usize>> {
         let mut spans = Vec::with_capacity(turns.iter().map(|t| t.spans.len()).sum());
+        let mut resource = Attrs::default();
         for turn in turns {
             spans.extend(turn.spans.iter().cloned());
+            resource.add_missing(&turn.resource);
         }
         let whole = TraceRecord {
             trace_id: id.into(),
             agent: turns.first().map(|t| t.agent.clone()).unwrap_or_default(),
             spans,
             skipped_attributes: 0,
+            resource,
         };
         self.append_row(&whole, Some(turns))
     }
@@ -347,7 +351,7 @@ impl TableBuilder {
     ) -> Option<Vec<usize>> {
         let spans = &trace.spans;
         let root = root_position(spans);
-        let agent_version = derive::agent_version(spans, root);
+        let agent_version = derive::agent_version(spans, root, &trace.resource);
         if let Some(selected) = &self.options.agent_version
             && agent_version.as_deref() != Some(selected.as_ref())
         {
@@ -442,7 +446,7 @@ impl TableBuilder {
             self.options
                 .slices
                 .as_ref()
-                .map(|keys| keys.label(spans, root, &trace.agent, agent_version.as_deref())),
+                .map(|keys| keys.label(trace, root, agent_version.as_deref())),
         );
         b.agent_version.append_option(agent_version);
         b.read_only_tools.append_option(read_only);

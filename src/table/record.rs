@@ -21,6 +21,12 @@ pub mod attr {
     pub const AGENT_ID: &str = "gen_ai.agent.id";
     /// Version of the agent a span belongs to; carried to the verdicts next to the agent's name.
     pub const AGENT_VERSION: &str = "gen_ai.agent.version";
+    /// The resource attribute that versions the service a span was exported from: an in-process
+    /// agent's version where no span carries [`AGENT_VERSION`] (the GenAI conventions dropped it from
+    /// internal agent spans).
+    pub const SERVICE_VERSION: &str = "service.version";
+    /// The resource attribute that names the service a span was exported from (`--by service`).
+    pub const SERVICE_NAME: &str = "service.name";
     /// Input chat messages (a JSON list or JSON text); the prompt is read from its user messages.
     pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
     /// Output chat messages (a JSON list or JSON text); the answer is read from its assistant messages.
@@ -535,6 +541,16 @@ impl<'a> Attrs<'a> {
         }
     }
 
+    /// Adds each attribute of `other` whose key this one lacks: the first resource a trace's spans
+    /// were exported under keeps its values.
+    pub fn add_missing(&mut self, other: &Attrs<'a>) {
+        for (key, value) in &other.entries {
+            if !self.contains_key(key) {
+                self.entries.push((key.clone(), value.clone()));
+            }
+        }
+    }
+
     pub fn remove(&mut self, key: &str) {
         self.entries.retain(|(k, _)| k != key);
     }
@@ -662,6 +678,11 @@ pub struct TraceRecord<'a> {
     pub spans: Vec<SpanRecord<'a>>,
     /// Attributes the decoder saw but did not keep (no check reads them).
     pub skipped_attributes: usize,
+    /// The attributes of the OTLP resource the trace's spans were exported under (`service.version`,
+    /// and every one when the decoder keeps every attribute); empty for formats without resources.
+    /// Spans exported under several resources give the first one's value of each key, in file order.
+    /// Read only where no span carries the attribute (see `derive::agent_version` and `--by`).
+    pub resource: Attrs<'a>,
 }
 
 /// The conversation a trace is a turn of: the first span's `gen_ai.conversation.id`, else its
