@@ -15,6 +15,7 @@
 //! does not understand are parsed whole.
 
 pub(crate) mod content;
+pub(crate) mod resources;
 pub(crate) mod scanned;
 
 use std::borrow::Cow;
