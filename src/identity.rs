@@ -275,6 +275,7 @@ mod tests {
             agent: "a".into(),
             spans,
             skipped_attributes: 0,
+            resource: Default::default(),
         }
     }
 

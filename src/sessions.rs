@@ -508,6 +508,7 @@ mod tests {
             agent: "agent".into(),
             spans: vec![root],
             skipped_attributes: 0,
+            resource: Default::default(),
         }
     }
 

@@ -161,7 +161,12 @@ pub struct ResourceBytes {
 /// `file_start`, `list` is the file's and empty and the entry has no resource (spans before any
 /// entry have none). A walk of part of the file keeps an entry without resource at its start: the
 /// part before may end with one.
-fn note_resource(list: &mut Vec<ResourceBytes>, bytes: &[u8], entry: ResourceBytes, file_start: bool) {
+fn note_resource(
+    list: &mut Vec<ResourceBytes>,
+    bytes: &[u8],
+    entry: ResourceBytes,
+    file_start: bool,
+) {
     let (from, to) = entry.resource;
     let same = match list.last() {
         Some(last) => bytes[last.resource.0..last.resource.1] == bytes[from..to],

@@ -1095,6 +1095,7 @@ mod tests {
                 ..SpanRecord::default()
             }],
             skipped_attributes: 0,
+            resource: Default::default(),
         }
     }
 
@@ -1158,6 +1159,7 @@ mod tests {
                 ),
             ],
             skipped_attributes: 0,
+            resource: Default::default(),
         };
         let batch = TraceBatch::build(&[trace]);
         let column = |name| -> Vec<String> {
@@ -1324,6 +1326,7 @@ mod tests {
             agent: "agent".into(),
             spans,
             skipped_attributes: 0,
+            resource: Default::default(),
         };
         // First in its batch, the trace gets exact buffers; after another trace, the growing ones.
         let alone = TraceBatch::build(std::slice::from_ref(&big));

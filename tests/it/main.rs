@@ -40,6 +40,7 @@ mod progress;
 mod readme_checks;
 mod recorded_outcomes;
 mod report_files;
+mod resources;
 mod sessions;
 mod shapes_agree;
 mod shell;

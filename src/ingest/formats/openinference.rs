@@ -268,6 +268,7 @@ mod tests {
             trace_id: "t".into(),
             agent: "agent".into(),
             skipped_attributes: 0,
+            resource: Default::default(),
             spans: vec![
                 span("root", None, 1, json!({SPAN_KIND: "CHAIN"})),
                 span(

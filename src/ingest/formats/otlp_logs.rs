@@ -58,13 +58,15 @@ impl Decoder for OtlpLogs {
                     None => vec![value],
                 };
                 for (e, export) in exports.into_iter().enumerate() {
-                    read_export(export, all, &mut skipped, &mut records, &mut resources).map_err(|m| {
-                        if doc.is_line {
-                            m
-                        } else {
-                            format!("export {e}: {m}")
-                        }
-                    })?;
+                    read_export(export, all, &mut skipped, &mut records, &mut resources).map_err(
+                        |m| {
+                            if doc.is_line {
+                                m
+                            } else {
+                                format!("export {e}: {m}")
+                            }
+                        },
+                    )?;
                 }
                 Ok::<(), String>(())
             })

@@ -264,10 +264,7 @@ fn map_messages(
 
 /// The attributes of a resource that are read, as the OTLP/JSON reader reads them
 /// (`otlp::read_resource`): `service.version`, or every one when `all`.
-fn resource_attributes(
-    resource: Option<pb::resource::v1::Resource>,
-    all: bool,
-) -> Attrs<'static> {
+fn resource_attributes(resource: Option<pb::resource::v1::Resource>, all: bool) -> Attrs<'static> {
     let mut attrs = Attrs::default();
     for KeyValue { key, value, .. } in resource.map(|r| r.attributes).unwrap_or_default() {
         if all || key == attr::SERVICE_VERSION {

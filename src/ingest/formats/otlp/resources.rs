@@ -80,9 +80,7 @@ impl ScannedResources {
         let mut last = NONE;
         for offset in offsets {
             let entry = self.starts.partition_point(|&start| start <= offset);
-            let number = entry
-                .checked_sub(1)
-                .map_or(NONE, |e| self.of_start[e]);
+            let number = entry.checked_sub(1).map_or(NONE, |e| self.of_start[e]);
             if number == NONE || number == last {
                 continue;
             }
