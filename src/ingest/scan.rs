@@ -1647,6 +1647,7 @@ pub(crate) fn small_traces_as_lines(traces: usize, spans_per_trace: usize) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn ids(bytes: &[u8]) -> Vec<(String, i64, String)> {
         locate_spans(bytes)
@@ -2062,16 +2063,84 @@ mod tests {
         out.push('}');
     }
 
+    /// An element of `resourceSpans`: its resource before its spans, after them, or none.
     fn resource_spans(rng: &mut Rng, l: &mut Layout, out: &mut String) {
         let sep = l.sep();
-        out.push_str(&format!("{{\"resource\"{sep}{{\"attributes\"{sep}"));
-        attributes(rng, l, out, 0);
-        out.push_str("},");
-        l.nl(out);
+        let placement = rng.below(4);
+        let mut resource = format!("\"resource\"{sep}{{\"attributes\"{sep}");
+        attributes(rng, l, &mut resource, 0);
+        resource.push('}');
+        out.push('{');
+        if placement < 2 {
+            out.push_str(&resource);
+            out.push(',');
+            l.nl(out);
+        }
         out.push_str(&format!("\"scopeSpans\"{sep}"));
         let n = rng.below(4);
         list(rng, l, out, n, scope_spans);
+        if placement == 2 {
+            out.push(',');
+            l.nl(out);
+            out.push_str(&resource);
+        }
         out.push('}');
+    }
+
+    /// Each span's resource as the scan finds it (the resource of the last element that begins
+    /// before the span), in file order.
+    fn scanned_resources(bytes: &[u8], block: usize) -> Vec<Option<Value>> {
+        let list = locate_spans_in_blocks(bytes, block).expect("a generated export scans");
+        let resources = list.resources().to_vec();
+        list.flat(bytes)
+            .iter()
+            .map(|span| {
+                let entry = resources.partition_point(|r| r.element <= span.start());
+                let (from, to) = resources[entry.checked_sub(1)?].resource;
+                (from != to).then(|| serde_json::from_slice(&bytes[from..to]).unwrap())
+            })
+            .collect()
+    }
+
+    /// Each span's resource as a JSON parser reads the document, in file order.
+    fn parsed_resources(bytes: &[u8]) -> Vec<Option<Value>> {
+        let mut out = Vec::new();
+        for doc in serde_json::Deserializer::from_slice(bytes).into_iter::<Value>() {
+            let doc = doc.unwrap();
+            let exports = match doc {
+                Value::Array(exports) => exports,
+                export => vec![export],
+            };
+            for export in &exports {
+                for element in export["resourceSpans"].as_array().into_iter().flatten() {
+                    for scope in element["scopeSpans"].as_array().into_iter().flatten() {
+                        for _ in scope["spans"].as_array().into_iter().flatten() {
+                            out.push(element.get("resource").cloned());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_span_finds_its_resource_at_any_block_size() {
+        let mut rng = Rng(0x5eed_0f_7e50_u64);
+        let mut with_resource = 0;
+        for _ in 0..200 {
+            let doc = document(&mut rng);
+            let expected = parsed_resources(doc.as_bytes());
+            with_resource += expected.iter().flatten().count();
+            for block in [7, 13, 64, 100, 4096] {
+                assert_eq!(
+                    scanned_resources(doc.as_bytes(), block),
+                    expected,
+                    "block {block}:\n{doc}"
+                );
+            }
+        }
+        assert!(with_resource > 500, "{with_resource} spans with a resource");
     }
 
     fn export(rng: &mut Rng, l: &mut Layout, out: &mut String) {

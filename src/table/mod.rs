@@ -167,7 +167,7 @@ pub struct TableOptions {
     /// Keep the root span's attributes as JSON (only the policy's identity rule reads them).
     pub root_attributes: bool,
     /// `--agent-version`: keep only the traces of this agent version (`gen_ai.agent.version` on the
-    /// root, else the last one seen); the others, and traces that record none, become no rows, as if
+    /// root, else the last one seen, else the resource's `service.version`); the others, and traces that record none, become no rows, as if
     /// they were not in the input.
     pub agent_version: Option<Arc<str>>,
     /// Key scenarios `<domain>/<key>` where the root names a benchmark domain (`faultgate.domain`):
