@@ -2126,7 +2126,7 @@ mod tests {
 
     #[test]
     fn every_span_finds_its_resource_at_any_block_size() {
-        let mut rng = Rng(0x5eed_0f_7e50_u64);
+        let mut rng = Rng(0x005e_ed0f_7e50_u64);
         let mut with_resource = 0;
         for _ in 0..200 {
             let doc = document(&mut rng);

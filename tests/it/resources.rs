@@ -51,7 +51,7 @@ const ELEMENTS: [Element; 3] = [
 /// Every hundredth trace of the desk service names its own version and environment on its root span:
 /// a span's attribute wins over the resource's.
 fn names_its_own(trace: usize) -> bool {
-    trace % 100 == 0
+    trace.is_multiple_of(100)
 }
 
 /// The attributes of the root span of trace `n` (numbered over the whole export) of element `e`.
