@@ -583,6 +583,10 @@ mod tests {
         let mut first = turn("t1", Some("c1"), 100);
         first.spans.push(tool);
         first.skipped_attributes = 3;
+        first.resource.push(
+            "service.version",
+            crate::table::record::AttrValue::from("2.1.0"),
+        );
         let traces = [
             first,
             turn("t2", Some("c1"), 200),

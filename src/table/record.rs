@@ -543,9 +543,11 @@ impl<'a> Attrs<'a> {
 
     /// Adds each attribute of `other` whose key this one lacks: the first resource a trace's spans
     /// were exported under keeps its values.
+    /// A key `other` repeats is added as often as it is written, so its last value is the one read.
     pub fn add_missing(&mut self, other: &Attrs<'a>) {
+        let before = self.entries.len();
         for (key, value) in &other.entries {
-            if !self.contains_key(key) {
+            if !self.entries[..before].iter().any(|(k, _)| k == key) {
                 self.entries.push((key.clone(), value.clone()));
             }
         }
@@ -833,6 +835,20 @@ pub(crate) fn order_otlp(trace: &mut TraceRecord<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_later_resource_adds_only_the_keys_the_first_lacks() {
+        let mut first = Attrs::default();
+        first.push("service.name", AttrValue::from("shop"));
+        let mut second = Attrs::default();
+        second.push("service.name", AttrValue::from("desk"));
+        second.push("service.version", AttrValue::from("1.0"));
+        second.push("service.version", AttrValue::from("2.0"));
+        first.add_missing(&second);
+        assert_eq!(first.get_str("service.name"), Some("shop"));
+        // A repeated key reads its last value, as in the resource it came from.
+        assert_eq!(first.get_str("service.version"), Some("2.0"));
+    }
 
     #[test]
     fn an_attribute_takes_two_string_slots_whatever_its_value() {
