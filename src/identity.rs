@@ -157,6 +157,8 @@ impl Group {
             self.trace.spans.push(span);
         }
         self.trace.skipped_attributes += part.skipped_attributes;
+        // The first file's resource keeps its values, as the first resource of one file's does.
+        self.trace.resource.add_missing(&part.resource);
         (dropped, first)
     }
 }
@@ -273,6 +275,7 @@ mod tests {
             agent: "a".into(),
             spans,
             skipped_attributes: 0,
+            resource: Default::default(),
         }
     }
 

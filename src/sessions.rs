@@ -407,21 +407,42 @@ mod codec {
             int(out, span.end_ns);
             int(out, span.status_code);
             text(out, &span.status_message);
-            int(out, span.attrs.len() as i64);
-            for (key, value) in span.attrs.iter() {
-                text(out, key);
-                match value {
-                    AttrValue::Str(s) => {
-                        out.push(0);
-                        text(out, s);
-                    }
-                    AttrValue::Json(v) => {
-                        out.push(1);
-                        text(out, &serde_json::to_string(v).unwrap_or_default());
-                    }
+            attrs(out, &span.attrs);
+        }
+        attrs(out, &trace.resource);
+    }
+
+    fn attrs(out: &mut Vec<u8>, attrs: &Attrs<'_>) {
+        int(out, attrs.len() as i64);
+        for (key, value) in attrs.iter() {
+            text(out, key);
+            match value {
+                AttrValue::Str(s) => {
+                    out.push(0);
+                    text(out, s);
+                }
+                AttrValue::Json(v) => {
+                    out.push(1);
+                    text(out, &serde_json::to_string(v).unwrap_or_default());
                 }
             }
         }
+    }
+
+    fn read_attrs(r: &mut impl Read) -> io::Result<Attrs<'static>> {
+        let n = usize::try_from(read_int(r)?).map_err(|_| bad("an attribute count"))?;
+        let mut attrs = Attrs::default();
+        for _ in 0..n {
+            let key = read_text(r)?;
+            let value = match read_byte(r)? {
+                0 => AttrValue::Str(Cow::Owned(read_text(r)?)),
+                _ => AttrValue::json(
+                    serde_json::from_str(&read_text(r)?).map_err(|_| bad("a JSON value"))?,
+                ),
+            };
+            attrs.push(key, value);
+        }
+        Ok(attrs)
     }
 
     fn bad(what: &str) -> io::Error {
@@ -464,6 +485,7 @@ mod codec {
             agent,
             spans: Vec::with_capacity(spans),
             skipped_attributes,
+            resource: Attrs::default(),
         };
         for _ in 0..spans {
             let span_id = read_text(r)?;
@@ -476,18 +498,7 @@ mod codec {
             let end_ns = read_int(r)?;
             let status_code = read_int(r)?;
             let status_message = read_text(r)?;
-            let n = usize::try_from(read_int(r)?).map_err(|_| bad("an attribute count"))?;
-            let mut attrs = Attrs::default();
-            for _ in 0..n {
-                let key = read_text(r)?;
-                let value = match read_byte(r)? {
-                    0 => AttrValue::Str(Cow::Owned(read_text(r)?)),
-                    _ => AttrValue::json(
-                        serde_json::from_str(&read_text(r)?).map_err(|_| bad("a JSON value"))?,
-                    ),
-                };
-                attrs.push(key, value);
-            }
+            let attrs = read_attrs(r)?;
             trace.spans.push(SpanRecord {
                 span_id: Cow::Owned(span_id),
                 parent_id,
@@ -499,6 +510,7 @@ mod codec {
                 status_message: Cow::Owned(status_message),
             });
         }
+        trace.resource = read_attrs(r)?;
         Ok(Some(trace))
     }
 }
@@ -527,6 +539,7 @@ mod tests {
             agent: "agent".into(),
             spans: vec![root],
             skipped_attributes: 0,
+            resource: Default::default(),
         }
     }
 
@@ -622,6 +635,10 @@ mod tests {
         let mut first = turn("t1", Some("c1"), 100);
         first.spans.push(tool);
         first.skipped_attributes = 3;
+        first.resource.push(
+            "service.version",
+            crate::table::record::AttrValue::from("2.1.0"),
+        );
         let traces = [
             first,
             turn("t2", Some("c1"), 200),

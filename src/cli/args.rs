@@ -210,7 +210,8 @@ pub(crate) struct RunArgs {
     #[arg(help_heading = "Outputs", long, short)]
     pub verbose: bool,
     /// Check only the traces of this agent version (gen_ai.agent.version on the root, else the last one
-    /// seen); the others, and traces that record no version, are left out as if absent.
+    /// seen, else the OTLP resource's service.version); the others, and traces that record no version,
+    /// are left out as if absent.
     #[arg(help_heading = "Inputs", long, value_name = "VERSION", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub agent_version: Option<String>,
     /// Judge for judged checks: litellm:<model>, openai:<model> (with --judge-url) or replay:FILE.
@@ -417,7 +418,8 @@ pub(crate) struct CheckOutputs {
     #[arg(help_heading = "Gate", long, value_name = "FILE", requires = "band")]
     pub budgets: Option<PathBuf>,
     /// Break every rate down by this key, repeatable: `model`, `agent`, `agent_version`, `service`
-    /// or `attr:NAME` (read from the root span, else the first span that has it). At most 32 slices;
+    /// or `attr:NAME` (read from the root span, else the first span that has it, else the OTLP
+    /// resource). At most 32 slices;
     /// the rest are counted as `other`. With a band built with the same keys, the gate judges each
     /// slice.
     #[arg(help_heading = "Gate", long, value_name = "KEY")]

@@ -11,7 +11,9 @@
 //! The scan accepts one export, a JSON list of exports, or several exports one after another (JSON lines).
 //! It checks the bracket and string structure, not the full grammar: anything it does not understand makes
 //! it give up (`None`), and the caller falls back to parsing the whole document, which reports errors with
-//! their position. Bytes outside span objects (resource and scope attributes) are never parsed.
+//! their position. Bytes outside span objects (resource and scope attributes) are never parsed; the walk
+//! only notes where each `resourceSpans` element's `resource` object lies ([`ResourceBytes`]), so that
+//! a span's resource is found by its offset and read once, when a trace needs it.
 //!
 //! The rules are those of one serial state machine (`walk`), but the bytes are read in parallel blocks
 //! (the stage-1 split of `PERF.md`). Each block starts where its state is known: after a newline in JSON
@@ -141,6 +143,40 @@ pub fn spans_at(bytes: &[u8], start: usize, count: usize) -> Vec<SpanSlice> {
     spans
 }
 
+/// Where the spans of one or more consecutive `resourceSpans` elements find their resource: from the
+/// first element's opening brace on (until the next entry), spans were exported under the `resource`
+/// object at `resource` (an empty range when the elements have none).
+///
+/// Consecutive elements with the same resource bytes make one entry, so JSON lines of one service
+/// hold one entry, not one per line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceBytes {
+    /// Byte offset of the first element's opening brace.
+    pub element: usize,
+    /// Byte range of the `resource` object, braces included.
+    pub resource: (usize, usize),
+}
+
+/// Appends `entry` to `list`, unless the last entry has the same resource bytes or, with
+/// `file_start`, `list` is the file's and empty and the entry has no resource (spans before any
+/// entry have none). A walk of part of the file keeps an entry without resource at its start: the
+/// part before may end with one.
+fn note_resource(
+    list: &mut Vec<ResourceBytes>,
+    bytes: &[u8],
+    entry: ResourceBytes,
+    file_start: bool,
+) {
+    let (from, to) = entry.resource;
+    let same = match list.last() {
+        Some(last) => bytes[last.resource.0..last.resource.1] == bytes[from..to],
+        None => file_start && from == to,
+    };
+    if !same {
+        list.push(entry);
+    }
+}
+
 /// Every span an export holds, in file order, left in the lists the scan found them in: copying the
 /// workers' spans into one list would hold every span twice at the scan's end.
 #[derive(Debug, Default)]
@@ -150,9 +186,16 @@ pub struct SpanList {
     /// The spans in file order: a list's number and a range in it. Consecutive runs of one block make
     /// one piece.
     pieces: Vec<(u32, std::ops::Range<u32>)>,
+    /// The resources of the spans, in file order (empty when no element has one).
+    resources: Vec<ResourceBytes>,
 }
 
 impl SpanList {
+    /// Where the spans find their resource, in file order (see [`ResourceBytes`]).
+    pub fn resources(&self) -> &[ResourceBytes] {
+        &self.resources
+    }
+
     /// Takes the spans `range` of list `list` as the next in file order.
     fn take(&mut self, list: u32, range: std::ops::Range<u32>) {
         match self.pieces.last_mut() {
@@ -239,7 +282,10 @@ enum Role {
     ExportList,
     Export,
     ResourceSpans,
+    /// An element of `resourceSpans`.
     Resource,
+    /// The `resource` object of an element of `resourceSpans`: where its attributes are.
+    ResourceObject,
     ScopeSpans,
     Scope,
     Spans,
@@ -1133,6 +1179,9 @@ fn walk(bytes: &[u8], blocks: Vec<BlockRuns>) -> Option<SpanList> {
         .enumerate()
         .flat_map(|(b, runs)| runs.into_iter().map(move |run| (b as u32, run)));
     let end = walk_part(bytes, 0, bytes.len(), runs, &mut list)?;
+    for resource in end.resources {
+        note_resource(&mut list.resources, bytes, resource, true);
+    }
     (end.stack_empty && end.saw_export).then_some(list)
 }
 
@@ -1183,6 +1232,9 @@ fn scan_lines(
     let mut saw_export = false;
     for (pieces, end) in walks.into_iter().flatten() {
         saw_export |= end.saw_export;
+        for resource in end.resources {
+            note_resource(&mut list.resources, bytes, resource, true);
+        }
         for piece in pieces.0 {
             match piece {
                 Piece::Run(b, range) => list.take(b, range),
@@ -1243,6 +1295,8 @@ struct WalkEnd {
     at: usize,
     stack_empty: bool,
     saw_export: bool,
+    /// The resources of the spans it met (see [`ResourceBytes`]).
+    resources: Vec<ResourceBytes>,
 }
 
 /// The walk's state machine over `from..to`, starting at depth 0 (`runs`: the workers' runs that start
@@ -1262,6 +1316,9 @@ fn walk_part(
     let mut trace_id: Option<(usize, usize)> = None;
     let mut start_ns: i64 = 0;
     let mut saw_export = false;
+    let mut resources = Vec::new();
+    // The `resource` object of the `resourceSpans` element being walked: its key may follow the spans.
+    let mut resource = (0, 0);
     let mut i = from;
     let n = bytes.len();
     while i < to {
@@ -1343,6 +1400,9 @@ fn walk_part(
                 if role == Role::Export {
                     saw_export = true;
                 }
+                if role == Role::Resource {
+                    resource = (0, 0);
+                }
                 if role == Role::Span {
                     while runs.next_if(|(_, run)| run.start < i).is_some() {}
                     if let Some((b, run)) = runs.next_if(|(_, run)| run.start == i) {
@@ -1373,8 +1433,19 @@ fn walk_part(
                 {
                     return None;
                 }
-                if frame.role == Role::Span {
-                    spans.push(SpanSlice::new(frame.start, i + 1, trace_id?, start_ns)?);
+                match frame.role {
+                    Role::Span => {
+                        spans.push(SpanSlice::new(frame.start, i + 1, trace_id?, start_ns)?);
+                    }
+                    Role::ResourceObject if frame.is_object => resource = (frame.start, i + 1),
+                    Role::Resource => {
+                        let entry = ResourceBytes {
+                            element: frame.start,
+                            resource,
+                        };
+                        note_resource(&mut resources, bytes, entry, false);
+                    }
+                    _ => {}
                 }
                 i += 1;
             }
@@ -1411,6 +1482,7 @@ fn walk_part(
         at: i,
         stack_empty: stack.is_empty(),
         saw_export,
+        resources,
     })
 }
 
@@ -1430,6 +1502,7 @@ fn child_role(role: Role, key: &[u8]) -> Role {
     match (role, key) {
         (Role::Export, b"resourceSpans") => Role::ResourceSpans,
         (Role::Resource, b"scopeSpans") => Role::ScopeSpans,
+        (Role::Resource, b"resource") => Role::ResourceObject,
         (Role::Scope, b"spans") => Role::Spans,
         _ => Role::Other,
     }
@@ -1574,6 +1647,7 @@ pub(crate) fn small_traces_as_lines(traces: usize, spans_per_trace: usize) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn ids(bytes: &[u8]) -> Vec<(String, i64, String)> {
         locate_spans(bytes)
@@ -1989,16 +2063,84 @@ mod tests {
         out.push('}');
     }
 
+    /// An element of `resourceSpans`: its resource before its spans, after them, or none.
     fn resource_spans(rng: &mut Rng, l: &mut Layout, out: &mut String) {
         let sep = l.sep();
-        out.push_str(&format!("{{\"resource\"{sep}{{\"attributes\"{sep}"));
-        attributes(rng, l, out, 0);
-        out.push_str("},");
-        l.nl(out);
+        let placement = rng.below(4);
+        let mut resource = format!("\"resource\"{sep}{{\"attributes\"{sep}");
+        attributes(rng, l, &mut resource, 0);
+        resource.push('}');
+        out.push('{');
+        if placement < 2 {
+            out.push_str(&resource);
+            out.push(',');
+            l.nl(out);
+        }
         out.push_str(&format!("\"scopeSpans\"{sep}"));
         let n = rng.below(4);
         list(rng, l, out, n, scope_spans);
+        if placement == 2 {
+            out.push(',');
+            l.nl(out);
+            out.push_str(&resource);
+        }
         out.push('}');
+    }
+
+    /// Each span's resource as the scan finds it (the resource of the last element that begins
+    /// before the span), in file order.
+    fn scanned_resources(bytes: &[u8], block: usize) -> Vec<Option<Value>> {
+        let list = locate_spans_in_blocks(bytes, block).expect("a generated export scans");
+        let resources = list.resources().to_vec();
+        list.flat(bytes)
+            .iter()
+            .map(|span| {
+                let entry = resources.partition_point(|r| r.element <= span.start());
+                let (from, to) = resources[entry.checked_sub(1)?].resource;
+                (from != to).then(|| serde_json::from_slice(&bytes[from..to]).unwrap())
+            })
+            .collect()
+    }
+
+    /// Each span's resource as a JSON parser reads the document, in file order.
+    fn parsed_resources(bytes: &[u8]) -> Vec<Option<Value>> {
+        let mut out = Vec::new();
+        for doc in serde_json::Deserializer::from_slice(bytes).into_iter::<Value>() {
+            let doc = doc.unwrap();
+            let exports = match doc {
+                Value::Array(exports) => exports,
+                export => vec![export],
+            };
+            for export in &exports {
+                for element in export["resourceSpans"].as_array().into_iter().flatten() {
+                    for scope in element["scopeSpans"].as_array().into_iter().flatten() {
+                        for _ in scope["spans"].as_array().into_iter().flatten() {
+                            out.push(element.get("resource").cloned());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_span_finds_its_resource_at_any_block_size() {
+        let mut rng = Rng(0x005e_ed0f_7e50_u64);
+        let mut with_resource = 0;
+        for _ in 0..200 {
+            let doc = document(&mut rng);
+            let expected = parsed_resources(doc.as_bytes());
+            with_resource += expected.iter().flatten().count();
+            for block in [7, 13, 64, 100, 4096] {
+                assert_eq!(
+                    scanned_resources(doc.as_bytes(), block),
+                    expected,
+                    "block {block}:\n{doc}"
+                );
+            }
+        }
+        assert!(with_resource > 500, "{with_resource} spans with a resource");
     }
 
     fn export(rng: &mut Rng, l: &mut Layout, out: &mut String) {

@@ -64,6 +64,7 @@ fn trace(spans: Vec<SpanRecord<'static>>) -> TraceRecord<'static> {
         agent: "agent".into(),
         spans,
         skipped_attributes: 0,
+        resource: Default::default(),
     }
 }
 

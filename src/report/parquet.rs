@@ -13,7 +13,7 @@
 //!   `scenario` (utf8, the written key), `check` (utf8), `detected` (bool), `confidence` (float64,
 //!   rounded to 4 places as in the JSON report), `reason` (utf8, redacted).
 //! - `traces.parquet`, one row per trace: `trace_id`, `scenario`, `agent` (utf8, null when the trace
-//!   names none), `agent_version` (utf8, `gen_ai.agent.version`, null when the trace records none), `steps` (int64, tool steps), `user_steps` (int64, of those the steps of others than the agent, such as a simulated user's tools, which no rule judged), `recorded_outcome` (bool, the outcome the trace's own evaluation recorded, such as a benchmark's reward; null when none), `tokens` (int64), `latency_ms` (float64), `cost_usd`
+//!   names none), `agent_version` (utf8, `gen_ai.agent.version`, else the OTLP resource's `service.version`, null when the trace records none), `steps` (int64, tool steps), `user_steps` (int64, of those the steps of others than the agent, such as a simulated user's tools, which no rule judged), `recorded_outcome` (bool, the outcome the trace's own evaluation recorded, such as a benchmark's reward; null when none), `tokens` (int64), `latency_ms` (float64), `cost_usd`
 //!   (float64), each measure null when not recorded, and `clean` (bool, no check fired). With
 //!   `--pass-k`, when some scenario key has several traces (trials), three more columns: `scenario_trials` (int64, traces
 //!   with this trace's key), `scenario_passes` (int64, those clean) and `scenario_pass_k` (float64,

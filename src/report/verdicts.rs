@@ -155,7 +155,8 @@ pub(crate) struct TraceFields<'a> {
     pub raw_scenario: Option<&'a str>,
     /// The masked agent name; `None` or empty when the trace names none.
     pub agent: Option<&'a str>,
-    /// The masked agent version (`gen_ai.agent.version`); `None` or empty when the trace records none.
+    /// The masked agent version (`gen_ai.agent.version`, else the OTLP resource's `service.version`);
+    /// `None` or empty when the trace records none.
     pub agent_version: Option<&'a str>,
     pub steps: usize,
     /// Of `steps`, those not the agent's (a simulated user's or the system's): not judged.

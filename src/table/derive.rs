@@ -12,7 +12,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::lazy;
-use super::record::{Actor, AttrValue, SpanRecord, StepKind, attr, is_tool_span};
+use super::record::{Actor, AttrValue, Attrs, SpanRecord, StepKind, attr, is_tool_span};
 use crate::compat::value::json_text;
 use crate::compat::value::{py_str, py_strip, py_truthy};
 
@@ -295,10 +295,16 @@ fn for_each_definition(spans: &[SpanRecord<'_>], mut f: impl FnMut(&str, &Value)
 }
 
 /// `str()` of the root's `gen_ai.agent.version`, else of the last one in trace order (as the agent's
-/// name falls back to the last one seen); `None` when no span has a non-empty one.
+/// name falls back to the last one seen), else of the resource's `service.version`; `None` when none
+/// is non-empty.
+///
+/// The resource comes last because the GenAI conventions (semantic-conventions-genai, 2026) dropped
+/// `gen_ai.agent.version` from internal agent spans: an in-process agent is versioned by the service
+/// it runs in, while a span that names its agent's version names it more precisely.
 pub(crate) fn agent_version<'s>(
     spans: &'s [SpanRecord<'_>],
     root: Option<usize>,
+    resource: &'s Attrs<'_>,
 ) -> Option<Cow<'s, str>> {
     let version = |span: &'s SpanRecord<'_>| {
         span.attr(attr::AGENT_VERSION)
@@ -307,6 +313,12 @@ pub(crate) fn agent_version<'s>(
     };
     root.and_then(|r| version(&spans[r]))
         .or_else(|| spans.iter().rev().find_map(version))
+        .or_else(|| {
+            resource
+                .get(attr::SERVICE_VERSION)
+                .map(AttrValue::py_str)
+                .filter(|v| !v.is_empty())
+        })
 }
 
 /// `str()` of the root's `faultgate.termination`.

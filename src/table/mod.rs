@@ -36,7 +36,7 @@ use arrow_array::{
 use serde_json::Value;
 
 use crate::compat::value::py_str;
-use record::{AttrValue, SpanRecord, TraceRecord, root_position};
+use record::{AttrValue, Attrs, SpanRecord, TraceRecord, root_position};
 use schema::*;
 
 /// Traces, spans and steps of a batch, with per-trace row offsets into spans and steps.
@@ -167,7 +167,7 @@ pub struct TableOptions {
     /// Keep the root span's attributes as JSON (only the policy's identity rule reads them).
     pub root_attributes: bool,
     /// `--agent-version`: keep only the traces of this agent version (`gen_ai.agent.version` on the
-    /// root, else the last one seen); the others, and traces that record none, become no rows, as if
+    /// root, else the last one seen, else the resource's `service.version`); the others, and traces that record none, become no rows, as if
     /// they were not in the input.
     pub agent_version: Option<Arc<str>>,
     /// Key scenarios `<domain>/<key>` where the root names a benchmark domain (`faultgate.domain`):
@@ -321,6 +321,7 @@ impl TableBuilder {
                     .map(SpanRecord::into_owned)
                     .collect(),
                 skipped_attributes: trace.skipped_attributes,
+                resource: trace.resource.clone().into_owned(),
             });
             return;
         }
@@ -338,14 +339,17 @@ impl TableBuilder {
         turns: &[TraceRecord<'_>],
     ) -> Option<Vec<usize>> {
         let mut spans = Vec::with_capacity(turns.iter().map(|t| t.spans.len()).sum());
+        let mut resource = Attrs::default();
         for turn in turns {
             spans.extend(turn.spans.iter().cloned());
+            resource.add_missing(&turn.resource);
         }
         let whole = TraceRecord {
             trace_id: id.into(),
             agent: turns.first().map(|t| t.agent.clone()).unwrap_or_default(),
             spans,
             skipped_attributes: 0,
+            resource,
         };
         self.append_row(&whole, Some(turns))
     }
@@ -359,7 +363,7 @@ impl TableBuilder {
     ) -> Option<Vec<usize>> {
         let spans = &trace.spans;
         let root = root_position(spans);
-        let agent_version = derive::agent_version(spans, root);
+        let agent_version = derive::agent_version(spans, root, &trace.resource);
         if let Some(selected) = &self.options.agent_version
             && agent_version.as_deref() != Some(selected.as_ref())
         {
@@ -454,7 +458,7 @@ impl TableBuilder {
             self.options
                 .slices
                 .as_ref()
-                .map(|keys| keys.label(spans, root, &trace.agent, agent_version.as_deref())),
+                .map(|keys| keys.label(trace, root, agent_version.as_deref())),
         );
         b.agent_version.append_option(agent_version);
         b.read_only_tools.append_option(read_only);
@@ -1110,6 +1114,7 @@ mod tests {
                 ..SpanRecord::default()
             }],
             skipped_attributes: 0,
+            resource: Default::default(),
         }
     }
 
@@ -1173,6 +1178,7 @@ mod tests {
                 ),
             ],
             skipped_attributes: 0,
+            resource: Default::default(),
         };
         let batch = TraceBatch::build(&[trace]);
         let column = |name| -> Vec<String> {
@@ -1341,6 +1347,7 @@ mod tests {
             agent: "agent".into(),
             spans,
             skipped_attributes: 0,
+            resource: Default::default(),
         };
         // First in its batch, the trace gets exact buffers; after another trace, the growing ones.
         let alone = TraceBatch::build(std::slice::from_ref(&big));

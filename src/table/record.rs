@@ -21,6 +21,12 @@ pub mod attr {
     pub const AGENT_ID: &str = "gen_ai.agent.id";
     /// Version of the agent a span belongs to; carried to the verdicts next to the agent's name.
     pub const AGENT_VERSION: &str = "gen_ai.agent.version";
+    /// The resource attribute that versions the service a span was exported from: an in-process
+    /// agent's version where no span carries [`AGENT_VERSION`] (the GenAI conventions dropped it from
+    /// internal agent spans).
+    pub const SERVICE_VERSION: &str = "service.version";
+    /// The resource attribute that names the service a span was exported from (`--by service`).
+    pub const SERVICE_NAME: &str = "service.name";
     /// Input chat messages (a JSON list or JSON text); the prompt is read from its user messages.
     pub const INPUT_MESSAGES: &str = "gen_ai.input.messages";
     /// Output chat messages (a JSON list or JSON text); the answer is read from its assistant messages.
@@ -540,6 +546,18 @@ impl<'a> Attrs<'a> {
         }
     }
 
+    /// Adds each attribute of `other` whose key this one lacks: the first resource a trace's spans
+    /// were exported under keeps its values.
+    /// A key `other` repeats is added as often as it is written, so its last value is the one read.
+    pub fn add_missing(&mut self, other: &Attrs<'a>) {
+        let before = self.entries.len();
+        for (key, value) in &other.entries {
+            if !self.entries[..before].iter().any(|(k, _)| k == key) {
+                self.entries.push((key.clone(), value.clone()));
+            }
+        }
+    }
+
     pub fn remove(&mut self, key: &str) {
         self.entries.retain(|(k, _)| k != key);
     }
@@ -667,6 +685,11 @@ pub struct TraceRecord<'a> {
     pub spans: Vec<SpanRecord<'a>>,
     /// Attributes the decoder saw but did not keep (no check reads them).
     pub skipped_attributes: usize,
+    /// The attributes of the OTLP resource the trace's spans were exported under (`service.version`,
+    /// and every one when the decoder keeps every attribute); empty for formats without resources.
+    /// Spans exported under several resources give the first one's value of each key, in file order.
+    /// Read only where no span carries the attribute (see `derive::agent_version` and `--by`).
+    pub resource: Attrs<'a>,
 }
 
 /// The conversation a trace is a turn of: the first span's `gen_ai.conversation.id`, else its
@@ -817,6 +840,20 @@ pub(crate) fn order_otlp(trace: &mut TraceRecord<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_later_resource_adds_only_the_keys_the_first_lacks() {
+        let mut first = Attrs::default();
+        first.push("service.name", AttrValue::from("shop"));
+        let mut second = Attrs::default();
+        second.push("service.name", AttrValue::from("desk"));
+        second.push("service.version", AttrValue::from("1.0"));
+        second.push("service.version", AttrValue::from("2.0"));
+        first.add_missing(&second);
+        assert_eq!(first.get_str("service.name"), Some("shop"));
+        // A repeated key reads its last value, as in the resource it came from.
+        assert_eq!(first.get_str("service.version"), Some("2.0"));
+    }
 
     #[test]
     fn an_attribute_takes_two_string_slots_whatever_its_value() {

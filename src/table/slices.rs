@@ -3,8 +3,12 @@
 //! The table builder labels each trace with its slice (one `KEY=VALUE` per key, joined by `,`) in
 //! the trace table's `slice` column, only when the run slices; the gate's slices module counts the
 //! verdict rows by that label.
+//!
+//! `service` and `attr:NAME` read the spans first and the trace's OTLP resource last: OpenTelemetry
+//! puts `service.name` (and a deployment's attributes) on the resource, not on each span, while a
+//! span that carries the attribute itself says it more precisely.
 
-use super::record::SpanRecord;
+use super::record::{SpanRecord, TraceRecord};
 
 /// The value of a key a trace does not record.
 pub const NONE: &str = "(none)";
@@ -13,7 +17,7 @@ pub const NONE: &str = "(none)";
 const REQUEST_MODEL: &str = "gen_ai.request.model";
 
 /// The service name attribute (`--by service`).
-const SERVICE_NAME: &str = "service.name";
+const SERVICE_NAME: &str = super::record::attr::SERVICE_NAME;
 
 /// One `--by` key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,11 +26,14 @@ pub enum SliceKey {
     Model,
     /// The agent's name, as the verdict table's `agent` column holds it.
     Agent,
-    /// The agent's version (`gen_ai.agent.version`).
+    /// The agent's version, as the verdict table's `agent_version` column holds it
+    /// (`gen_ai.agent.version`, else the resource's `service.version`).
     AgentVersion,
-    /// The service: `service.name` on the root span, else on the first span that has one.
+    /// The service: `service.name` on the root span, else on the first span that has one, else on
+    /// the trace's resource (where OpenTelemetry puts it).
     Service,
-    /// Any attribute: on the root span, else on the first span that has one.
+    /// Any span or resource attribute: on the root span, else on the first span that has one, else on
+    /// the trace's resource.
     Attr(String),
 }
 
@@ -112,15 +119,15 @@ impl SliceKeys {
         self.0.iter().any(|k| k.attribute().is_some())
     }
 
-    /// The slice of a trace: `KEY=VALUE` for each key, joined by `,`; a value the trace does not
-    /// record is [`NONE`].
+    /// The slice of `trace` (whose root span is `root`): `KEY=VALUE` for each key, joined by `,`; a
+    /// value the trace does not record is [`NONE`].
     pub(crate) fn label(
         &self,
-        spans: &[SpanRecord<'_>],
+        trace: &TraceRecord<'_>,
         root: Option<usize>,
-        agent: &str,
         agent_version: Option<&str>,
     ) -> String {
+        let spans = &trace.spans;
         let mut label = String::new();
         for (i, key) in self.0.iter().enumerate() {
             if i > 0 {
@@ -129,7 +136,7 @@ impl SliceKeys {
             label.push_str(&key.name());
             label.push('=');
             let value = match key {
-                SliceKey::Agent => Some(agent.to_string()),
+                SliceKey::Agent => Some(trace.agent.clone()),
                 SliceKey::AgentVersion => agent_version.map(String::from),
                 _ => {
                     let name = key.attribute().unwrap_or_default();
@@ -140,6 +147,13 @@ impl SliceKeys {
                     };
                     root.and_then(|r| read(&spans[r]))
                         .or_else(|| spans.iter().find_map(read))
+                        .or_else(|| {
+                            trace
+                                .resource
+                                .get(name)
+                                .map(|v| v.py_str().into_owned())
+                                .filter(|v| !v.is_empty())
+                        })
                 }
             };
             label.push_str(value.as_deref().filter(|v| !v.is_empty()).unwrap_or(NONE));

@@ -112,6 +112,7 @@ impl TraceSpec {
             agent: "agent".into(),
             spans,
             skipped_attributes: 0,
+            resource: Default::default(),
         }
     }
 }

@@ -41,6 +41,7 @@ mod progress;
 mod readme_checks;
 mod recorded_outcomes;
 mod report_files;
+mod resources;
 mod session_shards;
 mod sessions;
 mod shapes_agree;

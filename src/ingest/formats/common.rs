@@ -285,7 +285,7 @@ pub(crate) fn order_trace(trace_id: String, mut spans: Vec<SpanRecord<'_>>) -> T
         trace_id: trace_id.into(),
         agent,
         spans,
-        skipped_attributes: 0,
+        ..TraceRecord::default()
     }
 }
 

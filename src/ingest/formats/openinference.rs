@@ -93,7 +93,9 @@ pub(crate) fn map_trace(trace: TraceRecord<'_>) -> TraceRecord<'_> {
         .into_iter()
         .map(|span| map_span(span, has_tool_spans))
         .collect();
-    order_trace(trace.trace_id.into_owned(), spans)
+    let mut mapped = order_trace(trace.trace_id.into_owned(), spans);
+    mapped.resource = trace.resource;
+    mapped
 }
 
 fn map_span(mut span: SpanRecord<'_>, has_tool_spans: bool) -> SpanRecord<'_> {
@@ -266,6 +268,7 @@ mod tests {
             trace_id: "t".into(),
             agent: "agent".into(),
             skipped_attributes: 0,
+            resource: Default::default(),
             spans: vec![
                 span("root", None, 1, json!({SPAN_KIND: "CHAIN"})),
                 span(

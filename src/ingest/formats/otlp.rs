@@ -3,9 +3,10 @@
 //!
 //! Reads `resourceSpans[].scopeSpans[].spans[]` into [`SpanRecord`]s that borrow their strings from the
 //! parser's buffer, decoding attribute values the way the OTLP JSON mapping defines them. Only attributes a
-//! check reads are kept (all of them when asked, for the policy's identity rule); resource and scope
-//! attributes, kinds and links carry nothing the checks read, so they are never converted; events are
-//! read only for their GenAI content (`content`).
+//! check reads are kept (all of them when asked, for the policy's identity rule); of a resource only
+//! `service.version` is read (every attribute when all are kept, for `--by`: [`read_resource`]); scope
+//! attributes and kinds carry nothing the checks read, so they are never converted; links are read
+//! for the traces they point to, events only for their GenAI content (`content`).
 //! What becomes of a span once read (content normalisation, grouping into traces) is shared with the
 //! other span formats, in `spans`.
 //!
@@ -14,6 +15,7 @@
 //! does not understand are parsed whole.
 
 pub(crate) mod content;
+pub(crate) mod resources;
 pub(crate) mod scanned;
 
 use std::borrow::Cow;
@@ -23,13 +25,13 @@ use serde_json::Value;
 use simd_json::prelude::*;
 use simd_json::tape::{Object, Value as TapeValue};
 
-use super::spans::{MapTrace, group_spans, normalize_content};
+use super::spans::{MapTrace, SpanResources, group_spans_under, normalize_content};
 use crate::error::InputError;
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Document, Fast, OwnedTraces, Traces};
 use crate::ingest::json::{get, to_value, with_tape};
 use crate::ingest::survey::Survey;
-use crate::table::record::{AttrValue, Attrs, SpanRecord, wanted};
+use crate::table::record::{AttrValue, Attrs, SpanRecord, attr, wanted};
 
 /// Plain OTLP/JSON.
 pub(crate) struct Otlp;
@@ -85,18 +87,32 @@ pub(crate) fn read_documents(
     map: Option<MapTrace>,
 ) -> Result<Box<dyn Traces>, InputError> {
     let mut spans: Vec<(String, SpanRecord<'static>)> = Vec::new();
+    let mut resources = SpanResources::default();
     let mut skipped = 0;
     for doc in docs {
         let read = with_tape(doc.bytes, |value| {
-            let mut add = |trace_id: &str, span: SpanRecord<'_>| {
-                spans.push((trace_id.to_string(), span.into_owned()));
+            let mut add = |read: Read<'_>| match read {
+                Read::Resource(attributes) => resources.begin(spans.len(), attributes.into_owned()),
+                Read::Span(trace_id, span) => {
+                    spans.push((trace_id.to_string(), span.into_owned()));
+                }
             };
             walk_document(value, all_attributes, &mut skipped, &mut add)
         })
         .map_err(|f| doc.json_error(path, f))?;
         read.map_err(|message| doc.invalid(path, message))?;
     }
-    Ok(Box::new(OwnedTraces(group_spans(spans, skipped, map))))
+    Ok(Box::new(OwnedTraces(group_spans_under(
+        spans, &resources, skipped, map,
+    ))))
+}
+
+/// What the walk of a document reads, in file order.
+enum Read<'i> {
+    /// The attributes of the resource the spans that follow were exported under (until the next).
+    Resource(Attrs<'i>),
+    /// A span, with its trace id.
+    Span(&'i str, SpanRecord<'i>),
 }
 
 /// An export object or a list of them (the Collector's file exporter and batch dumps write lists).
@@ -104,7 +120,7 @@ fn walk_document<'i>(
     doc: TapeValue<'_, 'i>,
     all_attributes: bool,
     skipped: &mut usize,
-    add: &mut dyn FnMut(&str, SpanRecord<'i>),
+    add: &mut dyn FnMut(Read<'i>),
 ) -> Result<(), String> {
     if let Some(items) = doc.as_array() {
         for (i, item) in items.iter().enumerate() {
@@ -132,7 +148,7 @@ fn walk_export<'i>(
     export: TapeValue<'_, 'i>,
     all_attributes: bool,
     skipped: &mut usize,
-    add: &mut dyn FnMut(&str, SpanRecord<'i>),
+    add: &mut dyn FnMut(Read<'i>),
 ) -> Result<(), String> {
     let Some(export) = export.as_object() else {
         return Err("expected an OTLP export object with resourceSpans".into());
@@ -150,6 +166,11 @@ fn walk_export<'i>(
         let Some(resource) = resource.as_object() else {
             return Err(format!("resourceSpans[{r}] is not an object"));
         };
+        // The element's keys come in any order: its resource may follow its spans.
+        let attributes = get(&resource, "resource")
+            .map(|r| read_resource(r, all_attributes))
+            .unwrap_or_default();
+        add(Read::Resource(attributes));
         for (s, scope) in list(&resource, "scopeSpans", || format!("resourceSpans[{r}]"))?
             .into_iter()
             .enumerate()
@@ -167,11 +188,40 @@ fn walk_export<'i>(
                 };
                 let (trace_id, span) = read_span(&span, all_attributes, skipped)
                     .map_err(|e| format!("{}: {e}", where_()))?;
-                add(trace_id, span);
+                add(Read::Span(trace_id, span));
             }
         }
     }
     Ok(())
+}
+
+/// The attributes of an OTLP `Resource` object that are read: `service.version` (an agent's version
+/// when no span names it), or every one when `all`. The checks never read a resource, so one they
+/// cannot decode (not an object, an attribute without a key or value) is read as far as it can be
+/// and never fails the file, as it did not before resources were read.
+pub(crate) fn read_resource<'i>(resource: TapeValue<'_, 'i>, all: bool) -> Attrs<'i> {
+    let mut attrs = Attrs::default();
+    let Some(resource) = resource.as_object() else {
+        return attrs;
+    };
+    let Some(list) = get(&resource, "attributes").and_then(|a| a.as_array()) else {
+        return attrs;
+    };
+    for kv in &list {
+        let Some(kv) = kv.as_object() else {
+            continue;
+        };
+        let Some(key) = get(&kv, "key").and_then(ValueIntoString::into_string) else {
+            continue;
+        };
+        if !all && key != attr::SERVICE_VERSION {
+            continue;
+        }
+        if let Some(Ok(value)) = get(&kv, "value").map(any_value) {
+            attrs.push(key, value);
+        }
+    }
+    attrs
 }
 
 fn list<'t, 'i>(
@@ -514,8 +564,10 @@ mod tests {
         let mut skipped = 0;
         let kept = with_tape(text.as_bytes(), |doc| {
             let mut kept = Vec::new();
-            walk_document(doc, false, &mut skipped, &mut |_, span| {
-                kept.push(span.attrs.len());
+            walk_document(doc, false, &mut skipped, &mut |read| {
+                if let Read::Span(_, span) = read {
+                    kept.push(span.attrs.len());
+                }
             })
             .map(|()| kept)
         })

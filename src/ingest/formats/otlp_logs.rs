@@ -7,8 +7,9 @@
 //! span's trace, joined to the span by trace id and span id: in this file when the file holds the span,
 //! else when the run merges the traces its files share (`crate::identity`), so the content counts as the
 //! span's own wherever the span was read. A record whose span no input holds is dropped and counted in
-//! an input warning. Not read: the OpenInference mapping (spans here are read as GenAI spans), resources,
-//! scopes, severities, and log records without GenAI content.
+//! an input warning. Resources are read as the OTLP/JSON reader reads them (`otlp::read_resource`), those
+//! of log records too: they name the same services. Not read: the OpenInference mapping (spans here are
+//! read as GenAI spans), scopes, severities, and log records without GenAI content.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -16,8 +17,8 @@ use std::path::Path;
 use simd_json::tape::Value as TapeValue;
 
 use super::otlp::content::read_log_record;
-use super::otlp::read_span;
-use super::spans::group_spans;
+use super::otlp::{read_resource, read_span};
+use super::spans::{SpanResources, group_spans_under};
 use crate::error::{InputError, display_path};
 use crate::ingest::ReadOptions;
 use crate::ingest::decoder::{Decoder, Document, OwnedTraces, Traces};
@@ -48,6 +49,7 @@ impl Decoder for OtlpLogs {
     ) -> Result<Box<dyn Traces>, InputError> {
         let all = options.all_attributes();
         let mut records: Vec<(String, SpanRecord<'static>)> = Vec::new();
+        let mut resources = SpanResources::default();
         let mut skipped = 0;
         for doc in docs {
             let read = with_tape(doc.bytes, |value| {
@@ -56,20 +58,22 @@ impl Decoder for OtlpLogs {
                     None => vec![value],
                 };
                 for (e, export) in exports.into_iter().enumerate() {
-                    read_export(export, all, &mut skipped, &mut records).map_err(|m| {
-                        if doc.is_line {
-                            m
-                        } else {
-                            format!("export {e}: {m}")
-                        }
-                    })?;
+                    read_export(export, all, &mut skipped, &mut records, &mut resources).map_err(
+                        |m| {
+                            if doc.is_line {
+                                m
+                            } else {
+                                format!("export {e}: {m}")
+                            }
+                        },
+                    )?;
                 }
                 Ok::<(), String>(())
             })
             .map_err(|f| doc.json_error(path, f))?;
             read.map_err(|message| doc.invalid(path, message))?;
         }
-        Ok(log_traces(path, records, skipped, options))
+        Ok(log_traces(path, records, &resources, skipped, options))
     }
 }
 
@@ -80,10 +84,11 @@ impl Decoder for OtlpLogs {
 pub(crate) fn log_traces(
     path: &Path,
     records: Vec<(String, SpanRecord<'static>)>,
+    resources: &SpanResources,
     skipped: usize,
     options: &ReadOptions,
 ) -> Box<dyn Traces> {
-    let mut traces = group_spans(records, skipped, None);
+    let mut traces = group_spans_under(records, resources, skipped, None);
     let mut unjoined: Vec<(String, String)> = Vec::new();
     // A trace other files hold too is joined when the run merges it; while the run lists the ids
     // its files share, a trace of log records alone is kept so that its id is listed.
@@ -122,6 +127,7 @@ fn read_export(
     all: bool,
     skipped: &mut usize,
     out: &mut Vec<(String, SpanRecord<'static>)>,
+    resources: &mut SpanResources,
 ) -> Result<(), String> {
     let Some(export) = export.as_object() else {
         return Err("expected an OTLP export object with resourceSpans or resourceLogs".into());
@@ -130,6 +136,7 @@ fn read_export(
         let Some(resource) = resource.as_object() else {
             continue;
         };
+        add_resource(&resource, all, out.len(), resources);
         for (s, scope) in list(get(&resource, "scopeSpans")).into_iter().enumerate() {
             let Some(scope) = scope.as_object() else {
                 continue;
@@ -148,6 +155,7 @@ fn read_export(
         let Some(resource) = resource.as_object() else {
             continue;
         };
+        add_resource(&resource, all, out.len(), resources);
         for (s, scope) in list(get(&resource, "scopeLogs")).into_iter().enumerate() {
             let Some(scope) = scope.as_object() else {
                 continue;
@@ -166,6 +174,20 @@ fn read_export(
         }
     }
     Ok(())
+}
+
+/// Records the resource of a `resourceSpans` or `resourceLogs` element, whose records are read from
+/// number `first` on.
+fn add_resource(
+    element: &simd_json::tape::Object<'_, '_>,
+    all: bool,
+    first: usize,
+    resources: &mut SpanResources,
+) {
+    let attributes = get(element, "resource")
+        .map(|r| read_resource(r, all).into_owned())
+        .unwrap_or_default();
+    resources.begin(first, attributes);
 }
 
 fn list<'t, 'i>(v: Option<TapeValue<'t, 'i>>) -> Vec<TapeValue<'t, 'i>> {

@@ -31,7 +31,7 @@ use simd_json::tape::Value as TapeValue;
 use super::openinference;
 use super::otlp::content::{add_new, is_gen_ai};
 use super::otlp_logs::log_traces;
-use super::spans::{MapTrace, group_spans, normalize_content};
+use super::spans::{MapTrace, SpanResources, group_spans_under, normalize_content};
 use crate::digest::lower_hex;
 use crate::error::InputError;
 use crate::ingest::Format;
@@ -166,11 +166,13 @@ fn traces(path: &Path, messages: Vec<Signal>, options: &ReadOptions) -> Box<dyn 
         return Box::new(OwnedTraces(map_messages(messages, all)));
     }
     let mut records = Vec::new();
+    let mut resources = SpanResources::default();
     let mut skipped = 0;
     for message in messages {
         match message {
             Signal::Traces(traces) => {
                 for resource in traces.resource_spans {
+                    resources.begin(records.len(), resource_attributes(resource.resource, all));
                     for scope in resource.scope_spans {
                         for span in scope.spans {
                             records.push(map_span(span, all, &mut skipped));
@@ -180,6 +182,7 @@ fn traces(path: &Path, messages: Vec<Signal>, options: &ReadOptions) -> Box<dyn 
             }
             Signal::Logs(logs) => {
                 for resource in logs.resource_logs {
+                    resources.begin(records.len(), resource_attributes(resource.resource, all));
                     for scope in resource.scope_logs {
                         for record in scope.log_records {
                             records.extend(map_log_record(record, all, &mut skipped));
@@ -189,7 +192,7 @@ fn traces(path: &Path, messages: Vec<Signal>, options: &ReadOptions) -> Box<dyn 
             }
         }
     }
-    log_traces(path, records, skipped, options)
+    log_traces(path, records, &resources, skipped, options)
 }
 
 /// The messages of a file: length-prefixed messages when the prefixes frame the whole file exactly, else
@@ -240,12 +243,14 @@ fn map_messages(
     // OpenInference's mapping reads attributes no check names, so all are kept for it.
     let all = all || openinference;
     let mut spans = Vec::new();
+    let mut resources = SpanResources::default();
     let mut skipped = 0;
     for message in messages {
         let Signal::Traces(message) = message else {
             continue;
         };
         for resource in message.resource_spans {
+            resources.begin(spans.len(), resource_attributes(resource.resource, all));
             for scope in resource.scope_spans {
                 for span in scope.spans {
                     spans.push(map_span(span, all, &mut skipped));
@@ -254,7 +259,19 @@ fn map_messages(
         }
     }
     let map = openinference.then_some(openinference::map_trace as MapTrace);
-    group_spans(spans, skipped, map)
+    group_spans_under(spans, &resources, skipped, map)
+}
+
+/// The attributes of a resource that are read, as the OTLP/JSON reader reads them
+/// (`otlp::read_resource`): `service.version`, or every one when `all`.
+fn resource_attributes(resource: Option<pb::resource::v1::Resource>, all: bool) -> Attrs<'static> {
+    let mut attrs = Attrs::default();
+    for KeyValue { key, value, .. } in resource.map(|r| r.attributes).unwrap_or_default() {
+        if all || key == attr::SERVICE_VERSION {
+            attrs.push(key, attr_value(value));
+        }
+    }
+    attrs
 }
 
 fn map_span(

@@ -13,6 +13,25 @@ use crate::table::record::{AttrValue, Attrs, SpanRecord, TraceRecord, attr, orde
 /// What a trace's records go through before they become rows (the OpenInference mapping).
 pub(crate) type MapTrace = fn(TraceRecord<'_>) -> TraceRecord<'_>;
 
+/// The OTLP resources spans were read under, in file order: each resource's attributes with the
+/// number of the first span read after it, so that [`group_spans_under`] gives each trace its
+/// resource ([`TraceRecord::resource`]) at a comparison per span.
+#[derive(Debug, Default)]
+pub(crate) struct SpanResources {
+    starts: Vec<(usize, Attrs<'static>)>,
+}
+
+impl SpanResources {
+    /// The spans from number `first_span` on were exported under a resource of `attributes` (until
+    /// the next resource begins).
+    pub(crate) fn begin(&mut self, first_span: usize, attributes: Attrs<'static>) {
+        // Spans before the first resource with attributes have none: nothing to record.
+        if !attributes.is_empty() || !self.starts.is_empty() {
+            self.starts.push((first_span, attributes));
+        }
+    }
+}
+
 /// Groups spans (each with its trace id, in file order) into traces the way OTLP exports are grouped:
 /// traces in order of their first start, each trace's spans by start. Other span-based formats use it so
 /// the same spans give the same traces whatever their encoding.
@@ -21,16 +40,41 @@ pub(crate) fn group_spans(
     skipped: usize,
     map: Option<MapTrace>,
 ) -> Vec<TraceRecord<'static>> {
+    group_spans_under(spans, &SpanResources::default(), skipped, map)
+}
+
+/// [`group_spans`] of spans read under `resources`: each trace's resource holds the attributes of the
+/// resources its spans were read under, the first one's value of each key (in file order).
+pub(crate) fn group_spans_under(
+    spans: Vec<(String, SpanRecord<'static>)>,
+    resources: &SpanResources,
+    skipped: usize,
+    map: Option<MapTrace>,
+) -> Vec<TraceRecord<'static>> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut traces: Vec<TraceRecord<'static>> = Vec::new();
-    for (trace_id, span) in spans {
+    // Per trace, the resource last added to it: a trace's spans most often share one.
+    let mut added: Vec<usize> = Vec::new();
+    let mut resource = None;
+    let mut next = resources.starts.iter().enumerate().peekable();
+    for (n, (trace_id, span)) in spans.into_iter().enumerate() {
+        while let Some((r, _)) = next.next_if(|(_, (first, _))| *first <= n) {
+            resource = Some(r);
+        }
         let slot = *index.entry(trace_id.clone()).or_insert_with(|| {
             traces.push(TraceRecord {
                 trace_id: Cow::Owned(trace_id),
                 ..TraceRecord::default()
             });
+            added.push(usize::MAX);
             traces.len() - 1
         });
+        if let Some(r) = resource
+            && added[slot] != r
+        {
+            added[slot] = r;
+            traces[slot].resource.add_missing(&resources.starts[r].1);
+        }
         traces[slot].spans.push(span);
     }
     for trace in &mut traces {

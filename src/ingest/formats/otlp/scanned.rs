@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use simd_json::prelude::*;
 
 use super::read_span;
+use super::resources::ScannedResources;
 use crate::error::InputError;
 use crate::ingest::decoder::{Fast, Traces, check_span_count};
 use crate::ingest::direct::{Declined, Reader};
@@ -82,6 +83,8 @@ struct ScannedTraces<'b> {
     huge: usize,
     /// Whether the direct reader is tried first (the tests compare it with simd-json).
     direct: bool,
+    /// The resources the spans were exported under.
+    resources: ScannedResources,
 }
 
 /// A 64-bit id hash as the 32 bits the grouping keeps per slice.
@@ -108,6 +111,7 @@ impl<'b> ScannedTraces<'b> {
         map: Option<MapTrace>,
     ) -> ScannedTraces<'b> {
         let total = found.slices();
+        let resources = ScannedResources::new(bytes, found.resources(), all_attributes);
         // Group by trace id in order of first appearance, then order traces by their first start
         // (stable). The table holds trace numbers alone, keyed by the id their first span holds in the
         // file: a map of id slices took 24 bytes a bucket, twice over while it grew.
@@ -228,6 +232,7 @@ impl<'b> ScannedTraces<'b> {
             map,
             huge: KEEP_TEXT,
             direct: true,
+            resources,
         }
     }
 
@@ -467,6 +472,7 @@ impl<'b> ScannedTraces<'b> {
         spans: usize,
         out: &mut TableBuilder,
     ) -> Option<Result<(), SpanFailure>> {
+        let trace = members.clone();
         let size: usize = members
             .clone()
             .map(|m| self.slices[m as usize].len as usize)
@@ -505,7 +511,7 @@ impl<'b> ScannedTraces<'b> {
             };
             let read = read();
             if let Ok(Ok(())) = read {
-                self.append_record(record, &mut scratch, out);
+                self.append_record(record, trace, &mut scratch, out);
             }
             scratch.keep(tape, size);
             if size > KEEP_SCRATCH {
@@ -524,6 +530,7 @@ impl<'b> ScannedTraces<'b> {
         spans: usize,
         out: &mut TableBuilder,
     ) -> Result<(), SpanFailure> {
+        let trace = members.clone();
         let mut scratch = Scratch::take();
         let (mut record, mut tape) = scratch.start(spans);
         let largest = members
@@ -555,21 +562,23 @@ impl<'b> ScannedTraces<'b> {
             Ok(())
         });
         if read.is_ok() {
-            self.append_record(record, &mut scratch, out);
+            self.append_record(record, trace, &mut scratch, out);
         }
         // As the parser's buffers are, what a large span grew is released with it.
         scratch.keep(tape, largest);
         read
     }
 
-    /// Orders `record`'s spans and appends its trace, mapped, to `out`; the span list goes back to
-    /// `scratch` when no map took it.
+    /// Orders `record`'s spans, gives it the resources of its runs `members` and appends its trace,
+    /// mapped, to `out`; the span list goes back to `scratch` when no map took it.
     fn append_record(
         &self,
         mut record: TraceRecord<'_>,
+        members: std::ops::Range<u32>,
         scratch: &mut Scratch,
         out: &mut TableBuilder,
     ) {
+        self.add_resources(&mut record, members);
         order_otlp(&mut record);
         match self.map {
             Some(map) => out.append(&map(record)),
@@ -578,6 +587,13 @@ impl<'b> ScannedTraces<'b> {
                 scratch.spans = relabel(record.spans);
             }
         }
+    }
+
+    /// Gives `record` the resources of the trace's runs `members` (the first one's value of each key).
+    fn add_resources(&self, record: &mut TraceRecord<'_>, members: std::ops::Range<u32>) {
+        let starts = members.map(|m| self.slices[m as usize].start);
+        self.resources
+            .add_to(self.bytes, &mut record.resource, starts);
     }
 
     /// Reads span `k` of `slice`, parsed as `span`, into `record`.
@@ -628,6 +644,7 @@ impl<'b> ScannedTraces<'b> {
         // One tape allocation for every span, handed from span to span (each parse has its own lifetime).
         let mut tape: Option<simd_json::Tape<'static>> = None;
         let mut alone = Vec::new();
+        self.add_resources(&mut record, members.clone());
         for m in members {
             let slice = &self.slices[m as usize];
             alone.clear();
