@@ -49,10 +49,17 @@ pub(crate) struct BandRuns {
 impl BandRuns {
     pub(crate) fn new(outs: &BaselineOutputs) -> BandRuns {
         BandRuns {
-            builder: if outs.pass_k {
-                BandBuilder::with_trials()
-            } else {
-                BandBuilder::new()
+            builder: {
+                let builder = if outs.pass_k {
+                    BandBuilder::with_trials()
+                } else {
+                    BandBuilder::new()
+                };
+                if outs.per_scenario && outs.measures {
+                    builder.with_scenario_measures()
+                } else {
+                    builder
+                }
             },
             tables: outs
                 .parquet

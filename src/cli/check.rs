@@ -632,7 +632,10 @@ pub(crate) fn finish(
         if let (Some(measures), Some(values)) = (&band.measures, &summary.measures)
             && !gating.budgets.is_empty()
         {
-            let outcomes = evaluate_budgets(&gating.budgets, measures, values)?;
+            let pairing = band.scenario_measures.as_ref().map(|medians| {
+                crate::gate::BandPairing::new(medians, &band.scenarios, &summary.scenarios)
+            });
+            let outcomes = evaluate_budgets(&gating.budgets, measures, values, pairing.as_ref())?;
             add_budgets(&mut gate, outcomes);
         }
         Ok((gate, band.runs_text()))
