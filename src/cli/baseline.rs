@@ -101,7 +101,11 @@ impl BandRuns {
                 let wanted = crate::report::gate_input::Wanted {
                     summary: true,
                     pass_k: false,
-                    measures: self.measures,
+                    measures: if self.measures {
+                        crate::gate::MeasureSet::ALL
+                    } else {
+                        crate::gate::MeasureSet::NONE
+                    },
                     slices: true,
                 };
                 let input = crate::report::gate_input::whole_run_input(

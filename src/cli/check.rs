@@ -526,7 +526,9 @@ pub(crate) fn finish(
     let wanted = Wanted {
         summary: band.is_some(),
         pass_k: outs.pass_k || outs.pass_k_metric(),
-        measures: !gating.budgets.is_empty(),
+        // Only the measures the budgets name: the others would cost a push (and past the exact size a
+        // sketch update) per trace, in the run and in every slice, for nothing shown.
+        measures: crate::gate::MeasureSet::of(gating.budgets.iter().map(|b| b.measure)),
         slices: slice_keys.is_some(),
     };
     let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);

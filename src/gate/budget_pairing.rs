@@ -32,7 +32,7 @@ use serde_json::Value;
 use super::ScenarioTally;
 use super::band::ScenarioMedians;
 use super::bootstrap::{SEED, SplitMix64};
-use super::budget::{Drawn, RESAMPLES, spread};
+use super::budget_draw::{Drawn, RESAMPLES, spread};
 use super::outcome::Limit;
 
 /// The band's per-scenario medians, lined up with one run's scenarios.

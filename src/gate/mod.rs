@@ -19,6 +19,7 @@
 pub(crate) mod band;
 pub(crate) mod bootstrap;
 pub(crate) mod budget;
+pub(crate) mod budget_draw;
 pub(crate) mod budget_pairing;
 pub(crate) mod decision;
 pub(crate) mod erf;
@@ -40,7 +41,8 @@ pub use budget::{add_budgets, evaluate_budgets};
 pub use budget_pairing::BandPairing;
 pub use decision::{evaluate_mode, evaluate_pass_k};
 pub use measures::{
-    DISTRIBUTIONS, EXACT_TRACES, MeasureValues, RELATIVE_ACCURACY, RunStatistics, STATISTICS,
+    DISTRIBUTIONS, EXACT_TRACES, MeasureSet, MeasureValues, RELATIVE_ACCURACY, RunStatistics,
+    STATISTICS,
 };
 pub use outcome::{
     Budget, BudgetOutcome, BudgetPairing, Gate, GateMode, GateWarning, Limit, PairedGate, Ungated,

@@ -4,6 +4,8 @@
 //! the trace table's `slice` column, only when the run slices; the gate's slices module counts the
 //! verdict rows by that label.
 
+use std::borrow::Cow;
+
 use super::record::SpanRecord;
 
 /// The value of a key a trace does not record.
@@ -112,40 +114,51 @@ impl SliceKeys {
         self.0.iter().any(|k| k.attribute().is_some())
     }
 
-    /// The slice of a trace: `KEY=VALUE` for each key, joined by `,`; a value the trace does not
-    /// record is [`NONE`].
-    pub(crate) fn label(
+    /// Writes the slice of a trace into `label` (cleared first): `KEY=VALUE` for each key, joined
+    /// by `,`; a value the trace does not record is [`NONE`]. Into a buffer the caller keeps, with
+    /// the values borrowed from the spans, so that labelling a trace allocates nothing.
+    pub(crate) fn label_into(
         &self,
+        label: &mut String,
         spans: &[SpanRecord<'_>],
         root: Option<usize>,
         agent: &str,
         agent_version: Option<&str>,
-    ) -> String {
-        let mut label = String::new();
+    ) {
+        label.clear();
         for (i, key) in self.0.iter().enumerate() {
             if i > 0 {
                 label.push(',');
             }
-            label.push_str(&key.name());
+            match key {
+                SliceKey::Model => label.push_str("model"),
+                SliceKey::Agent => label.push_str("agent"),
+                SliceKey::AgentVersion => label.push_str("agent_version"),
+                SliceKey::Service => label.push_str("service"),
+                SliceKey::Attr(name) => {
+                    label.push_str("attr:");
+                    label.push_str(name);
+                }
+            }
             label.push('=');
-            let value = match key {
-                SliceKey::Agent => Some(agent.to_string()),
-                SliceKey::AgentVersion => agent_version.map(String::from),
+            let value: Option<Cow<'_, str>> = match key {
+                SliceKey::Agent => Some(Cow::Borrowed(agent)),
+                SliceKey::AgentVersion => agent_version.map(Cow::Borrowed),
                 _ => {
                     let name = key.attribute().unwrap_or_default();
-                    let read = |span: &SpanRecord<'_>| {
-                        span.attr(name)
-                            .map(|v| v.py_str().into_owned())
-                            .filter(|v| !v.is_empty())
-                    };
-                    root.and_then(|r| read(&spans[r]))
-                        .or_else(|| spans.iter().find_map(read))
+                    root.and_then(|r| read_value(&spans[r], name))
+                        .or_else(|| spans.iter().find_map(|span| read_value(span, name)))
                 }
             };
             label.push_str(value.as_deref().filter(|v| !v.is_empty()).unwrap_or(NONE));
         }
-        label
     }
+}
+
+/// A span's value of attribute `name`, as the slice label shows it; `None` when absent or empty.
+fn read_value<'s>(span: &'s SpanRecord<'_>, name: &str) -> Option<Cow<'s, str>> {
+    let value = span.attr(name)?.py_str();
+    (!value.is_empty()).then_some(value)
 }
 
 #[cfg(test)]

@@ -970,9 +970,9 @@ fn budgets_over_merged_shards_equal_one_run() {
 
 /// Scenario `i`'s cost in baseline run `run` (0.5% apart run to run) times `factor`: from 0.001 to
 /// 0.1 dollars over the scenarios, so that they differ far more than a release moves them.
-fn scenario_cost(i: usize, run: usize, factor: f64) -> Option<f64> {
+fn scenario_cost(i: usize, run: usize, factor: f64) -> f64 {
     let base = 0.001 * (1 + (i * 37) % 100) as f64;
-    Some(base * (1.0 + 0.005 * (run as f64 - 1.0)) * factor)
+    base * (1.0 + 0.005 * (run as f64 - 1.0)) * factor
 }
 
 /// A band of three runs of [`scenario_cost`], with `flags` after `--measures`.
@@ -982,7 +982,7 @@ fn cost_band(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
             write_run(
                 &dir.join(format!("cost-run{r}.jsonl")),
                 spread(1000),
-                |i| scenario_cost(i, r, 1.0),
+                |i| Some(scenario_cost(i, r, 1.0)),
                 |_| 1,
             )
         })
@@ -1072,7 +1072,7 @@ fn a_rise_on_every_scenario_fails_paired_where_the_unpaired_test_cannot_tell() {
         write_run(
             &dir.path().join(format!("candidate-{factor}.jsonl")),
             spread(1000),
-            |i| scenario_cost(i, 1, factor),
+            |i| Some(scenario_cost(i, 1, factor)),
             |_| 1,
         )
     };
@@ -1125,7 +1125,7 @@ fn a_candidate_mostly_outside_the_band_is_tested_unpaired_and_says_so() {
     let original = write_run(
         &dir.path().join("original.jsonl"),
         spread(1000),
-        |i| scenario_cost(i, 1, 1.12),
+        |i| Some(scenario_cost(i, 1, 1.12)),
         |_| 1,
     );
     let text = std::fs::read_to_string(original).unwrap();
@@ -1159,7 +1159,7 @@ fn paired_budgets_over_merged_shards_equal_one_run() {
     let run = write_run(
         &dir.path().join("risen.jsonl"),
         spread(1000),
-        |i| scenario_cost(i, 1, 1.12),
+        |i| Some(scenario_cost(i, 1, 1.12)),
         |_| 1,
     );
     let text = std::fs::read_to_string(&run).unwrap();
