@@ -535,7 +535,8 @@ pub(crate) struct BaselineArgs {
     /// Where to write the band.
     #[arg(long, default_value = "band.json")]
     pub out: PathBuf,
-    /// Also write each scenario's count of clean runs into the band, for `check --gate paired`.
+    /// Also write each scenario's count of clean runs into the band, for `check --gate paired`, and
+    /// with --measures each scenario's median of each measure, for budgets paired by scenario.
     #[arg(long)]
     pub per_scenario: bool,
     /// Also write each run's pass^1 … pass^k into the band when a scenario has several traces, for

@@ -49,10 +49,17 @@ pub(crate) struct BandRuns {
 impl BandRuns {
     pub(crate) fn new(outs: &BaselineOutputs) -> BandRuns {
         BandRuns {
-            builder: if outs.pass_k {
-                BandBuilder::with_trials()
-            } else {
-                BandBuilder::new()
+            builder: {
+                let builder = if outs.pass_k {
+                    BandBuilder::with_trials()
+                } else {
+                    BandBuilder::new()
+                };
+                if outs.per_scenario && outs.measures {
+                    builder.with_scenario_measures()
+                } else {
+                    builder
+                }
             },
             tables: outs
                 .parquet
@@ -94,7 +101,11 @@ impl BandRuns {
                 let wanted = crate::report::gate_input::Wanted {
                     summary: true,
                     pass_k: false,
-                    measures: self.measures,
+                    measures: if self.measures {
+                        crate::gate::MeasureSet::ALL
+                    } else {
+                        crate::gate::MeasureSet::NONE
+                    },
                     slices: true,
                 };
                 let input = crate::report::gate_input::whole_run_input(

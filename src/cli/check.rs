@@ -531,7 +531,9 @@ pub(crate) fn finish(
     let wanted = Wanted {
         summary: band.is_some(),
         pass_k: outs.pass_k || outs.pass_k_metric(),
-        measures: !gating.budgets.is_empty(),
+        // Only the measures the budgets name: the others would cost a push (and past the exact size a
+        // sketch update) per trace, in the run and in every slice, for nothing shown.
+        measures: crate::gate::MeasureSet::of(gating.budgets.iter().map(|b| b.measure)),
         slices: slice_keys.is_some(),
     };
     let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
@@ -637,7 +639,10 @@ pub(crate) fn finish(
         if let (Some(measures), Some(values)) = (&band.measures, &summary.measures)
             && !gating.budgets.is_empty()
         {
-            let outcomes = evaluate_budgets(&gating.budgets, measures, values)?;
+            let pairing = band.scenario_measures.as_ref().map(|medians| {
+                crate::gate::BandPairing::new(medians, &band.scenarios, &summary.scenarios)
+            });
+            let outcomes = evaluate_budgets(&gating.budgets, measures, values, pairing.as_ref())?;
             add_budgets(&mut gate, outcomes);
         }
         Ok((gate, band.runs_text()))

@@ -6,16 +6,18 @@
 //! each draw meets the limit of one baseline run drawn at random, so both the candidate's sampling
 //! noise and the band's run-to-run spread count. The p-value is the share of draws at or under their
 //! limit. The generator is seeded with a constant, so the same inputs give the same verdict.
+//!
+//! Against a band with per-scenario medians (`baseline --measures --per-scenario`), a relative
+//! budget on the mean is tested paired by scenario instead: see `budget_pairing.rs`.
 
 use super::band::BandMeasures;
 use super::bootstrap::{SEED, SplitMix64};
+use super::budget_draw::{Drawn, RESAMPLES, spread};
+use super::budget_pairing::BandPairing;
 use super::measures::{DISTRIBUTIONS, MeasureValues, QUANTILES, STATISTICS};
-use super::outcome::{Budget, BudgetOutcome, Limit, Unmeasured};
-use super::stats::{ALPHA, Z_ALPHA};
+use super::outcome::{Budget, BudgetOutcome, BudgetPairing, Limit, Unmeasured};
+use super::stats::ALPHA;
 use super::{Gate, GateError, GateWarning, Verdict};
-
-/// Draws of the significance bootstrap.
-pub(crate) const RESAMPLES: usize = 2000;
 
 /// The measures as a budget names them, with their [`DISTRIBUTIONS`] position.
 const NAMES: [(&str, usize); 15] = [
@@ -38,7 +40,7 @@ const NAMES: [(&str, usize); 15] = [
 
 impl Limit {
     /// The limit for a band value of `reference`.
-    fn of(self, reference: f64) -> f64 {
+    pub(crate) fn of(self, reference: f64) -> f64 {
         match self {
             Limit::Percent(p) => reference * (1.0 + p / 100.0),
             Limit::Delta(d) => reference + d,
@@ -126,7 +128,9 @@ impl Budget {
     }
 }
 
-/// Judges each budget against the band's measures and the run's values, in the order given.
+/// Judges each budget against the band's measures and the run's values, in the order given; with
+/// `pairing` (a band with per-scenario medians), a relative budget on a mean is tested paired by
+/// scenario (see `budget_pairing.rs`).
 ///
 /// # Errors
 ///
@@ -136,10 +140,11 @@ pub fn evaluate_budgets(
     budgets: &[Budget],
     band: &BandMeasures,
     run: &MeasureValues,
+    pairing: Option<&BandPairing<'_>>,
 ) -> Result<Vec<BudgetOutcome>, GateError> {
     budgets
         .iter()
-        .map(|budget| evaluate_budget(budget, band, run))
+        .map(|budget| evaluate_budget(budget, band, run, pairing))
         .collect()
 }
 
@@ -147,6 +152,7 @@ fn evaluate_budget(
     budget: &Budget,
     band: &BandMeasures,
     run: &MeasureValues,
+    pairing: Option<&BandPairing<'_>>,
 ) -> Result<BudgetOutcome, GateError> {
     let per_run: Vec<f64> = band[budget.measure][budget.statistic]
         .iter()
@@ -156,6 +162,19 @@ fn evaluate_budget(
     let band_value = (budget.is_relative() && !per_run.is_empty())
         .then(|| per_run.iter().fold(0.0, |acc, v| acc + v) / per_run.len() as f64);
     let groups = ScenarioValues::of(run, budget.measure);
+    let eligible = budget.is_relative() && QUANTILES[budget.statistic].is_none();
+    let paired = pairing.map(|p| p.pair(budget.measure, groups.iter()));
+    // Fewer than half the run's scenarios in the band: the pairs would speak for too small a part of
+    // the run, so the unpaired test decides.
+    let use_paired = eligible
+        && paired
+            .as_ref()
+            .is_some_and(|p| p.len() * 2 >= groups.len().max(1));
+    let test = paired.as_ref().map(|p| BudgetPairing {
+        paired: use_paired,
+        eligible,
+        shared: p.len(),
+    });
     let unmeasured = |what| BudgetOutcome {
         budget: budget.clone(),
         verdict: Verdict::Inconclusive,
@@ -167,6 +186,7 @@ fn evaluate_budget(
         scenarios: groups.len(),
         band_runs: per_run.clone(),
         scenarios_to_tell: None,
+        pairing: test,
     };
     let Some(candidate) = run.statistic(budget.measure, budget.statistic) else {
         if !budget.is_relative() {
@@ -186,16 +206,30 @@ fn evaluate_budget(
     } else {
         // Each draw is held to one baseline run's limit: a band whose runs spread widely makes an
         // excess of the same size less significant.
-        let limits: Vec<f64> = if budget.is_relative() {
-            per_run.iter().map(|&v| budget.limit.of(v)).collect()
-        } else {
-            vec![limit]
+        let (drawn, excess, scenarios) = match paired.as_ref().filter(|_| use_paired) {
+            Some(paired) => {
+                let centre = band_value.unwrap_or(0.0);
+                let scales: Vec<f64> = per_run
+                    .iter()
+                    .map(|&v| if centre == 0.0 { 1.0 } else { v / centre })
+                    .collect();
+                let drawn = paired.draw(budget.limit, &scales);
+                (drawn, paired.excess(budget.limit), paired.len())
+            }
+            None => {
+                let limits: Vec<f64> = if budget.is_relative() {
+                    per_run.iter().map(|&v| budget.limit.of(v)).collect()
+                } else {
+                    vec![limit]
+                };
+                let drawn = groups.draw(budget.statistic, &limits);
+                (drawn, candidate - limit, groups.len())
+            }
         };
-        let drawn = groups.draw(budget.statistic, &limits);
         if drawn.p_value < ALPHA {
             (Verdict::Fail, Some(drawn.p_value), None)
         } else {
-            let to_tell = drawn.scenarios_to_tell(candidate - limit, groups.len());
+            let to_tell = drawn.scenarios_to_tell(excess, scenarios);
             (Verdict::Inconclusive, Some(drawn.p_value), to_tell)
         }
     };
@@ -210,45 +244,16 @@ fn evaluate_budget(
         scenarios: groups.len(),
         band_runs: per_run,
         scenarios_to_tell,
+        pairing: test,
     })
-}
-
-/// What the significance bootstrap found.
-struct Drawn {
-    /// The share of draws at or under their limit, counting the observed run as one draw.
-    p_value: f64,
-    /// The spread (standard deviation) of the drawn statistic: the run's sampling noise.
-    run_spread: f64,
-    /// The spread of the drawn limits: the band's run-to-run noise, which more scenarios of the run
-    /// do not reduce.
-    band_spread: f64,
-}
-
-impl Drawn {
-    /// About how many scenarios would make an excess of `excess` significant, the run's noise
-    /// shrinking as one over the square root of its scenarios and the band's staying; `None` when
-    /// the band's spread alone hides the excess (more baseline runs would tell, not more scenarios).
-    fn scenarios_to_tell(&self, excess: f64, scenarios: usize) -> Option<usize> {
-        let needed = (excess / Z_ALPHA).powi(2) - self.band_spread.powi(2);
-        if needed <= 0.0 || !needed.is_finite() {
-            return None;
-        }
-        let n = scenarios as f64 * self.run_spread.powi(2) / needed;
-        (n.is_finite() && n < 1e12).then(|| (n.ceil() as usize).max(scenarios + 1))
-    }
-}
-
-/// The standard deviation of `values` (not empty).
-fn spread(values: &[f64]) -> f64 {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()
 }
 
 /// A measure's recorded values grouped by scenario (the scenarios in first-seen order, each one's
 /// values in trace order).
 struct ScenarioValues {
     values: Vec<f64>,
+    /// Per scenario with a value, its position in the run's first-seen order.
+    positions: Vec<u32>,
     /// Per scenario with a value, where its values start in `values`; one more entry at the end.
     starts: Vec<usize>,
 }
@@ -265,14 +270,28 @@ impl ScenarioValues {
         // Stable: a scenario's values keep their trace order, so the statistic's sum is the run's.
         pairs.sort_by_key(|&(s, _)| s);
         let mut starts = Vec::new();
+        let mut positions = Vec::new();
         for (i, (s, _)) in pairs.iter().enumerate() {
             if i == 0 || pairs[i - 1].0 != *s {
                 starts.push(i);
+                positions.push(*s);
             }
         }
         starts.push(pairs.len());
         let values: Vec<f64> = pairs.iter().map(|&(_, v)| v).collect();
-        Self { values, starts }
+        Self {
+            values,
+            positions,
+            starts,
+        }
+    }
+
+    /// Each scenario's position and values.
+    fn iter(&self) -> impl Iterator<Item = (u32, &[f64])> {
+        self.positions
+            .iter()
+            .zip(self.starts.windows(2))
+            .map(|(&p, w)| (p, &self.values[w[0]..w[1]]))
     }
 
     fn len(&self) -> usize {
@@ -426,7 +445,7 @@ mod tests {
             run.add(i, [Some(value), None, None, Some(1.0), None, None, None]);
         }
         let budget = Budget::parse(&format!("latency.mean <= {limit}")).expect("budget");
-        evaluate_budgets(&[budget], &band, &run)
+        evaluate_budgets(&[budget], &band, &run, None)
             .expect("judged")
             .remove(0)
     }
@@ -478,14 +497,14 @@ mod tests {
         let run = MeasureValues::default();
         let absolute = Budget::parse("cost.p95 <= 0.05").expect("budget");
         assert_eq!(
-            evaluate_budgets(&[absolute], &band, &run),
+            evaluate_budgets(&[absolute], &band, &run, None),
             Err(GateError::BudgetNotMeasured {
                 budget: "cost.p95".into(),
                 measure: "cost_usd",
             })
         );
         let relative = Budget::parse("cost.p95 <= +5%").expect("budget");
-        let outcome = evaluate_budgets(&[relative], &band, &run).expect("judged");
+        let outcome = evaluate_budgets(&[relative], &band, &run, None).expect("judged");
         assert_eq!(outcome[0].verdict, Verdict::Inconclusive);
         assert_eq!(outcome[0].unmeasured, Some(Unmeasured::Run));
     }

@@ -51,6 +51,35 @@ const SKETCH_BINS: u32 = 4096;
 /// The smallest value the sketch tells from zero.
 const SKETCH_MIN_VALUE: f64 = 1e-9;
 
+/// Which measures a run keeps the values of: those its budgets name (`check --budget`), or all of
+/// them (`baseline --measures`). A measure left out reads as recorded by no trace, so a run keeps
+/// only what its outputs show: each measure kept costs a push per trace, and past the exact size a
+/// sketch update per trace, in the run and in every slice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MeasureSet([bool; MEASURE_COUNT]);
+
+impl MeasureSet {
+    /// Every measure of [`DISTRIBUTIONS`].
+    pub const ALL: MeasureSet = MeasureSet([true; MEASURE_COUNT]);
+
+    /// No measure.
+    pub const NONE: MeasureSet = MeasureSet([false; MEASURE_COUNT]);
+
+    /// The measures at these positions of [`DISTRIBUTIONS`].
+    pub fn of(measures: impl IntoIterator<Item = usize>) -> MeasureSet {
+        let mut set = MeasureSet::NONE;
+        for m in measures {
+            set.0[m] = true;
+        }
+        set
+    }
+
+    /// Returns true if and only if the set keeps no measure.
+    pub fn is_empty(&self) -> bool {
+        !self.0.contains(&true)
+    }
+}
+
 /// One statistic of each measure: per measure of [`DISTRIBUTIONS`], its [`STATISTICS`], `None` when
 /// no trace recorded the measure.
 pub type RunStatistics = [Option<[f64; 5]>; MEASURE_COUNT];
@@ -69,6 +98,8 @@ pub struct MeasureValues {
     /// The exact size when not [`EXACT_TRACES`] (0): a slice keeps fewer, and tests pass it on a few
     /// traces.
     exact_traces: usize,
+    /// The measures not kept (none by default): their columns stay empty.
+    skipped: [bool; MEASURE_COUNT],
 }
 
 /// A run's measures past [`EXACT_TRACES`].
@@ -114,6 +145,7 @@ impl Sketched {
     }
 
     fn add(&mut self, values: impl Iterator<Item = (usize, f64)>) {
+        // Only the kept measures reach here: the caller filters them.
         for (m, value) in values {
             self.sketches[m].add(value);
             let (sum, count) = &mut self.sums[m];
@@ -134,11 +166,13 @@ impl MeasureValues {
     /// Adds the next trace.
     pub fn add(&mut self, scenario: usize, values: [Option<f64>; MEASURE_COUNT]) {
         let position = u32::try_from(scenario).unwrap_or(u32::MAX);
+        let skipped = self.skipped;
         if let Some(beyond) = &mut self.beyond {
             beyond.add(
                 values
                     .iter()
                     .enumerate()
+                    .filter(|&(m, _)| !skipped[m])
                     .filter_map(|(m, v)| Some((m, (*v)?))),
             );
             if !beyond.keeps(position) {
@@ -146,8 +180,10 @@ impl MeasureValues {
             }
         }
         self.scenario.push(position);
-        for (column, value) in self.values.iter_mut().zip(values) {
-            column.push(value.unwrap_or(f64::NAN));
+        for ((column, value), skip) in self.values.iter_mut().zip(values).zip(skipped) {
+            if !skip {
+                column.push(value.unwrap_or(f64::NAN));
+            }
         }
         if self.scenario.len() > self.exact_limit() {
             self.thin();
@@ -159,6 +195,14 @@ impl MeasureValues {
         MeasureValues {
             exact_traces: traces,
             ..MeasureValues::default()
+        }
+    }
+
+    /// Values that keep only the measures of `kept`.
+    pub(crate) fn keeping(self, kept: MeasureSet) -> Self {
+        MeasureValues {
+            skipped: kept.0.map(|k| !k),
+            ..self
         }
     }
 
@@ -292,6 +336,35 @@ mod tests {
         assert_eq!(stats[4], None);
         assert_eq!(stats[6], Some([2.0; 5]));
         assert!(!run.is_sketched());
+    }
+
+    #[test]
+    fn a_run_keeps_only_the_measures_asked_for_exact_or_sketched() {
+        let cost_only = MeasureSet::of([2]);
+        let mut exact = MeasureValues::default().keeping(cost_only);
+        let mut sketched = MeasureValues::with_exact_limit(100).keeping(cost_only);
+        for i in 0..1_000 {
+            let values = [
+                Some(10.0),
+                Some(5.0),
+                Some(0.5),
+                Some(3.0),
+                None,
+                None,
+                None,
+            ];
+            exact.add(i, values);
+            sketched.add(i, values);
+        }
+        assert!(sketched.is_sketched());
+        for run in [&exact, &sketched] {
+            let stats = run.statistics();
+            assert_eq!(stats[2].map(|s| s[0]), Some(0.5));
+            assert!(stats.iter().enumerate().all(|(m, s)| m == 2 || s.is_none()));
+        }
+        // The columns of the measures left out stay empty.
+        assert!(exact.values[0].is_empty() && exact.values[2].len() == 1_000);
+        assert!(MeasureSet::NONE.is_empty() && !MeasureSet::ALL.is_empty());
     }
 
     /// Trace `i`'s latency: 1 to 1000 ms over each thousand traces, so every percentile is known.

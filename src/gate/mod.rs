@@ -19,6 +19,8 @@
 pub(crate) mod band;
 pub(crate) mod bootstrap;
 pub(crate) mod budget;
+pub(crate) mod budget_draw;
+pub(crate) mod budget_pairing;
 pub(crate) mod decision;
 pub(crate) mod erf;
 #[cfg(test)]
@@ -34,15 +36,17 @@ pub(crate) mod verdict;
 
 use indexmap::IndexMap;
 
-pub use band::{Band, BandBuilder, BandFile, RunDigest};
+pub use band::{Band, BandBuilder, BandFile, RunDigest, ScenarioMedians};
 pub use budget::{add_budgets, evaluate_budgets};
+pub use budget_pairing::BandPairing;
 pub use decision::{evaluate_mode, evaluate_pass_k};
 pub use measures::{
-    DISTRIBUTIONS, EXACT_TRACES, MeasureValues, RELATIVE_ACCURACY, RunStatistics, STATISTICS,
+    DISTRIBUTIONS, EXACT_TRACES, MeasureSet, MeasureValues, RELATIVE_ACCURACY, RunStatistics,
+    STATISTICS,
 };
 pub use outcome::{
-    Budget, BudgetOutcome, Gate, GateMode, GateWarning, Limit, PairedGate, Ungated, Unmeasured,
-    UsageDelta, Verdict,
+    Budget, BudgetOutcome, BudgetPairing, Gate, GateMode, GateWarning, Limit, PairedGate, Ungated,
+    Unmeasured, UsageDelta, Verdict,
 };
 pub use trust::{Distrust, SetAside, Trust};
 pub use verdict::{evaluate, shared_scenarios, ungated};

@@ -269,4 +269,20 @@ pub struct BudgetOutcome {
     /// For an INCONCLUSIVE excess: about how many scenarios of the run would make it significant;
     /// `None` otherwise, or when the band's run-to-run spread alone hides it.
     pub scenarios_to_tell: Option<usize>,
+    /// For a band with per-scenario medians: which test the budget's significance takes; `None`
+    /// for a band without them.
+    pub pairing: Option<BudgetPairing>,
+}
+
+/// The significance test of a budget against a band with per-scenario medians (see
+/// `budget_pairing.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetPairing {
+    /// The test pairs the run's scenarios with the band's: a relative budget on a mean, with at
+    /// least half of the run's scenarios in the band.
+    pub paired: bool,
+    /// A relative budget on a mean, which pairing applies to (percentiles are never paired).
+    pub eligible: bool,
+    /// Scenarios of the run the band has a median of.
+    pub shared: usize,
 }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::MeasureValues;
 use super::Verdict;
-use super::measures::MEASURE_COUNT;
+use super::measures::{MEASURE_COUNT, MeasureSet};
 
 /// The most slices a run keeps apart; the traces of later values are counted as [`OTHER`].
 pub const MAX_SLICES: usize = 32;
@@ -41,12 +41,13 @@ struct SliceCounts {
 pub const SLICE_EXACT_TRACES: usize = 1 << 15;
 
 impl SliceCounts {
-    fn new(checks: usize, measures: bool) -> Self {
+    fn new(checks: usize, measures: MeasureSet) -> Self {
         SliceCounts {
             traces: 0,
             clean: 0,
             fired: vec![0; checks],
-            values: measures.then(|| MeasureValues::with_exact_limit(SLICE_EXACT_TRACES)),
+            values: (!measures.is_empty())
+                .then(|| MeasureValues::with_exact_limit(SLICE_EXACT_TRACES).keeping(measures)),
         }
     }
 
@@ -82,15 +83,15 @@ impl SliceCounts {
 #[derive(Debug, Clone)]
 pub struct SliceTally {
     checks: usize,
-    measures: bool,
+    measures: MeasureSet,
     slices: IndexMap<Box<str>, SliceCounts>,
     other: Option<SliceCounts>,
 }
 
 impl SliceTally {
-    /// An empty tally of a run with `checks` active checks; with `measures`, each slice keeps its
-    /// traces' measures.
-    pub fn new(checks: usize, measures: bool) -> Self {
+    /// An empty tally of a run with `checks` active checks; each slice keeps its traces' values of
+    /// `measures` (those the budgets name).
+    pub fn new(checks: usize, measures: MeasureSet) -> Self {
         SliceTally {
             checks,
             measures,
@@ -338,7 +339,7 @@ mod tests {
 
     #[test]
     fn values_past_the_cap_are_counted_as_other() {
-        let mut tally = SliceTally::new(1, false);
+        let mut tally = SliceTally::new(1, MeasureSet::NONE);
         for i in 0..40 {
             tally.add(
                 &format!("model=m{i:02}"),

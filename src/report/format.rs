@@ -448,6 +448,15 @@ pub struct BudgetBlock {
     /// For an `INCONCLUSIVE` excess: about how many scenarios of this run would make it
     /// significant; `null` otherwise, or when the band's run-to-run spread alone hides it.
     pub scenarios_to_tell: Option<usize>,
+    /// `paired` (each scenario held to the band's median of it) or `unpaired` (the run's
+    /// scenarios resampled against the band's runs): the significance test the budget takes.
+    /// Present only for a band with per-scenario medians (`baseline --measures --per-scenario`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+    /// Scenarios of this run the band has a median of: those the paired test compares. Present
+    /// only with `test`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired_scenarios: Option<usize>,
 }
 
 /// One usage measure of the run next to the band's (an entry of the gate's `usage`).
@@ -883,6 +892,8 @@ mod tests {
                 scenarios: 30,
                 unmeasured: None,
                 scenarios_to_tell: None,
+                test: None,
+                paired_scenarios: None,
             }]),
         }
     }
@@ -1026,6 +1037,7 @@ mod tests {
                 ];
                 2
             ]),
+            scenario_measures: None,
             slices: None,
         };
         // The writer itself, with every optional key asked for.

@@ -12,7 +12,7 @@ use super::{Measures, OutcomeSummary, Report, VerdictBatch};
 use crate::checks::Gating;
 use crate::gate::passk::{PassKTable, PassKTally};
 use crate::gate::slices::{SliceTable, SliceTally};
-use crate::gate::{MeasureValues, RunSummary, ScenarioTally, UsageSum};
+use crate::gate::{MeasureSet, MeasureValues, RunSummary, ScenarioTally, UsageSum};
 
 /// What a run's outputs ask of the tally besides the outcome block (counted whenever the check that
 /// feeds it ran).
@@ -22,8 +22,9 @@ pub(crate) struct Wanted {
     pub summary: bool,
     /// The pass^k table (`--pass-k`, `--metric pass^k`).
     pub pass_k: bool,
-    /// Every trace's measures in the summary (`baseline --measures`, `check --budget`).
-    pub measures: bool,
+    /// The measures whose every value the summary and the slices keep: all of them for `baseline
+    /// --measures`, those the budgets name for `check --budget`, none otherwise.
+    pub measures: MeasureSet,
     /// The rows counted by slice (`--by`).
     pub slices: bool,
 }
@@ -96,7 +97,8 @@ impl GateTally {
             workflow_violations: workflow.as_ref().map(|_| Vec::new()),
             usage: usage_start.map(UsageSum::starting_at),
             set_aside: set_aside.to_vec(),
-            measures: wanted.measures.then(MeasureValues::default),
+            measures: (!wanted.measures.is_empty())
+                .then(|| MeasureValues::default().keeping(wanted.measures)),
         });
         Self {
             gated,
@@ -271,7 +273,11 @@ pub(crate) fn gated_run_summary(
     let wanted = Wanted {
         summary: true,
         pass_k: false,
-        measures,
+        measures: if measures {
+            MeasureSet::ALL
+        } else {
+            MeasureSet::NONE
+        },
         slices: false,
     };
     whole_run_input(report, set_aside, wanted, usage_start)
@@ -462,7 +468,7 @@ mod tests {
     const ALL: Wanted = Wanted {
         summary: true,
         pass_k: true,
-        measures: false,
+        measures: MeasureSet::NONE,
         slices: false,
     };
 

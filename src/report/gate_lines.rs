@@ -317,6 +317,15 @@ pub(crate) fn budget_line(outcome: &BudgetOutcome) -> String {
     } else {
         String::new()
     };
+    match outcome.pairing {
+        Some(p) if p.paired && outcome.p_value.is_some() => {
+            over.push_str(&format!(", {} paired with the band's medians", p.shared));
+        }
+        Some(p) if p.eligible && outcome.p_value.is_some() => {
+            over.push_str(&format!(", only {} in the band: tested unpaired", p.shared));
+        }
+        _ => {}
+    }
     if outcome.verdict == Verdict::Inconclusive && outcome.p_value.is_some() {
         match outcome.scenarios_to_tell {
             Some(n) => over.push_str(&format!(" \u{b7} about {n} scenarios would tell")),

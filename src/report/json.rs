@@ -372,6 +372,10 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
                         .to_string()
                     }),
                     scenarios_to_tell: b.scenarios_to_tell,
+                    test: b
+                        .pairing
+                        .map(|p| if p.paired { "paired" } else { "unpaired" }.to_string()),
+                    paired_scenarios: b.pairing.map(|p| p.shared),
                 })
                 .collect()
         }),

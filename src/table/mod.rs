@@ -216,6 +216,8 @@ pub struct TableBuilder {
     hold: Option<Hold>,
     /// Per span of the trace being appended, whether it backs a step (kept to reuse its buffer).
     backs: Vec<bool>,
+    /// The slice label of the trace being appended (kept to reuse its buffer).
+    slice_label: String,
     /// The weight of the batch being appended, when its reader said it ([`TableBuilder::start_batch`]).
     weight: Option<usize>,
     /// What the columns of the last batch with a known weight held, and that weight: the next batch
@@ -240,6 +242,7 @@ impl TableBuilder {
             step_offsets: vec![0],
             hold: None,
             backs: Vec::new(),
+            slice_label: String::new(),
             weight: None,
             last: None,
         }
@@ -454,12 +457,11 @@ impl TableBuilder {
         b.tool_evidence.append_option(evidence);
         let (offered, read_only) = derive::tool_definitions(spans);
         b.tool_definitions.append_option(offered);
-        b.slice.append_option(
-            self.options
-                .slices
-                .as_ref()
-                .map(|keys| keys.label(trace, root, agent_version.as_deref())),
-        );
+        let label = self.options.slices.as_ref().map(|keys| {
+            keys.label_into(&mut self.slice_label, trace, root, agent_version.as_deref());
+            self.slice_label.as_str()
+        });
+        b.slice.append_option(label);
         b.agent_version.append_option(agent_version);
         b.read_only_tools.append_option(read_only);
         b.domain.append_option(domain);

@@ -8,6 +8,8 @@
 //! puts `service.name` (and a deployment's attributes) on the resource, not on each span, while a
 //! span that carries the attribute itself says it more precisely.
 
+use std::borrow::Cow;
+
 use super::record::{SpanRecord, TraceRecord};
 
 /// The value of a key a trace does not record.
@@ -119,47 +121,56 @@ impl SliceKeys {
         self.0.iter().any(|k| k.attribute().is_some())
     }
 
-    /// The slice of `trace` (whose root span is `root`): `KEY=VALUE` for each key, joined by `,`; a
-    /// value the trace does not record is [`NONE`].
-    pub(crate) fn label(
+    /// Writes the slice of `trace` (whose root span is `root`) into `label` (cleared first):
+    /// `KEY=VALUE` for each key, joined by `,`; a value the trace does not record is [`NONE`]. Into a
+    /// buffer the caller keeps, with the values borrowed from the trace, so that labelling a trace
+    /// allocates nothing.
+    pub(crate) fn label_into(
         &self,
+        label: &mut String,
         trace: &TraceRecord<'_>,
         root: Option<usize>,
         agent_version: Option<&str>,
-    ) -> String {
+    ) {
         let spans = &trace.spans;
-        let mut label = String::new();
+        label.clear();
         for (i, key) in self.0.iter().enumerate() {
             if i > 0 {
                 label.push(',');
             }
-            label.push_str(&key.name());
+            match key {
+                SliceKey::Model => label.push_str("model"),
+                SliceKey::Agent => label.push_str("agent"),
+                SliceKey::AgentVersion => label.push_str("agent_version"),
+                SliceKey::Service => label.push_str("service"),
+                SliceKey::Attr(name) => {
+                    label.push_str("attr:");
+                    label.push_str(name);
+                }
+            }
             label.push('=');
-            let value = match key {
-                SliceKey::Agent => Some(trace.agent.clone()),
-                SliceKey::AgentVersion => agent_version.map(String::from),
+            let value: Option<Cow<'_, str>> = match key {
+                SliceKey::Agent => Some(Cow::Borrowed(trace.agent.as_str())),
+                SliceKey::AgentVersion => agent_version.map(Cow::Borrowed),
                 _ => {
                     let name = key.attribute().unwrap_or_default();
-                    let read = |span: &SpanRecord<'_>| {
-                        span.attr(name)
-                            .map(|v| v.py_str().into_owned())
-                            .filter(|v| !v.is_empty())
-                    };
-                    root.and_then(|r| read(&spans[r]))
-                        .or_else(|| spans.iter().find_map(read))
+                    root.and_then(|r| read_value(&spans[r], name))
+                        .or_else(|| spans.iter().find_map(|span| read_value(span, name)))
                         .or_else(|| {
-                            trace
-                                .resource
-                                .get(name)
-                                .map(|v| v.py_str().into_owned())
-                                .filter(|v| !v.is_empty())
+                            let value = trace.resource.get(name)?.py_str();
+                            (!value.is_empty()).then_some(value)
                         })
                 }
             };
             label.push_str(value.as_deref().filter(|v| !v.is_empty()).unwrap_or(NONE));
         }
-        label
     }
+}
+
+/// A span's value of attribute `name`, as the slice label shows it; `None` when absent or empty.
+fn read_value<'s>(span: &'s SpanRecord<'_>, name: &str) -> Option<Cow<'s, str>> {
+    let value = span.attr(name)?.py_str();
+    (!value.is_empty()).then_some(value)
 }
 
 #[cfg(test)]

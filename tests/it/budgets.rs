@@ -967,3 +967,238 @@ fn budgets_over_merged_shards_equal_one_run() {
     assert_eq!(one.0, merged.0);
     assert_eq!(one.1["gate"], merged.1["gate"]);
 }
+
+/// Scenario `i`'s cost in baseline run `run` (0.5% apart run to run) times `factor`: from 0.001 to
+/// 0.1 dollars over the scenarios, so that they differ far more than a release moves them.
+fn scenario_cost(i: usize, run: usize, factor: f64) -> f64 {
+    let base = 0.001 * (1 + (i * 37) % 100) as f64;
+    base * (1.0 + 0.005 * (run as f64 - 1.0)) * factor
+}
+
+/// A band of three runs of [`scenario_cost`], with `flags` after `--measures`.
+fn cost_band(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let runs: Vec<PathBuf> = (0..3)
+        .map(|r| {
+            write_run(
+                &dir.join(format!("cost-run{r}.jsonl")),
+                spread(1000),
+                |i| Some(scenario_cost(i, r, 1.0)),
+                |_| 1,
+            )
+        })
+        .collect();
+    let out = dir.join(name);
+    let mut args = vec!["baseline"];
+    args.extend(runs.iter().map(|r| arg(r)));
+    args.extend(["--out", arg(&out), "-q", "--measures"]);
+    args.extend(flags);
+    let done = faultgate(&args);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    out
+}
+
+/// `check --json` of `candidate` against `band` with `budgets`: the exit code, the budget lines and
+/// the JSON gate.
+fn check_json(
+    dir: &Path,
+    candidate: &Path,
+    band: &Path,
+    budgets: &[&str],
+    threads: &str,
+) -> (Option<i32>, Vec<String>, Value) {
+    let report = dir.join("gate-report.json");
+    let mut args = vec![
+        "check",
+        arg(candidate),
+        "--band",
+        arg(band),
+        "--table",
+        "none",
+        "-q",
+    ];
+    for b in budgets {
+        args.extend(["--budget", b]);
+    }
+    args.extend(["--json", arg(&report)]);
+    let out = common::command(dir)
+        .env("RAYON_NUM_THREADS", threads)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let lines = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("budget "))
+        .map(String::from)
+        .collect();
+    (out.status.code(), lines, read_json(&report)["gate"].clone())
+}
+
+#[test]
+fn the_band_records_each_scenarios_median_after_the_measures() {
+    let dir = scratch();
+    let band = read_json(&cost_band(dir.path(), "band.json", &["--per-scenario"]));
+    let keys: Vec<&str> = band
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys[keys.len() - 3..],
+        ["scenario_clean_runs", "measures", "scenario_measures"]
+    );
+    let medians = &band["scenario_measures"];
+    let costs = medians["cost_usd"].as_array().unwrap();
+    assert_eq!(costs.len(), SCENARIOS);
+    // Scenario s000 costs 0.001 in the middle run, 0.5% less and more in the others.
+    assert_eq!(band["scenarios"][0], "s000");
+    assert_eq!(costs[0], serde_json::json!(0.001));
+    assert_eq!(medians["steps"][7], serde_json::json!(1.0));
+    // No trace records tokens: null as a whole, not a list of nulls.
+    assert_eq!(medians["tokens"], Value::Null);
+    // Without --per-scenario, or without --measures, the band has no medians.
+    let plain = read_json(&cost_band(dir.path(), "plain.json", &[]));
+    assert!(plain.get("scenario_measures").is_none());
+    assert!(plain.get("scenario_clean_runs").is_none());
+}
+
+#[test]
+fn a_rise_on_every_scenario_fails_paired_where_the_unpaired_test_cannot_tell() {
+    let dir = scratch();
+    let paired = cost_band(dir.path(), "paired.json", &["--per-scenario"]);
+    let unpaired = cost_band(dir.path(), "unpaired.json", &[]);
+    let run = |factor: f64| {
+        write_run(
+            &dir.path().join(format!("candidate-{factor}.jsonl")),
+            spread(1000),
+            |i| Some(scenario_cost(i, 1, factor)),
+            |_| 1,
+        )
+    };
+    let budget = ["cost.mean <= +10%"];
+    let risen = run(1.12);
+    let (code, lines, gate) = check_json(dir.path(), &risen, &unpaired, &budget, "2");
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert!(
+        lines[0].starts_with("budget cost.mean: INCONCLUSIVE · +12% > +10%"),
+        "{lines:?}"
+    );
+    // A band without per-scenario medians gives today's bytes: no test named.
+    assert!(gate["budgets"][0].get("test").is_none(), "{gate}");
+    let (code, lines, gate) = check_json(dir.path(), &risen, &paired, &budget, "2");
+    assert_eq!(code, Some(1), "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            "budget cost.mean: FAIL · +12% > +10% (p=0.000) · 0.0566 vs band 0.0505 over 200 scenarios, 200 paired with the band's medians"
+        ]
+    );
+    assert_eq!(gate["budgets"][0]["test"], "paired");
+    assert_eq!(gate["budgets"][0]["paired_scenarios"], 200);
+    // A percentile is never paired: its tail is not each scenario's centre.
+    let (_, _, gate) = check_json(dir.path(), &risen, &paired, &["cost.p90 <= +10%"], "2");
+    assert_eq!(gate["budgets"][0]["test"], "unpaired");
+    // Within the limit, either way.
+    let modest = run(1.05);
+    for band in [&paired, &unpaired] {
+        let (code, lines, _) = check_json(dir.path(), &modest, band, &budget, "2");
+        assert_eq!(code, Some(0), "{lines:?}");
+        assert!(
+            lines[0].starts_with("budget cost.mean: PASS · +5% <= +10%"),
+            "{lines:?}"
+        );
+    }
+    // The same bytes at any thread count.
+    let at = |threads| check_json(dir.path(), &risen, &paired, &budget, threads);
+    let one = at("1");
+    assert_eq!(one, at("2"));
+    assert_eq!(one, at("4"));
+}
+
+#[test]
+fn a_candidate_mostly_outside_the_band_is_tested_unpaired_and_says_so() {
+    let dir = scratch();
+    let paired = cost_band(dir.path(), "paired.json", &["--per-scenario"]);
+    // Scenarios renamed past the first 60: 60 of 200 in the band, fewer than half.
+    let renamed = dir.path().join("renamed.jsonl");
+    let original = write_run(
+        &dir.path().join("original.jsonl"),
+        spread(1000),
+        |i| Some(scenario_cost(i, 1, 1.12)),
+        |_| 1,
+    );
+    let text = std::fs::read_to_string(original).unwrap();
+    let moved: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            if i < 60 {
+                line.to_string()
+            } else {
+                line.replace(&format!("\"s{i:03}\""), &format!("\"new{i:03}\""))
+            }
+        })
+        .collect();
+    std::fs::write(&renamed, moved.join("\n") + "\n").unwrap();
+    let (_, lines, gate) = check_json(dir.path(), &renamed, &paired, &["cost.mean <= +10%"], "2");
+    assert_eq!(gate["budgets"][0]["test"], "unpaired", "{gate}");
+    assert_eq!(gate["budgets"][0]["paired_scenarios"], 60);
+    assert!(
+        lines[0].contains(
+            "(p=0.334), not significant against the band's run-to-run spread · 0.0566 vs band 0.0505 over 200 scenarios, only 60 in the band: tested unpaired"
+        ),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn paired_budgets_over_merged_shards_equal_one_run() {
+    let dir = scratch();
+    let band = cost_band(dir.path(), "paired.json", &["--per-scenario"]);
+    let run = write_run(
+        &dir.path().join("risen.jsonl"),
+        spread(1000),
+        |i| Some(scenario_cost(i, 1, 1.12)),
+        |_| 1,
+    );
+    let text = std::fs::read_to_string(&run).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let inputs = dir.path().join("inputs");
+    std::fs::create_dir(&inputs).unwrap();
+    for (k, part) in lines.chunks(lines.len() / 2 + 1).enumerate() {
+        std::fs::write(
+            inputs.join(format!("part{k}.jsonl")),
+            part.join("\n") + "\n",
+        )
+        .unwrap();
+    }
+    let gate = |name: &str, args: &[&str]| {
+        let path = dir.path().join(name);
+        let mut all = args.to_vec();
+        all.extend(["--band", arg(&band), "--budget", "cost.mean <= +10%"]);
+        all.extend(["--json", arg(&path), "--table", "none"]);
+        let out = faultgate(&all);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        read_json(&path)["gate"].clone()
+    };
+    let one = gate("one.json", &["check", arg(&inputs)]);
+    for k in ["1/2", "2/2"] {
+        let partial = dir.path().join(format!("p{}", &k[..1]));
+        let out = faultgate(&[
+            "check",
+            arg(&inputs),
+            "--shard",
+            k,
+            "--partial",
+            arg(&partial),
+            "-q",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let (p1, p2) = (dir.path().join("p1"), dir.path().join("p2"));
+    let merged = gate("merged.json", &["merge", arg(&p1), arg(&p2)]);
+    assert_eq!(one["budgets"][0]["test"], "paired");
+    assert_eq!(one["budgets"][0]["verdict"], "FAIL");
+    assert_eq!(one, merged);
+}

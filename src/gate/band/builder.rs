@@ -7,9 +7,11 @@
 
 use std::collections::HashMap;
 
+use super::scenario_measures::{ScenarioMedians, median};
 use super::{Band, BandPassK};
+use crate::gate::measures::MEASURE_COUNT;
 use crate::gate::passk::{Trials, pass_hat_k};
-use crate::gate::{GateError, RunStatistics, RunSummary};
+use crate::gate::{GateError, MeasureValues, RunStatistics, RunSummary};
 
 /// Builds a band from baseline runs added one at a time.
 #[derive(Debug, Default)]
@@ -36,6 +38,11 @@ pub struct BandBuilder {
     has_trials: bool,
     /// Per run, its measures' statistics: `None` once a run came without its values.
     measures: Option<Vec<RunStatistics>>,
+    /// Keep `scenario_values` (only for `baseline --measures --per-scenario`: 8 bytes per key, run
+    /// and measure).
+    track_scenario_values: bool,
+    /// Per run, per measure, per id: the mean of the scenario's values in that run (NaN without one).
+    scenario_values: Vec<[Vec<f64>; MEASURE_COUNT]>,
 }
 
 /// What adding a run tells the caller, for the per-run baseline line and warnings.
@@ -63,6 +70,15 @@ impl BandBuilder {
         }
     }
 
+    /// The builder, also keeping each run's mean of each measure per scenario, for the band's
+    /// per-scenario medians.
+    pub fn with_scenario_measures(self) -> Self {
+        Self {
+            track_scenario_values: true,
+            ..self
+        }
+    }
+
     /// Reduces one run to clean flags per scenario and usage sums, and forgets its traces.
     pub fn add_run(&mut self, run: &RunSummary) -> RunDigest {
         let tally = &run.scenarios;
@@ -80,8 +96,14 @@ impl BandBuilder {
         }
         let mut present = Bitmap::new(self.keys.len());
         let mut clean = Bitmap::new(self.keys.len());
+        // Per position of the run's scenarios, its id in the band.
+        let mut ids = Vec::new();
         for (key, is_clean) in tally.clean_flags() {
-            if let Some(&id) = self.ids.get(key) {
+            let id = self.ids.get(key).copied();
+            if self.track_scenario_values {
+                ids.push(id);
+            }
+            if let Some(id) = id {
                 present.set(id);
                 if is_clean {
                     clean.set(id);
@@ -106,6 +128,15 @@ impl BandBuilder {
         }
         self.shared.and_assign(&present);
         self.clean_per_run.push(clean);
+        if self.track_scenario_values {
+            let means = run
+                .measures
+                .as_ref()
+                .map(|values| scenario_means(values, &ids, self.keys.len()));
+            self.scenario_values.push(
+                means.unwrap_or_else(|| std::array::from_fn(|_| vec![f64::NAN; self.keys.len()])),
+            );
+        }
         // Only the run's statistics stay: its values go with the summary.
         self.measures = match (self.measures.take(), &run.measures) {
             (Some(mut per_run), Some(values)) => {
@@ -215,6 +246,9 @@ impl BandBuilder {
         let usage = std::array::from_fn(|m| {
             (self.usage_count[m] > 0).then(|| self.usage_total[m] / self.usage_count[m] as f64)
         });
+        let scenario_measures = self
+            .track_scenario_values
+            .then(|| scenario_medians(&self.scenario_values, &shared));
         let mut keys = self.keys;
         let scenarios = shared
             .iter()
@@ -234,9 +268,55 @@ impl BandBuilder {
             agent_version: None,
             expectations: None,
             measures: self.measures,
+            scenario_measures,
             slices: None,
         })
     }
+}
+
+/// Per measure, per band id, the mean of the run's values of that scenario (NaN without one);
+/// `ids` gives each of the run's scenario positions its band id.
+fn scenario_means(
+    values: &MeasureValues,
+    ids: &[Option<usize>],
+    keys: usize,
+) -> [Vec<f64>; MEASURE_COUNT] {
+    std::array::from_fn(|m| {
+        let mut sums = vec![(0.0, 0u32); keys];
+        for (&position, &value) in values.scenario.iter().zip(&values.values[m]) {
+            if let (false, Some(Some(id))) = (value.is_nan(), ids.get(position as usize)) {
+                let (sum, count) = &mut sums[*id];
+                *sum += value;
+                *count += 1;
+            }
+        }
+        sums.into_iter()
+            .map(|(sum, count)| {
+                if count == 0 {
+                    f64::NAN
+                } else {
+                    sum / f64::from(count)
+                }
+            })
+            .collect()
+    })
+}
+
+/// Per measure, per shared id (in band order), the median over the runs; a measure no shared
+/// scenario recorded is `None` as a whole.
+fn scenario_medians(per_run: &[[Vec<f64>; MEASURE_COUNT]], shared: &[usize]) -> ScenarioMedians {
+    std::array::from_fn(|m| {
+        let mut across = Vec::with_capacity(per_run.len());
+        let medians: Vec<Option<f64>> = shared
+            .iter()
+            .map(|&id| {
+                across.clear();
+                across.extend(per_run.iter().map(|run| run[m][id]));
+                median(&mut across)
+            })
+            .collect();
+        medians.iter().any(Option::is_some).then_some(medians)
+    })
 }
 
 /// A fixed-size set of small integers.

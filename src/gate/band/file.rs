@@ -116,6 +116,16 @@ pub struct BandJson {
         skip_serializing_if = "Option::is_none"
     )]
     pub measures: Option<Value>,
+    /// Per measure (`latency_ms`, `tokens`, …), one median over the baseline runs per entry of
+    /// `scenarios` (`null` where no run recorded it; `null` as a whole for a measure no scenario
+    /// recorded); written by `baseline --measures --per-scenario`, read by `check --budget` to pair
+    /// a budget on a mean by scenario. Absent otherwise.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scenario_measures: Option<Value>,
     /// `{"by": [keys], "values": {slice: {"clean_rate": [one per run], "traces": [one per run]}}}`:
     /// each baseline run's clean rate per slice (`null`, with 0 traces, for a run without the
     /// slice); written by `baseline --by`, read by `check --by` with the same keys. Absent otherwise.
@@ -201,7 +211,8 @@ impl Band {
     }
 
     /// band.json with optional keys after 0.4.1's (which 0.4.1 ignores): with `per_scenario`,
-    /// `SCENARIO_CLEAN_RUNS`, each scenario's count of clean runs, which the paired gate needs; with
+    /// `SCENARIO_CLEAN_RUNS`, each scenario's count of clean runs, which the paired gate needs, and
+    /// (for a band with them) the measures' per-scenario medians, which paired budgets need; with
     /// `pass_k` and runs that had trials, `PASS_K`, which `--metric pass^k` needs.
     pub fn to_wire_with(&self, per_scenario: bool, pass_k: bool) -> BandJson {
         BandJson {
@@ -236,6 +247,11 @@ impl Band {
             agent_version: self.agent_version.clone().map(Value::from),
             expectations_sha256: self.expectations.clone().map(Value::from),
             measures: self.measures.as_ref().map(|runs| measures_json(runs)),
+            scenario_measures: self
+                .scenario_measures
+                .as_ref()
+                .filter(|_| per_scenario)
+                .map(super::scenario_measures::to_json),
             slices: self
                 .slices
                 .as_ref()

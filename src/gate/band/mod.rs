@@ -13,11 +13,13 @@
 mod builder;
 mod file;
 mod reader;
+mod scenario_measures;
 
 pub use builder::{BandBuilder, RunDigest};
 pub use file::{BandCleanRate, BandJson, BandPassKJson, Shaped};
 pub use reader::BandFile;
 pub(crate) use reader::BandMeasures;
+pub use scenario_measures::ScenarioMedians;
 
 /// pass^1 … pass^k of each baseline run over the shared scenarios.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +63,9 @@ pub struct Band {
     /// `baseline --measures`: per run, the statistics of each measure of
     /// [`DISTRIBUTIONS`](crate::gate::DISTRIBUTIONS); `None` without the flag.
     pub measures: Option<Vec<crate::gate::RunStatistics>>,
+    /// `baseline --measures --per-scenario`: per measure, per scenario of `scenarios`, the median
+    /// over the runs; `None` without both flags.
+    pub scenario_measures: Option<ScenarioMedians>,
     /// `baseline --by`: per slice, each run's clean rate and traces; `None` without the flag.
     pub slices: Option<crate::gate::slices::BandSlices>,
 }

@@ -10,6 +10,7 @@ use super::file::{
     AGENT_VERSION, BandJson, BandPassKJson, EXPECTATIONS_SHA256, MEASURES_KEY, PASS_K,
     SCENARIO_CLEAN_RUNS, SET_ASIDE, Shaped,
 };
+use super::scenario_measures::{SCENARIO_MEASURES, ScenarioMedians};
 use crate::compat::value::py_truthy;
 use crate::error::display_path;
 use crate::gate::measures::MEASURE_COUNT;
@@ -49,6 +50,9 @@ pub struct BandFile {
     /// [`MEASURES_KEY`]: per measure of [`DISTRIBUTIONS`], per statistic of [`STATISTICS`], one value
     /// per baseline run (`None` for a run that recorded none); `None` when the band has no such key.
     pub(crate) measures: Option<BandMeasures>,
+    /// [`SCENARIO_MEASURES`]: per measure, per entry of `scenarios`, the median over the baseline
+    /// runs; `None` when the band has no such key.
+    pub(crate) scenario_measures: Option<ScenarioMedians>,
     /// Each baseline run's clean rate per slice (`baseline --by`).
     pub(crate) slices: Option<crate::gate::slices::BandSlices>,
 }
@@ -242,6 +246,17 @@ impl BandFile {
                 )
             })?),
         };
+        let scenario_measures = match band.scenario_measures {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                super::scenario_measures::from_json(&value, scenarios.len()).ok_or_else(|| {
+                    bad(
+                        SCENARIO_MEASURES,
+                        "an object of measures, each null or a list of one number (or null) per scenario",
+                    )
+                })?,
+            ),
+        };
         let slices = match band.slices {
             None | Some(Value::Null) => None,
             Some(value) => Some(crate::gate::slices::BandSlices::from_json(&value).ok_or_else(|| {
@@ -271,6 +286,7 @@ impl BandFile {
             agent_version,
             expectations,
             measures,
+            scenario_measures,
             slices,
         })
     }
