@@ -163,18 +163,7 @@ impl GateTally {
                     }
                     let scenario = summary.scenarios.add(row.scenario(), clean);
                     if let Some(values) = &mut summary.measures {
-                        values.add(
-                            scenario,
-                            [
-                                m.latency_ms,
-                                m.tokens,
-                                m.cost_usd,
-                                Some(row.steps() as f64),
-                                m.input_tokens,
-                                m.output_tokens,
-                                m.model_calls,
-                            ],
-                        );
+                        values.add(scenario, distribution_values(&row));
                     }
                     Some(scenario)
                 }
@@ -188,20 +177,11 @@ impl GateTally {
                 outcome.add(&self.fired, row.verdicts().map(|v| v.confidence));
             }
             if let Some(slices) = &mut self.slices {
-                let m = row.measures();
                 slices.add(
                     row.slice().unwrap_or(crate::table::slices::NONE),
                     clean,
                     &self.fired,
-                    [
-                        m.latency_ms,
-                        m.tokens,
-                        m.cost_usd,
-                        Some(row.steps() as f64),
-                        m.input_tokens,
-                        m.output_tokens,
-                        m.model_calls,
-                    ],
+                    distribution_values(&row),
                 );
             }
         }
@@ -226,6 +206,23 @@ impl GateTally {
             slices: self.slices.map(SliceTally::finish),
         }
     }
+}
+
+/// A row's values of the measures, in [`DISTRIBUTIONS`](crate::gate::measures::DISTRIBUTIONS)
+/// order, as the run's and each slice's distributions take them.
+fn distribution_values(
+    row: &super::verdicts::Row<'_>,
+) -> [Option<f64>; crate::gate::measures::MEASURE_COUNT] {
+    let m = row.measures();
+    [
+        m.latency_ms,
+        m.tokens,
+        m.cost_usd,
+        Some(row.steps() as f64),
+        m.input_tokens,
+        m.output_tokens,
+        m.model_calls,
+    ]
 }
 
 /// What the gate needs of a run held in memory: the batches counted by a [`GateTally`], then the
