@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use faultgate::checks::{CheckKind, Reasons, SideInputs, checks};
 use faultgate::ingest::{self, Format, ReadOptions, for_each_batch, scan};
-use faultgate::pipeline::{RunSettings, run_batch};
+use faultgate::run::{RunSettings, run_batch};
 use faultgate::redact::Redaction;
 use faultgate::report::VerdictBatch;
 use faultgate::table::{TableOptions, TraceBatch};

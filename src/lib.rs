@@ -6,7 +6,7 @@
 //!    format describes each trace's spans as records borrowing from the parsed bytes.
 //! 2. [`table`] derives prompts, answers, scenario keys and tool steps from those records and appends
 //!    traces, spans and steps straight into Arrow record batches.
-//! 3. [`checks`] run as passes over those typed columns, filling verdict columns; [`pipeline`] drives
+//! 3. [`checks`] run as passes over those typed columns, filling verdict columns; [`run`] drives
 //!    them over files in parallel and collects each batch's verdicts as an Arrow record batch.
 //! 4. [`report`] turns the verdict batches into the terminal table, the JSON report and the other
 //!    outputs.
@@ -27,17 +27,16 @@ pub mod expect;
 mod explain;
 pub mod gate;
 pub mod golden;
-mod identity;
 pub mod ingest;
 mod judge;
 mod otlp_pb;
 mod output;
 mod partial;
-pub mod pipeline;
 pub mod policy;
 mod precheck;
 pub mod redact;
 pub mod report;
+pub mod run;
 pub mod sessions;
 mod sidefile;
 pub mod table;

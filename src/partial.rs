@@ -337,7 +337,7 @@ pub(crate) struct UnreadUnits {
 
 impl SessionUnits {
     /// The units of a shard, as its run numbered them.
-    pub(crate) fn of(tail: crate::pipeline::TailPlaces) -> SessionUnits {
+    pub(crate) fn of(tail: crate::run::TailPlaces) -> SessionUnits {
         SessionUnits {
             alone: tail.alone,
             unread_tools: tail
@@ -356,9 +356,9 @@ impl SessionUnits {
     /// it after its last file's.
     pub(crate) fn unread_warning(&self) -> Option<String> {
         self.unread_tools.as_ref().map(|u| {
-            crate::pipeline::unread_tools_warning(
+            crate::run::unread_tools_warning(
                 u.count,
-                crate::pipeline::MERGED_TRACES,
+                crate::run::MERGED_TRACES,
                 &u.trace,
                 &u.evidence,
             )

@@ -9,7 +9,7 @@
 //! each conversation becomes one row, checked as one sequence of steps.
 //!
 //! A turn whose trace id several files hold is merged by the trace-identity rule first
-//! (`crate::identity`), in memory as without sessions; its spilled first read is then left out.
+//! (`crate::run::identity`), in memory as without sessions; its spilled first read is then left out.
 //!
 //! A reason keeps counting steps over the whole conversation, so that every reader of a reason (the
 //! span it names, the steps a report shows) finds the same step; the turn of each step it names is

@@ -11,7 +11,7 @@ use crate::checks::{Check, CheckKind, SideInputs, checks};
 use crate::golden::{Golden, Outcomes};
 use crate::judge::custom::JudgedSpec;
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
-use crate::pipeline::RunSettings;
+use crate::run::RunSettings;
 use crate::redact::{Redaction, RedactionError};
 use crate::report::ReportCheck;
 use crate::report::replay::JudgeRecord;

@@ -3,7 +3,7 @@
 //!
 //! Files are read a batch at a time and each batch is checked with the run's settings; only the traces
 //! a caller keeps are handed on, so memory holds those and one batch. A trace several files of the run
-//! hold is merged and checked once every file is read, as `crate::pipeline` does it, so a trace is
+//! hold is merged and checked once every file is read, as `crate::run` does it, so a trace is
 //! clean here exactly when it is clean in the run.
 
 use std::collections::{BTreeSet, HashSet};
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::align::{ResultClass, Step};
 use crate::error::InputError;
 use crate::ingest::{self, ReadOptions};
-use crate::pipeline::{RunSettings, run_batch};
+use crate::run::{RunSettings, run_batch};
 use crate::redact::Redaction;
 use crate::report::VerdictBatch;
 use crate::report::steps::{MAX_CHARS, StepView};
@@ -51,7 +51,7 @@ pub(crate) type Keep<'a> = dyn Fn(&str, bool) -> bool + Sync + 'a;
 /// Reads `files` as one run checked with `settings`, handing each trace `keep` accepts to `sink`, in
 /// run order (the traces merged across files last); with `agent_version`, only the traces of that
 /// version. Scenario keys are those the run's outputs show: qualified by domain (`airline/task-18`)
-/// when the run's traces name several benchmark domains, as `crate::pipeline` keys them, so a
+/// when the run's traces name several benchmark domains, as `crate::run` keys them, so a
 /// regression the gate names is found under its own key.
 pub(crate) fn read_run(
     files: &[PathBuf],
@@ -81,7 +81,7 @@ pub(crate) fn read_run(
 }
 
 /// [`read_run`] with the scenario keys qualified by domain or not; returns the domains the traces of
-/// the files name (the traces merged across files aside, as `crate::pipeline` counts them).
+/// the files name (the traces merged across files aside, as `crate::run` counts them).
 fn read_keyed(
     files: &[PathBuf],
     settings: &RunSettings,
@@ -134,7 +134,7 @@ fn read_keyed(
         held.extend(read.held.into_iter().map(|part| (i, part)));
     }
     if !held.is_empty() {
-        let merged = crate::identity::merge(held, files);
+        let merged = crate::run::identity::merge(held, files);
         let mut builder = crate::table::TableBuilder::new(options.table);
         for trace in &merged.traces {
             builder.append(trace);
@@ -149,7 +149,7 @@ fn shared_ids(files: &[PathBuf], options: &ReadOptions) -> Result<HashSet<String
     if files.len() < 2 {
         return Ok(HashSet::new());
     }
-    let mut ids = crate::identity::SharedIds::default();
+    let mut ids = crate::run::identity::SharedIds::default();
     for (i, path) in files.iter().enumerate() {
         ids.add(i, ingest::trace_ids(path, options)?);
     }

@@ -315,7 +315,7 @@ fn precheck_batch(
     }
     // Only traces that show tool activity are warned about: a trace without tools passes its tool
     // checks rightly.
-    let unread = crate::pipeline::UnreadTools::of_batch(batch);
+    let unread = crate::run::UnreadTools::of_batch(batch);
     if let Some((id, evidence)) = unread.first() {
         issues.push(Issue::warning(
             None,

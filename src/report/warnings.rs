@@ -140,7 +140,7 @@ mod tests {
         )
         .unwrap();
         let folders = crate::cli::run::input_warnings([], [&Some("a.md: not a trace file".into())]);
-        let merged = crate::identity::Merged {
+        let merged = crate::run::identity::Merged {
             clashes: vec![(
                 "t".into(),
                 "s".into(),
@@ -152,13 +152,13 @@ mod tests {
             ..Default::default()
         };
         let merge_warnings = merged.warnings();
-        let unread = crate::pipeline::UnreadTools {
+        let unread = crate::run::UnreadTools {
             traces: vec![("t".into(), "finish_reason tool_calls".into())],
         }
         .warning("x.json", crate::redact::Redaction::Off)
         .unwrap();
         let no_content = crate::cli::run::no_content_warning(2, "x.json");
-        let links = crate::pipeline::links_warning(3, Path::new("x.json"));
+        let links = crate::run::links_warning(3, Path::new("x.json"));
         let cases = [
             (
                 links.as_str(),

@@ -188,8 +188,8 @@ fn documented_layers(doc: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The top-level module of a file under `src/`: `src/checks/registry.rs` is `checks`, `src/pipeline.rs`
-/// is `pipeline`.
+/// The top-level module of a file under `src/`: `src/checks/registry.rs` is `checks`, `src/run/mod.rs`
+/// is `run`.
 fn top_module(file: &str) -> &str {
     let rest = file.strip_prefix("src/").unwrap_or(file);
     let first = rest.split('/').next().unwrap_or(rest);

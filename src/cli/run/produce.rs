@@ -31,7 +31,7 @@ pub(crate) struct Produced {
     pub sessions: Option<std::sync::Arc<crate::sessions::SessionIds>>,
     /// A shard of a session run: the places of the units it checked after every file, whose rows
     /// follow the files' (a last batch, or a last spilled file, of their own).
-    pub tail: Option<crate::pipeline::TailPlaces>,
+    pub tail: Option<crate::run::TailPlaces>,
 }
 
 impl Produced {
@@ -172,9 +172,9 @@ pub(crate) fn produce(
         bar.start(&paths);
     }
     let mut outcomes =
-        crate::pipeline::run_files_spilled(&paths, &resolved.settings, spill.as_ref());
+        crate::run::run_files_spilled(&paths, &resolved.settings, spill.as_ref());
     // One trace id is one trace across the run's files (see `identity`).
-    let mut shared = crate::pipeline::merge_shared_traces(
+    let mut shared = crate::run::merge_shared_traces(
         &paths,
         &mut outcomes,
         &resolved.settings,
@@ -316,7 +316,7 @@ pub(crate) fn produce(
         extra.warnings.extend(
             shared
                 .unread_tools
-                .warning(crate::pipeline::MERGED_TRACES, redaction),
+                .warning(crate::run::MERGED_TRACES, redaction),
         );
         if spill.is_some() {
             if !shared.spilled.is_empty() {
@@ -396,7 +396,7 @@ impl Produced {
 
 /// A file's verdict batches as one batch (a partial holds one per file).
 fn one_batch(
-    settings: &crate::pipeline::RunSettings,
+    settings: &crate::run::RunSettings,
     mut batches: Vec<VerdictBatch>,
 ) -> VerdictBatch {
     if batches.len() == 1 {

@@ -7,7 +7,7 @@
 //! the run has one, is asked about the whole batch first (`crate::judge::Judge::verdicts`), and its
 //! verdicts go to the judged checks of every part as data.
 //!
-//! A trace is its trace id within the run (`crate::identity`). Each file is read once, on its own, and
+//! A trace is its trace id within the run (`identity`). Each file is read once, on its own, and
 //! gives the 64-bit hashes of its trace ids (`ingest::id_hash`) with its results. Once every file is
 //! read, a hash two files list marks a trace they may share: only the files holding such a hash are
 //! opened again, their ids confirmed, and only the shared traces decoded again, whole, while their rows
@@ -17,6 +17,8 @@
 //! reads them, so that no trace is judged and then taken back; so does a run that reads OTLP log
 //! records, once its first read shows it (a trace of log records alone is dropped, unhashed, by a
 //! file read on its own).
+
+pub(crate) mod identity;
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
@@ -582,7 +584,7 @@ fn hold_shared_traces(
             }
         })
         .collect();
-    let mut ids = crate::identity::SharedIds::default();
+    let mut ids = crate::run::identity::SharedIds::default();
     for (&file, listed) in holders.iter().zip(&parts) {
         if let Ok(listed) = listed {
             ids.add(
@@ -683,7 +685,7 @@ fn index_files(
         progress: None,
         ..read_options(settings)
     };
-    let mut ids = crate::identity::SharedIds::default();
+    let mut ids = crate::run::identity::SharedIds::default();
     for (c, chunk) in files.chunks(parallel).enumerate() {
         let listed: Vec<Result<Vec<String>, InputError>> = chunk
             .par_iter()
@@ -717,7 +719,7 @@ fn read_options(settings: &RunSettings) -> ReadOptions {
     }
 }
 
-/// Traces whose id more than one file of the run holds, merged by the rule of `crate::identity`.
+/// Traces whose id more than one file of the run holds, merged by the rule of `identity`.
 #[derive(Default)]
 pub struct SharedTraces {
     /// The merged traces' verdicts, a batch at a time (none when no id is shared and no trace names
@@ -785,7 +787,7 @@ pub fn merge_shared_traces(
         return SharedTraces::default();
     }
     let qualify_domains = run_domains(results) > 1;
-    let mut merged = crate::identity::merge(parts, files);
+    let mut merged = crate::run::identity::merge(parts, files);
     let mut options = read_options(settings);
     options.table.qualify_domains = qualify_domains;
     // The conversations become rows here: the builder holds and spills nothing more.
