@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 
 use faultgate::checks::{CheckKind, Reasons, SideInputs, checks};
 use faultgate::ingest::{self, Format, ReadOptions, for_each_batch, scan};
-use faultgate::run::{RunSettings, run_batch};
 use faultgate::redact::Redaction;
 use faultgate::report::VerdictBatch;
+use faultgate::run::{RunSettings, run_batch};
 use faultgate::table::{TableOptions, TraceBatch};
 use rayon::prelude::*;
 use serde::Serialize;

@@ -11,10 +11,10 @@ use crate::checks::{Check, CheckKind, SideInputs, checks};
 use crate::golden::{Golden, Outcomes};
 use crate::judge::custom::JudgedSpec;
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
-use crate::run::RunSettings;
 use crate::redact::{Redaction, RedactionError};
 use crate::report::ReportCheck;
 use crate::report::replay::JudgeRecord;
+use crate::run::RunSettings;
 
 /// A resolved run, plus what to tell the user before it starts.
 pub(crate) struct Resolved {

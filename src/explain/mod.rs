@@ -21,8 +21,8 @@ use std::path::PathBuf;
 use self::align::{Step, align, answer_cost, first_divergence};
 use self::read::{TraceView, read_run};
 use crate::error::InputError;
-use crate::run::RunSettings;
 use crate::report::explanation::{Explanation, QUOTED_CHARS, Side, cut_chars};
+use crate::run::RunSettings;
 
 /// A baseline run as given to `--explain`: how it is named in the outputs, and its files.
 #[derive(Debug, Clone)]

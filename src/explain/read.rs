@@ -13,10 +13,10 @@ use std::sync::Arc;
 use super::align::{ResultClass, Step};
 use crate::error::InputError;
 use crate::ingest::{self, ReadOptions};
-use crate::run::{RunSettings, run_batch};
 use crate::redact::Redaction;
 use crate::report::VerdictBatch;
 use crate::report::steps::{MAX_CHARS, StepView};
+use crate::run::{RunSettings, run_batch};
 use crate::table::columns::{Columns, opt};
 use crate::table::{TableOptions, TraceBatch};
 

@@ -14,12 +14,36 @@
 //! alone), the shared traces' parts are decoded again whole and taken out of their files' results, and
 //! [`merge`] joins the parts. (A run with a judge lists every file's ids first and keeps the parts whole
 //! as it reads.) Memory holds 8 bytes per trace and the shared traces' parts, not the archive.
+//!
+//! Ingest takes part (it hashes or lists each file's trace ids as it reads), and so does the table
+//! builder (it keeps whole, out of its batches, the traces `ReadOptions::hold` names); a run applies
+//! and finishes the rule here: which ids several files hold ([`index_files`], [`hold_shared_traces`])
+//! and, once every file is read, the shared traces merged and checked once
+//! ([`merge_shared_traces`]), where the conversations of `--unit session` and the units of
+//! `--follow-links` are joined and checked too. `crate::run::check` does both, so no caller can
+//! leave the merge out.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::error::display_path;
+use arrow_array::Array;
+use arrow_schema::SchemaRef;
+use rayon::prelude::*;
+
+use super::drive::{check_batch, check_turns, run_file};
+use super::{
+    FileResults, RunSettings, UnreadTools, bound_failing_steps, links_warning, read_options,
+    run_domains,
+};
+use crate::error::{InputError, display_path};
+use crate::ingest::{self, ReadOptions};
+use crate::report::id_hashes::IdHashes;
+use crate::report::spill::VerdictSpill;
+use crate::report::steps::{self, TraceSteps};
+use crate::report::verdicts::VerdictBatch;
+use crate::table::columns::Columns;
 use crate::table::record::{SpanRecord, TraceRecord, is_content_record, join_content};
+use crate::table::{TableOptions, TraceBatch};
 
 /// The trace ids of a run's files, told file by file, and those found in more than one file.
 #[derive(Debug, Default)]
@@ -254,6 +278,524 @@ pub(crate) fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]
         .collect();
     merged.unjoined = unjoined;
     merged
+}
+
+/// Lists every file's trace ids from its index (`parallel` files at a time) when the run has several
+/// files: each file's refusal, if its index could not be made, and the ids more than one file holds.
+pub(super) fn index_files(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    parallel: usize,
+) -> (Vec<Option<InputError>>, HashSet<String>) {
+    let mut refused: Vec<Option<InputError>> = files.iter().map(|_| None).collect();
+    if files.len() < 2 {
+        return (refused, HashSet::new());
+    }
+    let options = ReadOptions {
+        progress: None,
+        ..read_options(settings)
+    };
+    let mut ids = SharedIds::default();
+    for (c, chunk) in files.chunks(parallel).enumerate() {
+        let listed: Vec<Result<Vec<String>, InputError>> = chunk
+            .par_iter()
+            .map(|path| match ingest::trace_ids(path, &options) {
+                Ok(listed) if listed.is_empty() => Err(InputError::NoTraces(path.clone())),
+                other => other,
+            })
+            .collect();
+        for (i, listed) in listed.into_iter().enumerate() {
+            let file = c * parallel + i;
+            match listed {
+                Ok(listed) => ids.add(file, listed),
+                Err(error) => refused[file] = Some(error),
+            }
+        }
+    }
+    (refused, ids.shared())
+}
+
+/// Applies the trace-identity rule to files read on their own: the traces whose id another file also
+/// holds are taken out of each file's results and decoded again, whole, as the file's shared parts.
+/// Nothing is read again unless two files list the same id hash; a file is read whole again (keeping
+/// its shared traces whole, as when they are known in advance) only when taking them out leaves fewer
+/// failing traces' steps than it keeps while more failing traces are in the file, or when its steps
+/// were dropped for the files before it and taking the shared traces out leaves those fewer than the
+/// run's bound.
+pub(super) fn hold_shared_traces(
+    files: &[PathBuf],
+    settings: &RunSettings,
+    schema: &SchemaRef,
+    out: &mut [Result<FileResults, InputError>],
+    hashes: IdHashes,
+    spill: Option<&VerdictSpill>,
+) {
+    // A hash two files list (a file may list one twice) marks a trace they may share.
+    let mut candidates: HashSet<u64> = HashSet::new();
+    let mut holders: Vec<usize> = Vec::new();
+    let listed = hashes.repeated(|hash, files| {
+        if files.first() != files.last() {
+            candidates.insert(hash);
+            holders.extend(files.iter().map(|&file| file as usize));
+        }
+        true
+    });
+    if let Err(source) = listed {
+        // The sorted hashes went to a temporary file that can no longer be read: the run cannot
+        // apply the rule, and says where.
+        if let Some(last) = out.last_mut() {
+            let dir = spill.and_then(VerdictSpill::dir);
+            *last = Err(InputError::Read {
+                path: dir.map_or_else(std::env::temp_dir, Path::to_path_buf),
+                source,
+            });
+        }
+        return;
+    }
+    if candidates.is_empty() {
+        return;
+    }
+    holders.sort_unstable();
+    holders.dedup();
+    let options = ReadOptions {
+        progress: None,
+        ..read_options(settings)
+    };
+    // The traces of each holding file whose hash another file lists: the parts of a file that failed
+    // count for the rule (as its index listed them) but are not kept.
+    let parts: Vec<Result<Vec<TraceRecord<'static>>, InputError>> = holders
+        .par_iter()
+        .map(|&file| {
+            let path = &files[file];
+            match &out[file] {
+                Ok(_) => ingest::read_whole(path, &options, &candidates),
+                Err(_) => Ok(ingest::trace_ids(path, &options)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|id| candidates.contains(&ingest::id_hash(id)))
+                    .map(|id| TraceRecord {
+                        trace_id: id.into(),
+                        ..TraceRecord::default()
+                    })
+                    .collect()),
+            }
+        })
+        .collect();
+    let mut ids = SharedIds::default();
+    for (&file, listed) in holders.iter().zip(&parts) {
+        if let Ok(listed) = listed {
+            ids.add(
+                file,
+                listed.iter().map(|p| p.trace_id.to_string()).collect(),
+            );
+        }
+    }
+    let shared = ids.shared();
+    if shared.is_empty() {
+        return;
+    }
+    let mut again = Vec::new();
+    for (&file, listed) in holders.iter().zip(parts) {
+        let Ok(results) = &mut out[file] else {
+            continue;
+        };
+        let mut listed = match listed {
+            Ok(listed) => listed,
+            Err(error) => {
+                out[file] = Err(error);
+                continue;
+            }
+        };
+        listed.retain(|p| shared.contains(p.trace_id.as_ref()));
+        if listed.is_empty() {
+            continue;
+        }
+        if results.take_out(&shared, settings.failing_steps) {
+            results
+                .details
+                .get_or_insert_with(Box::default)
+                .shared_parts = listed;
+        } else {
+            again.push(file);
+        }
+    }
+    if let Some(spill) = &settings.sessions {
+        // Their turns' first reads were spilled: the merged traces take their place.
+        spill.exclude(&shared);
+    }
+    if let Some(links) = &settings.links {
+        links.spill.exclude(&shared);
+    }
+    let mut options = ReadOptions {
+        hold: Some(std::sync::Arc::new(shared)),
+        ..options
+    };
+    // A file read again spilled its turns the first time.
+    options.table.turns = None;
+    let read_again = |out: &mut [Result<FileResults, InputError>], again: Vec<usize>| {
+        let reread: Vec<Result<FileResults, InputError>> = again
+            .par_iter()
+            .map(|&file| run_file(&files[file], settings, &options, schema, None, spill))
+            .collect();
+        for (file, result) in again.into_iter().zip(reread) {
+            out[file] = result;
+        }
+    };
+    read_again(out, again);
+    // Taking shared traces out may leave the files before a file whose steps were dropped with fewer
+    // than the run's bound: such a file is read again for its steps. The other dropped files count as
+    // none here, so this reads again every file that may need it, and the pass below drops the steps
+    // that are then past the bound.
+    let mut before = 0;
+    let mut again = Vec::new();
+    for (file, result) in out.iter().enumerate() {
+        let Ok(results) = result else {
+            continue;
+        };
+        if results.failing_steps_dropped && before < settings.failing_steps {
+            again.push(file);
+        }
+        before += results
+            .details
+            .as_ref()
+            .map_or(0, |d| d.failing_steps.len());
+    }
+    read_again(out, again);
+    let mut before = 0;
+    for result in out.iter_mut() {
+        before += bound_failing_steps(result, before, settings.failing_steps);
+    }
+}
+
+impl FileResults {
+    /// Takes the traces of `ids` out of the results, as if they had been kept whole when read (their
+    /// parts count where they were read, so the count of traces without content stays). False, with
+    /// the results left part-taken, when the file kept the steps of `limit` failing traces and some of
+    /// them were taken out: the next failing traces' steps were not kept, and the file must be read
+    /// again.
+    pub(super) fn take_out(&mut self, ids: &HashSet<String>, limit: usize) -> bool {
+        if let Some(spilled) = &mut self.spilled {
+            // Spilled rows are left out as they are read back.
+            spilled
+                .dropped
+                .get_or_insert_with(Default::default)
+                .extend(ids.iter().cloned());
+        }
+        let Some(details) = &mut self.details else {
+            return true;
+        };
+        for batch in &mut details.batches {
+            if !batch.rows().any(|r| ids.contains(r.trace_id())) {
+                continue;
+            }
+            let keep: arrow_array::BooleanArray = batch
+                .rows()
+                .map(|r| Some(!ids.contains(r.trace_id())))
+                .collect();
+            let kept = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
+                .and_then(VerdictBatch::try_new);
+            *batch = kept.expect("a verdict batch filtered by its own rows");
+        }
+        details
+            .unread_tools
+            .traces
+            .retain(|(id, _)| !ids.contains(id.as_str()));
+        let kept = details.failing_steps.len();
+        details
+            .failing_steps
+            .retain(|steps| !ids.contains(steps.trace_id.as_str()));
+        kept < limit || details.failing_steps.len() == kept
+    }
+}
+
+/// Traces whose id more than one file of the run holds, merged by this module's rule.
+#[derive(Default)]
+pub struct SharedTraces {
+    /// The merged traces' verdicts, a batch at a time (none when no id is shared and no trace names
+    /// a conversation under `--unit session`), when the run does not spill them.
+    pub verdicts: Vec<VerdictBatch>,
+    /// When the run spills: the merged traces' verdict batches, by their index in the spill, written
+    /// as each was checked so that a session run holds no more than one bucket's verdicts.
+    pub spilled: Vec<usize>,
+    /// Merged traces that used tools but had none read.
+    pub unread_tools: UnreadTools,
+    /// The steps of the merged traces that failed, when an output shows them.
+    pub failing_steps: Vec<TraceSteps>,
+    /// Duplicate spans dropped, trace ids reused by different traces.
+    pub warnings: Vec<String>,
+    /// Merged traces with no prompt, answer, arguments or results.
+    pub without_content: usize,
+    /// The ids of the conversations checked as units (`--unit session`).
+    pub sessions: crate::sessions::SessionIds,
+    /// The spill of a session run's turns could not be written or read back.
+    pub error: Option<std::io::Error>,
+    /// A shard of a session run ([`crate::sessions::SessionSpill::shard`]): the units it checked
+    /// after its files, each row's place among those a run over every file checks there.
+    pub tail: Option<TailPlaces>,
+}
+
+/// Where the rows a shard of a session run checks after its files sit among those of a run over
+/// every file: that run's traces merged across files without a conversation come first, in merge
+/// order, then its conversations, bucket by bucket. Every shard reads every file, so each numbers
+/// every unit the same way and checks its own; `faultgate merge` puts the rows back in this order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TailPlaces {
+    /// Each row's place, rising.
+    pub places: Vec<u64>,
+    /// The places before this one are traces without a conversation, the others conversations.
+    pub alone: u64,
+    /// The rows whose tools were not read.
+    pub unread: usize,
+    /// The place of the first row whose tools were not read, with its id and what shows its tools.
+    pub first_unread: Option<(u64, String, String)>,
+}
+
+/// Applies the trace-identity rule to a run's results: the parts of the traces several files hold,
+/// which `super::read` kept whole when it read their files, are merged and checked once. Returns
+/// nothing when no id is shared.
+pub(super) fn merge_shared_traces(
+    files: &[PathBuf],
+    results: &mut [Result<FileResults, InputError>],
+    settings: &RunSettings,
+    spill: Option<&VerdictSpill>,
+) -> SharedTraces {
+    let parts: Vec<(usize, TraceRecord<'static>)> = results
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, r)| r.as_mut().ok().map(|file| (i, file)))
+        .flat_map(|(i, file)| {
+            file.details
+                .as_mut()
+                .map(|d| std::mem::take(&mut d.shared_parts))
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |part| (i, part))
+        })
+        .collect();
+    if parts.is_empty() && settings.sessions.is_none() && settings.links.is_none() {
+        return SharedTraces::default();
+    }
+    let qualify_domains = run_domains(results) > 1;
+    let mut merged = merge(parts, files);
+    let mut options = read_options(settings);
+    options.table.qualify_domains = qualify_domains;
+    // The conversations become rows here: the builder holds and spills nothing more.
+    options.table.sessions = false;
+    options.table.turns = None;
+    options.table.links = None;
+    let mut out = SharedTraces {
+        warnings: merged.warnings(),
+        ..SharedTraces::default()
+    };
+    if let Some(links) = &settings.links {
+        join_linked_traces(
+            files,
+            merged.traces,
+            links,
+            &options.table,
+            settings,
+            spill,
+            &mut out,
+        );
+        return out;
+    }
+    let Some(sessions) = &settings.sessions else {
+        let mut builder = crate::table::TableBuilder::new(options.table);
+        for trace in &merged.traces {
+            builder.append(trace);
+        }
+        out.add(&builder.finish(), None, settings, spill);
+        return out;
+    };
+    // The merged traces that name a conversation join its spilled turns, bucket by bucket.
+    let mut lone: Vec<TraceRecord<'static>> = Vec::new();
+    let mut held: Vec<Vec<TraceRecord<'static>>> = Vec::new();
+    for trace in std::mem::take(&mut merged.traces) {
+        match crate::table::record::conversation_id(&trace.spans) {
+            Some(id) => {
+                let b = crate::sessions::SessionSpill::bucket(&id);
+                if held.len() <= b {
+                    held.resize_with(b + 1, Vec::new);
+                }
+                held[b].push(trace);
+            }
+            None => lone.push(trace),
+        }
+    }
+    let mut tail = sessions.shard().map(|_| TailPlaces::default());
+    let mut alone = crate::table::TableBuilder::new(options.table.clone());
+    let mut alone_places = Vec::new();
+    for (place, trace) in (0u64..).zip(&lone) {
+        if !sessions.owns(&trace.trace_id) {
+            continue;
+        }
+        let before = alone.len();
+        alone.append(trace);
+        if alone.len() > before {
+            alone_places.push(place);
+        }
+    }
+    let mut place = lone.len() as u64;
+    drop(lone);
+    if let Some(tail) = &mut tail {
+        tail.alone = place;
+    }
+    let batch = alone.finish();
+    if !batch.is_empty() {
+        let turns = vec![Vec::new(); batch.len()];
+        out.add(&batch, Some(&turns), settings, spill);
+        SharedTraces::place(tail.as_mut(), &batch, alone_places);
+    }
+    let drained = sessions.drain(&mut |b, mut turns| {
+        if let Some(more) = held.get_mut(b) {
+            turns.append(more);
+        }
+        if turns.is_empty() {
+            return;
+        }
+        let mut builder = crate::table::TableBuilder::new(options.table.clone());
+        let mut of_steps: Vec<Vec<usize>> = Vec::new();
+        let mut places = Vec::new();
+        for unit in crate::sessions::group_in_order(turns) {
+            place += 1;
+            if let crate::sessions::Unit::Session(id, parts) = unit
+                && sessions.owns(&id)
+                && let Some(steps) = builder.append_turns(&id, &parts)
+            {
+                of_steps.push(steps);
+                places.push(place - 1);
+                out.sessions.insert(&id);
+            }
+        }
+        let batch = builder.finish();
+        if !batch.is_empty() {
+            out.add(&batch, Some(&of_steps), settings, spill);
+            SharedTraces::place(tail.as_mut(), &batch, places);
+        }
+    });
+    out.tail = tail;
+    if let Err(error) = drained {
+        out.error = Some(error);
+    }
+    out
+}
+
+/// `--follow-links`: the merged traces that belong to a unit of linked traces join its spilled
+/// traces, bucket by bucket, and each unit is checked as one trace; the others are checked as they
+/// are. The linking traces whose links did not all join their unit are warned about by file, as a run
+/// without the flag warns about every linking trace.
+fn join_linked_traces(
+    files: &[PathBuf],
+    merged: Vec<TraceRecord<'static>>,
+    links: &crate::sessions::links::LinkRun,
+    table: &TableOptions,
+    settings: &RunSettings,
+    spill: Option<&VerdictSpill>,
+    out: &mut SharedTraces,
+) {
+    let units = links.units().unwrap_or_default();
+    let mut alone = crate::table::TableBuilder::new(table.clone());
+    let mut held: Vec<Vec<TraceRecord<'static>>> = Vec::new();
+    for trace in merged {
+        match units.unit_of(&trace.trace_id) {
+            Some(unit) => {
+                let b = crate::sessions::SessionSpill::bucket(unit);
+                if held.len() <= b {
+                    held.resize_with(b + 1, Vec::new);
+                }
+                held[b].push(trace);
+            }
+            None => alone.append(&trace),
+        }
+    }
+    let batch = alone.finish();
+    if !batch.is_empty() {
+        out.add(&batch, None, settings, spill);
+    }
+    let mut unjoined = vec![0usize; files.len()];
+    let drained = links.spill.drain(&mut |b, mut traces| {
+        if let Some(more) = held.get_mut(b) {
+            traces.append(more);
+        }
+        if traces.is_empty() {
+            return;
+        }
+        let mut builder = crate::table::TableBuilder::new(table.clone());
+        for unit in crate::sessions::links::join(traces, &units) {
+            for file in unit.unjoined_in {
+                if let Some(count) = unjoined.get_mut(file) {
+                    *count += 1;
+                }
+            }
+            builder.append(&unit.trace);
+        }
+        let batch = builder.finish();
+        if !batch.is_empty() {
+            out.add(&batch, None, settings, spill);
+        }
+    });
+    if let Err(error) = drained {
+        out.error = Some(error);
+    }
+    for (path, &count) in files.iter().zip(&unjoined) {
+        if count > 0 {
+            out.warnings.push(links_warning(count, path));
+        }
+    }
+}
+
+impl SharedTraces {
+    /// Records, for a shard of a session run, the places of the rows of `batch` just checked.
+    fn place(tail: Option<&mut TailPlaces>, batch: &TraceBatch, places: Vec<u64>) {
+        let Some(tail) = tail else {
+            return;
+        };
+        let evidence = batch.trace_str(crate::table::schema::TRACE_TOOL_EVIDENCE);
+        let ids = batch.trace_str(crate::table::schema::TRACE_ID);
+        let unread: Vec<usize> = (0..evidence.len())
+            .filter(|&t| evidence.is_valid(t))
+            .collect();
+        if tail.first_unread.is_none()
+            && let Some(&t) = unread.first()
+        {
+            tail.first_unread = Some((
+                places[t],
+                ids.value(t).to_string(),
+                evidence.value(t).to_string(),
+            ));
+        }
+        tail.unread += unread.len();
+        tail.places.extend(places);
+    }
+
+    /// Checks a batch of merged traces (of conversations, each row's steps' turns in `turns`) and
+    /// adds what it gives.
+    fn add(
+        &mut self,
+        batch: &TraceBatch,
+        turns: Option<&[Vec<usize>]>,
+        settings: &RunSettings,
+        spill: Option<&VerdictSpill>,
+    ) {
+        let schema = settings.verdict_schema();
+        let cols = Columns::new(batch);
+        self.without_content += cols.has_content.false_count();
+        let verdicts = match turns {
+            Some(turns) => check_turns(&cols, settings, &schema, turns),
+            None => check_batch(&cols, settings, &schema),
+        };
+        let room = settings
+            .failing_steps
+            .saturating_sub(self.failing_steps.len());
+        self.failing_steps
+            .extend(steps::failing(&cols, &verdicts, settings.redaction, room));
+        self.unread_tools.add(UnreadTools::of_batch(batch));
+        match spill {
+            // A batch the spill could not take leaves its error in the spill, which the run reports.
+            Some(spill) => self.spilled.extend(spill.append(&verdicts)),
+            None => self.verdicts.push(verdicts),
+        }
+    }
 }
 
 #[cfg(test)]

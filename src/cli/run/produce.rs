@@ -171,15 +171,11 @@ pub(crate) fn produce(
     if let Some(bar) = &resolved.progress {
         bar.start(&paths);
     }
-    let mut outcomes =
-        crate::run::run_files_spilled(&paths, &resolved.settings, spill.as_ref());
-    // One trace id is one trace across the run's files (see `identity`).
-    let mut shared = crate::run::merge_shared_traces(
-        &paths,
-        &mut outcomes,
-        &resolved.settings,
-        spill.as_ref(),
-    );
+    // One trace id is one trace across the run's files (see `crate::run::identity`).
+    let crate::run::RunResults {
+        files: outcomes,
+        mut shared,
+    } = crate::run::check(&resolved.settings, &paths, spill.as_ref());
     if let Some(bar) = &resolved.progress {
         bar.clear();
     }
@@ -395,10 +391,7 @@ impl Produced {
 }
 
 /// A file's verdict batches as one batch (a partial holds one per file).
-fn one_batch(
-    settings: &crate::run::RunSettings,
-    mut batches: Vec<VerdictBatch>,
-) -> VerdictBatch {
+fn one_batch(settings: &crate::run::RunSettings, mut batches: Vec<VerdictBatch>) -> VerdictBatch {
     if batches.len() == 1 {
         return batches.pop().expect("one batch");
     }
