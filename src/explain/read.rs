@@ -6,7 +6,7 @@
 //! hold is merged and checked once every file is read, as `crate::run` does it, so a trace is
 //! clean here exactly when it is clean in the run.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -97,7 +97,7 @@ fn read_keyed(
             ..settings.table_options(agent_version)
         },
     );
-    let shared = shared_ids(files, &options)?;
+    let shared = crate::run::identity::shared_ids(files, &options)?;
     if !shared.is_empty() {
         options.hold = Some(Arc::new(shared));
     }
@@ -134,26 +134,10 @@ fn read_keyed(
         held.extend(read.held.into_iter().map(|part| (i, part)));
     }
     if !held.is_empty() {
-        let merged = crate::run::identity::merge(held, files);
-        let mut builder = crate::table::TableBuilder::new(options.table);
-        for trace in &merged.traces {
-            builder.append(trace);
-        }
-        checked(builder.finish()).into_iter().for_each(sink);
+        let merged = crate::run::identity::merged_batch(held, files, options.table);
+        checked(merged).into_iter().for_each(sink);
     }
     Ok(domains)
-}
-
-/// The trace ids more than one of `files` holds.
-fn shared_ids(files: &[PathBuf], options: &ReadOptions) -> Result<HashSet<String>, InputError> {
-    if files.len() < 2 {
-        return Ok(HashSet::new());
-    }
-    let mut ids = crate::run::identity::SharedIds::default();
-    for (i, path) in files.iter().enumerate() {
-        ids.add(i, ingest::trace_ids(path, options)?);
-    }
-    Ok(ids.shared())
 }
 
 /// The views of the traces of `batch` that `keep` accepts.

@@ -21,7 +21,8 @@
 //! and, once every file is read, the shared traces merged and checked once
 //! ([`merge_shared_traces`]), where the conversations of `--unit session` and the units of
 //! `--follow-links` are joined and checked too. `crate::run::check` does both, so no caller can
-//! leave the merge out.
+//! leave the merge out; `check --explain`, which reads a run again, finds and merges its shared
+//! traces here as well ([`shared_ids`], [`merged_batch`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -47,14 +48,14 @@ use crate::table::{TableOptions, TraceBatch};
 
 /// The trace ids of a run's files, told file by file, and those found in more than one file.
 #[derive(Debug, Default)]
-pub(crate) struct SharedIds {
+struct SharedIds {
     first_file: HashMap<String, usize>,
     shared: HashSet<String>,
 }
 
 impl SharedIds {
     /// Adds the ids of file number `file` (repeats allowed).
-    pub(crate) fn add(&mut self, file: usize, ids: Vec<String>) {
+    fn add(&mut self, file: usize, ids: Vec<String>) {
         for id in ids {
             match self.first_file.get(&id) {
                 Some(&f) if f != file => {
@@ -69,7 +70,7 @@ impl SharedIds {
     }
 
     /// The ids found in more than one file.
-    pub(crate) fn shared(self) -> HashSet<String> {
+    fn shared(self) -> HashSet<String> {
         self.shared
     }
 }
@@ -214,7 +215,7 @@ fn same_span(a: &SpanRecord<'_>, b: &SpanRecord<'_>) -> bool {
 /// Merges the parts of shared traces (each a trace as one file holds it, with the file's position),
 /// given in file order, by the rule of this module. Merged spans are ordered by start (stably, so
 /// ties keep file order); the agent is the first part's.
-pub(crate) fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]) -> Merged {
+fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]) -> Merged {
     let mut merged = Merged::default();
     // Groups of one trace id, in order of first appearance; a clash opens a new group.
     let mut groups: Vec<Group> = Vec::new();
@@ -278,6 +279,39 @@ pub(crate) fn merge(parts: Vec<(usize, TraceRecord<'static>)>, files: &[PathBuf]
         .collect();
     merged.unjoined = unjoined;
     merged
+}
+
+/// The trace ids more than one of `files` holds, from each file's index; the first file whose index
+/// cannot be made fails it. For a reader that holds the shared traces from the start and stops at
+/// the first bad file (`check --explain`).
+pub(crate) fn shared_ids(
+    files: &[PathBuf],
+    options: &ReadOptions,
+) -> Result<HashSet<String>, InputError> {
+    if files.len() < 2 {
+        return Ok(HashSet::new());
+    }
+    let mut ids = SharedIds::default();
+    for (i, path) in files.iter().enumerate() {
+        ids.add(i, ingest::trace_ids(path, options)?);
+    }
+    Ok(ids.shared())
+}
+
+/// The parts of the shared traces a read held (each with its file's place, in file order) merged by
+/// the rule and built into one batch, for a reader that checks them as the run does; the merge's
+/// warnings are the run's to give, not such a reader's.
+pub(crate) fn merged_batch(
+    held: Vec<(usize, TraceRecord<'static>)>,
+    files: &[PathBuf],
+    table: TableOptions,
+) -> TraceBatch {
+    let merged = merge(held, files);
+    let mut builder = crate::table::TableBuilder::new(table);
+    for trace in &merged.traces {
+        builder.append(trace);
+    }
+    builder.finish()
 }
 
 /// Lists every file's trace ids from its index (`parallel` files at a time) when the run has several
