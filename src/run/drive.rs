@@ -24,6 +24,8 @@ use crate::table::columns::{Columns, opt};
 /// Traces per check pass: a batch is cut into parts of this many traces, checked in parallel.
 pub(super) const PART_TRACES: usize = 256;
 
+/// Reads one file and checks each batch of its traces as ingest hands it over; with `ids`, the file
+/// gives the hashes of its trace ids there, for the trace-identity rule.
 pub(super) fn run_file(
     path: &Path,
     settings: &RunSettings,
