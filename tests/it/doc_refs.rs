@@ -203,8 +203,8 @@ fn the_readme_links_the_compatibility_doc() {
 }
 
 /// The Markdown pages whose links are checked: the README, the contributing guide, every page of
-/// `docs/`, and the READMEs that describe the benches, the examples, the calibration sets and the
-/// check fixtures.
+/// `docs/` and its folders, and the READMEs that describe the benches, the
+/// examples, the calibration sets and the check fixtures.
 fn pages() -> Vec<PathBuf> {
     let root = root();
     let mut out: Vec<PathBuf> = [
@@ -218,15 +218,17 @@ fn pages() -> Vec<PathBuf> {
     .iter()
     .map(|p| root.join(p))
     .collect();
-    let mut docs: Vec<PathBuf> = fs::read_dir(root.join("docs"))
-        .expect("read docs/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
-    out.extend(docs);
+    out.extend(docs_pages());
     out
+}
+
+/// The Markdown pages of `docs/` and its folders (the generated check and command-line pages).
+fn docs_pages() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    files_under(&root().join("docs"), &mut files);
+    files.retain(|p| p.extension().is_some_and(|e| e == "md"));
+    files.sort();
+    files
 }
 
 /// A line with its code spans (`` `...` ``, any number of backticks) taken out, so that a link

@@ -25,6 +25,7 @@ mod gate_modes;
 mod genai_2026;
 mod genai_attributes;
 mod genai_conventions;
+mod generated_docs;
 mod hostile;
 mod input_rules;
 mod instrumented;
