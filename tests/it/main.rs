@@ -16,6 +16,7 @@ mod cli;
 mod colour;
 mod conform;
 mod content_in_logs;
+mod doc_examples;
 mod doc_refs;
 mod expect;
 mod explain;
