@@ -231,6 +231,30 @@ fn docs_pages() -> Vec<PathBuf> {
     files
 }
 
+/// The book (`book.toml`, built by mdBook) holds every page of `docs/`: `docs/SUMMARY.md` links each
+/// one, since a page it does not list is left out of the book, and every page it links exists.
+#[test]
+fn the_book_summary_lists_every_page_of_docs() {
+    let summary_path = root().join("docs/SUMMARY.md");
+    let summary = fs::read_to_string(&summary_path).expect("read docs/SUMMARY.md");
+    let listed: Vec<PathBuf> = summary
+        .lines()
+        .flat_map(link_targets)
+        .map(|t| root().join("docs").join(t))
+        .collect();
+    let missing: Vec<String> = docs_pages()
+        .into_iter()
+        .filter(|p| *p != summary_path && !listed.contains(p))
+        .map(|p| p.strip_prefix(root()).unwrap_or(&p).display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/SUMMARY.md does not list: {}",
+        missing.join(", ")
+    );
+    assert!(listed.len() >= 30, "only {} pages listed", listed.len());
+}
+
 /// A line with its code spans (`` `...` ``, any number of backticks) taken out, so that a link
 /// written as code is not read as a link.
 fn without_code_spans(line: &str) -> String {
