@@ -202,14 +202,15 @@ fn the_readme_links_the_compatibility_doc() {
     );
 }
 
-/// The Markdown pages whose links are checked: the README, the contributing guide, every page of
-/// `docs/` and its folders, and the READMEs that describe the benches, the
+/// The Markdown pages whose links are checked: the README, the contributing guide, the architecture
+/// page, every page of `docs/` and its folders, and the READMEs that describe the benches, the
 /// examples, the calibration sets and the check fixtures.
 fn pages() -> Vec<PathBuf> {
     let root = root();
     let mut out: Vec<PathBuf> = [
         "README.md",
         "CONTRIBUTING.md",
+        "ARCHITECTURE.md",
         "benches/README.md",
         "examples/README.md",
         "calibration/README.md",
