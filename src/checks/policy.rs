@@ -15,7 +15,7 @@
 //!
 //! **Known limits.** The rules see what the trace recorded: arguments and results as text, and the root
 //! span's attributes for identity. A tool whose calls are not recorded cannot be checked. The rule
-//! language itself is described in `crate::policy`.
+//! language itself is described in `docs/policy.md`.
 
 use arrow_array::Array;
 use serde_json::Map;

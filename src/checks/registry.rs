@@ -3,6 +3,10 @@
 //! hard block at the gate, and whether its verdicts feed the report's `outcome` block. Nothing else
 //! matches on a check's name: the run's selection takes each selected check's [`Role`] from here, and
 //! the report carries it.
+//!
+//! Each line also carries its check file's source, whose module doc is the check's page: what it
+//! detects, why it matters, an example and its known limits. `faultgate checks NAME` prints that page,
+//! and `docs/checks/NAME.md` is a copy of it, so the explanation lives next to the code it explains.
 
 use super::contract::{Check, CheckKind, Gating, Input};
 use Gating::{CleanRate, PolicyBlock, WorkflowBlock};
@@ -18,16 +22,25 @@ pub struct Registered {
     /// Its verdicts feed the report's `outcome` block (how many traces were judged, and the clean rate
     /// of the other checks) rather than being one check among others there.
     pub outcome_block: bool,
+    /// The source of the check's file, read for its page (see [`page`]).
+    pub source: &'static str,
 }
 
 impl Registered {
-    /// A registry line; `const` so that [`ALL`] is a static table.
-    pub const fn new(check: &'static dyn Check, inputs: &'static [Input], gating: Gating) -> Self {
+    /// A registry line; `const` so that [`ALL`] is a static table. `source` is the check file's text
+    /// (`include_str!`), whose module doc is the check's page.
+    pub const fn new(
+        check: &'static dyn Check,
+        inputs: &'static [Input],
+        gating: Gating,
+        source: &'static str,
+    ) -> Self {
         Registered {
             check,
             inputs,
             gating,
             outcome_block: false,
+            source,
         }
     }
 
@@ -44,18 +57,18 @@ impl Registered {
 // One line per check, so the list reads as a table (rustfmt would spread the longer ones).
 #[rustfmt::skip]
 pub static ALL: &[Registered] = &[
-    Registered::new(&super::search_loop::SearchLoop, &[], CleanRate),
-    Registered::new(&super::abstention::Abstention, &[], CleanRate),
-    Registered::new(&super::policy::PolicyCheck, &[Input::Policy], PolicyBlock),
-    Registered::new(&super::repeated_call::RepeatedCall, &[], CleanRate),
-    Registered::new(&super::unrecovered_tool_error::UnrecoveredToolError, &[], CleanRate),
-    Registered::new(&super::context_overflow::ContextOverflow, &[], CleanRate),
-    Registered::new(&super::wrong_answer::WrongAnswer, &[Input::Golden], CleanRate),
-    Registered::new(&super::truncation::Truncation, &[Input::Golden], CleanRate),
-    Registered::new(&super::wrong_direction::WrongDirection, &[Input::Judge], CleanRate),
-    Registered::new(&super::outcome::Outcome, &[Input::Outcomes], CleanRate).outcome_block(),
-    Registered::new(&super::workflow::WorkflowCheck, &[Input::Workflow], WorkflowBlock),
-    Registered::new(&super::expected_actions::ExpectedActions, &[Input::Expect], CleanRate),
+    Registered::new(&super::search_loop::SearchLoop, &[], CleanRate, include_str!("search_loop.rs")),
+    Registered::new(&super::abstention::Abstention, &[], CleanRate, include_str!("abstention.rs")),
+    Registered::new(&super::policy::PolicyCheck, &[Input::Policy], PolicyBlock, include_str!("policy.rs")),
+    Registered::new(&super::repeated_call::RepeatedCall, &[], CleanRate, include_str!("repeated_call.rs")),
+    Registered::new(&super::unrecovered_tool_error::UnrecoveredToolError, &[], CleanRate, include_str!("unrecovered_tool_error.rs")),
+    Registered::new(&super::context_overflow::ContextOverflow, &[], CleanRate, include_str!("context_overflow.rs")),
+    Registered::new(&super::wrong_answer::WrongAnswer, &[Input::Golden], CleanRate, include_str!("wrong_answer.rs")),
+    Registered::new(&super::truncation::Truncation, &[Input::Golden], CleanRate, include_str!("truncation.rs")),
+    Registered::new(&super::wrong_direction::WrongDirection, &[Input::Judge], CleanRate, include_str!("wrong_direction.rs")),
+    Registered::new(&super::outcome::Outcome, &[Input::Outcomes], CleanRate, include_str!("outcome.rs")).outcome_block(),
+    Registered::new(&super::workflow::WorkflowCheck, &[Input::Workflow], WorkflowBlock, include_str!("workflow.rs")),
+    Registered::new(&super::expected_actions::ExpectedActions, &[Input::Expect], CleanRate, include_str!("expected_actions.rs")),
 ];
 
 /// Every registered check, in [`ALL`]'s order.
@@ -72,6 +85,51 @@ pub fn find(name: &str) -> Option<&'static dyn Check> {
 /// which reads the judge, counts against the clean rate and feeds no block.
 fn registered(name: &str) -> Option<&'static Registered> {
     ALL.iter().find(|r| r.check.name() == name)
+}
+
+/// The sections a check's page has, in this order, each a paragraph opening with its bold title.
+pub const PAGE_SECTIONS: [&str; 4] = [
+    "**What it detects.**",
+    "**Why it matters.**",
+    "**Example.**",
+    "**Known limits.**",
+];
+
+/// The page of the check with this name, in Markdown: its file's module doc (the leading `//!` lines),
+/// with rustdoc's links to items written as plain code, since the page is read outside rustdoc.
+pub fn page(name: &str) -> Option<String> {
+    let source = registered(name)?.source;
+    let mut out = String::new();
+    for line in source.lines() {
+        let Some(text) = line.strip_prefix("//!") else {
+            break;
+        };
+        out.push_str(&without_item_links(text.strip_prefix(' ').unwrap_or(text)));
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// A doc line with each intra-doc link (`` [`QUESTION`] ``, not followed by a link target) written as
+/// its code span alone.
+fn without_item_links(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("[`") {
+        let Some(close) = rest[at..].find("`]") else {
+            break;
+        };
+        let end = at + close + 2;
+        if rest[end..].starts_with('(') || rest[end..].starts_with('[') {
+            out.push_str(&rest[..end]);
+        } else {
+            out.push_str(&rest[..at]);
+            out.push_str(&rest[at + 1..end - 1]);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What a selected check's verdicts mean to the gate and the report.
@@ -217,6 +275,36 @@ mod tests {
                 "workflow",
                 "expected_actions"
             ]
+        );
+    }
+
+    #[test]
+    fn every_check_page_has_its_title_and_four_sections_in_order() {
+        for check in checks() {
+            let name = check.name();
+            let page = page(name).expect("a registered check has a page");
+            assert!(
+                page.starts_with(&format!("# {name}\n\n")),
+                "src/checks/{name}.rs: the module doc opens with `# {name}`"
+            );
+            let mut from = 0;
+            for section in PAGE_SECTIONS {
+                let at = page[from..]
+                    .find(&format!("\n{section} "))
+                    .unwrap_or_else(|| {
+                        panic!("src/checks/{name}.rs: the module doc lacks {section}, or has it out of order")
+                    });
+                from += at + section.len();
+            }
+        }
+        assert_eq!(page("no_such_check"), None);
+    }
+
+    #[test]
+    fn item_links_become_code_and_real_links_stay() {
+        assert_eq!(
+            without_item_links("answers [`QUESTION`] and [`x`](y.md) [`z`][r]"),
+            "answers `QUESTION` and [`x`](y.md) [`z`][r]"
         );
     }
 

@@ -12,9 +12,9 @@
 //! confirmation never happened: checkpoint 'confirm_with_user' absent from trajectory, guarded action
 //! 'send_report' executed at seq 5`.
 //!
-//! **Known limits.** The events are read from the trace as `crate::workflow::from_table` describes
-//! (tool steps, `faultgate.checkpoint` spans, agent-to-agent transfers); a checkpoint or handoff the trace
-//! does not record cannot be seen. Sequence numbers in reasons count these events, so they differ from
+//! **Known limits.** The events are read from the trace's tool steps, `faultgate.checkpoint` spans and
+//! agent-to-agent transfers (see `docs/workflow.md`); a checkpoint or handoff the trace does not
+//! record cannot be seen. Sequence numbers in reasons count these events, so they differ from
 //! a JSON-lines trajectory of the same run. Warnings (an uncontracted handoff) are listed in the reason
 //! but do not fire the check.
 

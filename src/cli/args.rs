@@ -74,8 +74,12 @@ pub(crate) enum Command {
     Calibrate(CalibrateArgs),
     /// Merge partial results (from --partial) and write the outputs of one run over all their inputs.
     Merge(MergeArgs),
-    /// List the checks.
-    Checks,
+    /// List the checks, or print one check's page.
+    Checks {
+        /// A check's name: print its page (what it detects, why it matters, an example, its known
+        /// limits) instead of the list.
+        name: Option<String>,
+    },
     /// List the judge specs.
     Judges,
     /// Print a shell completion script (e.g. `faultgate completions bash > /etc/bash_completion.d/faultgate`).

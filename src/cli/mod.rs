@@ -86,7 +86,10 @@ pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i
         Command::Expect(args) => expect::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Merge(args) => merge::run(&args, &raw_args),
-        Command::Checks => list_checks(),
+        Command::Checks { name } => match name {
+            Some(name) => check_page(&name),
+            None => list_checks(),
+        },
         Command::Judges => list_judges(),
         Command::Completions { shell } => shell::completions(shell),
         Command::Man => shell::man(),
@@ -113,6 +116,21 @@ fn list_checks() -> Result<ExitStatus, CliError> {
             check.description()
         )?;
     }
+    Ok(ExitStatus::Pass)
+}
+
+/// The page of one check, as `docs/checks/NAME.md` holds it.
+fn check_page(name: &str) -> Result<ExitStatus, CliError> {
+    let Some(page) = crate::checks::registry::page(name) else {
+        let names: Vec<&str> = crate::checks::checks()
+            .map(crate::checks::Check::name)
+            .collect();
+        return Err(CliError::Invalid(format!(
+            "unknown check '{name}'; available: {}",
+            names.join(", ")
+        )));
+    };
+    std::io::stdout().lock().write_all(page.as_bytes())?;
     Ok(ExitStatus::Pass)
 }
 

@@ -202,14 +202,15 @@ fn the_readme_links_the_compatibility_doc() {
     );
 }
 
-/// The Markdown pages whose links are checked: the README, the contributing guide, every page of
-/// `docs/`, and the READMEs that describe the benches, the examples, the calibration sets and the
-/// check fixtures.
+/// The Markdown pages whose links are checked: the README, the contributing guide, the architecture
+/// page, every page of `docs/` and its folders, and the READMEs that describe the benches, the
+/// examples, the calibration sets and the check fixtures.
 fn pages() -> Vec<PathBuf> {
     let root = root();
     let mut out: Vec<PathBuf> = [
         "README.md",
         "CONTRIBUTING.md",
+        "ARCHITECTURE.md",
         "benches/README.md",
         "examples/README.md",
         "calibration/README.md",
@@ -218,15 +219,41 @@ fn pages() -> Vec<PathBuf> {
     .iter()
     .map(|p| root.join(p))
     .collect();
-    let mut docs: Vec<PathBuf> = fs::read_dir(root.join("docs"))
-        .expect("read docs/")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
-    out.extend(docs);
+    out.extend(docs_pages());
     out
+}
+
+/// The Markdown pages of `docs/` and its folders (the generated check and command-line pages).
+fn docs_pages() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    files_under(&root().join("docs"), &mut files);
+    files.retain(|p| p.extension().is_some_and(|e| e == "md"));
+    files.sort();
+    files
+}
+
+/// The book (`book.toml`, built by mdBook) holds every page of `docs/`: `docs/SUMMARY.md` links each
+/// one, since a page it does not list is left out of the book, and every page it links exists.
+#[test]
+fn the_book_summary_lists_every_page_of_docs() {
+    let summary_path = root().join("docs/SUMMARY.md");
+    let summary = fs::read_to_string(&summary_path).expect("read docs/SUMMARY.md");
+    let listed: Vec<PathBuf> = summary
+        .lines()
+        .flat_map(link_targets)
+        .map(|t| root().join("docs").join(t))
+        .collect();
+    let missing: Vec<String> = docs_pages()
+        .into_iter()
+        .filter(|p| *p != summary_path && !listed.contains(p))
+        .map(|p| p.strip_prefix(root()).unwrap_or(&p).display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/SUMMARY.md does not list: {}",
+        missing.join(", ")
+    );
+    assert!(listed.len() >= 30, "only {} pages listed", listed.len());
 }
 
 /// A line with its code spans (`` `...` ``, any number of backticks) taken out, so that a link

@@ -53,7 +53,7 @@ fn row(r: &Registered) -> String {
         (false, _) => "no".to_string(),
     };
     format!(
-        "| [`{name}`](../src/checks/{name}.rs) | {} | {reads} | {fires} | {default} | {} | [{}](../tests/checks/{name}/) |\n",
+        "| [`{name}`](checks/{name}.md) | {} | {reads} | {fires} | {default} | {} | [{}](../tests/checks/{name}/) |\n",
         check.kind().name(),
         check.description().replace('|', "\\|"),
         example_reason(name).replace('|', "\\|")
