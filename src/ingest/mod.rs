@@ -42,7 +42,7 @@ use json::with_tape;
 
 pub use decoder::{Decoder, Detection, Fast, ReadProgress, Traces, for_each_batch};
 pub use formats::{DECODERS, Format};
-pub use paths::{Inputs, expand_inputs, expand_paths};
+pub use paths::{Inputs, Sources, expand_inputs, expand_paths};
 pub use survey::Survey;
 
 /// How a file is read.
