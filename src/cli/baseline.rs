@@ -179,8 +179,11 @@ impl BandRuns {
 }
 
 /// Runs `baseline`; returns 0 once the band (or the partial) is written.
-pub(crate) fn run(args: &BaselineArgs) -> Result<ExitStatus, CliError> {
-    execute(args)
+pub(crate) fn run(
+    args: &BaselineArgs,
+    sources: &crate::ingest::Sources,
+) -> Result<ExitStatus, CliError> {
+    execute(args, sources)
 }
 
 impl RunCommand for BaselineArgs {

@@ -23,8 +23,11 @@ pub(crate) struct CalibrateOutputs {
 }
 
 /// Runs `calibrate`; exit 0 once the metrics are printed (calibration measures, it does not gate).
-pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitStatus, CliError> {
-    execute(args)
+pub(crate) fn run(
+    args: &CalibrateArgs,
+    sources: &crate::ingest::Sources,
+) -> Result<ExitStatus, CliError> {
+    execute(args, sources)
 }
 
 impl RunCommand for CalibrateArgs {

@@ -245,15 +245,27 @@ pub(crate) type Explainer<'a> = Box<dyn FnOnce(&[String]) -> Result<Explained, C
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL). The run produces its verdict table in memory, as a partial would hold it, and [`finish`]
 /// writes the outputs from it, the same code `faultgate merge` ends with.
-pub(crate) fn run(args: &CheckArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(
+    args: &CheckArgs,
+    raw_args: &[String],
+    sources: &crate::ingest::Sources,
+) -> Result<ExitStatus, CliError> {
     refuse_explain_misuse(args)?;
-    execute(&Check { args, raw_args })
+    execute(
+        &Check {
+            args,
+            raw_args,
+            sources,
+        },
+        sources,
+    )
 }
 
 /// `check` as a [`RunCommand`]: the command line as typed names the run in its reproduce command.
 struct Check<'a> {
     args: &'a CheckArgs,
     raw_args: &'a [String],
+    sources: &'a crate::ingest::Sources,
 }
 
 impl RunCommand for Check<'_> {
@@ -356,7 +368,7 @@ impl RunCommand for Check<'_> {
     }
 
     fn other_inputs(&self) -> Result<Vec<OtherInput>, CliError> {
-        other_inputs(self.args)
+        other_inputs(self.args, self.sources)
     }
 
     fn repro(&self) -> String {
@@ -385,7 +397,7 @@ impl RunCommand for Check<'_> {
         let spilled = produced.spilled.take();
         let command = self.repro();
         let audit_inputs = if self.args.outputs.audit.is_some() {
-            audit_inputs(self.args)?
+            audit_inputs(self.args, self.sources)?
         } else {
             Vec::new()
         };
@@ -403,7 +415,7 @@ impl RunCommand for Check<'_> {
             .map(std::sync::Arc::from);
         let explain = (!self.args.explain.is_empty()).then(|| -> Explainer<'_> {
             Box::new(move |regressions: &[String]| {
-                let baselines = baseline_runs(&self.args.explain)?;
+                let baselines = baseline_runs(&self.args.explain, self.sources)?;
                 Ok(crate::explain::explain(&Request {
                     settings: &run.resolved.settings,
                     candidate: &candidate,
@@ -466,13 +478,16 @@ fn refuse_explain_misuse(args: &CheckArgs) -> Result<(), CliError> {
 }
 
 /// The baseline runs of `--explain`, each named as the outputs show paths, with its files.
-fn baseline_runs(paths: &[PathBuf]) -> Result<Vec<BaselineRun>, CliError> {
+fn baseline_runs(
+    paths: &[PathBuf],
+    sources: &crate::ingest::Sources,
+) -> Result<Vec<BaselineRun>, CliError> {
     paths
         .iter()
         .map(|p| {
             Ok(BaselineRun {
                 shown: repro::display_path(p).unwrap_or_else(|| crate::error::display_path(p)),
-                files: crate::ingest::expand_paths(std::slice::from_ref(p))?,
+                files: crate::ingest::expand_paths(std::slice::from_ref(p), sources)?,
             })
         })
         .collect()
@@ -1016,8 +1031,11 @@ pub(crate) fn check_long_flags() -> Vec<String> {
 
 /// Every input of the run in the audit's order: trace files (a directory lists each file it holds),
 /// then band, policy, golden and outcomes when given.
-fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
-    let mut inputs: Vec<audit::Input> = crate::ingest::expand_paths(&args.traces)?
+fn audit_inputs(
+    args: &CheckArgs,
+    sources: &crate::ingest::Sources,
+) -> Result<Vec<audit::Input>, CliError> {
+    let mut inputs: Vec<audit::Input> = crate::ingest::expand_paths(&args.traces, sources)?
         .into_iter()
         .map(|path| audit::Input {
             role: "traces",
@@ -1058,9 +1076,12 @@ fn audit_inputs(args: &CheckArgs) -> Result<Vec<audit::Input>, CliError> {
 
 /// The inputs besides the traces, recorded in a partial for the merged run's audit: policy, golden,
 /// outcomes, judge_checks and judge_replay when given (the band is the merge's own).
-fn other_inputs(args: &CheckArgs) -> Result<Vec<OtherInput>, CliError> {
+fn other_inputs(
+    args: &CheckArgs,
+    sources: &crate::ingest::Sources,
+) -> Result<Vec<OtherInput>, CliError> {
     let mut others = Vec::new();
-    for input in audit_inputs(args)? {
+    for input in audit_inputs(args, sources)? {
         if input.role == "traces" || input.role == "band" {
             continue;
         }

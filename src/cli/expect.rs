@@ -67,10 +67,16 @@ fn share(text: &str) -> Result<f64, String> {
 }
 
 /// Runs `faultgate expect`.
-pub(crate) fn run(args: &ExpectArgs) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(
+    args: &ExpectArgs,
+    sources: &crate::ingest::Sources,
+) -> Result<ExitStatus, CliError> {
     match &args.action {
         ExpectAction::Import { files, out } => {
             refuse_overwrite(out, files)?;
+            for file in files {
+                crate::ingest::remote::bind(file, sources.s3_endpoint.as_deref());
+            }
             let (file, summary) = import(files)?;
             file.write(out)?;
             let mut line = format!(
@@ -108,6 +114,7 @@ pub(crate) fn run(args: &ExpectArgs) -> Result<ExitStatus, CliError> {
                 format: *format,
                 read_only_tools: read_only.clone(),
                 state_changing_tools: state_changing.clone(),
+                sources: sources.clone(),
             };
             let mut drafted = draft(runs, &options)?;
             drafted.write(out)?;

@@ -23,7 +23,11 @@ use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{Report, VerdictBatch, audit, repro};
 
 /// Runs `merge`; returns the exit code of the command the partials came from.
-pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(
+    args: &MergeArgs,
+    raw_args: &[String],
+    sources: &crate::ingest::Sources,
+) -> Result<ExitStatus, CliError> {
     let started = Instant::now();
     // An unknown key is refused before any partial is read.
     crate::table::slices::SliceKeys::parse(&args.outputs.by)
@@ -33,7 +37,7 @@ pub(crate) fn run(args: &MergeArgs, raw_args: &[String]) -> Result<ExitStatus, C
     let mut copies = Vec::new();
     for dir in &args.partials {
         if crate::ingest::remote::is_url(dir) {
-            let copy = crate::ingest::remote::download_dir(dir)?;
+            let copy = crate::ingest::remote::download_dir(dir, sources.s3_endpoint.as_deref())?;
             heads.push(PartialHead::read(copy.path())?);
             copies.push(copy);
         } else {

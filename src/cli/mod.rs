@@ -43,9 +43,10 @@ pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    if let Some(endpoint) = cli.s3_endpoint {
-        crate::ingest::remote::set_s3_endpoint(endpoint);
-    }
+    let mut sources = crate::ingest::Sources {
+        s3_endpoint: cli.s3_endpoint,
+        ..crate::ingest::Sources::default()
+    };
     if cli.since.is_some() || cli.until.is_some() {
         let parse = |flag: &str, text: &Option<String>| {
             text.as_deref()
@@ -65,10 +66,7 @@ pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i
                 return 2;
             }
             (Ok(since), Ok(until)) => {
-                crate::ingest::partition::set_window(crate::ingest::partition::TimeWindow {
-                    since,
-                    until,
-                });
+                sources.window = crate::ingest::partition::TimeWindow { since, until };
             }
             (Err(e), _) | (_, Err(e)) => {
                 let _ = writeln!(std::io::stderr(), "faultgate: {e}");
@@ -77,15 +75,15 @@ pub fn run_command_line(args: impl IntoIterator<Item = std::ffi::OsString>) -> i
         }
     }
     let outcome = match cli.command {
-        Command::Check(args) => check::run(&args, &raw_args),
-        Command::Baseline(args) => baseline::run(&args),
-        Command::Precheck(args) => precheck::run(&args),
+        Command::Check(args) => check::run(&args, &raw_args, &sources),
+        Command::Baseline(args) => baseline::run(&args, &sources),
+        Command::Precheck(args) => precheck::run(&args, &sources),
         Command::Conform(args) => {
             conform::run(&args, &mut std::io::stdout().lock()).map_err(CliError::from)
         }
-        Command::Expect(args) => expect::run(&args),
-        Command::Calibrate(args) => calibrate::run(&args),
-        Command::Merge(args) => merge::run(&args, &raw_args),
+        Command::Expect(args) => expect::run(&args, &sources),
+        Command::Calibrate(args) => calibrate::run(&args, &sources),
+        Command::Merge(args) => merge::run(&args, &raw_args, &sources),
         Command::Checks { name } => match name {
             Some(name) => check_page(&name),
             None => list_checks(),

@@ -13,7 +13,10 @@ use super::{CliError, ExitStatus};
 use crate::error::display_path;
 use crate::precheck::{Options, precheck_file};
 
-pub(crate) fn run(args: &PrecheckArgs) -> Result<ExitStatus, CliError> {
+pub(crate) fn run(
+    args: &PrecheckArgs,
+    sources: &crate::ingest::Sources,
+) -> Result<ExitStatus, CliError> {
     let mut out = std::io::stdout().lock();
     let mut needs_json_results = false;
     if let Some(path) = &args.policy {
@@ -26,7 +29,7 @@ pub(crate) fn run(args: &PrecheckArgs) -> Result<ExitStatus, CliError> {
         sample: args.sample,
         needs_json_results,
     };
-    let files = files(&args.traces)?;
+    let files = files(&args.traces, sources)?;
     let mut status = ExitStatus::Pass;
     for file in &files {
         if files.len() > 1 {
@@ -44,16 +47,17 @@ pub(crate) fn run(args: &PrecheckArgs) -> Result<ExitStatus, CliError> {
 
 /// The files to check: directories expanded (sorted, recursively); anything else is kept as given so
 /// that a missing or unreadable file is reported as that file's issue.
-fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+fn files(paths: &[PathBuf], sources: &crate::ingest::Sources) -> Result<Vec<PathBuf>, CliError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            let inputs = crate::ingest::expand_inputs(std::slice::from_ref(path))?;
+            let inputs = crate::ingest::expand_inputs(std::slice::from_ref(path), sources)?;
             if let Some(note) = inputs.skipped_note() {
                 writeln!(std::io::stderr(), "{note}")?;
             }
             files.extend(inputs.files);
         } else {
+            crate::ingest::remote::bind(path, sources.s3_endpoint.as_deref());
             files.push(path.clone());
         }
     }

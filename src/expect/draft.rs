@@ -67,6 +67,8 @@ pub struct DraftOptions {
     pub read_only_tools: Vec<String>,
     /// Globs of tools that change state whatever their name says; written into the file.
     pub state_changing_tools: Vec<String>,
+    /// How the runs' paths are listed (`--since`/`--until`, `--s3-endpoint`).
+    pub sources: crate::ingest::Sources,
 }
 
 impl Default for DraftOptions {
@@ -76,6 +78,7 @@ impl Default for DraftOptions {
             format: Format::Auto,
             read_only_tools: Vec::new(),
             state_changing_tools: Vec::new(),
+            sources: crate::ingest::Sources::default(),
         }
     }
 }
@@ -100,7 +103,7 @@ pub fn draft(runs: &[PathBuf], options: &DraftOptions) -> Result<Draft, ExpectEr
     let mut sorter = Sorter::default();
     for (run, path) in runs.iter().enumerate() {
         let run = u32::try_from(run).unwrap_or(u32::MAX);
-        for file in ingest::expand_paths(std::slice::from_ref(path))? {
+        for file in ingest::expand_paths(std::slice::from_ref(path), &options.sources)? {
             let read_options = ReadOptions::new(options.format, TableOptions::default());
             let each = |batch: crate::table::TraceBatch| -> Vec<(Box<str>, Box<[u8]>)> {
                 let cols = Columns::new(&batch);

@@ -7,7 +7,7 @@
 //! exports, or JSON lines with one export or record per line), format detection (`detect`) and the one
 //! decoder per format (`formats`, where one list declares them; [`DECODERS`]), all behind [`Decoder`].
 //! [`open`] indexes a file: it asks the formats' fast paths first (OTLP protobuf, known by its name or
-//! bytes; large OTLP exports, whose spans the structural scan `scan` locates so that each trace is
+//! bytes; large OTLP exports, whose spans the structural scan [`scan`] locates so that each trace is
 //! parsed on its own when its batch is built), else parses the file as whole documents and detects their
 //! format. Reading a file gives the hashes of its trace ids ([`id_hash`]), by which a run finds the
 //! traces its files may share; [`read_whole`] decodes just those again, and [`trace_ids`] lists a file's
@@ -18,14 +18,12 @@ pub mod archive;
 pub(crate) mod contents;
 pub(crate) mod decoder;
 pub(crate) mod detect;
-pub(crate) mod direct;
 pub(crate) mod formats;
 pub(crate) mod json;
 pub(crate) mod names;
 pub mod partition;
 pub(crate) mod paths;
 pub mod remote;
-pub mod scan;
 pub(crate) mod source;
 pub(crate) mod stream;
 pub(crate) mod survey;
@@ -41,8 +39,10 @@ use decoder::Document;
 use json::with_tape;
 
 pub use decoder::{Decoder, Detection, Fast, ReadProgress, Traces, for_each_batch};
+/// The structural scan of OTLP/JSON exports, public for the benchmark of its throughput.
+pub use formats::otlp::scan;
 pub use formats::{DECODERS, Format};
-pub use paths::{Inputs, expand_inputs, expand_paths};
+pub use paths::{Inputs, Sources, expand_inputs, expand_paths};
 pub use survey::Survey;
 
 /// How a file is read.

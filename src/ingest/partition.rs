@@ -8,7 +8,6 @@
 //! run's note counts such paths.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 /// A time as minutes since the Unix epoch (UTC): the finest field a partition path has.
 type Minutes = i64;
@@ -20,21 +19,6 @@ pub struct TimeWindow {
     pub since: Option<Minutes>,
     /// Partitions that start at or after this are left out.
     pub until: Option<Minutes>,
-}
-
-static WINDOW: OnceLock<TimeWindow> = OnceLock::new();
-
-/// Sets the process's window (from `--since`/`--until`).
-pub fn set_window(window: TimeWindow) {
-    let _ = WINDOW.set(window);
-}
-
-/// The process's window; `None` when no bound was given.
-pub(crate) fn window() -> Option<TimeWindow> {
-    WINDOW
-        .get()
-        .copied()
-        .filter(|w| w.since.is_some() || w.until.is_some())
 }
 
 /// Parses `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, `YYYY-MM-DDTHH`, `YYYY-MM-DDTHH:MM` (a space may stand for
@@ -112,6 +96,11 @@ pub(crate) fn span(path: &Path) -> Option<(Minutes, Minutes)> {
 }
 
 impl TimeWindow {
+    /// Whether a bound was given: without one every file is read and none is noted as untimed.
+    pub(crate) fn is_bounded(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
+    }
+
     /// Whether a partition spanning `[start, end)` meets the window.
     pub(crate) fn meets(&self, (start, end): (Minutes, Minutes)) -> bool {
         self.since.is_none_or(|since| end > since) && self.until.is_none_or(|until| start < until)

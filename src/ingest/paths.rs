@@ -12,12 +12,24 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::names::{TRACE_SUFFIXES_TEXT, has_wildcard, is_trace_name, matches};
+use super::partition::TimeWindow;
 use crate::error::InputError;
+
+/// A run's settings for reaching its inputs, resolved once from the command line and given to every
+/// listing of them (and to every upload or download of a partial): the same paths expand alike in
+/// every part of one run, and two runs in one process each keep their own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sources {
+    /// `--since`/`--until`: the time partitions read (every file when unbounded).
+    pub window: TimeWindow,
+    /// `--s3-endpoint`: where S3-compatible stores are reached; it overrides `AWS_ENDPOINT_URL`.
+    pub s3_endpoint: Option<String>,
+}
 
 /// The files behind the given paths. A path that does not exist and is not a pattern matching something
 /// is an error.
-pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
-    expand_inputs(paths).map(|inputs| inputs.files)
+pub fn expand_paths(paths: &[PathBuf], sources: &Sources) -> Result<Vec<PathBuf>, InputError> {
+    expand_inputs(paths, sources).map(|inputs| inputs.files)
 }
 
 /// The input files of a run, and what the directory walks left out.
@@ -66,11 +78,11 @@ impl Inputs {
 }
 
 /// The input files behind the given paths, with what the directory walks skipped.
-pub fn expand_inputs(paths: &[PathBuf]) -> Result<Inputs, InputError> {
+pub fn expand_inputs(paths: &[PathBuf], sources: &Sources) -> Result<Inputs, InputError> {
     let mut files = Files::default();
     for path in paths {
         if super::remote::is_url(path) {
-            let expansion = super::remote::expand(path)?;
+            let expansion = super::remote::expand(path, sources.s3_endpoint.as_deref())?;
             if expansion.objects.is_empty() {
                 return Err(InputError::Usage(format!(
                     "no trace files in {} ({TRACE_SUFFIXES_TEXT}; hidden keys are skipped, and so were {} object(s) of other names)",
@@ -101,17 +113,14 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Inputs, InputError> {
         skipped: files.skipped,
         ..Inputs::default()
     };
-    if let Some(window) = super::partition::window() {
-        select_partitions(&mut inputs, window)?;
+    if sources.window.is_bounded() {
+        select_partitions(&mut inputs, sources.window)?;
     }
     Ok(inputs)
 }
 
 /// Keeps the files whose time partition meets `window`, and those whose path has no time.
-fn select_partitions(
-    inputs: &mut Inputs,
-    window: super::partition::TimeWindow,
-) -> Result<(), InputError> {
+fn select_partitions(inputs: &mut Inputs, window: TimeWindow) -> Result<(), InputError> {
     let mut kept = Vec::with_capacity(inputs.files.len());
     let mut walked = Vec::with_capacity(inputs.files.len());
     for (file, from_walk) in inputs.files.drain(..).zip(inputs.walked.drain(..)) {
@@ -327,6 +336,56 @@ mod tests {
     }
 
     #[test]
+    fn each_listing_selects_partitions_by_its_own_window() {
+        let dir = tempfile::tempdir().unwrap();
+        for day in ["01", "02", "03"] {
+            let folder = dir.path().join(format!("year=2026/month=11/day={day}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join("traces.json"), "{}").unwrap();
+        }
+        std::fs::write(dir.path().join("untimed.json"), "{}").unwrap();
+        let window = |since: &str, until: &str| Sources {
+            window: TimeWindow {
+                since: super::super::partition::parse_time(since).ok(),
+                until: super::super::partition::parse_time(until).ok(),
+            },
+            s3_endpoint: None,
+        };
+        let days = |sources: &Sources| {
+            let inputs = expand_inputs(&[dir.path().to_path_buf()], sources).unwrap();
+            let files: Vec<String> = inputs
+                .files
+                .iter()
+                .map(|p| {
+                    p.strip_prefix(dir.path())
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            (files, inputs.outside_window, inputs.untimed)
+        };
+        let first = days(&window("2026-11-01", "2026-11-02"));
+        assert_eq!(
+            first,
+            (
+                vec![
+                    "untimed.json".to_string(),
+                    "year=2026/month=11/day=01/traces.json".to_string()
+                ],
+                2,
+                1
+            )
+        );
+        // A second listing in the same process with another window gets that window's files.
+        let second = days(&window("2026-11-03", "2026-11-04"));
+        assert_eq!(second.0[1], "year=2026/month=11/day=03/traces.json");
+        assert_eq!((second.1, second.2), (2, 1));
+        let unbounded = days(&Sources::default());
+        assert_eq!((unbounded.0.len(), unbounded.1, unbounded.2), (4, 0, 0));
+    }
+
+    #[test]
     fn shell_patterns() {
         assert!(matches("*.json", "a.json"));
         assert!(matches("*.json*", "a.json.gz"));
@@ -353,7 +412,8 @@ mod tests {
         ] {
             std::fs::write(dir.join(f), "{}").unwrap();
         }
-        let got = expand_paths(&[dir.join("*.json"), dir.join("[b]")]).unwrap();
+        let got =
+            expand_paths(&[dir.join("*.json"), dir.join("[b]")], &Sources::default()).unwrap();
         let rel: Vec<String> = got
             .iter()
             .map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
@@ -362,7 +422,8 @@ mod tests {
         // A walk reads trace files only; a file named or matched is read whatever its name.
         std::fs::write(dir.join("b/README.md"), "# notes").unwrap();
         std::fs::write(dir.join("b/sub/run.jsonl.ZST"), "").unwrap();
-        let inputs = expand_inputs(&[dir.join("b"), dir.join("c.txt")]).unwrap();
+        let inputs =
+            expand_inputs(&[dir.join("b"), dir.join("c.txt")], &Sources::default()).unwrap();
         let rel: Vec<String> = inputs
             .files
             .iter()
@@ -373,7 +434,7 @@ mod tests {
         assert_eq!(inputs.skipped, [dir.join("b/README.md")]);
         assert!(inputs.skipped_note().unwrap().contains("README.md"));
         assert!(matches!(
-            expand_paths(&[dir.join("*.nope")]),
+            expand_paths(&[dir.join("*.nope")], &Sources::default()),
             Err(InputError::NotFound(_))
         ));
         std::fs::remove_dir_all(&dir).unwrap();

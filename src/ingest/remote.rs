@@ -15,14 +15,16 @@
 //!
 //! Credentials come from the store's usual environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), for AWS also
 //! from the profile of the shared files (`AWS_PROFILE`, `~/.aws/credentials`, `~/.aws/config`) or
-//! the instance metadata; an S3-compatible store is reached through `AWS_ENDPOINT_URL` or
-//! [`set_s3_endpoint`]. No credential is ever part of a message: errors are told by kind and URL.
+//! the instance metadata; an S3-compatible store is reached through `AWS_ENDPOINT_URL` or the run's
+//! `--s3-endpoint` (given to `expand`, [`bind`], [`upload_dir`] and [`download_dir`]; an object
+//! is fetched through the store it was listed or named with). No credential is ever part of a
+//! message: errors are told by kind and URL.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -54,9 +56,6 @@ const HELD_OBJECTS: usize = 8192;
 /// Attempts at one GET whose body fails (the client already retries failed requests).
 const BODY_ATTEMPTS: u32 = 3;
 
-/// The S3 endpoint given on the command line; it overrides `AWS_ENDPOINT_URL`.
-static S3_ENDPOINT: OnceLock<String> = OnceLock::new();
-
 /// Everything this process knows of object storage: one client per bucket, the objects listed, and
 /// the objects fetched. Behind one lock: fetches are batched, and a reader waiting for an object that
 /// another thread's window is fetching waits for that window.
@@ -65,7 +64,10 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 #[derive(Default)]
 struct State {
     runtime: Option<tokio::runtime::Runtime>,
-    stores: HashMap<String, Arc<dyn ObjectStore>>,
+    /// One client per store (`scheme://authority`) and S3 endpoint it is reached through.
+    stores: HashMap<(String, Option<String>), Arc<dyn ObjectStore>>,
+    /// The client each object was listed or named with, which its fetches use.
+    bound: HashMap<PathBuf, Arc<dyn ObjectStore>>,
     /// Sizes of the objects listed, by URL.
     sizes: HashMap<PathBuf, u64>,
     /// The objects in the order the run reads them (listing order until [`prefetch_order`] says
@@ -81,14 +83,10 @@ struct State {
     /// many objects does not pile up in memory or in mappings.
     held: std::collections::VecDeque<(PathBuf, u64)>,
     held_bytes: u64,
-    /// What each URL expanded to: listed once per process, so every part of a run (its plan, its
-    /// audit, its partial's manifest) sees the same objects even if the store changes meanwhile.
-    expanded: HashMap<PathBuf, Expansion>,
-}
-
-/// Reaches S3-compatible stores at `url` (as `AWS_ENDPOINT_URL` does).
-pub fn set_s3_endpoint(url: String) {
-    let _ = S3_ENDPOINT.set(url);
+    /// What each URL expanded to, by the S3 endpoint it was listed through: listed once, so every
+    /// part of a run (its plan, its audit, its partial's manifest) sees the same objects even if the
+    /// store changes meanwhile.
+    expanded: HashMap<(PathBuf, Option<String>), Expansion>,
 }
 
 /// Returns true if and only if `path` is an object-storage URL.
@@ -149,8 +147,8 @@ fn client_options() -> ClientOptions {
         .with_timeout(Duration::from_secs(60))
 }
 
-/// The client for the store of `url`.
-fn build_store(url: &Url<'_>) -> Result<Arc<dyn ObjectStore>, String> {
+/// The client for the store of `url`; an S3 store is reached at `s3_endpoint` when one is given.
+fn build_store(url: &Url<'_>, s3_endpoint: Option<&str>) -> Result<Arc<dyn ObjectStore>, String> {
     // reqwest is built without a default TLS provider: the ring one rustls already has (ureq's).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let scheme = url.scheme.to_ascii_lowercase();
@@ -179,9 +177,8 @@ fn build_store(url: &Url<'_>) -> Result<Arc<dyn ObjectStore>, String> {
             if let (false, Some(region)) = (region_in_env, &profile.region) {
                 builder = builder.with_region(region);
             }
-            let endpoint = S3_ENDPOINT
-                .get()
-                .cloned()
+            let endpoint = s3_endpoint
+                .map(str::to_string)
                 .or_else(|| std::env::var("AWS_ENDPOINT_URL_S3").ok())
                 .or_else(|| std::env::var("AWS_ENDPOINT_URL").ok())
                 .or(profile.endpoint);
@@ -381,13 +378,27 @@ impl State {
         Ok(self.runtime.as_ref().expect("just built"))
     }
 
-    fn store(&mut self, url: &Url<'_>) -> Result<Arc<dyn ObjectStore>, String> {
-        if let Some(store) = self.stores.get(url.store) {
+    fn store(
+        &mut self,
+        url: &Url<'_>,
+        s3_endpoint: Option<&str>,
+    ) -> Result<Arc<dyn ObjectStore>, String> {
+        let key = (url.store.to_string(), s3_endpoint.map(str::to_string));
+        if let Some(store) = self.stores.get(&key) {
             return Ok(store.clone());
         }
-        let store = build_store(url)?;
-        self.stores.insert(url.store.to_string(), store.clone());
+        let store = build_store(url, s3_endpoint)?;
+        self.stores.insert(key, store.clone());
         Ok(store)
+    }
+
+    /// The client `object` is fetched with: the one it was listed or named with, else the store's
+    /// client without an endpoint of the run's.
+    fn store_of(&mut self, object: &Path, url: &Url<'_>) -> Result<Arc<dyn ObjectStore>, String> {
+        match self.bound.get(object) {
+            Some(store) => Ok(store.clone()),
+            None => self.store(url, None),
+        }
     }
 }
 
@@ -406,16 +417,19 @@ pub(crate) struct Expansion {
     pub skipped: Vec<PathBuf>,
 }
 
-/// The objects behind `url`, in key order.
-pub(crate) fn expand(url_path: &Path) -> Result<Expansion, InputError> {
+/// The objects behind `url`, in key order, listed through `s3_endpoint` when one is given.
+pub(crate) fn expand(url_path: &Path, s3_endpoint: Option<&str>) -> Result<Expansion, InputError> {
     let raw = url_path.to_string_lossy();
     let url = split(&raw).map_err(|m| read_error(url_path, m))?;
     let mut guard = lock();
     let state = guard.get_or_insert_with(State::default);
-    if let Some(expansion) = state.expanded.get(url_path) {
+    let expanded = (url_path.to_path_buf(), s3_endpoint.map(str::to_string));
+    if let Some(expansion) = state.expanded.get(&expanded) {
         return Ok(expansion.clone());
     }
-    let store = state.store(&url).map_err(|m| read_error(url_path, m))?;
+    let store = state
+        .store(&url, s3_endpoint)
+        .map_err(|m| read_error(url_path, m))?;
     let runtime = state.runtime().map_err(|source| InputError::Read {
         path: url_path.to_path_buf(),
         source,
@@ -502,9 +516,28 @@ pub(crate) fn expand(url_path: &Path) -> Result<Expansion, InputError> {
     }
     for listed in &out.objects {
         state.order.push(listed.url.clone());
+        state.bound.insert(listed.url.clone(), store.clone());
     }
-    state.expanded.insert(url_path.to_path_buf(), out.clone());
+    state.expanded.insert(expanded, out.clone());
     Ok(out)
+}
+
+/// Binds an object a command reads as named, without listing it (`precheck`'s files), to the client
+/// reached through `s3_endpoint`, so that its fetch goes there. A path that is not a URL, or a URL
+/// that cannot be read, is left for its read to report.
+pub fn bind(path: &Path, s3_endpoint: Option<&str>) {
+    if !is_url(path) {
+        return;
+    }
+    let raw = path.to_string_lossy();
+    let Ok(url) = split(&raw) else {
+        return;
+    };
+    let mut guard = lock();
+    let state = guard.get_or_insert_with(State::default);
+    if let Ok(store) = state.store(&url, s3_endpoint) {
+        state.bound.entry(path.to_path_buf()).or_insert(store);
+    }
 }
 
 /// Whether a listed key is read, as a directory walk would read a file at `below` (its segments
@@ -664,7 +697,9 @@ impl State {
         for object in objects {
             let raw = object.to_string_lossy().into_owned();
             let parsed = split(&raw).map_err(std::io::Error::other)?;
-            let store = self.store(&parsed).map_err(std::io::Error::other)?;
+            let store = self
+                .store_of(&object, &parsed)
+                .map_err(std::io::Error::other)?;
             let key = Key::from(parsed.key);
             let size = self.sizes.get(&object).copied();
             jobs.push((object, store, key, size));
@@ -847,8 +882,13 @@ impl Target {
 
 /// Uploads the files of the local folder `dir` (a partial) as the objects under the prefix `url`,
 /// the file named `last` (the manifest) after all the others: a prefix that holds it holds the whole
-/// partial, so a merge never reads half of one.
-pub fn upload_dir(dir: &Path, url: &Path, last: &str) -> Result<(), InputError> {
+/// partial, so a merge never reads half of one. An S3 store is reached at `s3_endpoint` when given.
+pub fn upload_dir(
+    dir: &Path,
+    url: &Path,
+    last: &str,
+    s3_endpoint: Option<&str>,
+) -> Result<(), InputError> {
     let raw = url.to_string_lossy().into_owned();
     let parsed = split(&raw).map_err(|m| read_error(url, m))?;
     let prefix = parsed.key.trim_matches('/').to_string();
@@ -866,7 +906,9 @@ pub fn upload_dir(dir: &Path, url: &Path, last: &str) -> Result<(), InputError> 
     names.sort_by_key(|name| (name == last, name.clone()));
     let mut guard = lock();
     let state = guard.get_or_insert_with(State::default);
-    let store = state.store(&parsed).map_err(|m| read_error(url, m))?;
+    let store = state
+        .store(&parsed, s3_endpoint)
+        .map_err(|m| read_error(url, m))?;
     let runtime = state.runtime().map_err(|source| InputError::Read {
         path: url.to_path_buf(),
         source,
@@ -893,14 +935,20 @@ pub fn upload_dir(dir: &Path, url: &Path, last: &str) -> Result<(), InputError> 
     Ok(())
 }
 
-/// Downloads the objects directly under the prefix `url` (a partial) into a new temporary folder.
-pub fn download_dir(url: &Path) -> Result<tempfile::TempDir, InputError> {
+/// Downloads the objects directly under the prefix `url` (a partial) into a new temporary folder. An
+/// S3 store is reached at `s3_endpoint` when given.
+pub fn download_dir(
+    url: &Path,
+    s3_endpoint: Option<&str>,
+) -> Result<tempfile::TempDir, InputError> {
     let raw = url.to_string_lossy().into_owned();
     let parsed = split(&raw).map_err(|m| read_error(url, m))?;
     let prefix = parsed.key.trim_matches('/');
     let mut guard = lock();
     let state = guard.get_or_insert_with(State::default);
-    let store = state.store(&parsed).map_err(|m| read_error(url, m))?;
+    let store = state
+        .store(&parsed, s3_endpoint)
+        .map_err(|m| read_error(url, m))?;
     let io = |source| InputError::Read {
         path: url.to_path_buf(),
         source,
@@ -986,6 +1034,22 @@ mod tests {
         for path in ["s3:/b/k", "./s3://x", "-", "http://h/x", "s3://"] {
             assert!(!is_url(Path::new(path)), "{path}");
         }
+    }
+
+    #[test]
+    fn each_endpoint_has_its_own_client_and_an_object_keeps_the_one_it_was_named_with() {
+        let mut state = State::default();
+        let url = split("s3://bucket/a.json").unwrap();
+        let first = state.store(&url, Some("http://127.0.0.1:1")).unwrap();
+        let second = state.store(&url, Some("http://127.0.0.1:2")).unwrap();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert!(Arc::ptr_eq(
+            &first,
+            &state.store(&url, Some("http://127.0.0.1:1")).unwrap()
+        ));
+        let object = Path::new("s3://bucket/a.json");
+        state.bound.insert(object.to_path_buf(), second.clone());
+        assert!(Arc::ptr_eq(&state.store_of(object, &url).unwrap(), &second));
     }
 
     #[test]

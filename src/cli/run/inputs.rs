@@ -36,14 +36,18 @@ pub(crate) struct Inputs {
 impl Inputs {
     /// Lists the files behind `paths`: one run over all of them, or (`per_arg`, for `baseline`) one
     /// run per argument.
-    pub(crate) fn list(paths: &[PathBuf], per_arg: bool) -> Result<Inputs, CliError> {
+    pub(crate) fn list(
+        paths: &[PathBuf],
+        per_arg: bool,
+        sources: &crate::ingest::Sources,
+    ) -> Result<Inputs, CliError> {
         let groups: Vec<crate::ingest::paths::Inputs> = if per_arg {
             paths
                 .iter()
-                .map(|p| crate::ingest::expand_inputs(std::slice::from_ref(p)))
+                .map(|p| crate::ingest::expand_inputs(std::slice::from_ref(p), sources))
                 .collect::<Result<_, _>>()?
         } else {
-            vec![crate::ingest::expand_inputs(paths)?]
+            vec![crate::ingest::expand_inputs(paths, sources)?]
         };
         for group in &groups {
             if let Some(note) = group.skipped_note() {

@@ -142,7 +142,10 @@ impl Run<'_> {
 }
 
 /// Runs `command`: the shared steps in their order, and the command's own where it has them.
-pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError> {
+pub(crate) fn execute<C: RunCommand>(
+    command: &C,
+    sources: &crate::ingest::Sources,
+) -> Result<ExitStatus, CliError> {
     let args = command.run_args();
     let slices = crate::table::slices::SliceKeys::parse(command.slice_keys())
         .map_err(|e| CliError::Invalid(e.to_string()))?;
@@ -166,12 +169,12 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
         args.partial.as_ref(),
         &[MANIFEST_FILE, VERDICTS_FILE],
     ));
-    safety::refuse_overwriting_inputs(&outputs, command.traces(), args)?;
+    safety::refuse_overwriting_inputs(&outputs, command.traces(), args, sources)?;
     if notes && C::NOTES_LATE {
         print_notes(&resolved)?;
     }
     let started = Instant::now();
-    let mut inputs = Inputs::list(command.traces(), C::RUN_PER_ARGUMENT)?;
+    let mut inputs = Inputs::list(command.traces(), C::RUN_PER_ARGUMENT, sources)?;
     // A shard of a session run reads every file (a conversation's turns may sit in any of them), and
     // its partial holds the rows of the files of its share, as a shard of traces reads them.
     let owned: Option<std::collections::HashSet<usize>> = session_shard.map(|(k, n)| {
@@ -225,7 +228,7 @@ pub(crate) fn execute<C: RunCommand>(command: &C) -> Result<ExitStatus, CliError
         .tempdir()?;
     let local = staging.path().join("partial");
     let status = manifest::write_partial(&local, manifest, produced, shard)?;
-    crate::ingest::remote::upload_dir(&local, dir, MANIFEST_FILE)?;
+    crate::ingest::remote::upload_dir(&local, dir, MANIFEST_FILE, sources.s3_endpoint.as_deref())?;
     writeln!(std::io::stderr(), "partial uploaded to {}", dir.display())?;
     Ok(status)
 }

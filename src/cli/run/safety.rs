@@ -42,6 +42,7 @@ pub(crate) fn refuse_overwriting_inputs(
     written: &Outputs<'_>,
     traces: &[PathBuf],
     run: &RunArgs,
+    sources: &crate::ingest::Sources,
 ) -> Result<(), CliError> {
     let mut outputs: Vec<(&str, PathBuf)> = written
         .files
@@ -64,7 +65,7 @@ pub(crate) fn refuse_overwriting_inputs(
     if cache.is_none() && outputs.iter().all(|(_, p)| std::fs::metadata(p).is_err()) {
         return Ok(());
     }
-    let mut inputs = crate::ingest::expand_paths(traces)?;
+    let mut inputs = crate::ingest::expand_paths(traces, sources)?;
     inputs.extend(run.side_inputs());
     inputs.extend(written.inputs.iter().flatten().map(|p| (*p).clone()));
     if let Some((dir, canonical)) = cache

@@ -1,7 +1,7 @@
 //! The resources of a scanned OTLP/JSON export: which resource each span was exported under, found by
 //! the span's byte offset, and the resource's attributes, read once, when a trace first needs them.
 //!
-//! The structural scan (`ingest::scan`) notes where each `resourceSpans` element begins and where its
+//! The structural scan (`scan`) notes where each `resourceSpans` element begins and where its
 //! `resource` object lies, and never parses them: a span lies in the last element that begins before
 //! it, so a trace finds its resource with a binary search per run of its spans, not by any work per
 //! span. Resources of the same bytes are read once however often they repeat (JSON lines of one service
@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::read_resource;
+use super::scan::ResourceBytes;
 use crate::ingest::json::with_tape;
-use crate::ingest::scan::ResourceBytes;
 use crate::table::record::Attrs;
 
 /// The number of no resource, for spans of elements without one.

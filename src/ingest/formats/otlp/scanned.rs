@@ -1,9 +1,9 @@
 //! The fast path of OTLP/JSON (and of OpenInference, its refinement): an export the structural scan
-//! (`ingest::scan`) located every span of, read trace by trace.
+//! (`scan`) located every span of, read trace by trace.
 //!
 //! Each trace's spans are parsed together, on their own, when the trace's batch is built, so no more than
 //! a batch of traces is parsed at a time and batches are parsed in parallel. They are read where they
-//! lie in the file (`ingest::direct`), or by simd-json from a copy when that reader declines them. A
+//! lie in the file (`direct`), or by simd-json from a copy when that reader declines them. A
 //! file the scan does not take is parsed whole by the decoder ([`super::Otlp`]).
 
 use std::borrow::Cow;
@@ -14,14 +14,14 @@ use hashbrown::HashTable;
 use rayon::prelude::*;
 use simd_json::prelude::*;
 
+use super::direct::{Declined, Reader};
 use super::read_span;
 use super::resources::ScannedResources;
+use super::scan::{SpanList, SpanSlice, first_of, locate_spans};
 use crate::error::InputError;
 use crate::ingest::decoder::{Fast, Traces, check_span_count};
-use crate::ingest::direct::{Declined, Reader};
 use crate::ingest::formats::spans::MapTrace;
 use crate::ingest::json::{PADDING, repair, with_buffers, with_tape};
-use crate::ingest::scan::{SpanList, SpanSlice, first_of, locate_spans};
 use crate::ingest::survey::{Survey, Text};
 use crate::table::TableBuilder;
 use crate::table::record::{ParsedFrom, SpanRecord, TraceRecord, order_otlp};
@@ -285,7 +285,7 @@ impl<'b> ScannedTraces<'b> {
 
     /// The spans of a run of several, read again from the file.
     fn slice_spans(&self, s: &SpanBytes) -> Vec<SpanSlice> {
-        crate::ingest::scan::spans_at(self.bytes, s.start, s.count as usize)
+        super::scan::spans_at(self.bytes, s.start, s.count as usize)
     }
 
     /// The bytes the index keeps for the whole of the file's read.
@@ -827,7 +827,7 @@ mod tests {
     fn huge_trace_records_read_as_the_borrowed_ones() {
         let bytes = std::fs::read("examples/traces.json").unwrap();
         let batch = |huge: usize| {
-            let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+            let spans = crate::ingest::formats::otlp::scan::locate_spans(&bytes).unwrap();
             let mut traces = ScannedTraces::new(&bytes, spans, true, None);
             traces.huge = huge;
             let mut builder = TableBuilder::new(crate::table::TableOptions {
@@ -857,7 +857,7 @@ mod tests {
         ] {
             let bytes = std::fs::read(path).unwrap();
             let batch = |direct: bool, surveyed: bool| {
-                let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+                let spans = crate::ingest::formats::otlp::scan::locate_spans(&bytes).unwrap();
                 let mut traces = ScannedTraces::new(&bytes, spans, true, None);
                 traces.direct = direct;
                 if surveyed {
@@ -900,7 +900,7 @@ mod tests {
         };
         let read = |text: &str, huge: usize| {
             let bytes = text.as_bytes();
-            let spans = crate::ingest::scan::locate_spans(bytes).unwrap();
+            let spans = crate::ingest::formats::otlp::scan::locate_spans(bytes).unwrap();
             assert_eq!((spans.slices(), spans.len()), (1, 3));
             let mut traces = ScannedTraces::new(bytes, spans, false, None);
             traces.huge = huge;
@@ -962,7 +962,7 @@ mod tests {
             );
         }
         assert!(bytes.len() > 2 << 20, "the lines fill more than two blocks");
-        let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+        let spans = crate::ingest::formats::otlp::scan::locate_spans(&bytes).unwrap();
         assert_eq!(spans.len(), lines);
         let index = ScannedTraces::new(&bytes, spans, false, None);
         // Expected: each trace's first start, its first line and its number of spans.
@@ -997,8 +997,9 @@ mod tests {
     #[test]
     fn index_keeps_twenty_eight_bytes_per_trace_whose_spans_lie_together() {
         let (traces, spans_per_trace) = (2_000, 3);
-        let bytes = crate::ingest::scan::small_traces_as_lines(traces, spans_per_trace);
-        let spans = crate::ingest::scan::locate_spans(&bytes).unwrap();
+        let bytes =
+            crate::ingest::formats::otlp::scan::small_traces_as_lines(traces, spans_per_trace);
+        let spans = crate::ingest::formats::otlp::scan::locate_spans(&bytes).unwrap();
         assert_eq!(spans.len(), traces * spans_per_trace);
         let index = ScannedTraces::new(&bytes, spans, false, None);
         assert_eq!(index.len(), traces);

@@ -445,8 +445,13 @@ mod tests {
         let mut spans = Vec::new();
         for &path in paths {
             let bytes = std::fs::read(path).unwrap();
-            for span in crate::ingest::scan::locate_spans(&bytes).unwrap().iter() {
-                for one in crate::ingest::scan::spans_at(&bytes, span.start(), span.count()) {
+            for span in crate::ingest::formats::otlp::scan::locate_spans(&bytes)
+                .unwrap()
+                .iter()
+            {
+                for one in
+                    crate::ingest::formats::otlp::scan::spans_at(&bytes, span.start(), span.count())
+                {
                     let text = String::from_utf8(bytes[one.start()..one.end()].to_vec()).unwrap();
                     spans.push((path, text));
                 }

@@ -10,12 +10,14 @@
 //! What becomes of a span once read (content normalisation, grouping into traces) is shared with the
 //! other span formats, in `spans`.
 //!
-//! Large exports take the fast path: the structural scan (`ingest::scan`) finds every span's bytes, and
+//! Large exports take the fast path: the structural scan (`scan`) finds every span's bytes, and
 //! each trace's spans are parsed together, on their own, when the trace's turn comes. Documents the scan
 //! does not understand are parsed whole.
 
 pub(crate) mod content;
+pub(crate) mod direct;
 pub(crate) mod resources;
+pub mod scan;
 pub(crate) mod scanned;
 
 use std::borrow::Cow;
@@ -387,7 +389,7 @@ fn int_literal(v: TapeValue<'_, '_>) -> Result<i64, String> {
         return Err(f.to_string());
     }
     if let Some(s) = v.as_str() {
-        if let Some(n) = crate::ingest::scan::decimal_i64(s.as_bytes()) {
+        if let Some(n) = scan::decimal_i64(s.as_bytes()) {
             return Ok(n);
         }
         let digits: String = crate::compat::value::py_strip(s)
