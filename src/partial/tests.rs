@@ -1,3 +1,6 @@
+//! Unit tests of partials: merging in any grouping, the spilled merge against the one in memory,
+//! the batches a written table is cut into, partials refused, split trace ids and the shard plan.
+
 use arrow_ipc::reader::FileReader;
 
 use super::merge::SpilledMerge;
