@@ -47,6 +47,41 @@ pub(crate) fn scratch() -> tempfile::TempDir {
         .expect("scratch folder")
 }
 
+/// A fresh folder named for what a test puts in it (`faultgate-NAME-` and a random tail), removed
+/// with everything in it when the value drops, whether the test passes or panics. It reads as the
+/// folder's path, so a test joins names onto it as onto a `Path`.
+pub(crate) struct ScratchDir(tempfile::TempDir);
+
+impl ScratchDir {
+    pub(crate) fn named(name: &str) -> ScratchDir {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("faultgate-{name}-"))
+            .tempdir()
+            .expect("scratch folder");
+        ScratchDir(dir)
+    }
+}
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for ScratchDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for ScratchDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
 /// A JSON file the binary wrote.
 pub(crate) fn read_json(path: &Path) -> Value {
     let bytes =

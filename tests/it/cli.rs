@@ -1,16 +1,14 @@
 //! End-to-end runs of the `faultgate` binary on the shipped examples and on small crafted inputs.
 
 use crate::common;
+use crate::common::ScratchDir;
 
 use common::{faultgate, stderr, stdout};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultgate-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> ScratchDir {
+    ScratchDir::named(&format!("cli-{name}"))
 }
 
 fn path_str(p: &Path) -> &str {

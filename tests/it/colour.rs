@@ -62,7 +62,7 @@ fn piped_output_is_plain_unless_colour_is_forced() {
 
 #[test]
 fn colour_flag_is_not_part_of_the_reproduce_command() {
-    let dir = std::env::temp_dir().join(format!("faultgate-colour-{}", std::process::id()));
+    let dir = crate::common::ScratchDir::named("colour");
     let md = dir.join("s.md");
     faultgate(
         &[
@@ -80,7 +80,6 @@ fn colour_flag_is_not_part_of_the_reproduce_command() {
         text.contains("\nfaultgate check examples/traces.json\n"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

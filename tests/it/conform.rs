@@ -208,7 +208,7 @@ fn only_errors_exit_2_and_missing_file_is_bad_input() {
 
 #[test]
 fn json_report_carries_the_same_facts() {
-    let dir = std::env::temp_dir().join(format!("faultgate-conform-{}", std::process::id()));
+    let dir = common::ScratchDir::named("conform");
     let path = dir.join("nested/report.json");
     let (code, text) = conform_with(&ConformArgs {
         spec: Some(PathBuf::from(SPEC)),
@@ -225,7 +225,6 @@ fn json_report_carries_the_same_facts() {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let leftovers: Vec<_> = std::fs::read_dir(dir.join("nested")).unwrap().collect();
     assert_eq!(leftovers.len(), 1, "no temporary file left behind");
-    std::fs::remove_dir_all(&dir).unwrap();
 
     let digest = text
         .lines()
@@ -276,8 +275,7 @@ fn json_path_that_is_a_directory_is_refused() {
 
 #[test]
 fn unusable_spec_is_an_error_naming_the_file() {
-    let dir = std::env::temp_dir().join(format!("faultgate-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::ScratchDir::named("spec");
     let spec = dir.join("empty.json");
     std::fs::write(
         &spec,
@@ -293,7 +291,6 @@ fn unusable_spec_is_an_error_naming_the_file() {
         &mut Vec::new(),
     )
     .unwrap_err();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         err.to_string().ends_with(
             "empty.json: unusable spec: no mandatory_checkpoints and no handoff_contracts"
@@ -364,14 +361,12 @@ fn drafted_spec_passes_good_runs_and_blocks_the_skip() {
                             "confirmed_by": ["owner"]}])
     );
     assert_eq!(spec["handoff_contracts"][1]["require_verified"], true);
-    let dir = std::env::temp_dir().join(format!("faultgate-draft-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::ScratchDir::named("draft");
     let path = dir.join("drafted.json");
     std::fs::write(&path, &drafted).unwrap();
     let spec_path = path.to_string_lossy().into_owned();
     let (good, _) = conform(&spec_path, &[fixture("conforms")]);
     let (skipped, report) = conform(&spec_path, &[fixture("skipped")]);
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(good, 0);
     assert_eq!(skipped, 1);
     assert!(report.contains("verdict : BLOCK (checkpoint-skipped) exit 1"));

@@ -3,6 +3,7 @@
 //! command line's handling of broken files inside a directory.
 
 use crate::common;
+use crate::common::ScratchDir;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -80,11 +81,8 @@ fn root_attr(batch: &TraceBatch, t: usize, key: &str) -> Option<serde_json::Valu
     attrs.get(key).cloned()
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultgate-formats-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(tag: &str) -> ScratchDir {
+    ScratchDir::named(&format!("formats-{tag}"))
 }
 
 #[test]

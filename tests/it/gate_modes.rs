@@ -3,6 +3,7 @@
 //! output as it was.
 
 use crate::common;
+use crate::common::ScratchDir;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -19,11 +20,8 @@ const SHIPPED_BAND: &str = "examples/gate/band.json";
 const RUN1: &str = "examples/gate/baseline_glm_run1.json";
 const RUN2: &str = "examples/gate/baseline_glm_run2.json";
 
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultgate-modes-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn out_dir(name: &str) -> ScratchDir {
+    ScratchDir::named(&format!("modes-{name}"))
 }
 
 fn json(path: &Path) -> Value {

@@ -3,6 +3,7 @@
 //! merging in levels gives the same bytes, and partials that do not belong together are refused.
 
 use crate::common;
+use crate::common::ScratchDir;
 
 use std::path::{Path, PathBuf};
 
@@ -21,11 +22,8 @@ const TRACES: [&str; 5] = [
 ];
 
 /// A fresh, empty directory for one test's outputs.
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultgate-merge-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn out_dir(name: &str) -> ScratchDir {
+    ScratchDir::named(&format!("merge-{name}"))
 }
 
 /// Runs the binary from the repository root, with the audit's clock pinned.

@@ -66,9 +66,9 @@ fn facts(batch: &TraceBatch) -> Vec<Facts> {
 
 /// `check`'s exit code and the JSON report's verdicts (trace, scenario, check, detected, reason).
 fn verdicts(file: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
-    let report = std::env::temp_dir().join(format!(
-        "faultgate-new-formats-{}-{}.json",
-        std::process::id(),
+    let dir = crate::common::ScratchDir::named("new-formats");
+    let report = dir.join(format!(
+        "{}.json",
         file.file_name().unwrap().to_string_lossy()
     ));
     let out = Command::new(env!("CARGO_BIN_EXE_faultgate"))
@@ -86,7 +86,6 @@ fn verdicts(file: &Path, extra: &[&str]) -> (i32, Vec<Value>) {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&report);
     (code, doc["results"].as_array().unwrap().clone())
 }
 

@@ -3,10 +3,11 @@
 //! crate's Arrow reader), the reproduce command, and exit 2 when an output cannot be written.
 
 use crate::common;
+use crate::common::ScratchDir;
 
 use common::{command, root};
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use arrow_array::{Array, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
@@ -21,11 +22,8 @@ const RUN1: &str = "examples/gate/baseline_glm_run1.json";
 const RUN2: &str = "examples/gate/baseline_glm_run2.json";
 
 /// A fresh, empty directory for one test's outputs.
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultgate-outputs-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn out_dir(name: &str) -> ScratchDir {
+    ScratchDir::named(&format!("outputs-{name}"))
 }
 
 /// Runs the binary from the repository root, so inputs display as `examples/...`.

@@ -3,10 +3,11 @@
 //! case per trace and the gate; the HTML page loads nothing from anywhere; both are redacted.
 
 use crate::common;
+use crate::common::ScratchDir;
 mod junit_schema;
 
 use common::faultgate;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const CANDIDATE: &str = "examples/gate/candidate_gpt.json";
 const RUN2: &str = "examples/gate/baseline_glm_run2.json";
@@ -23,14 +24,8 @@ const SECRETS: [&str; 4] = [
     "123-45-6789",
 ];
 
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "faultgate-report-files-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn out_dir(name: &str) -> ScratchDir {
+    ScratchDir::named(&format!("report-files-{name}"))
 }
 
 fn text(path: &Path) -> String {

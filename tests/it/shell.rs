@@ -22,8 +22,8 @@ fn bash_completion_loads_and_completes_subcommands_and_flags() {
     let script = stdout(&["completions", "bash"]);
     // Source it in a real bash and ask the completion function for `faultgate che` and
     // `faultgate check --jun`.
-    let path =
-        std::env::temp_dir().join(format!("faultgate-completion-{}.bash", std::process::id()));
+    let dir = crate::common::ScratchDir::named("completion");
+    let path = dir.join("faultgate.bash");
     std::fs::write(&path, &script).unwrap();
     let probe = r#"
 source "$1"
@@ -36,7 +36,6 @@ COMP_WORDS=(faultgate check --jun); COMP_CWORD=2; _faultgate faultgate --jun che
         .arg(&path)
         .output()
         .expect("bash");
-    let _ = std::fs::remove_file(&path);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("sub: check checks"), "{text}");

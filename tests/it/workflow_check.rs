@@ -3,9 +3,10 @@
 //! the check joins the selection only when asked, and a workflow violation is a hard block at the gate.
 
 use crate::common;
+use crate::common::ScratchDir;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::{faultgate, read_json};
 use faultgate::redact::Redaction;
@@ -23,11 +24,8 @@ const SCENARIOS: [&str; 7] = [
     "uncontracted",
 ];
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("faultgate-wfcheck-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+fn scratch(name: &str) -> ScratchDir {
+    ScratchDir::named(&format!("wfcheck-{name}"))
 }
 
 fn otlp(style: &str) -> String {
