@@ -25,9 +25,11 @@ use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
 use crate::report::gate_lines::{
     REGRESSIONS, disjoint_band_error, gate_lines, pass_k_line, ungated_warning,
 };
+use crate::report::parquet::TrialCounting;
+use crate::report::pass::VerdictSource;
 use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{
-    audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, slices, terminal,
+    audit, html, json, junit, markdown, otlp_events, outputs, parquet, repro, slices, terminal,
     write_atomic,
 };
 
@@ -537,43 +539,52 @@ pub(crate) fn finish(
         slices: slice_keys.is_some(),
     };
     let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
-    // A spilled run is counted as it is written, or (when the gate tallies scenarios in input order,
-    // or the rows read back are not those written) in a pass of its own, and every output is written
-    // from it in another; `--explain` reads the run again, so it takes the run back whole.
-    let streamed = match spilled {
-        Some(mut spilled) if explain.is_none() => {
-            let written = (!tally.is_needed())
-                .then(|| spilled.take_written_counts())
-                .flatten();
-            let counted = match written {
-                Some(counting) => counting
-                    .finish()
-                    .map_err(|e| spill_error(SpillError::from(e)))?,
-                None => terminal::count_spilled(&report, &spilled, |batch| {
-                    tally.add_batch(batch);
-                })
-                .map_err(spill_error)?,
-            };
-            match counted {
-                Some(counts) => Some((spilled, counts)),
-                None => {
-                    report.batches = spilled.load().map_err(spill_error)?;
-                    None
-                }
-            }
-        }
-        Some(spilled) => {
+    // `--explain` reads the run again, so it takes the run back whole.
+    let mut spilled = match spilled {
+        Some(spilled) if explain.is_some() => {
             report.batches = spilled.load().map_err(spill_error)?;
             None
         }
-        None => None,
+        spilled => spilled,
     };
+    // A run is counted as it is spilled, or (when the gate tallies scenarios in input order, the rows
+    // read back are not those written, or the run stayed in memory) in a pass of its own; every
+    // output is then written in one more pass. A run in which two rows share a trace id is read
+    // whole, as its rows merge.
+    let written = spilled
+        .as_mut()
+        .filter(|_| !tally.is_needed())
+        .and_then(SpilledRun::take_written_counts);
+    let mut trials = (outs.parquet.is_some() && wanted.pass_k).then(TrialCounting::default);
+    let streamed = match written {
+        Some(counting) => counting
+            .finish()
+            .map_err(|e| spill_error(SpillError::from(e)))?,
+        None => {
+            let source = match &spilled {
+                Some(spilled) => VerdictSource::Spilled(spilled),
+                None => VerdictSource::Memory(&report.batches),
+            };
+            terminal::count(&report, source, |batch| {
+                tally.add_batch(batch);
+                if let Some(trials) = &mut trials {
+                    trials.add(batch);
+                }
+            })
+            .map_err(spill_error)?
+        }
+    };
+    if streamed.is_none()
+        && let Some(spilled) = spilled.take()
+    {
+        report.batches = spilled.load().map_err(spill_error)?;
+    }
     let counted = match &streamed {
         Some(_) => tally.finish(),
         None => whole_run_input(&report, &set_aside_names, wanted, [0.0; 3]),
     };
     let traces = match &streamed {
-        Some((_, counts)) => counts.traces,
+        Some(counts) => counts.traces,
         None => report
             .batches
             .iter()
@@ -585,7 +596,7 @@ pub(crate) fn finish(
         return Err(CliError::Invalid(no_trace_of_version(&version)));
     }
     let recorded = match &streamed {
-        Some((_, counts)) => counts.recorded_outcomes,
+        Some(counts) => counts.recorded_outcomes,
         None => crate::report::RecordedOutcomes::of(&report.batches),
     };
     if recorded_outcomes && traces > 0 && recorded.recorded == 0 {
@@ -687,16 +698,45 @@ pub(crate) fn finish(
         _ => None,
     };
     let elapsed = started.elapsed().as_secs_f64();
-    let mut out = std::io::stdout().lock();
     let rows = outs.table.unwrap_or_default();
-    if let Some((spilled, counts)) = &streamed {
-        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-        let colour = crate::report::colour::enabled(outs.color);
-        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows, ids, colour)?;
-        buffered.flush()?;
-    } else {
+    let colour = crate::report::colour::enabled(outs.color);
+    let sliced = slice_table.is_some();
+    let trials = match trials.filter(|_| counted.pass_k.is_some()) {
+        Some(trials) => trials.finish(),
+        None => parquet::TraceTrials::none(),
+    };
+    let mut streamed = match streamed {
+        Some(counts) => {
+            let source = match &spilled {
+                Some(spilled) => VerdictSource::Spilled(spilled),
+                None => VerdictSource::Memory(&report.batches),
+            };
+            let asked = outputs::Asked {
+                json: outs.json.is_some(),
+                shown: outs.markdown.is_some() || outs.html.is_some(),
+                audit: outs.audit.is_some(),
+                junit: outs.junit.is_some(),
+                parquet: outs.parquet.is_some(),
+                table: rows,
+                ids,
+                colour,
+                sliced,
+                dir: outs.spill_dir.as_deref().map(PathBuf::as_path),
+            };
+            let written =
+                outputs::write(&asked, &report, &counts, &trials, source, std::io::stdout())
+                    .map_err(|e| match e {
+                        outputs::PassError::Table(e) => CliError::from(e),
+                        outputs::PassError::Spill(e) => spill_error(e),
+                    })?;
+            Some((written, counts))
+        }
+        None => None,
+    };
+    let mut out = std::io::stdout().lock();
+    if streamed.is_none() {
         let table = terminal::table(&report, rows, ids);
-        if crate::report::colour::enabled(outs.color) {
+        if colour {
             let cells = report.checks.len();
             write!(
                 out,
@@ -828,6 +868,10 @@ pub(crate) fn finish(
     }
 
     let write_err = |e: &dyn std::fmt::Display| CliError::output(e);
+    let without_rows = Report {
+        batches: Vec::new(),
+        ..report.clone()
+    };
     if let Some(path) = &outs.json {
         let doc = JsonReport {
             // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
@@ -838,7 +882,11 @@ pub(crate) fn finish(
             gate: gate.as_ref().map(|(gate, _)| json::gate(gate)),
             explanations: explanations.map(<[_]>::to_vec),
             slices: shown_slices.as_ref().map(slices::SlicesShown::json),
-            ..json::report(&report)
+            // A streamed run's per-trace lists are the pass's, not built here.
+            ..json::report(match &streamed {
+                Some(_) => &without_rows,
+                None => &report,
+            })
         };
         let units = |traces: usize| {
             report
@@ -849,16 +897,20 @@ pub(crate) fn finish(
                     traces_without_conversation: traces.saturating_sub(sessions.len()),
                 })
         };
-        match &streamed {
-            Some((spilled, counts)) => {
+        match &mut streamed {
+            Some((written, counts)) => {
                 let doc = JsonReport {
                     traces: counts.traces,
                     fired: counts.fired_by_name(&report).into_iter().collect(),
                     units: units(counts.traces),
                     ..doc
                 };
-                write_atomic_with(path, |out| json::write_spilled(out, doc, &report, spilled))
-                    .map_err(|e| write_err(&e))?;
+                let sink = written.json.take().transpose().map_err(|e| write_err(&e))?;
+                write_atomic_with(path, |out| match sink {
+                    Some(sink) => sink.finish(out, doc),
+                    None => Ok(()),
+                })
+                .map_err(|e| write_err(&e))?;
             }
             None => {
                 let doc = JsonReport {
@@ -872,17 +924,17 @@ pub(crate) fn finish(
         writeln!(out, "report written to {}", path.display())?;
     }
     let command = command.as_str();
-    // The Markdown and HTML reports of a spilled run show the rows their bounded lists need, kept in
-    // one pass over the spill, beside the run's counts.
-    let digest = match &streamed {
-        Some((spilled, counts)) if outs.markdown.is_some() || outs.html.is_some() => {
-            let shown = digest::Shown {
-                failed_rows: markdown::MAX_LISTED.max(html::MAX_ROWS),
-                policy_rows: markdown::MAX_LINES_FOR_POLICY_ROWS,
-            };
-            Some(digest::digest(&report, spilled, counts, shown).map_err(spill_error)?)
-        }
-        _ => None,
+    // The Markdown and HTML reports of a streamed run show the rows their bounded lists need, kept in
+    // the pass, beside the run's counts.
+    let digest = match &mut streamed {
+        Some((written, counts)) => match written.digest.take() {
+            Some(sink) => Some(
+                sink.map_err(|e| CliError::Invalid(e.to_string()))?
+                    .finish(&report, counts),
+            ),
+            None => None,
+        },
+        None => None,
     };
     let (shown_report, shown_counts) = match &digest {
         Some(digest) => (&digest.report, Some(&digest.counts)),
@@ -911,6 +963,14 @@ pub(crate) fn finish(
         writeln!(out, "markdown written to {}", path.display())?;
     }
     if let Some(dir) = &outs.audit {
+        let failing = match &mut streamed {
+            Some((written, _)) => written
+                .failing
+                .take()
+                .transpose()
+                .map_err(|e| write_err(&e))?,
+            None => None,
+        };
         audit::write(
             dir,
             &audit::Audit {
@@ -920,18 +980,23 @@ pub(crate) fn finish(
                 command,
                 inputs: &audit_inputs,
                 created_utc: audit::utc_now(),
-                spilled: streamed.as_ref().map(|(spilled, counts)| (spilled, counts)),
+                streamed: streamed.as_ref().map(|(_, counts)| counts),
             },
+            failing,
         )
         .map_err(|e| write_err(&e))?;
         writeln!(out, "audit written to {}", dir.display())?;
     }
     if let Some(path) = &outs.junit {
         let gate = gate.as_ref().map(|(g, _)| g);
-        match &streamed {
-            Some((spilled, counts)) => write_atomic_with(path, |out| {
-                junit::write_spilled(out, &report, gate, spilled, counts)
-            }),
+        match &mut streamed {
+            Some((written, counts)) => match written.junit.take().transpose() {
+                Ok(sink) => write_atomic_with(path, |out| match sink {
+                    Some(sink) => sink.finish(out, &report, gate, counts),
+                    None => Ok(()),
+                }),
+                Err(e) => Err(e),
+            },
             None => write_atomic(path, junit::render(&report, gate).as_bytes()),
         }
         .map_err(|e| write_err(&e))?;
@@ -958,14 +1023,15 @@ pub(crate) fn finish(
         writeln!(out, "html written to {}", path.display())?;
     }
     if let Some(dir) = &outs.parquet {
-        let sliced = slice_table.is_some();
-        match &streamed {
-            Some((spilled, _)) => {
-                parquet::write_check_spilled(dir, &report, pass_k.is_some(), sliced, spilled)
-            }
-            None => parquet::write_check(dir, &report, pass_k.is_some(), sliced),
-        }
-        .map_err(|e| write_err(&e))?;
+        match &mut streamed {
+            Some((written, _)) => match written.parquet.take() {
+                Some(Ok(sink)) => sink.finish(dir).map_err(|e| write_err(&e)),
+                Some(Err(e)) => Err(write_err(&e)),
+                None => Ok(()),
+            },
+            None => parquet::write_check(dir, &report, pass_k.is_some(), sliced)
+                .map_err(|e| write_err(&e)),
+        }?;
         if let Some(budgets) = gate.as_ref().and_then(|(g, _)| g.budgets.as_deref()) {
             parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
         }
@@ -974,9 +1040,10 @@ pub(crate) fn finish(
     let events = otlp_events::Export {
         report: &report,
         gate: gate.as_ref().map(|(g, _)| g),
-        spilled: streamed
+        spilled: spilled
             .as_ref()
-            .map(|(spilled, counts)| otlp_events::Spilled {
+            .zip(streamed.as_ref())
+            .map(|(spilled, (_, counts))| otlp_events::Spilled {
                 run: spilled,
                 traces: counts.traces,
                 failed: counts.failed,

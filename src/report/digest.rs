@@ -1,4 +1,4 @@
-//! What the Markdown and HTML reports show of a spilled run, read in one pass over the spill: the
+//! What the Markdown and HTML reports show of a run too large to hold, kept in the pass over its verdicts: the
 //! run's counts, and the few rows their lists show. Both lists are bounded (the first failing traces,
 //! the first policy blocks, the traces whose steps were kept), so the rows kept are too, whatever the
 //! size of the run; the reports are then rendered from them as from the run held whole.
@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use arrow_array::BooleanArray;
 
 use super::counts::SpilledCounts;
-use super::spill::{SpillError, SpilledRun};
+use super::pass::Sink;
 use super::{Report, VerdictBatch};
 use crate::checks::Gating;
 
@@ -73,66 +73,84 @@ pub(crate) struct Digest<'a> {
     pub counts: RunCounts<'a>,
 }
 
-/// Reads `spilled` once and keeps the rows `shown` says the reports need. Each trace id is one row of
-/// the spill (see [`SpilledCounts`]), whose counts are the run's.
-///
-/// # Errors
-///
-/// The spill cannot be read back.
-pub(crate) fn digest<'a>(
-    report: &'a Report,
-    spilled: &SpilledRun,
-    counts: &SpilledCounts,
+/// Keeps the rows `shown` says the reports need as the pass hands them on. Each trace id is one row of
+/// the run (see [`SpilledCounts`]), whose counts are the run's.
+pub(crate) struct DigestSink<'a> {
+    policy: Vec<usize>,
+    with_steps: HashSet<&'a str>,
     shown: Shown,
-) -> Result<Digest<'a>, SpillError> {
-    let policy: Vec<usize> = (0..report.checks.len())
-        .filter(|&k| report.checks[k].role.gating == Gating::PolicyBlock)
-        .collect();
-    let with_steps: HashSet<&str> = report
-        .failing_steps
-        .iter()
-        .map(|t| t.trace_id.as_str())
-        .collect();
-    let (mut failed_kept, mut policy_kept, mut policy_blocked) = (0, 0, 0);
-    let mut kept: Vec<VerdictBatch> = Vec::new();
-    spilled.for_each_batch(|batch| {
+    failed_kept: usize,
+    policy_kept: usize,
+    policy_blocked: usize,
+    kept: Vec<VerdictBatch>,
+}
+
+impl<'a> DigestSink<'a> {
+    /// The sink of `report`'s rows.
+    pub(crate) fn new(report: &'a Report, shown: Shown) -> Self {
+        DigestSink {
+            policy: (0..report.checks.len())
+                .filter(|&k| report.checks[k].role.gating == Gating::PolicyBlock)
+                .collect(),
+            with_steps: report
+                .failing_steps
+                .iter()
+                .map(|t| t.trace_id.as_str())
+                .collect(),
+            shown,
+            failed_kept: 0,
+            policy_kept: 0,
+            policy_blocked: 0,
+            kept: Vec::new(),
+        }
+    }
+
+    /// The rows kept, with the run's counts.
+    pub(crate) fn finish<'r>(self, report: &'r Report, counts: &SpilledCounts) -> Digest<'r> {
+        let fired = counts.fired_by_name(report);
+        Digest {
+            report: Report {
+                batches: self.kept,
+                ..report.clone()
+            },
+            counts: RunCounts {
+                traces: counts.traces,
+                failed: counts.failed,
+                fired_verdicts: counts.fired.iter().sum(),
+                fired,
+                policy_blocked: self.policy_blocked,
+                user_steps: counts.user_steps,
+                recorded_outcomes: counts.recorded_outcomes,
+            },
+        }
+    }
+}
+
+impl Sink for DigestSink<'_> {
+    fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
         let keep: BooleanArray = batch
             .rows()
             .map(|row| {
-                let blocked = policy.iter().any(|&k| row.verdict(k).detected);
-                policy_blocked += usize::from(blocked);
-                let mut keep = with_steps.contains(row.trace_id());
-                if row.failed() && failed_kept < shown.failed_rows {
-                    failed_kept += 1;
+                let blocked = self.policy.iter().any(|&k| row.verdict(k).detected);
+                self.policy_blocked += usize::from(blocked);
+                let mut keep = self.with_steps.contains(row.trace_id());
+                if row.failed() && self.failed_kept < self.shown.failed_rows {
+                    self.failed_kept += 1;
                     keep = true;
                 }
-                if blocked && policy_kept < shown.policy_rows {
-                    policy_kept += 1;
+                if blocked && self.policy_kept < self.shown.policy_rows {
+                    self.policy_kept += 1;
                     keep = true;
                 }
                 Some(keep)
             })
             .collect();
         if keep.true_count() > 0 {
-            let rows = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)?;
-            kept.push(VerdictBatch::try_new(rows)?);
+            let rows = arrow_select::filter::filter_record_batch(batch.record_batch(), &keep)
+                .map_err(std::io::Error::other)?;
+            self.kept
+                .push(VerdictBatch::try_new(rows).map_err(std::io::Error::other)?);
         }
-        Ok::<(), SpillError>(())
-    })?;
-    let fired = counts.fired_by_name(report);
-    Ok(Digest {
-        report: Report {
-            batches: kept,
-            ..report.clone()
-        },
-        counts: RunCounts {
-            traces: counts.traces,
-            failed: counts.failed,
-            fired_verdicts: counts.fired.iter().sum(),
-            fired,
-            policy_blocked,
-            user_steps: counts.user_steps,
-            recorded_outcomes: counts.recorded_outcomes,
-        },
-    })
+        Ok(())
+    }
 }

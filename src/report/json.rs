@@ -10,7 +10,7 @@ use super::format::{
     OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
 };
 use super::gate_lines;
-use super::spill::SpilledRun;
+use super::pass::{Body, Sink};
 use super::{OutcomeSummary, Report, Row, VerdictBatch};
 use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
@@ -79,103 +79,129 @@ pub(crate) fn report(report: &Report) -> JsonReport {
 /// the report's text, and is replaced by the entries as they are read back.
 const PLACEHOLDER: &str = "faultgate.spilled.placeholder";
 
-/// Writes the JSON report of a spilled run: the bytes [`format::to_pretty`] gives for `doc` with its
-/// `failed_traces`, `measures` and `results` filled from `spilled`, written as they are read back, a
-/// batch at a time. `doc` holds the rest (its per-trace lists are ignored); each trace id is one row
-/// of the spill (see [`super::counts::SpilledCounts`]).
-///
-/// # Errors
-///
-/// The spill cannot be read back, or `out` cannot be written.
-pub(crate) fn write_spilled(
-    out: &mut dyn std::io::Write,
-    doc: JsonReport,
-    report: &Report,
-    spilled: &SpilledRun,
-) -> std::io::Result<()> {
-    let placeholder_result = CheckResult {
-        trace_id: PLACEHOLDER.to_string(),
-        scenario: String::new(),
-        check: String::new(),
-        detected: false,
-        confidence: 0.0,
-        reason: String::new(),
-    };
-    let placeholder_measures = TraceMeasures {
-        tokens: None,
-        latency_ms: None,
-        cost_usd: None,
-    };
-    let text = format::to_pretty(&JsonReport {
-        failed_traces: vec![PLACEHOLDER.to_string()],
-        measures: [(PLACEHOLDER, placeholder_measures)].into_iter().collect(),
-        results: vec![placeholder_result.clone()],
-        ..doc
-    });
-    // Each list as the whole report writes it with the placeholder alone, cut out of the text.
-    let lists = [
-        list(&[format::to_pretty(PLACEHOLDER)], '[', ']'),
-        list(&[member(PLACEHOLDER, &placeholder_measures)], '{', '}'),
-        list(&[format::to_pretty(&placeholder_result)], '[', ']'),
-    ];
-    let mut rest = text.as_str();
-    let mut cut = Vec::with_capacity(3);
-    for placeholder in &lists {
-        let at = rest.find(placeholder.as_str()).ok_or_else(|| {
-            std::io::Error::other("the JSON report's lists are not where the spill writes them")
-        })?;
-        cut.push(&rest[..at]);
-        rest = &rest[at + placeholder.len()..];
+/// The JSON report of a run whose trace ids are distinct, its per-trace lists (`failed_traces`,
+/// `measures` and `results`) written as the pass hands the rows on, each to its own [`Body`], and
+/// joined with the rest of the report at the end: the bytes [`format::to_pretty`] gives for the run
+/// held whole.
+pub(crate) struct JsonSink {
+    layout: PerTraceEntries,
+    checks: usize,
+    lists: [(ListWriter, Body); 3],
+}
+
+impl JsonSink {
+    /// The sink of a report of these checks, its lists in unlinked files of `dir` (`TMPDIR` when
+    /// `None`).
+    ///
+    /// # Errors
+    ///
+    /// A list's file cannot be created.
+    pub(crate) fn new(report: &Report, dir: Option<&std::path::Path>) -> std::io::Result<Self> {
+        let list = |open: char| -> std::io::Result<(ListWriter, Body)> {
+            let mut writer = ListWriter::default();
+            writer.begin(open);
+            Ok((writer, Body::new(dir)?))
+        };
+        Ok(JsonSink {
+            layout: PerTraceEntries::new(report.checks.iter().map(|c| c.name.as_str())),
+            checks: report.checks.len(),
+            lists: [list('[')?, list('{')?, list('[')?],
+        })
     }
-    let layout = PerTraceEntries::new(report.checks.iter().map(|c| c.name.as_str()));
-    let mut entries = ListWriter::default();
-    // `failed_traces`: ids of traces where any check fired.
-    out.write_all(cut[0].as_bytes())?;
-    entries.begin('[');
-    spilled.for_each_batch(|batch| {
-        entries.push_batch(out, batch, |row, rendered| {
+
+    /// Writes the report: `doc` holds all but its per-trace lists (which it ignores), and the lists
+    /// are those the pass wrote.
+    ///
+    /// # Errors
+    ///
+    /// A list cannot be read back, or `out` cannot be written.
+    pub(crate) fn finish(
+        self,
+        out: &mut dyn std::io::Write,
+        doc: JsonReport,
+    ) -> std::io::Result<()> {
+        let placeholder_result = CheckResult {
+            trace_id: PLACEHOLDER.to_string(),
+            scenario: String::new(),
+            check: String::new(),
+            detected: false,
+            confidence: 0.0,
+            reason: String::new(),
+        };
+        let placeholder_measures = TraceMeasures {
+            tokens: None,
+            latency_ms: None,
+            cost_usd: None,
+        };
+        let text = format::to_pretty(&JsonReport {
+            failed_traces: vec![PLACEHOLDER.to_string()],
+            measures: [(PLACEHOLDER, placeholder_measures)].into_iter().collect(),
+            results: vec![placeholder_result.clone()],
+            ..doc
+        });
+        // Each list as the whole report writes it with the placeholder alone, cut out of the text.
+        let placeholders = [
+            list(&[format::to_pretty(PLACEHOLDER)], '[', ']'),
+            list(&[member(PLACEHOLDER, &placeholder_measures)], '{', '}'),
+            list(&[format::to_pretty(&placeholder_result)], '[', ']'),
+        ];
+        let mut rest = text.as_str();
+        for (placeholder, (mut writer, body)) in placeholders.iter().zip(self.lists) {
+            let at = rest.find(placeholder.as_str()).ok_or_else(|| {
+                std::io::Error::other("the JSON report's lists are not where the pass writes them")
+            })?;
+            out.write_all(&rest.as_bytes()[..at])?;
+            if writer.written > 0 {
+                writeln!(out, "{}", writer.open)?;
+            }
+            body.copy_to(out)?;
+            writer.end(out)?;
+            rest = &rest[at + placeholder.len()..];
+        }
+        out.write_all(rest.as_bytes())
+    }
+}
+
+impl Sink for JsonSink {
+    fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
+        let [failed, measures, results] = &mut self.lists;
+        // `failed_traces`: ids of traces where any check fired.
+        failed.0.push_batch(&mut failed.1, batch, |row, rendered| {
             if row.failed() {
                 PerTraceEntries::push_failed(rendered.entry(), row.trace_id());
             }
-        })
-    })?;
-    entries.end(out)?;
-    // `measures`: each trace id's measures.
-    out.write_all(cut[1].as_bytes())?;
-    entries.begin('{');
-    spilled.for_each_batch(|batch| {
-        entries.push_batch(out, batch, |row, rendered| {
-            let m = row.measures();
-            let measures = TraceMeasures {
-                tokens: m.tokens,
-                latency_ms: m.latency_ms,
-                cost_usd: m.cost_usd,
-            };
-            PerTraceEntries::push_measures(rendered.entry(), row.trace_id(), &measures);
-        })
-    })?;
-    entries.end(out)?;
-    // `results`: one per trace and check.
-    out.write_all(cut[2].as_bytes())?;
-    entries.begin('[');
-    spilled.for_each_batch(|batch| {
-        entries.push_batch(out, batch, |row, rendered| {
-            PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
-            for (check, v) in (0..report.checks.len()).zip(row.verdicts()) {
-                let (text, head) = rendered.entry_with_head();
-                layout.push_result(
-                    text,
-                    head,
-                    check,
-                    v.detected,
-                    round_half_even(v.confidence, 4),
-                    v.reason.unwrap_or_default(),
-                );
-            }
-        })
-    })?;
-    entries.end(out)?;
-    out.write_all(rest.as_bytes())
+        })?;
+        // `measures`: each trace id's measures.
+        measures
+            .0
+            .push_batch(&mut measures.1, batch, |row, rendered| {
+                let m = row.measures();
+                let measures = TraceMeasures {
+                    tokens: m.tokens,
+                    latency_ms: m.latency_ms,
+                    cost_usd: m.cost_usd,
+                };
+                PerTraceEntries::push_measures(rendered.entry(), row.trace_id(), &measures);
+            })?;
+        // `results`: one per trace and check.
+        let (layout, checks) = (&self.layout, self.checks);
+        results
+            .0
+            .push_batch(&mut results.1, batch, |row, rendered| {
+                PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
+                for (check, v) in (0..checks).zip(row.verdicts()) {
+                    let (text, head) = rendered.entry_with_head();
+                    layout.push_result(
+                        text,
+                        head,
+                        check,
+                        v.detected,
+                        round_half_even(v.confidence, 4),
+                        v.reason.unwrap_or_default(),
+                    );
+                }
+            })
+    }
 }
 
 /// `"key": value` as an object member one level in writes it (before the list's indent).
@@ -257,10 +283,9 @@ impl ListWriter {
             }
             rendered
         });
+        // The list's opening is written before its body, once the body is known not to be empty.
         for part in parts.iter().filter(|part| part.entries > 0) {
-            if self.written == 0 {
-                writeln!(out, "{}", self.open)?;
-            } else {
+            if self.written > 0 {
                 out.write_all(b",\n")?;
             }
             out.write_all(&part.text)?;
@@ -488,8 +513,10 @@ mod tests {
                 fired: whole.fired().into_iter().collect(),
                 ..report(&empty)
             };
+            let source = crate::report::pass::VerdictSource::Spilled(&spilled);
+            let sink = crate::report::pass::through(source, JsonSink::new(&empty, None).unwrap());
             let mut out = Vec::new();
-            write_spilled(&mut out, doc, &empty, &spilled).unwrap();
+            sink.finish(&mut out, doc).unwrap();
             let expected = format::to_pretty(&report(&whole));
             assert_eq!(String::from_utf8(out).unwrap(), expected, "fired: {fire}");
             assert_eq!(expected.contains("\"failed_traces\": []"), !fire);

@@ -1,0 +1,143 @@
+//! The outputs of a run whose trace ids are distinct, written in one pass over its verdicts.
+//!
+//! The table is printed as the rows go by; the files' rows wait in their sinks ([`super::pass`]) and
+//! each file is written in its turn once the gate has been printed, so the order of what is printed
+//! and the error an output reports are those of writing the outputs one after the other. A run in
+//! which two rows share a trace id is written from the run held whole instead, since its rows merge.
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use super::Report;
+use super::audit::FailingSink;
+use super::counts::SpilledCounts;
+use super::digest::{DigestSink, Shown};
+use super::json::JsonSink;
+use super::junit::JunitSink;
+use super::parquet::{ParquetSink, TraceTrials};
+use super::pass::{Sink, VerdictSource, feed};
+use super::spill::SpillError;
+use super::terminal::{IdColumn, TableRows, TableSink};
+
+/// Which outputs a run writes, and how its table is shown.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asked<'a> {
+    /// `--json`.
+    pub json: bool,
+    /// `--markdown` or `--html`: the rows their bounded lists show are kept.
+    pub shown: bool,
+    /// `--audit`.
+    pub audit: bool,
+    /// `--junit`.
+    pub junit: bool,
+    /// `--parquet`.
+    pub parquet: bool,
+    /// The table's rows (`--table`), ids and colour.
+    pub table: TableRows,
+    pub ids: IdColumn,
+    pub colour: bool,
+    /// `--by`: `traces.parquet` has the slice column.
+    pub sliced: bool,
+    /// Where the outputs' rows wait (`--spill-dir`; `TMPDIR` when `None`).
+    pub dir: Option<&'a Path>,
+}
+
+/// Each output's sink after the pass, or the error that stopped it (reported in the output's turn).
+pub(crate) struct Written<'a> {
+    pub json: Option<io::Result<JsonSink>>,
+    pub digest: Option<io::Result<DigestSink<'a>>>,
+    pub failing: Option<io::Result<FailingSink>>,
+    pub junit: Option<io::Result<JunitSink>>,
+    pub parquet: Option<io::Result<ParquetSink<'a>>>,
+}
+
+/// Why the pass stopped.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PassError {
+    /// The table could not be printed.
+    #[error(transparent)]
+    Table(io::Error),
+    /// The spill could not be read back.
+    #[error(transparent)]
+    Spill(#[from] SpillError),
+}
+
+/// A sink that failed keeps its error and takes no more rows.
+impl<S: Sink> Sink for io::Result<S> {
+    fn take(&mut self, batch: &super::VerdictBatch) -> io::Result<()> {
+        if let Ok(sink) = self
+            && let Err(e) = sink.take(batch)
+        {
+            *self = Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// Prints the table of `report`'s rows to `table` and fills every asked output's sink, in one pass
+/// over `source`.
+///
+/// # Errors
+///
+/// The table cannot be printed, or the spill cannot be read back.
+pub(crate) fn write<'a>(
+    asked: &Asked<'_>,
+    report: &'a Report,
+    counts: &SpilledCounts,
+    trials: &'a TraceTrials,
+    source: VerdictSource<'_>,
+    table: impl Write + Send,
+) -> Result<Written<'a>, PassError> {
+    let dir = asked.dir;
+    let mut table = TableSink::new(
+        BufWriter::with_capacity(1 << 16, table),
+        report,
+        counts,
+        asked.table,
+        asked.ids,
+        asked.colour,
+    )
+    .map_err(PassError::Table)?;
+    let shown = Shown {
+        failed_rows: super::markdown::MAX_LISTED.max(super::html::MAX_ROWS),
+        policy_rows: super::markdown::MAX_LINES_FOR_POLICY_ROWS,
+    };
+    let mut written = Written {
+        json: asked.json.then(|| JsonSink::new(report, dir)),
+        digest: asked.shown.then(|| Ok(DigestSink::new(report, shown))),
+        failing: asked.audit.then(|| FailingSink::new(report, dir)),
+        junit: asked.junit.then(|| JunitSink::new(report, dir)),
+        parquet: asked
+            .parquet
+            .then(|| ParquetSink::new(report, trials, asked.sliced, dir).map_err(io::Error::other)),
+    };
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut table];
+    let Written {
+        json,
+        digest,
+        failing,
+        junit,
+        parquet,
+    } = &mut written;
+    push(&mut sinks, json);
+    push(&mut sinks, digest);
+    push(&mut sinks, failing);
+    push(&mut sinks, junit);
+    push(&mut sinks, parquet);
+    // A run without a table or an output file has nothing to read its rows for.
+    if sinks.len() > 1 || asked.table != TableRows::None {
+        let failed = feed(source, &mut sinks)?;
+        if let Some(Some(e)) = failed.into_iter().next() {
+            return Err(PassError::Table(e));
+        }
+    }
+    table.into_inner().flush().map_err(PassError::Table)?;
+    Ok(written)
+}
+
+/// Adds an asked output's sink to the pass.
+fn push<'s, S: Sink>(sinks: &mut Vec<&'s mut dyn Sink>, sink: &'s mut Option<io::Result<S>>) {
+    if let Some(sink) = sink {
+        sinks.push(sink);
+    }
+}
