@@ -87,7 +87,7 @@ impl CheckOutputs {
 }
 
 /// The band and gate settings, read before any work so a bad band fails fast.
-pub(crate) struct Gating {
+pub(crate) struct GateSettings {
     band: Option<BandFile>,
     mode: GateMode,
     clean_runs: Option<Vec<u32>>,
@@ -150,7 +150,7 @@ fn read_budgets(path: &std::path::Path) -> Result<Vec<String>, CliError> {
 }
 
 /// Reads the band and checks the output flags that can be checked before the run.
-pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
+pub(crate) fn prepare(outs: &CheckOutputs) -> Result<GateSettings, CliError> {
     if let Some(dir) = &outs.spill_dir {
         crate::report::spill::check_dir(dir).map_err(|e| CliError::Invalid(e.to_string()))?;
     }
@@ -184,7 +184,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
             json_path.display()
         )));
     }
-    Ok(Gating {
+    Ok(GateSettings {
         band,
         mode,
         clean_runs,
@@ -196,7 +196,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
 /// Refuses a band built with other expectations than the run's (or with some when the run has none,
 /// or the other way round): the band's clean rates would count another check than the run's.
 pub(crate) fn refuse_other_expectations(
-    gating: &Gating,
+    gating: &GateSettings,
     band_path: Option<&std::path::Path>,
     run: Option<&str>,
 ) -> Result<(), CliError> {
@@ -260,7 +260,7 @@ struct Check<'a> {
 
 impl RunCommand for Check<'_> {
     const NAME: &'static str = "check";
-    type Prepared = Gating;
+    type Prepared = GateSettings;
 
     fn traces(&self) -> &[PathBuf] {
         &self.args.traces
@@ -314,7 +314,7 @@ impl RunCommand for Check<'_> {
         }
     }
 
-    fn prepare(&self) -> Result<Gating, CliError> {
+    fn prepare(&self) -> Result<GateSettings, CliError> {
         let gating = prepare(&self.args.outputs)?;
         // The file is hashed only when a band is there to compare it with.
         if gating.band.is_some() {
@@ -367,7 +367,7 @@ impl RunCommand for Check<'_> {
         repro::command(self.raw_args, &flags)
     }
 
-    fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
+    fn write_outputs(&self, gating: GateSettings, run: &Run<'_>) -> Result<ExitStatus, CliError> {
         if let Some(version) = gating.band.as_ref().and_then(|b| b.agent_version.as_ref())
             && run.resolved.settings.agent_version.is_none()
         {
@@ -503,7 +503,7 @@ pub(crate) fn no_trace_of_version(version: &str) -> String {
 /// Prints the table and the gate, and writes every output asked for; returns the exit code.
 pub(crate) fn finish(
     outs: &CheckOutputs,
-    gating: &Gating,
+    gating: &GateSettings,
     run: Finish,
 ) -> Result<ExitStatus, CliError> {
     let Finish {
@@ -1040,14 +1040,14 @@ pub(crate) fn finish(
     let events = otlp_events::Export {
         report: &report,
         gate: gate.as_ref().map(|(g, _)| g),
-        spilled: spilled
-            .as_ref()
-            .zip(streamed.as_ref())
-            .map(|(spilled, (_, counts))| otlp_events::Spilled {
-                run: spilled,
-                traces: counts.traces,
-                failed: counts.failed,
-            }),
+        source: match &spilled {
+            Some(spilled) => VerdictSource::Spilled(spilled),
+            None => VerdictSource::Memory(&report.batches),
+        },
+        counted: streamed.as_ref().map(|(_, counts)| otlp_events::Counted {
+            traces: counts.traces,
+            failed: counts.failed,
+        }),
     };
     if let Some(path) = &outs.otlp.otlp_events {
         write_atomic_with(path, |w| otlp_events::write_json(w, events))
