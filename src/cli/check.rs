@@ -12,21 +12,18 @@ use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::compat::fmt::fmt_fixed;
 use crate::explain::{BaselineRun, Explained, Request};
-use crate::gate::{
-    BandFile, Budget, GateMode, RunSummary, SetAside, Trust, add_budgets, evaluate_budgets,
-    evaluate_mode, evaluate_pass_k, shared_scenarios, ungated,
-};
+use crate::gate::{BandFile, Budget, GateMode, SetAside, Trust};
 use crate::output::write_atomic_with;
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
-use crate::report::gate_lines::{
-    REGRESSIONS, disjoint_band_error, gate_lines, pass_k_line, ungated_warning,
-};
+use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line};
 use crate::report::parquet::TrialCounting;
 use crate::report::pass::VerdictSource;
+pub(crate) use crate::report::run_gate::GateSettings;
+use crate::report::run_gate::{Decided, GateFlags, GateRefused, decide};
 use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{
     audit, html, json, junit, markdown, otlp_events, outputs, parquet, repro, slices, terminal,
@@ -84,17 +81,6 @@ impl CheckOutputs {
             ("--spill-dir", self.spill_dir.is_some()),
         ]
     }
-}
-
-/// The band and gate settings, read before any work so a bad band fails fast.
-pub(crate) struct GateSettings {
-    band: Option<BandFile>,
-    mode: GateMode,
-    clean_runs: Option<Vec<u32>>,
-    /// `--trust` read, with `--min-kappa`.
-    trust: Option<(Trust, f64)>,
-    /// `--budget`, parsed.
-    budgets: Vec<Budget>,
 }
 
 /// Reads `--trust` (clap makes `--min-kappa` come with it).
@@ -603,100 +589,31 @@ pub(crate) fn finish(
         // An outcome check that judged no trace would pass every release.
         return Err(CliError::Invalid(NO_RECORDED_OUTCOME.to_string()));
     }
-    if let Some((band, summary)) = band
-        .as_ref()
-        .filter(|_| outs.strict_band)
-        .zip(counted.summary.as_ref())
-        && let Some(outside) = ungated(band, summary)
-    {
-        // Refused before anything is printed or written, as --strict-input refuses.
-        return Err(CliError::Invalid(format!(
-            "--strict-band: {}; the run is refused",
-            ungated_warning(&outside)
-        )));
-    }
-    if let Some((band, summary)) = band.as_ref().zip(counted.summary.as_ref())
-        && shared_scenarios(band, summary) == 0
-    {
-        // Refused before anything is printed: a band of another suite would fail the run on every
-        // band scenario, and read as a regression of the release.
-        let path = outs.band.as_deref().map(crate::error::display_path);
-        let run_keys: Vec<&str> = summary.scenarios.iter().map(|(k, _)| k).collect();
-        let band_keys: Vec<&str> = band.scenarios.iter().filter_map(|k| k.as_str()).collect();
-        return Err(CliError::Invalid(disjoint_band_error(
-            path.as_deref().unwrap_or("band"),
-            &run_keys,
-            &band_keys,
-        )));
-    }
-    // The gate is decided before anything is printed: a budget it cannot check is exit 2 with
-    // nothing on stdout.
-    let band_gate_for_metric =
-        |band: &BandFile, summary: &RunSummary| match (outs.pass_k_metric(), &outs.band) {
-            (true, Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
-            _ => Ok(None),
-        };
-    let gate = band.as_ref().zip(counted.summary.as_ref());
-    let gate = gate.map(|(band, summary)| -> Result<_, CliError> {
-        let band_gate = band_gate_for_metric(band, summary)?;
-        let mut gate = evaluate_mode(
-            band,
-            summary,
-            gating.mode,
-            gating.clean_runs.as_deref(),
-            band_gate,
-        );
-        gate.set_aside.clone_from(&set_aside);
-        if let (Some(measures), Some(values)) = (&band.measures, &summary.measures)
-            && !gating.budgets.is_empty()
-        {
-            let pairing = band.scenario_measures.as_ref().map(|medians| {
-                crate::gate::BandPairing::new(medians, &band.scenarios, &summary.scenarios)
-            });
-            let outcomes = evaluate_budgets(&gating.budgets, measures, values, pairing.as_ref())?;
-            add_budgets(&mut gate, outcomes);
-        }
-        Ok((gate, band.runs_text()))
-    });
-    let mut gate = gate.transpose()?;
     let slice_table = counted.slices.zip(slice_keys).map(|(mut table, keys)| {
         table.by = keys.names();
         table
     });
-    // The slices are judged when the band records them by the same keys; a slice FAIL fails the
-    // gate only with --gate-slices.
-    let mut slice_warning = None;
-    let slice_verdicts = match (band, &slice_table, &mut gate) {
-        (Some(band), Some(table), Some((gate, _))) => {
-            let judged = band
-                .slices
-                .as_ref()
-                .and_then(|slices| crate::gate::slices::judge_slices(slices, table));
-            if judged.is_none() {
-                slice_warning = Some(match &band.slices {
-                    Some(slices) => format!(
-                        "warning: the band records slices by {}, not by {}; slices are not gated (rebuild it with baseline --by)",
-                        slices.by.join(", "),
-                        table.by.join(", ")
-                    ),
-                    None => format!(
-                        "warning: the band records no slices; slices by {} are not gated (rebuild it with baseline --by)",
-                        table.by.join(", ")
-                    ),
-                });
-            }
-            if outs.gate_slices
-                && judged
-                    .iter()
-                    .flatten()
-                    .any(|v| v.verdict == crate::gate::Verdict::Fail)
-            {
-                gate.verdict = crate::gate::Verdict::Fail;
-            }
-            judged
-        }
-        _ => None,
+    let flags = GateFlags {
+        band_path: outs.band.as_deref(),
+        strict_band: outs.strict_band,
+        pass_k_metric: outs.pass_k_metric(),
+        gate_slices: outs.gate_slices,
     };
+    let Decided {
+        gate,
+        slice_verdicts,
+        slice_warning,
+    } = decide(
+        gating,
+        flags,
+        counted.summary.as_ref(),
+        &set_aside,
+        slice_table.as_ref(),
+    )
+    .map_err(|e| match e {
+        GateRefused::Refused(message) => CliError::Invalid(message),
+        GateRefused::Gate(e) => CliError::from(e),
+    })?;
     let elapsed = started.elapsed().as_secs_f64();
     let rows = outs.table.unwrap_or_default();
     let colour = crate::report::colour::enabled(outs.color);

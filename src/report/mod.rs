@@ -26,6 +26,7 @@ pub(crate) mod parquet;
 pub(crate) mod pass;
 pub(crate) mod replay;
 pub(crate) mod repro;
+pub(crate) mod run_gate;
 pub(crate) mod shown;
 pub(crate) mod slices;
 pub mod spill;
