@@ -18,9 +18,9 @@ use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
-use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
+use crate::report::gate_input::Wanted;
 use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line};
-use crate::report::parquet::TrialCounting;
+use crate::report::outputs::CountedRun;
 use crate::report::pass::VerdictSource;
 pub(crate) use crate::report::run_gate::GateSettings;
 use crate::report::run_gate::{Decided, GateFlags, GateRefused, decide};
@@ -524,51 +524,20 @@ pub(crate) fn finish(
         measures: crate::gate::MeasureSet::of(gating.budgets.iter().map(|b| b.measure)),
         slices: slice_keys.is_some(),
     };
-    let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
-    // `--explain` reads the run again, so it takes the run back whole.
-    let mut spilled = match spilled {
-        Some(spilled) if explain.is_some() => {
-            report.batches = spilled.load().map_err(spill_error)?;
-            None
-        }
-        spilled => spilled,
-    };
-    // A run is counted as it is spilled, or (when the gate tallies scenarios in input order, the rows
-    // read back are not those written, or the run stayed in memory) in a pass of its own; every
-    // output is then written in one more pass. A run in which two rows share a trace id is read
-    // whole, as its rows merge.
-    let written = spilled
-        .as_mut()
-        .filter(|_| !tally.is_needed())
-        .and_then(SpilledRun::take_written_counts);
-    let mut trials = (outs.parquet.is_some() && wanted.pass_k).then(TrialCounting::default);
-    let streamed = match written {
-        Some(counting) => counting
-            .finish()
-            .map_err(|e| spill_error(SpillError::from(e)))?,
-        None => {
-            let source = match &spilled {
-                Some(spilled) => VerdictSource::Spilled(spilled),
-                None => VerdictSource::Memory(&report.batches),
-            };
-            terminal::count(&report, source, |batch| {
-                tally.add_batch(batch);
-                if let Some(trials) = &mut trials {
-                    trials.add(batch);
-                }
-            })
-            .map_err(spill_error)?
-        }
-    };
-    if streamed.is_none()
-        && let Some(spilled) = spilled.take()
-    {
-        report.batches = spilled.load().map_err(spill_error)?;
-    }
-    let counted = match &streamed {
-        Some(_) => tally.finish(),
-        None => whole_run_input(&report, &set_aside_names, wanted, [0.0; 3]),
-    };
+    let CountedRun {
+        spilled,
+        streamed,
+        counted,
+        trials,
+    } = outputs::count_run(
+        &mut report,
+        spilled,
+        explain.is_some(),
+        &set_aside_names,
+        wanted,
+        outs.parquet.is_some(),
+    )
+    .map_err(spill_error)?;
     let traces = match &streamed {
         Some(counts) => counts.traces,
         None => report
@@ -618,10 +587,6 @@ pub(crate) fn finish(
     let rows = outs.table.unwrap_or_default();
     let colour = crate::report::colour::enabled(outs.color);
     let sliced = slice_table.is_some();
-    let trials = match trials.filter(|_| counted.pass_k.is_some()) {
-        Some(trials) => trials.finish(),
-        None => parquet::TraceTrials::none(),
-    };
     let mut streamed = match streamed {
         Some(counts) => {
             let source = match &spilled {

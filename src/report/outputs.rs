@@ -12,12 +12,92 @@ use super::Report;
 use super::audit::FailingSink;
 use super::counts::SpilledCounts;
 use super::digest::{DigestSink, Shown};
+use super::gate_input::{GateInput, GateTally, Wanted, whole_run_input};
 use super::json::JsonSink;
 use super::junit::JunitSink;
-use super::parquet::{ParquetSink, TraceTrials};
+use super::parquet::{ParquetSink, TraceTrials, TrialCounting};
 use super::pass::{Sink, VerdictSource, feed};
-use super::spill::SpillError;
+use super::spill::{SpillError, SpilledRun};
 use super::terminal::{IdColumn, TableRows, TableSink};
+
+/// A run's verdicts as its outputs read them, and what was counted of them.
+pub(crate) struct CountedRun {
+    /// The spill the run stays in; `None` when its batches are in the report.
+    pub spilled: Option<SpilledRun>,
+    /// The run's counts when its trace ids are distinct, so every output is written in one pass
+    /// ([`write`]); `None` when the outputs are written from the run held whole.
+    pub streamed: Option<SpilledCounts>,
+    /// What the gate and the outcome and pass^k blocks need.
+    pub counted: GateInput,
+    /// The trial columns of `traces.parquet`.
+    pub trials: TraceTrials,
+}
+
+/// Counts a run: as it was spilled, or (when the gate tallies scenarios in input order, the rows read
+/// back are not those written, or the run stayed in memory) in a pass of its own over its verdicts.
+/// A run in which two rows share a trace id is taken back whole into `report`, as its rows merge in
+/// the outputs; so is a run `whole` asks for (`--explain` reads it again). `set_aside` are the checks
+/// `--trust` keeps out of the gate; `parquet_trials` counts the trial columns of `traces.parquet`.
+///
+/// # Errors
+///
+/// The spill cannot be read back.
+pub(crate) fn count_run(
+    report: &mut Report,
+    spilled: Option<SpilledRun>,
+    whole: bool,
+    set_aside: &[String],
+    wanted: Wanted,
+    parquet_trials: bool,
+) -> Result<CountedRun, SpillError> {
+    let mut tally = GateTally::new(report, set_aside, wanted, [0.0; 3]);
+    let mut spilled = match spilled {
+        Some(spilled) if whole => {
+            report.batches = spilled.load()?;
+            None
+        }
+        spilled => spilled,
+    };
+    let written = spilled
+        .as_mut()
+        .filter(|_| !tally.is_needed())
+        .and_then(SpilledRun::take_written_counts);
+    let mut trials = (parquet_trials && wanted.pass_k).then(TrialCounting::default);
+    let streamed = match written {
+        Some(counting) => counting.finish().map_err(SpillError::from)?,
+        None => {
+            let source = match &spilled {
+                Some(spilled) => VerdictSource::Spilled(spilled),
+                None => VerdictSource::Memory(&report.batches),
+            };
+            super::terminal::count(report, source, |batch| {
+                tally.add_batch(batch);
+                if let Some(trials) = &mut trials {
+                    trials.add(batch);
+                }
+            })?
+        }
+    };
+    if streamed.is_none()
+        && let Some(spilled) = spilled.take()
+    {
+        report.batches = spilled.load()?;
+    }
+    let counted = match &streamed {
+        Some(_) => tally.finish(),
+        None => whole_run_input(report, set_aside, wanted, [0.0; 3]),
+    };
+    let trials = match trials.filter(|_| counted.pass_k.is_some()) {
+        Some(trials) => trials.finish(),
+        None => TraceTrials::none(),
+    };
+    Ok(CountedRun {
+        spilled,
+        streamed,
+        counted,
+        trials,
+    })
+}
 
 /// Which outputs a run writes, and how its table is shown.
 #[derive(Debug, Clone, Copy)]
