@@ -10,7 +10,6 @@ use super::run::{Outputs, Run, RunCommand, SpillTo, execute};
 use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
-use crate::compat::fmt::fmt_fixed;
 use crate::explain::{BaselineRun, Explained, Request};
 use crate::gate::{BandFile, Budget, GateMode, SetAside, Trust};
 use crate::output::write_atomic_with;
@@ -19,7 +18,7 @@ use crate::report::Report;
 use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::Wanted;
-use crate::report::gate_lines::{REGRESSIONS, gate_lines, pass_k_line};
+use crate::report::gate_lines::{REGRESSIONS, gate_lines};
 use crate::report::outputs::CountedRun;
 use crate::report::pass::VerdictSource;
 pub(crate) use crate::report::run_gate::GateSettings;
@@ -587,92 +586,8 @@ pub(crate) fn finish(
     let rows = outs.table.unwrap_or_default();
     let colour = crate::report::colour::enabled(outs.color);
     let sliced = slice_table.is_some();
-    let mut streamed = match streamed {
-        Some(counts) => {
-            let source = match &spilled {
-                Some(spilled) => VerdictSource::Spilled(spilled),
-                None => VerdictSource::Memory(&report.batches),
-            };
-            let asked = outputs::Asked {
-                json: outs.json.is_some(),
-                shown: outs.markdown.is_some() || outs.html.is_some(),
-                audit: outs.audit.is_some(),
-                junit: outs.junit.is_some(),
-                parquet: outs.parquet.is_some(),
-                table: rows,
-                ids,
-                colour,
-                sliced,
-                dir: outs.spill_dir.as_deref().map(PathBuf::as_path),
-            };
-            let written =
-                outputs::write(&asked, &report, &counts, &trials, source, std::io::stdout())
-                    .map_err(|e| match e {
-                        outputs::PassError::Table(e) => CliError::from(e),
-                        outputs::PassError::Spill(e) => spill_error(e),
-                    })?;
-            Some((written, counts))
-        }
-        None => None,
-    };
-    let mut out = std::io::stdout().lock();
-    if streamed.is_none() {
-        let table = terminal::table(&report, rows, ids);
-        if colour {
-            let cells = report.checks.len();
-            write!(
-                out,
-                "{}",
-                crate::report::colour::colour_table(&table, cells)
-            )?;
-        } else {
-            write!(out, "{table}")?;
-        }
-    }
-    // The blank line separates the table from the summary; without a table the summary comes first.
-    if rows != terminal::TableRows::None {
-        writeln!(out)?;
-    }
-    let summary_line = match &streamed {
-        Some((_, counts)) => terminal::summary_of(
-            &report,
-            counts.failed,
-            counts.traces,
-            &counts.fired_by_name(&report),
-            counts.user_steps,
-            counts.recorded_outcomes,
-        ),
-        None => terminal::summary(&report),
-    };
-    writeln!(out, "{summary_line} · {}s", fmt_fixed(elapsed, 1))?;
-    let outcome = counted.outcome;
-    if let Some(o) = &outcome {
-        let rate = if o.judged > 0 {
-            format!(
-                "{}/{} true ({})",
-                o.true_count,
-                o.judged,
-                fmt_fixed(o.outcome_rate.unwrap_or(0.0), 2)
-            )
-        } else {
-            "no scenario has an outcome".to_string()
-        };
-        writeln!(
-            out,
-            "outcome: {rate} · {} scenario(s) without an outcome, not judged · structural clean rate {}",
-            o.missing,
-            fmt_fixed(o.structural_clean_rate, 2)
-        )?;
-    }
     let pass_k = counted.pass_k;
-    if let Some(table) = &pass_k {
-        writeln!(out, "{}", pass_k_line(table))?;
-    }
-    let failed = match &streamed {
-        Some((_, counts)) => counts.failed,
-        None => report.failed_traces().len(),
-    };
-    let mut exit = ExitStatus::fail_if(failed > 0);
+    let outcome = counted.outcome;
     let no_budgets = Vec::new();
     let check_names = report.check_names();
     let shown_slices = slice_table.as_ref().map(|table| slices::SlicesShown {
@@ -685,11 +600,46 @@ pub(crate) fn finish(
         verdicts: slice_verdicts.as_deref(),
         gating: outs.gate_slices,
     });
-    if let Some(shown) = &shown_slices {
-        for line in shown.terminal_lines() {
-            writeln!(out, "{line}")?;
-        }
-    }
+    let source = match &spilled {
+        Some(spilled) => VerdictSource::Spilled(spilled),
+        None => VerdictSource::Memory(&report.batches),
+    };
+    let asked = outputs::Asked {
+        json: outs.json.is_some(),
+        shown: outs.markdown.is_some() || outs.html.is_some(),
+        audit: outs.audit.is_some(),
+        junit: outs.junit.is_some(),
+        parquet: outs.parquet.is_some(),
+        table: rows,
+        ids,
+        colour,
+        sliced,
+        dir: outs.spill_dir.as_deref().map(PathBuf::as_path),
+    };
+    let mut streamed = outputs::print_results(
+        &mut std::io::stdout(),
+        &outputs::Results {
+            report: &report,
+            source,
+            trials: &trials,
+            elapsed,
+            outcome: outcome.as_ref(),
+            pass_k: pass_k.as_ref(),
+            slices: shown_slices.as_ref(),
+        },
+        &asked,
+        streamed,
+    )
+    .map_err(|e| match e {
+        outputs::PassError::Table(e) => CliError::from(e),
+        outputs::PassError::Spill(e) => spill_error(e),
+    })?;
+    let mut out = std::io::stdout().lock();
+    let failed = match &streamed {
+        Some((_, counts)) => counts.failed,
+        None => report.failed_traces().len(),
+    };
+    let mut exit = ExitStatus::fail_if(failed > 0);
     let explained = match (explain, &gate) {
         (Some(explain), Some((gate, _))) => {
             let regressions: Vec<String> = gate

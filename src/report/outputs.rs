@@ -8,7 +8,6 @@
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use super::Report;
 use super::audit::FailingSink;
 use super::counts::SpilledCounts;
 use super::digest::{DigestSink, Shown};
@@ -17,8 +16,12 @@ use super::json::JsonSink;
 use super::junit::JunitSink;
 use super::parquet::{ParquetSink, TraceTrials, TrialCounting};
 use super::pass::{Sink, VerdictSource, feed};
+use super::slices::SlicesShown;
 use super::spill::{SpillError, SpilledRun};
 use super::terminal::{IdColumn, TableRows, TableSink};
+use super::{OutcomeSummary, Report};
+use crate::compat::fmt::fmt_fixed;
+use crate::gate::passk::PassKTable;
 
 /// A run's verdicts as its outputs read them, and what was counted of them.
 pub(crate) struct CountedRun {
@@ -152,6 +155,93 @@ impl<S: Sink> Sink for io::Result<S> {
         }
         Ok(())
     }
+}
+
+/// What `check` prints of a run before its gate: the run, and the blocks counted beside it.
+pub(crate) struct Results<'a> {
+    pub report: &'a Report,
+    /// The run's verdicts.
+    pub source: VerdictSource<'a>,
+    /// The trial columns of `traces.parquet`.
+    pub trials: &'a TraceTrials,
+    /// Seconds the run took, for the summary line.
+    pub elapsed: f64,
+    pub outcome: Option<&'a OutcomeSummary>,
+    pub pass_k: Option<&'a PassKTable>,
+    pub slices: Option<&'a SlicesShown<'a>>,
+}
+
+/// Prints the table, the summary line and the outcome, pass^k and slices lines under it to `out`.
+/// A run whose trace ids are distinct (`streamed` gives its counts) prints its table in the one pass
+/// that fills every asked output's sink, and its sinks are returned with its counts; a run written
+/// whole prints its table from the report, and its outputs are written from it.
+///
+/// # Errors
+///
+/// `out` cannot be written, or the spill cannot be read back.
+pub(crate) fn print_results<'a>(
+    out: &mut (impl Write + Send),
+    results: &Results<'a>,
+    asked: &Asked<'_>,
+    streamed: Option<SpilledCounts>,
+) -> Result<Option<(Written<'a>, SpilledCounts)>, PassError> {
+    let report = results.report;
+    let streamed = match streamed {
+        Some(counts) => Some((
+            write(
+                asked,
+                report,
+                &counts,
+                results.trials,
+                results.source,
+                &mut *out,
+            )?,
+            counts,
+        )),
+        None => None,
+    };
+    let mut print = || -> io::Result<()> {
+        if streamed.is_none() {
+            let table = super::terminal::table(report, asked.table, asked.ids);
+            if asked.colour {
+                let cells = report.checks.len();
+                write!(out, "{}", super::colour::colour_table(&table, cells))?;
+            } else {
+                write!(out, "{table}")?;
+            }
+        }
+        // The blank line separates the table from the summary; without a table the summary comes
+        // first.
+        if asked.table != TableRows::None {
+            writeln!(out)?;
+        }
+        let summary_line = match &streamed {
+            Some((_, counts)) => super::terminal::summary_of(
+                report,
+                counts.failed,
+                counts.traces,
+                &counts.fired_by_name(report),
+                counts.user_steps,
+                counts.recorded_outcomes,
+            ),
+            None => super::terminal::summary(report),
+        };
+        writeln!(out, "{summary_line} · {}s", fmt_fixed(results.elapsed, 1))?;
+        if let Some(o) = results.outcome {
+            writeln!(out, "{}", super::terminal::outcome_line(o))?;
+        }
+        if let Some(table) = results.pass_k {
+            writeln!(out, "{}", super::gate_lines::pass_k_line(table))?;
+        }
+        if let Some(shown) = results.slices {
+            for line in shown.terminal_lines() {
+                writeln!(out, "{line}")?;
+            }
+        }
+        Ok(())
+    };
+    print().map_err(PassError::Table)?;
+    Ok(streamed)
 }
 
 /// Prints the table of `report`'s rows to `table` and fills every asked output's sink, in one pass

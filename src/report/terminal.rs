@@ -430,6 +430,25 @@ pub(crate) fn summary_of(
     )
 }
 
+/// The line under the summary of a run whose outcomes were judged (the `outcome` block).
+pub(crate) fn outcome_line(o: &super::OutcomeSummary) -> String {
+    let rate = if o.judged > 0 {
+        format!(
+            "{}/{} true ({})",
+            o.true_count,
+            o.judged,
+            crate::compat::fmt::fmt_fixed(o.outcome_rate.unwrap_or(0.0), 2)
+        )
+    } else {
+        "no scenario has an outcome".to_string()
+    };
+    format!(
+        "outcome: {rate} \u{b7} {} scenario(s) without an outcome, not judged \u{b7} structural clean rate {}",
+        o.missing,
+        crate::compat::fmt::fmt_fixed(o.structural_clean_rate, 2)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
