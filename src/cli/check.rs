@@ -15,10 +15,8 @@ use crate::gate::{BandFile, Budget, GateMode, SetAside, Trust};
 use crate::output::write_atomic_with;
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
-use crate::report::explanation;
 use crate::report::format::{self, JsonReport, JudgeUsage};
 use crate::report::gate_input::Wanted;
-use crate::report::gate_lines::{REGRESSIONS, gate_lines};
 use crate::report::outputs::CountedRun;
 use crate::report::pass::VerdictSource;
 pub(crate) use crate::report::run_gate::GateSettings;
@@ -653,49 +651,19 @@ pub(crate) fn finish(
     };
     let explanations = explained.as_ref().map(|e| e.explanations.as_slice());
     if let Some((gate, runs_text)) = &gate {
-        let (warnings, lines) = gate_lines(gate, runs_text);
-        let mut stderr = std::io::stderr().lock();
-        for w in warnings {
-            writeln!(stderr, "{w}")?;
-        }
-        for note in explained.iter().flat_map(|e| &e.notes) {
-            writeln!(stderr, "note: {note}")?;
-        }
-        drop(stderr);
-        let (under, others) = explanation::terminal_lines(explanations.unwrap_or_default());
-        let colour = crate::report::colour::enabled(outs.color);
-        for line in lines {
-            if colour {
-                writeln!(out, "{}", crate::report::colour::colour_gate_line(&line))?;
-            } else {
-                writeln!(out, "{line}")?;
-            }
-            if line.starts_with(REGRESSIONS) {
-                for line in &under {
-                    writeln!(out, "{line}")?;
-                }
-            }
-        }
-        for line in others {
-            writeln!(out, "{line}")?;
-        }
-        if let Some(verdicts) = &slice_verdicts {
-            let mut lines = slices::gate_lines(verdicts, outs.gate_slices);
-            lines.extend(slices::failing_lines(verdicts, outs.gate_slices));
-            if verdicts.is_empty() {
-                writeln!(out, "{}", slices::none_judged_line())?;
-            }
-            for line in lines {
-                if colour {
-                    writeln!(out, "{}", crate::report::colour::colour_gate_line(&line))?;
-                } else {
-                    writeln!(out, "{line}")?;
-                }
-            }
-        }
-        if let Some(warning) = &slice_warning {
-            writeln!(std::io::stderr(), "{warning}")?;
-        }
+        outputs::print_gate(
+            &mut out,
+            &outputs::GateShown {
+                gate,
+                band_runs: runs_text,
+                explanations: explanations.unwrap_or_default(),
+                notes: explained.as_ref().map_or(&[], |e| e.notes.as_slice()),
+                slice_verdicts: slice_verdicts.as_deref(),
+                slice_warning: slice_warning.as_deref(),
+                gate_slices: outs.gate_slices,
+                colour,
+            },
+        )?;
         exit = gate.verdict.into();
     }
 

@@ -21,7 +21,12 @@ use super::spill::{SpillError, SpilledRun};
 use super::terminal::{IdColumn, TableRows, TableSink};
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::fmt_fixed;
+use crate::gate::Gate;
 use crate::gate::passk::PassKTable;
+use crate::gate::slices::SliceVerdict;
+
+use super::explanation::Explanation;
+use super::gate_lines::{REGRESSIONS, gate_lines};
 
 /// A run's verdicts as its outputs read them, and what was counted of them.
 pub(crate) struct CountedRun {
@@ -242,6 +247,73 @@ pub(crate) fn print_results<'a>(
     };
     print().map_err(PassError::Table)?;
     Ok(streamed)
+}
+
+/// The gate as `check` prints it, with what explains its regressions.
+pub(crate) struct GateShown<'a> {
+    pub gate: &'a Gate,
+    /// The band's runs in words ([`crate::gate::BandFile::runs_text`]).
+    pub band_runs: &'a str,
+    /// `--explain`: the regressions explained, and the notes about what could not be.
+    pub explanations: &'a [Explanation],
+    pub notes: &'a [String],
+    /// The slices judged against the band's, and why they were not when they were not.
+    pub slice_verdicts: Option<&'a [SliceVerdict]>,
+    pub slice_warning: Option<&'a str>,
+    /// `--gate-slices`.
+    pub gate_slices: bool,
+    /// The gate lines are coloured.
+    pub colour: bool,
+}
+
+/// Prints the gate's lines to `out` and its warnings and notes to stderr.
+///
+/// # Errors
+///
+/// `out` or stderr cannot be written.
+pub(crate) fn print_gate(out: &mut impl Write, shown: &GateShown<'_>) -> io::Result<()> {
+    let (warnings, lines) = gate_lines(shown.gate, shown.band_runs);
+    let mut stderr = io::stderr().lock();
+    for w in warnings {
+        writeln!(stderr, "{w}")?;
+    }
+    for note in shown.notes {
+        writeln!(stderr, "note: {note}")?;
+    }
+    drop(stderr);
+    let (under, others) = super::explanation::terminal_lines(shown.explanations);
+    let gate_line = |out: &mut dyn Write, line: &str| {
+        if shown.colour {
+            writeln!(out, "{}", super::colour::colour_gate_line(line))
+        } else {
+            writeln!(out, "{line}")
+        }
+    };
+    for line in lines {
+        gate_line(out, &line)?;
+        if line.starts_with(REGRESSIONS) {
+            for line in &under {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    for line in others {
+        writeln!(out, "{line}")?;
+    }
+    if let Some(verdicts) = shown.slice_verdicts {
+        let mut lines = super::slices::gate_lines(verdicts, shown.gate_slices);
+        lines.extend(super::slices::failing_lines(verdicts, shown.gate_slices));
+        if verdicts.is_empty() {
+            writeln!(out, "{}", super::slices::none_judged_line())?;
+        }
+        for line in lines {
+            gate_line(out, &line)?;
+        }
+    }
+    if let Some(warning) = shown.slice_warning {
+        writeln!(io::stderr(), "{warning}")?;
+    }
+    Ok(())
 }
 
 /// Prints the table of `report`'s rows to `table` and fills every asked output's sink, in one pass
