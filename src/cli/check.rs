@@ -12,20 +12,16 @@ use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
 use crate::explain::{BaselineRun, Explained, Request};
 use crate::gate::{BandFile, Budget, GateMode, SetAside, Trust};
-use crate::output::write_atomic_with;
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
-use crate::report::format::{self, JsonReport, JudgeUsage};
+use crate::report::format::JudgeUsage;
 use crate::report::gate_input::Wanted;
 use crate::report::outputs::CountedRun;
 use crate::report::pass::VerdictSource;
 pub(crate) use crate::report::run_gate::GateSettings;
 use crate::report::run_gate::{Decided, GateFlags, GateRefused, decide};
 use crate::report::spill::{SpillError, SpilledRun};
-use crate::report::{
-    audit, html, json, junit, markdown, otlp_events, outputs, parquet, repro, slices, terminal,
-    write_atomic,
-};
+use crate::report::{audit, outputs, parquet, repro, slices, terminal};
 
 impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
@@ -614,7 +610,7 @@ pub(crate) fn finish(
         sliced,
         dir: outs.spill_dir.as_deref().map(PathBuf::as_path),
     };
-    let mut streamed = outputs::print_results(
+    let streamed = outputs::print_results(
         &mut std::io::stdout(),
         &outputs::Results {
             report: &report,
@@ -667,203 +663,45 @@ pub(crate) fn finish(
         exit = gate.verdict.into();
     }
 
-    let write_err = |e: &dyn std::fmt::Display| CliError::output(e);
-    let without_rows = Report {
-        batches: Vec::new(),
-        ..report.clone()
-    };
-    if let Some(path) = &outs.json {
-        let doc = JsonReport {
-            // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
-            // bytes.
+    outputs::write_files(
+        &mut out,
+        &outputs::Files {
+            json: outs.json.as_deref(),
+            markdown: outs.markdown.as_deref(),
+            audit: outs.audit.as_deref(),
+            junit: outs.junit.as_deref(),
+            html: outs.html.as_deref(),
+            parquet: outs.parquet.as_deref(),
+            otlp_events: outs.otlp.otlp_events.as_deref(),
+            otlp_endpoint: outs.otlp.otlp_endpoint.as_deref().map(|url| {
+                (
+                    url,
+                    outs.otlp.otlp_protocol.map(Into::into).unwrap_or_default(),
+                )
+            }),
+        },
+        &outputs::RunFiles {
+            report: &report,
+            source,
             judge_usage: judge_usage.map(judge_usage_of),
-            outcome: outcome.as_ref().map(json::outcome),
-            pass_k: pass_k.as_ref().map(json::pass_k),
-            gate: gate.as_ref().map(|(gate, _)| json::gate(gate)),
-            explanations: explanations.map(<[_]>::to_vec),
-            slices: shown_slices.as_ref().map(slices::SlicesShown::json),
-            // A streamed run's per-trace lists are the pass's, not built here.
-            ..json::report(match &streamed {
-                Some(_) => &without_rows,
-                None => &report,
-            })
-        };
-        let units = |traces: usize| {
-            report
-                .sessions
-                .as_deref()
-                .map(|sessions| format::UnitsBlock {
-                    sessions: sessions.len(),
-                    traces_without_conversation: traces.saturating_sub(sessions.len()),
-                })
-        };
-        match &mut streamed {
-            Some((written, counts)) => {
-                let doc = JsonReport {
-                    traces: counts.traces,
-                    fired: counts.fired_by_name(&report).into_iter().collect(),
-                    units: units(counts.traces),
-                    ..doc
-                };
-                let sink = written.json.take().transpose().map_err(|e| write_err(&e))?;
-                write_atomic_with(path, |out| match sink {
-                    Some(sink) => sink.finish(out, doc),
-                    None => Ok(()),
-                })
-                .map_err(|e| write_err(&e))?;
-            }
-            None => {
-                let doc = JsonReport {
-                    units: units(doc.traces),
-                    ..doc
-                };
-                let text = format::to_pretty(&doc);
-                write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
-            }
-        }
-        writeln!(out, "report written to {}", path.display())?;
-    }
-    let command = command.as_str();
-    // The Markdown and HTML reports of a streamed run show the rows their bounded lists need, kept in
-    // the pass, beside the run's counts.
-    let digest = match &mut streamed {
-        Some((written, counts)) => match written.digest.take() {
-            Some(sink) => Some(
-                sink.map_err(|e| CliError::Invalid(e.to_string()))?
-                    .finish(&report, counts),
-            ),
-            None => None,
-        },
-        None => None,
-    };
-    let (shown_report, shown_counts) = match &digest {
-        Some(digest) => (&digest.report, Some(&digest.counts)),
-        None => (&report, None),
-    };
-    if let Some(path) = &outs.markdown {
-        let text = markdown::render(&markdown::Summary {
-            report: shown_report,
             outcome: outcome.as_ref(),
-            gate: band
-                .as_ref()
-                .zip(gate.as_ref())
-                .map(|(band, (gate, _))| markdown::GateContext { gate, band }),
             pass_k: pass_k.as_ref(),
-            command,
-            explanations: explanations.unwrap_or_default(),
-            counts: shown_counts,
+            gate: gate.as_ref(),
+            band: band.as_ref(),
+            explanations,
+            slices: shown_slices.as_ref(),
+            command: &command,
+            audit_inputs: &audit_inputs,
+            exit_code: exit.code(),
             ids,
-        });
-        // The slices come last, so the document without --by is unchanged.
-        let text = match &shown_slices {
-            Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
-            None => text,
-        };
-        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
-        writeln!(out, "markdown written to {}", path.display())?;
-    }
-    if let Some(dir) = &outs.audit {
-        let failing = match &mut streamed {
-            Some((written, _)) => written
-                .failing
-                .take()
-                .transpose()
-                .map_err(|e| write_err(&e))?,
-            None => None,
-        };
-        audit::write(
-            dir,
-            &audit::Audit {
-                report: &report,
-                gate: gate.as_ref().map(|(g, _)| g),
-                exit_code: exit.code(),
-                command,
-                inputs: &audit_inputs,
-                created_utc: audit::utc_now(),
-                streamed: streamed.as_ref().map(|(_, counts)| counts),
-            },
-            failing,
-        )
-        .map_err(|e| write_err(&e))?;
-        writeln!(out, "audit written to {}", dir.display())?;
-    }
-    if let Some(path) = &outs.junit {
-        let gate = gate.as_ref().map(|(g, _)| g);
-        match &mut streamed {
-            Some((written, counts)) => match written.junit.take().transpose() {
-                Ok(sink) => write_atomic_with(path, |out| match sink {
-                    Some(sink) => sink.finish(out, &report, gate, counts),
-                    None => Ok(()),
-                }),
-                Err(e) => Err(e),
-            },
-            None => write_atomic(path, junit::render(&report, gate).as_bytes()),
-        }
-        .map_err(|e| write_err(&e))?;
-        writeln!(out, "junit written to {}", path.display())?;
-    }
-    if let Some(path) = &outs.html {
-        let page = html::render(&html::Page {
-            report: shown_report,
-            outcome: outcome.as_ref(),
-            gate: gate.as_ref().zip(band.as_ref()).map(|((g, _), b)| (g, b)),
-            command,
-            explanations: explanations.unwrap_or_default(),
-            counts: shown_counts,
-        });
-        // The slices' table goes at the end of the body, so the page without --by is unchanged.
-        let page = match &shown_slices {
-            Some(shown) => match page.rfind("</body>") {
-                Some(at) => format!("{}{}{}", &page[..at], shown.html(), &page[at..]),
-                None => page,
-            },
-            None => page,
-        };
-        write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
-        writeln!(out, "html written to {}", path.display())?;
-    }
-    if let Some(dir) = &outs.parquet {
-        match &mut streamed {
-            Some((written, _)) => match written.parquet.take() {
-                Some(Ok(sink)) => sink.finish(dir).map_err(|e| write_err(&e)),
-                Some(Err(e)) => Err(write_err(&e)),
-                None => Ok(()),
-            },
-            None => parquet::write_check(dir, &report, pass_k.is_some(), sliced)
-                .map_err(|e| write_err(&e)),
-        }?;
-        if let Some(budgets) = gate.as_ref().and_then(|(g, _)| g.budgets.as_deref()) {
-            parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
-        }
-        writeln!(out, "parquet written to {}", dir.display())?;
-    }
-    let events = otlp_events::Export {
-        report: &report,
-        gate: gate.as_ref().map(|(g, _)| g),
-        source: match &spilled {
-            Some(spilled) => VerdictSource::Spilled(spilled),
-            None => VerdictSource::Memory(&report.batches),
         },
-        counted: streamed.as_ref().map(|(_, counts)| otlp_events::Counted {
-            traces: counts.traces,
-            failed: counts.failed,
-        }),
-    };
-    if let Some(path) = &outs.otlp.otlp_events {
-        write_atomic_with(path, |w| otlp_events::write_json(w, events))
-            .map_err(|e| write_err(&e))?;
-        writeln!(out, "otlp events written to {}", path.display())?;
-    }
-    if let Some(url) = &outs.otlp.otlp_endpoint {
-        let protocol = outs.otlp.otlp_protocol.map(Into::into).unwrap_or_default();
-        otlp_events::send::send(url, protocol, events, Default::default())
-            .map_err(|e| CliError::Invalid(e.to_string()))?;
-        writeln!(
-            out,
-            "otlp events sent to {}",
-            otlp_events::send::shown_url(&otlp_events::send::logs_url(url))
-        )?;
-    }
+        streamed,
+    )
+    .map_err(|e| match e {
+        outputs::WriteError::Print(e) => CliError::from(e),
+        outputs::WriteError::Output(message) => CliError::Output(message),
+        outputs::WriteError::Invalid(message) => CliError::Invalid(message),
+    })?;
     Ok(exit)
 }
 

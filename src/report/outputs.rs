@@ -21,7 +21,11 @@ use super::spill::{SpillError, SpilledRun};
 use super::terminal::{IdColumn, TableRows, TableSink};
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::fmt_fixed;
-use crate::gate::Gate;
+use crate::gate::{BandFile, Gate};
+use crate::output::write_atomic_with;
+
+use super::format::{JsonReport, JudgeUsage};
+use super::{otlp_events, write_atomic};
 use crate::gate::passk::PassKTable;
 use crate::gate::slices::SliceVerdict;
 
@@ -312,6 +316,269 @@ pub(crate) fn print_gate(out: &mut impl Write, shown: &GateShown<'_>) -> io::Res
     }
     if let Some(warning) = shown.slice_warning {
         writeln!(io::stderr(), "{warning}")?;
+    }
+    Ok(())
+}
+
+/// Where a run's output files go (each `None` when not asked for).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Files<'a> {
+    pub json: Option<&'a Path>,
+    pub markdown: Option<&'a Path>,
+    pub audit: Option<&'a Path>,
+    pub junit: Option<&'a Path>,
+    pub html: Option<&'a Path>,
+    pub parquet: Option<&'a Path>,
+    pub otlp_events: Option<&'a Path>,
+    /// `--otlp-endpoint`, with how the events are encoded.
+    pub otlp_endpoint: Option<(&'a str, otlp_events::send::Protocol)>,
+}
+
+/// What a run's output files are written from.
+pub(crate) struct RunFiles<'a> {
+    pub report: &'a Report,
+    /// The run's verdicts.
+    pub source: VerdictSource<'a>,
+    /// The judge's token counts, when its judge answered.
+    pub judge_usage: Option<JudgeUsage>,
+    pub outcome: Option<&'a OutcomeSummary>,
+    pub pass_k: Option<&'a PassKTable>,
+    /// The gate with the band's runs in words, and the band.
+    pub gate: Option<&'a (Gate, String)>,
+    pub band: Option<&'a BandFile>,
+    /// `--explain`'s explanations.
+    pub explanations: Option<&'a [Explanation]>,
+    pub slices: Option<&'a SlicesShown<'a>>,
+    /// The reproduce command.
+    pub command: &'a str,
+    /// The audit's inputs.
+    pub audit_inputs: &'a [super::audit::Input],
+    /// The run's exit code, recorded by the audit.
+    pub exit_code: i32,
+    pub ids: IdColumn,
+}
+
+/// Why an output could not be written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WriteError {
+    /// stdout could not be written.
+    #[error(transparent)]
+    Print(#[from] io::Error),
+    /// An output file could not be written, with its writer's reason.
+    #[error("{0}")]
+    Output(String),
+    /// The rows the reports show could not be kept, or the events could not be posted.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Writes every asked output file in turn, each followed by its line on `out`: from the sinks the
+/// pass filled (`streamed`, with the run's counts), or from the run held whole.
+///
+/// # Errors
+///
+/// An output cannot be written, or `out` cannot.
+pub(crate) fn write_files(
+    out: &mut impl Write,
+    files: &Files<'_>,
+    run: &RunFiles<'_>,
+    mut streamed: Option<(Written<'_>, SpilledCounts)>,
+) -> Result<(), WriteError> {
+    let write_err = |e: &dyn std::fmt::Display| WriteError::Output(e.to_string());
+    let report = run.report;
+    let command = run.command;
+    let without_rows = Report {
+        batches: Vec::new(),
+        ..report.clone()
+    };
+    if let Some(path) = files.json {
+        let doc = JsonReport {
+            // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
+            // bytes.
+            judge_usage: run.judge_usage,
+            outcome: run.outcome.map(super::json::outcome),
+            pass_k: run.pass_k.map(super::json::pass_k),
+            gate: run.gate.map(|(gate, _)| super::json::gate(gate)),
+            explanations: run.explanations.map(<[_]>::to_vec),
+            slices: run.slices.map(SlicesShown::json),
+            // A streamed run's per-trace lists are the pass's, not built here.
+            ..super::json::report(match &streamed {
+                Some(_) => &without_rows,
+                None => report,
+            })
+        };
+        let units = |traces: usize| {
+            report
+                .sessions
+                .as_deref()
+                .map(|sessions| super::format::UnitsBlock {
+                    sessions: sessions.len(),
+                    traces_without_conversation: traces.saturating_sub(sessions.len()),
+                })
+        };
+        match &mut streamed {
+            Some((written, counts)) => {
+                let doc = JsonReport {
+                    traces: counts.traces,
+                    fired: counts.fired_by_name(report).into_iter().collect(),
+                    units: units(counts.traces),
+                    ..doc
+                };
+                let sink = written.json.take().transpose().map_err(|e| write_err(&e))?;
+                write_atomic_with(path, |out| match sink {
+                    Some(sink) => sink.finish(out, doc),
+                    None => Ok(()),
+                })
+                .map_err(|e| write_err(&e))?;
+            }
+            None => {
+                let doc = JsonReport {
+                    units: units(doc.traces),
+                    ..doc
+                };
+                let text = super::format::to_pretty(&doc);
+                write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+            }
+        }
+        writeln!(out, "report written to {}", path.display())?;
+    }
+    // The Markdown and HTML reports of a streamed run show the rows their bounded lists need, kept in
+    // the pass, beside the run's counts.
+    let digest = match &mut streamed {
+        Some((written, counts)) => match written.digest.take() {
+            Some(sink) => Some(
+                sink.map_err(|e| WriteError::Invalid(e.to_string()))?
+                    .finish(report, counts),
+            ),
+            None => None,
+        },
+        None => None,
+    };
+    let (shown_report, shown_counts) = match &digest {
+        Some(digest) => (&digest.report, Some(&digest.counts)),
+        None => (report, None),
+    };
+    if let Some(path) = files.markdown {
+        let text = super::markdown::render(&super::markdown::Summary {
+            report: shown_report,
+            outcome: run.outcome,
+            gate: run
+                .band
+                .zip(run.gate)
+                .map(|(band, (gate, _))| super::markdown::GateContext { gate, band }),
+            pass_k: run.pass_k,
+            command,
+            explanations: run.explanations.unwrap_or_default(),
+            counts: shown_counts,
+            ids: run.ids,
+        });
+        // The slices come last, so the document without --by is unchanged.
+        let text = match run.slices {
+            Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
+            None => text,
+        };
+        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "markdown written to {}", path.display())?;
+    }
+    if let Some(dir) = files.audit {
+        let failing = match &mut streamed {
+            Some((written, _)) => written
+                .failing
+                .take()
+                .transpose()
+                .map_err(|e| write_err(&e))?,
+            None => None,
+        };
+        super::audit::write(
+            dir,
+            &super::audit::Audit {
+                report,
+                gate: run.gate.map(|(g, _)| g),
+                exit_code: run.exit_code,
+                command,
+                inputs: run.audit_inputs,
+                created_utc: super::audit::utc_now(),
+                streamed: streamed.as_ref().map(|(_, counts)| counts),
+            },
+            failing,
+        )
+        .map_err(|e| write_err(&e))?;
+        writeln!(out, "audit written to {}", dir.display())?;
+    }
+    if let Some(path) = files.junit {
+        let gate = run.gate.map(|(g, _)| g);
+        match &mut streamed {
+            Some((written, counts)) => match written.junit.take().transpose() {
+                Ok(sink) => write_atomic_with(path, |out| match sink {
+                    Some(sink) => sink.finish(out, report, gate, counts),
+                    None => Ok(()),
+                }),
+                Err(e) => Err(e),
+            },
+            None => write_atomic(path, super::junit::render(report, gate).as_bytes()),
+        }
+        .map_err(|e| write_err(&e))?;
+        writeln!(out, "junit written to {}", path.display())?;
+    }
+    if let Some(path) = files.html {
+        let page = super::html::render(&super::html::Page {
+            report: shown_report,
+            outcome: run.outcome,
+            gate: run.gate.zip(run.band).map(|((g, _), b)| (g, b)),
+            command,
+            explanations: run.explanations.unwrap_or_default(),
+            counts: shown_counts,
+        });
+        // The slices' table goes at the end of the body, so the page without --by is unchanged.
+        let page = match run.slices {
+            Some(shown) => match page.rfind("</body>") {
+                Some(at) => format!("{}{}{}", &page[..at], shown.html(), &page[at..]),
+                None => page,
+            },
+            None => page,
+        };
+        write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "html written to {}", path.display())?;
+    }
+    if let Some(dir) = files.parquet {
+        match &mut streamed {
+            Some((written, _)) => match written.parquet.take() {
+                Some(Ok(sink)) => sink.finish(dir).map_err(|e| write_err(&e)),
+                Some(Err(e)) => Err(write_err(&e)),
+                None => Ok(()),
+            },
+            None => {
+                super::parquet::write_check(dir, report, run.pass_k.is_some(), run.slices.is_some())
+                    .map_err(|e| write_err(&e))
+            }
+        }?;
+        if let Some(budgets) = run.gate.and_then(|(g, _)| g.budgets.as_deref()) {
+            super::parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
+        }
+        writeln!(out, "parquet written to {}", dir.display())?;
+    }
+    let events = otlp_events::Export {
+        report,
+        gate: run.gate.map(|(g, _)| g),
+        source: run.source,
+        counted: streamed.as_ref().map(|(_, counts)| otlp_events::Counted {
+            traces: counts.traces,
+            failed: counts.failed,
+        }),
+    };
+    if let Some(path) = files.otlp_events {
+        write_atomic_with(path, |w| otlp_events::write_json(w, events))
+            .map_err(|e| write_err(&e))?;
+        writeln!(out, "otlp events written to {}", path.display())?;
+    }
+    if let Some((url, protocol)) = files.otlp_endpoint {
+        otlp_events::send::send(url, protocol, events, Default::default())
+            .map_err(|e| WriteError::Invalid(e.to_string()))?;
+        writeln!(
+            out,
+            "otlp events sent to {}",
+            otlp_events::send::shown_url(&otlp_events::send::logs_url(url))
+        )?;
     }
     Ok(())
 }
