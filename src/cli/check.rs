@@ -14,12 +14,12 @@ use crate::explain::{BaselineRun, Explained, Request};
 use crate::gate::{BandFile, Budget, GateMode, SetAside, Trust};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
-use crate::report::format::JudgeUsage;
 use crate::report::gate_input::Wanted;
 use crate::report::outputs::CountedRun;
 use crate::report::pass::VerdictSource;
 pub(crate) use crate::report::run_gate::GateSettings;
 use crate::report::run_gate::{Decided, GateFlags, GateRefused, decide};
+use crate::report::schema::JudgeUsage;
 use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{audit, outputs, parquet, repro, slices, terminal};
 

@@ -20,12 +20,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Report;
 use super::counts::SpilledCounts;
-use super::format::{
-    FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty, to_pretty_writer,
-};
 use super::markdown::{overall_verdict, results_by_id};
 use super::pass::{Body, Sink};
 use super::repro::{PIP_INSTALL, TOOL, display_path};
+use super::schema::{
+    FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty, to_pretty_writer,
+};
 use crate::gate::Gate;
 use crate::output::StagedDir;
 

@@ -1,16 +1,16 @@
 //! The `--json` report: builds a [`JsonReport`] from the run's [`Report`], and its optional blocks from
 //! what the run computed besides: the outcome summary, pass^k, and the gate (also verdict.json's).
 //!
-//! The format itself (keys, order, when a key is absent) is [`super::format::JsonReport`]; the CLI
+//! The format itself (keys, order, when a key is absent) is [`super::schema::JsonReport`]; the CLI
 //! adds the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks and writes it with
-//! [`super::format::to_pretty`].
+//! [`super::schema::to_pretty`].
 
-use super::format::{
+use super::gate_lines;
+use super::pass::{Body, Sink};
+use super::schema::{
     self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
     OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
 };
-use super::gate_lines;
-use super::pass::{Body, Sink};
 use super::{OutcomeSummary, Report, Row, VerdictBatch};
 use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
@@ -81,7 +81,7 @@ const PLACEHOLDER: &str = "faultgate.spilled.placeholder";
 
 /// The JSON report of a run whose trace ids are distinct, its per-trace lists (`failed_traces`,
 /// `measures` and `results`) written as the pass hands the rows on, each to its own [`Body`], and
-/// joined with the rest of the report at the end: the bytes [`format::to_pretty`] gives for the run
+/// joined with the rest of the report at the end: the bytes [`schema::to_pretty`] gives for the run
 /// held whole.
 pub(crate) struct JsonSink {
     layout: PerTraceEntries,
@@ -133,7 +133,7 @@ impl JsonSink {
             latency_ms: None,
             cost_usd: None,
         };
-        let text = format::to_pretty(&JsonReport {
+        let text = schema::to_pretty(&JsonReport {
             failed_traces: vec![PLACEHOLDER.to_string()],
             measures: [(PLACEHOLDER, placeholder_measures)].into_iter().collect(),
             results: vec![placeholder_result.clone()],
@@ -141,9 +141,9 @@ impl JsonSink {
         });
         // Each list as the whole report writes it with the placeholder alone, cut out of the text.
         let placeholders = [
-            list(&[format::to_pretty(PLACEHOLDER)], '[', ']'),
+            list(&[schema::to_pretty(PLACEHOLDER)], '[', ']'),
             list(&[member(PLACEHOLDER, &placeholder_measures)], '{', '}'),
-            list(&[format::to_pretty(&placeholder_result)], '[', ']'),
+            list(&[schema::to_pretty(&placeholder_result)], '[', ']'),
         ];
         let mut rest = text.as_str();
         for (placeholder, (mut writer, body)) in placeholders.iter().zip(self.lists) {
@@ -206,7 +206,7 @@ impl Sink for JsonSink {
 
 /// `"key": value` as an object member one level in writes it (before the list's indent).
 fn member<T: serde::Serialize>(key: &str, value: &T) -> String {
-    format!("{}: {}", format::to_pretty(key), format::to_pretty(value))
+    format!("{}: {}", schema::to_pretty(key), schema::to_pretty(value))
 }
 
 /// A list (or object) one level into the report, of these entries each written at depth 0.
@@ -343,7 +343,7 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
             .map(|delta| {
                 (
                     delta.measure.clone(),
-                    format::UsageDelta {
+                    schema::UsageDelta {
                         baseline: delta.baseline.clone(),
                         candidate: delta.candidate,
                         delta_pct: delta.delta_pct,
@@ -381,7 +381,7 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
         budgets: gate.budgets.as_ref().map(|budgets| {
             budgets
                 .iter()
-                .map(|b| format::BudgetBlock {
+                .map(|b| schema::BudgetBlock {
                     budget: gate_lines::budget_expression(&b.budget),
                     verdict: b.verdict.as_str().to_string(),
                     candidate: b.candidate,
@@ -517,7 +517,7 @@ mod tests {
             let sink = crate::report::pass::through(source, JsonSink::new(&empty, None).unwrap());
             let mut out = Vec::new();
             sink.finish(&mut out, doc).unwrap();
-            let expected = format::to_pretty(&report(&whole));
+            let expected = schema::to_pretty(&report(&whole));
             assert_eq!(String::from_utf8(out).unwrap(), expected, "fired: {fire}");
             assert_eq!(expected.contains("\"failed_traces\": []"), !fire);
         }

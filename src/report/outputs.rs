@@ -10,12 +10,12 @@ use std::path::Path;
 
 use super::audit::FailingSink;
 use super::counts::SpilledCounts;
-use super::digest::{DigestSink, Shown};
 use super::gate_input::{GateInput, GateTally, Wanted, whole_run_input};
 use super::json::JsonSink;
 use super::junit::JunitSink;
 use super::parquet::{ParquetSink, TraceTrials, TrialCounting};
 use super::pass::{Sink, VerdictSource, feed};
+use super::shown_rows::{Shown, ShownRowsSink};
 use super::slices::SlicesShown;
 use super::spill::{SpillError, SpilledRun};
 use super::terminal::{IdColumn, TableRows, TableSink};
@@ -24,7 +24,7 @@ use crate::compat::fmt::fmt_fixed;
 use crate::gate::{BandFile, Gate};
 use crate::output::write_atomic_with;
 
-use super::format::{JsonReport, JudgeUsage};
+use super::schema::{JsonReport, JudgeUsage};
 use super::{otlp_events, write_atomic};
 use crate::gate::passk::PassKTable;
 use crate::gate::slices::SliceVerdict;
@@ -137,7 +137,7 @@ pub(crate) struct Asked<'a> {
 /// Each output's sink after the pass, or the error that stopped it (reported in the output's turn).
 pub(crate) struct Written<'a> {
     pub json: Option<io::Result<JsonSink>>,
-    pub digest: Option<io::Result<DigestSink<'a>>>,
+    pub shown_rows: Option<io::Result<ShownRowsSink<'a>>>,
     pub failing: Option<io::Result<FailingSink>>,
     pub junit: Option<io::Result<JunitSink>>,
     pub parquet: Option<io::Result<ParquetSink<'a>>>,
@@ -411,7 +411,7 @@ pub(crate) fn write_files(
             report
                 .sessions
                 .as_deref()
-                .map(|sessions| super::format::UnitsBlock {
+                .map(|sessions| super::schema::UnitsBlock {
                     sessions: sessions.len(),
                     traces_without_conversation: traces.saturating_sub(sessions.len()),
                 })
@@ -436,7 +436,7 @@ pub(crate) fn write_files(
                     units: units(doc.traces),
                     ..doc
                 };
-                let text = super::format::to_pretty(&doc);
+                let text = super::schema::to_pretty(&doc);
                 write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
             }
         }
@@ -444,8 +444,8 @@ pub(crate) fn write_files(
     }
     // The Markdown and HTML reports of a streamed run show the rows their bounded lists need, kept in
     // the pass, beside the run's counts.
-    let digest = match &mut streamed {
-        Some((written, counts)) => match written.digest.take() {
+    let shown_rows = match &mut streamed {
+        Some((written, counts)) => match written.shown_rows.take() {
             Some(sink) => Some(
                 sink.map_err(|e| WriteError::Invalid(e.to_string()))?
                     .finish(report, counts),
@@ -454,8 +454,8 @@ pub(crate) fn write_files(
         },
         None => None,
     };
-    let (shown_report, shown_counts) = match &digest {
-        Some(digest) => (&digest.report, Some(&digest.counts)),
+    let (shown_report, shown_counts) = match &shown_rows {
+        Some(rows) => (&rows.report, Some(&rows.counts)),
         None => (report, None),
     };
     if let Some(path) = files.markdown {
@@ -613,7 +613,7 @@ pub(crate) fn write<'a>(
     };
     let mut written = Written {
         json: asked.json.then(|| JsonSink::new(report, dir)),
-        digest: asked.shown.then(|| Ok(DigestSink::new(report, shown))),
+        shown_rows: asked.shown.then(|| Ok(ShownRowsSink::new(report, shown))),
         failing: asked.audit.then(|| FailingSink::new(report, dir)),
         junit: asked.junit.then(|| JunitSink::new(report, dir)),
         parquet: asked
@@ -623,13 +623,13 @@ pub(crate) fn write<'a>(
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut table];
     let Written {
         json,
-        digest,
+        shown_rows,
         failing,
         junit,
         parquet,
     } = &mut written;
     push(&mut sinks, json);
-    push(&mut sinks, digest);
+    push(&mut sinks, shown_rows);
     push(&mut sinks, failing);
     push(&mut sinks, junit);
     push(&mut sinks, parquet);

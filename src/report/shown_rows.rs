@@ -1,5 +1,5 @@
-//! What the Markdown and HTML reports show of a run too large to hold, kept in the pass over its verdicts: the
-//! run's counts, and the few rows their lists show. Both lists are bounded (the first failing traces,
+//! The rows the Markdown and HTML reports show of a run too large to hold, kept in the pass over its
+//! verdicts, and the run's counts beside them. Both lists are bounded (the first failing traces,
 //! the first policy blocks, the traces whose steps were kept), so the rows kept are too, whatever the
 //! size of the run; the reports are then rendered from them as from the run held whole.
 
@@ -12,7 +12,7 @@ use super::pass::Sink;
 use super::{Report, VerdictBatch};
 use crate::checks::Gating;
 
-/// The counts of the whole run a report shows beside the rows of its [`Digest`].
+/// The counts of the whole run a report shows beside the rows of its [`ShownRows`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RunCounts<'a> {
     /// Distinct traces.
@@ -65,7 +65,7 @@ pub(crate) struct Shown {
 
 /// A spilled run's rows the reports show, with the run's counts.
 #[derive(Debug)]
-pub(crate) struct Digest<'a> {
+pub(crate) struct ShownRows<'a> {
     /// The run's report holding only the rows kept, in run order: the first failing rows, the first
     /// policy-blocked rows, and the rows of the traces whose steps were kept.
     pub report: Report,
@@ -75,7 +75,7 @@ pub(crate) struct Digest<'a> {
 
 /// Keeps the rows `shown` says the reports need as the pass hands them on. Each trace id is one row of
 /// the run (see [`SpilledCounts`]), whose counts are the run's.
-pub(crate) struct DigestSink<'a> {
+pub(crate) struct ShownRowsSink<'a> {
     policy: Vec<usize>,
     with_steps: HashSet<&'a str>,
     shown: Shown,
@@ -85,10 +85,10 @@ pub(crate) struct DigestSink<'a> {
     kept: Vec<VerdictBatch>,
 }
 
-impl<'a> DigestSink<'a> {
+impl<'a> ShownRowsSink<'a> {
     /// The sink of `report`'s rows.
     pub(crate) fn new(report: &'a Report, shown: Shown) -> Self {
-        DigestSink {
+        ShownRowsSink {
             policy: (0..report.checks.len())
                 .filter(|&k| report.checks[k].role.gating == Gating::PolicyBlock)
                 .collect(),
@@ -106,9 +106,9 @@ impl<'a> DigestSink<'a> {
     }
 
     /// The rows kept, with the run's counts.
-    pub(crate) fn finish<'r>(self, report: &'r Report, counts: &SpilledCounts) -> Digest<'r> {
+    pub(crate) fn finish<'r>(self, report: &'r Report, counts: &SpilledCounts) -> ShownRows<'r> {
         let fired = counts.fired_by_name(report);
-        Digest {
+        ShownRows {
             report: Report {
                 batches: self.kept,
                 ..report.clone()
@@ -126,7 +126,7 @@ impl<'a> DigestSink<'a> {
     }
 }
 
-impl Sink for DigestSink<'_> {
+impl Sink for ShownRowsSink<'_> {
     fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
         let keep: BooleanArray = batch
             .rows()
