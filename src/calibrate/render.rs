@@ -18,7 +18,7 @@
 use super::metrics::Estimate;
 use super::{CalibrationReport, CheckMetrics, CheckRow, FIRST_KEYS_SHOWN};
 use crate::compat::reason::fmt_fixed;
-use crate::report::format::{
+use crate::report::schema::{
     CalibrationJson, CalibrationMetrics, CheckCalibration, KeysNotInInput, LabelsBlock,
 };
 
@@ -202,7 +202,7 @@ pub(crate) fn notes(report: &CalibrationReport) -> Vec<String> {
 }
 
 /// The JSON report ([`CalibrationJson`] gives its keys); write it with
-/// [`crate::report::format::to_pretty`].
+/// [`crate::report::schema::to_pretty`].
 pub(crate) fn to_wire(report: &CalibrationReport) -> CalibrationJson {
     CalibrationJson {
         split: report.split.clone(),

@@ -163,7 +163,7 @@ impl BandRuns {
             writeln!(std::io::stderr(), "{note}")?;
         }
         let text =
-            crate::report::format::to_pretty(&band.to_wire_with(outs.per_scenario, outs.pass_k));
+            crate::report::schema::to_pretty(&band.to_wire_with(outs.per_scenario, outs.pass_k));
         write_atomic(&outs.out, text.as_bytes()).map_err(CliError::output)?;
         writeln!(
             std::io::stdout(),

@@ -237,7 +237,7 @@ pub(crate) fn finish(
         writeln!(out, "{note}")?;
     }
     if let Some(path) = &outs.json {
-        let text = crate::report::format::to_pretty(&render::to_wire(&scored));
+        let text = crate::report::schema::to_pretty(&render::to_wire(&scored));
         write_atomic(path, text.as_bytes()).map_err(CliError::output)?;
         writeln!(out, "report written to {}", path.display())?;
     }

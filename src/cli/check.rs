@@ -10,26 +10,18 @@ use super::run::{Outputs, Run, RunCommand, SpillTo, execute};
 use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
-use crate::compat::fmt::fmt_fixed;
 use crate::explain::{BaselineRun, Explained, Request};
-use crate::gate::{
-    BandFile, Budget, GateMode, RunSummary, SetAside, Trust, add_budgets, evaluate_budgets,
-    evaluate_mode, evaluate_pass_k, shared_scenarios, ungated,
-};
-use crate::output::write_atomic_with;
+use crate::gate::{BandFile, Budget, GateMode, SetAside, Trust};
 use crate::partial::{OtherInput, Usage};
 use crate::report::Report;
-use crate::report::explanation;
-use crate::report::format::{self, JsonReport, JudgeUsage};
-use crate::report::gate_input::{GateTally, Wanted, whole_run_input};
-use crate::report::gate_lines::{
-    REGRESSIONS, disjoint_band_error, gate_lines, pass_k_line, ungated_warning,
-};
+use crate::report::gate_input::Wanted;
+use crate::report::outputs::CountedRun;
+use crate::report::pass::VerdictSource;
+pub(crate) use crate::report::run_gate::GateSettings;
+use crate::report::run_gate::{Decided, GateFlags, GateRefused, decide};
+use crate::report::schema::JudgeUsage;
 use crate::report::spill::{SpillError, SpilledRun};
-use crate::report::{
-    audit, digest, html, json, junit, markdown, otlp_events, parquet, repro, slices, terminal,
-    write_atomic,
-};
+use crate::report::{audit, outputs, parquet, repro, slices, terminal};
 
 impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
@@ -82,17 +74,6 @@ impl CheckOutputs {
             ("--spill-dir", self.spill_dir.is_some()),
         ]
     }
-}
-
-/// The band and gate settings, read before any work so a bad band fails fast.
-pub(crate) struct Gating {
-    band: Option<BandFile>,
-    mode: GateMode,
-    clean_runs: Option<Vec<u32>>,
-    /// `--trust` read, with `--min-kappa`.
-    trust: Option<(Trust, f64)>,
-    /// `--budget`, parsed.
-    budgets: Vec<Budget>,
 }
 
 /// Reads `--trust` (clap makes `--min-kappa` come with it).
@@ -148,7 +129,7 @@ fn read_budgets(path: &std::path::Path) -> Result<Vec<String>, CliError> {
 }
 
 /// Reads the band and checks the output flags that can be checked before the run.
-pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
+pub(crate) fn prepare(outs: &CheckOutputs) -> Result<GateSettings, CliError> {
     if let Some(dir) = &outs.spill_dir {
         crate::report::spill::check_dir(dir).map_err(|e| CliError::Invalid(e.to_string()))?;
     }
@@ -182,7 +163,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
             json_path.display()
         )));
     }
-    Ok(Gating {
+    Ok(GateSettings {
         band,
         mode,
         clean_runs,
@@ -194,7 +175,7 @@ pub(crate) fn prepare(outs: &CheckOutputs) -> Result<Gating, CliError> {
 /// Refuses a band built with other expectations than the run's (or with some when the run has none,
 /// or the other way round): the band's clean rates would count another check than the run's.
 pub(crate) fn refuse_other_expectations(
-    gating: &Gating,
+    gating: &GateSettings,
     band_path: Option<&std::path::Path>,
     run: Option<&str>,
 ) -> Result<(), CliError> {
@@ -270,7 +251,7 @@ struct Check<'a> {
 
 impl RunCommand for Check<'_> {
     const NAME: &'static str = "check";
-    type Prepared = Gating;
+    type Prepared = GateSettings;
 
     fn traces(&self) -> &[PathBuf] {
         &self.args.traces
@@ -324,7 +305,7 @@ impl RunCommand for Check<'_> {
         }
     }
 
-    fn prepare(&self) -> Result<Gating, CliError> {
+    fn prepare(&self) -> Result<GateSettings, CliError> {
         let gating = prepare(&self.args.outputs)?;
         // The file is hashed only when a band is there to compare it with.
         if gating.band.is_some() {
@@ -377,7 +358,7 @@ impl RunCommand for Check<'_> {
         repro::command(self.raw_args, &flags)
     }
 
-    fn write_outputs(&self, gating: Gating, run: &Run<'_>) -> Result<ExitStatus, CliError> {
+    fn write_outputs(&self, gating: GateSettings, run: &Run<'_>) -> Result<ExitStatus, CliError> {
         if let Some(version) = gating.band.as_ref().and_then(|b| b.agent_version.as_ref())
             && run.resolved.settings.agent_version.is_none()
         {
@@ -516,7 +497,7 @@ pub(crate) fn no_trace_of_version(version: &str) -> String {
 /// Prints the table and the gate, and writes every output asked for; returns the exit code.
 pub(crate) fn finish(
     outs: &CheckOutputs,
-    gating: &Gating,
+    gating: &GateSettings,
     run: Finish,
 ) -> Result<ExitStatus, CliError> {
     let Finish {
@@ -551,44 +532,22 @@ pub(crate) fn finish(
         measures: crate::gate::MeasureSet::of(gating.budgets.iter().map(|b| b.measure)),
         slices: slice_keys.is_some(),
     };
-    let mut tally = GateTally::new(&report, &set_aside_names, wanted, [0.0; 3]);
-    // A spilled run is counted as it is written, or (when the gate tallies scenarios in input order,
-    // or the rows read back are not those written) in a pass of its own, and every output is written
-    // from it in another; `--explain` reads the run again, so it takes the run back whole.
-    let streamed = match spilled {
-        Some(mut spilled) if explain.is_none() => {
-            let written = (!tally.is_needed())
-                .then(|| spilled.take_written_counts())
-                .flatten();
-            let counted = match written {
-                Some(counting) => counting
-                    .finish()
-                    .map_err(|e| spill_error(SpillError::from(e)))?,
-                None => terminal::count_spilled(&report, &spilled, |batch| {
-                    tally.add_batch(batch);
-                })
-                .map_err(spill_error)?,
-            };
-            match counted {
-                Some(counts) => Some((spilled, counts)),
-                None => {
-                    report.batches = spilled.load().map_err(spill_error)?;
-                    None
-                }
-            }
-        }
-        Some(spilled) => {
-            report.batches = spilled.load().map_err(spill_error)?;
-            None
-        }
-        None => None,
-    };
-    let counted = match &streamed {
-        Some(_) => tally.finish(),
-        None => whole_run_input(&report, &set_aside_names, wanted, [0.0; 3]),
-    };
+    let CountedRun {
+        spilled,
+        streamed,
+        counted,
+        trials,
+    } = outputs::count_run(
+        &mut report,
+        spilled,
+        explain.is_some(),
+        &set_aside_names,
+        wanted,
+        outs.parquet.is_some(),
+    )
+    .map_err(spill_error)?;
     let traces = match &streamed {
-        Some((_, counts)) => counts.traces,
+        Some(counts) => counts.traces,
         None => report
             .batches
             .iter()
@@ -600,172 +559,44 @@ pub(crate) fn finish(
         return Err(CliError::Invalid(no_trace_of_version(&version)));
     }
     let recorded = match &streamed {
-        Some((_, counts)) => counts.recorded_outcomes,
+        Some(counts) => counts.recorded_outcomes,
         None => crate::report::RecordedOutcomes::of(&report.batches),
     };
     if recorded_outcomes && traces > 0 && recorded.recorded == 0 {
         // An outcome check that judged no trace would pass every release.
         return Err(CliError::Invalid(NO_RECORDED_OUTCOME.to_string()));
     }
-    if let Some((band, summary)) = band
-        .as_ref()
-        .filter(|_| outs.strict_band)
-        .zip(counted.summary.as_ref())
-        && let Some(outside) = ungated(band, summary)
-    {
-        // Refused before anything is printed or written, as --strict-input refuses.
-        return Err(CliError::Invalid(format!(
-            "--strict-band: {}; the run is refused",
-            ungated_warning(&outside)
-        )));
-    }
-    if let Some((band, summary)) = band.as_ref().zip(counted.summary.as_ref())
-        && shared_scenarios(band, summary) == 0
-    {
-        // Refused before anything is printed: a band of another suite would fail the run on every
-        // band scenario, and read as a regression of the release.
-        let path = outs.band.as_deref().map(crate::error::display_path);
-        let run_keys: Vec<&str> = summary.scenarios.iter().map(|(k, _)| k).collect();
-        let band_keys: Vec<&str> = band.scenarios.iter().filter_map(|k| k.as_str()).collect();
-        return Err(CliError::Invalid(disjoint_band_error(
-            path.as_deref().unwrap_or("band"),
-            &run_keys,
-            &band_keys,
-        )));
-    }
-    // The gate is decided before anything is printed: a budget it cannot check is exit 2 with
-    // nothing on stdout.
-    let band_gate_for_metric =
-        |band: &BandFile, summary: &RunSummary| match (outs.pass_k_metric(), &outs.band) {
-            (true, Some(path)) => evaluate_pass_k(band, summary, path).map(Some),
-            _ => Ok(None),
-        };
-    let gate = band.as_ref().zip(counted.summary.as_ref());
-    let gate = gate.map(|(band, summary)| -> Result<_, CliError> {
-        let band_gate = band_gate_for_metric(band, summary)?;
-        let mut gate = evaluate_mode(
-            band,
-            summary,
-            gating.mode,
-            gating.clean_runs.as_deref(),
-            band_gate,
-        );
-        gate.set_aside.clone_from(&set_aside);
-        if let (Some(measures), Some(values)) = (&band.measures, &summary.measures)
-            && !gating.budgets.is_empty()
-        {
-            let pairing = band.scenario_measures.as_ref().map(|medians| {
-                crate::gate::BandPairing::new(medians, &band.scenarios, &summary.scenarios)
-            });
-            let outcomes = evaluate_budgets(&gating.budgets, measures, values, pairing.as_ref())?;
-            add_budgets(&mut gate, outcomes);
-        }
-        Ok((gate, band.runs_text()))
-    });
-    let mut gate = gate.transpose()?;
     let slice_table = counted.slices.zip(slice_keys).map(|(mut table, keys)| {
         table.by = keys.names();
         table
     });
-    // The slices are judged when the band records them by the same keys; a slice FAIL fails the
-    // gate only with --gate-slices.
-    let mut slice_warning = None;
-    let slice_verdicts = match (band, &slice_table, &mut gate) {
-        (Some(band), Some(table), Some((gate, _))) => {
-            let judged = band
-                .slices
-                .as_ref()
-                .and_then(|slices| crate::gate::slices::judge_slices(slices, table));
-            if judged.is_none() {
-                slice_warning = Some(match &band.slices {
-                    Some(slices) => format!(
-                        "warning: the band records slices by {}, not by {}; slices are not gated (rebuild it with baseline --by)",
-                        slices.by.join(", "),
-                        table.by.join(", ")
-                    ),
-                    None => format!(
-                        "warning: the band records no slices; slices by {} are not gated (rebuild it with baseline --by)",
-                        table.by.join(", ")
-                    ),
-                });
-            }
-            if outs.gate_slices
-                && judged
-                    .iter()
-                    .flatten()
-                    .any(|v| v.verdict == crate::gate::Verdict::Fail)
-            {
-                gate.verdict = crate::gate::Verdict::Fail;
-            }
-            judged
-        }
-        _ => None,
+    let flags = GateFlags {
+        band_path: outs.band.as_deref(),
+        strict_band: outs.strict_band,
+        pass_k_metric: outs.pass_k_metric(),
+        gate_slices: outs.gate_slices,
     };
+    let Decided {
+        gate,
+        slice_verdicts,
+        slice_warning,
+    } = decide(
+        gating,
+        flags,
+        counted.summary.as_ref(),
+        &set_aside,
+        slice_table.as_ref(),
+    )
+    .map_err(|e| match e {
+        GateRefused::Refused(message) => CliError::Invalid(message),
+        GateRefused::Gate(e) => CliError::from(e),
+    })?;
     let elapsed = started.elapsed().as_secs_f64();
-    let mut out = std::io::stdout().lock();
     let rows = outs.table.unwrap_or_default();
-    if let Some((spilled, counts)) = &streamed {
-        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-        let colour = crate::report::colour::enabled(outs.color);
-        terminal::write_spilled_table(&mut buffered, &report, spilled, counts, rows, ids, colour)?;
-        buffered.flush()?;
-    } else {
-        let table = terminal::table(&report, rows, ids);
-        if crate::report::colour::enabled(outs.color) {
-            let cells = report.checks.len();
-            write!(
-                out,
-                "{}",
-                crate::report::colour::colour_table(&table, cells)
-            )?;
-        } else {
-            write!(out, "{table}")?;
-        }
-    }
-    // The blank line separates the table from the summary; without a table the summary comes first.
-    if rows != terminal::TableRows::None {
-        writeln!(out)?;
-    }
-    let summary_line = match &streamed {
-        Some((_, counts)) => terminal::summary_of(
-            &report,
-            counts.failed,
-            counts.traces,
-            &counts.fired_by_name(&report),
-            counts.user_steps,
-            counts.recorded_outcomes,
-        ),
-        None => terminal::summary(&report),
-    };
-    writeln!(out, "{summary_line} · {}s", fmt_fixed(elapsed, 1))?;
-    let outcome = counted.outcome;
-    if let Some(o) = &outcome {
-        let rate = if o.judged > 0 {
-            format!(
-                "{}/{} true ({})",
-                o.true_count,
-                o.judged,
-                fmt_fixed(o.outcome_rate.unwrap_or(0.0), 2)
-            )
-        } else {
-            "no scenario has an outcome".to_string()
-        };
-        writeln!(
-            out,
-            "outcome: {rate} · {} scenario(s) without an outcome, not judged · structural clean rate {}",
-            o.missing,
-            fmt_fixed(o.structural_clean_rate, 2)
-        )?;
-    }
+    let colour = crate::report::colour::enabled(outs.color);
+    let sliced = slice_table.is_some();
     let pass_k = counted.pass_k;
-    if let Some(table) = &pass_k {
-        writeln!(out, "{}", pass_k_line(table))?;
-    }
-    let failed = match &streamed {
-        Some((_, counts)) => counts.failed,
-        None => report.failed_traces().len(),
-    };
-    let mut exit = ExitStatus::fail_if(failed > 0);
+    let outcome = counted.outcome;
     let no_budgets = Vec::new();
     let check_names = report.check_names();
     let shown_slices = slice_table.as_ref().map(|table| slices::SlicesShown {
@@ -778,11 +609,46 @@ pub(crate) fn finish(
         verdicts: slice_verdicts.as_deref(),
         gating: outs.gate_slices,
     });
-    if let Some(shown) = &shown_slices {
-        for line in shown.terminal_lines() {
-            writeln!(out, "{line}")?;
-        }
-    }
+    let source = match &spilled {
+        Some(spilled) => VerdictSource::Spilled(spilled),
+        None => VerdictSource::Memory(&report.batches),
+    };
+    let asked = outputs::Asked {
+        json: outs.json.is_some(),
+        shown: outs.markdown.is_some() || outs.html.is_some(),
+        audit: outs.audit.is_some(),
+        junit: outs.junit.is_some(),
+        parquet: outs.parquet.is_some(),
+        table: rows,
+        ids,
+        colour,
+        sliced,
+        dir: outs.spill_dir.as_deref().map(PathBuf::as_path),
+    };
+    let streamed = outputs::print_results(
+        &mut std::io::stdout(),
+        &outputs::Results {
+            report: &report,
+            source,
+            trials: &trials,
+            elapsed,
+            outcome: outcome.as_ref(),
+            pass_k: pass_k.as_ref(),
+            slices: shown_slices.as_ref(),
+        },
+        &asked,
+        streamed,
+    )
+    .map_err(|e| match e {
+        outputs::PassError::Table(e) => CliError::from(e),
+        outputs::PassError::Spill(e) => spill_error(e),
+    })?;
+    let mut out = std::io::stdout().lock();
+    let failed = match &streamed {
+        Some((_, counts)) => counts.failed,
+        None => report.failed_traces().len(),
+    };
+    let mut exit = ExitStatus::fail_if(failed > 0);
     let explained = match (explain, &gate) {
         (Some(explain), Some((gate, _))) => {
             let regressions: Vec<String> = gate
@@ -796,222 +662,61 @@ pub(crate) fn finish(
     };
     let explanations = explained.as_ref().map(|e| e.explanations.as_slice());
     if let Some((gate, runs_text)) = &gate {
-        let (warnings, lines) = gate_lines(gate, runs_text);
-        let mut stderr = std::io::stderr().lock();
-        for w in warnings {
-            writeln!(stderr, "{w}")?;
-        }
-        for note in explained.iter().flat_map(|e| &e.notes) {
-            writeln!(stderr, "note: {note}")?;
-        }
-        drop(stderr);
-        let (under, others) = explanation::terminal_lines(explanations.unwrap_or_default());
-        let colour = crate::report::colour::enabled(outs.color);
-        for line in lines {
-            if colour {
-                writeln!(out, "{}", crate::report::colour::colour_gate_line(&line))?;
-            } else {
-                writeln!(out, "{line}")?;
-            }
-            if line.starts_with(REGRESSIONS) {
-                for line in &under {
-                    writeln!(out, "{line}")?;
-                }
-            }
-        }
-        for line in others {
-            writeln!(out, "{line}")?;
-        }
-        if let Some(verdicts) = &slice_verdicts {
-            let mut lines = slices::gate_lines(verdicts, outs.gate_slices);
-            lines.extend(slices::failing_lines(verdicts, outs.gate_slices));
-            if verdicts.is_empty() {
-                writeln!(out, "{}", slices::none_judged_line())?;
-            }
-            for line in lines {
-                if colour {
-                    writeln!(out, "{}", crate::report::colour::colour_gate_line(&line))?;
-                } else {
-                    writeln!(out, "{line}")?;
-                }
-            }
-        }
-        if let Some(warning) = &slice_warning {
-            writeln!(std::io::stderr(), "{warning}")?;
-        }
+        outputs::print_gate(
+            &mut out,
+            &outputs::GateShown {
+                gate,
+                band_runs: runs_text,
+                explanations: explanations.unwrap_or_default(),
+                notes: explained.as_ref().map_or(&[], |e| e.notes.as_slice()),
+                slice_verdicts: slice_verdicts.as_deref(),
+                slice_warning: slice_warning.as_deref(),
+                gate_slices: outs.gate_slices,
+                colour,
+            },
+        )?;
         exit = gate.verdict.into();
     }
 
-    let write_err = |e: &dyn std::fmt::Display| CliError::output(e);
-    if let Some(path) = &outs.json {
-        let doc = JsonReport {
-            // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
-            // bytes.
+    outputs::write_files(
+        &mut out,
+        &outputs::Files {
+            json: outs.json.as_deref(),
+            markdown: outs.markdown.as_deref(),
+            audit: outs.audit.as_deref(),
+            junit: outs.junit.as_deref(),
+            html: outs.html.as_deref(),
+            parquet: outs.parquet.as_deref(),
+            otlp_events: outs.otlp.otlp_events.as_deref(),
+            otlp_endpoint: outs.otlp.otlp_endpoint.as_deref().map(|url| {
+                (
+                    url,
+                    outs.otlp.otlp_protocol.map(Into::into).unwrap_or_default(),
+                )
+            }),
+        },
+        &outputs::RunFiles {
+            report: &report,
+            source,
             judge_usage: judge_usage.map(judge_usage_of),
-            outcome: outcome.as_ref().map(json::outcome),
-            pass_k: pass_k.as_ref().map(json::pass_k),
-            gate: gate.as_ref().map(|(gate, _)| json::gate(gate)),
-            explanations: explanations.map(<[_]>::to_vec),
-            slices: shown_slices.as_ref().map(slices::SlicesShown::json),
-            ..json::report(&report)
-        };
-        let units = |traces: usize| {
-            report
-                .sessions
-                .as_deref()
-                .map(|sessions| format::UnitsBlock {
-                    sessions: sessions.len(),
-                    traces_without_conversation: traces.saturating_sub(sessions.len()),
-                })
-        };
-        match &streamed {
-            Some((spilled, counts)) => {
-                let doc = JsonReport {
-                    traces: counts.traces,
-                    fired: counts.fired_by_name(&report).into_iter().collect(),
-                    units: units(counts.traces),
-                    ..doc
-                };
-                write_atomic_with(path, |out| json::write_spilled(out, doc, &report, spilled))
-                    .map_err(|e| write_err(&e))?;
-            }
-            None => {
-                let doc = JsonReport {
-                    units: units(doc.traces),
-                    ..doc
-                };
-                let text = format::to_pretty(&doc);
-                write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
-            }
-        }
-        writeln!(out, "report written to {}", path.display())?;
-    }
-    let command = command.as_str();
-    // The Markdown and HTML reports of a spilled run show the rows their bounded lists need, kept in
-    // one pass over the spill, beside the run's counts.
-    let digest = match &streamed {
-        Some((spilled, counts)) if outs.markdown.is_some() || outs.html.is_some() => {
-            let shown = digest::Shown {
-                failed_rows: markdown::MAX_LISTED.max(html::MAX_ROWS),
-                policy_rows: markdown::MAX_LINES_FOR_POLICY_ROWS,
-            };
-            Some(digest::digest(&report, spilled, counts, shown).map_err(spill_error)?)
-        }
-        _ => None,
-    };
-    let (shown_report, shown_counts) = match &digest {
-        Some(digest) => (&digest.report, Some(&digest.counts)),
-        None => (&report, None),
-    };
-    if let Some(path) = &outs.markdown {
-        let text = markdown::render(&markdown::Summary {
-            report: shown_report,
             outcome: outcome.as_ref(),
-            gate: band
-                .as_ref()
-                .zip(gate.as_ref())
-                .map(|(band, (gate, _))| markdown::GateContext { gate, band }),
             pass_k: pass_k.as_ref(),
-            command,
-            explanations: explanations.unwrap_or_default(),
-            counts: shown_counts,
+            gate: gate.as_ref(),
+            band: band.as_ref(),
+            explanations,
+            slices: shown_slices.as_ref(),
+            command: &command,
+            audit_inputs: &audit_inputs,
+            exit_code: exit.code(),
             ids,
-        });
-        // The slices come last, so the document without --by is unchanged.
-        let text = match &shown_slices {
-            Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
-            None => text,
-        };
-        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
-        writeln!(out, "markdown written to {}", path.display())?;
-    }
-    if let Some(dir) = &outs.audit {
-        audit::write(
-            dir,
-            &audit::Audit {
-                report: &report,
-                gate: gate.as_ref().map(|(g, _)| g),
-                exit_code: exit.code(),
-                command,
-                inputs: &audit_inputs,
-                created_utc: audit::utc_now(),
-                spilled: streamed.as_ref().map(|(spilled, counts)| (spilled, counts)),
-            },
-        )
-        .map_err(|e| write_err(&e))?;
-        writeln!(out, "audit written to {}", dir.display())?;
-    }
-    if let Some(path) = &outs.junit {
-        let gate = gate.as_ref().map(|(g, _)| g);
-        match &streamed {
-            Some((spilled, counts)) => write_atomic_with(path, |out| {
-                junit::write_spilled(out, &report, gate, spilled, counts)
-            }),
-            None => write_atomic(path, junit::render(&report, gate).as_bytes()),
-        }
-        .map_err(|e| write_err(&e))?;
-        writeln!(out, "junit written to {}", path.display())?;
-    }
-    if let Some(path) = &outs.html {
-        let page = html::render(&html::Page {
-            report: shown_report,
-            outcome: outcome.as_ref(),
-            gate: gate.as_ref().zip(band.as_ref()).map(|((g, _), b)| (g, b)),
-            command,
-            explanations: explanations.unwrap_or_default(),
-            counts: shown_counts,
-        });
-        // The slices' table goes at the end of the body, so the page without --by is unchanged.
-        let page = match &shown_slices {
-            Some(shown) => match page.rfind("</body>") {
-                Some(at) => format!("{}{}{}", &page[..at], shown.html(), &page[at..]),
-                None => page,
-            },
-            None => page,
-        };
-        write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
-        writeln!(out, "html written to {}", path.display())?;
-    }
-    if let Some(dir) = &outs.parquet {
-        let sliced = slice_table.is_some();
-        match &streamed {
-            Some((spilled, _)) => {
-                parquet::write_check_spilled(dir, &report, pass_k.is_some(), sliced, spilled)
-            }
-            None => parquet::write_check(dir, &report, pass_k.is_some(), sliced),
-        }
-        .map_err(|e| write_err(&e))?;
-        if let Some(budgets) = gate.as_ref().and_then(|(g, _)| g.budgets.as_deref()) {
-            parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
-        }
-        writeln!(out, "parquet written to {}", dir.display())?;
-    }
-    let events = otlp_events::Export {
-        report: &report,
-        gate: gate.as_ref().map(|(g, _)| g),
-        spilled: streamed
-            .as_ref()
-            .map(|(spilled, counts)| otlp_events::Spilled {
-                run: spilled,
-                traces: counts.traces,
-                failed: counts.failed,
-            }),
-    };
-    if let Some(path) = &outs.otlp.otlp_events {
-        write_atomic_with(path, |w| otlp_events::write_json(w, events))
-            .map_err(|e| write_err(&e))?;
-        writeln!(out, "otlp events written to {}", path.display())?;
-    }
-    if let Some(url) = &outs.otlp.otlp_endpoint {
-        let protocol = outs.otlp.otlp_protocol.map(Into::into).unwrap_or_default();
-        otlp_events::send::send(url, protocol, events, Default::default())
-            .map_err(|e| CliError::Invalid(e.to_string()))?;
-        writeln!(
-            out,
-            "otlp events sent to {}",
-            otlp_events::send::shown_url(&otlp_events::send::logs_url(url))
-        )?;
-    }
+        },
+        streamed,
+    )
+    .map_err(|e| match e {
+        outputs::WriteError::Print(e) => CliError::from(e),
+        outputs::WriteError::Output(message) => CliError::Output(message),
+        outputs::WriteError::Invalid(message) => CliError::Invalid(message),
+    })?;
     Ok(exit)
 }
 

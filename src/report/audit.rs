@@ -12,20 +12,20 @@
 //! trace file of a multi-file or directory run is listed with role `traces`; `install` is new and
 //! `repro.sh` installs and names this tool (`faultgate-rs`) instead of 0.4.1; and `created_utc` honours
 //! `SOURCE_DATE_EPOCH` so reproducible builds can pin it. The folder is written whole or not at all.
-//! A spilled run's `failing_traces.json` is written trace by trace as the spill is read back, with the
-//! bytes of the list built whole.
+//! A streamed run's `failing_traces.json` is written trace by trace in the pass over its verdicts, with
+//! the bytes of the list built whole.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Report;
 use super::counts::SpilledCounts;
-use super::format::{
+use super::markdown::{overall_verdict, results_by_id};
+use super::pass::{Body, Sink};
+use super::repro::{PIP_INSTALL, TOOL, display_path};
+use super::schema::{
     FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty, to_pretty_writer,
 };
-use super::markdown::{overall_verdict, results_by_id};
-use super::repro::{PIP_INSTALL, TOOL, display_path};
-use super::spill::SpilledRun;
 use crate::gate::Gate;
 use crate::output::StagedDir;
 
@@ -51,17 +51,17 @@ pub(crate) struct Audit<'a> {
     pub inputs: &'a [Input],
     /// `YYYY-MM-DDTHH:MM:SSZ` ([`utc_now`]).
     pub created_utc: String,
-    /// The run's verdicts and counts when they were spilled rather than held in `report`:
-    /// `failing_traces.json` is then written from the spill as it is read back.
-    pub spilled: Option<(&'a SpilledRun, &'a SpilledCounts)>,
+    /// The run's counts when its verdicts were written in a pass ([`FailingSink`]) rather than read
+    /// from `report`.
+    pub streamed: Option<&'a SpilledCounts>,
 }
 
 impl Audit<'_> {
     /// The run's verdict word, as [`overall_verdict`] gives it for the report held whole.
     fn verdict_word(&self) -> &'static str {
-        match (self.spilled, self.gate) {
+        match (self.streamed, self.gate) {
             (Some(_), Some(gate)) => gate.verdict.as_str(),
-            (Some((_, counts)), None) if counts.failed == 0 => "PASS",
+            (Some(counts), None) if counts.failed == 0 => "PASS",
             (Some(_), None) => "FAIL",
             (None, gate) => overall_verdict(self.report, gate),
         }
@@ -121,13 +121,13 @@ fn verdict<'a>(audit: &'a Audit<'a>) -> VerdictJson<Digests<'a>> {
         checks: report.check_names(),
         redaction: report.redaction.clone(),
         traces: audit
-            .spilled
-            .map_or_else(|| report.trace_ids().len(), |(_, counts)| counts.traces),
+            .streamed
+            .map_or_else(|| report.trace_ids().len(), |counts| counts.traces),
         failed_traces: audit
-            .spilled
-            .map_or_else(|| report.failed_traces().len(), |(_, counts)| counts.failed),
-        fired: match audit.spilled {
-            Some((_, counts)) => counts.fired_by_name(report).into_iter().collect(),
+            .streamed
+            .map_or_else(|| report.failed_traces().len(), |counts| counts.failed),
+        fired: match audit.streamed {
+            Some(counts) => counts.fired_by_name(report).into_iter().collect(),
             None => report.fired().into_iter().collect(),
         },
         gate: audit.gate.map(super::json::gate),
@@ -223,44 +223,64 @@ pub(crate) fn failing(report: &Report) -> Vec<FailingTrace> {
         .collect()
 }
 
-/// Writes failing_traces.json of a spilled run, trace by trace as the spill is read back: the bytes
-/// [`to_pretty`] gives for [`failing`] of the run held whole (each trace id is one row of the spill).
-///
-/// # Errors
-///
-/// The spill cannot be read back, or `out` cannot be written.
-pub(crate) fn write_failing_spilled(
-    out: &mut dyn std::io::Write,
-    report: &Report,
-    spilled: &SpilledRun,
-) -> std::io::Result<()> {
-    let mut written = 0usize;
-    let mut text = String::new();
-    spilled.for_each_batch(|batch| {
-        text.clear();
+/// failing_traces.json of a run whose trace ids are distinct, written trace by trace as the pass hands
+/// the rows on: the bytes [`to_pretty`] gives for [`failing`] of the run held whole.
+pub(crate) struct FailingSink {
+    checks: Vec<String>,
+    written: usize,
+    text: String,
+    body: Body,
+}
+
+impl FailingSink {
+    /// The sink of `report`'s failing traces, written to an unlinked file of `dir` (`TMPDIR` when
+    /// `None`) until the folder is written.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created.
+    pub(crate) fn new(report: &Report, dir: Option<&Path>) -> std::io::Result<Self> {
+        Ok(FailingSink {
+            checks: report.check_names(),
+            written: 0,
+            text: String::new(),
+            body: Body::new(dir)?,
+        })
+    }
+
+    /// Writes the list.
+    fn finish(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.body.copy_to(out)?;
+        out.write_all(if self.written == 0 { b"[]" } else { b"\n]" })
+    }
+}
+
+impl Sink for FailingSink {
+    fn take(&mut self, batch: &super::VerdictBatch) -> std::io::Result<()> {
+        self.text.clear();
         for row in batch.rows().filter(super::Row::failed) {
             let trace = FailingTrace {
                 trace_id: row.trace_id().to_string(),
                 scenario: row.scenario().to_string(),
-                checks: report
+                checks: self
                     .checks
                     .iter()
                     .zip(row.verdicts())
                     .filter(|(_, v)| v.detected)
                     .map(|(check, v)| FiredCheck {
-                        check: check.name.clone(),
+                        check: check.clone(),
                         reason: v.reason.unwrap_or_default().to_string(),
                     })
                     .collect(),
             };
             // The list's entries one level in, as the whole list is written.
-            text.push_str(if written == 0 { "[\n " } else { ",\n " });
-            text.push_str(&to_pretty(&trace).replace('\n', "\n "));
-            written += 1;
+            self.text
+                .push_str(if self.written == 0 { "[\n " } else { ",\n " });
+            self.text.push_str(&to_pretty(&trace).replace('\n', "\n "));
+            self.written += 1;
         }
-        out.write_all(text.as_bytes())
-    })?;
-    out.write_all(if written == 0 { b"[]" } else { b"\n]" })
+        std::io::Write::write_all(&mut self.body, self.text.as_bytes())
+    }
 }
 
 /// repro.sh: a shell script that installs faultgate and reruns the command.
@@ -277,14 +297,17 @@ pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> Stri
 /// # Errors
 ///
 /// A file that cannot be written, or an input that cannot be read for its digest.
-pub(crate) fn write(dir: &Path, audit: &Audit<'_>) -> std::io::Result<()> {
+/// `streamed` is the list of failing traces a pass wrote, for a run whose counts are [`Audit::streamed`].
+pub(crate) fn write(
+    dir: &Path,
+    audit: &Audit<'_>,
+    streamed: Option<FailingSink>,
+) -> std::io::Result<()> {
     let script = repro_script(audit.verdict_word(), audit.exit_code, audit.command);
     let mut staged = StagedDir::new(dir)?;
     staged.write_with("verdict.json", |out| write_verdict(out, audit))?;
-    match audit.spilled {
-        Some((spilled, _)) => staged.write_with("failing_traces.json", |out| {
-            write_failing_spilled(out, audit.report, spilled)
-        })?,
+    match streamed {
+        Some(failing) => staged.write_with("failing_traces.json", |out| failing.finish(out))?,
         None => staged.write(
             "failing_traces.json",
             to_pretty(&failing(audit.report)).as_bytes(),
@@ -347,8 +370,12 @@ mod tests {
                 spilled,
                 without_batches: empty,
             } = SpilledRuleRun::new(&names, batches);
+            let source = crate::report::pass::VerdictSource::Spilled(&spilled);
+            let sink = FailingSink::new(&empty, None).unwrap();
             let mut out = Vec::new();
-            write_failing_spilled(&mut out, &empty, &spilled).unwrap();
+            crate::report::pass::through(source, sink)
+                .finish(&mut out)
+                .unwrap();
             let expected = to_pretty(&failing(&whole));
             assert_eq!(String::from_utf8(out).unwrap(), expected, "fired: {fire}");
             assert_eq!(expected == "[]", !fire);

@@ -81,6 +81,22 @@ pub(crate) fn severity(warning: &GateWarning) -> &'static str {
     }
 }
 
+/// The warning that a run's slices were not gated: the band records none (`band_by` `None`), or
+/// records them by other keys than the run's.
+pub(crate) fn slices_not_gated_warning(band_by: Option<&[String]>, run_by: &[String]) -> String {
+    match band_by {
+        Some(band_by) => format!(
+            "warning: the band records slices by {}, not by {}; slices are not gated (rebuild it with baseline --by)",
+            band_by.join(", "),
+            run_by.join(", ")
+        ),
+        None => format!(
+            "warning: the band records no slices; slices by {} are not gated (rebuild it with baseline --by)",
+            run_by.join(", ")
+        ),
+    }
+}
+
 /// The warning for scenarios of the run outside the band (not printed by 0.4.1), also the message
 /// of `--strict-band`.
 pub(crate) fn ungated_warning(outside: &Ungated) -> String {

@@ -17,8 +17,8 @@
 
 use std::fmt::Write as _;
 
-use super::digest::RunCounts;
 use super::markdown::{overall_verdict, results_by_id};
+use super::shown_rows::RunCounts;
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;

@@ -1,16 +1,16 @@
 //! The `--json` report: builds a [`JsonReport`] from the run's [`Report`], and its optional blocks from
 //! what the run computed besides: the outcome summary, pass^k, and the gate (also verdict.json's).
 //!
-//! The format itself (keys, order, when a key is absent) is [`super::format::JsonReport`]; the CLI
+//! The format itself (keys, order, when a key is absent) is [`super::schema::JsonReport`]; the CLI
 //! adds the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks and writes it with
-//! [`super::format::to_pretty`].
+//! [`super::schema::to_pretty`].
 
-use super::format::{
+use super::gate_lines;
+use super::pass::{Body, Sink};
+use super::schema::{
     self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
     OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
 };
-use super::gate_lines;
-use super::spill::SpilledRun;
 use super::{OutcomeSummary, Report, Row, VerdictBatch};
 use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
@@ -79,108 +79,134 @@ pub(crate) fn report(report: &Report) -> JsonReport {
 /// the report's text, and is replaced by the entries as they are read back.
 const PLACEHOLDER: &str = "faultgate.spilled.placeholder";
 
-/// Writes the JSON report of a spilled run: the bytes [`format::to_pretty`] gives for `doc` with its
-/// `failed_traces`, `measures` and `results` filled from `spilled`, written as they are read back, a
-/// batch at a time. `doc` holds the rest (its per-trace lists are ignored); each trace id is one row
-/// of the spill (see [`super::counts::SpilledCounts`]).
-///
-/// # Errors
-///
-/// The spill cannot be read back, or `out` cannot be written.
-pub(crate) fn write_spilled(
-    out: &mut dyn std::io::Write,
-    doc: JsonReport,
-    report: &Report,
-    spilled: &SpilledRun,
-) -> std::io::Result<()> {
-    let placeholder_result = CheckResult {
-        trace_id: PLACEHOLDER.to_string(),
-        scenario: String::new(),
-        check: String::new(),
-        detected: false,
-        confidence: 0.0,
-        reason: String::new(),
-    };
-    let placeholder_measures = TraceMeasures {
-        tokens: None,
-        latency_ms: None,
-        cost_usd: None,
-    };
-    let text = format::to_pretty(&JsonReport {
-        failed_traces: vec![PLACEHOLDER.to_string()],
-        measures: [(PLACEHOLDER, placeholder_measures)].into_iter().collect(),
-        results: vec![placeholder_result.clone()],
-        ..doc
-    });
-    // Each list as the whole report writes it with the placeholder alone, cut out of the text.
-    let lists = [
-        list(&[format::to_pretty(PLACEHOLDER)], '[', ']'),
-        list(&[member(PLACEHOLDER, &placeholder_measures)], '{', '}'),
-        list(&[format::to_pretty(&placeholder_result)], '[', ']'),
-    ];
-    let mut rest = text.as_str();
-    let mut cut = Vec::with_capacity(3);
-    for placeholder in &lists {
-        let at = rest.find(placeholder.as_str()).ok_or_else(|| {
-            std::io::Error::other("the JSON report's lists are not where the spill writes them")
-        })?;
-        cut.push(&rest[..at]);
-        rest = &rest[at + placeholder.len()..];
+/// The JSON report of a run whose trace ids are distinct, its per-trace lists (`failed_traces`,
+/// `measures` and `results`) written as the pass hands the rows on, each to its own [`Body`], and
+/// joined with the rest of the report at the end: the bytes [`schema::to_pretty`] gives for the run
+/// held whole.
+pub(crate) struct JsonSink {
+    layout: PerTraceEntries,
+    checks: usize,
+    lists: [(ListWriter, Body); 3],
+}
+
+impl JsonSink {
+    /// The sink of a report of these checks, its lists in unlinked files of `dir` (`TMPDIR` when
+    /// `None`).
+    ///
+    /// # Errors
+    ///
+    /// A list's file cannot be created.
+    pub(crate) fn new(report: &Report, dir: Option<&std::path::Path>) -> std::io::Result<Self> {
+        let list = |open: char| -> std::io::Result<(ListWriter, Body)> {
+            let mut writer = ListWriter::default();
+            writer.begin(open);
+            Ok((writer, Body::new(dir)?))
+        };
+        Ok(JsonSink {
+            layout: PerTraceEntries::new(report.checks.iter().map(|c| c.name.as_str())),
+            checks: report.checks.len(),
+            lists: [list('[')?, list('{')?, list('[')?],
+        })
     }
-    let layout = PerTraceEntries::new(report.checks.iter().map(|c| c.name.as_str()));
-    let mut entries = ListWriter::default();
-    // `failed_traces`: ids of traces where any check fired.
-    out.write_all(cut[0].as_bytes())?;
-    entries.begin('[');
-    spilled.for_each_batch(|batch| {
-        entries.push_batch(out, batch, |row, rendered| {
+
+    /// Writes the report: `doc` holds all but its per-trace lists (which it ignores), and the lists
+    /// are those the pass wrote.
+    ///
+    /// # Errors
+    ///
+    /// A list cannot be read back, or `out` cannot be written.
+    pub(crate) fn finish(
+        self,
+        out: &mut dyn std::io::Write,
+        doc: JsonReport,
+    ) -> std::io::Result<()> {
+        let placeholder_result = CheckResult {
+            trace_id: PLACEHOLDER.to_string(),
+            scenario: String::new(),
+            check: String::new(),
+            detected: false,
+            confidence: 0.0,
+            reason: String::new(),
+        };
+        let placeholder_measures = TraceMeasures {
+            tokens: None,
+            latency_ms: None,
+            cost_usd: None,
+        };
+        let text = schema::to_pretty(&JsonReport {
+            failed_traces: vec![PLACEHOLDER.to_string()],
+            measures: [(PLACEHOLDER, placeholder_measures)].into_iter().collect(),
+            results: vec![placeholder_result.clone()],
+            ..doc
+        });
+        // Each list as the whole report writes it with the placeholder alone, cut out of the text.
+        let placeholders = [
+            list(&[schema::to_pretty(PLACEHOLDER)], '[', ']'),
+            list(&[member(PLACEHOLDER, &placeholder_measures)], '{', '}'),
+            list(&[schema::to_pretty(&placeholder_result)], '[', ']'),
+        ];
+        let mut rest = text.as_str();
+        for (placeholder, (mut writer, body)) in placeholders.iter().zip(self.lists) {
+            let at = rest.find(placeholder.as_str()).ok_or_else(|| {
+                std::io::Error::other("the JSON report's lists are not where the pass writes them")
+            })?;
+            out.write_all(&rest.as_bytes()[..at])?;
+            if writer.written > 0 {
+                writeln!(out, "{}", writer.open)?;
+            }
+            body.copy_to(out)?;
+            writer.end(out)?;
+            rest = &rest[at + placeholder.len()..];
+        }
+        out.write_all(rest.as_bytes())
+    }
+}
+
+impl Sink for JsonSink {
+    fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
+        let [failed, measures, results] = &mut self.lists;
+        // `failed_traces`: ids of traces where any check fired.
+        failed.0.push_batch(&mut failed.1, batch, |row, rendered| {
             if row.failed() {
                 PerTraceEntries::push_failed(rendered.entry(), row.trace_id());
             }
-        })
-    })?;
-    entries.end(out)?;
-    // `measures`: each trace id's measures.
-    out.write_all(cut[1].as_bytes())?;
-    entries.begin('{');
-    spilled.for_each_batch(|batch| {
-        entries.push_batch(out, batch, |row, rendered| {
-            let m = row.measures();
-            let measures = TraceMeasures {
-                tokens: m.tokens,
-                latency_ms: m.latency_ms,
-                cost_usd: m.cost_usd,
-            };
-            PerTraceEntries::push_measures(rendered.entry(), row.trace_id(), &measures);
-        })
-    })?;
-    entries.end(out)?;
-    // `results`: one per trace and check.
-    out.write_all(cut[2].as_bytes())?;
-    entries.begin('[');
-    spilled.for_each_batch(|batch| {
-        entries.push_batch(out, batch, |row, rendered| {
-            PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
-            for (check, v) in (0..report.checks.len()).zip(row.verdicts()) {
-                let (text, head) = rendered.entry_with_head();
-                layout.push_result(
-                    text,
-                    head,
-                    check,
-                    v.detected,
-                    round_half_even(v.confidence, 4),
-                    v.reason.unwrap_or_default(),
-                );
-            }
-        })
-    })?;
-    entries.end(out)?;
-    out.write_all(rest.as_bytes())
+        })?;
+        // `measures`: each trace id's measures.
+        measures
+            .0
+            .push_batch(&mut measures.1, batch, |row, rendered| {
+                let m = row.measures();
+                let measures = TraceMeasures {
+                    tokens: m.tokens,
+                    latency_ms: m.latency_ms,
+                    cost_usd: m.cost_usd,
+                };
+                PerTraceEntries::push_measures(rendered.entry(), row.trace_id(), &measures);
+            })?;
+        // `results`: one per trace and check.
+        let (layout, checks) = (&self.layout, self.checks);
+        results
+            .0
+            .push_batch(&mut results.1, batch, |row, rendered| {
+                PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
+                for (check, v) in (0..checks).zip(row.verdicts()) {
+                    let (text, head) = rendered.entry_with_head();
+                    layout.push_result(
+                        text,
+                        head,
+                        check,
+                        v.detected,
+                        round_half_even(v.confidence, 4),
+                        v.reason.unwrap_or_default(),
+                    );
+                }
+            })
+    }
 }
 
 /// `"key": value` as an object member one level in writes it (before the list's indent).
 fn member<T: serde::Serialize>(key: &str, value: &T) -> String {
-    format!("{}: {}", format::to_pretty(key), format::to_pretty(value))
+    format!("{}: {}", schema::to_pretty(key), schema::to_pretty(value))
 }
 
 /// A list (or object) one level into the report, of these entries each written at depth 0.
@@ -257,10 +283,9 @@ impl ListWriter {
             }
             rendered
         });
+        // The list's opening is written before its body, once the body is known not to be empty.
         for part in parts.iter().filter(|part| part.entries > 0) {
-            if self.written == 0 {
-                writeln!(out, "{}", self.open)?;
-            } else {
+            if self.written > 0 {
                 out.write_all(b",\n")?;
             }
             out.write_all(&part.text)?;
@@ -318,7 +343,7 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
             .map(|delta| {
                 (
                     delta.measure.clone(),
-                    format::UsageDelta {
+                    schema::UsageDelta {
                         baseline: delta.baseline.clone(),
                         candidate: delta.candidate,
                         delta_pct: delta.delta_pct,
@@ -356,7 +381,7 @@ pub(crate) fn gate(gate: &Gate) -> GateBlock {
         budgets: gate.budgets.as_ref().map(|budgets| {
             budgets
                 .iter()
-                .map(|b| format::BudgetBlock {
+                .map(|b| schema::BudgetBlock {
                     budget: gate_lines::budget_expression(&b.budget),
                     verdict: b.verdict.as_str().to_string(),
                     candidate: b.candidate,
@@ -488,9 +513,11 @@ mod tests {
                 fired: whole.fired().into_iter().collect(),
                 ..report(&empty)
             };
+            let source = crate::report::pass::VerdictSource::Spilled(&spilled);
+            let sink = crate::report::pass::through(source, JsonSink::new(&empty, None).unwrap());
             let mut out = Vec::new();
-            write_spilled(&mut out, doc, &empty, &spilled).unwrap();
-            let expected = format::to_pretty(&report(&whole));
+            sink.finish(&mut out, doc).unwrap();
+            let expected = schema::to_pretty(&report(&whole));
             assert_eq!(String::from_utf8(out).unwrap(), expected, "fired: {fire}");
             assert_eq!(expected.contains("\"failed_traces\": []"), !fire);
         }

@@ -32,7 +32,7 @@ use std::io::{self, Write};
 
 use super::counts::SpilledCounts;
 use super::markdown::overall_verdict;
-use super::spill::SpilledRun;
+use super::pass::{Body, Sink};
 use super::{Report, VerdictBatch};
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;
@@ -147,42 +147,110 @@ pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> String {
         report,
         gate,
         &JunitCounts::of_report(report),
-        |each| report.batches.iter().try_for_each(each),
+        |k, out| {
+            let mut text = String::new();
+            for batch in &report.batches {
+                push_cases(&mut text, batch, k, &report.checks[k].name);
+            }
+            out.write_all(text.as_bytes())
+        },
     )
     .expect("writing into memory does not fail");
     String::from_utf8(out).expect("the document is built from UTF-8 text")
 }
 
-/// Writes the JUnit XML document of a spilled run, a batch at a time as it is read back: the bytes
-/// [`render`] gives for the same run held whole.
-///
-/// # Errors
-///
-/// The spill cannot be read back, or `out` cannot be written.
-pub(crate) fn write_spilled(
-    out: &mut dyn Write,
-    report: &Report,
-    gate: Option<&Gate>,
-    spilled: &SpilledRun,
-    counts: &SpilledCounts,
-) -> io::Result<()> {
-    write_from(
-        out,
-        report,
-        gate,
-        &JunitCounts::of_spilled(counts),
-        |each| spilled.for_each_batch(each),
-    )
+/// The JUnit XML document of a run whose trace ids are distinct, each check suite's test cases
+/// written to its own [`Body`] as the pass hands the rows on: the bytes [`render`] gives for the same
+/// run held whole.
+pub(crate) struct JunitSink {
+    checks: Vec<String>,
+    suites: Vec<Body>,
+    text: String,
 }
 
-/// Writes the document; `batches` calls its argument with every verdict batch in run order, and is
-/// called once per check suite.
+impl JunitSink {
+    /// The sink of a document of `report`'s checks, its suites in unlinked files of `dir` (`TMPDIR`
+    /// when `None`).
+    ///
+    /// # Errors
+    ///
+    /// A suite's file cannot be created.
+    pub(crate) fn new(report: &Report, dir: Option<&std::path::Path>) -> io::Result<Self> {
+        Ok(JunitSink {
+            checks: report.check_names(),
+            suites: report
+                .checks
+                .iter()
+                .map(|_| Body::new(dir))
+                .collect::<io::Result<_>>()?,
+            text: String::new(),
+        })
+    }
+
+    /// Writes the document, the suites' test cases those the pass wrote.
+    ///
+    /// # Errors
+    ///
+    /// A suite cannot be read back, or `out` cannot be written.
+    pub(crate) fn finish(
+        self,
+        out: &mut dyn Write,
+        report: &Report,
+        gate: Option<&Gate>,
+        counts: &SpilledCounts,
+    ) -> io::Result<()> {
+        let mut suites = self.suites.into_iter().map(Some).collect::<Vec<_>>();
+        write_from(
+            out,
+            report,
+            gate,
+            &JunitCounts::of_spilled(counts),
+            |k, out| match suites[k].take() {
+                Some(body) => body.copy_to(out),
+                None => Ok(()),
+            },
+        )
+    }
+}
+
+impl Sink for JunitSink {
+    fn take(&mut self, batch: &VerdictBatch) -> io::Result<()> {
+        for (k, suite) in self.suites.iter_mut().enumerate() {
+            self.text.clear();
+            push_cases(&mut self.text, batch, k, &self.checks[k]);
+            suite.write_all(self.text.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// Appends the test cases of `batch`'s rows in the suite of the `k`-th check, named `check`.
+fn push_cases(text: &mut String, batch: &VerdictBatch, k: usize, check: &str) {
+    for row in batch.rows() {
+        text.push_str("\n        <testcase name=\"");
+        push_escaped(text, row.trace_id());
+        text.push_str("\" classname=\"");
+        push_escaped(text, row.scenario());
+        let verdict = row.verdict(k);
+        if verdict.detected {
+            text.push_str("\">\n            <failure message=\"");
+            push_escaped(text, verdict.reason.unwrap_or_default());
+            text.push_str("\" type=\"");
+            push_escaped(text, check);
+            text.push_str("\"/>\n        </testcase>");
+        } else {
+            text.push_str("\"/>");
+        }
+    }
+}
+
+/// Writes the document; `suite` writes the test cases of the `k`-th check's suite.
 fn write_from(
     out: &mut dyn Write,
     report: &Report,
     gate: Option<&Gate>,
     counts: &JunitCounts,
-    batches: impl Fn(&mut dyn FnMut(&VerdictBatch) -> io::Result<()>) -> io::Result<()>,
+    mut suite: impl FnMut(usize, &mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
     let line = gate_line_of(
         gate,
@@ -213,28 +281,9 @@ fn write_from(
             continue;
         }
         text.push('>');
-        let check = &report.checks[k].name;
-        batches(&mut |batch: &VerdictBatch| {
-            for row in batch.rows() {
-                text.push_str("\n        <testcase name=\"");
-                push_escaped(&mut text, row.trace_id());
-                text.push_str("\" classname=\"");
-                push_escaped(&mut text, row.scenario());
-                let verdict = row.verdict(k);
-                if verdict.detected {
-                    text.push_str("\">\n            <failure message=\"");
-                    push_escaped(&mut text, verdict.reason.unwrap_or_default());
-                    text.push_str("\" type=\"");
-                    push_escaped(&mut text, check);
-                    text.push_str("\"/>\n        </testcase>");
-                } else {
-                    text.push_str("\"/>");
-                }
-            }
-            out.write_all(text.as_bytes())?;
-            text.clear();
-            Ok(())
-        })?;
+        out.write_all(text.as_bytes())?;
+        text.clear();
+        suite(k, out)?;
         text.push_str("\n    </testsuite>");
     }
 

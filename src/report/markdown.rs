@@ -21,9 +21,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::digest::RunCounts;
 use super::repro::PIP_INSTALL;
 use super::shown::{IdColumn, code_span, cut_on_word};
+use super::shown_rows::RunCounts;
 use super::{OutcomeSummary, Report, Row};
 use crate::compat::fmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
 use crate::gate::band::BandFile;

@@ -51,7 +51,7 @@ use parquet::basic::Compression;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
-use super::spill::SpilledRun;
+use super::pass::{Body, Sink};
 use super::{Report, Row, VerdictBatch, write_atomic};
 use crate::compat::fmt::round_half_even;
 use crate::gate::passk::{Trials, all_pass_probability};
@@ -256,7 +256,7 @@ enum TrialColumns {
     None,
     /// A run held whole: each row's cells, in run order.
     PerRow(Vec<(Trials, Option<f64>)>),
-    /// A spilled run: the trials of each scenario key, counted in a first pass.
+    /// A run written in a pass: the trials of each scenario key, counted in the pass that counts it.
     PerScenario(TrialTable),
 }
 
@@ -278,31 +278,57 @@ struct TrialTable {
     max_trials: u32,
 }
 
-impl TrialTable {
-    /// Counts the run's trials; `None` when no scenario key has several traces (then the table has no
-    /// trial columns).
-    fn count(
-        batches: &impl Fn(&mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>) -> std::io::Result<()>,
-    ) -> Result<Option<TrialTable>, ParquetOutputError> {
-        let mut trials: HashMap<String, Trials> = HashMap::new();
-        batches(&mut |batch| {
-            for row in batch.rows() {
-                let cell = match trials.get_mut(row.scenario()) {
-                    Some(cell) => cell,
-                    None => trials.entry(row.scenario().to_string()).or_insert(Trials {
+/// Each scenario key's trials (`--pass-k`), counted a batch at a time in the pass that counts the
+/// run, for the trial columns of `traces.parquet`.
+#[derive(Default)]
+pub(crate) struct TrialCounting {
+    trials: HashMap<String, Trials>,
+}
+
+impl TrialCounting {
+    /// Counts the trials of `batch`'s rows.
+    pub(crate) fn add(&mut self, batch: &VerdictBatch) {
+        for row in batch.rows() {
+            let cell = match self.trials.get_mut(row.scenario()) {
+                Some(cell) => cell,
+                None => self
+                    .trials
+                    .entry(row.scenario().to_string())
+                    .or_insert(Trials {
                         trials: 0,
                         passes: 0,
                     }),
-                };
-                cell.trials += 1;
-                cell.passes += u32::from(!row.failed());
-            }
-            Ok(())
-        })?;
-        let max_trials = trials.values().map(|t| t.trials).max().unwrap_or(0);
-        Ok((max_trials >= 2).then_some(TrialTable { trials, max_trials }))
+            };
+            cell.trials += 1;
+            cell.passes += u32::from(!row.failed());
+        }
     }
 
+    /// The trial columns of the rows counted: none when no scenario key has several traces.
+    pub(crate) fn finish(self) -> TraceTrials {
+        let max_trials = self.trials.values().map(|t| t.trials).max().unwrap_or(0);
+        TraceTrials(if max_trials >= 2 {
+            TrialColumns::PerScenario(TrialTable {
+                trials: self.trials,
+                max_trials,
+            })
+        } else {
+            TrialColumns::None
+        })
+    }
+}
+
+/// The trial columns of `traces.parquet` (`--pass-k`), or none.
+pub(crate) struct TraceTrials(TrialColumns);
+
+impl TraceTrials {
+    /// No trial columns: pass^k was not asked for.
+    pub(crate) fn none() -> TraceTrials {
+        TraceTrials(TrialColumns::None)
+    }
+}
+
+impl TrialTable {
     /// A trace's key's trials, and its pass^K when the key has the run's largest trial count.
     fn of(&self, key: &str) -> (Trials, Option<f64>) {
         let t = self.trials[key];
@@ -478,26 +504,107 @@ pub(crate) fn write_check(
     })
 }
 
-/// As [`write_check`] for a spilled run, read back a batch at a time (twice per table with the trial
-/// columns): the same bytes, with one row group of each table in memory at most.
-///
-/// # Errors
-///
-/// The spill cannot be read back, a table cannot be encoded, or a file cannot be written.
-pub(crate) fn write_check_spilled(
-    dir: &Path,
-    report: &Report,
-    trials: bool,
-    sliced: bool,
-    spilled: &SpilledRun,
-) -> Result<(), ParquetOutputError> {
-    let batches =
-        |each: &mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>| spilled.for_each_batch(each);
-    let trials = match trials.then(|| TrialTable::count(&batches)).transpose()? {
-        Some(Some(table)) => TrialColumns::PerScenario(table),
-        _ => TrialColumns::None,
-    };
-    write_check_from(dir, report, &trials, sliced, &Layout::check(), batches)
+/// `verdicts.parquet` and `traces.parquet` of a run whose trace ids are distinct, their rows handed
+/// to the writers as the pass hands them on, each table into its own [`Body`] until it is copied into
+/// place: the bytes [`write_check`] writes for the run held whole, with one row group of each table in
+/// memory at most.
+pub(crate) struct ParquetSink<'a> {
+    report: &'a Report,
+    layout: Layout,
+    verdicts: ArrowWriter<Body>,
+    verdict_rows: VerdictRows,
+    traces: ArrowWriter<Body>,
+    trace_rows: TraceRows<'a>,
+}
+
+impl<'a> ParquetSink<'a> {
+    /// The sink of `report`'s tables, with `trials`' columns, and the slice column when `sliced`; the
+    /// tables wait in unlinked files of `dir` (`TMPDIR` when `None`).
+    ///
+    /// # Errors
+    ///
+    /// A table's file cannot be created, or its writer started.
+    pub(crate) fn new(
+        report: &'a Report,
+        trials: &'a TraceTrials,
+        sliced: bool,
+        dir: Option<&Path>,
+    ) -> Result<Self, ParquetOutputError> {
+        let layout = Layout::check();
+        let trials = &trials.0;
+        let verdicts = ArrowWriter::try_new(
+            Body::new(dir)?,
+            verdicts_schema(),
+            Some(layout.properties.clone()),
+        )?;
+        let traces = ArrowWriter::try_new(
+            Body::new(dir)?,
+            traces_schema(
+                !matches!(trials, TrialColumns::None),
+                sliced,
+                report.sessions.is_some(),
+            ),
+            Some(layout.properties.clone()),
+        )?;
+        Ok(ParquetSink {
+            report,
+            layout,
+            verdicts,
+            verdict_rows: VerdictRows::new(),
+            traces,
+            trace_rows: TraceRows::new(trials, sliced, report.sessions.as_deref()),
+        })
+    }
+
+    /// Writes both tables into `dir`, creating it.
+    ///
+    /// # Errors
+    ///
+    /// A table cannot be encoded or read back, or a file cannot be written.
+    pub(crate) fn finish(self, dir: &Path) -> Result<(), ParquetOutputError> {
+        let ParquetSink {
+            mut verdicts,
+            mut verdict_rows,
+            mut traces,
+            mut trace_rows,
+            ..
+        } = self;
+        std::fs::create_dir_all(dir)?;
+        if verdict_rows.len > 0 {
+            verdict_rows.write(&mut verdicts)?;
+        }
+        let verdicts = verdicts.into_inner()?;
+        crate::output::write_atomic_with(&dir.join(VERDICTS_FILE), |out| verdicts.copy_to(out))?;
+        if trace_rows.len > 0 {
+            trace_rows.write(&mut traces)?;
+        }
+        let traces = traces.into_inner()?;
+        crate::output::write_atomic_with(&dir.join(TRACES_FILE), |out| traces.copy_to(out))?;
+        Ok(())
+    }
+}
+
+impl Sink for ParquetSink<'_> {
+    fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
+        let into_io = |e: ParquetOutputError| match e {
+            ParquetOutputError::Io(e) => e,
+            e => std::io::Error::other(e),
+        };
+        for row in batch.rows() {
+            self.verdict_rows
+                .push(
+                    self.layout.verdict_piece_rows,
+                    self.report,
+                    &row,
+                    &mut self.verdicts,
+                )
+                .map_err(into_io)?;
+            self.trace_rows
+                .push(self.layout.row_group_rows, &row, &mut self.traces)
+                .map_err(into_io)?;
+        }
+        Ok(())
+    }
 }
 
 /// Writes both tables; `batches` calls its argument with every verdict batch in run order.
@@ -977,9 +1084,11 @@ mod tests {
         let keys: Vec<(&str, bool)> = report.rows().map(|r| (r.scenario(), !r.failed())).collect();
         let columns = match (trials, per_scenario) {
             (false, _) => TrialColumns::None,
-            (true, true) => TrialTable::count(&batches)
-                .unwrap()
-                .map_or(TrialColumns::None, TrialColumns::PerScenario),
+            (true, true) => {
+                let mut counting = TrialCounting::default();
+                report.batches.iter().for_each(|b| counting.add(b));
+                counting.finish().0
+            }
             (true, false) => crate::gate::passk::trials_per_trace(keys.iter().copied())
                 .map_or(TrialColumns::None, TrialColumns::PerRow),
         };

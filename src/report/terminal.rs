@@ -3,9 +3,10 @@
 use std::io::Write;
 
 use super::counts::{Counting, SpilledCounts};
+use super::pass::{Sink, VerdictSource};
 pub(crate) use super::shown::IdColumn;
 use super::shown::cut_on_word;
-use super::spill::{SpillError, SpilledRun};
+use super::spill::SpillError;
 use super::{Report, VerdictBatch, VerdictRef};
 use crate::compat::fmt::push_fixed;
 
@@ -183,19 +184,19 @@ fn header(report: &Report, width: usize, rows: TableRows) -> String {
     out
 }
 
-/// Counts a spilled run in a pass of its own over the spill, handing each batch to `also` in the same
+/// Counts a run in a pass of its own over its verdicts, handing each batch to `also` in the same
 /// pass; `None` when two rows share a trace id (see [`Counting::finish`]).
 ///
 /// # Errors
 ///
 /// The spill cannot be read back.
-pub(crate) fn count_spilled(
+pub(crate) fn count(
     report: &Report,
-    spilled: &SpilledRun,
+    source: VerdictSource<'_>,
     mut also: impl FnMut(&VerdictBatch),
 ) -> Result<Option<SpilledCounts>, SpillError> {
-    let mut counting = Counting::new(report.checks.len(), spilled.verdicts.dir());
-    spilled.for_each_batch(|batch| {
+    let mut counting = Counting::new(report.checks.len(), source.dir());
+    source.for_each_batch(|batch| {
         also(batch);
         counting.add(batch);
         Ok::<(), SpillError>(())
@@ -203,33 +204,76 @@ pub(crate) fn count_spilled(
     Ok(counting.finish()?)
 }
 
-/// Writes the table of a spilled run row by row, as [`table`] makes it for the same rows in memory
-/// (coloured as [`super::colour::colour_table`] colours it, with `colour`).
-///
-/// # Errors
-///
-/// The spill cannot be read back, or `out` cannot be written.
-pub(crate) fn write_spilled_table(
-    out: &mut impl Write,
-    report: &Report,
-    spilled: &SpilledRun,
-    counts: &SpilledCounts,
+/// The table of a run whose trace ids are distinct, written row by row as the pass hands the rows on:
+/// the text [`table`] makes for the same rows in memory (coloured as
+/// [`super::colour::colour_table`] colours it, with `colour`).
+pub(crate) struct TableSink<'a, W> {
+    out: W,
+    report: &'a Report,
     rows: TableRows,
     ids: IdColumn,
-    colour: bool,
-) -> std::io::Result<()> {
-    if rows == TableRows::None {
-        return Ok(());
+    width: usize,
+    header_chars: usize,
+    colour: Option<super::colour::RowColour>,
+}
+
+impl<'a, W: Write + Send> TableSink<'a, W> {
+    /// The table's sink, its header written to `out` (nothing at all for [`TableRows::None`]).
+    ///
+    /// # Errors
+    ///
+    /// `out` cannot be written.
+    pub(crate) fn new(
+        mut out: W,
+        report: &'a Report,
+        counts: &SpilledCounts,
+        rows: TableRows,
+        ids: IdColumn,
+        colour: bool,
+    ) -> std::io::Result<Self> {
+        let width = ids.width(counts.longest_id);
+        let mut header_chars = 0;
+        let mut row_colour = None;
+        if rows != TableRows::None {
+            let header = header(report, width, rows);
+            let first_line = header.lines().next().unwrap_or_default();
+            header_chars = cells_end(first_line, rows);
+            // The header and rule lines are never coloured.
+            out.write_all(header.as_bytes())?;
+            row_colour = colour
+                .then(|| super::colour::RowColour::of_header(first_line, report.checks.len()));
+        }
+        Ok(TableSink {
+            out,
+            report,
+            rows,
+            ids,
+            width,
+            header_chars,
+            colour: row_colour,
+        })
     }
-    let width = ids.width(counts.longest_id);
-    let header = header(report, width, rows);
-    let first_line = header.lines().next().unwrap_or_default();
-    let header_chars = cells_end(first_line, rows);
-    // The header and rule lines are never coloured.
-    out.write_all(header.as_bytes())?;
-    let colour =
-        colour.then(|| super::colour::RowColour::of_header(first_line, report.checks.len()));
-    spilled.for_each_batch(|batch| {
+
+    /// What the table was written to.
+    pub(crate) fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl<W: Write + Send> Sink for TableSink<'_, W> {
+    fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
+        let TableSink {
+            report,
+            rows,
+            ids,
+            width,
+            header_chars,
+            colour,
+            ..
+        } = *self;
+        if rows == TableRows::None {
+            return Ok(());
+        }
         // Each row's line depends on that row alone: the lines are made on the threads,
         // `TABLE_ROWS` rows to a task, and written in row order.
         let parts = batch.in_row_tasks(TABLE_ROWS, |task| {
@@ -262,10 +306,10 @@ pub(crate) fn write_spilled_table(
             }
         });
         for part in &parts {
-            out.write_all(part.as_bytes())?;
+            self.out.write_all(part.as_bytes())?;
         }
         Ok(())
-    })
+    }
 }
 
 /// Rows of a batch one task makes the table's lines of.
@@ -386,6 +430,25 @@ pub(crate) fn summary_of(
     )
 }
 
+/// The line under the summary of a run whose outcomes were judged (the `outcome` block).
+pub(crate) fn outcome_line(o: &super::OutcomeSummary) -> String {
+    let rate = if o.judged > 0 {
+        format!(
+            "{}/{} true ({})",
+            o.true_count,
+            o.judged,
+            crate::compat::fmt::fmt_fixed(o.outcome_rate.unwrap_or(0.0), 2)
+        )
+    } else {
+        "no scenario has an outcome".to_string()
+    };
+    format!(
+        "outcome: {rate} \u{b7} {} scenario(s) without an outcome, not judged \u{b7} structural clean rate {}",
+        o.missing,
+        crate::compat::fmt::fmt_fixed(o.structural_clean_rate, 2)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,7 +491,8 @@ mod tests {
             spilled,
             without_batches: empty,
         } = SpilledRuleRun::new(&names, vec![batch(0, 3), batch(3, 3 + 3 * TABLE_ROWS + 9)]);
-        let counts = count_spilled(&empty, &spilled, |_| {})
+        let source = crate::report::pass::VerdictSource::Spilled(&spilled);
+        let counts = count(&empty, source, |_| {})
             .unwrap()
             .expect("distinct ids");
         for (rows, ids, colour) in [TableRows::All, TableRows::Failing]
@@ -436,8 +500,8 @@ mod tests {
             .flat_map(|r| [IdColumn::Cut, IdColumn::Wide].map(|i| (r, i)))
             .flat_map(|(r, i)| [false, true].map(|c| (r, i, c)))
         {
-            let mut out = Vec::new();
-            write_spilled_table(&mut out, &empty, &spilled, &counts, rows, ids, colour).unwrap();
+            let sink = TableSink::new(Vec::new(), &empty, &counts, rows, ids, colour).unwrap();
+            let out = crate::report::pass::through(source, sink).into_inner();
             let in_memory = table(&whole, rows, ids);
             let expected = if colour {
                 super::super::colour::colour_table(&in_memory, names.len())

@@ -55,7 +55,7 @@ use std::io::{self, Write};
 use prost::Message as _;
 
 use super::Report;
-use super::spill::SpilledRun;
+use super::pass::VerdictSource;
 use super::verdicts::{Row, VerdictBatch};
 use crate::gate::{Gate, Verdict};
 
@@ -87,18 +87,33 @@ struct Event<'a> {
 pub(crate) struct Export<'a> {
     pub report: &'a Report,
     pub gate: Option<&'a Gate>,
-    /// The run's verdicts when they were spilled rather than held in `report`.
-    pub spilled: Option<Spilled<'a>>,
+    /// The run's verdicts, held in `report` or spilled.
+    pub source: VerdictSource<'a>,
+    /// The run's counts the gate's record gives, when the run was counted (its trace ids distinct);
+    /// `None` to count them from `report`.
+    pub counted: Option<Counted>,
 }
 
-/// A spilled run as the export reads it: its verdicts, and the counts the gate's record gives.
+/// What the gate's record counts of a run.
 #[derive(Clone, Copy)]
-pub(crate) struct Spilled<'a> {
-    pub run: &'a SpilledRun,
+pub(crate) struct Counted {
     /// Distinct traces.
     pub traces: usize,
     /// Traces where any check fired.
     pub failed: usize,
+}
+
+#[cfg(test)]
+impl<'a> Export<'a> {
+    /// The export of a run held whole in `report`.
+    pub(crate) fn whole(report: &'a Report, gate: Option<&'a Gate>) -> Export<'a> {
+        Export {
+            report,
+            gate,
+            source: VerdictSource::Memory(&report.batches),
+            counted: None,
+        }
+    }
 }
 
 /// `N` bytes from `2N` hex digits (either case); `None` when `text` is not that, or is all zero (an
@@ -196,10 +211,7 @@ impl<'a> Export<'a> {
             }
             Ok(())
         };
-        match self.spilled {
-            Some(spilled) => spilled.run.for_each_batch(|batch| batch_events(batch))?,
-            None => self.report.batches.iter().try_for_each(&mut batch_events)?,
-        }
+        self.source.for_each_batch(|batch| batch_events(batch))?;
         let Some(gate) = self.gate else {
             return Ok(());
         };
@@ -256,8 +268,8 @@ impl<'a> Export<'a> {
             ("faultgate.gate.regressions", count(gate.regressions.len())),
             ("faultgate.gate.missing", count(gate.missing.len())),
         ];
-        let (traces, failed) = match self.spilled {
-            Some(spilled) => (spilled.traces, spilled.failed),
+        let (traces, failed) = match self.counted {
+            Some(counted) => (counted.traces, counted.failed),
             None => (
                 self.report.trace_ids().len(),
                 self.report.failed_traces().len(),

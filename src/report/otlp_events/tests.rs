@@ -46,15 +46,7 @@ fn report(batches: Vec<VerdictBatch>) -> Report {
 
 fn json(report: &Report) -> String {
     let mut out = Vec::new();
-    write_json(
-        &mut out,
-        Export {
-            report,
-            gate: None,
-            spilled: None,
-        },
-    )
-    .unwrap();
+    write_json(&mut out, Export::whole(report, None)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -111,15 +103,7 @@ fn the_bytes_do_not_depend_on_how_the_rows_are_batched() {
     assert_eq!(json(&whole), json(&split));
     let protobuf = |report: &Report| {
         let mut out = Vec::new();
-        write_protobuf(
-            &mut out,
-            Export {
-                report,
-                gate: None,
-                spilled: None,
-            },
-        )
-        .unwrap();
+        write_protobuf(&mut out, Export::whole(report, None)).unwrap();
         out
     };
     assert_eq!(protobuf(&whole), protobuf(&split));
@@ -130,15 +114,7 @@ fn the_protobuf_export_decodes_to_the_records_of_the_json_one() {
     let ids = [OTEL_TRACE, "run1-task7", "run1-task8"];
     let report = report(vec![batch(&ids, 0, 3)]);
     let mut bytes = Vec::new();
-    write_protobuf(
-        &mut bytes,
-        Export {
-            report: &report,
-            gate: None,
-            spilled: None,
-        },
-    )
-    .unwrap();
+    write_protobuf(&mut bytes, Export::whole(&report, None)).unwrap();
     let request = pb::LogsData::decode(bytes.as_slice()).expect("decodes");
     assert_eq!(request.encoded_len(), bytes.len(), "no byte left over");
     let [resource_logs] = request.resource_logs.as_slice() else {

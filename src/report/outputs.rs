@@ -1,0 +1,652 @@
+//! The outputs of a run whose trace ids are distinct, written in one pass over its verdicts.
+//!
+//! The table is printed as the rows go by; the files' rows wait in their sinks ([`super::pass`]) and
+//! each file is written in its turn once the gate has been printed, so the order of what is printed
+//! and the error an output reports are those of writing the outputs one after the other. A run in
+//! which two rows share a trace id is written from the run held whole instead, since its rows merge.
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use super::audit::FailingSink;
+use super::counts::SpilledCounts;
+use super::gate_input::{GateInput, GateTally, Wanted, whole_run_input};
+use super::json::JsonSink;
+use super::junit::JunitSink;
+use super::parquet::{ParquetSink, TraceTrials, TrialCounting};
+use super::pass::{Sink, VerdictSource, feed};
+use super::shown_rows::{Shown, ShownRowsSink};
+use super::slices::SlicesShown;
+use super::spill::{SpillError, SpilledRun};
+use super::terminal::{IdColumn, TableRows, TableSink};
+use super::{OutcomeSummary, Report};
+use crate::compat::fmt::fmt_fixed;
+use crate::gate::{BandFile, Gate};
+use crate::output::write_atomic_with;
+
+use super::schema::{JsonReport, JudgeUsage};
+use super::{otlp_events, write_atomic};
+use crate::gate::passk::PassKTable;
+use crate::gate::slices::SliceVerdict;
+
+use super::explanation::Explanation;
+use super::gate_lines::{REGRESSIONS, gate_lines};
+
+/// A run's verdicts as its outputs read them, and what was counted of them.
+pub(crate) struct CountedRun {
+    /// The spill the run stays in; `None` when its batches are in the report.
+    pub spilled: Option<SpilledRun>,
+    /// The run's counts when its trace ids are distinct, so every output is written in one pass
+    /// ([`write`]); `None` when the outputs are written from the run held whole.
+    pub streamed: Option<SpilledCounts>,
+    /// What the gate and the outcome and pass^k blocks need.
+    pub counted: GateInput,
+    /// The trial columns of `traces.parquet`.
+    pub trials: TraceTrials,
+}
+
+/// Counts a run: as it was spilled, or (when the gate tallies scenarios in input order, the rows read
+/// back are not those written, or the run stayed in memory) in a pass of its own over its verdicts.
+/// A run in which two rows share a trace id is taken back whole into `report`, as its rows merge in
+/// the outputs; so is a run `whole` asks for (`--explain` reads it again). `set_aside` are the checks
+/// `--trust` keeps out of the gate; `parquet_trials` counts the trial columns of `traces.parquet`.
+///
+/// # Errors
+///
+/// The spill cannot be read back.
+pub(crate) fn count_run(
+    report: &mut Report,
+    spilled: Option<SpilledRun>,
+    whole: bool,
+    set_aside: &[String],
+    wanted: Wanted,
+    parquet_trials: bool,
+) -> Result<CountedRun, SpillError> {
+    let mut tally = GateTally::new(report, set_aside, wanted, [0.0; 3]);
+    let mut spilled = match spilled {
+        Some(spilled) if whole => {
+            report.batches = spilled.load()?;
+            None
+        }
+        spilled => spilled,
+    };
+    let written = spilled
+        .as_mut()
+        .filter(|_| !tally.is_needed())
+        .and_then(SpilledRun::take_written_counts);
+    let mut trials = (parquet_trials && wanted.pass_k).then(TrialCounting::default);
+    let streamed = match written {
+        Some(counting) => counting.finish().map_err(SpillError::from)?,
+        None => {
+            let source = match &spilled {
+                Some(spilled) => VerdictSource::Spilled(spilled),
+                None => VerdictSource::Memory(&report.batches),
+            };
+            super::terminal::count(report, source, |batch| {
+                tally.add_batch(batch);
+                if let Some(trials) = &mut trials {
+                    trials.add(batch);
+                }
+            })?
+        }
+    };
+    if streamed.is_none()
+        && let Some(spilled) = spilled.take()
+    {
+        report.batches = spilled.load()?;
+    }
+    let counted = match &streamed {
+        Some(_) => tally.finish(),
+        None => whole_run_input(report, set_aside, wanted, [0.0; 3]),
+    };
+    let trials = match trials.filter(|_| counted.pass_k.is_some()) {
+        Some(trials) => trials.finish(),
+        None => TraceTrials::none(),
+    };
+    Ok(CountedRun {
+        spilled,
+        streamed,
+        counted,
+        trials,
+    })
+}
+
+/// Which outputs a run writes, and how its table is shown.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asked<'a> {
+    /// `--json`.
+    pub json: bool,
+    /// `--markdown` or `--html`: the rows their bounded lists show are kept.
+    pub shown: bool,
+    /// `--audit`.
+    pub audit: bool,
+    /// `--junit`.
+    pub junit: bool,
+    /// `--parquet`.
+    pub parquet: bool,
+    /// The table's rows (`--table`), ids and colour.
+    pub table: TableRows,
+    pub ids: IdColumn,
+    pub colour: bool,
+    /// `--by`: `traces.parquet` has the slice column.
+    pub sliced: bool,
+    /// Where the outputs' rows wait (`--spill-dir`; `TMPDIR` when `None`).
+    pub dir: Option<&'a Path>,
+}
+
+/// Each output's sink after the pass, or the error that stopped it (reported in the output's turn).
+pub(crate) struct Written<'a> {
+    pub json: Option<io::Result<JsonSink>>,
+    pub shown_rows: Option<io::Result<ShownRowsSink<'a>>>,
+    pub failing: Option<io::Result<FailingSink>>,
+    pub junit: Option<io::Result<JunitSink>>,
+    pub parquet: Option<io::Result<ParquetSink<'a>>>,
+}
+
+/// Why the pass stopped.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PassError {
+    /// The table could not be printed.
+    #[error(transparent)]
+    Table(io::Error),
+    /// The spill could not be read back.
+    #[error(transparent)]
+    Spill(#[from] SpillError),
+}
+
+/// A sink that failed keeps its error and takes no more rows.
+impl<S: Sink> Sink for io::Result<S> {
+    fn take(&mut self, batch: &super::VerdictBatch) -> io::Result<()> {
+        if let Ok(sink) = self
+            && let Err(e) = sink.take(batch)
+        {
+            *self = Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// What `check` prints of a run before its gate: the run, and the blocks counted beside it.
+pub(crate) struct Results<'a> {
+    pub report: &'a Report,
+    /// The run's verdicts.
+    pub source: VerdictSource<'a>,
+    /// The trial columns of `traces.parquet`.
+    pub trials: &'a TraceTrials,
+    /// Seconds the run took, for the summary line.
+    pub elapsed: f64,
+    pub outcome: Option<&'a OutcomeSummary>,
+    pub pass_k: Option<&'a PassKTable>,
+    pub slices: Option<&'a SlicesShown<'a>>,
+}
+
+/// Prints the table, the summary line and the outcome, pass^k and slices lines under it to `out`.
+/// A run whose trace ids are distinct (`streamed` gives its counts) prints its table in the one pass
+/// that fills every asked output's sink, and its sinks are returned with its counts; a run written
+/// whole prints its table from the report, and its outputs are written from it.
+///
+/// # Errors
+///
+/// `out` cannot be written, or the spill cannot be read back.
+pub(crate) fn print_results<'a>(
+    out: &mut (impl Write + Send),
+    results: &Results<'a>,
+    asked: &Asked<'_>,
+    streamed: Option<SpilledCounts>,
+) -> Result<Option<(Written<'a>, SpilledCounts)>, PassError> {
+    let report = results.report;
+    let streamed = match streamed {
+        Some(counts) => Some((
+            write(
+                asked,
+                report,
+                &counts,
+                results.trials,
+                results.source,
+                &mut *out,
+            )?,
+            counts,
+        )),
+        None => None,
+    };
+    let mut print = || -> io::Result<()> {
+        if streamed.is_none() {
+            let table = super::terminal::table(report, asked.table, asked.ids);
+            if asked.colour {
+                let cells = report.checks.len();
+                write!(out, "{}", super::colour::colour_table(&table, cells))?;
+            } else {
+                write!(out, "{table}")?;
+            }
+        }
+        // The blank line separates the table from the summary; without a table the summary comes
+        // first.
+        if asked.table != TableRows::None {
+            writeln!(out)?;
+        }
+        let summary_line = match &streamed {
+            Some((_, counts)) => super::terminal::summary_of(
+                report,
+                counts.failed,
+                counts.traces,
+                &counts.fired_by_name(report),
+                counts.user_steps,
+                counts.recorded_outcomes,
+            ),
+            None => super::terminal::summary(report),
+        };
+        writeln!(out, "{summary_line} · {}s", fmt_fixed(results.elapsed, 1))?;
+        if let Some(o) = results.outcome {
+            writeln!(out, "{}", super::terminal::outcome_line(o))?;
+        }
+        if let Some(table) = results.pass_k {
+            writeln!(out, "{}", super::gate_lines::pass_k_line(table))?;
+        }
+        if let Some(shown) = results.slices {
+            for line in shown.terminal_lines() {
+                writeln!(out, "{line}")?;
+            }
+        }
+        Ok(())
+    };
+    print().map_err(PassError::Table)?;
+    Ok(streamed)
+}
+
+/// The gate as `check` prints it, with what explains its regressions.
+pub(crate) struct GateShown<'a> {
+    pub gate: &'a Gate,
+    /// The band's runs in words ([`crate::gate::BandFile::runs_text`]).
+    pub band_runs: &'a str,
+    /// `--explain`: the regressions explained, and the notes about what could not be.
+    pub explanations: &'a [Explanation],
+    pub notes: &'a [String],
+    /// The slices judged against the band's, and why they were not when they were not.
+    pub slice_verdicts: Option<&'a [SliceVerdict]>,
+    pub slice_warning: Option<&'a str>,
+    /// `--gate-slices`.
+    pub gate_slices: bool,
+    /// The gate lines are coloured.
+    pub colour: bool,
+}
+
+/// Prints the gate's lines to `out` and its warnings and notes to stderr.
+///
+/// # Errors
+///
+/// `out` or stderr cannot be written.
+pub(crate) fn print_gate(out: &mut impl Write, shown: &GateShown<'_>) -> io::Result<()> {
+    let (warnings, lines) = gate_lines(shown.gate, shown.band_runs);
+    let mut stderr = io::stderr().lock();
+    for w in warnings {
+        writeln!(stderr, "{w}")?;
+    }
+    for note in shown.notes {
+        writeln!(stderr, "note: {note}")?;
+    }
+    drop(stderr);
+    let (under, others) = super::explanation::terminal_lines(shown.explanations);
+    let gate_line = |out: &mut dyn Write, line: &str| {
+        if shown.colour {
+            writeln!(out, "{}", super::colour::colour_gate_line(line))
+        } else {
+            writeln!(out, "{line}")
+        }
+    };
+    for line in lines {
+        gate_line(out, &line)?;
+        if line.starts_with(REGRESSIONS) {
+            for line in &under {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    for line in others {
+        writeln!(out, "{line}")?;
+    }
+    if let Some(verdicts) = shown.slice_verdicts {
+        let mut lines = super::slices::gate_lines(verdicts, shown.gate_slices);
+        lines.extend(super::slices::failing_lines(verdicts, shown.gate_slices));
+        if verdicts.is_empty() {
+            writeln!(out, "{}", super::slices::none_judged_line())?;
+        }
+        for line in lines {
+            gate_line(out, &line)?;
+        }
+    }
+    if let Some(warning) = shown.slice_warning {
+        writeln!(io::stderr(), "{warning}")?;
+    }
+    Ok(())
+}
+
+/// Where a run's output files go (each `None` when not asked for).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Files<'a> {
+    pub json: Option<&'a Path>,
+    pub markdown: Option<&'a Path>,
+    pub audit: Option<&'a Path>,
+    pub junit: Option<&'a Path>,
+    pub html: Option<&'a Path>,
+    pub parquet: Option<&'a Path>,
+    pub otlp_events: Option<&'a Path>,
+    /// `--otlp-endpoint`, with how the events are encoded.
+    pub otlp_endpoint: Option<(&'a str, otlp_events::send::Protocol)>,
+}
+
+/// What a run's output files are written from.
+pub(crate) struct RunFiles<'a> {
+    pub report: &'a Report,
+    /// The run's verdicts.
+    pub source: VerdictSource<'a>,
+    /// The judge's token counts, when its judge answered.
+    pub judge_usage: Option<JudgeUsage>,
+    pub outcome: Option<&'a OutcomeSummary>,
+    pub pass_k: Option<&'a PassKTable>,
+    /// The gate with the band's runs in words, and the band.
+    pub gate: Option<&'a (Gate, String)>,
+    pub band: Option<&'a BandFile>,
+    /// `--explain`'s explanations.
+    pub explanations: Option<&'a [Explanation]>,
+    pub slices: Option<&'a SlicesShown<'a>>,
+    /// The reproduce command.
+    pub command: &'a str,
+    /// The audit's inputs.
+    pub audit_inputs: &'a [super::audit::Input],
+    /// The run's exit code, recorded by the audit.
+    pub exit_code: i32,
+    pub ids: IdColumn,
+}
+
+/// Why an output could not be written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WriteError {
+    /// stdout could not be written.
+    #[error(transparent)]
+    Print(#[from] io::Error),
+    /// An output file could not be written, with its writer's reason.
+    #[error("{0}")]
+    Output(String),
+    /// The rows the reports show could not be kept, or the events could not be posted.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Writes every asked output file in turn, each followed by its line on `out`: from the sinks the
+/// pass filled (`streamed`, with the run's counts), or from the run held whole.
+///
+/// # Errors
+///
+/// An output cannot be written, or `out` cannot.
+pub(crate) fn write_files(
+    out: &mut impl Write,
+    files: &Files<'_>,
+    run: &RunFiles<'_>,
+    mut streamed: Option<(Written<'_>, SpilledCounts)>,
+) -> Result<(), WriteError> {
+    let write_err = |e: &dyn std::fmt::Display| WriteError::Output(e.to_string());
+    let report = run.report;
+    let command = run.command;
+    let without_rows = Report {
+        batches: Vec::new(),
+        ..report.clone()
+    };
+    if let Some(path) = files.json {
+        let doc = JsonReport {
+            // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
+            // bytes.
+            judge_usage: run.judge_usage,
+            outcome: run.outcome.map(super::json::outcome),
+            pass_k: run.pass_k.map(super::json::pass_k),
+            gate: run.gate.map(|(gate, _)| super::json::gate(gate)),
+            explanations: run.explanations.map(<[_]>::to_vec),
+            slices: run.slices.map(SlicesShown::json),
+            // A streamed run's per-trace lists are the pass's, not built here.
+            ..super::json::report(match &streamed {
+                Some(_) => &without_rows,
+                None => report,
+            })
+        };
+        let units = |traces: usize| {
+            report
+                .sessions
+                .as_deref()
+                .map(|sessions| super::schema::UnitsBlock {
+                    sessions: sessions.len(),
+                    traces_without_conversation: traces.saturating_sub(sessions.len()),
+                })
+        };
+        match &mut streamed {
+            Some((written, counts)) => {
+                let doc = JsonReport {
+                    traces: counts.traces,
+                    fired: counts.fired_by_name(report).into_iter().collect(),
+                    units: units(counts.traces),
+                    ..doc
+                };
+                let sink = written.json.take().transpose().map_err(|e| write_err(&e))?;
+                write_atomic_with(path, |out| match sink {
+                    Some(sink) => sink.finish(out, doc),
+                    None => Ok(()),
+                })
+                .map_err(|e| write_err(&e))?;
+            }
+            None => {
+                let doc = JsonReport {
+                    units: units(doc.traces),
+                    ..doc
+                };
+                let text = super::schema::to_pretty(&doc);
+                write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+            }
+        }
+        writeln!(out, "report written to {}", path.display())?;
+    }
+    // The Markdown and HTML reports of a streamed run show the rows their bounded lists need, kept in
+    // the pass, beside the run's counts.
+    let shown_rows = match &mut streamed {
+        Some((written, counts)) => match written.shown_rows.take() {
+            Some(sink) => Some(
+                sink.map_err(|e| WriteError::Invalid(e.to_string()))?
+                    .finish(report, counts),
+            ),
+            None => None,
+        },
+        None => None,
+    };
+    let (shown_report, shown_counts) = match &shown_rows {
+        Some(rows) => (&rows.report, Some(&rows.counts)),
+        None => (report, None),
+    };
+    if let Some(path) = files.markdown {
+        let text = super::markdown::render(&super::markdown::Summary {
+            report: shown_report,
+            outcome: run.outcome,
+            gate: run
+                .band
+                .zip(run.gate)
+                .map(|(band, (gate, _))| super::markdown::GateContext { gate, band }),
+            pass_k: run.pass_k,
+            command,
+            explanations: run.explanations.unwrap_or_default(),
+            counts: shown_counts,
+            ids: run.ids,
+        });
+        // The slices come last, so the document without --by is unchanged.
+        let text = match run.slices {
+            Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
+            None => text,
+        };
+        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "markdown written to {}", path.display())?;
+    }
+    if let Some(dir) = files.audit {
+        let failing = match &mut streamed {
+            Some((written, _)) => written
+                .failing
+                .take()
+                .transpose()
+                .map_err(|e| write_err(&e))?,
+            None => None,
+        };
+        super::audit::write(
+            dir,
+            &super::audit::Audit {
+                report,
+                gate: run.gate.map(|(g, _)| g),
+                exit_code: run.exit_code,
+                command,
+                inputs: run.audit_inputs,
+                created_utc: super::audit::utc_now(),
+                streamed: streamed.as_ref().map(|(_, counts)| counts),
+            },
+            failing,
+        )
+        .map_err(|e| write_err(&e))?;
+        writeln!(out, "audit written to {}", dir.display())?;
+    }
+    if let Some(path) = files.junit {
+        let gate = run.gate.map(|(g, _)| g);
+        match &mut streamed {
+            Some((written, counts)) => match written.junit.take().transpose() {
+                Ok(sink) => write_atomic_with(path, |out| match sink {
+                    Some(sink) => sink.finish(out, report, gate, counts),
+                    None => Ok(()),
+                }),
+                Err(e) => Err(e),
+            },
+            None => write_atomic(path, super::junit::render(report, gate).as_bytes()),
+        }
+        .map_err(|e| write_err(&e))?;
+        writeln!(out, "junit written to {}", path.display())?;
+    }
+    if let Some(path) = files.html {
+        let page = super::html::render(&super::html::Page {
+            report: shown_report,
+            outcome: run.outcome,
+            gate: run.gate.zip(run.band).map(|((g, _), b)| (g, b)),
+            command,
+            explanations: run.explanations.unwrap_or_default(),
+            counts: shown_counts,
+        });
+        // The slices' table goes at the end of the body, so the page without --by is unchanged.
+        let page = match run.slices {
+            Some(shown) => match page.rfind("</body>") {
+                Some(at) => format!("{}{}{}", &page[..at], shown.html(), &page[at..]),
+                None => page,
+            },
+            None => page,
+        };
+        write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
+        writeln!(out, "html written to {}", path.display())?;
+    }
+    if let Some(dir) = files.parquet {
+        match &mut streamed {
+            Some((written, _)) => match written.parquet.take() {
+                Some(Ok(sink)) => sink.finish(dir).map_err(|e| write_err(&e)),
+                Some(Err(e)) => Err(write_err(&e)),
+                None => Ok(()),
+            },
+            None => {
+                super::parquet::write_check(dir, report, run.pass_k.is_some(), run.slices.is_some())
+                    .map_err(|e| write_err(&e))
+            }
+        }?;
+        if let Some(budgets) = run.gate.and_then(|(g, _)| g.budgets.as_deref()) {
+            super::parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
+        }
+        writeln!(out, "parquet written to {}", dir.display())?;
+    }
+    let events = otlp_events::Export {
+        report,
+        gate: run.gate.map(|(g, _)| g),
+        source: run.source,
+        counted: streamed.as_ref().map(|(_, counts)| otlp_events::Counted {
+            traces: counts.traces,
+            failed: counts.failed,
+        }),
+    };
+    if let Some(path) = files.otlp_events {
+        write_atomic_with(path, |w| otlp_events::write_json(w, events))
+            .map_err(|e| write_err(&e))?;
+        writeln!(out, "otlp events written to {}", path.display())?;
+    }
+    if let Some((url, protocol)) = files.otlp_endpoint {
+        otlp_events::send::send(url, protocol, events, Default::default())
+            .map_err(|e| WriteError::Invalid(e.to_string()))?;
+        writeln!(
+            out,
+            "otlp events sent to {}",
+            otlp_events::send::shown_url(&otlp_events::send::logs_url(url))
+        )?;
+    }
+    Ok(())
+}
+
+/// Prints the table of `report`'s rows to `table` and fills every asked output's sink, in one pass
+/// over `source`.
+///
+/// # Errors
+///
+/// The table cannot be printed, or the spill cannot be read back.
+pub(crate) fn write<'a>(
+    asked: &Asked<'_>,
+    report: &'a Report,
+    counts: &SpilledCounts,
+    trials: &'a TraceTrials,
+    source: VerdictSource<'_>,
+    table: impl Write + Send,
+) -> Result<Written<'a>, PassError> {
+    let dir = asked.dir;
+    let mut table = TableSink::new(
+        BufWriter::with_capacity(1 << 16, table),
+        report,
+        counts,
+        asked.table,
+        asked.ids,
+        asked.colour,
+    )
+    .map_err(PassError::Table)?;
+    let shown = Shown {
+        failed_rows: super::markdown::MAX_LISTED.max(super::html::MAX_ROWS),
+        policy_rows: super::markdown::MAX_LINES_FOR_POLICY_ROWS,
+    };
+    let mut written = Written {
+        json: asked.json.then(|| JsonSink::new(report, dir)),
+        shown_rows: asked.shown.then(|| Ok(ShownRowsSink::new(report, shown))),
+        failing: asked.audit.then(|| FailingSink::new(report, dir)),
+        junit: asked.junit.then(|| JunitSink::new(report, dir)),
+        parquet: asked
+            .parquet
+            .then(|| ParquetSink::new(report, trials, asked.sliced, dir).map_err(io::Error::other)),
+    };
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut table];
+    let Written {
+        json,
+        shown_rows,
+        failing,
+        junit,
+        parquet,
+    } = &mut written;
+    push(&mut sinks, json);
+    push(&mut sinks, shown_rows);
+    push(&mut sinks, failing);
+    push(&mut sinks, junit);
+    push(&mut sinks, parquet);
+    // A run without a table or an output file has nothing to read its rows for.
+    if sinks.len() > 1 || asked.table != TableRows::None {
+        let failed = feed(source, &mut sinks)?;
+        if let Some(Some(e)) = failed.into_iter().next() {
+            return Err(PassError::Table(e));
+        }
+    }
+    table.into_inner().flush().map_err(PassError::Table)?;
+    Ok(written)
+}
+
+/// Adds an asked output's sink to the pass.
+fn push<'s, S: Sink>(sinks: &mut Vec<&'s mut dyn Sink>, sink: &'s mut Option<io::Result<S>>) {
+    if let Some(sink) = sink {
+        sinks.push(sink);
+    }
+}
