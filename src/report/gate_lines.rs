@@ -4,7 +4,7 @@
 //! The gate computes ([`crate::gate`]); these functions only format its values, 0.4.1's lines byte for
 //! byte where 0.4.1 prints them. The CLI decides where each line goes.
 
-use crate::compat::fmt::{float_repr, fmt_fixed, py_repr, py_str};
+use crate::compat::fmt::{float_repr, fmt_fixed, md_cell, py_repr, py_str};
 use crate::gate::bootstrap::CONFIDENCE;
 use crate::gate::passk::PassKTable;
 use crate::gate::stats::{ALPHA, POWER};
@@ -199,24 +199,16 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
         "gate"
     };
     let mut stdout = vec![format!(
-        "{prefix}: {} \u{b7} {} {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
+        "{prefix}: {} \u{b7} {} {}",
         gate.band_verdict.as_str(),
         metric(gate).as_deref().unwrap_or("clean rate"),
-        fmt_fixed(gate.clean_rate, 2),
-        fmt_fixed(gate.lo, 2),
-        fmt_fixed(gate.hi, 2),
-        band_runs_text,
-        fmt_fixed(gate.fail_threshold, 2),
-        fmt_fixed(gate.stats.p_value, 3)
+        band_comparison(gate, [gate.lo, gate.hi], band_runs_text)
     )];
     if gate.band_verdict == Verdict::Inconclusive {
-        stdout.push(format!(
-            "inconclusive: a drop of {} needs {} scenarios to tell from noise (alpha {}, power {}) \u{b7} run {} more",
-            fmt_fixed(gate.stats.drop, 2),
-            gate.stats.required_n.unwrap_or(0),
-            float_repr(ALPHA),
-            fmt_fixed(POWER, 2),
-            gate.stats.additional_n.unwrap_or(0)
+        stdout.push(not_enough_evidence(
+            Test::Band,
+            &band_shortfall(gate),
+            Style::Plain,
         ));
     }
     for outcome in gate.budgets.iter().flatten() {
@@ -250,12 +242,14 @@ pub(crate) fn gate_lines(gate: &Gate, band_runs_text: &str) -> (Vec<String>, Vec
         ));
     }
     if !gate.regressions.is_empty() {
-        let keys: Vec<String> = gate.regressions.iter().map(py_str).collect();
-        stdout.push(format!("{REGRESSIONS}{}", keys.join(", ")));
+        stdout.push(format!(
+            "{REGRESSIONS}{}",
+            key_list(&gate.regressions, Style::Plain)
+        ));
     }
     stdout.extend(set_aside_lines(gate));
     if let Some(paired) = &gate.paired {
-        stdout.extend(paired_lines(paired));
+        stdout.extend(paired_lines(gate, paired, Style::Plain));
         let by = match gate.mode {
             GateMode::Both => "band and paired",
             _ => "paired",
@@ -356,11 +350,11 @@ pub(crate) fn budget_line(outcome: &BudgetOutcome) -> String {
     )
 }
 
-/// The stdout lines of the paired gate and the intervals.
-fn paired_lines(paired: &PairedGate) -> Vec<String> {
+/// The paired gate's lines and its intervals: on stdout (plain) and in the Markdown summary.
+fn paired_lines(gate: &Gate, paired: &PairedGate, style: Style) -> Vec<String> {
     let s = &paired.stats;
-    let mut lines = vec![format!(
-        "paired gate: {} \u{b7} {} regressed, {} improved, {} discordant of {} scenarios \u{b7} {} p={} (alpha {})",
+    let test = format!(
+        "{} \u{b7} {} regressed, {} improved, {} discordant of {} scenarios \u{b7} {} p={} ({} {})",
         paired.verdict.as_str(),
         paired.regressed.len(),
         paired.improved.len(),
@@ -368,38 +362,249 @@ fn paired_lines(paired: &PairedGate) -> Vec<String> {
         s.n,
         s.method.as_str(),
         fmt_fixed(s.p_value, 3),
+        style.alpha(),
         float_repr(ALPHA)
-    )];
+    );
+    let mut lines = vec![match style {
+        Style::Plain => format!("paired gate: {test}"),
+        Style::Markdown => format!(
+            "**Paired gate:** {test} \u{b7} decided by {}: **{}**",
+            gate.mode.as_str(),
+            gate.verdict.as_str()
+        ),
+    }];
     if paired.verdict == Verdict::Inconclusive {
-        lines.push(format!(
-            "inconclusive: the paired test needs {} scenarios to detect a drop of {} (alpha {}, power {}) \u{b7} run {} more",
-            s.required_n.unwrap_or(0),
-            fmt_fixed(s.drop, 2),
-            float_repr(ALPHA),
-            fmt_fixed(POWER, 2),
-            paired.additional_n.unwrap_or(0)
-        ));
+        let shortfall = Shortfall {
+            drop: s.drop,
+            required: s.required_n,
+            additional: paired.additional_n,
+        };
+        lines.push(not_enough_evidence(Test::Paired, &shortfall, style));
     }
     let [c_lo, c_hi] = paired.intervals.candidate;
     let [d_lo, d_hi] = paired.intervals.difference;
-    lines.push(format!(
-        "interval ({}%, scenario bootstrap): clean rate {} [{}, {}] \u{b7} change from baseline {} [{}, {}]",
-        fmt_fixed(CONFIDENCE * 100.0, 0),
+    let intervals = format!(
+        "clean rate {} [{}, {}] \u{b7} change from baseline {} [{}, {}]",
         fmt_fixed(s.candidate_rate, 2),
         fmt_fixed(c_lo, 2),
         fmt_fixed(c_hi, 2),
         fmt_fixed(-s.drop, 2),
         fmt_fixed(d_lo, 2),
         fmt_fixed(d_hi, 2)
-    ));
+    );
+    let confidence = fmt_fixed(CONFIDENCE * 100.0, 0);
+    lines.push(match style {
+        Style::Plain => format!("interval ({confidence}%, scenario bootstrap): {intervals}"),
+        Style::Markdown => format!("**{confidence}% interval** (scenario bootstrap): {intervals}"),
+    });
     if !paired.improved.is_empty() {
-        let keys: Vec<String> = paired.improved.iter().map(py_str).collect();
         lines.push(format!(
-            "improved (clean in no baseline run, clean now): {}",
-            keys.join(", ")
+            "{} (clean in no baseline run, clean now): {}",
+            style.label("improved", "Improved"),
+            key_list(&paired.improved, style)
         ));
     }
     lines
+}
+
+/// The gate's lines at the head of the Markdown summary, before its chart: the band comparison, what
+/// an INCONCLUSIVE gate lacks, the regressions, the paired gate, the warnings that part of the run was
+/// not gated, the checks set aside and the budgets. `band_runs_text` is as for [`gate_lines`].
+pub(crate) fn markdown_lines(gate: &Gate, band_runs_text: &str) -> Vec<String> {
+    let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    let mut lines = vec![format!(
+        "**Gate:** clean rate {}",
+        band_comparison(
+            gate,
+            [number(&gate.band[0]), number(&gate.band[1])],
+            band_runs_text
+        )
+    )];
+    if gate.band_verdict == Verdict::Inconclusive {
+        lines.push(not_enough_evidence(
+            Test::Band,
+            &band_shortfall(gate),
+            Style::Markdown,
+        ));
+    }
+    if !gate.regressions.is_empty() {
+        lines.push(format!(
+            "**Regressions** (clean in every baseline run, not now): {}",
+            key_list(&gate.regressions, Style::Markdown)
+        ));
+    }
+    if let Some(paired) = &gate.paired {
+        lines.extend(paired_lines(gate, paired, Style::Markdown));
+    }
+    lines.extend(
+        shown_warnings(gate)
+            .into_iter()
+            .map(|w| format!("**Warning:** {w}")),
+    );
+    lines.extend(
+        gate.set_aside
+            .iter()
+            .map(|s| format!("**Not gated:** {}", set_aside(s))),
+    );
+    lines.extend(
+        gate.budgets
+            .iter()
+            .flatten()
+            .map(|outcome| format!("**Budget:** {}", &budget_line(outcome)["budget ".len()..])),
+    );
+    lines
+}
+
+/// The gate in one line, as the JUnit document, the HTML report and the OpenTelemetry events carry
+/// it; without a gate, `verdict` and `failed` of `traces` traces.
+pub(crate) fn summary_line(
+    gate: Option<&Gate>,
+    failed: usize,
+    traces: usize,
+    verdict: &str,
+) -> String {
+    let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    match gate {
+        Some(g) => format!(
+            "gate {}: clean rate {} vs band [{}, {}], fail below {}, p={}, {} policy violation(s), {} regression(s)",
+            g.verdict.as_str(),
+            fmt_fixed(g.clean_rate, 2),
+            fmt_fixed(number(&g.band[0]), 2),
+            fmt_fixed(number(&g.band[1]), 2),
+            fmt_fixed(g.fail_threshold, 2),
+            fmt_fixed(g.stats.p_value, 3),
+            g.policy_violations.len(),
+            g.regressions.len()
+        ),
+        None => format!("{verdict}: {failed}/{traces} traces failed (no band given)"),
+    }
+}
+
+/// How a gate sentence is dressed: plain on the terminal, Markdown in the pull-request summary. Where
+/// the two say the same, one sentence serves both; where they word it apart, both stand here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Plain,
+    Markdown,
+}
+
+impl Style {
+    /// The name of the significance level.
+    fn alpha(self) -> &'static str {
+        match self {
+            Style::Plain => "alpha",
+            Style::Markdown => "\u{3b1}",
+        }
+    }
+
+    /// A line's label: as is on the terminal, bold and capitalised in Markdown.
+    fn label(self, plain: &str, markdown: &str) -> String {
+        match self {
+            Style::Plain => plain.to_string(),
+            Style::Markdown => format!("**{markdown}**"),
+        }
+    }
+}
+
+/// How many scenario keys a Markdown line names before `and N more`: a pull-request comment with a
+/// thousand keys is not read.
+const MARKDOWN_KEYS: usize = 20;
+
+/// Scenario keys as a line lists them: every key on the terminal; the first [`MARKDOWN_KEYS`] as code
+/// in Markdown.
+fn key_list(keys: &[serde_json::Value], style: Style) -> String {
+    match style {
+        Style::Plain => keys.iter().map(py_str).collect::<Vec<_>>().join(", "),
+        Style::Markdown => {
+            let shown: Vec<String> = keys
+                .iter()
+                .take(MARKDOWN_KEYS)
+                .map(|k| format!("`{}`", md_cell(&py_str(k))))
+                .collect();
+            let more = keys.len().saturating_sub(MARKDOWN_KEYS);
+            if more > 0 {
+                format!("{} and {more} more", shown.join(", "))
+            } else {
+                shown.join(", ")
+            }
+        }
+    }
+}
+
+/// The clean rate against the band, e.g.
+/// `0.80 vs band [0.86, 0.90] from 5 baseline runs · fail below 0.83 · p=0.004`.
+fn band_comparison(gate: &Gate, [lo, hi]: [f64; 2], band_runs_text: &str) -> String {
+    format!(
+        "{} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
+        fmt_fixed(gate.clean_rate, 2),
+        fmt_fixed(lo, 2),
+        fmt_fixed(hi, 2),
+        band_runs_text,
+        fmt_fixed(gate.fail_threshold, 2),
+        fmt_fixed(gate.stats.p_value, 3)
+    )
+}
+
+/// Which test an INCONCLUSIVE line speaks of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Test {
+    Band,
+    Paired,
+}
+
+/// What an INCONCLUSIVE test lacks: the drop it looked for, the scenarios that would tell it from
+/// noise, and how many more than the run had.
+struct Shortfall {
+    drop: f64,
+    required: Option<u64>,
+    additional: Option<u64>,
+}
+
+fn band_shortfall(gate: &Gate) -> Shortfall {
+    Shortfall {
+        drop: gate.stats.drop,
+        required: gate.stats.required_n,
+        additional: gate.stats.additional_n,
+    }
+}
+
+/// The line under an INCONCLUSIVE test, e.g. `inconclusive: a drop of 0.05 needs 320 scenarios to
+/// tell from noise (alpha 0.05, power 0.80) · run 120 more`.
+fn not_enough_evidence(test: Test, shortfall: &Shortfall, style: Style) -> String {
+    let drop = fmt_fixed(shortfall.drop, 2);
+    let required = shortfall.required.unwrap_or(0);
+    let more = shortfall.additional.unwrap_or(0);
+    let terms = format!(
+        "({} {}, power {})",
+        style.alpha(),
+        float_repr(ALPHA),
+        fmt_fixed(POWER, 2)
+    );
+    match (style, test) {
+        (Style::Plain, Test::Band) => format!(
+            "inconclusive: a drop of {drop} needs {required} scenarios to tell from noise {terms} \u{b7} run {more} more"
+        ),
+        (Style::Plain, Test::Paired) => format!(
+            "inconclusive: the paired test needs {required} scenarios to detect a drop of {drop} {terms} \u{b7} run {more} more"
+        ),
+        (Style::Markdown, test) => {
+            let which = match test {
+                Test::Band => "",
+                Test::Paired => " for the paired test",
+            };
+            format!(
+                "Not enough evidence{which}: a drop of {drop} needs {required} scenarios {terms}; run {more} more."
+            )
+        }
+    }
+}
+
+/// The number of scenarios and the trials each has, e.g. `40 scenarios, up to 5 traces each`.
+fn trials(table: &PassKTable) -> String {
+    format!(
+        "{} scenarios, up to {} traces each",
+        table.scenarios, table.max_trials
+    )
 }
 
 /// The one-line pass^k summary printed after the run's summary line.
@@ -410,11 +615,41 @@ pub(crate) fn pass_k_line(table: &PassKTable) -> String {
         .map(|p| format!("pass^{} {}", p.k, fmt_fixed(p.value, 2)))
         .collect();
     format!(
-        "trials: {} scenarios, up to {} traces each \u{b7} {}",
-        table.scenarios,
-        table.max_trials,
+        "trials: {} \u{b7} {}",
+        trials(table),
         values.join(" \u{b7} ")
     )
+}
+
+/// pass^k in the Markdown summary: a line and a table, overall and per check.
+pub(crate) fn pass_k_markdown(table: &PassKTable) -> Vec<String> {
+    let ks: Vec<String> = table
+        .overall
+        .iter()
+        .map(|p| format!("pass^{}", p.k))
+        .collect();
+    let row = |name: &str, values: &[crate::gate::passk::PassK]| {
+        let cells: Vec<String> = values.iter().map(|p| fmt_fixed(p.value, 2)).collect();
+        format!("| {} | {} |", md_cell(name), cells.join(" | "))
+    };
+    let mut lines = vec![
+        String::new(),
+        format!(
+            "**Trials:** {}; pass^k is the chance that k traces of a scenario all pass.",
+            trials(table)
+        ),
+        String::new(),
+        format!("| check | {} |", ks.join(" | ")),
+        format!("|---|{}", "---|".repeat(ks.len())),
+        row("all checks", &table.overall),
+    ];
+    lines.extend(
+        table
+            .by_check
+            .iter()
+            .map(|(name, values)| row(name, values)),
+    );
+    lines
 }
 
 /// The stdout line `baseline` prints after checking one run; `path` is the argument as typed.
@@ -627,6 +862,40 @@ r-0258, r-0263, r-0279, r-0286, r-0292, r-0317, r-0320, r-0322, r-0330, r-0344, 
                 "interval (95%, scenario bootstrap): clean rate 0.68 [0.58, 0.77] · change from baseline -0.07 [-0.13, -0.01]",
                 "gate: FAIL (decided by band and paired)",
             ]
+        );
+    }
+
+    #[test]
+    fn the_markdown_summary_words_the_same_gate_in_its_own_style() {
+        let band = fixtures::worked_band();
+        let clean_runs = band.clean_runs.clone().expect("per-scenario data");
+        let mut gate = evaluate_mode(
+            &band,
+            &fixtures::worked_candidate(),
+            GateMode::Both,
+            Some(&clean_runs),
+            None,
+        );
+        // A paired test short of evidence, to word both INCONCLUSIVE lines.
+        let paired = gate.paired.as_mut().expect("a paired gate");
+        paired.verdict = Verdict::Inconclusive;
+        paired.stats.required_n = Some(300);
+        paired.additional_n = Some(200);
+        assert_eq!(
+            markdown_lines(&gate, &band.runs_text()),
+            [
+                "**Gate:** clean rate 0.68 vs band [0.70, 0.80] from 3 baseline runs · fail below 0.67 · p=0.168",
+                "Not enough evidence: a drop of 0.07 needs 514 scenarios (α 0.05, power 0.80); run 414 more.",
+                "**Regressions** (clean in every baseline run, not now): `s00`, `s01`, `s02`, `s03`, `s04`, `s05`, `s06`",
+                "**Paired gate:** INCONCLUSIVE · 7 regressed, 0 improved, 17 discordant of 100 scenarios · paired permutation (exact) p=0.014 (α 0.05) · decided by both: **FAIL**",
+                "Not enough evidence for the paired test: a drop of 0.07 needs 300 scenarios (α 0.05, power 0.80); run 200 more.",
+                "**95% interval** (scenario bootstrap): clean rate 0.68 [0.58, 0.77] · change from baseline -0.07 [-0.13, -0.01]",
+            ]
+        );
+        let (_, stdout) = gate_lines(&gate, &band.runs_text());
+        assert_eq!(
+            stdout[4],
+            "inconclusive: the paired test needs 300 scenarios to detect a drop of 0.07 (alpha 0.05, power 0.80) · run 200 more"
         );
     }
 

@@ -133,16 +133,7 @@ fn explanations(explanations: &[super::explanation::Explanation]) -> String {
                 if step.error {
                     classes.push("err");
                 }
-                let actor = actor_label(step, &mut classes);
-                let _ = writeln!(
-                    h,
-                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}{actor}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
-                    classes.join(" "),
-                    k + 1,
-                    escape(&step.tool),
-                    escape(&step.arguments),
-                    escape(&step.result)
-                );
+                step_row(&mut h, k + 1, step, classes);
             }
             if steps.len() > shown {
                 let _ = writeln!(
@@ -171,6 +162,19 @@ fn explanations(explanations: &[super::explanation::Explanation]) -> String {
 }
 
 /// The label of a step that is not the agent's (a simulated user's tool), with its row's class: no
+/// One step's row of a steps table: its number, tool and actor, arguments and result.
+fn step_row(h: &mut String, number: usize, step: &super::steps::StepView, mut classes: Vec<&str>) {
+    let actor = actor_label(step, &mut classes);
+    let _ = writeln!(
+        h,
+        "<tr class=\"{}\"><td class=\"n\">{number}</td><td>{}{actor}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+        classes.join(" "),
+        escape(&step.tool),
+        escape(&step.arguments),
+        escape(&step.result)
+    );
+}
+
 /// rule judged it, so a reader must not take it for the agent's. Empty for the agent's steps.
 fn actor_label(step: &super::steps::StepView, classes: &mut Vec<&str>) -> String {
     match &step.actor {
@@ -224,16 +228,7 @@ fn trace_steps(report: &Report) -> String {
                 if step.error {
                     classes.push("err");
                 }
-                let actor = actor_label(step, &mut classes);
-                let _ = writeln!(
-                    h,
-                    "<tr class=\"{}\"><td class=\"n\">{}</td><td>{}{actor}</td><td><code>{}</code></td><td><code>{}</code></td></tr>",
-                    classes.join(" "),
-                    k + 1,
-                    escape(&step.tool),
-                    escape(&step.arguments),
-                    escape(&step.result)
-                );
+                step_row(&mut h, k + 1, step, classes);
             }
             h.push_str("</tbody>\n</table></div>\n");
             if trace.more > 0 {

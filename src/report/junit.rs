@@ -34,7 +34,6 @@ use super::counts::SpilledCounts;
 use super::markdown::overall_verdict;
 use super::pass::{Body, Sink};
 use super::{Report, VerdictBatch};
-use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;
 
 /// Suite names of the active checks in selection order; a repeated check gets `#n` as in the verdict
@@ -59,32 +58,13 @@ fn suite_names(checks: &[String]) -> Vec<String> {
 pub(crate) fn gate_line(report: &Report, gate: Option<&Gate>) -> String {
     match gate {
         // The gate's line names no count of the report's.
-        Some(_) => gate_line_of(gate, 0, 0, ""),
-        None => gate_line_of(
+        Some(_) => super::gate_lines::summary_line(gate, 0, 0, ""),
+        None => super::gate_lines::summary_line(
             None,
             report.failed_traces().len(),
             report.trace_ids().len(),
             overall_verdict(report, None),
         ),
-    }
-}
-
-/// The gate line; without a gate, `verdict` and `failed` of `traces` traces.
-fn gate_line_of(gate: Option<&Gate>, failed: usize, traces: usize, verdict: &str) -> String {
-    let number = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
-    match gate {
-        Some(g) => format!(
-            "gate {}: clean rate {} vs band [{}, {}], fail below {}, p={}, {} policy violation(s), {} regression(s)",
-            g.verdict.as_str(),
-            fmt_fixed(g.clean_rate, 2),
-            fmt_fixed(number(&g.band[0]), 2),
-            fmt_fixed(number(&g.band[1]), 2),
-            fmt_fixed(g.fail_threshold, 2),
-            fmt_fixed(g.stats.p_value, 3),
-            g.policy_violations.len(),
-            g.regressions.len()
-        ),
-        None => format!("{verdict}: {failed}/{traces} traces failed (no band given)"),
     }
 }
 
@@ -252,7 +232,7 @@ fn write_from(
     counts: &JunitCounts,
     mut suite: impl FnMut(usize, &mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let line = gate_line_of(
+    let line = super::gate_lines::summary_line(
         gate,
         counts.failed_traces,
         counts.traces,

@@ -25,9 +25,9 @@ use super::repro::PIP_INSTALL;
 use super::shown::{IdColumn, code_span, cut_on_word};
 use super::shown_rows::RunCounts;
 use super::{OutcomeSummary, Report, Row};
-use crate::compat::fmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell, py_str};
+use crate::compat::fmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell};
+use crate::gate::Gate;
 use crate::gate::band::BandFile;
-use crate::gate::{Gate, Verdict};
 
 /// The policy table stops once the document has this many lines.
 pub(crate) const MAX_LINES_FOR_POLICY_ROWS: usize = 200;
@@ -55,7 +55,7 @@ pub(crate) struct Summary<'a> {
     pub pass_k: Option<&'a crate::gate::passk::PassKTable>,
     /// `check --explain`'s explanations (none without it).
     pub explanations: &'a [super::explanation::Explanation],
-    /// The whole run's counts when `report` holds only the rows shown ([`super::digest`]); `None`
+    /// The whole run's counts when `report` holds only the rows shown ([`super::shown_rows`]); `None`
     /// counts `report`.
     pub counts: Option<&'a RunCounts<'a>>,
     /// How trace ids are shown, and whether reasons and keys keep 0.4.1's cut.
@@ -129,93 +129,6 @@ fn number(v: &Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
 }
 
-/// The paired gate's lines (`--gate paired` or `both`).
-fn paired_lines(gate: &Gate, paired: &crate::gate::PairedGate) -> Vec<String> {
-    use crate::gate::stats::{ALPHA, POWER};
-    let s = &paired.stats;
-    let mut lines = vec![format!(
-        "**Paired gate:** {} \u{b7} {} regressed, {} improved, {} discordant of {} scenarios \u{b7} {} p={} (\u{3b1} {}) \u{b7} decided by {}: **{}**",
-        paired.verdict.as_str(),
-        paired.regressed.len(),
-        paired.improved.len(),
-        s.discordant,
-        s.n,
-        s.method.as_str(),
-        fmt_fixed(s.p_value, 3),
-        crate::compat::fmt::float_repr(ALPHA),
-        gate.mode.as_str(),
-        gate.verdict.as_str()
-    )];
-    if paired.verdict == Verdict::Inconclusive {
-        lines.push(format!(
-            "Not enough evidence for the paired test: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
-            fmt_fixed(s.drop, 2),
-            s.required_n.unwrap_or(0),
-            crate::compat::fmt::float_repr(ALPHA),
-            fmt_fixed(POWER, 2),
-            paired.additional_n.unwrap_or(0)
-        ));
-    }
-    let [c_lo, c_hi] = paired.intervals.candidate;
-    let [d_lo, d_hi] = paired.intervals.difference;
-    lines.push(format!(
-        "**95% interval** (scenario bootstrap): clean rate {} [{}, {}] \u{b7} change from baseline {} [{}, {}]",
-        fmt_fixed(s.candidate_rate, 2),
-        fmt_fixed(c_lo, 2),
-        fmt_fixed(c_hi, 2),
-        fmt_fixed(-s.drop, 2),
-        fmt_fixed(d_lo, 2),
-        fmt_fixed(d_hi, 2)
-    ));
-    if !paired.improved.is_empty() {
-        let shown: Vec<String> = paired
-            .improved
-            .iter()
-            .take(MAX_LISTED)
-            .map(|k| format!("`{}`", md_cell(&py_str(k))))
-            .collect();
-        let more = paired.improved.len().saturating_sub(MAX_LISTED);
-        lines.push(format!(
-            "**Improved** (clean in no baseline run, clean now): {}{}",
-            shown.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        ));
-    }
-    lines
-}
-
-/// pass^k over trials: a line and a table, overall and per check.
-fn pass_k_lines(table: &crate::gate::passk::PassKTable) -> Vec<String> {
-    let ks: Vec<String> = table
-        .overall
-        .iter()
-        .map(|p| format!("pass^{}", p.k))
-        .collect();
-    let row = |name: &str, values: &[crate::gate::passk::PassK]| {
-        let cells: Vec<String> = values.iter().map(|p| fmt_fixed(p.value, 2)).collect();
-        format!("| {} | {} |", md_cell(name), cells.join(" | "))
-    };
-    let mut lines = vec![
-        String::new(),
-        format!(
-            "**Trials:** {} scenarios, up to {} traces each; pass^k is the chance that k traces of a scenario all pass.",
-            table.scenarios, table.max_trials
-        ),
-        String::new(),
-        format!("| check | {} |", ks.join(" | ")),
-        format!("|---|{}", "---|".repeat(ks.len())),
-        row("all checks", &table.overall),
-    ];
-    for (name, values) in &table.by_check {
-        lines.push(row(name, values));
-    }
-    lines
-}
-
 /// Results of each trace id, for traces whose results were split over several records.
 pub(crate) fn results_by_id(report: &Report) -> HashMap<&str, Vec<Row<'_>>> {
     let mut map: HashMap<&str, Vec<Row<'_>>> = HashMap::new();
@@ -244,62 +157,7 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
     ];
     let mut chart_lines = 0;
     if let Some(GateContext { gate, band }) = &summary.gate {
-        lines.push(format!(
-            "**Gate:** clean rate {} vs band [{}, {}] from {} baseline runs \u{b7} fail below {} \u{b7} p={}",
-            fmt_fixed(gate.clean_rate, 2),
-            fmt_fixed(number(&gate.band[0]), 2),
-            fmt_fixed(number(&gate.band[1]), 2),
-            band.runs_text(),
-            fmt_fixed(gate.fail_threshold, 2),
-            fmt_fixed(gate.stats.p_value, 3)
-        ));
-        if gate.band_verdict == Verdict::Inconclusive {
-            lines.push(format!(
-                "Not enough evidence: a drop of {} needs {} scenarios (\u{3b1} {}, power {}); run {} more.",
-                fmt_fixed(gate.stats.drop, 2),
-                gate.stats.required_n.unwrap_or(0),
-                crate::compat::fmt::float_repr(crate::gate::stats::ALPHA),
-                fmt_fixed(crate::gate::stats::POWER, 2),
-                gate.stats.additional_n.unwrap_or(0)
-            ));
-        }
-        if !gate.regressions.is_empty() {
-            let shown: Vec<String> = gate
-                .regressions
-                .iter()
-                .take(MAX_LISTED)
-                .map(|k| format!("`{}`", md_cell(&py_str(k))))
-                .collect();
-            let mut line = format!(
-                "**Regressions** (clean in every baseline run, not now): {}",
-                shown.join(", ")
-            );
-            if gate.regressions.len() > MAX_LISTED {
-                line.push_str(&format!(
-                    " and {} more",
-                    gate.regressions.len() - MAX_LISTED
-                ));
-            }
-            lines.push(line);
-        }
-        if let Some(paired) = &gate.paired {
-            lines.extend(paired_lines(gate, paired));
-        }
-        for w in super::gate_lines::shown_warnings(gate) {
-            lines.push(format!("**Warning:** {w}"));
-        }
-        for s in &gate.set_aside {
-            lines.push(format!(
-                "**Not gated:** {}",
-                super::gate_lines::set_aside(s)
-            ));
-        }
-        for budget in gate.budgets.iter().flatten() {
-            lines.push(format!(
-                "**Budget:** {}",
-                &super::gate_lines::budget_line(budget)["budget ".len()..]
-            ));
-        }
+        lines.extend(super::gate_lines::markdown_lines(gate, &band.runs_text()));
         lines.push(String::new());
         let chart = chart(gate, band);
         chart_lines = chart.len();
@@ -314,7 +172,7 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         report.redaction
     ));
     if let Some(table) = summary.pass_k {
-        lines.extend(pass_k_lines(table));
+        lines.extend(super::gate_lines::pass_k_markdown(table));
     }
     if let Some(o) = summary.outcome {
         let rate = if o.judged > 0 {
@@ -567,7 +425,7 @@ fn chart(gate: &Gate, band: &BandFile) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::checks::{Gating, Reasons, VerdictColumn};
-    use crate::gate::evaluate;
+    use crate::gate::{Verdict, evaluate};
     use crate::redact::Redaction;
     use crate::report::ReportCheck;
     use crate::report::gate_input::run_summary;

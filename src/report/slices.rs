@@ -80,7 +80,7 @@ impl SlicesShown<'_> {
         cells.extend(row.fired.iter().map(u64::to_string));
         cells.extend((0..self.budgets.len()).map(|k| {
             self.budget_value(row, k)
-                .map_or_else(|| "-".to_string(), short)
+                .map_or_else(|| "-".to_string(), super::gate_lines::short_number)
         }));
         cells
     }
@@ -260,17 +260,6 @@ fn other_note(other: &SliceRow) -> String {
         "other: {} trace(s) of the values past the first {MAX_SLICES}, counted together",
         other.traces
     )
-}
-
-/// A number as short as it reads: at most four decimals, no trailing zeros.
-fn short(value: f64) -> String {
-    let text = format!("{value:.4}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" {
-        "0".to_string()
-    } else {
-        text.to_string()
-    }
 }
 
 /// The gate's line per slice that did not pass, e.g.
