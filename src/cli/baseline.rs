@@ -126,7 +126,7 @@ impl BandRuns {
             .as_ref()
             .filter(|_| summary.trace_count == 0)
         {
-            let why = super::check::no_trace_of_version(version);
+            let why = crate::report::finish::no_trace_of_version(version);
             return Err(CliError::Invalid(format!("{}: {why}", run.arg)));
         }
         let digest = self.builder.add_run(&summary);

@@ -111,7 +111,7 @@ impl RunCommand for CalibrateArgs {
                 .iter()
                 .all(crate::report::VerdictBatch::is_empty)
         {
-            let why = super::check::no_trace_of_version(&version);
+            let why = crate::report::finish::no_trace_of_version(&version);
             return Err(CliError::Invalid(why));
         }
         let outs = CalibrateOutputs {
@@ -159,7 +159,7 @@ pub(crate) fn recorded_labels(report: &Report) -> Result<LabelSet, CliError> {
     }
     if seen.is_empty() {
         return Err(CliError::Invalid(
-            super::check::NO_RECORDED_OUTCOME.replace("--outcomes", "--labels"),
+            crate::report::finish::NO_RECORDED_OUTCOME.replace("--outcomes", "--labels"),
         ));
     }
     Ok(set)

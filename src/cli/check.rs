@@ -1,27 +1,23 @@
-//! `faultgate check`: run the checks over trace files, print the table, gate against a band, write the
-//! reports.
+//! `faultgate check`: the flags of a run over trace files resolved into settings, the run produced
+//! ([`super::run`]) and finished by the library ([`crate::report::finish`]), and its end turned into an
+//! exit code.
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use super::args::{CheckArgs, CheckOutputs, RunArgs, TrustArgs};
 use super::run::{Outputs, Run, RunCommand, SpillTo, execute};
 use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
-use crate::explain::{BaselineRun, Explained, Request};
-use crate::gate::{BandFile, Budget, GateMode, SetAside, Trust};
+use crate::explain::{BaselineRun, Request};
+use crate::gate::{BandFile, Budget, GateMode, Trust};
 use crate::partial::{OtherInput, Usage};
-use crate::report::Report;
-use crate::report::gate_input::Wanted;
-use crate::report::outputs::CountedRun;
-use crate::report::pass::VerdictSource;
+use crate::report::finish::{Explainer, Finish, FinishError, FinishSettings};
+use crate::report::run_gate::GateFlags;
 pub(crate) use crate::report::run_gate::GateSettings;
-use crate::report::run_gate::{Decided, GateFlags, GateRefused, decide};
 use crate::report::schema::JudgeUsage;
-use crate::report::spill::{SpillError, SpilledRun};
-use crate::report::{audit, outputs, parquet, repro, slices, terminal};
+use crate::report::{audit, outputs, parquet, repro, terminal};
 
 impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
@@ -53,6 +49,40 @@ impl CheckOutputs {
         } else {
             Reasons::None
         }
+    }
+
+    /// How a run with these outputs ends, for [`crate::report::finish`].
+    fn finish_settings(&self) -> Result<FinishSettings<'_>, CliError> {
+        let slice_keys = crate::table::slices::SliceKeys::parse(&self.by)
+            .map_err(|e| CliError::Invalid(e.to_string()))?;
+        Ok(FinishSettings {
+            files: outputs::Files {
+                json: self.json.as_deref(),
+                markdown: self.markdown.as_deref(),
+                audit: self.audit.as_deref(),
+                junit: self.junit.as_deref(),
+                html: self.html.as_deref(),
+                parquet: self.parquet.as_deref(),
+                otlp_events: self.otlp.otlp_events.as_deref(),
+                otlp_endpoint: self.otlp.otlp_endpoint.as_deref().map(|url| {
+                    (
+                        url,
+                        self.otlp.otlp_protocol.map(Into::into).unwrap_or_default(),
+                    )
+                }),
+            },
+            gate: GateFlags {
+                band_path: self.band.as_deref(),
+                strict_band: self.strict_band,
+                pass_k_metric: self.pass_k_metric(),
+                gate_slices: self.gate_slices,
+            },
+            table: self.table.unwrap_or_default(),
+            colour: crate::report::colour::enabled(self.color),
+            spill_dir: self.spill_dir.as_deref().map(PathBuf::as_path),
+            slice_keys,
+            pass_k: self.pass_k || self.pass_k_metric(),
+        })
     }
 
     /// The flags given, by name, for refusing them where they do not apply.
@@ -197,31 +227,6 @@ pub(crate) fn refuse_other_expectations(
         ))),
     }
 }
-
-/// What finishing a check needs besides the output flags: the run's report and what named it.
-pub(crate) struct Finish<'a> {
-    /// The run's report; its batches are empty when the verdicts were spilled.
-    pub report: Report,
-    /// The run's verdicts, when they were spilled: read back as the outputs need them.
-    pub spilled: Option<SpilledRun>,
-    pub judge_usage: Option<Usage>,
-    /// The reproduce command.
-    pub command: String,
-    /// The audit's inputs (computed only when an audit is written).
-    pub audit_inputs: Vec<audit::Input>,
-    pub started: Instant,
-    /// `--explain`: explains the gate's regressions (given in band order).
-    pub explain: Option<Explainer<'a>>,
-    /// `--agent-version` (masked): a run that selected a version none of its traces has is refused.
-    pub agent_version: Option<String>,
-    /// `--outcomes recorded`: a run in which no trace recorded its outcome is refused.
-    pub recorded_outcomes: bool,
-    /// How the table and the Markdown show trace ids.
-    pub ids: terminal::IdColumn,
-}
-
-/// What `--explain` runs once the gate has named its regressions.
-pub(crate) type Explainer<'a> = Box<dyn FnOnce(&[String]) -> Result<Explained, CliError> + 'a>;
 
 /// Runs `check`; returns the exit code (0 clean or gate PASS/INCONCLUSIVE, 1 a check fired or gate
 /// FAIL). The run produces its verdict table in memory, as a partial would hold it, and [`finish`]
@@ -382,7 +387,7 @@ impl RunCommand for Check<'_> {
         } else {
             Vec::new()
         };
-        let judge_usage = produced.judge_usage;
+        let judge_usage = produced.judge_usage.map(judge_usage_of);
         // Only `--explain` reads the run's files again: the paths are copied for it alone.
         let candidate: Vec<PathBuf> = if self.args.explain.is_empty() {
             Vec::new()
@@ -397,14 +402,14 @@ impl RunCommand for Check<'_> {
         let explain = (!self.args.explain.is_empty()).then(|| -> Explainer<'_> {
             Box::new(move |regressions: &[String]| {
                 let baselines = baseline_runs(&self.args.explain, self.sources)?;
-                Ok(crate::explain::explain(&Request {
+                crate::explain::explain(&Request {
                     settings: &run.resolved.settings,
                     candidate: &candidate,
                     baselines: &baselines,
                     baseline_version: baseline_version.clone(),
                     regressions,
                     all: self.args.explain_all,
-                })?)
+                })
             })
         });
         let ids = terminal::IdColumn::of_run(produced.named_ids);
@@ -462,7 +467,7 @@ fn refuse_explain_misuse(args: &CheckArgs) -> Result<(), CliError> {
 fn baseline_runs(
     paths: &[PathBuf],
     sources: &crate::ingest::Sources,
-) -> Result<Vec<BaselineRun>, CliError> {
+) -> Result<Vec<BaselineRun>, crate::error::InputError> {
     paths
         .iter()
         .map(|p| {
@@ -475,7 +480,7 @@ fn baseline_runs(
 }
 
 /// The judge's token counts as the JSON report prints them.
-fn judge_usage_of(usage: Usage) -> JudgeUsage {
+pub(crate) fn judge_usage_of(usage: Usage) -> JudgeUsage {
     JudgeUsage {
         prompt_tokens: usage.prompt_tokens,
         completion_tokens: usage.completion_tokens,
@@ -483,241 +488,24 @@ fn judge_usage_of(usage: Usage) -> JudgeUsage {
     }
 }
 
-/// Why `--outcomes recorded` (and `calibrate --labels recorded`) refuses a run none of whose traces
-/// recorded an outcome.
-pub(crate) const NO_RECORDED_OUTCOME: &str = "--outcomes recorded: no trace of the input records its own outcome (τ-bench reward, SWE-agent info.resolved, Who&When is_correct, a Langfuse score named by --outcome-score); give an outcomes file instead";
-
-/// Why a run that `--agent-version` left without traces is refused.
-pub(crate) fn no_trace_of_version(version: &str) -> String {
-    format!(
-        "--agent-version {version}: no trace of the input records this gen_ai.agent.version; nothing was checked"
-    )
-}
-
-/// Prints the table and the gate, and writes every output asked for; returns the exit code.
+/// Finishes a run as `check` and `merge` end it, the outputs and the gate written by the library
+/// ([`crate::report::finish`]); returns the exit code.
 pub(crate) fn finish(
     outs: &CheckOutputs,
     gating: &GateSettings,
-    run: Finish,
+    run: Finish<'_>,
 ) -> Result<ExitStatus, CliError> {
-    let Finish {
-        mut report,
-        spilled,
-        judge_usage,
-        command,
-        audit_inputs,
-        started,
-        explain,
-        agent_version,
-        recorded_outcomes,
-        ids,
-    } = run;
-    let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
-    let band = &gating.band;
-    // The checks --trust sets aside: they stay in every table and count, not in the gate.
-    let set_aside: Vec<SetAside> = gating
-        .trust
-        .as_ref()
-        .map(|(trust, min)| trust.set_aside(&report.check_names(), *min))
-        .unwrap_or_default();
-    let set_aside_names: Vec<String> = set_aside.iter().map(|s| s.check.clone()).collect();
-    // pass^k is reported only when asked for, so runs with repeated keys keep 0.4.1's output by default.
-    let slice_keys = crate::table::slices::SliceKeys::parse(&outs.by)
-        .map_err(|e| CliError::Invalid(e.to_string()))?;
-    let wanted = Wanted {
-        summary: band.is_some(),
-        pass_k: outs.pass_k || outs.pass_k_metric(),
-        // Only the measures the budgets name: the others would cost a push (and past the exact size a
-        // sketch update) per trace, in the run and in every slice, for nothing shown.
-        measures: crate::gate::MeasureSet::of(gating.budgets.iter().map(|b| b.measure)),
-        slices: slice_keys.is_some(),
-    };
-    let CountedRun {
-        spilled,
-        streamed,
-        counted,
-        trials,
-    } = outputs::count_run(
-        &mut report,
-        spilled,
-        explain.is_some(),
-        &set_aside_names,
-        wanted,
-        outs.parquet.is_some(),
-    )
-    .map_err(spill_error)?;
-    let traces = match &streamed {
-        Some(counts) => counts.traces,
-        None => report
-            .batches
-            .iter()
-            .map(crate::report::VerdictBatch::len)
-            .sum(),
-    };
-    if let Some(version) = agent_version.filter(|_| traces == 0) {
-        // Checked nothing: a gate must not pass on it (a version mistyped reads no trace at all).
-        return Err(CliError::Invalid(no_trace_of_version(&version)));
-    }
-    let recorded = match &streamed {
-        Some(counts) => counts.recorded_outcomes,
-        None => crate::report::RecordedOutcomes::of(&report.batches),
-    };
-    if recorded_outcomes && traces > 0 && recorded.recorded == 0 {
-        // An outcome check that judged no trace would pass every release.
-        return Err(CliError::Invalid(NO_RECORDED_OUTCOME.to_string()));
-    }
-    let slice_table = counted.slices.zip(slice_keys).map(|(mut table, keys)| {
-        table.by = keys.names();
-        table
-    });
-    let flags = GateFlags {
-        band_path: outs.band.as_deref(),
-        strict_band: outs.strict_band,
-        pass_k_metric: outs.pass_k_metric(),
-        gate_slices: outs.gate_slices,
-    };
-    let Decided {
-        gate,
-        slice_verdicts,
-        slice_warning,
-    } = decide(
-        gating,
-        flags,
-        counted.summary.as_ref(),
-        &set_aside,
-        slice_table.as_ref(),
-    )
-    .map_err(|e| match e {
-        GateRefused::Refused(message) => CliError::Invalid(message),
-        GateRefused::Gate(e) => CliError::from(e),
-    })?;
-    let elapsed = started.elapsed().as_secs_f64();
-    let rows = outs.table.unwrap_or_default();
-    let colour = crate::report::colour::enabled(outs.color);
-    let sliced = slice_table.is_some();
-    let pass_k = counted.pass_k;
-    let outcome = counted.outcome;
-    let no_budgets = Vec::new();
-    let check_names = report.check_names();
-    let shown_slices = slice_table.as_ref().map(|table| slices::SlicesShown {
-        table,
-        checks: &check_names,
-        budgets: gate
-            .as_ref()
-            .and_then(|(g, _)| g.budgets.as_ref())
-            .unwrap_or(&no_budgets),
-        verdicts: slice_verdicts.as_deref(),
-        gating: outs.gate_slices,
-    });
-    let source = match &spilled {
-        Some(spilled) => VerdictSource::Spilled(spilled),
-        None => VerdictSource::Memory(&report.batches),
-    };
-    let asked = outputs::Asked {
-        json: outs.json.is_some(),
-        shown: outs.markdown.is_some() || outs.html.is_some(),
-        audit: outs.audit.is_some(),
-        junit: outs.junit.is_some(),
-        parquet: outs.parquet.is_some(),
-        table: rows,
-        ids,
-        colour,
-        sliced,
-        dir: outs.spill_dir.as_deref().map(PathBuf::as_path),
-    };
-    let streamed = outputs::print_results(
-        &mut std::io::stdout(),
-        &outputs::Results {
-            report: &report,
-            source,
-            trials: &trials,
-            elapsed,
-            outcome: outcome.as_ref(),
-            pass_k: pass_k.as_ref(),
-            slices: shown_slices.as_ref(),
-        },
-        &asked,
-        streamed,
-    )
-    .map_err(|e| match e {
-        outputs::PassError::Table(e) => CliError::from(e),
-        outputs::PassError::Spill(e) => spill_error(e),
-    })?;
-    let mut out = std::io::stdout().lock();
-    let failed = match &streamed {
-        Some((_, counts)) => counts.failed,
-        None => report.failed_traces().len(),
-    };
-    let mut exit = ExitStatus::fail_if(failed > 0);
-    let explained = match (explain, &gate) {
-        (Some(explain), Some((gate, _))) => {
-            let regressions: Vec<String> = gate
-                .regressions
-                .iter()
-                .filter_map(|k| k.as_str().map(String::from))
-                .collect();
-            Some(explain(&regressions)?)
-        }
-        _ => None,
-    };
-    let explanations = explained.as_ref().map(|e| e.explanations.as_slice());
-    if let Some((gate, runs_text)) = &gate {
-        outputs::print_gate(
-            &mut out,
-            &outputs::GateShown {
-                gate,
-                band_runs: runs_text,
-                explanations: explanations.unwrap_or_default(),
-                notes: explained.as_ref().map_or(&[], |e| e.notes.as_slice()),
-                slice_verdicts: slice_verdicts.as_deref(),
-                slice_warning: slice_warning.as_deref(),
-                gate_slices: outs.gate_slices,
-                colour,
-            },
-        )?;
-        exit = gate.verdict.into();
-    }
-
-    outputs::write_files(
-        &mut out,
-        &outputs::Files {
-            json: outs.json.as_deref(),
-            markdown: outs.markdown.as_deref(),
-            audit: outs.audit.as_deref(),
-            junit: outs.junit.as_deref(),
-            html: outs.html.as_deref(),
-            parquet: outs.parquet.as_deref(),
-            otlp_events: outs.otlp.otlp_events.as_deref(),
-            otlp_endpoint: outs.otlp.otlp_endpoint.as_deref().map(|url| {
-                (
-                    url,
-                    outs.otlp.otlp_protocol.map(Into::into).unwrap_or_default(),
-                )
-            }),
-        },
-        &outputs::RunFiles {
-            report: &report,
-            source,
-            judge_usage: judge_usage.map(judge_usage_of),
-            outcome: outcome.as_ref(),
-            pass_k: pass_k.as_ref(),
-            gate: gate.as_ref(),
-            band: band.as_ref(),
-            explanations,
-            slices: shown_slices.as_ref(),
-            command: &command,
-            audit_inputs: &audit_inputs,
-            exit_code: exit.code(),
-            ids,
-        },
-        streamed,
-    )
-    .map_err(|e| match e {
-        outputs::WriteError::Print(e) => CliError::from(e),
-        outputs::WriteError::Output(message) => CliError::Output(message),
-        outputs::WriteError::Invalid(message) => CliError::Invalid(message),
-    })?;
-    Ok(exit)
+    let settings = outs.finish_settings()?;
+    let ended = crate::report::finish::finish(&settings, gating, run, &mut std::io::stdout())
+        .map_err(|e| match e {
+            FinishError::Print(e) => CliError::from(e),
+            FinishError::Refused(message) => CliError::Invalid(message),
+            FinishError::Spill(e) => CliError::Invalid(e.to_string()),
+            FinishError::Gate(e) => CliError::Gate(e),
+            FinishError::Explain(e) => CliError::Input(e),
+            FinishError::Output(message) => CliError::Output(message),
+        })?;
+    Ok(ExitStatus::fail_if(ended.failed))
 }
 
 /// The long flags of `check`, to resolve abbreviations in the reproduce command as clap did.

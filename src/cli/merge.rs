@@ -14,11 +14,11 @@ use std::time::Instant;
 use super::args::MergeArgs;
 use super::baseline::{BandRuns, BaselineOutputs};
 use super::calibrate::{CalibrateOutputs, labels_digest};
-use super::check::Finish;
 use super::{CliError, ExitStatus};
 use crate::calibrate::{SplitFilter, read_labels};
 use crate::partial::{self, Manifest, Partial, PartialHead};
 use crate::redact::Redaction;
+use crate::report::finish::Finish;
 use crate::report::spill::{SpillError, SpilledRun};
 use crate::report::{Report, VerdictBatch, audit, repro};
 
@@ -318,7 +318,7 @@ fn merge_check(
         Finish {
             report,
             spilled,
-            judge_usage: manifest.judge_usage,
+            judge_usage: manifest.judge_usage.map(super::check::judge_usage_of),
             command,
             audit_inputs,
             started,

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use self::align::{Step, align, answer_cost, first_divergence};
 use self::read::{TraceView, read_run};
 use crate::error::InputError;
+pub(crate) use crate::report::explanation::Explained;
 use crate::report::explanation::{Explanation, QUOTED_CHARS, Side, cut_chars};
 use crate::run::RunSettings;
 
@@ -46,14 +47,6 @@ pub(crate) struct Request<'a> {
     pub regressions: &'a [String],
     /// `--explain-all`: also every scenario whose candidate fired a check no baseline run of it fired.
     pub all: bool,
-}
-
-/// The explanations, in order (regressions in band order, then the other scenarios in run order), and
-/// notes about what could not be explained.
-#[derive(Debug, Default)]
-pub(crate) struct Explained {
-    pub explanations: Vec<Explanation>,
-    pub notes: Vec<String>,
 }
 
 /// The closest clean baseline trace of a scenario so far.

@@ -78,6 +78,14 @@ pub enum Side {
     },
 }
 
+/// The explanations, in order (regressions in band order, then the other scenarios in run order), and
+/// notes about what could not be explained.
+#[derive(Debug, Default)]
+pub(crate) struct Explained {
+    pub explanations: Vec<Explanation>,
+    pub notes: Vec<String>,
+}
+
 /// The first divergence of a regressed scenario's candidate trace from the closest clean baseline
 /// trace. Serialised with the keys of the JSON report's `explanations`, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]

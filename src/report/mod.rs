@@ -11,6 +11,7 @@ pub(crate) mod audit;
 pub(crate) mod colour;
 pub(crate) mod counts;
 pub mod explanation;
+pub(crate) mod finish;
 pub(crate) mod gate_input;
 pub(crate) mod gate_lines;
 pub(crate) mod html;

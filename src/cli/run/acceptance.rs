@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::produce::{Outcome, Produced};
+use super::produce::{FilesRead, Produced};
 use crate::cli::CliError;
 use crate::cli::selection::Resolved;
 use crate::error::display_path;
@@ -13,18 +13,18 @@ use crate::report::VerdictBatch;
 
 /// Accepts or refuses what the files gave. If any file could not be read, every file error is printed
 /// and the last one is returned (exit 2). Otherwise the notices and the run's input warnings go to
-/// stderr (summed up by kind unless `verbose`, see [`crate::cli::warnings`]), and a run where every
+/// stderr (summed up by kind unless `verbose`, see [`crate::report::warnings`]), and a run where every
 /// file found was skipped, or under `strict_input` one with an input warning, is refused.
 pub(super) fn accept(
-    outcome: Outcome,
+    read: FilesRead,
     strict_input: bool,
     verbose: bool,
 ) -> Result<Produced, CliError> {
-    let Outcome {
+    let FilesRead {
         produced,
         errors,
         notices,
-    } = outcome;
+    } = read;
     let mut stderr = std::io::stderr().lock();
     if let Some((last, rest)) = errors.split_last() {
         for e in rest {

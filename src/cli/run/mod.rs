@@ -8,12 +8,12 @@
 //! how it finishes.
 //!
 //! The parts: the input files and shards (`inputs`), producing the verdicts (`produce`), what a
-//! produced run must satisfy (`policy`), a partial's manifest (`manifest`) and the checks on outputs
+//! produced run must satisfy (`acceptance`), a partial's manifest (`manifest`) and the checks on outputs
 //! before any work (`safety`).
 
+mod acceptance;
 mod inputs;
 mod manifest;
-mod policy;
 mod produce;
 mod safety;
 
@@ -110,8 +110,8 @@ impl Run<'_> {
         )
     }
 
-    /// Produces the run over `files` and holds it to the post-run policy (file errors, skipped files,
-    /// `--strict-input`, the judge's end).
+    /// Produces the run over `files` and holds it to what a produced run must satisfy (file errors,
+    /// skipped files, `--strict-input`, the judge's end).
     pub(crate) fn produce(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
         self.produce_with(files, None)
     }
@@ -133,10 +133,10 @@ impl Run<'_> {
         files: Vec<InputFile>,
         spill: Option<SpillTo<'_>>,
     ) -> Result<Produced, CliError> {
-        let outcome = produce::produce(files, self.resolved, spill)?;
+        let read = produce::produce(files, self.resolved, spill)?;
         let mut produced =
-            policy::accept(outcome, self.resolved.strict_input, self.resolved.verbose)?;
-        produced.judge_usage = policy::finish_judge(self.resolved, &produced.batches)?;
+            acceptance::accept(read, self.resolved.strict_input, self.resolved.verbose)?;
+        produced.judge_usage = acceptance::finish_judge(self.resolved, &produced.batches)?;
         Ok(produced)
     }
 }

@@ -95,8 +95,8 @@ impl Produced {
     }
 }
 
-/// What reading the files gave, before [`super::policy`] accepts it.
-pub(crate) struct Outcome {
+/// What reading the files gave, before [`super::acceptance`] accepts it.
+pub(crate) struct FilesRead {
     /// The verdicts and what goes with them; the judge's usage is filled in once its run ends.
     pub produced: Produced,
     /// Why each file that could not be read failed, in input order.
@@ -148,7 +148,7 @@ pub(crate) fn produce(
     mut files: Vec<InputFile>,
     resolved: &Resolved,
     spill: Option<SpillTo<'_>>,
-) -> Result<Outcome, CliError> {
+) -> Result<FilesRead, CliError> {
     // The paths are lent to the run and given back after it: each is held once.
     let paths: Vec<PathBuf> = files
         .iter_mut()
@@ -348,7 +348,7 @@ pub(crate) fn produce(
         })
         .transpose()
         .map_err(spill_error)?;
-    Ok(Outcome {
+    Ok(FilesRead {
         produced: Produced {
             files,
             batches,
