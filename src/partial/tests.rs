@@ -93,11 +93,7 @@ fn partial(shard: usize, files: &[(usize, &[&str], usize)]) -> (PathBuf, Partial
 fn ids(p: &Partial) -> Vec<String> {
     p.batches
         .iter()
-        .flat_map(|b| {
-            b.rows()
-                .map(|r| r.trace_id().to_string())
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|b| b.trace_ids().map(String::from))
         .collect()
 }
 

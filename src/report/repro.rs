@@ -217,17 +217,18 @@ mod tests {
         items.iter().map(ToString::to_string).collect()
     }
 
-    fn temp_base(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("faultgate-repro-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("sub")).unwrap();
-        std::fs::write(dir.join("sub/t.json"), b"{}").unwrap();
-        std::fs::canonicalize(dir).unwrap()
+    /// A folder holding `sub/t.json`, removed when the guard drops, and its canonical path.
+    fn temp_base() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/t.json"), b"{}").unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        (dir, base)
     }
 
     #[test]
     fn judge_record_and_cache_are_dropped_and_a_replay_file_is_display_pathed() {
-        let base = temp_base("judge");
+        let (_dir, base) = temp_base();
         let t = base.join("sub/t.json");
         let flags: Vec<&str> = FLAGS
             .iter()
@@ -281,7 +282,7 @@ mod tests {
 
     #[test]
     fn inputs_become_display_paths_in_both_forms() {
-        let base = temp_base("inputs");
+        let (_dir, base) = temp_base();
         let abs = base.join("sub/t.json");
         let abs = abs.to_str().unwrap();
         let cmd = command_under(

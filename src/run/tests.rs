@@ -331,11 +331,7 @@ fn export(spans: &[Span<'_>]) -> String {
 fn ids(batches: &[VerdictBatch]) -> Vec<String> {
     batches
         .iter()
-        .flat_map(|b| {
-            b.rows()
-                .map(|r| r.trace_id().to_string())
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|b| b.trace_ids().map(String::from))
         .collect()
 }
 

@@ -135,3 +135,9 @@ pub(crate) fn batch(specs: Vec<TraceSpec>) -> TraceBatch {
         .collect();
     TraceBatch::build(&traces)
 }
+
+/// An OTLP JSON export of one `chat` span with these attributes (an OTLP attribute list).
+pub(crate) fn one_span_export(attributes: &Value) -> Value {
+    json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat",
+        "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
+}

@@ -202,6 +202,38 @@ fn the_readme_links_the_compatibility_doc() {
     );
 }
 
+/// The flow in `ARCHITECTURE.md` follows one trace file by file, so a file it names that moved or went
+/// away misleads the reader at that step: every `src/` path it names in code must exist.
+#[test]
+fn the_architecture_flow_names_files_that_exist() {
+    let text = fs::read_to_string(root().join("ARCHITECTURE.md")).expect("read ARCHITECTURE.md");
+    let start = text
+        .find("<!-- flow")
+        .expect("ARCHITECTURE.md has a flow section");
+    let end = text.find("<!-- /flow -->").expect("the flow section ends");
+    let flow = &text[start..end];
+    let named: Vec<&str> = flow
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| span.starts_with("src/") && !span.contains('<'))
+        .collect();
+    assert!(
+        named.len() >= 20,
+        "the flow names only {} files",
+        named.len()
+    );
+    let missing: Vec<&str> = named
+        .into_iter()
+        .filter(|path| !root().join(path).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's flow names files that do not exist: {}",
+        missing.join(", ")
+    );
+}
+
 /// The Markdown pages whose links are checked: the README, the contributing guide, the architecture
 /// page, every page of `docs/` and its folders, and the READMEs that describe the benches, the
 /// examples, the calibration sets and the check fixtures.

@@ -256,6 +256,7 @@ mod tests {
     use crate::ingest::Format;
     use crate::table::TraceBatch;
     use crate::table::schema::{STEP_ARGUMENTS, STEP_RESULT, TRACE_PROMPT};
+    use crate::table::testing::one_span_export;
     use serde_json::json;
 
     fn read(doc: &Value) -> TraceBatch {
@@ -265,17 +266,12 @@ mod tests {
             .1
     }
 
-    fn export(attributes: &Value) -> Value {
-        json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat",
-            "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
-    }
-
     #[test]
     fn response_parts_are_read_as_results() {
         let input = json!([{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": {"hits": 0}}]}]);
         let output = json!([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "search",
             "arguments": {"q": "x"}}]}]);
-        let batch = read(&export(&json!([
+        let batch = read(&one_span_export(&json!([
             {"key": "gen_ai.input.messages", "value": {"stringValue": input.to_string()}},
             {"key": "gen_ai.output.messages", "value": {"stringValue": output.to_string()}}])));
         assert_eq!(batch.steps.num_rows(), 1);
@@ -291,7 +287,7 @@ mod tests {
         let message = kv(json!([
             {"key": "role", "value": {"stringValue": "user"}},
             {"key": "content", "value": {"stringValue": "find x"}}]));
-        let batch = read(&export(&json!([
+        let batch = read(&one_span_export(&json!([
             {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
             {"key": "gen_ai.input.messages", "value": {"arrayValue": {"values": [message]}}},
             {"key": "gen_ai.tool.call.arguments", "value": kv(json!([{"key": "q", "value": {"intValue": "3"}}]))}])));

@@ -509,12 +509,8 @@ mod tests {
     use super::*;
     use crate::ingest::json::{PADDING, with_buffers};
     use crate::table::record::{ParsedFrom, attr};
+    use crate::table::testing::one_span_export;
     use serde_json::json;
-
-    fn export(attributes: &Value) -> Value {
-        json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "name": "chat",
-            "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
-    }
 
     #[test]
     fn a_rebased_span_borrows_its_plain_strings_from_the_original_bytes() {
@@ -558,7 +554,7 @@ mod tests {
 
     #[test]
     fn unread_attributes_are_counted_not_kept() {
-        let text = export(&json!([
+        let text = one_span_export(&json!([
             {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
             {"key": "http.url", "value": {"stringValue": "https://example.com"}},
             {"key": "llm.vendor", "value": {"stringValue": "x"}}]))
