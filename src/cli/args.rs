@@ -143,7 +143,7 @@ pub(crate) enum OtlpProtocolArg {
     Json,
 }
 
-impl From<OtlpProtocolArg> for crate::report::otlp_events::send::Protocol {
+impl From<OtlpProtocolArg> for crate::report::render::otlp_events::send::Protocol {
     fn from(arg: OtlpProtocolArg) -> Self {
         match arg {
             OtlpProtocolArg::Protobuf => Self::Protobuf,
@@ -462,7 +462,7 @@ pub(crate) struct CheckOutputs {
         default_value = "auto",
         value_name = "WHEN"
     )]
-    pub color: crate::report::colour::ColorChoice,
+    pub color: crate::report::render::colour::ColorChoice,
     /// Which rows of the table to print: all (one per trace, as 0.4.1), failing (the failing traces'
     /// rows under the header) or none; the summary and gate lines are always printed.
     #[arg(
@@ -472,7 +472,7 @@ pub(crate) struct CheckOutputs {
         default_value = "all",
         value_name = "ROWS"
     )]
-    pub table: Option<crate::report::terminal::TableRows>,
+    pub table: Option<crate::report::render::terminal::TableRows>,
     /// Where the run's verdicts spill while the outputs are written: an unlinked temporary file in DIR
     /// (default: the temporary directory, TMPDIR).
     // Boxed: `check`'s flags are the largest variant of the commands.

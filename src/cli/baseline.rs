@@ -10,8 +10,11 @@ use super::{CliError, ExitStatus};
 use crate::gate::BandBuilder;
 use crate::partial::RunEntry;
 use crate::report::gate_input::gated_run_summary;
-use crate::report::gate_lines::{band_line, few_runs_note, repeated_keys_warning, run_line};
-use crate::report::{Report, parquet, write_atomic};
+use crate::report::render::gate_lines::{
+    band_line, few_runs_note, repeated_keys_warning, run_line,
+};
+use crate::report::render::parquet;
+use crate::report::{Report, write_atomic};
 
 /// The output flags of `baseline`, which `merge` takes too.
 #[derive(Debug, Clone)]

@@ -14,10 +14,11 @@ use crate::explain::{BaselineRun, Request};
 use crate::gate::{BandFile, Budget, GateMode, Trust};
 use crate::partial::{OtherInput, Usage};
 use crate::report::finish::{Explainer, Finish, FinishError, FinishSettings};
+use crate::report::outputs;
+use crate::report::render::{audit, parquet, repro, terminal};
 use crate::report::run_gate::GateFlags;
 pub(crate) use crate::report::run_gate::GateSettings;
 use crate::report::schema::JudgeUsage;
-use crate::report::{audit, outputs, parquet, repro, terminal};
 
 impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
@@ -78,7 +79,7 @@ impl CheckOutputs {
                 gate_slices: self.gate_slices,
             },
             table: self.table.unwrap_or_default(),
-            colour: crate::report::colour::enabled(self.color),
+            colour: crate::report::render::colour::enabled(self.color),
             spill_dir: self.spill_dir.as_deref().map(PathBuf::as_path),
             slice_keys,
             pass_k: self.pass_k || self.pass_k_metric(),

@@ -19,8 +19,9 @@ use crate::calibrate::{SplitFilter, read_labels};
 use crate::partial::{self, Manifest, Partial, PartialHead};
 use crate::redact::Redaction;
 use crate::report::finish::Finish;
+use crate::report::render::{audit, repro};
 use crate::report::spill::{SpillError, SpilledRun};
-use crate::report::{Report, VerdictBatch, audit, repro};
+use crate::report::{Report, VerdictBatch};
 
 /// Runs `merge`; returns the exit code of the command the partials came from.
 pub(crate) fn run(
@@ -323,7 +324,7 @@ fn merge_check(
             audit_inputs,
             started,
             explain: None,
-            ids: crate::report::terminal::IdColumn::of_run(manifest.named_ids),
+            ids: crate::report::render::terminal::IdColumn::of_run(manifest.named_ids),
             agent_version: manifest
                 .settings
                 .iter()

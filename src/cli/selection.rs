@@ -13,7 +13,7 @@ use crate::judge::custom::JudgedSpec;
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
 use crate::redact::{Redaction, RedactionError};
 use crate::report::ReportCheck;
-use crate::report::replay::JudgeRecord;
+use crate::report::render::replay::JudgeRecord;
 use crate::run::RunSettings;
 
 /// A resolved run, plus what to tell the user before it starts.

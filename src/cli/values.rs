@@ -7,8 +7,8 @@ use clap::ValueEnum;
 use clap::builder::PossibleValue;
 
 use crate::ingest::Format;
-use crate::report::colour::ColorChoice;
-use crate::report::terminal::TableRows;
+use crate::report::render::colour::ColorChoice;
+use crate::report::render::terminal::TableRows;
 
 impl ValueEnum for Format {
     fn value_variants<'a>() -> &'a [Self] {

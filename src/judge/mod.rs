@@ -15,7 +15,7 @@
 //! [`prefetch`] (the [`Judge`]: a batch's requests, the cache, the call budget, the calls, the
 //! verdicts), [`stderr`] (the closing lines and warnings), [`listing`] (`faultgate judges`),
 //! [`providers`] (spec → endpoint, wire formats), [`client`] (HTTP, retries), [`cache`] (replies on
-//! disk), [`render`], [`parse`], [`replay`] (reading saved verdicts; `crate::report::replay` writes
+//! disk), [`render`], [`parse`], [`replay`] (reading saved verdicts; `crate::report::render::replay` writes
 //! them), [`custom`] (the `--judge-checks` file), [`error`].
 
 pub(crate) mod cache;

@@ -220,7 +220,7 @@ pub(crate) struct Manifest {
     /// Tokens the judge used, when the run had a judge.
     pub judge_usage: Option<Usage>,
     /// Some file was read in a format whose trace ids are names (the outputs then show them wider,
-    /// [`crate::report::shown::IdColumn`]); absent when none was.
+    /// [`crate::report::render::shown::IdColumn`]); absent when none was.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub named_ids: bool,
     /// `check --unit session`: the units checked after the files; absent for a partial of traces.

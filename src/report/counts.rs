@@ -19,7 +19,7 @@ pub(crate) struct SpilledCounts {
     /// Fired counts per active check, in selection order.
     pub fired: Vec<usize>,
     /// Characters of the longest trace id, at most [`WIDE_ID_CHARS`]: the table's id column is as
-    /// wide as its [`super::shown::IdColumn`] shows that id.
+    /// wide as its [`super::render::shown::IdColumn`] shows that id.
     pub(crate) longest_id: usize,
     /// Steps of others than the agent over every row, which no rule judged.
     pub user_steps: u64,
@@ -42,7 +42,7 @@ impl SpilledCounts {
     }
 }
 
-use super::shown::WIDE_ID_CHARS;
+use super::render::shown::WIDE_ID_CHARS;
 
 /// Counts of rows taken so far, with the hashes of their trace ids to tell a repeated id at the end.
 pub(crate) struct Counting {

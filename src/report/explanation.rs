@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::shown::{IdColumn, code_span};
+use super::render::shown::{IdColumn, code_span};
 use super::steps::StepView;
 use crate::compat::fmt::md_cell;
 

@@ -7,14 +7,16 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::Instant;
 
+use super::explanation::Explained;
 use super::gate_input::Wanted;
 use super::outputs::{self, CountedRun, Files};
 use super::pass::VerdictSource;
+use super::render::terminal::{IdColumn, TableRows};
+use super::render::{audit, slices};
 use super::run_gate::{Decided, GateFlags, GateRefused, GateSettings, decide};
 use super::schema::JudgeUsage;
 use super::spill::{SpillError, SpilledRun};
-use super::terminal::{IdColumn, TableRows};
-use super::{RecordedOutcomes, Report, VerdictBatch, audit, explanation::Explained, slices};
+use super::{RecordedOutcomes, Report, VerdictBatch};
 use crate::error::InputError;
 use crate::gate::{GateError, SetAside, Verdict};
 use crate::table::slices::SliceKeys;

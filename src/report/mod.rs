@@ -1,40 +1,27 @@
 //! The report model: the verdict batches of one run, and the numbers every output derives from them.
 //!
-//! Renderers (terminal, JSON, and the others) read only this model. Reasons, agents and scenario keys
-//! stored here are already redacted. The report knows each active check by its name and the role the
-//! run's selection gave it ([`ReportCheck`]), so no output asks the check registry.
+//! The renderers (`render`: terminal, JSON, and the others) read only this model. Reasons, agents and
+//! scenario keys stored here are already redacted. The report knows each active check by its name and
+//! the role the run's selection gave it ([`ReportCheck`]), so no output asks the check registry.
 //!
 //! The gate sits below the report: `gate_input` hands it a run's counts, and the renderers word what
-//! it decided (`json` builds the gate object, `gate_lines` the lines `check` and `baseline` print).
+//! it decided (`render::json` builds the gate object, `render::gate_lines` the lines `check` and
+//! `baseline` print).
 
-pub(crate) mod audit;
-pub(crate) mod colour;
 pub(crate) mod counts;
 pub mod explanation;
 pub(crate) mod finish;
 pub(crate) mod gate_input;
-pub(crate) mod gate_lines;
-pub(crate) mod html;
 pub mod id_hashes;
-pub(crate) mod json;
-pub(crate) mod junit;
-pub(crate) mod markdown;
-pub(crate) mod otlp_events;
 pub(crate) mod outputs;
-pub(crate) mod parquet;
 pub(crate) mod pass;
-pub(crate) mod replay;
-pub(crate) mod repro;
+pub(crate) mod render;
 pub(crate) mod run_gate;
 pub mod schema;
-pub(crate) mod shown;
 pub(crate) mod shown_rows;
-pub(crate) mod slices;
 pub mod spill;
 pub(crate) mod steps;
-pub(crate) mod terminal;
 pub(crate) mod verdicts;
-pub(crate) mod warnings;
 
 use std::collections::HashMap;
 

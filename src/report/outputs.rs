@@ -8,29 +8,30 @@
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use super::audit::FailingSink;
 use super::counts::SpilledCounts;
 use super::gate_input::{GateInput, GateTally, Wanted, whole_run_input};
-use super::json::JsonSink;
-use super::junit::JunitSink;
-use super::parquet::{ParquetSink, TraceTrials, TrialCounting};
 use super::pass::{Sink, VerdictSource, feed};
+use super::render::audit::FailingSink;
+use super::render::json::JsonSink;
+use super::render::junit::JunitSink;
+use super::render::parquet::{ParquetSink, TraceTrials, TrialCounting};
+use super::render::slices::SlicesShown;
+use super::render::terminal::{IdColumn, TableRows, TableSink};
 use super::shown_rows::{Shown, ShownRowsSink};
-use super::slices::SlicesShown;
 use super::spill::{SpillError, SpilledRun};
-use super::terminal::{IdColumn, TableRows, TableSink};
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::{BandFile, Gate};
 use crate::output::write_atomic_with;
 
+use super::render::otlp_events;
 use super::schema::{JsonReport, JudgeUsage};
-use super::{otlp_events, write_atomic};
+use super::write_atomic;
 use crate::gate::passk::PassKTable;
 use crate::gate::slices::SliceVerdict;
 
 use super::explanation::Explanation;
-use super::gate_lines::{REGRESSIONS, gate_lines};
+use super::render::gate_lines::{REGRESSIONS, gate_lines};
 
 /// A run's verdicts as its outputs read them, and what was counted of them.
 pub(crate) struct CountedRun {
@@ -82,7 +83,7 @@ pub(crate) fn count_run(
                 Some(spilled) => VerdictSource::Spilled(spilled),
                 None => VerdictSource::Memory(&report.batches),
             };
-            super::terminal::count(report, source, |batch| {
+            super::render::terminal::count(report, source, |batch| {
                 tally.add_batch(batch);
                 if let Some(trials) = &mut trials {
                     trials.add(batch);
@@ -211,10 +212,14 @@ pub(crate) fn print_results<'a>(
     };
     let mut print = || -> io::Result<()> {
         if streamed.is_none() {
-            let table = super::terminal::table(report, asked.table, asked.ids);
+            let table = super::render::terminal::table(report, asked.table, asked.ids);
             if asked.colour {
                 let cells = report.checks.len();
-                write!(out, "{}", super::colour::colour_table(&table, cells))?;
+                write!(
+                    out,
+                    "{}",
+                    super::render::colour::colour_table(&table, cells)
+                )?;
             } else {
                 write!(out, "{table}")?;
             }
@@ -225,7 +230,7 @@ pub(crate) fn print_results<'a>(
             writeln!(out)?;
         }
         let summary_line = match &streamed {
-            Some((_, counts)) => super::terminal::summary_of(
+            Some((_, counts)) => super::render::terminal::summary_of(
                 report,
                 counts.failed,
                 counts.traces,
@@ -233,14 +238,14 @@ pub(crate) fn print_results<'a>(
                 counts.user_steps,
                 counts.recorded_outcomes,
             ),
-            None => super::terminal::summary(report),
+            None => super::render::terminal::summary(report),
         };
         writeln!(out, "{summary_line} · {}s", fmt_fixed(results.elapsed, 1))?;
         if let Some(o) = results.outcome {
-            writeln!(out, "{}", super::terminal::outcome_line(o))?;
+            writeln!(out, "{}", super::render::terminal::outcome_line(o))?;
         }
         if let Some(table) = results.pass_k {
-            writeln!(out, "{}", super::gate_lines::pass_k_line(table))?;
+            writeln!(out, "{}", super::render::gate_lines::pass_k_line(table))?;
         }
         if let Some(shown) = results.slices {
             for line in shown.terminal_lines() {
@@ -288,7 +293,7 @@ pub(crate) fn print_gate(out: &mut impl Write, shown: &GateShown<'_>) -> io::Res
     let (under, others) = super::explanation::terminal_lines(shown.explanations);
     let gate_line = |out: &mut dyn Write, line: &str| {
         if shown.colour {
-            writeln!(out, "{}", super::colour::colour_gate_line(line))
+            writeln!(out, "{}", super::render::colour::colour_gate_line(line))
         } else {
             writeln!(out, "{line}")
         }
@@ -305,10 +310,13 @@ pub(crate) fn print_gate(out: &mut impl Write, shown: &GateShown<'_>) -> io::Res
         writeln!(out, "{line}")?;
     }
     if let Some(verdicts) = shown.slice_verdicts {
-        let mut lines = super::slices::gate_lines(verdicts, shown.gate_slices);
-        lines.extend(super::slices::failing_lines(verdicts, shown.gate_slices));
+        let mut lines = super::render::slices::gate_lines(verdicts, shown.gate_slices);
+        lines.extend(super::render::slices::failing_lines(
+            verdicts,
+            shown.gate_slices,
+        ));
         if verdicts.is_empty() {
-            writeln!(out, "{}", super::slices::none_judged_line())?;
+            writeln!(out, "{}", super::render::slices::none_judged_line())?;
         }
         for line in lines {
             gate_line(out, &line)?;
@@ -352,7 +360,7 @@ pub(crate) struct RunFiles<'a> {
     /// The reproduce command.
     pub command: &'a str,
     /// The audit's inputs.
-    pub audit_inputs: &'a [super::audit::Input],
+    pub audit_inputs: &'a [super::render::audit::Input],
     /// The run's exit code, recorded by the audit.
     pub exit_code: i32,
     pub ids: IdColumn,
@@ -396,13 +404,13 @@ pub(crate) fn write_files(
             // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
             // bytes.
             judge_usage: run.judge_usage,
-            outcome: run.outcome.map(super::json::outcome),
-            pass_k: run.pass_k.map(super::json::pass_k),
-            gate: run.gate.map(|(gate, _)| super::json::gate(gate)),
+            outcome: run.outcome.map(super::render::json::outcome),
+            pass_k: run.pass_k.map(super::render::json::pass_k),
+            gate: run.gate.map(|(gate, _)| super::render::json::gate(gate)),
             explanations: run.explanations.map(<[_]>::to_vec),
             slices: run.slices.map(SlicesShown::json),
             // A streamed run's per-trace lists are the pass's, not built here.
-            ..super::json::report(match &streamed {
+            ..super::render::json::report(match &streamed {
                 Some(_) => &without_rows,
                 None => report,
             })
@@ -459,13 +467,13 @@ pub(crate) fn write_files(
         None => (report, None),
     };
     if let Some(path) = files.markdown {
-        let text = super::markdown::render(&super::markdown::Summary {
+        let text = super::render::markdown::render(&super::render::markdown::Summary {
             report: shown_report,
             outcome: run.outcome,
             gate: run
                 .band
                 .zip(run.gate)
-                .map(|(band, (gate, _))| super::markdown::GateContext { gate, band }),
+                .map(|(band, (gate, _))| super::render::markdown::GateContext { gate, band }),
             pass_k: run.pass_k,
             command,
             explanations: run.explanations.unwrap_or_default(),
@@ -489,15 +497,15 @@ pub(crate) fn write_files(
                 .map_err(|e| write_err(&e))?,
             None => None,
         };
-        super::audit::write(
+        super::render::audit::write(
             dir,
-            &super::audit::Audit {
+            &super::render::audit::Audit {
                 report,
                 gate: run.gate.map(|(g, _)| g),
                 exit_code: run.exit_code,
                 command,
                 inputs: run.audit_inputs,
-                created_utc: super::audit::utc_now(),
+                created_utc: super::render::audit::utc_now(),
                 streamed: streamed.as_ref().map(|(_, counts)| counts),
             },
             failing,
@@ -515,13 +523,13 @@ pub(crate) fn write_files(
                 }),
                 Err(e) => Err(e),
             },
-            None => write_atomic(path, super::junit::render(report, gate).as_bytes()),
+            None => write_atomic(path, super::render::junit::render(report, gate).as_bytes()),
         }
         .map_err(|e| write_err(&e))?;
         writeln!(out, "junit written to {}", path.display())?;
     }
     if let Some(path) = files.html {
-        let page = super::html::render(&super::html::Page {
+        let page = super::render::html::render(&super::render::html::Page {
             report: shown_report,
             outcome: run.outcome,
             gate: run.gate.zip(run.band).map(|((g, _), b)| (g, b)),
@@ -547,13 +555,16 @@ pub(crate) fn write_files(
                 Some(Err(e)) => Err(write_err(&e)),
                 None => Ok(()),
             },
-            None => {
-                super::parquet::write_check(dir, report, run.pass_k.is_some(), run.slices.is_some())
-                    .map_err(|e| write_err(&e))
-            }
+            None => super::render::parquet::write_check(
+                dir,
+                report,
+                run.pass_k.is_some(),
+                run.slices.is_some(),
+            )
+            .map_err(|e| write_err(&e)),
         }?;
         if let Some(budgets) = run.gate.and_then(|(g, _)| g.budgets.as_deref()) {
-            super::parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
+            super::render::parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
         }
         writeln!(out, "parquet written to {}", dir.display())?;
     }
@@ -608,8 +619,8 @@ pub(crate) fn write<'a>(
     )
     .map_err(PassError::Table)?;
     let shown = Shown {
-        failed_rows: super::markdown::MAX_LISTED.max(super::html::MAX_ROWS),
-        policy_rows: super::markdown::MAX_LINES_FOR_POLICY_ROWS,
+        failed_rows: super::render::markdown::MAX_LISTED.max(super::render::html::MAX_ROWS),
+        policy_rows: super::render::markdown::MAX_LINES_FOR_POLICY_ROWS,
     };
     let mut written = Written {
         json: asked.json.then(|| JsonSink::new(report, dir)),

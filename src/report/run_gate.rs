@@ -12,7 +12,7 @@ use crate::gate::{
     evaluate_budgets, evaluate_mode, evaluate_pass_k, shared_scenarios, ungated,
 };
 
-use super::gate_lines::{disjoint_band_error, slices_not_gated_warning, ungated_warning};
+use super::render::gate_lines::{disjoint_band_error, slices_not_gated_warning, ungated_warning};
 
 /// The band and gate settings of a run, read before any work.
 pub(crate) struct GateSettings {

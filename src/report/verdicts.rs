@@ -834,14 +834,14 @@ mod tests {
         let (split, whole) = (report(parts), report(vec![joined]));
         assert_eq!(split.row_count(), 9);
         assert_eq!(
-            crate::report::json::report(&split),
-            crate::report::json::report(&whole)
+            crate::report::render::json::report(&split),
+            crate::report::render::json::report(&whole)
         );
         assert_eq!(split.fired(), vec![("abstention", 3), ("policy", 5)]);
         assert_eq!(split.fired_on("policy"), ["t0", "t2", "t4", "t6", "t8"]);
         assert_eq!(
-            crate::report::parquet::traces_batch(&split).unwrap(),
-            crate::report::parquet::traces_batch(&whole).unwrap()
+            crate::report::render::parquet::traces_batch(&split).unwrap(),
+            crate::report::render::parquet::traces_batch(&whole).unwrap()
         );
     }
 

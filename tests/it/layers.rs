@@ -133,7 +133,7 @@ fn the_scan_sees_a_breach() {
             "src/checks/new_check.rs:2: compat::json"
         ]
     );
-    assert!(breaches("src/report/markdown.rs", check).is_empty());
+    assert!(breaches("src/report/render/markdown.rs", check).is_empty());
     assert!(breaches("src/compat/reason.rs", check).is_empty());
     let grouped = "use crate::compat::{fmt, value};\nuse crate::compat as py;\n";
     assert_eq!(breaches("src/gate/band.rs", grouped).len(), 2);

@@ -13,7 +13,7 @@ use crate::report::VerdictBatch;
 
 /// Accepts or refuses what the files gave. If any file could not be read, every file error is printed
 /// and the last one is returned (exit 2). Otherwise the notices and the run's input warnings go to
-/// stderr (summed up by kind unless `verbose`, see [`crate::report::warnings`]), and a run where every
+/// stderr (summed up by kind unless `verbose`, see [`crate::report::render::warnings`]), and a run where every
 /// file found was skipped, or under `strict_input` one with an input warning, is refused.
 pub(super) fn accept(
     read: FilesRead,
@@ -34,7 +34,7 @@ pub(super) fn accept(
     }
     let run_warnings = produced.input_warnings();
     let all = notices.iter().chain(&run_warnings).map(String::as_str);
-    for line in crate::report::warnings::lines(all, verbose) {
+    for line in crate::report::render::warnings::lines(all, verbose) {
         writeln!(stderr, "{line}")?;
     }
     let spilled_nothing = produced

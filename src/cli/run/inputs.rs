@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::cli::CliError;
 use crate::error::display_path;
 use crate::partial::RunEntry;
-use crate::report::repro;
+use crate::report::render::repro;
 
 /// One input file of a run: its place in the whole input list, its run (a `baseline` argument) and
 /// its size.

@@ -11,7 +11,7 @@ use crate::cli::selection::Resolved;
 use crate::cli::{CliError, ExitStatus};
 use crate::error::display_path;
 use crate::partial::{FileEntry, FileEntryNotes, Manifest, OtherInput, PartialWriter, Setting};
-use crate::report::repro;
+use crate::report::render::repro;
 use crate::report::steps::TraceSteps;
 
 /// The setting that records `--agent-version` (masked) in a partial.

@@ -25,7 +25,7 @@ pub(crate) struct Produced {
     /// Tokens the judge used, when the run has one.
     pub judge_usage: Option<Usage>,
     /// Some file was read in a format whose trace ids are names (`Format::named_ids`): the outputs
-    /// show them wider ([`crate::report::shown::IdColumn`]).
+    /// show them wider ([`crate::report::render::shown::IdColumn`]).
     pub named_ids: bool,
     /// `--unit session`: the ids of the conversations checked as units.
     pub sessions: Option<std::sync::Arc<crate::sessions::SessionIds>>,

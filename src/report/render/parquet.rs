@@ -51,11 +51,11 @@ use parquet::basic::Compression;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
-use super::pass::{Body, Sink};
-use super::{Report, Row, VerdictBatch, write_atomic};
 use crate::compat::fmt::round_half_even;
 use crate::gate::passk::{Trials, all_pass_probability};
 use crate::gate::{Band, RunSummary};
+use crate::report::pass::{Body, Sink};
+use crate::report::{Report, Row, VerdictBatch, write_atomic};
 
 /// File names written into the `--parquet` directory.
 pub(crate) const VERDICTS_FILE: &str = "verdicts.parquet";

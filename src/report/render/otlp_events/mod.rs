@@ -54,10 +54,10 @@ use std::io::{self, Write};
 
 use prost::Message as _;
 
-use super::Report;
-use super::pass::VerdictSource;
-use super::verdicts::{Row, VerdictBatch};
 use crate::gate::{Gate, Verdict};
+use crate::report::Report;
+use crate::report::pass::VerdictSource;
+use crate::report::verdicts::{Row, VerdictBatch};
 
 /// The event every record is, as the GenAI semantic conventions name it.
 pub(crate) const EVENT_NAME: &str = "gen_ai.evaluation.result";

@@ -30,11 +30,11 @@
 
 use std::io::{self, Write};
 
-use super::counts::SpilledCounts;
 use super::markdown::overall_verdict;
-use super::pass::{Body, Sink};
-use super::{Report, VerdictBatch};
 use crate::gate::Gate;
+use crate::report::counts::SpilledCounts;
+use crate::report::pass::{Body, Sink};
+use crate::report::{Report, VerdictBatch};
 
 /// Suite names of the active checks in selection order; a repeated check gets `#n` as in the verdict
 /// batch columns.
@@ -425,7 +425,7 @@ mod tests {
         Report {
             checks: names
                 .iter()
-                .map(|n| super::super::ReportCheck::rule(n, crate::checks::Gating::CleanRate))
+                .map(|n| crate::report::ReportCheck::rule(n, crate::checks::Gating::CleanRate))
                 .collect(),
             batches: vec![builder.finish(columns).expect("verdict batch")],
             ..Report::default()
@@ -470,7 +470,7 @@ mod tests {
     #[test]
     fn a_check_without_rows_is_an_empty_suite_element() {
         let report = Report {
-            checks: vec![super::super::ReportCheck::rule(
+            checks: vec![crate::report::ReportCheck::rule(
                 "loop",
                 crate::checks::Gating::CleanRate,
             )],

@@ -1,22 +1,22 @@
 //! The `--json` report: builds a [`JsonReport`] from the run's [`Report`], and its optional blocks from
 //! what the run computed besides: the outcome summary, pass^k, and the gate (also verdict.json's).
 //!
-//! The format itself (keys, order, when a key is absent) is [`super::schema::JsonReport`]; the CLI
+//! The format itself (keys, order, when a key is absent) is [`crate::report::schema::JsonReport`]; the CLI
 //! adds the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks and writes it with
-//! [`super::schema::to_pretty`].
+//! [`crate::report::schema::to_pretty`].
 
 use super::gate_lines;
-use super::pass::{Body, Sink};
-use super::schema::{
-    self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
-    OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
-};
-use super::{OutcomeSummary, Report, Row, VerdictBatch};
 use crate::compat::fmt::round_half_even;
 use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
 use crate::gate::passk::{PassK, PassKTable};
 use crate::gate::stats::{ALPHA, POWER};
 use crate::gate::{Gate, PairedGate, Unmeasured};
+use crate::report::pass::{Body, Sink};
+use crate::report::schema::{
+    self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
+    OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
+};
+use crate::report::{OutcomeSummary, Report, Row, VerdictBatch};
 
 /// The report without the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks.
 pub(crate) fn report(report: &Report) -> JsonReport {

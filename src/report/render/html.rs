@@ -4,9 +4,9 @@
 //! clean rates, the band, the fail threshold and this run; the checks by fired count; and the failing
 //! traces (scenario, trace id, tool steps, check and its redacted reason), which a row of radio buttons
 //! filters by check with CSS alone, so the filter works without JavaScript. Below them, the steps of
-//! each failing trace the run kept ([`super::steps`]), in `<details>` blocks the rows link to, with
+//! each failing trace the run kept ([`crate::report::steps`]), in `<details>` blocks the rows link to, with
 //! the steps a reason names marked. With `check --explain`, a section before them holds each
-//! explanation ([`super::explanation`]) with the candidate's and the baseline trace's steps side by
+//! explanation ([`crate::report::explanation`]) with the candidate's and the baseline trace's steps side by
 //! side and the divergent step of each marked.
 //!
 //! The page makes no request: styles are inline, the chart is inline SVG, there are no scripts, links
@@ -18,11 +18,11 @@
 use std::fmt::Write as _;
 
 use super::markdown::{overall_verdict, results_by_id};
-use super::shown_rows::RunCounts;
-use super::{OutcomeSummary, Report};
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::Gate;
 use crate::gate::band::BandFile;
+use crate::report::shown_rows::RunCounts;
+use crate::report::{OutcomeSummary, Report};
 
 /// Failing (trace, check) rows listed before the table is cut; a page stays small enough to open.
 pub(crate) const MAX_ROWS: usize = 2000;
@@ -35,8 +35,8 @@ pub(crate) struct Page<'a> {
     /// The reproduce command ([`super::repro::command`]).
     pub command: &'a str,
     /// `check --explain`'s explanations (none without it).
-    pub explanations: &'a [super::explanation::Explanation],
-    /// The whole run's counts when `report` holds only the rows shown ([`super::digest`]); `None`
+    pub explanations: &'a [crate::report::explanation::Explanation],
+    /// The whole run's counts when `report` holds only the rows shown ([`crate::report::digest`]); `None`
     /// counts `report`.
     pub counts: Option<&'a RunCounts<'a>>,
 }
@@ -87,7 +87,7 @@ const EXPLAIN_STYLE: &str = "\
 /// Where each regression left the baseline: per explanation, a `<details>` block (the first open)
 /// with the candidate's and the baseline trace's steps side by side and the divergent step of each
 /// marked (the answer row, when the divergence is past a side's last step).
-fn explanations(explanations: &[super::explanation::Explanation]) -> String {
+fn explanations(explanations: &[crate::report::explanation::Explanation]) -> String {
     let mut h = String::from(
         "<section id=\"explanations\">\n<h2>Where the regressions left the baseline</h2>\n",
     );
@@ -124,7 +124,7 @@ fn explanations(explanations: &[super::explanation::Explanation]) -> String {
                 escape(trace_id)
             );
             // The first steps, and the marked one wherever it is.
-            let shown = steps.len().min(super::steps::MAX_STEPS.max(marked));
+            let shown = steps.len().min(crate::report::steps::MAX_STEPS.max(marked));
             for (k, step) in steps.iter().take(shown).enumerate() {
                 let mut classes = Vec::new();
                 if k + 1 == marked {
@@ -163,7 +163,12 @@ fn explanations(explanations: &[super::explanation::Explanation]) -> String {
 
 /// The label of a step that is not the agent's (a simulated user's tool), with its row's class: no
 /// One step's row of a steps table: its number, tool and actor, arguments and result.
-fn step_row(h: &mut String, number: usize, step: &super::steps::StepView, mut classes: Vec<&str>) {
+fn step_row(
+    h: &mut String,
+    number: usize,
+    step: &crate::report::steps::StepView,
+    mut classes: Vec<&str>,
+) {
     let actor = actor_label(step, &mut classes);
     let _ = writeln!(
         h,
@@ -176,7 +181,7 @@ fn step_row(h: &mut String, number: usize, step: &super::steps::StepView, mut cl
 }
 
 /// rule judged it, so a reader must not take it for the agent's. Empty for the agent's steps.
-fn actor_label(step: &super::steps::StepView, classes: &mut Vec<&str>) -> String {
+fn actor_label(step: &crate::report::steps::StepView, classes: &mut Vec<&str>) -> String {
     match &step.actor {
         Some(actor) => {
             classes.push("others");
@@ -205,7 +210,9 @@ fn trace_steps(report: &Report) -> String {
             for (check, v) in report.checks.iter().zip(r.verdicts()) {
                 if v.detected {
                     fired.push(check.name.as_str());
-                    named.extend(super::steps::steps_named(v.reason.unwrap_or_default()));
+                    named.extend(crate::report::steps::steps_named(
+                        v.reason.unwrap_or_default(),
+                    ));
                 }
             }
         }

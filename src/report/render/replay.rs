@@ -10,9 +10,9 @@ use std::sync::Mutex;
 
 use serde_json::json;
 
-use super::ReportCheck;
-use super::verdicts::VerdictBatch;
 use crate::judge::providers::Usage;
+use crate::report::ReportCheck;
+use crate::report::verdicts::VerdictBatch;
 
 /// The `--judge-record` file of an invocation and the lines of its runs so far.
 #[derive(Debug)]
@@ -44,7 +44,7 @@ impl JudgeRecord {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         push_lines(&mut lines, batches, checks, usage, judge);
-        super::write_atomic(&self.path, lines.as_bytes())
+        crate::report::write_atomic(&self.path, lines.as_bytes())
     }
 }
 

@@ -2,13 +2,13 @@
 
 use std::io::Write;
 
-use super::counts::{Counting, SpilledCounts};
-use super::pass::{Sink, VerdictSource};
 pub(crate) use super::shown::IdColumn;
 use super::shown::cut_on_word;
-use super::spill::SpillError;
-use super::{Report, VerdictBatch, VerdictRef};
 use crate::compat::fmt::push_fixed;
+use crate::report::counts::{Counting, SpilledCounts};
+use crate::report::pass::{Sink, VerdictSource};
+use crate::report::spill::SpillError;
+use crate::report::{Report, VerdictBatch, VerdictRef};
 
 fn pad(text: &str, width: usize) -> String {
     let mut out = String::new();
@@ -431,7 +431,7 @@ pub(crate) fn summary_of(
 }
 
 /// The line under the summary of a run whose outcomes were judged (the `outcome` block).
-pub(crate) fn outcome_line(o: &super::OutcomeSummary) -> String {
+pub(crate) fn outcome_line(o: &crate::report::OutcomeSummary) -> String {
     let rate = if o.judged > 0 {
         format!(
             "{}/{} true ({})",
@@ -504,7 +504,7 @@ mod tests {
             let out = crate::report::pass::through(source, sink).into_inner();
             let in_memory = table(&whole, rows, ids);
             let expected = if colour {
-                super::super::colour::colour_table(&in_memory, names.len())
+                crate::report::render::colour::colour_table(&in_memory, names.len())
             } else {
                 in_memory
             };

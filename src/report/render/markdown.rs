@@ -23,11 +23,11 @@ use serde_json::Value;
 
 use super::repro::PIP_INSTALL;
 use super::shown::{IdColumn, code_span, cut_on_word};
-use super::shown_rows::RunCounts;
-use super::{OutcomeSummary, Report, Row};
 use crate::compat::fmt::{fmt_fixed, fmt_signed1, fmt_thousands0, md_cell};
 use crate::gate::Gate;
 use crate::gate::band::BandFile;
+use crate::report::shown_rows::RunCounts;
+use crate::report::{OutcomeSummary, Report, Row};
 
 /// The policy table stops once the document has this many lines.
 pub(crate) const MAX_LINES_FOR_POLICY_ROWS: usize = 200;
@@ -54,8 +54,8 @@ pub(crate) struct Summary<'a> {
     /// pass^k over trials, when some scenario has several traces.
     pub pass_k: Option<&'a crate::gate::passk::PassKTable>,
     /// `check --explain`'s explanations (none without it).
-    pub explanations: &'a [super::explanation::Explanation],
-    /// The whole run's counts when `report` holds only the rows shown ([`super::shown_rows`]); `None`
+    pub explanations: &'a [crate::report::explanation::Explanation],
+    /// The whole run's counts when `report` holds only the rows shown ([`crate::report::shown_rows`]); `None`
     /// counts `report`.
     pub counts: Option<&'a RunCounts<'a>>,
     /// How trace ids are shown, and whether reasons and keys keep 0.4.1's cut.
@@ -277,7 +277,7 @@ pub(crate) fn render(summary: &Summary<'_>) -> String {
         }
     }
 
-    lines.extend(super::explanation::markdown_lines(
+    lines.extend(crate::report::explanation::markdown_lines(
         summary.explanations,
         summary.ids,
     ));

@@ -18,16 +18,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::Report;
-use super::counts::SpilledCounts;
 use super::markdown::{overall_verdict, results_by_id};
-use super::pass::{Body, Sink};
 use super::repro::{PIP_INSTALL, TOOL, display_path};
-use super::schema::{
-    FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty, to_pretty_writer,
-};
 use crate::gate::Gate;
 use crate::output::StagedDir;
+use crate::report::Report;
+use crate::report::counts::SpilledCounts;
+use crate::report::pass::{Body, Sink};
+use crate::report::schema::{
+    FailingTrace, FiredCheck, InputDigest, VerdictJson, to_pretty, to_pretty_writer,
+};
 
 /// One input file of the run and the role it played.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,9 +256,9 @@ impl FailingSink {
 }
 
 impl Sink for FailingSink {
-    fn take(&mut self, batch: &super::VerdictBatch) -> std::io::Result<()> {
+    fn take(&mut self, batch: &crate::report::VerdictBatch) -> std::io::Result<()> {
         self.text.clear();
-        for row in batch.rows().filter(super::Row::failed) {
+        for row in batch.rows().filter(crate::report::Row::failed) {
             let trace = FailingTrace {
                 trace_id: row.trace_id().to_string(),
                 scenario: row.scenario().to_string(),
