@@ -233,82 +233,96 @@ pub(crate) fn finish(
         sliced: slice_table.is_some(),
         dir: settings.spill_dir,
     };
-    let streamed = outputs::print_results(
-        out,
-        &outputs::Results {
-            report: &report,
-            source,
-            trials: &trials,
-            elapsed,
-            outcome: outcome.as_ref(),
-            pass_k: pass_k.as_ref(),
-            slices: shown_slices.as_ref(),
-        },
-        &asked,
-        streamed,
-    )
-    .map_err(|e| match e {
-        outputs::PassError::Table(e) => FinishError::Print(e),
-        outputs::PassError::Spill(e) => FinishError::Spill(e),
-    })?;
-    let failed_traces = match &streamed {
-        Some((_, counts)) => counts.failed,
-        None => report.failed_traces().len(),
-    };
-    let mut failed = failed_traces > 0;
-    let explained = match (explain, &gate) {
-        (Some(explain), Some((gate, _))) => {
-            let regressions: Vec<String> = gate
-                .regressions
-                .iter()
-                .filter_map(|k| k.as_str().map(String::from))
-                .collect();
-            Some(explain(&regressions)?)
-        }
-        _ => None,
-    };
-    let explanations = explained.as_ref().map(|e| e.explanations.as_slice());
-    if let Some((gate, runs_text)) = &gate {
-        outputs::print_gate(
+    // The audit's inputs are read for their digests on a thread of their own while the verdicts are
+    // written: a large archive takes as long to digest as the outputs take to write.
+    let audit_inputs = &audit_inputs;
+    std::thread::scope(|scope| {
+        let digesting = files
+            .audit
+            .map(|_| scope.spawn(|| audit::InputDigests::read(audit_inputs)));
+        let digests = move || match digesting {
+            Some(digesting) => digesting
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => audit::InputDigests::read(audit_inputs),
+        };
+        let streamed = outputs::print_results(
             out,
-            &outputs::GateShown {
-                gate,
-                band_runs: runs_text,
-                explanations: explanations.unwrap_or_default(),
-                notes: explained.as_ref().map_or(&[], |e| e.notes.as_slice()),
-                slice_verdicts: slice_verdicts.as_deref(),
-                slice_warning: slice_warning.as_deref(),
-                gate_slices,
-                colour: settings.colour,
+            &outputs::Results {
+                report: &report,
+                source,
+                trials: &trials,
+                elapsed,
+                outcome: outcome.as_ref(),
+                pass_k: pass_k.as_ref(),
+                slices: shown_slices.as_ref(),
             },
-        )?;
-        // INCONCLUSIVE passes: too little evidence is not a regression.
-        failed = gate.verdict == Verdict::Fail;
-    }
-    outputs::write_files(
-        out,
-        files,
-        &outputs::RunFiles {
-            report: &report,
-            source,
-            judge_usage,
-            outcome: outcome.as_ref(),
-            pass_k: pass_k.as_ref(),
-            gate: gate.as_ref(),
-            band: band.as_ref(),
-            explanations,
-            slices: shown_slices.as_ref(),
-            command: &command,
-            audit_inputs: &audit_inputs,
-            exit_code: i32::from(failed),
-            ids,
-        },
-        streamed,
-    )
-    .map_err(|e| match e {
-        outputs::WriteError::Print(e) => FinishError::Print(e),
-        outputs::WriteError::Output(message) => FinishError::Output(message),
-        outputs::WriteError::Invalid(message) => FinishError::Refused(message),
-    })?;
-    Ok(Ended { failed })
+            &asked,
+            streamed,
+        )
+        .map_err(|e| match e {
+            outputs::PassError::Table(e) => FinishError::Print(e),
+            outputs::PassError::Spill(e) => FinishError::Spill(e),
+        })?;
+        let failed_traces = match &streamed {
+            Some((_, counts)) => counts.failed,
+            None => report.failed_traces().len(),
+        };
+        let mut failed = failed_traces > 0;
+        let explained = match (explain, &gate) {
+            (Some(explain), Some((gate, _))) => {
+                let regressions: Vec<String> = gate
+                    .regressions
+                    .iter()
+                    .filter_map(|k| k.as_str().map(String::from))
+                    .collect();
+                Some(explain(&regressions)?)
+            }
+            _ => None,
+        };
+        let explanations = explained.as_ref().map(|e| e.explanations.as_slice());
+        if let Some((gate, runs_text)) = &gate {
+            outputs::print_gate(
+                out,
+                &outputs::GateShown {
+                    gate,
+                    band_runs: runs_text,
+                    explanations: explanations.unwrap_or_default(),
+                    notes: explained.as_ref().map_or(&[], |e| e.notes.as_slice()),
+                    slice_verdicts: slice_verdicts.as_deref(),
+                    slice_warning: slice_warning.as_deref(),
+                    gate_slices,
+                    colour: settings.colour,
+                },
+            )?;
+            // INCONCLUSIVE passes: too little evidence is not a regression.
+            failed = gate.verdict == Verdict::Fail;
+        }
+        outputs::write_files(
+            out,
+            files,
+            &outputs::RunFiles {
+                report: &report,
+                source,
+                judge_usage,
+                outcome: outcome.as_ref(),
+                pass_k: pass_k.as_ref(),
+                gate: gate.as_ref(),
+                band: band.as_ref(),
+                explanations,
+                slices: shown_slices.as_ref(),
+                command: &command,
+                exit_code: i32::from(failed),
+                ids,
+            },
+            streamed,
+            digests,
+        )
+        .map_err(|e| match e {
+            outputs::WriteError::Print(e) => FinishError::Print(e),
+            outputs::WriteError::Output(message) => FinishError::Output(message),
+            outputs::WriteError::Invalid(message) => FinishError::Refused(message),
+        })?;
+        Ok(Ended { failed })
+    })
 }

@@ -359,8 +359,6 @@ pub(crate) struct RunFiles<'a> {
     pub slices: Option<&'a SlicesShown<'a>>,
     /// The reproduce command.
     pub command: &'a str,
-    /// The audit's inputs.
-    pub audit_inputs: &'a [super::render::audit::Input],
     /// The run's exit code, recorded by the audit.
     pub exit_code: i32,
     pub ids: IdColumn,
@@ -381,7 +379,8 @@ pub(crate) enum WriteError {
 }
 
 /// Writes every asked output file in turn, each followed by its line on `out`: from the sinks the
-/// pass filled (`streamed`, with the run's counts), or from the run held whole.
+/// pass filled (`streamed`, with the run's counts), or from the run held whole. `audit_digests` gives
+/// the audit's inputs with their digests, once the audit is written.
 ///
 /// # Errors
 ///
@@ -391,6 +390,7 @@ pub(crate) fn write_files(
     files: &Files<'_>,
     run: &RunFiles<'_>,
     mut streamed: Option<(Written<'_>, SpilledCounts)>,
+    audit_digests: impl FnOnce() -> super::render::audit::InputDigests,
 ) -> Result<(), WriteError> {
     let write_err = |e: &dyn std::fmt::Display| WriteError::Output(e.to_string());
     let report = run.report;
@@ -434,7 +434,7 @@ pub(crate) fn write_files(
                 };
                 let sink = written.json.take().transpose().map_err(|e| write_err(&e))?;
                 write_atomic_with(path, |out| match sink {
-                    Some(sink) => sink.finish(out, doc),
+                    Some(sink) => sink.finish(out, doc, run.source),
                     None => Ok(()),
                 })
                 .map_err(|e| write_err(&e))?;
@@ -504,10 +504,10 @@ pub(crate) fn write_files(
                 gate: run.gate.map(|(g, _)| g),
                 exit_code: run.exit_code,
                 command,
-                inputs: run.audit_inputs,
                 created_utc: super::render::audit::utc_now(),
                 streamed: streamed.as_ref().map(|(_, counts)| counts),
             },
+            audit_digests(),
             failing,
         )
         .map_err(|e| write_err(&e))?;

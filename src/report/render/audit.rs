@@ -48,7 +48,6 @@ pub(crate) struct Audit<'a> {
     pub exit_code: i32,
     /// The reproduce command ([`super::repro::command`]).
     pub command: &'a str,
-    pub inputs: &'a [Input],
     /// `YYYY-MM-DDTHH:MM:SSZ` ([`utc_now`]).
     pub created_utc: String,
     /// The run's counts when its verdicts were written in a pass ([`FailingSink`]) rather than read
@@ -103,8 +102,8 @@ pub(crate) fn format_utc(secs: i64) -> String {
     )
 }
 
-/// verdict.json ([`VerdictJson`] gives its keys), its inputs digested as they are written.
-fn verdict<'a>(audit: &'a Audit<'a>) -> VerdictJson<Digests<'a>> {
+/// verdict.json ([`VerdictJson`] gives its keys), with its inputs' digests.
+fn verdict(audit: &Audit<'_>, digests: InputDigests) -> VerdictJson<Digests> {
     let report = audit.report;
     VerdictJson {
         faultgate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -114,7 +113,7 @@ fn verdict<'a>(audit: &'a Audit<'a>) -> VerdictJson<Digests<'a>> {
         command: audit.command.to_string(),
         install: PIP_INSTALL.to_string(),
         inputs: Digests {
-            inputs: audit.inputs,
+            read: std::cell::RefCell::new(digests.0),
             failed: std::cell::RefCell::new(None),
         },
         judge: report.judge.clone(),
@@ -134,14 +133,27 @@ fn verdict<'a>(audit: &'a Audit<'a>) -> VerdictJson<Digests<'a>> {
     }
 }
 
-/// verdict.json's inputs, each file read for its SHA-256 as its entry is written.
-struct Digests<'a> {
-    inputs: &'a [Input],
-    /// The read that failed, given back to the caller as it was.
-    failed: std::cell::RefCell<Option<std::io::Error>>,
-}
+/// The run's inputs with their SHA-256, in order, up to the first that could not be read: what
+/// verdict.json lists. The files are read ([`InputDigests::read`]) while the verdicts are written, on
+/// a thread of their own, so reading the traces again costs the audit no time of its own.
+pub(crate) struct InputDigests(Vec<std::io::Result<InputDigest>>);
 
-impl Digests<'_> {
+impl InputDigests {
+    /// Reads every input for its SHA-256 (taking the one a partial recorded, where it did), and stops
+    /// at the first that cannot be read.
+    pub(crate) fn read(inputs: &[Input]) -> InputDigests {
+        let mut digests = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let digest = Self::digest(input);
+            let failed = digest.is_err();
+            digests.push(digest);
+            if failed {
+                break;
+            }
+        }
+        InputDigests(digests)
+    }
+
     fn digest(input: &Input) -> std::io::Result<InputDigest> {
         if let Some((shown, sha256)) = &input.recorded {
             return Ok(InputDigest {
@@ -164,12 +176,20 @@ impl Digests<'_> {
     }
 }
 
-impl serde::Serialize for Digests<'_> {
+/// verdict.json's inputs as they are written: the first read that failed ends the list, and is given
+/// back to the caller as it was.
+struct Digests {
+    read: std::cell::RefCell<Vec<std::io::Result<InputDigest>>>,
+    failed: std::cell::RefCell<Option<std::io::Error>>,
+}
+
+impl serde::Serialize for Digests {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
-        let mut list = serializer.serialize_seq(Some(self.inputs.len()))?;
-        for input in self.inputs {
-            match Self::digest(input) {
+        let read = std::mem::take(&mut *self.read.borrow_mut());
+        let mut list = serializer.serialize_seq(Some(read.len()))?;
+        for digest in read {
+            match digest {
                 Ok(entry) => list.serialize_element(&entry)?,
                 Err(e) => {
                     let message = e.to_string();
@@ -187,8 +207,12 @@ impl serde::Serialize for Digests<'_> {
 /// # Errors
 ///
 /// `out` fails, or an input can no longer be read for its digest (that read's error).
-fn write_verdict(out: &mut dyn std::io::Write, audit: &Audit<'_>) -> std::io::Result<()> {
-    let verdict = verdict(audit);
+fn write_verdict(
+    out: &mut dyn std::io::Write,
+    audit: &Audit<'_>,
+    digests: InputDigests,
+) -> std::io::Result<()> {
+    let verdict = verdict(audit, digests);
     let written = to_pretty_writer(&verdict, out);
     match verdict.inputs.failed.into_inner() {
         Some(read) => Err(read),
@@ -301,11 +325,12 @@ pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> Stri
 pub(crate) fn write(
     dir: &Path,
     audit: &Audit<'_>,
+    digests: InputDigests,
     streamed: Option<FailingSink>,
 ) -> std::io::Result<()> {
     let script = repro_script(audit.verdict_word(), audit.exit_code, audit.command);
     let mut staged = StagedDir::new(dir)?;
-    staged.write_with("verdict.json", |out| write_verdict(out, audit))?;
+    staged.write_with("verdict.json", |out| write_verdict(out, audit, digests))?;
     match streamed {
         Some(failing) => staged.write_with("failing_traces.json", |out| failing.finish(out))?,
         None => staged.write(

@@ -11,11 +11,12 @@ use crate::gate::bootstrap::{CONFIDENCE, RESAMPLES, SEED};
 use crate::gate::passk::{PassK, PassKTable};
 use crate::gate::stats::{ALPHA, POWER};
 use crate::gate::{Gate, PairedGate, Unmeasured};
-use crate::report::pass::{Body, Sink};
+use crate::report::pass::{Body, Sink, VerdictSource};
 use crate::report::schema::{
     self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
     OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
 };
+use crate::report::spill::SpillError;
 use crate::report::{OutcomeSummary, Report, Row, VerdictBatch};
 
 /// The report without the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks.
@@ -79,46 +80,47 @@ pub(crate) fn report(report: &Report) -> JsonReport {
 /// the report's text, and is replaced by the entries as they are read back.
 const PLACEHOLDER: &str = "faultgate.spilled.placeholder";
 
-/// The JSON report of a run whose trace ids are distinct, its per-trace lists (`failed_traces`,
-/// `measures` and `results`) written as the pass hands the rows on, each to its own [`Body`], and
-/// joined with the rest of the report at the end: the bytes [`schema::to_pretty`] gives for the run
-/// held whole.
+/// The JSON report of a run whose trace ids are distinct, written as [`schema::to_pretty`] writes the
+/// run held whole. Its two short per-trace lists (`failed_traces` and `measures`, about a tenth of its
+/// bytes) are written as the pass hands the rows on, each to its own [`Body`]; `results`, which comes
+/// after them in the file and holds the rest, is written straight into the report from a second
+/// reading of the verdicts ([`JsonSink::finish`]): reading the spill again costs less than writing
+/// the list to a temporary file and copying it.
 pub(crate) struct JsonSink {
     layout: PerTraceEntries,
     checks: usize,
-    lists: [(ListWriter, Body); 3],
+    failed: (ListWriter, Body),
+    measures: (ListWriter, Body),
 }
 
 impl JsonSink {
-    /// The sink of a report of these checks, its lists in unlinked files of `dir` (`TMPDIR` when
-    /// `None`).
+    /// The sink of a report of these checks, its short lists in unlinked files of `dir` (`TMPDIR`
+    /// when `None`).
     ///
     /// # Errors
     ///
     /// A list's file cannot be created.
     pub(crate) fn new(report: &Report, dir: Option<&std::path::Path>) -> std::io::Result<Self> {
-        let list = |open: char| -> std::io::Result<(ListWriter, Body)> {
-            let mut writer = ListWriter::default();
-            writer.begin(open);
-            Ok((writer, Body::new(dir)?))
-        };
         Ok(JsonSink {
             layout: PerTraceEntries::new(report.checks.iter().map(|c| c.name.as_str())),
             checks: report.checks.len(),
-            lists: [list('[')?, list('{')?, list('[')?],
+            failed: (ListWriter::new('['), Body::new(dir)?),
+            measures: (ListWriter::new('{'), Body::new(dir)?),
         })
     }
 
-    /// Writes the report: `doc` holds all but its per-trace lists (which it ignores), and the lists
-    /// are those the pass wrote.
+    /// Writes the report: `doc` holds all but its per-trace lists (which it ignores), the short lists
+    /// are those the pass wrote, and `results` is written from `source`, the run's verdicts read
+    /// again.
     ///
     /// # Errors
     ///
-    /// A list cannot be read back, or `out` cannot be written.
+    /// A list cannot be read back, the spill cannot be, or `out` cannot be written.
     pub(crate) fn finish(
         self,
         out: &mut dyn std::io::Write,
         doc: JsonReport,
+        source: VerdictSource<'_>,
     ) -> std::io::Result<()> {
         let placeholder_result = CheckResult {
             trace_id: PLACEHOLDER.to_string(),
@@ -146,25 +148,69 @@ impl JsonSink {
             list(&[schema::to_pretty(&placeholder_result)], '[', ']'),
         ];
         let mut rest = text.as_str();
-        for (placeholder, (mut writer, body)) in placeholders.iter().zip(self.lists) {
-            let at = rest.find(placeholder.as_str()).ok_or_else(|| {
+        let mut cut = |out: &mut dyn std::io::Write, placeholder: &str| {
+            let at = rest.find(placeholder).ok_or_else(|| {
                 std::io::Error::other("the JSON report's lists are not where the pass writes them")
             })?;
             out.write_all(&rest.as_bytes()[..at])?;
-            if writer.written > 0 {
-                writeln!(out, "{}", writer.open)?;
-            }
+            rest = &rest[at + placeholder.len()..];
+            Ok::<(), std::io::Error>(())
+        };
+        for (placeholder, (writer, body)) in placeholders.iter().zip([self.failed, self.measures]) {
+            cut(out, placeholder)?;
             body.copy_to(out)?;
             writer.end(out)?;
-            rest = &rest[at + placeholder.len()..];
         }
+        cut(out, &placeholders[2])?;
+        let mut results = ListWriter::new('[');
+        let (layout, checks) = (&self.layout, self.checks);
+        source
+            .for_each_batch(|batch| {
+                results
+                    .push_batch(out, batch, |row, rendered| {
+                        PerTraceEntries::result_head(
+                            &mut rendered.head,
+                            row.trace_id(),
+                            row.scenario(),
+                        );
+                        for (check, v) in (0..checks).zip(row.verdicts()) {
+                            let (text, head) = rendered.entry_with_head();
+                            layout.push_result(
+                                text,
+                                head,
+                                check,
+                                v.detected,
+                                round_half_even(v.confidence, 4),
+                                v.reason.unwrap_or_default(),
+                            );
+                        }
+                    })
+                    .map_err(ListError::Write)
+            })
+            .map_err(|e: ListError| match e {
+                ListError::Write(e) => e,
+                ListError::Read(e) => std::io::Error::other(e),
+            })?;
+        results.end(out)?;
         out.write_all(rest.as_bytes())
+    }
+}
+
+/// Why the `results` list could not be written from the verdicts.
+enum ListError {
+    Write(std::io::Error),
+    Read(SpillError),
+}
+
+impl From<SpillError> for ListError {
+    fn from(e: SpillError) -> Self {
+        ListError::Read(e)
     }
 }
 
 impl Sink for JsonSink {
     fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
-        let [failed, measures, results] = &mut self.lists;
+        let (failed, measures) = (&mut self.failed, &mut self.measures);
         // `failed_traces`: ids of traces where any check fired.
         failed.0.push_batch(&mut failed.1, batch, |row, rendered| {
             if row.failed() {
@@ -182,24 +228,6 @@ impl Sink for JsonSink {
                     cost_usd: m.cost_usd,
                 };
                 PerTraceEntries::push_measures(rendered.entry(), row.trace_id(), &measures);
-            })?;
-        // `results`: one per trace and check.
-        let (layout, checks) = (&self.layout, self.checks);
-        results
-            .0
-            .push_batch(&mut results.1, batch, |row, rendered| {
-                PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
-                for (check, v) in (0..checks).zip(row.verdicts()) {
-                    let (text, head) = rendered.entry_with_head();
-                    layout.push_result(
-                        text,
-                        head,
-                        check,
-                        v.detected,
-                        round_half_even(v.confidence, 4),
-                        v.reason.unwrap_or_default(),
-                    );
-                }
             })
     }
 }
@@ -252,19 +280,16 @@ impl Rendered {
     }
 }
 
-/// A list being written a batch of entries at a time, as [`list`] writes it whole.
-#[derive(Default)]
+/// A list being written a batch of entries at a time, as [`list`] writes it whole: its opening is
+/// written with its first entry, so an empty list can still be written as `[]` at its end.
 struct ListWriter {
-    close: char,
     open: char,
     written: usize,
 }
 
 impl ListWriter {
-    fn begin(&mut self, open: char) {
-        self.open = open;
-        self.close = if open == '[' { ']' } else { '}' };
-        self.written = 0;
+    fn new(open: char) -> ListWriter {
+        ListWriter { open, written: 0 }
     }
 
     /// Writes the entries `render` makes of each row of `batch`, in row order. The rows are rendered
@@ -283,9 +308,10 @@ impl ListWriter {
             }
             rendered
         });
-        // The list's opening is written before its body, once the body is known not to be empty.
         for part in parts.iter().filter(|part| part.entries > 0) {
-            if self.written > 0 {
+            if self.written == 0 {
+                writeln!(out, "{}", self.open)?;
+            } else {
                 out.write_all(b",\n")?;
             }
             out.write_all(&part.text)?;
@@ -294,11 +320,13 @@ impl ListWriter {
         Ok(())
     }
 
-    fn end(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    /// Closes the list, written to `out` after what [`Self::push_batch`] wrote.
+    fn end(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let close = if self.open == '[' { ']' } else { '}' };
         if self.written == 0 {
-            write!(out, "{}{}", self.open, self.close)
+            write!(out, "{}{close}", self.open)
         } else {
-            write!(out, "\n {}", self.close)
+            write!(out, "\n {close}")
         }
     }
 }
@@ -516,7 +544,7 @@ mod tests {
             let source = crate::report::pass::VerdictSource::Spilled(&spilled);
             let sink = crate::report::pass::through(source, JsonSink::new(&empty, None).unwrap());
             let mut out = Vec::new();
-            sink.finish(&mut out, doc).unwrap();
+            sink.finish(&mut out, doc, source).unwrap();
             let expected = schema::to_pretty(&report(&whole));
             assert_eq!(String::from_utf8(out).unwrap(), expected, "fired: {fire}");
             assert_eq!(expected.contains("\"failed_traces\": []"), !fire);
