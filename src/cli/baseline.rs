@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::args::{BaselineArgs, RunArgs};
-use super::run::{InputFile, Outputs, Run, RunCommand, execute};
+use super::run::{Outputs, Run, RunCommand, execute};
 use super::{CliError, ExitStatus};
 use crate::gate::BandBuilder;
 use crate::partial::RunEntry;
@@ -15,6 +15,7 @@ use crate::report::render::gate_lines::{
 };
 use crate::report::render::parquet;
 use crate::report::{Report, write_atomic};
+use crate::run::InputFile;
 
 /// The output flags of `baseline`, which `merge` takes too.
 #[derive(Debug, Clone)]
@@ -242,7 +243,7 @@ impl RunCommand for BaselineArgs {
                 .map_err(|e| CliError::Invalid(e.to_string()))?,
             parquet: self.parquet.clone(),
             trust: super::check::read_trust(&self.trust)?,
-            agent_version: run.resolved.masked_agent_version(),
+            agent_version: run.resolved.plan.masked_agent_version(),
             expectations: super::run::expectations_digest(&self.run)?,
         };
         let mut runs = BandRuns::new(&outs);
@@ -255,7 +256,7 @@ impl RunCommand for BaselineArgs {
             // A run may be a directory or archive of many files; it is read, then reduced, alone.
             let files = share.iter().filter(|f| f.run == r).cloned().collect();
             let produced = run.produce(files)?;
-            runs.add_run(entry, produced.report(run.resolved), started)?;
+            runs.add_run(entry, produced.report(&run.resolved.plan), started)?;
         }
         runs.finish(&outs)
     }

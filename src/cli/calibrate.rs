@@ -52,7 +52,7 @@ impl RunCommand for CalibrateArgs {
     }
 
     fn configure(&self, resolved: &mut Resolved) {
-        resolved.settings.keep_raw_scenario = true;
+        resolved.plan.settings.keep_raw_scenario = true;
     }
 
     fn prepare(&self) -> Result<Self::Prepared, CliError> {
@@ -105,7 +105,7 @@ impl RunCommand for CalibrateArgs {
         run: &Run<'_>,
     ) -> Result<ExitStatus, CliError> {
         let produced = run.produce(run.share())?;
-        if let Some(version) = run.resolved.masked_agent_version()
+        if let Some(version) = run.resolved.plan.masked_agent_version()
             && produced
                 .batches
                 .iter()
@@ -119,10 +119,10 @@ impl RunCommand for CalibrateArgs {
             parquet: self.parquet.clone(),
         };
         finish(
-            &produced.report(run.resolved),
+            &produced.report(&run.resolved.plan),
             labels,
             split,
-            run.resolved.settings.redaction,
+            run.resolved.plan.settings.redaction,
             &outs,
         )
     }

@@ -1,24 +1,24 @@
-//! `faultgate check`: the flags of a run over trace files resolved into settings, the run produced
-//! ([`super::run`]) and finished by the library ([`crate::report::finish`]), and its end turned into an
-//! exit code.
+//! `faultgate check`: the flags of a run over trace files resolved into settings, the run made by the
+//! library in one call, from its files to its outputs ([`crate::run::finished`]), and its end turned
+//! into an exit code.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use super::args::{CheckArgs, CheckOutputs, RunArgs, TrustArgs};
-use super::run::{Outputs, Run, RunCommand, SpillTo, execute};
+use super::run::{Outputs, Run, RunCommand, execute};
 use super::selection::Resolved;
 use super::{CliError, ExitStatus};
 use crate::checks::Reasons;
-use crate::explain::{BaselineRun, Request};
 use crate::gate::{BandFile, Budget, GateMode, Trust};
-use crate::partial::{OtherInput, Usage};
-use crate::report::finish::{Explainer, Finish, FinishError, FinishSettings};
+use crate::partial::OtherInput;
+use crate::report::finish::{Finish, FinishSettings};
 use crate::report::outputs;
-use crate::report::render::{audit, parquet, repro, terminal};
+use crate::report::render::{parquet, repro, terminal};
 use crate::report::run_gate::GateFlags;
 pub(crate) use crate::report::run_gate::GateSettings;
-use crate::report::schema::JudgeUsage;
+use crate::run::SpillTo;
+use crate::run::finished::{AuditInputs, Ending, ExplainBaselines, check_and_finish};
 
 impl CheckOutputs {
     /// The test that decides the gate (`--gate`; 0.4.1's band gate when not given).
@@ -279,20 +279,24 @@ impl RunCommand for Check<'_> {
 
     fn configure(&self, resolved: &mut Resolved) {
         // A session run's turns wait on disk where its verdicts spill.
-        if let (Some(_), Some(dir)) = (&resolved.settings.sessions, &self.args.outputs.spill_dir) {
-            resolved.settings.sessions = Some(std::sync::Arc::new(
+        if let (Some(_), Some(dir)) = (
+            &resolved.plan.settings.sessions,
+            &self.args.outputs.spill_dir,
+        ) {
+            resolved.plan.settings.sessions = Some(std::sync::Arc::new(
                 crate::sessions::SessionSpill::new(Some(dir.to_path_buf())),
             ));
         }
-        if let (Some(_), Some(dir)) = (&resolved.settings.links, &self.args.outputs.spill_dir) {
-            resolved.settings.links = Some(std::sync::Arc::new(
+        if let (Some(_), Some(dir)) = (&resolved.plan.settings.links, &self.args.outputs.spill_dir)
+        {
+            resolved.plan.settings.links = Some(std::sync::Arc::new(
                 crate::sessions::links::LinkRun::new(Some(dir.to_path_buf())),
             ));
         }
         let partial = self.args.run.partial.is_some();
         // A partial keeps every reason, so the merge can write any output. A replay file
         // (`--judge-record`) keeps every judged verdict's reason.
-        resolved.settings.reasons = if partial || resolved.judge_record.is_some() {
+        resolved.plan.settings.reasons = if partial || resolved.plan.judge_record.is_some() {
             Reasons::All
         } else {
             self.args.outputs.reasons()
@@ -301,13 +305,13 @@ impl RunCommand for Check<'_> {
         // rows; no output without one prints a reason, so keeping fired reasons changes nothing else.
         let table_reasons = self.args.outputs.table == Some(terminal::TableRows::Failing);
         if (!self.args.explain.is_empty() || table_reasons)
-            && resolved.settings.reasons == Reasons::None
+            && resolved.plan.settings.reasons == Reasons::None
         {
-            resolved.settings.reasons = Reasons::Fired;
+            resolved.plan.settings.reasons = Reasons::Fired;
         }
         // A partial keeps the failing traces' steps too, so the merge can write the HTML report.
         if self.args.outputs.html.is_some() || partial {
-            resolved.settings.failing_steps = crate::report::steps::MAX_TRACES;
+            resolved.plan.settings.failing_steps = crate::report::steps::MAX_TRACES;
         }
     }
 
@@ -366,7 +370,7 @@ impl RunCommand for Check<'_> {
 
     fn write_outputs(&self, gating: GateSettings, run: &Run<'_>) -> Result<ExitStatus, CliError> {
         if let Some(version) = gating.band.as_ref().and_then(|b| b.agent_version.as_ref())
-            && run.resolved.settings.agent_version.is_none()
+            && run.resolved.plan.settings.agent_version.is_none()
         {
             // Not refused: a candidate folder may hold one version only. The user is told, though,
             // since a folder of several versions is then gated whole against one version's band.
@@ -375,61 +379,34 @@ impl RunCommand for Check<'_> {
                 "note: the band holds agent version {version}'s traces alone (baseline --agent-version); this run checks every trace, of any version (select one with --agent-version)"
             )?;
         }
-        let spill_dir = self.args.outputs.spill_dir.as_deref().map(PathBuf::as_path);
-        let to = SpillTo {
-            dir: spill_dir,
-            count_rows: true,
+        let outs = &self.args.outputs;
+        let ending = Ending {
+            finish: outs.finish_settings()?,
+            gating: &gating,
+            spill: run.spill_to(SpillTo {
+                dir: outs.spill_dir.as_deref().map(PathBuf::as_path),
+                count_rows: true,
+            }),
+            command: self.repro(),
+            audit: outs
+                .audit
+                .is_some()
+                .then(|| audit_inputs(self.args, self.sources)),
+            explain: (!self.args.explain.is_empty()).then_some(ExplainBaselines {
+                runs: &self.args.explain,
+                sources: self.sources,
+                all: self.args.explain_all,
+            }),
+            started: run.started,
+            recorded_outcomes: self.args.run.recorded_outcomes(),
         };
-        let mut produced = run.produce_spilled(run.share(), to)?;
-        let spilled = produced.spilled.take();
-        let command = self.repro();
-        let audit_inputs = if self.args.outputs.audit.is_some() {
-            audit_inputs(self.args, self.sources)?
-        } else {
-            Vec::new()
-        };
-        let judge_usage = produced.judge_usage.map(judge_usage_of);
-        // Only `--explain` reads the run's files again: the paths are copied for it alone.
-        let candidate: Vec<PathBuf> = if self.args.explain.is_empty() {
-            Vec::new()
-        } else {
-            produced.files.iter().map(|f| f.path.clone()).collect()
-        };
-        let baseline_version: Option<std::sync::Arc<str>> = gating
-            .band
-            .as_ref()
-            .and_then(|band| band.agent_version.as_deref())
-            .map(std::sync::Arc::from);
-        let explain = (!self.args.explain.is_empty()).then(|| -> Explainer<'_> {
-            Box::new(move |regressions: &[String]| {
-                let baselines = baseline_runs(&self.args.explain, self.sources)?;
-                crate::explain::explain(&Request {
-                    settings: &run.resolved.settings,
-                    candidate: &candidate,
-                    baselines: &baselines,
-                    baseline_version: baseline_version.clone(),
-                    regressions,
-                    all: self.args.explain_all,
-                })
-            })
-        });
-        let ids = terminal::IdColumn::of_run(produced.named_ids);
-        finish(
-            &self.args.outputs,
-            &gating,
-            Finish {
-                report: produced.report(run.resolved),
-                spilled,
-                judge_usage,
-                command,
-                audit_inputs,
-                started: run.started,
-                explain,
-                agent_version: run.resolved.masked_agent_version(),
-                recorded_outcomes: self.args.run.recorded_outcomes(),
-                ids,
-            },
-        )
+        let ended = check_and_finish(
+            &run.resolved.plan,
+            run.share(),
+            ending,
+            &mut std::io::stdout(),
+        )?;
+        Ok(ExitStatus::fail_if(ended.failed))
     }
 }
 
@@ -464,32 +441,7 @@ fn refuse_explain_misuse(args: &CheckArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The baseline runs of `--explain`, each named as the outputs show paths, with its files.
-fn baseline_runs(
-    paths: &[PathBuf],
-    sources: &crate::ingest::Sources,
-) -> Result<Vec<BaselineRun>, crate::error::InputError> {
-    paths
-        .iter()
-        .map(|p| {
-            Ok(BaselineRun {
-                shown: repro::display_path(p).unwrap_or_else(|| crate::error::display_path(p)),
-                files: crate::ingest::expand_paths(std::slice::from_ref(p), sources)?,
-            })
-        })
-        .collect()
-}
-
-/// The judge's token counts as the JSON report prints them.
-pub(crate) fn judge_usage_of(usage: Usage) -> JudgeUsage {
-    JudgeUsage {
-        prompt_tokens: usage.prompt_tokens,
-        completion_tokens: usage.completion_tokens,
-        total_tokens: usage.prompt_tokens + usage.completion_tokens,
-    }
-}
-
-/// Finishes a run as `check` and `merge` end it, the outputs and the gate written by the library
+/// Finishes a run as `merge` ends it, the outputs and the gate written by the library
 /// ([`crate::report::finish`]); returns the exit code.
 pub(crate) fn finish(
     outs: &CheckOutputs,
@@ -497,15 +449,7 @@ pub(crate) fn finish(
     run: Finish<'_>,
 ) -> Result<ExitStatus, CliError> {
     let settings = outs.finish_settings()?;
-    let ended = crate::report::finish::finish(&settings, gating, run, &mut std::io::stdout())
-        .map_err(|e| match e {
-            FinishError::Print(e) => CliError::from(e),
-            FinishError::Refused(message) => CliError::Invalid(message),
-            FinishError::Spill(e) => CliError::Invalid(e.to_string()),
-            FinishError::Gate(e) => CliError::Gate(e),
-            FinishError::Explain(e) => CliError::Input(e),
-            FinishError::Output(message) => CliError::Output(message),
-        })?;
+    let ended = crate::report::finish::finish(&settings, gating, run, &mut std::io::stdout())?;
     Ok(ExitStatus::fail_if(ended.failed))
 }
 
@@ -525,18 +469,8 @@ pub(crate) fn check_long_flags() -> Vec<String> {
 
 /// Every input of the run in the audit's order: trace files (a directory lists each file it holds),
 /// then band, policy, golden and outcomes when given.
-fn audit_inputs(
-    args: &CheckArgs,
-    sources: &crate::ingest::Sources,
-) -> Result<Vec<audit::Input>, CliError> {
-    let mut inputs: Vec<audit::Input> = crate::ingest::expand_paths(&args.traces, sources)?
-        .into_iter()
-        .map(|path| audit::Input {
-            role: "traces",
-            path,
-            recorded: None,
-        })
-        .collect();
+fn audit_inputs<'a>(args: &'a CheckArgs, sources: &'a crate::ingest::Sources) -> AuditInputs<'a> {
+    let mut others = Vec::new();
     for (role, path) in [
         ("band", &args.outputs.band),
         ("policy", &args.run.policy),
@@ -550,22 +484,18 @@ fn audit_inputs(
         ("trust", &args.outputs.trust.trust),
     ] {
         if let Some(path) = path {
-            inputs.push(audit::Input {
-                role,
-                path: path.clone(),
-                recorded: None,
-            });
+            others.push((role, path.clone()));
         }
     }
     // Saved verdicts decide judged results, so the audit fingerprints them like any other input.
     if let Some(path) = args.run.judge_replay() {
-        inputs.push(audit::Input {
-            role: "judge_replay",
-            path,
-            recorded: None,
-        });
+        others.push(("judge_replay", path));
     }
-    Ok(inputs)
+    AuditInputs {
+        traces: &args.traces,
+        sources,
+        others,
+    }
 }
 
 /// The inputs besides the traces, recorded in a partial for the merged run's audit: policy, golden,
@@ -575,7 +505,7 @@ fn other_inputs(
     sources: &crate::ingest::Sources,
 ) -> Result<Vec<OtherInput>, CliError> {
     let mut others = Vec::new();
-    for input in audit_inputs(args, sources)? {
+    for input in audit_inputs(args, sources).list()? {
         if input.role == "traces" || input.role == "band" {
             continue;
         }

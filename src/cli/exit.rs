@@ -125,6 +125,36 @@ impl From<io::Error> for CliError {
     }
 }
 
+/// A run's end that failed, as the command line words it.
+impl From<crate::report::finish::FinishError> for CliError {
+    fn from(e: crate::report::finish::FinishError) -> Self {
+        use crate::report::finish::FinishError;
+        match e {
+            FinishError::Print(e) => CliError::from(e),
+            FinishError::Refused(message) => CliError::Invalid(message),
+            FinishError::Spill(e) => CliError::Invalid(e.to_string()),
+            FinishError::Gate(e) => CliError::Gate(e),
+            FinishError::Explain(e) => CliError::Input(e),
+            FinishError::Output(message) => CliError::Output(message),
+        }
+    }
+}
+
+/// A run that gave no result, as the command line words it.
+impl From<crate::run::RunError> for CliError {
+    fn from(e: crate::run::RunError) -> Self {
+        use crate::run::RunError;
+        match e {
+            RunError::Print(e) => CliError::from(e),
+            RunError::Refused(message) => CliError::Invalid(message),
+            RunError::JudgeFailed(message) => CliError::JudgeFailed(message),
+            RunError::Record(message) => CliError::Output(message),
+            RunError::Input(e) => CliError::Input(e),
+            RunError::Finish(e) => CliError::from(e),
+        }
+    }
+}
+
 impl CliError {
     /// An output that could not be written, with the writer's reason.
     pub fn output(e: impl std::fmt::Display) -> Self {

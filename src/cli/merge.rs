@@ -243,7 +243,7 @@ fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>
         .collect();
     Report {
         judge: manifest.judge.clone(),
-        checks: super::selection::report_checks(&manifest.checks),
+        checks: crate::run::report_checks(&manifest.checks),
         redaction: manifest.redaction.clone(),
         batches,
         input_warnings: super::run::input_warnings(
@@ -319,7 +319,7 @@ fn merge_check(
         Finish {
             report,
             spilled,
-            judge_usage: manifest.judge_usage.map(super::check::judge_usage_of),
+            judge_usage: manifest.judge_usage.map(crate::run::Usage::reported),
             command,
             audit_inputs,
             started,

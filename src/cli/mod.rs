@@ -14,7 +14,6 @@ pub(crate) mod exit;
 pub(crate) mod expect;
 pub(crate) mod merge;
 pub(crate) mod precheck;
-pub(crate) mod progress;
 pub(crate) mod run;
 pub(crate) mod selection;
 pub(crate) mod shell;

@@ -12,69 +12,16 @@ use crate::golden::{Golden, Outcomes};
 use crate::judge::custom::JudgedSpec;
 use crate::judge::{Judge, JudgeOptions, JudgeSpec};
 use crate::redact::{Redaction, RedactionError};
-use crate::report::ReportCheck;
 use crate::report::render::replay::JudgeRecord;
-use crate::run::RunSettings;
+use crate::run::progress::Bar;
+use crate::run::{Plan, RunSettings};
 
 /// A resolved run, plus what to tell the user before it starts.
 pub(crate) struct Resolved {
-    pub settings: RunSettings,
-    pub check_names: Vec<String>,
-    pub judge: String,
-    pub redaction_name: &'static str,
+    /// What the library runs.
+    pub plan: Plan,
     /// `note: … skipped …` lines for stderr.
     pub notes: Vec<String>,
-    /// `--judge-record`: where to write the judged verdicts.
-    pub judge_record: Option<JudgeRecord>,
-    /// `--strict-input`: an input warning ends the run (exit 2).
-    pub strict_input: bool,
-    /// `--verbose`: every warning on stderr, not one line per kind.
-    pub verbose: bool,
-    /// `--skip-bad-input`: a file or JSON line that cannot be read is left out with an input warning.
-    pub skip_bad_input: bool,
-    /// The progress bar, when one may be shown (also `settings.progress`).
-    pub progress: Option<Arc<super::progress::Bar>>,
-}
-
-impl Resolved {
-    /// `--agent-version` as it may leave the process: masked as the verdicts' agent versions are.
-    pub(crate) fn masked_agent_version(&self) -> Option<String> {
-        self.settings
-            .agent_version
-            .as_deref()
-            .map(|v| self.settings.redaction.mask(v).into_owned())
-    }
-
-    /// The report of these verdict batches, named by this run's judge, checks and redaction.
-    pub(crate) fn report(
-        &self,
-        batches: Vec<crate::report::VerdictBatch>,
-        failing_steps: Vec<crate::report::steps::TraceSteps>,
-        input_warnings: Vec<String>,
-        skipped_input: crate::report::SkippedInput,
-    ) -> crate::report::Report {
-        crate::report::Report {
-            judge: self.judge.clone(),
-            checks: report_checks(&self.check_names),
-            redaction: self.redaction_name.to_string(),
-            batches,
-            input_warnings,
-            failing_steps,
-            skipped_input,
-            sessions: None,
-        }
-    }
-}
-
-/// The named checks as a report knows them, each with the role the registry gives it.
-pub(crate) fn report_checks(names: &[String]) -> Vec<ReportCheck> {
-    names
-        .iter()
-        .map(|name| ReportCheck {
-            name: name.clone(),
-            role: crate::checks::registry::role(name),
-        })
-        .collect()
 }
 
 /// Resolves the shared run flags in 0.4.1's order: policy, golden, outcomes, check names, judge,
@@ -254,8 +201,8 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         Some(j) => j.name().to_string(),
         None => args.judge.clone().unwrap_or_else(|| "none".into()),
     };
-    let progress = super::progress::Bar::for_stderr(args.quiet).map(Arc::new);
-    Ok(Resolved {
+    let progress = Bar::for_stderr(args.quiet).map(Arc::new);
+    let plan = Plan {
         strict_input: args.strict_input,
         verbose: args.verbose,
         skip_bad_input: args.skip_bad_input,
@@ -297,9 +244,9 @@ pub(crate) fn resolve(args: &RunArgs) -> Result<Resolved, CliError> {
         judge: judge_name,
         judge_record: args.judge_record.clone().map(JudgeRecord::new),
         redaction_name: redaction.name(),
-        notes,
         progress,
-    })
+    };
+    Ok(Resolved { plan, notes })
 }
 
 /// Every check a run can select: the built-in ones, with the custom judged checks right after the

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PartialError;
 use crate::report::verdicts;
+pub(crate) use crate::run::Usage;
 
 /// The setting of a partial written with `--by`: its keys, joined by `,`. Recorded only then, and
 /// then its table has the `slice` column.
@@ -187,13 +188,6 @@ pub(crate) struct OtherInput {
     pub role: String,
     pub path: String,
     pub sha256: String,
-}
-
-/// Tokens a judge used.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
 }
 
 /// What names a partial and its rows.

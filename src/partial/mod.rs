@@ -38,19 +38,18 @@ mod write;
 mod tests;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, LargeStringArray, RecordBatch};
-use arrow_schema::{ArrowError, SchemaRef};
+use arrow_schema::SchemaRef;
 
 use crate::report::spill::SpillError;
 use crate::report::steps::{MAX_TRACES, TraceSteps};
 use crate::report::verdicts::VerdictBatch;
 use batches::{batch_offsets, slice_rows};
 
+pub(crate) use crate::run::raw_keys::key_digest;
 pub(crate) use manifest::{
     FORMAT, FileEntry, FileEntryNotes, Manifest, OtherInput, RunEntry, SLICES_SETTING,
-    SessionUnits, Setting, Usage, parse_sha256,
+    SessionUnits, Setting, parse_sha256,
 };
 pub(crate) use merge::{merge, merge_spilled, split_ids_warning};
 pub(crate) use read::PartialHead;
@@ -63,9 +62,6 @@ pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 pub(crate) const VERDICTS_FILE: &str = "verdicts.arrow";
 /// The failing traces' steps file name inside a partial directory.
 pub(crate) const STEPS_FILE: &str = "steps.json";
-
-/// Column of the raw scenario key in the verdict schema.
-const RAW_SCENARIO_COLUMN: usize = 2;
 
 /// A partial that cannot be written, read or merged.
 #[derive(Debug, thiserror::Error)]
@@ -115,25 +111,6 @@ pub(crate) struct Partial {
     pub manifest: Manifest,
     pub batches: Vec<VerdictBatch>,
     pub steps: Vec<Vec<TraceSteps>>,
-}
-
-/// The digest a partial keeps instead of a raw scenario key.
-pub(crate) fn key_digest(raw: &str) -> String {
-    crate::digest::sha256_hex(raw.as_bytes())
-}
-
-/// Replaces the raw scenario keys of a batch by their digests, so no raw key leaves the process.
-pub(crate) fn digest_raw_keys(batch: &VerdictBatch) -> Result<VerdictBatch, ArrowError> {
-    let rb = batch.record_batch();
-    let raw = rb
-        .column(RAW_SCENARIO_COLUMN)
-        .as_any()
-        .downcast_ref::<LargeStringArray>()
-        .ok_or_else(|| ArrowError::SchemaError("raw_scenario is not a string column".into()))?;
-    let digested: LargeStringArray = raw.iter().map(|k| k.map(key_digest)).collect();
-    let mut columns: Vec<ArrayRef> = rb.columns().to_vec();
-    columns[RAW_SCENARIO_COLUMN] = Arc::new(digested);
-    VerdictBatch::try_new(RecordBatch::try_new(rb.schema(), columns)?)
 }
 
 impl Partial {

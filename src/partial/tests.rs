@@ -10,6 +10,7 @@ use crate::checks::{Reasons, VerdictColumn};
 use crate::redact::Redaction;
 use crate::report::steps::StepView;
 use crate::report::verdicts::{self, TraceFields, VerdictBatchBuilder};
+use crate::run::Usage;
 
 /// A one-check batch of the given trace ids; every other one fails.
 fn batch(ids: &[&str]) -> VerdictBatch {

@@ -5,6 +5,12 @@
 //! leave one out: how the files are read (`read`), which trace each span belongs to across the files
 //! (`identity`), and the checks over each batch read (`drive`).
 //!
+//! Around that entry, the steps a command's run takes, one file each: what the run is asked to do
+//! (`plan`), producing it and gathering each file's results (`produce`), what a produced run must
+//! satisfy and the judge's end (`acceptance`), and `check`'s whole run, from its files to its end
+//! (`finished`); with the progress bar (`progress`), raw scenario keys kept as digests (`raw_keys`)
+//! and why a run gave no result (`error`).
+//!
 //! Files are processed a group at a time (in parallel within the group), and each file is read a batch
 //! of traces at a time (`ingest::read_file`, batches built and checked in parallel); a batch's tables
 //! are dropped as soon as its verdict batch is taken, so memory holds the verdicts, not the archive.
@@ -22,8 +28,15 @@
 //! judged and then taken back; so does a run that reads OTLP log records, once its first read shows it
 //! (a trace of log records alone is dropped, unhashed, by a file read on its own).
 
+pub(crate) mod acceptance;
 mod drive;
+mod error;
+pub(crate) mod finished;
 pub(crate) mod identity;
+mod plan;
+pub(crate) mod produce;
+pub(crate) mod progress;
+pub(crate) mod raw_keys;
 mod read;
 #[cfg(test)]
 mod tests;
@@ -45,8 +58,12 @@ use crate::report::verdicts::{self, VerdictBatch};
 use crate::table::record::TraceRecord;
 use crate::table::{TableOptions, TraceBatch};
 
+pub(crate) use acceptance::produce_accepted;
 pub use drive::run_batch;
+pub(crate) use error::RunError;
 pub use identity::{SharedTraces, TailPlaces};
+pub(crate) use plan::{Plan, report_checks};
+pub(crate) use produce::{InputFile, Produced, SpillTo, Usage};
 
 /// What a run over some files gives: each file's results, in file order, and the traces several of
 /// them hold, merged and checked once.

@@ -8,19 +8,7 @@ use crate::cli::CliError;
 use crate::error::display_path;
 use crate::partial::RunEntry;
 use crate::report::render::repro;
-
-/// One input file of a run: its place in the whole input list, its run (a `baseline` argument) and
-/// its size.
-#[derive(Debug, Clone)]
-pub(crate) struct InputFile {
-    pub index: usize,
-    pub run: usize,
-    pub path: PathBuf,
-    pub bytes: u64,
-    /// Found by walking a folder (not named, nor matched by a pattern): a file there that holds no
-    /// traces is skipped with an input warning instead of failing the run.
-    pub walked: bool,
-}
+use crate::run::InputFile;
 
 /// Every input file of a run, in input order, and the runs they belong to.
 pub(crate) struct Inputs {

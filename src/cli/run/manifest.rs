@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::inputs::Inputs;
-use super::produce::Produced;
 use crate::cli::args::RunArgs;
 use crate::cli::selection::Resolved;
 use crate::cli::{CliError, ExitStatus};
@@ -13,6 +12,7 @@ use crate::error::display_path;
 use crate::partial::{FileEntry, FileEntryNotes, Manifest, OtherInput, PartialWriter, Setting};
 use crate::report::render::repro;
 use crate::report::steps::TraceSteps;
+use crate::run::Produced;
 
 /// The setting that records `--agent-version` (masked) in a partial.
 pub(crate) const AGENT_VERSION_SETTING: &str = "agent version";
@@ -55,9 +55,9 @@ pub(crate) fn settings_of(
         ("tool version", env!("CARGO_PKG_VERSION").to_string()),
         ("command", command.to_string()),
         ("input list", inputs.digest.clone()),
-        ("checks", resolved.check_names.join(",")),
-        ("judge", resolved.judge.clone()),
-        ("redaction", resolved.redaction_name.to_string()),
+        ("checks", resolved.plan.check_names.join(",")),
+        ("judge", resolved.plan.judge.clone()),
+        ("redaction", resolved.plan.redaction_name.to_string()),
         ("format", format!("{:?}", args.format).to_lowercase()),
         ("policy", digest(&args.policy)?),
         ("golden", digest(&args.golden)?),
@@ -79,14 +79,14 @@ pub(crate) fn settings_of(
         ),
     ];
     // Recorded only when given, so that the partials of a run over every version read as before.
-    if let Some(version) = resolved.masked_agent_version() {
+    if let Some(version) = resolved.plan.masked_agent_version() {
         settings.push((AGENT_VERSION_SETTING, version));
     }
     if let Some(name) = &args.outcome_score {
         settings.push(("outcome score", name.clone()));
     }
     // Recorded only with --by: the partial's table then has its `slice` column.
-    if let Some(keys) = &resolved.settings.slices {
+    if let Some(keys) = &resolved.plan.settings.slices {
         settings.push((SLICES_SETTING, keys.names().join(",")));
     }
     if let Some(digest) = expectations_digest(args)? {
@@ -215,9 +215,9 @@ pub(crate) fn manifest(
         format: crate::partial::FORMAT.to_string(),
         command: command.to_string(),
         settings,
-        checks: resolved.check_names.clone(),
-        judge: resolved.judge.clone(),
-        redaction: resolved.redaction_name.to_string(),
+        checks: resolved.plan.check_names.clone(),
+        judge: resolved.plan.judge.clone(),
+        redaction: resolved.plan.redaction_name.to_string(),
         inputs_total: inputs.total,
         runs: inputs.runs.clone(),
         files: Vec::new(),

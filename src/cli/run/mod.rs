@@ -7,27 +7,26 @@
 //! command configures the run through [`RunCommand`]: what it refuses, reads, writes and records, and
 //! how it finishes.
 //!
-//! The parts: the input files and shards (`inputs`), producing the verdicts (`produce`), what a
-//! produced run must satisfy (`acceptance`), a partial's manifest (`manifest`) and the checks on outputs
-//! before any work (`safety`).
+//! The parts: the input files and shards (`inputs`), a partial's manifest (`manifest`) and the checks
+//! on outputs before any work (`safety`). Producing the verdicts, and what a produced run must satisfy,
+//! are the library's ([`crate::run::produce_accepted`]).
 
-mod acceptance;
 mod inputs;
 mod manifest;
-mod produce;
 mod safety;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub(crate) use inputs::{InputFile, Inputs};
+pub(crate) use crate::run::produce::input_warnings;
+#[cfg(test)]
+pub(crate) use crate::run::produce::no_content_warning;
+use crate::run::{InputFile, Produced, SpillTo};
+pub(crate) use inputs::Inputs;
 pub(crate) use manifest::{
     AGENT_VERSION_SETTING, EXPECTATIONS_SETTING, SLICES_SETTING, expectations_digest,
 };
-#[cfg(test)]
-pub(crate) use produce::no_content_warning;
-pub(crate) use produce::{Produced, SpillTo, input_warnings};
 pub(crate) use safety::Outputs;
 
 use super::args::RunArgs;
@@ -113,31 +112,19 @@ impl Run<'_> {
     /// Produces the run over `files` and holds it to what a produced run must satisfy (file errors,
     /// skipped files, `--strict-input`, the judge's end).
     pub(crate) fn produce(&self, files: Vec<InputFile>) -> Result<Produced, CliError> {
-        self.produce_with(files, None)
+        Ok(crate::run::produce_accepted(
+            &self.resolved.plan,
+            files,
+            None,
+        )?)
     }
 
-    /// As [`Run::produce`], with the verdicts spilled to a temporary file as they are made
-    /// ([`Produced::spilled`]), unless a judge runs (its record is written from the verdicts in
-    /// memory) or `FAULTGATE_SPILL=off` keeps them in memory.
-    pub(crate) fn produce_spilled(
-        &self,
-        files: Vec<InputFile>,
-        to: SpillTo<'_>,
-    ) -> Result<Produced, CliError> {
-        let spill = self.resolved.settings.judge.is_none() && spill_allowed();
-        self.produce_with(files, spill.then_some(to))
-    }
-
-    fn produce_with(
-        &self,
-        files: Vec<InputFile>,
-        spill: Option<SpillTo<'_>>,
-    ) -> Result<Produced, CliError> {
-        let read = produce::produce(files, self.resolved, spill)?;
-        let mut produced =
-            acceptance::accept(read, self.resolved.strict_input, self.resolved.verbose)?;
-        produced.judge_usage = acceptance::finish_judge(self.resolved, &produced.batches)?;
-        Ok(produced)
+    /// Where the verdicts are spilled as they are made ([`Produced::spilled`]): `to`, unless a judge
+    /// runs (its record is written from the verdicts in memory) or `FAULTGATE_SPILL=off` keeps them in
+    /// memory.
+    pub(crate) fn spill_to<'s>(&self, to: SpillTo<'s>) -> Option<SpillTo<'s>> {
+        let spill = self.resolved.plan.settings.judge.is_none() && spill_allowed();
+        spill.then_some(to)
     }
 }
 
@@ -150,9 +137,9 @@ pub(crate) fn execute<C: RunCommand>(
     let slices = crate::table::slices::SliceKeys::parse(command.slice_keys())
         .map_err(|e| CliError::Invalid(e.to_string()))?;
     let mut resolved = resolve(args)?;
-    resolved.settings.slices = slices.map(std::sync::Arc::new);
+    resolved.plan.settings.slices = slices.map(std::sync::Arc::new);
     let mut given = command.outputs_given();
-    given.push(("--judge-record", resolved.judge_record.is_some()));
+    given.push(("--judge-record", resolved.plan.judge_record.is_some()));
     safety::refuse_outputs_with_partial(args.partial.as_ref(), &given)?;
     command.configure(&mut resolved);
     let session_shard = session_shard::<C>(args, &mut resolved)?;
@@ -197,13 +184,11 @@ pub(crate) fn execute<C: RunCommand>(
     };
     // The verdicts are spilled and the partial's table written from the spill, a batch at a time.
     // A partial is written from the spill as it is: its rows need no counting.
-    let mut produced = run.produce_spilled(
-        run.share(),
-        SpillTo {
-            dir: None,
-            count_rows: false,
-        },
-    )?;
+    let spill = run.spill_to(SpillTo {
+        dir: None,
+        count_rows: false,
+    });
+    let mut produced = crate::run::produce_accepted(&resolved.plan, run.share(), spill)?;
     if let Some(owned) = &owned {
         produced.keep_files(|f| owned.contains(&f.index));
     }
@@ -240,7 +225,7 @@ fn session_shard<C: RunCommand>(
     args: &RunArgs,
     resolved: &mut Resolved,
 ) -> Result<Option<(usize, usize)>, CliError> {
-    let Some(spill) = &resolved.settings.sessions else {
+    let Some(spill) = &resolved.plan.settings.sessions else {
         return Ok(None);
     };
     if args.partial.is_none() && args.shard.is_none() {
@@ -258,13 +243,13 @@ fn session_shard<C: RunCommand>(
             "--shard K/N needs --partial DIR: a shard's conversations are put together with the other shards' by faultgate merge",
         );
     }
-    if resolved.settings.judge.is_some() {
+    if resolved.plan.settings.judge.is_some() {
         return refuse(
             "--partial cannot be used with a judge yet: every shard reads every file, and the judge would be asked about the traces of every shard's files",
         );
     }
     let (k, n) = args.shard.unwrap_or((1, 1));
-    resolved.settings.sessions = Some(std::sync::Arc::new(spill.for_shard(k, n)));
+    resolved.plan.settings.sessions = Some(std::sync::Arc::new(spill.for_shard(k, n)));
     Ok(Some((k, n)))
 }
 

@@ -3,14 +3,46 @@
 
 use std::path::{Path, PathBuf};
 
-use super::inputs::InputFile;
-use crate::cli::CliError;
-use crate::cli::selection::Resolved;
+use serde::{Deserialize, Serialize};
+
+use super::RunError;
+use super::plan::Plan;
 use crate::error::display_path;
-use crate::partial::Usage;
+use crate::report::schema::JudgeUsage;
 use crate::report::spill::{SpillError, SpilledFile, SpilledRun, VerdictSpill};
 use crate::report::steps::TraceSteps;
 use crate::report::{Report, SkippedInput, VerdictBatch};
+
+/// One input file of a run: its place in the whole input list, its run (a `baseline` argument) and
+/// its size.
+#[derive(Debug, Clone)]
+pub(crate) struct InputFile {
+    pub index: usize,
+    pub run: usize,
+    pub path: PathBuf,
+    pub bytes: u64,
+    /// Found by walking a folder (not named, nor matched by a pattern): a file there that holds no
+    /// traces is skipped with an input warning instead of failing the run.
+    pub walked: bool,
+}
+
+/// Tokens a judge used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// The judge's token counts as the JSON report prints them.
+    pub(crate) fn reported(self) -> JudgeUsage {
+        JudgeUsage {
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            total_tokens: self.prompt_tokens + self.completion_tokens,
+        }
+    }
+}
 
 /// What running the checks over some input files produced: one verdict batch per file.
 pub(crate) struct Produced {
@@ -31,7 +63,7 @@ pub(crate) struct Produced {
     pub sessions: Option<std::sync::Arc<crate::sessions::SessionIds>>,
     /// A shard of a session run: the places of the units it checked after every file, whose rows
     /// follow the files' (a last batch, or a last spilled file, of their own).
-    pub tail: Option<crate::run::TailPlaces>,
+    pub tail: Option<super::TailPlaces>,
 }
 
 impl Produced {
@@ -141,25 +173,25 @@ pub(crate) struct SpillTo<'a> {
 }
 
 /// Reads every file and runs the checks; a file that cannot be read is noted and the others are still
-/// tried. A run that keeps raw scenario keys keeps their digests instead ([`crate::partial`]). With
+/// tried. A run that keeps raw scenario keys keeps their digests instead ([`super::raw_keys`]). With
 /// `spill`, the verdicts go to a temporary file as they are made ([`crate::report::spill`]) and
 /// [`Produced::spilled`] says where each file's are.
 pub(crate) fn produce(
     mut files: Vec<InputFile>,
-    resolved: &Resolved,
+    plan: &Plan,
     spill: Option<SpillTo<'_>>,
-) -> Result<FilesRead, CliError> {
+) -> Result<FilesRead, RunError> {
     // The paths are lent to the run and given back after it: each is held once.
     let paths: Vec<PathBuf> = files
         .iter_mut()
         .map(|f| std::mem::take(&mut f.path))
         .collect();
-    let spill_error = |e: SpillError| CliError::Invalid(e.to_string());
+    let spill_error = |e: SpillError| RunError::Refused(e.to_string());
     // Raw scenario keys are digested after the run, batch by batch in memory: such a run keeps them.
     let spill = spill
-        .filter(|_| !resolved.settings.keep_raw_scenario)
+        .filter(|_| !plan.settings.keep_raw_scenario)
         .map(|to| {
-            let spill = VerdictSpill::new(&resolved.settings.verdict_schema(), to.dir)?;
+            let spill = VerdictSpill::new(&plan.settings.verdict_schema(), to.dir)?;
             Ok(if to.count_rows {
                 spill.counting_rows()
             } else {
@@ -168,19 +200,19 @@ pub(crate) fn produce(
         })
         .transpose()
         .map_err(spill_error)?;
-    if let Some(bar) = &resolved.progress {
+    if let Some(bar) = &plan.progress {
         bar.start(&paths);
     }
-    // One trace id is one trace across the run's files (see `crate::run::identity`).
-    let crate::run::RunResults {
+    // One trace id is one trace across the run's files (see `super::identity`).
+    let super::RunResults {
         files: outcomes,
         mut shared,
-    } = crate::run::check(&resolved.settings, &paths, spill.as_ref());
-    if let Some(bar) = &resolved.progress {
+    } = super::check(&plan.settings, &paths, spill.as_ref());
+    if let Some(bar) = &plan.progress {
         bar.clear();
     }
-    let redaction = resolved.settings.redaction;
-    let settings = &resolved.settings;
+    let redaction = plan.settings.redaction;
+    let settings = &plan.settings;
     // Traces without content only matter to a judge: the rules read the structure either way.
     let judged = settings.judge.is_some();
     // A verdict batch is about 1.2 kB: a spilled run, which keeps none, reserves no room for them.
@@ -251,7 +283,7 @@ pub(crate) fn produce(
                     batches.push(empty());
                 }
             }
-            Err(e) if resolved.skip_bad_input => {
+            Err(e) if plan.skip_bad_input => {
                 notes.push(
                     FileNotes {
                         warnings: vec![e.skip_warning()],
@@ -309,11 +341,9 @@ pub(crate) fn produce(
     if let Some(last) = notes.last_mut().filter(|_| tail.is_none()) {
         let mut extra = last.take().map(|n| *n).unwrap_or_default();
         extra.warnings.append(&mut shared.warnings);
-        extra.warnings.extend(
-            shared
-                .unread_tools
-                .warning(crate::run::MERGED_TRACES, redaction),
-        );
+        extra
+            .warnings
+            .extend(shared.unread_tools.warning(super::MERGED_TRACES, redaction));
         if spill.is_some() {
             if !shared.spilled.is_empty() {
                 // On their own, after every file: the files' read-back leaves these traces out.
@@ -335,8 +365,8 @@ pub(crate) fn produce(
     }
     if settings.keep_raw_scenario {
         for batch in &mut batches {
-            *batch = crate::partial::digest_raw_keys(batch)
-                .map_err(|e| CliError::Invalid(format!("verdict table: {e}")))?;
+            *batch = super::raw_keys::digest_raw_keys(batch)
+                .map_err(|e| RunError::Refused(format!("verdict table: {e}")))?;
         }
     }
     let spilled = spill
@@ -369,13 +399,13 @@ pub(crate) fn produce(
 
 impl Produced {
     /// The report of what was produced.
-    pub(crate) fn report(self, resolved: &Resolved) -> Report {
+    pub(crate) fn report(self, plan: &Plan) -> Report {
         let warnings = self.input_warnings();
         let mut skipped = SkippedInput::default();
         for file in self.notes() {
             skipped.add(file.skipped_input);
         }
-        let mut report = resolved.report(
+        let mut report = plan.report(
             self.batches,
             self.notes
                 .into_iter()
@@ -391,7 +421,7 @@ impl Produced {
 }
 
 /// A file's verdict batches as one batch (a partial holds one per file).
-fn one_batch(settings: &crate::run::RunSettings, mut batches: Vec<VerdictBatch>) -> VerdictBatch {
+fn one_batch(settings: &super::RunSettings, mut batches: Vec<VerdictBatch>) -> VerdictBatch {
     if batches.len() == 1 {
         return batches.pop().expect("one batch");
     }

@@ -4,22 +4,31 @@
 
 use std::io::Write;
 
-use super::produce::{FilesRead, Produced};
-use crate::cli::CliError;
-use crate::cli::selection::Resolved;
+use super::RunError;
+use super::plan::{Plan, report_checks};
+use super::produce::{FilesRead, InputFile, Produced, SpillTo, Usage, produce};
 use crate::error::display_path;
-use crate::partial::Usage;
 use crate::report::VerdictBatch;
 
+/// Produces the run over `files` and holds it to what a produced run must satisfy (file errors,
+/// skipped files, `--strict-input`, the judge's end). With `spill`, the verdicts go to a temporary
+/// file as they are made ([`Produced::spilled`]).
+pub(crate) fn produce_accepted(
+    plan: &Plan,
+    files: Vec<InputFile>,
+    spill: Option<SpillTo<'_>>,
+) -> Result<Produced, RunError> {
+    let read = produce(files, plan, spill)?;
+    let mut produced = accept(read, plan.strict_input, plan.verbose)?;
+    produced.judge_usage = finish_judge(plan, &produced.batches)?;
+    Ok(produced)
+}
+
 /// Accepts or refuses what the files gave. If any file could not be read, every file error is printed
-/// and the last one is returned (exit 2). Otherwise the notices and the run's input warnings go to
+/// and the last one refuses the run. Otherwise the notices and the run's input warnings go to
 /// stderr (summed up by kind unless `verbose`, see [`crate::report::render::warnings`]), and a run where every
 /// file found was skipped, or under `strict_input` one with an input warning, is refused.
-pub(super) fn accept(
-    read: FilesRead,
-    strict_input: bool,
-    verbose: bool,
-) -> Result<Produced, CliError> {
+fn accept(read: FilesRead, strict_input: bool, verbose: bool) -> Result<Produced, RunError> {
     let FilesRead {
         produced,
         errors,
@@ -30,7 +39,7 @@ pub(super) fn accept(
         for e in rest {
             writeln!(stderr, "faultgate: {e}")?;
         }
-        return Err(CliError::Invalid(last.clone()));
+        return Err(RunError::Refused(last.clone()));
     }
     let run_warnings = produced.input_warnings();
     let all = notices.iter().chain(&run_warnings).map(String::as_str);
@@ -48,7 +57,7 @@ pub(super) fn accept(
             .any(|n| n.skipped.is_some() || n.skipped_input.files > 0)
     {
         // Every file found was skipped: a gate that read nothing must not pass.
-        return Err(CliError::Invalid(format!(
+        return Err(RunError::Refused(format!(
             "no traces found in {}",
             produced
                 .files
@@ -59,7 +68,7 @@ pub(super) fn accept(
         )));
     }
     if strict_input && !run_warnings.is_empty() {
-        return Err(CliError::Invalid(format!(
+        return Err(RunError::Refused(format!(
             "--strict-input: {} input warning(s); the run is refused",
             run_warnings.len()
         )));
@@ -69,24 +78,21 @@ pub(super) fn accept(
 
 /// Ends the judge's run, when there is a judge: prints its statistics, writes `--judge-record`, and
 /// returns the tokens it used.
-pub(super) fn finish_judge(
-    resolved: &Resolved,
-    batches: &[VerdictBatch],
-) -> Result<Option<Usage>, CliError> {
-    let Some(judge) = &resolved.settings.judge else {
+fn finish_judge(plan: &Plan, batches: &[VerdictBatch]) -> Result<Option<Usage>, RunError> {
+    let Some(judge) = &plan.settings.judge else {
         return Ok(None);
     };
     // A judge that failed for good ends the run: its verdicts would be guesses.
-    let stats = judge.finish_run().map_err(CliError::JudgeFailed)?;
+    let stats = judge.finish_run().map_err(RunError::JudgeFailed)?;
     let mut stderr = std::io::stderr().lock();
     for line in judge.stats_lines(&stats) {
         writeln!(stderr, "{line}")?;
     }
-    if let Some(record) = &resolved.judge_record {
-        let checks = crate::cli::selection::report_checks(&resolved.check_names);
+    if let Some(record) = &plan.judge_record {
+        let checks = report_checks(&plan.check_names);
         record
             .add_run(batches, &checks, &judge.take_verdict_usage(), judge.name())
-            .map_err(CliError::output)?;
+            .map_err(|e| RunError::Record(e.to_string()))?;
     }
     let usage = judge.usage_json();
     let count = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
