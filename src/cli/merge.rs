@@ -246,7 +246,7 @@ fn report_of(manifest: &Manifest, batches: Vec<VerdictBatch>, run: Option<usize>
         checks: crate::run::report_checks(&manifest.checks),
         redaction: manifest.redaction.clone(),
         batches,
-        input_warnings: super::run::input_warnings(
+        input_warnings: crate::run::produce::input_warnings(
             entries
                 .clone()
                 .filter_map(|f| f.notes.as_deref())

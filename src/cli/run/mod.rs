@@ -19,9 +19,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub(crate) use crate::run::produce::input_warnings;
-#[cfg(test)]
-pub(crate) use crate::run::produce::no_content_warning;
 use crate::run::{InputFile, Produced, SpillTo};
 pub(crate) use inputs::Inputs;
 pub(crate) use manifest::{

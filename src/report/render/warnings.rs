@@ -7,7 +7,7 @@
 /// The kind of a warning, for the warnings a run raises once per file or per trace: the words that
 /// follow its count on the summary line. A warning of no listed kind is its own kind.
 fn kind(warning: &str) -> Option<&'static str> {
-    // The texts are written in `identity`, `pipeline`, `ingest`, `error` and `cli::run::produce`; the
+    // The texts are written in `identity`, `pipeline`, `ingest`, `error` and `run::produce`; the
     // tests below build each of them there, so a change of wording shows here.
     if warning.starts_with("trace id ") && warning.contains(" is used by different traces in ") {
         Some("trace ids used by different traces in two files, kept apart")
@@ -139,7 +139,8 @@ mod tests {
             json,
         )
         .unwrap();
-        let folders = crate::cli::run::input_warnings([], [&Some("a.md: not a trace file".into())]);
+        let folders =
+            crate::run::produce::input_warnings([], [&Some("a.md: not a trace file".into())]);
         let merged = crate::run::identity::Merged {
             clashes: vec![(
                 "t".into(),
@@ -157,7 +158,7 @@ mod tests {
         }
         .warning("x.json", crate::redact::Redaction::Off)
         .unwrap();
-        let no_content = crate::cli::run::no_content_warning(2, "x.json");
+        let no_content = crate::run::produce::no_content_warning(2, "x.json");
         let links = crate::run::links_warning(3, Path::new("x.json"));
         let cases = [
             (
