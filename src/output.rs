@@ -44,19 +44,52 @@ pub(crate) fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
+    write_beside(path, write)?.commit()
+}
+
+/// As [`write_atomic_with`], leaving the file written beside `path` until [`Unplaced::commit`] syncs
+/// it and renames it into place: a large output is synced while the next one is written.
+///
+/// # Errors
+///
+/// The target is not something that can be written safely, an I/O step failed, or `write` did.
+pub(crate) fn write_beside(
+    path: &Path,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
+) -> io::Result<Unplaced> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => match fs::metadata(path) {
-            Ok(target) if target.is_file() => replace(&fs::canonicalize(path)?, write),
-            Ok(target) => write_special(path, &target, write),
+            Ok(target) if target.is_file() => stage(&fs::canonicalize(path)?, write),
+            Ok(target) => write_special(path, &target, write).map(|()| Unplaced(None)),
             Err(_) => Err(io::Error::other(format!(
                 "{} is a dangling symlink; refusing to write through it",
                 path.display()
             ))),
         },
-        Ok(meta) if meta.is_file() => replace(path, write),
-        Ok(meta) => write_special(path, &meta, write),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => replace(path, write),
+        Ok(meta) if meta.is_file() => stage(path, write),
+        Ok(meta) => write_special(path, &meta, write).map(|()| Unplaced(None)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => stage(path, write),
         Err(e) => Err(e),
+    }
+}
+
+/// A file written whole beside its target, not yet in place; dropped, it is removed. `None` for a
+/// FIFO or device, written in place.
+pub(crate) struct Unplaced(Option<(tempfile::NamedTempFile, PathBuf, PathBuf)>);
+
+impl Unplaced {
+    /// Syncs the file, renames it over its target, and syncs the directory so the rename is durable.
+    ///
+    /// # Errors
+    ///
+    /// An I/O step failed; the target is then as it was.
+    pub(crate) fn commit(self) -> io::Result<()> {
+        let Some((temp, path, dir)) = self.0 else {
+            return Ok(());
+        };
+        temp.as_file().sync_all()?;
+        temp.persist(&path).map_err(|e| e.error)?;
+        File::open(&dir)?.sync_all()
     }
 }
 
@@ -87,21 +120,18 @@ fn write_special(
     )))
 }
 
-/// Replaces the regular file (or missing file) at `path` through an exclusive temp file.
-fn replace(
+/// Writes the regular file (or missing file) at `path` into an exclusive temp file beside it.
+fn stage(
     path: &Path,
     write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
-) -> io::Result<()> {
+) -> io::Result<Unplaced> {
     let dir = parent_of(path)?;
     let mut temp = temp_file_beside(path)?;
     let mut buffered = io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
     write(&mut buffered)?;
     buffered.flush()?;
     drop(buffered);
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    // The rename is durable only once the directory entry is.
-    File::open(&dir)?.sync_all()
+    Ok(Unplaced(Some((temp, path.to_path_buf(), dir))))
 }
 
 /// A folder of output files that appears whole or not at all (see the module doc). Files are added

@@ -611,6 +611,9 @@ pub(crate) fn open(url: &Path) -> std::io::Result<Arc<Source>> {
         let seen = {
             let mut guard = lock();
             let state = guard.get_or_insert_with(State::default);
+            // Counted before the arrivals are taken and any fetch is started: a fetch that ends
+            // between then and the wait below is seen, and the wait does not outlast it.
+            let seen = arrivals().count;
             state.take_arrivals();
             if let Some(fetched) = state.fetched.get(url) {
                 let fetched = fetched.clone();
@@ -628,7 +631,7 @@ pub(crate) fn open(url: &Path) -> std::io::Result<Arc<Source>> {
                 window.extend(state.ahead_of(url));
                 state.start_fetch(window)?;
             }
-            arrivals().count
+            seen
         };
         let mut arrived = arrivals();
         while arrived.count == seen {

@@ -7,6 +7,8 @@
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 
 use super::counts::SpilledCounts;
 use super::gate_input::{GateInput, GateTally, Wanted, whole_run_input};
@@ -22,11 +24,10 @@ use super::spill::{SpillError, SpilledRun};
 use super::{OutcomeSummary, Report};
 use crate::compat::fmt::fmt_fixed;
 use crate::gate::{BandFile, Gate};
-use crate::output::write_atomic_with;
+use crate::output::{StagedDir, Unplaced, write_beside};
 
 use super::render::otlp_events;
 use super::schema::{JsonReport, JudgeUsage};
-use super::write_atomic;
 use crate::gate::passk::PassKTable;
 use crate::gate::slices::SliceVerdict;
 
@@ -389,8 +390,24 @@ pub(crate) fn write_files(
     out: &mut impl Write,
     files: &Files<'_>,
     run: &RunFiles<'_>,
+    streamed: Option<(Written<'_>, SpilledCounts)>,
+    audit_digests: impl FnOnce() -> super::render::audit::InputDigests,
+) -> Result<(), WriteError> {
+    std::thread::scope(|scope| {
+        let mut placing = Placing::start(scope);
+        write_each(out, files, run, streamed, audit_digests, &mut placing)?;
+        placing.settle(out)
+    })
+}
+
+/// [`write_files`]' outputs, each handed to `placing` to be put in place.
+fn write_each(
+    out: &mut impl Write,
+    files: &Files<'_>,
+    run: &RunFiles<'_>,
     mut streamed: Option<(Written<'_>, SpilledCounts)>,
     audit_digests: impl FnOnce() -> super::render::audit::InputDigests,
+    placing: &mut Placing,
 ) -> Result<(), WriteError> {
     let write_err = |e: &dyn std::fmt::Display| WriteError::Output(e.to_string());
     let report = run.report;
@@ -432,12 +449,13 @@ pub(crate) fn write_files(
                     units: units(counts.traces),
                     ..doc
                 };
-                let sink = written.json.take().transpose().map_err(|e| write_err(&e))?;
-                write_atomic_with(path, |out| match sink {
-                    Some(sink) => sink.finish(out, doc, run.source),
-                    None => Ok(()),
-                })
-                .map_err(|e| write_err(&e))?;
+                let json = written.json.take().transpose().and_then(|sink| {
+                    write_beside(path, |out| match sink {
+                        Some(sink) => sink.finish(out, doc, run.source),
+                        None => Ok(()),
+                    })
+                });
+                placing.place(out, json, format!("report written to {}", path.display()))?;
             }
             None => {
                 let doc = JsonReport {
@@ -445,19 +463,20 @@ pub(crate) fn write_files(
                     ..doc
                 };
                 let text = super::schema::to_pretty(&doc);
-                write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
+                let json = write_beside(path, |out| out.write_all(text.as_bytes()));
+                placing.place(out, json, format!("report written to {}", path.display()))?;
             }
         }
-        writeln!(out, "report written to {}", path.display())?;
     }
     // The Markdown and HTML reports of a streamed run show the rows their bounded lists need, kept in
     // the pass, beside the run's counts.
     let shown_rows = match &mut streamed {
         Some((written, counts)) => match written.shown_rows.take() {
-            Some(sink) => Some(
-                sink.map_err(|e| WriteError::Invalid(e.to_string()))?
-                    .finish(report, counts),
-            ),
+            Some(Ok(sink)) => Some(sink.finish(report, counts)),
+            Some(Err(e)) => {
+                placing.settle(out)?;
+                return Err(WriteError::Invalid(e.to_string()));
+            }
             None => None,
         },
         None => None,
@@ -485,48 +504,50 @@ pub(crate) fn write_files(
             Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
             None => text,
         };
-        write_atomic(path, text.as_bytes()).map_err(|e| write_err(&e))?;
-        writeln!(out, "markdown written to {}", path.display())?;
+        let markdown = write_beside(path, |out| out.write_all(text.as_bytes()));
+        placing.place(
+            out,
+            markdown,
+            format!("markdown written to {}", path.display()),
+        )?;
     }
     if let Some(dir) = files.audit {
         let failing = match &mut streamed {
-            Some((written, _)) => written
-                .failing
-                .take()
-                .transpose()
-                .map_err(|e| write_err(&e))?,
-            None => None,
+            Some((written, _)) => written.failing.take().transpose(),
+            None => Ok(None),
         };
-        super::render::audit::write(
-            dir,
-            &super::render::audit::Audit {
-                report,
-                gate: run.gate.map(|(g, _)| g),
-                exit_code: run.exit_code,
-                command,
-                created_utc: super::render::audit::utc_now(),
-                streamed: streamed.as_ref().map(|(_, counts)| counts),
-            },
-            audit_digests(),
-            failing,
-        )
-        .map_err(|e| write_err(&e))?;
-        writeln!(out, "audit written to {}", dir.display())?;
+        let staged = failing.and_then(|failing| {
+            super::render::audit::stage(
+                dir,
+                &super::render::audit::Audit {
+                    report,
+                    gate: run.gate.map(|(g, _)| g),
+                    exit_code: run.exit_code,
+                    command,
+                    created_utc: super::render::audit::utc_now(),
+                    streamed: streamed.as_ref().map(|(_, counts)| counts),
+                },
+                audit_digests(),
+                failing,
+            )
+        });
+        placing.place(out, staged, format!("audit written to {}", dir.display()))?;
     }
     if let Some(path) = files.junit {
         let gate = run.gate.map(|(g, _)| g);
-        match &mut streamed {
-            Some((written, counts)) => match written.junit.take().transpose() {
-                Ok(sink) => write_atomic_with(path, |out| match sink {
+        let junit = match &mut streamed {
+            Some((written, counts)) => written.junit.take().transpose().and_then(|sink| {
+                write_beside(path, |out| match sink {
                     Some(sink) => sink.finish(out, report, gate, counts),
                     None => Ok(()),
-                }),
-                Err(e) => Err(e),
-            },
-            None => write_atomic(path, super::render::junit::render(report, gate).as_bytes()),
-        }
-        .map_err(|e| write_err(&e))?;
-        writeln!(out, "junit written to {}", path.display())?;
+                })
+            }),
+            None => {
+                let text = super::render::junit::render(report, gate);
+                write_beside(path, |out| out.write_all(text.as_bytes()))
+            }
+        };
+        placing.place(out, junit, format!("junit written to {}", path.display()))?;
     }
     if let Some(path) = files.html {
         let page = super::render::html::render(&super::render::html::Page {
@@ -545,10 +566,11 @@ pub(crate) fn write_files(
             },
             None => page,
         };
-        write_atomic(path, page.as_bytes()).map_err(|e| write_err(&e))?;
-        writeln!(out, "html written to {}", path.display())?;
+        let html = write_beside(path, |out| out.write_all(page.as_bytes()));
+        placing.place(out, html, format!("html written to {}", path.display()))?;
     }
     if let Some(dir) = files.parquet {
+        placing.settle(out)?;
         match &mut streamed {
             Some((written, _)) => match written.parquet.take() {
                 Some(Ok(sink)) => sink.finish(dir).map_err(|e| write_err(&e)),
@@ -578,11 +600,15 @@ pub(crate) fn write_files(
         }),
     };
     if let Some(path) = files.otlp_events {
-        write_atomic_with(path, |w| otlp_events::write_json(w, events))
-            .map_err(|e| write_err(&e))?;
-        writeln!(out, "otlp events written to {}", path.display())?;
+        let written = write_beside(path, |w| otlp_events::write_json(w, events));
+        placing.place(
+            out,
+            written,
+            format!("otlp events written to {}", path.display()),
+        )?;
     }
     if let Some((url, protocol)) = files.otlp_endpoint {
+        placing.settle(out)?;
         otlp_events::send::send(url, protocol, events, Default::default())
             .map_err(|e| WriteError::Invalid(e.to_string()))?;
         writeln!(
@@ -592,6 +618,152 @@ pub(crate) fn write_files(
         )?;
     }
     Ok(())
+}
+
+/// Puts an output in place once it is written whole (a sync and a rename).
+type Commit = Box<dyn FnOnce() -> io::Result<()> + Send>;
+
+/// An output written whole and not yet in place.
+trait Placeable: Send + 'static {
+    /// Puts it in place.
+    fn commit(self) -> io::Result<()>;
+}
+
+impl Placeable for Unplaced {
+    fn commit(self) -> io::Result<()> {
+        Unplaced::commit(self)
+    }
+}
+
+impl Placeable for StagedDir {
+    fn commit(self) -> io::Result<()> {
+        StagedDir::commit(self)
+    }
+}
+
+/// The output files written and waiting to be put in place. One thread syncs and renames them into
+/// place in the order they were written, while the next outputs are written (syncing a gigabyte to
+/// disk takes about as long as writing the next output); each output's line is printed once it is in
+/// place. The outputs appear, their lines are printed and their errors reported in the order they are
+/// written: an output whose commit fails ends the run's outputs, and the ones written after it are
+/// removed unplaced, as are those still queued when the outputs end in another error.
+struct Placing {
+    queue: mpsc::Sender<(Commit, String)>,
+    placed: mpsc::Receiver<Result<String, io::Error>>,
+    /// Outputs handed to the thread whose end has not been read.
+    waiting: usize,
+    /// Cleared when the outputs end: what is still queued then is not put in place.
+    open: Arc<AtomicBool>,
+}
+
+impl Placing {
+    /// The queue, and its thread in `scope`.
+    fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>) -> Placing {
+        let (queue, commits) = mpsc::channel::<(Commit, String)>();
+        let (ended, placed) = mpsc::channel();
+        let open = Arc::new(AtomicBool::new(true));
+        let still_open = Arc::clone(&open);
+        scope.spawn(move || {
+            for (commit, line) in commits {
+                if !still_open.load(Ordering::Acquire) {
+                    break;
+                }
+                let failed = match commit() {
+                    Ok(()) => ended.send(Ok(line)).is_err(),
+                    Err(e) => {
+                        let _ = ended.send(Err(e));
+                        true
+                    }
+                };
+                // The outputs still queued are dropped, and their temporary files with them.
+                if failed {
+                    break;
+                }
+            }
+        });
+        Placing {
+            queue,
+            placed,
+            waiting: 0,
+            open,
+        }
+    }
+
+    /// Reads the end of every output placed so far, printing their lines; with `wait`, of every
+    /// output handed on.
+    fn read(&mut self, out: &mut impl Write, wait: bool) -> Result<(), WriteError> {
+        while self.waiting > 0 {
+            let ended = if wait {
+                self.placed.recv().ok()
+            } else {
+                match self.placed.try_recv() {
+                    Ok(ended) => Some(ended),
+                    Err(mpsc::TryRecvError::Empty) => return Ok(()),
+                    Err(mpsc::TryRecvError::Disconnected) => None,
+                }
+            };
+            self.waiting -= 1;
+            match ended {
+                Some(Ok(line)) => writeln!(out, "{line}")?,
+                Some(Err(e)) => return Err(WriteError::Output(e.to_string())),
+                None => {
+                    return Err(WriteError::Output(
+                        "an output could not be put in place".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until every output handed on is in place, and prints their lines.
+    fn settle(&mut self, out: &mut impl Write) -> Result<(), WriteError> {
+        self.read(out, true)
+    }
+
+    /// Hands on the output `written` gave, to be put in place after the ones before it, with `line`
+    /// after it. An earlier output's error comes before this one's.
+    fn place<P: Placeable>(
+        &mut self,
+        out: &mut impl Write,
+        written: io::Result<P>,
+        line: String,
+    ) -> Result<(), WriteError> {
+        match written {
+            Ok(unplaced) => self.hand_on(out, Box::new(move || unplaced.commit()), line),
+            Err(e) => {
+                self.settle(out)?;
+                Err(WriteError::Output(e.to_string()))
+            }
+        }
+    }
+
+    /// Hands on `commit`, to be run after the outputs before it are in place.
+    fn hand_on(
+        &mut self,
+        out: &mut impl Write,
+        commit: Commit,
+        line: String,
+    ) -> Result<(), WriteError> {
+        self.read(out, false)?;
+        if self.queue.send((commit, line)).is_err() {
+            // The thread has stopped on an earlier output's error, which settling reads.
+            self.settle(out)?;
+            return Err(WriteError::Output(
+                "an output could not be put in place".into(),
+            ));
+        }
+        self.waiting += 1;
+        Ok(())
+    }
+}
+
+impl Drop for Placing {
+    fn drop(&mut self) {
+        // Outputs that end early (stdout closed) put nothing more in place; the queue closes with
+        // `self.queue`, which ends the thread.
+        self.open.store(false, Ordering::Release);
+    }
 }
 
 /// Prints the table of `report`'s rows to `table` and fills every asked output's sink, in one pass

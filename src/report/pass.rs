@@ -4,8 +4,11 @@
 //! or were spilled. Each streamed output is a [`Sink`]: it takes every batch as the pass hands it on,
 //! and writes what comes after its rows once the pass is over. Reading the spill back and decoding it
 //! costs about as much as writing one output, so the outputs share one reading instead of each making
-//! its own. An output whose file has its rows in the middle (the JSON report's lists, JUnit's suites,
-//! the Parquet tables) writes them to a [`Body`] as they come, and copies it into place at its end.
+//! its own. An output whose file has its rows in the middle (the JSON report's short lists, JUnit's
+//! suites, the Parquet tables) writes them to a [`Body`] as they come, and copies it into place at its
+//! end. The one exception is the JSON report's `results`: most of its bytes, after the lists the pass
+//! writes, so it is written from a second reading straight into its file, which costs less than the
+//! copy.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};

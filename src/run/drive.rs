@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow_array::{Array, Float64Array, Int64Array};
 use arrow_schema::SchemaRef;
@@ -40,12 +41,19 @@ pub(super) fn run_file(
     let mut unread_tools = UnreadTools::default();
     let mut failing_steps = Vec::new();
     let mut domains = BTreeSet::new();
+    // The failing traces' steps kept so far, from the batches handed on, which come before any batch
+    // still being checked: a batch looks for no more than the room they leave. Each trace's steps are
+    // masked, and a large file fails more traces than the reports show by thousands.
+    let kept_steps = AtomicUsize::new(0);
     // Each batch's tables live only while its checks run; what is kept is its verdict batch (and the
     // steps of failing traces, when an output shows them).
     let each = |batch: TraceBatch| {
         let cols = Columns::new(&batch);
         let verdicts = check_batch(&cols, settings, schema);
-        let steps = steps::failing(&cols, &verdicts, settings.redaction, settings.failing_steps);
+        let room = settings
+            .failing_steps
+            .saturating_sub(kept_steps.load(Ordering::Relaxed));
+        let steps = steps::failing(&cols, &verdicts, settings.redaction, room);
         let domains: BTreeSet<String> = cols.domain.iter().flatten().map(str::to_string).collect();
         let linking = batch.trace_str(crate::table::schema::TRACE_LINKED_TRACES);
         (
@@ -75,6 +83,7 @@ pub(super) fn run_file(
             }
             let room = settings.failing_steps.saturating_sub(failing_steps.len());
             failing_steps.extend(steps.into_iter().take(room));
+            kept_steps.store(failing_steps.len(), Ordering::Relaxed);
             Ok(())
         },
         ids,

@@ -96,6 +96,43 @@ fn a_fifo_output_is_written_in_place() {
     );
 }
 
+/// Outputs are put in place on a thread while the next is written: one that cannot be written still
+/// stops the ones after it, leaves those before it in place with their lines, and leaves no temporary
+/// file behind.
+#[test]
+fn an_output_that_cannot_be_written_stops_the_ones_after_it() {
+    let dir = scratch();
+    std::fs::create_dir(dir.path().join("taken")).unwrap();
+    let got = faultgate_in(
+        dir.path(),
+        &[
+            "check",
+            "in.json",
+            "--json",
+            "report.json",
+            "--markdown",
+            "taken",
+            "--junit",
+            "junit.xml",
+            "--html",
+            "page.html",
+        ],
+    );
+    assert_eq!(got.status.code(), Some(2), "{}", stderr(&got));
+    assert!(stderr(&got).contains("taken is a directory; refusing to write it"));
+    let stdout = String::from_utf8_lossy(&got.stdout);
+    assert!(
+        stdout.ends_with("report written to report.json\n"),
+        "{stdout}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["in.json", "report.json", "taken"]);
+}
+
 #[test]
 fn dev_null_as_an_output_stays_a_device() {
     let dir = scratch();

@@ -314,20 +314,20 @@ pub(crate) fn repro_script(verdict: &str, exit_code: i32, command: &str) -> Stri
     )
 }
 
-/// Writes the three files into `dir`, creating it. The folder appears whole or not at all
+/// Writes the three files of the folder `dir`, to appear whole once the returned folder is committed
 /// ([`crate::output::StagedDir`]): a write error leaves no `verdict.json` without its
-/// `failing_traces.json`.
+/// `failing_traces.json`. `digests` are the inputs' ([`InputDigests::read`]); `streamed` is the list
+/// of failing traces a pass wrote, for a run whose counts are [`Audit::streamed`].
 ///
 /// # Errors
 ///
-/// A file that cannot be written, or an input that cannot be read for its digest.
-/// `streamed` is the list of failing traces a pass wrote, for a run whose counts are [`Audit::streamed`].
-pub(crate) fn write(
+/// A file that cannot be written, or an input that could not be read for its digest.
+pub(crate) fn stage(
     dir: &Path,
     audit: &Audit<'_>,
     digests: InputDigests,
     streamed: Option<FailingSink>,
-) -> std::io::Result<()> {
+) -> std::io::Result<StagedDir> {
     let script = repro_script(audit.verdict_word(), audit.exit_code, audit.command);
     let mut staged = StagedDir::new(dir)?;
     staged.write_with("verdict.json", |out| write_verdict(out, audit, digests))?;
@@ -339,7 +339,7 @@ pub(crate) fn write(
         )?,
     }
     staged.write("repro.sh", script.as_bytes())?;
-    staged.commit()
+    Ok(staged)
 }
 
 #[cfg(test)]

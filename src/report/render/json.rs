@@ -118,7 +118,7 @@ impl JsonSink {
     /// A list cannot be read back, the spill cannot be, or `out` cannot be written.
     pub(crate) fn finish(
         self,
-        out: &mut dyn std::io::Write,
+        out: &mut (dyn std::io::Write + Send),
         doc: JsonReport,
         source: VerdictSource<'_>,
     ) -> std::io::Result<()> {
@@ -164,33 +164,37 @@ impl JsonSink {
         cut(out, &placeholders[2])?;
         let mut results = ListWriter::new('[');
         let (layout, checks) = (&self.layout, self.checks);
+        let render = |row: Row<'_>, rendered: &mut Rendered| {
+            PerTraceEntries::result_head(&mut rendered.head, row.trace_id(), row.scenario());
+            for (check, v) in (0..checks).zip(row.verdicts()) {
+                let (text, head) = rendered.entry_with_head();
+                layout.push_result(
+                    text,
+                    head,
+                    check,
+                    v.detected,
+                    round_half_even(v.confidence, 4),
+                    v.reason.unwrap_or_default(),
+                );
+            }
+        };
+        // A batch's results are written while the next batch's are rendered: writing a gigabyte
+        // takes about as long as rendering it.
+        let mut rendered: Vec<Rendered> = Vec::new();
         source
             .for_each_batch(|batch| {
-                results
-                    .push_batch(out, batch, |row, rendered| {
-                        PerTraceEntries::result_head(
-                            &mut rendered.head,
-                            row.trace_id(),
-                            row.scenario(),
-                        );
-                        for (check, v) in (0..checks).zip(row.verdicts()) {
-                            let (text, head) = rendered.entry_with_head();
-                            layout.push_result(
-                                text,
-                                head,
-                                check,
-                                v.detected,
-                                round_half_even(v.confidence, 4),
-                                v.reason.unwrap_or_default(),
-                            );
-                        }
-                    })
-                    .map_err(ListError::Write)
+                let (next, written) = rayon::join(
+                    || render_batch(batch, render),
+                    || results.write(out, &rendered),
+                );
+                rendered = next;
+                written.map_err(ListError::Write)
             })
             .map_err(|e: ListError| match e {
                 ListError::Write(e) => e,
                 ListError::Read(e) => std::io::Error::other(e),
             })?;
+        results.write(out, &rendered)?;
         results.end(out)?;
         out.write_all(rest.as_bytes())
     }
@@ -292,22 +296,18 @@ impl ListWriter {
         ListWriter { open, written: 0 }
     }
 
-    /// Writes the entries `render` makes of each row of `batch`, in row order. The rows are rendered
-    /// on the threads, [`RENDER_ROWS`] to a task, each task's entries into one text: a million traces
-    /// make six million results, which one thread took longer to write than to read and check.
+    /// Writes the entries `render` makes of each row of `batch`, in row order.
     fn push_batch(
         &mut self,
         out: &mut dyn std::io::Write,
         batch: &VerdictBatch,
         render: impl Fn(Row<'_>, &mut Rendered) + Sync,
     ) -> std::io::Result<()> {
-        let parts = batch.in_row_tasks(RENDER_ROWS, |rows| {
-            let mut rendered = Rendered::default();
-            for row in rows {
-                render(batch.row(row), &mut rendered);
-            }
-            rendered
-        });
+        self.write(out, &render_batch(batch, render))
+    }
+
+    /// Writes entries rendered by [`render_batch`], after those written before.
+    fn write(&mut self, out: &mut dyn std::io::Write, parts: &[Rendered]) -> std::io::Result<()> {
         for part in parts.iter().filter(|part| part.entries > 0) {
             if self.written == 0 {
                 writeln!(out, "{}", self.open)?;
@@ -329,6 +329,22 @@ impl ListWriter {
             write!(out, "\n {close}")
         }
     }
+}
+
+/// The entries `render` makes of each row of `batch`, in row order. The rows are rendered on the
+/// threads, [`RENDER_ROWS`] to a task, each task's entries into one text: a million traces make six
+/// million results, which one thread took longer to write than to read and check.
+fn render_batch(
+    batch: &VerdictBatch,
+    render: impl Fn(Row<'_>, &mut Rendered) + Sync,
+) -> Vec<Rendered> {
+    batch.in_row_tasks(RENDER_ROWS, |rows| {
+        let mut rendered = Rendered::default();
+        for row in rows {
+            render(batch.row(row), &mut rendered);
+        }
+        rendered
+    })
 }
 
 /// The `outcome` block of the report.
