@@ -746,13 +746,9 @@ impl Placing {
         line: String,
     ) -> Result<(), WriteError> {
         self.read(out, false)?;
-        if self.queue.send((commit, line)).is_err() {
-            // The thread has stopped on an earlier output's error, which settling reads.
-            self.settle(out)?;
-            return Err(WriteError::Output(
-                "an output could not be put in place".into(),
-            ));
-        }
+        // A thread stopped on an earlier output's error takes no more: the next read finds that
+        // error (or the closed queue) before this output's end, and this output is dropped unplaced.
+        let _ = self.queue.send((commit, line));
         self.waiting += 1;
         Ok(())
     }

@@ -269,29 +269,21 @@ pub(crate) fn produce(
                     .boxed(),
                 );
             }
-            Err(e) if input.walked && e.is_not_traces() => {
-                notes.push(
+            Err(e) if (input.walked && e.is_not_traces()) || plan.skip_bad_input => {
+                // A skipped file keeps its place, with no rows.
+                let skipped = if input.walked && e.is_not_traces() {
                     FileNotes {
                         skipped: Some(e.short_reason()),
                         ..FileNotes::default()
                     }
-                    .boxed(),
-                );
-                if spill.is_some() {
-                    spilled_files.push(SpilledFile::default());
                 } else {
-                    batches.push(empty());
-                }
-            }
-            Err(e) if plan.skip_bad_input => {
-                notes.push(
                     FileNotes {
                         warnings: vec![e.skip_warning()],
                         skipped_input: SkippedInput { files: 1, lines: 0 },
                         ..FileNotes::default()
                     }
-                    .boxed(),
-                );
+                };
+                notes.push(skipped.boxed());
                 if spill.is_some() {
                     spilled_files.push(SpilledFile::default());
                 } else {

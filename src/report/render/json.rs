@@ -16,7 +16,6 @@ use crate::report::schema::{
     self, CheckResult, Entries, GateBlock, GateStatsBlock, IntervalsBlock, JsonReport,
     OutcomeBlock, PairedBlock, PassKBlock, PerTraceEntries, TraceMeasures,
 };
-use crate::report::spill::SpillError;
 use crate::report::{OutcomeSummary, Report, Row, VerdictBatch};
 
 /// The report without the optional `judge_usage`, `outcome`, `pass_k` and `gate` blocks.
@@ -181,34 +180,17 @@ impl JsonSink {
         // A batch's results are written while the next batch's are rendered: writing a gigabyte
         // takes about as long as rendering it.
         let mut rendered: Vec<Rendered> = Vec::new();
-        source
-            .for_each_batch(|batch| {
-                let (next, written) = rayon::join(
-                    || render_batch(batch, render),
-                    || results.write(out, &rendered),
-                );
-                rendered = next;
-                written.map_err(ListError::Write)
-            })
-            .map_err(|e: ListError| match e {
-                ListError::Write(e) => e,
-                ListError::Read(e) => std::io::Error::other(e),
-            })?;
+        source.for_each_batch(|batch| {
+            let (next, written) = rayon::join(
+                || render_batch(batch, render),
+                || results.write(out, &rendered),
+            );
+            rendered = next;
+            written
+        })?;
         results.write(out, &rendered)?;
         results.end(out)?;
         out.write_all(rest.as_bytes())
-    }
-}
-
-/// Why the `results` list could not be written from the verdicts.
-enum ListError {
-    Write(std::io::Error),
-    Read(SpillError),
-}
-
-impl From<SpillError> for ListError {
-    fn from(e: SpillError) -> Self {
-        ListError::Read(e)
     }
 }
 
