@@ -73,6 +73,20 @@ pub(crate) fn write_beside(
     }
 }
 
+/// Whether writing `path` with [`write_beside`], or as a [`StagedDir`], shows nothing before it is
+/// put in place: its folder exists, and it is not a FIFO or device, which is written in place.
+pub(crate) fn hidden_until_placed(path: &Path) -> bool {
+    let folder_exists = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .is_none_or(Path::is_dir);
+    let in_place = fs::metadata(path).is_ok_and(|meta| {
+        let kind = meta.file_type();
+        kind.is_fifo() || kind.is_char_device()
+    });
+    folder_exists && !in_place
+}
+
 /// A file written whole beside its target, not yet in place; dropped, it is removed. `None` for a
 /// FIFO or device, written in place.
 pub(crate) struct Unplaced(Option<(tempfile::NamedTempFile, PathBuf, PathBuf)>);
@@ -126,13 +140,72 @@ fn stage(
     write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<Unplaced> {
     let dir = parent_of(path)?;
-    let mut temp = temp_file_beside(path)?;
-    let mut buffered = io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
+    let temp = temp_file_beside(path)?;
+    let mut buffered = io::BufWriter::with_capacity(1 << 16, WritingAhead::new(temp.as_file()));
     write(&mut buffered)?;
     buffered.flush()?;
     drop(buffered);
     Ok(Unplaced(Some((temp, path.to_path_buf(), dir))))
 }
+
+/// A file whose pages are handed to the disk as they are written, a few megabytes at a time, rather
+/// than all at its sync: the kernel starts writing back on its own only once a tenth of memory is
+/// dirty, so a gigabyte output would otherwise wait for the disk in its sync, with nothing else left
+/// to do. Starting the writeback never waits for it; the sync before the rename still does, and
+/// reports its errors.
+struct WritingAhead<'f> {
+    file: &'f File,
+    written: u64,
+    handed: u64,
+}
+
+impl<'f> WritingAhead<'f> {
+    /// Bytes written between two hand-overs.
+    const STRIDE: u64 = 16 << 20;
+
+    fn new(file: &'f File) -> Self {
+        WritingAhead {
+            file,
+            written: 0,
+            handed: 0,
+        }
+    }
+}
+
+impl Write for WritingAhead<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = (&mut self.file).write(buf)?;
+        self.written += n as u64;
+        if self.written - self.handed >= Self::STRIDE {
+            start_writeback(self.file, self.handed, self.written - self.handed);
+            self.handed = self.written;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&mut self.file).flush()
+    }
+}
+
+/// Starts writing `len` bytes of `file` from `offset` back to the disk, without waiting. Best effort:
+/// the sync that follows writes whatever this did not.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn start_writeback(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+        return;
+    };
+    // SAFETY: the descriptor is open for the whole call (`file` is borrowed), and
+    // `sync_file_range` only reads its integer arguments.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_: &File, _: u64, _: u64) {}
 
 /// A folder of output files that appears whole or not at all (see the module doc). Files are added
 /// with [`StagedDir::write`] or [`StagedDir::write_with`], and nothing is visible at the destination
@@ -216,7 +289,7 @@ impl StagedDir {
     pub(crate) fn write_with(
         &mut self,
         name: &str,
-        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+        fill: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
     ) -> io::Result<()> {
         let (file, staged) = match &mut self.staging {
             Staging::Fresh(temp) => (File::create_new(temp.path().join(name))?, None),
@@ -227,11 +300,10 @@ impl StagedDir {
                 (file, Some((staged, path, target)))
             }
         };
-        let mut writer = io::BufWriter::new(file);
+        let mut writer = io::BufWriter::new(WritingAhead::new(&file));
         fill(&mut writer)?;
-        let file = writer
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)?;
+        writer.flush()?;
+        drop(writer);
         file.sync_all()?;
         if let Some((staged, path, target)) = staged {
             staged.push((path, target));
@@ -363,6 +435,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_handed_to_the_disk_as_it_is_written_has_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        // Past two hand-overs, in uneven writes.
+        let bytes: Vec<u8> = (0..(2 * WritingAhead::STRIDE + 12_345))
+            .map(|i| (i % 251) as u8)
+            .collect();
+        write_atomic_with(&path, |out| {
+            bytes
+                .chunks(1_000_003)
+                .try_for_each(|chunk| out.write_all(chunk))
+        })
+        .unwrap();
+        assert!(fs::read(&path).unwrap() == bytes);
+    }
+
+    #[test]
+    fn only_a_file_in_an_existing_folder_is_hidden_until_placed() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(hidden_until_placed(&dir.path().join("new.json")));
+        fs::write(dir.path().join("old.json"), "{}").unwrap();
+        assert!(hidden_until_placed(&dir.path().join("old.json")));
+        // Writing it would create the folder, and a device is written in place.
+        assert!(!hidden_until_placed(&dir.path().join("sub/new.json")));
+        assert!(!hidden_until_placed(Path::new("/dev/null")));
+        assert!(hidden_until_placed(Path::new("relative.json")));
+    }
+
+    #[test]
     fn replaces_a_regular_file_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("out.json");
@@ -455,7 +556,7 @@ mod tests {
         names
     }
 
-    fn failing_write(w: &mut dyn Write) -> io::Result<()> {
+    fn failing_write(w: &mut (dyn Write + Send)) -> io::Result<()> {
         w.write_all(b"half")?;
         Err(io::Error::other("No space left on device"))
     }

@@ -146,6 +146,15 @@ pub(super) fn write_float_repr(f: f64, out: &mut String) {
     // Integral values below 2^53 (a confidence of 1.0, counts) are their own shortest digits, as
     // neighbouring floats there are at most 1 apart: no shortest-digit search needed.
     if f.trunc() == f && f.abs() < 9_007_199_254_740_992.0 {
+        // The confidences of most verdicts.
+        if f == 0.0 && f.is_sign_positive() {
+            out.push_str("0.0");
+            return;
+        }
+        if f == 1.0 {
+            out.push_str("1.0");
+            return;
+        }
         if f.is_sign_negative() {
             out.push('-');
         }

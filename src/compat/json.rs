@@ -56,6 +56,21 @@ pub(crate) fn push_pretty<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
         .expect("faultgate's values serialise to JSON");
 }
 
+/// As [`push_pretty`] for a string. Most ids and reasons are printable ASCII without a quote or a
+/// backslash, which need no escape at all: they skip the serialiser.
+pub(crate) fn push_pretty_str(out: &mut Vec<u8>, value: &str) {
+    if value
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(value.as_bytes());
+        out.push(b'"');
+    } else {
+        push_pretty(out, value);
+    }
+}
+
 /// `json.dumps(v, ensure_ascii=False)`: separators `, ` and `: `, keys in input order.
 pub(crate) fn dumps_spaced<T: Serialize + ?Sized>(value: &T) -> String {
     to_string(value, PyFormatter::SPACED)
@@ -265,6 +280,28 @@ impl Formatter for PyFormatter {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn strings_that_skip_the_serialiser_have_its_bytes() {
+        let strings = [
+            "",
+            "trace-0001",
+            "plain words, with / and ~",
+            "quote \" inside",
+            "back\\slash",
+            "tab\tand\nnewline",
+            "del \u{7f}",
+            "caf\u{e9}",
+            "emoji \u{1F600}",
+            "\u{1}",
+        ];
+        for text in strings {
+            let (mut fast, mut serialised) = (Vec::new(), Vec::new());
+            push_pretty_str(&mut fast, text);
+            push_pretty(&mut serialised, text);
+            assert_eq!(fast, serialised, "{text:?}");
+        }
+    }
 
     #[test]
     fn dumps_match_python() {

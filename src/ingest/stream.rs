@@ -83,7 +83,12 @@ pub(crate) fn sha256(path: &Path) -> std::io::Result<String> {
     if is_stream(path) || super::remote::is_url(path) {
         return open(path).map(|s| crate::digest::sha256_hex(&s));
     }
-    crate::digest::sha256_file(path)
+    // Hashed where it is mapped: an archive of gigabytes is not copied again to be read. A file that
+    // cannot be opened this way is read, for the error reading gives.
+    match super::source::Source::open(path) {
+        Ok(source) => Ok(crate::digest::sha256_hex(&source)),
+        Err(_) => crate::digest::sha256_file(path),
+    }
 }
 
 fn read_stream(path: &Path) -> std::io::Result<Source> {

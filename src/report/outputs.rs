@@ -1,8 +1,9 @@
 //! The outputs of a run whose trace ids are distinct, written in one pass over its verdicts.
 //!
-//! The table is printed as the rows go by; the files' rows wait in their sinks ([`super::pass`]) and
-//! each file is written in its turn once the gate has been printed, so the order of what is printed
-//! and the error an output reports are those of writing the outputs one after the other. A run in
+//! The table is printed as the rows go by; the files' rows wait in their sinks ([`super::pass`]), and
+//! once the gate has been printed the files are written side by side and put in place each in its
+//! turn, so the order of what is printed and the error an output reports are those of writing the
+//! outputs one after the other. A run in
 //! which two rows share a trace id is written from the run held whole instead, since its rows merge.
 
 use std::io::{self, BufWriter, Write};
@@ -137,6 +138,7 @@ pub(crate) struct Asked<'a> {
 }
 
 /// Each output's sink after the pass, or the error that stopped it (reported in the output's turn).
+#[derive(Default)]
 pub(crate) struct Written<'a> {
     pub json: Option<io::Result<JsonSink>>,
     pub shown_rows: Option<io::Result<ShownRowsSink<'a>>>,
@@ -391,7 +393,7 @@ pub(crate) fn write_files(
     files: &Files<'_>,
     run: &RunFiles<'_>,
     streamed: Option<(Written<'_>, SpilledCounts)>,
-    audit_digests: impl FnOnce() -> super::render::audit::InputDigests,
+    audit_digests: impl FnOnce() -> super::render::audit::InputDigests + Send,
 ) -> Result<(), WriteError> {
     std::thread::scope(|scope| {
         let mut placing = Placing::start(scope);
@@ -400,212 +402,132 @@ pub(crate) fn write_files(
     })
 }
 
-/// [`write_files`]' outputs, each handed to `placing` to be put in place.
+/// [`write_files`]' outputs, each handed to `placing` in its turn to be put in place. The JSON report
+/// is written on this thread; the audit, JUnit, and the Markdown and HTML texts are made meanwhile on
+/// threads of their own ([`Turn`]), as each costs the better part of a second on a large run.
 fn write_each(
     out: &mut impl Write,
     files: &Files<'_>,
     run: &RunFiles<'_>,
-    mut streamed: Option<(Written<'_>, SpilledCounts)>,
-    audit_digests: impl FnOnce() -> super::render::audit::InputDigests,
+    streamed: Option<(Written<'_>, SpilledCounts)>,
+    audit_digests: impl FnOnce() -> super::render::audit::InputDigests + Send,
     placing: &mut Placing,
 ) -> Result<(), WriteError> {
-    let write_err = |e: &dyn std::fmt::Display| WriteError::Output(e.to_string());
     let report = run.report;
     let command = run.command;
-    let without_rows = Report {
-        batches: Vec::new(),
-        ..report.clone()
+    let gate = run.gate.map(|(g, _)| g);
+    let (written, counts) = match streamed {
+        Some((written, counts)) => (written, Some(counts)),
+        None => (Written::default(), None),
     };
-    if let Some(path) = files.json {
-        let doc = JsonReport {
-            // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's
-            // bytes.
-            judge_usage: run.judge_usage,
-            outcome: run.outcome.map(super::render::json::outcome),
-            pass_k: run.pass_k.map(super::render::json::pass_k),
-            gate: run.gate.map(|(gate, _)| super::render::json::gate(gate)),
-            explanations: run.explanations.map(<[_]>::to_vec),
-            slices: run.slices.map(SlicesShown::json),
-            // A streamed run's per-trace lists are the pass's, not built here.
-            ..super::render::json::report(match &streamed {
-                Some(_) => &without_rows,
-                None => report,
+    let counts = counts.as_ref();
+    let Written {
+        json: json_sink,
+        shown_rows: shown_sink,
+        failing: failing_sink,
+        junit: junit_sink,
+        parquet: parquet_sink,
+    } = written;
+    std::thread::scope(|scope| {
+        let shown_texts = (files.markdown.is_some() || files.html.is_some()).then(|| {
+            Turn::new(scope, true, move || {
+                shown_texts(files, run, shown_sink, counts)
             })
-        };
-        let units = |traces: usize| {
-            report
-                .sessions
-                .as_deref()
-                .map(|sessions| super::schema::UnitsBlock {
-                    sessions: sessions.len(),
-                    traces_without_conversation: traces.saturating_sub(sessions.len()),
+        });
+        let audit = files.audit.map(|dir| {
+            let failing = failing_sink.transpose();
+            Turn::new(scope, crate::output::hidden_until_placed(dir), move || {
+                failing.and_then(|failing| {
+                    super::render::audit::stage(
+                        dir,
+                        &super::render::audit::Audit {
+                            report,
+                            gate,
+                            exit_code: run.exit_code,
+                            command,
+                            created_utc: super::render::audit::utc_now(),
+                            streamed: counts,
+                        },
+                        audit_digests(),
+                        failing,
+                    )
                 })
-        };
-        match &mut streamed {
-            Some((written, counts)) => {
-                let doc = JsonReport {
-                    traces: counts.traces,
-                    fired: counts.fired_by_name(report).into_iter().collect(),
-                    units: units(counts.traces),
-                    ..doc
-                };
-                let json = written.json.take().transpose().and_then(|sink| {
-                    write_beside(path, |out| match sink {
-                        Some(sink) => sink.finish(out, doc, run.source),
-                        None => Ok(()),
-                    })
-                });
-                placing.place(out, json, format!("report written to {}", path.display()))?;
-            }
-            None => {
-                let doc = JsonReport {
-                    units: units(doc.traces),
-                    ..doc
-                };
-                let text = super::schema::to_pretty(&doc);
-                let json = write_beside(path, |out| out.write_all(text.as_bytes()));
-                placing.place(out, json, format!("report written to {}", path.display()))?;
-            }
+            })
+        });
+        let junit = files.junit.map(|path| {
+            let sink = junit_sink.transpose();
+            Turn::new(
+                scope,
+                crate::output::hidden_until_placed(path),
+                move || match counts {
+                    Some(counts) => sink.and_then(|sink| {
+                        write_beside(path, |out| match sink {
+                            Some(sink) => sink.finish(out, report, gate, counts),
+                            None => Ok(()),
+                        })
+                    }),
+                    None => {
+                        let text = super::render::junit::render(report, gate);
+                        write_beside(path, |out| out.write_all(text.as_bytes()))
+                    }
+                },
+            )
+        });
+        let parquet = files.parquet.map(|dir| {
+            Turn::new(scope, crate::output::hidden_until_placed(dir), move || {
+                parquet_tables(dir, run, parquet_sink, counts.is_some())
+            })
+        });
+        if let Some(path) = files.json {
+            let json = json_sink.transpose().and_then(|sink| {
+                let doc = json_doc(run, counts);
+                write_beside(path, |out| match (sink, counts) {
+                    (Some(sink), Some(_)) => sink.finish(out, doc, run.source),
+                    (None, Some(_)) => Ok(()),
+                    (_, None) => out.write_all(super::schema::to_pretty(&doc).as_bytes()),
+                })
+            });
+            placing.place(out, "report", path, json)?;
         }
-    }
-    // The Markdown and HTML reports of a streamed run show the rows their bounded lists need, kept in
-    // the pass, beside the run's counts.
-    let shown_rows = match &mut streamed {
-        Some((written, counts)) => match written.shown_rows.take() {
-            Some(Ok(sink)) => Some(sink.finish(report, counts)),
+        let (markdown, html) = match shown_texts.map(Turn::result) {
+            Some(Ok(texts)) => texts,
             Some(Err(e)) => {
                 placing.settle(out)?;
                 return Err(WriteError::Invalid(e.to_string()));
             }
-            None => None,
-        },
-        None => None,
-    };
-    let (shown_report, shown_counts) = match &shown_rows {
-        Some(rows) => (&rows.report, Some(&rows.counts)),
-        None => (report, None),
-    };
-    if let Some(path) = files.markdown {
-        let text = super::render::markdown::render(&super::render::markdown::Summary {
-            report: shown_report,
-            outcome: run.outcome,
-            gate: run
-                .band
-                .zip(run.gate)
-                .map(|(band, (gate, _))| super::render::markdown::GateContext { gate, band }),
-            pass_k: run.pass_k,
-            command,
-            explanations: run.explanations.unwrap_or_default(),
-            counts: shown_counts,
-            ids: run.ids,
-        });
-        // The slices come last, so the document without --by is unchanged.
-        let text = match run.slices {
-            Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
-            None => text,
+            None => (None, None),
         };
-        let markdown = write_beside(path, |out| out.write_all(text.as_bytes()));
-        placing.place(
-            out,
-            markdown,
-            format!("markdown written to {}", path.display()),
-        )?;
-    }
-    if let Some(dir) = files.audit {
-        let failing = match &mut streamed {
-            Some((written, _)) => written.failing.take().transpose(),
-            None => Ok(None),
-        };
-        let staged = failing.and_then(|failing| {
-            super::render::audit::stage(
-                dir,
-                &super::render::audit::Audit {
-                    report,
-                    gate: run.gate.map(|(g, _)| g),
-                    exit_code: run.exit_code,
-                    command,
-                    created_utc: super::render::audit::utc_now(),
-                    streamed: streamed.as_ref().map(|(_, counts)| counts),
-                },
-                audit_digests(),
-                failing,
-            )
-        });
-        placing.place(out, staged, format!("audit written to {}", dir.display()))?;
-    }
-    if let Some(path) = files.junit {
-        let gate = run.gate.map(|(g, _)| g);
-        let junit = match &mut streamed {
-            Some((written, counts)) => written.junit.take().transpose().and_then(|sink| {
-                write_beside(path, |out| match sink {
-                    Some(sink) => sink.finish(out, report, gate, counts),
-                    None => Ok(()),
-                })
-            }),
-            None => {
-                let text = super::render::junit::render(report, gate);
-                write_beside(path, |out| out.write_all(text.as_bytes()))
-            }
-        };
-        placing.place(out, junit, format!("junit written to {}", path.display()))?;
-    }
-    if let Some(path) = files.html {
-        let page = super::render::html::render(&super::render::html::Page {
-            report: shown_report,
-            outcome: run.outcome,
-            gate: run.gate.zip(run.band).map(|((g, _), b)| (g, b)),
-            command,
-            explanations: run.explanations.unwrap_or_default(),
-            counts: shown_counts,
-        });
-        // The slices' table goes at the end of the body, so the page without --by is unchanged.
-        let page = match run.slices {
-            Some(shown) => match page.rfind("</body>") {
-                Some(at) => format!("{}{}{}", &page[..at], shown.html(), &page[at..]),
-                None => page,
-            },
-            None => page,
-        };
-        let html = write_beside(path, |out| out.write_all(page.as_bytes()));
-        placing.place(out, html, format!("html written to {}", path.display()))?;
-    }
-    if let Some(dir) = files.parquet {
-        placing.settle(out)?;
-        match &mut streamed {
-            Some((written, _)) => match written.parquet.take() {
-                Some(Ok(sink)) => sink.finish(dir).map_err(|e| write_err(&e)),
-                Some(Err(e)) => Err(write_err(&e)),
-                None => Ok(()),
-            },
-            None => super::render::parquet::write_check(
-                dir,
-                report,
-                run.pass_k.is_some(),
-                run.slices.is_some(),
-            )
-            .map_err(|e| write_err(&e)),
-        }?;
-        if let Some(budgets) = run.gate.and_then(|(g, _)| g.budgets.as_deref()) {
-            super::render::parquet::write_budgets(dir, budgets).map_err(|e| write_err(&e))?;
+        if let Some((path, text)) = files.markdown.zip(markdown) {
+            let markdown = write_beside(path, |out| out.write_all(text.as_bytes()));
+            placing.place(out, "markdown", path, markdown)?;
         }
-        writeln!(out, "parquet written to {}", dir.display())?;
-    }
+        if let Some((dir, staged)) = files.audit.zip(audit) {
+            placing.place(out, "audit", dir, staged.result())?;
+        }
+        if let Some((path, junit)) = files.junit.zip(junit) {
+            placing.place(out, "junit", path, junit.result())?;
+        }
+        if let Some((path, page)) = files.html.zip(html) {
+            let html = write_beside(path, |out| out.write_all(page.as_bytes()));
+            placing.place(out, "html", path, html)?;
+        }
+        if let Some((dir, tables)) = files.parquet.zip(parquet) {
+            placing.place(out, "parquet", dir, tables.result())?;
+        }
+        Ok(())
+    })?;
     let events = otlp_events::Export {
         report,
         gate: run.gate.map(|(g, _)| g),
         source: run.source,
-        counted: streamed.as_ref().map(|(_, counts)| otlp_events::Counted {
+        counted: counts.map(|counts| otlp_events::Counted {
             traces: counts.traces,
             failed: counts.failed,
         }),
     };
     if let Some(path) = files.otlp_events {
         let written = write_beside(path, |w| otlp_events::write_json(w, events));
-        placing.place(
-            out,
-            written,
-            format!("otlp events written to {}", path.display()),
-        )?;
+        placing.place(out, "otlp events", path, written)?;
     }
     if let Some((url, protocol)) = files.otlp_endpoint {
         placing.settle(out)?;
@@ -618,6 +540,172 @@ fn write_each(
         )?;
     }
     Ok(())
+}
+
+/// The JSON report of `run`, but for the per-trace lists of a run written in a pass (`counts` gives
+/// its counts), which its sink writes.
+fn json_doc(run: &RunFiles<'_>, counts: Option<&SpilledCounts>) -> JsonReport {
+    let report = run.report;
+    let without_rows;
+    let listed = match counts {
+        Some(_) => {
+            without_rows = Report {
+                batches: Vec::new(),
+                ..report.clone()
+            };
+            &without_rows
+        }
+        None => report,
+    };
+    let doc = JsonReport {
+        // Only a run whose judge answered has token counts, so a run without one keeps 0.4.1's bytes.
+        judge_usage: run.judge_usage,
+        outcome: run.outcome.map(super::render::json::outcome),
+        pass_k: run.pass_k.map(super::render::json::pass_k),
+        gate: run.gate.map(|(gate, _)| super::render::json::gate(gate)),
+        explanations: run.explanations.map(<[_]>::to_vec),
+        slices: run.slices.map(SlicesShown::json),
+        ..super::render::json::report(listed)
+    };
+    let traces = counts.map_or(doc.traces, |counts| counts.traces);
+    let units = report
+        .sessions
+        .as_deref()
+        .map(|sessions| super::schema::UnitsBlock {
+            sessions: sessions.len(),
+            traces_without_conversation: traces.saturating_sub(sessions.len()),
+        });
+    match counts {
+        Some(counts) => JsonReport {
+            traces: counts.traces,
+            fired: counts.fired_by_name(report).into_iter().collect(),
+            units,
+            ..doc
+        },
+        None => JsonReport { units, ..doc },
+    }
+}
+
+/// The Markdown and HTML texts `files` asks for. A run written in a pass (`counts` gives its counts)
+/// shows the rows its bounded lists need, which `sink` kept, beside the run's counts.
+///
+/// # Errors
+///
+/// The rows could not be kept.
+fn shown_texts(
+    files: &Files<'_>,
+    run: &RunFiles<'_>,
+    sink: Option<io::Result<ShownRowsSink<'_>>>,
+    counts: Option<&SpilledCounts>,
+) -> io::Result<(Option<String>, Option<String>)> {
+    let shown_rows = match sink.zip(counts) {
+        Some((sink, counts)) => Some(sink?.finish(run.report, counts)),
+        None => None,
+    };
+    let (report, counts) = match &shown_rows {
+        Some(rows) => (&rows.report, Some(&rows.counts)),
+        None => (run.report, None),
+    };
+    let markdown = files.markdown.map(|_| {
+        let text = super::render::markdown::render(&super::render::markdown::Summary {
+            report,
+            outcome: run.outcome,
+            gate: run
+                .band
+                .zip(run.gate)
+                .map(|(band, (gate, _))| super::render::markdown::GateContext { gate, band }),
+            pass_k: run.pass_k,
+            command: run.command,
+            explanations: run.explanations.unwrap_or_default(),
+            counts,
+            ids: run.ids,
+        });
+        // The slices come last, so the document without --by is unchanged.
+        match run.slices {
+            Some(shown) => format!("{text}\n{}", shown.markdown_lines().join("\n")),
+            None => text,
+        }
+    });
+    let html = files.html.map(|_| {
+        let page = super::render::html::render(&super::render::html::Page {
+            report,
+            outcome: run.outcome,
+            gate: run.gate.zip(run.band).map(|((g, _), b)| (g, b)),
+            command: run.command,
+            explanations: run.explanations.unwrap_or_default(),
+            counts,
+        });
+        // The slices' table goes at the end of the body, so the page without --by is unchanged.
+        match run.slices {
+            Some(shown) => match page.rfind("</body>") {
+                Some(at) => format!("{}{}{}", &page[..at], shown.html(), &page[at..]),
+                None => page,
+            },
+            None => page,
+        }
+    });
+    Ok((markdown, html))
+}
+
+/// The Parquet tables of `run` staged in the folder `dir`: from `sink`, filled in the pass when
+/// `streamed`, or from the run held whole; with `budgets.parquet` when the gate has budgets.
+///
+/// # Errors
+///
+/// A table cannot be encoded, or a file cannot be written.
+fn parquet_tables(
+    dir: &Path,
+    run: &RunFiles<'_>,
+    sink: Option<io::Result<ParquetSink<'_>>>,
+    streamed: bool,
+) -> io::Result<StagedDir> {
+    let mut staged = StagedDir::new(dir)?;
+    match (sink, streamed) {
+        (Some(sink), true) => sink?.finish(&mut staged)?,
+        (None, true) => {}
+        (_, false) => super::render::parquet::write_check(
+            &mut staged,
+            run.report,
+            run.pass_k.is_some(),
+            run.slices.is_some(),
+        )?,
+    }
+    if let Some(budgets) = run.gate.and_then(|(g, _)| g.budgets.as_deref()) {
+        super::render::parquet::write_budgets(&mut staged, budgets)?;
+    }
+    Ok(staged)
+}
+
+/// An output made on a thread of its own while the ones before it are written; or in its turn, when
+/// making it early would show before them (a FIFO or device written in place, a folder created).
+enum Turn<'scope, T> {
+    Early(std::thread::ScopedJoinHandle<'scope, T>),
+    InTurn(Box<dyn FnOnce() -> T + Send + 'scope>),
+}
+
+impl<'scope, T: Send + 'scope> Turn<'scope, T> {
+    /// Starts `make` on a thread of `scope` when `early`, or keeps it for its turn.
+    fn new<'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        early: bool,
+        make: impl FnOnce() -> T + Send + 'scope,
+    ) -> Self {
+        if early {
+            Turn::Early(scope.spawn(make))
+        } else {
+            Turn::InTurn(Box::new(make))
+        }
+    }
+
+    /// What `make` gave, waiting for its thread.
+    fn result(self) -> T {
+        match self {
+            Turn::Early(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Turn::InTurn(make) => make(),
+        }
+    }
 }
 
 /// Puts an output in place once it is written whole (a sync and a rename).
@@ -721,16 +809,21 @@ impl Placing {
         self.read(out, true)
     }
 
-    /// Hands on the output `written` gave, to be put in place after the ones before it, with `line`
-    /// after it. An earlier output's error comes before this one's.
+    /// Hands on the output `written` gave for `path`, to be put in place after the ones before it,
+    /// with the line `{what} written to {path}` after it. An earlier output's error comes before this
+    /// one's.
     fn place<P: Placeable>(
         &mut self,
         out: &mut impl Write,
+        what: &str,
+        path: &Path,
         written: io::Result<P>,
-        line: String,
     ) -> Result<(), WriteError> {
         match written {
-            Ok(unplaced) => self.hand_on(out, Box::new(move || unplaced.commit()), line),
+            Ok(unplaced) => {
+                let line = format!("{what} written to {}", path.display());
+                self.hand_on(out, Box::new(move || unplaced.commit()), line)
+            }
             Err(e) => {
                 self.settle(out)?;
                 Err(WriteError::Output(e.to_string()))
@@ -797,7 +890,7 @@ pub(crate) fn write<'a>(
         junit: asked.junit.then(|| JunitSink::new(report, dir)),
         parquet: asked
             .parquet
-            .then(|| ParquetSink::new(report, trials, asked.sliced, dir).map_err(io::Error::other)),
+            .then(|| ParquetSink::new(report, trials, asked.sliced, dir).map_err(io::Error::from)),
     };
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut table];
     let Written {

@@ -4,14 +4,14 @@
 //! or were spilled. Each streamed output is a [`Sink`]: it takes every batch as the pass hands it on,
 //! and writes what comes after its rows once the pass is over. Reading the spill back and decoding it
 //! costs about as much as writing one output, so the outputs share one reading instead of each making
-//! its own. An output whose file has its rows in the middle (the JSON report's short lists, JUnit's
-//! suites, the Parquet tables) writes them to a [`Body`] as they come, and copies it into place at its
-//! end. The one exception is the JSON report's `results`: most of its bytes, after the lists the pass
-//! writes, so it is written from a second reading straight into its file, which costs less than the
-//! copy.
+//! its own. An output whose file has its rows in the middle (the JSON report's short lists, the Parquet
+//! tables) writes them to a [`Body`] as they come, and copies it into place at its end; JUnit, whose
+//! suites repeat every row, keeps each row once in a [`Body`] and writes each suite from it. The one
+//! exception is the JSON report's `results`: most of its bytes, after the lists the pass writes, so it
+//! is written from a second reading straight into its file, which costs less than the copy.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::VerdictBatch;
@@ -116,6 +116,19 @@ impl Body {
         })
     }
 
+    /// What was written, read from its start: for once everything is written, as a write after it
+    /// would land where the reading stopped.
+    ///
+    /// # Errors
+    ///
+    /// The body cannot be flushed or rewound.
+    pub(crate) fn read_back(&mut self) -> io::Result<io::BufReader<&File>> {
+        self.file.flush()?;
+        let mut file = self.file.get_ref();
+        file.seek(SeekFrom::Start(0))?;
+        Ok(io::BufReader::with_capacity(1 << 16, file))
+    }
+
     /// Copies what was written to `out`.
     ///
     /// # Errors
@@ -127,8 +140,17 @@ impl Body {
             .into_inner()
             .map_err(io::IntoInnerError::into_error)?;
         file.seek(SeekFrom::Start(0))?;
-        io::copy(&mut file, out)?;
-        Ok(())
+        // 128 KiB at a time: bodies run to hundreds of megabytes, and `io::copy` into a `dyn
+        // Write` reads 8 KiB a call.
+        let mut chunk = vec![0; 1 << 17];
+        loop {
+            match file.read(&mut chunk) {
+                Ok(0) => return Ok(()),
+                Ok(n) => out.write_all(&chunk[..n])?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 

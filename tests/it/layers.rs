@@ -361,8 +361,9 @@ fn the_layer_scan_sees_cycles_upward_arrows_and_unplaced_modules() {
 }
 
 /// The files allowed `#![allow(unsafe_code)]` (the crate denies it): the memory mapping of inputs,
-/// and the call of the C library's `erf` that keeps p-values bit-identical to 0.4.1's.
-const UNSAFE_ALLOWED: [&str; 2] = ["src/gate/erf.rs", "src/ingest/source.rs"];
+/// the call of the C library's `erf` that keeps p-values bit-identical to 0.4.1's, and the call of
+/// `sync_file_range` that starts an output's writeback as it is written.
+const UNSAFE_ALLOWED: [&str; 3] = ["src/gate/erf.rs", "src/ingest/source.rs", "src/output.rs"];
 
 /// Every Rust source of the project (library, tests, benches, fuzz targets), as paths relative to
 /// the root.

@@ -139,55 +139,85 @@ pub(crate) fn render(report: &Report, gate: Option<&Gate>) -> String {
     String::from_utf8(out).expect("the document is built from UTF-8 text")
 }
 
-/// The JUnit XML document of a run whose trace ids are distinct, each check suite's test cases
-/// written to its own [`Body`] as the pass hands the rows on: the bytes [`render`] gives for the same
-/// run held whole.
+/// The JUnit XML document of a run whose trace ids are distinct: the bytes [`render`] gives for the
+/// same run held whole. The suites repeat every row once per check, so the pass keeps each row once,
+/// as the escaped text its cases share and the failures of its checks, in a [`Body`]; each suite is
+/// written from it at the end.
 pub(crate) struct JunitSink {
+    /// Each check's name, escaped as a failure's `type`.
     checks: Vec<String>,
-    suites: Vec<Body>,
+    /// A record per row: its escaped names, then each check's failure ([`RowRecord`]).
+    rows: Body,
     text: String,
+    record: Vec<u8>,
 }
 
 impl JunitSink {
-    /// The sink of a document of `report`'s checks, its suites in unlinked files of `dir` (`TMPDIR`
+    /// The sink of a document of `report`'s checks, its rows in an unlinked file of `dir` (`TMPDIR`
     /// when `None`).
     ///
     /// # Errors
     ///
-    /// A suite's file cannot be created.
+    /// The file cannot be created.
     pub(crate) fn new(report: &Report, dir: Option<&std::path::Path>) -> io::Result<Self> {
         Ok(JunitSink {
-            checks: report.check_names(),
-            suites: report
-                .checks
+            checks: report
+                .check_names()
                 .iter()
-                .map(|_| Body::new(dir))
-                .collect::<io::Result<_>>()?,
+                .map(|check| {
+                    let mut escaped = String::new();
+                    push_escaped(&mut escaped, check);
+                    escaped
+                })
+                .collect(),
+            rows: Body::new(dir)?,
             text: String::new(),
+            record: Vec::new(),
         })
     }
 
-    /// Writes the document, the suites' test cases those the pass wrote.
+    /// Writes the document, each suite's cases from the rows the pass kept.
     ///
     /// # Errors
     ///
-    /// A suite cannot be read back, or `out` cannot be written.
+    /// The rows cannot be read back, or `out` cannot be written.
     pub(crate) fn finish(
-        self,
+        mut self,
         out: &mut dyn Write,
         report: &Report,
         gate: Option<&Gate>,
         counts: &SpilledCounts,
     ) -> io::Result<()> {
-        let mut suites = self.suites.into_iter().map(Some).collect::<Vec<_>>();
+        let checks = self.checks;
+        let rows = &mut self.rows;
         write_from(
             out,
             report,
             gate,
             &JunitCounts::of_spilled(counts),
-            |k, out| match suites[k].take() {
-                Some(body) => body.copy_to(out),
-                None => Ok(()),
+            |k, out| {
+                let mut records = rows.read_back()?;
+                let mut text = Vec::with_capacity(1 << 16);
+                let mut row = RowRecord::default();
+                while row.read_next(&mut records, checks.len())? {
+                    text.extend_from_slice(CASE_OPEN.as_bytes());
+                    text.extend_from_slice(&row.names);
+                    match row.failures[k].clone() {
+                        Some(reason) => {
+                            text.extend_from_slice(FAILURE_OPEN.as_bytes());
+                            text.extend_from_slice(&row.reasons[reason]);
+                            text.extend_from_slice(FAILURE_TYPE.as_bytes());
+                            text.extend_from_slice(checks[k].as_bytes());
+                            text.extend_from_slice(FAILURE_CLOSE.as_bytes());
+                        }
+                        None => text.extend_from_slice(PASSED_CLOSE.as_bytes()),
+                    }
+                    if text.len() >= 1 << 16 {
+                        out.write_all(&text)?;
+                        text.clear();
+                    }
+                }
+                out.write_all(&text)
             },
         )
     }
@@ -195,31 +225,111 @@ impl JunitSink {
 
 impl Sink for JunitSink {
     fn take(&mut self, batch: &VerdictBatch) -> io::Result<()> {
-        for (k, suite) in self.suites.iter_mut().enumerate() {
-            self.text.clear();
-            push_cases(&mut self.text, batch, k, &self.checks[k]);
-            suite.write_all(self.text.as_bytes())?;
+        let record = &mut self.record;
+        let text = &mut self.text;
+        record.clear();
+        for row in batch.rows() {
+            text.clear();
+            push_case_names(text, row.trace_id(), row.scenario());
+            RowRecord::push_len(record, text.len());
+            record.extend_from_slice(text.as_bytes());
+            for verdict in row.verdicts() {
+                if verdict.detected {
+                    text.clear();
+                    push_escaped(text, verdict.reason.unwrap_or_default());
+                    RowRecord::push_len(record, text.len() + 1);
+                    record.extend_from_slice(text.as_bytes());
+                } else {
+                    RowRecord::push_len(record, 0);
+                }
+            }
         }
-        Ok(())
+        self.rows.write_all(record)
     }
+}
+
+/// A row as [`JunitSink`] keeps it: the length and bytes of its escaped names, then for each check
+/// `0` when it passed, or one more than the length of its escaped reason and the reason. Lengths are
+/// four bytes, little-endian. Read back into the same buffers, row after row.
+#[derive(Default)]
+struct RowRecord {
+    names: Vec<u8>,
+    /// The escaped reasons of the checks that fired, one after the other.
+    reasons: Vec<u8>,
+    /// Each check's reason in `reasons`, `None` when it passed.
+    failures: Vec<Option<std::ops::Range<usize>>>,
+}
+
+impl RowRecord {
+    fn push_len(record: &mut Vec<u8>, len: usize) {
+        let len = u32::try_from(len).expect("a trace's text is under 4 GiB");
+        record.extend_from_slice(&len.to_le_bytes());
+    }
+
+    /// Reads the next row of `records`, of `checks` checks; `false` at their end.
+    fn read_next(&mut self, records: &mut impl io::Read, checks: usize) -> io::Result<bool> {
+        fn len(records: &mut impl io::Read) -> io::Result<usize> {
+            let mut len = [0; 4];
+            records.read_exact(&mut len)?;
+            Ok(u32::from_le_bytes(len) as usize)
+        }
+        fn append(records: &mut impl io::Read, to: &mut Vec<u8>, n: usize) -> io::Result<()> {
+            let at = to.len();
+            to.resize(at + n, 0);
+            records.read_exact(&mut to[at..])
+        }
+        let names = match len(records) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        self.names.clear();
+        append(records, &mut self.names, names)?;
+        self.reasons.clear();
+        self.failures.clear();
+        for _ in 0..checks {
+            let failure = match len(records)? {
+                0 => None,
+                n => {
+                    let at = self.reasons.len();
+                    append(records, &mut self.reasons, n - 1)?;
+                    Some(at..self.reasons.len())
+                }
+            };
+            self.failures.push(failure);
+        }
+        Ok(true)
+    }
+}
+
+/// The text of a test case, around its escaped names and failure.
+const CASE_OPEN: &str = "\n        <testcase name=\"";
+const FAILURE_OPEN: &str = "\">\n            <failure message=\"";
+const FAILURE_TYPE: &str = "\" type=\"";
+const FAILURE_CLOSE: &str = "\"/>\n        </testcase>";
+const PASSED_CLOSE: &str = "\"/>";
+
+/// Appends a case's escaped trace id and scenario, as its `name` and `classname` carry them.
+fn push_case_names(text: &mut String, trace_id: &str, scenario: &str) {
+    push_escaped(text, trace_id);
+    text.push_str("\" classname=\"");
+    push_escaped(text, scenario);
 }
 
 /// Appends the test cases of `batch`'s rows in the suite of the `k`-th check, named `check`.
 fn push_cases(text: &mut String, batch: &VerdictBatch, k: usize, check: &str) {
     for row in batch.rows() {
-        text.push_str("\n        <testcase name=\"");
-        push_escaped(text, row.trace_id());
-        text.push_str("\" classname=\"");
-        push_escaped(text, row.scenario());
+        text.push_str(CASE_OPEN);
+        push_case_names(text, row.trace_id(), row.scenario());
         let verdict = row.verdict(k);
         if verdict.detected {
-            text.push_str("\">\n            <failure message=\"");
+            text.push_str(FAILURE_OPEN);
             push_escaped(text, verdict.reason.unwrap_or_default());
-            text.push_str("\" type=\"");
+            text.push_str(FAILURE_TYPE);
             push_escaped(text, check);
-            text.push_str("\"/>\n        </testcase>");
+            text.push_str(FAILURE_CLOSE);
         } else {
-            text.push_str("\"/>");
+            text.push_str(PASSED_CLOSE);
         }
     }
 }
@@ -337,8 +447,31 @@ fn push_counts(text: &mut String, counts: &[(&str, usize)]) {
     }
 }
 
+/// The bytes [`push_escaped`] may change: control bytes, the lead byte of a C1 control, and the five
+/// characters XML escapes.
+const NOTABLE: [bool; 256] = {
+    let mut notable = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        notable[b] = true;
+        b += 1;
+    }
+    let mut k = 0;
+    let others = [0xC2, b'<', b'>', b'&', b'\'', b'"'];
+    while k < others.len() {
+        notable[others[k] as usize] = true;
+        k += 1;
+    }
+    notable
+};
+
 /// Appends `raw` as XML attribute or element text: stripped of what XML cannot carry, then escaped.
 fn push_escaped(text: &mut String, raw: &str) {
+    // Most ids and reasons hold none of the bytes below: one look at each byte then suffices.
+    if !raw.bytes().any(|b| NOTABLE[usize::from(b)]) {
+        text.push_str(raw);
+        return;
+    }
     // Only a control character (C0, or C1, which UTF-8 writes after 0xC2) can start an ANSI escape or
     // be stripped: other text is kept as it is, without the stripper's allocations.
     let stripped;
@@ -465,6 +598,54 @@ mod tests {
             "</testsuites>\n\n",
         );
         assert_eq!(render(&awkward_report(), None), expected);
+    }
+
+    #[test]
+    fn a_document_written_in_a_pass_has_the_bytes_of_the_run_held_whole() {
+        use crate::checks::{Reasons, VerdictColumn};
+        use crate::redact::Redaction;
+        use crate::report::pass::{VerdictSource, through};
+        use crate::report::spill::SpilledRuleRun;
+        use crate::report::verdicts::{TraceFields, VerdictBatchBuilder, schema};
+        let names = ["abstention", "loop", "abstention"];
+        // A check that fires with no reason, one whose reason needs escaping, and one that is quiet.
+        let batch = |from: usize, to: usize| {
+            let mut builder = VerdictBatchBuilder::new(schema(&names), to - from);
+            let mut columns: Vec<VerdictColumn> = (0..3)
+                .map(|_| VerdictColumn::new(to - from, Reasons::All, Redaction::Off))
+                .collect();
+            for i in from..to {
+                builder.push_trace(&TraceFields {
+                    trace_id: &format!("t<{i}>"),
+                    scenario: &format!("s\"{}", i % 2),
+                    ..TraceFields::default()
+                });
+                columns[0].push(i % 2 == 0, 1.0, "");
+                columns[1].push(i % 3 == 0, 0.5, "a & \x1b[31mb\x1b[0m");
+                columns[2].push(false, 0.0, "");
+            }
+            builder.finish(columns).expect("verdict batch")
+        };
+        let run = SpilledRuleRun::new(&names, vec![batch(0, 4), batch(4, 5), batch(5, 9)]);
+        let whole = JunitCounts::of_report(&run.whole);
+        let counts = SpilledCounts {
+            traces: whole.traces,
+            failed: whole.failed_traces,
+            fired: whole.fired,
+            longest_id: 0,
+            user_steps: 0,
+            recorded_outcomes: Default::default(),
+        };
+        let sink = through(
+            VerdictSource::Spilled(&run.spilled),
+            JunitSink::new(&run.without_batches, None).unwrap(),
+        );
+        let mut out = Vec::new();
+        sink.finish(&mut out, &run.without_batches, None, &counts)
+            .unwrap();
+        let expected = render(&run.whole, None);
+        assert!(expected.contains("message=\"\" type=\"abstention\""));
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 
     #[test]

@@ -54,6 +54,7 @@ use parquet::file::properties::WriterProperties;
 use crate::compat::fmt::round_half_even;
 use crate::gate::passk::{Trials, all_pass_probability};
 use crate::gate::{Band, RunSummary};
+use crate::output::StagedDir;
 use crate::report::pass::{Body, Sink};
 use crate::report::{Report, Row, VerdictBatch, write_atomic};
 
@@ -73,6 +74,17 @@ pub(crate) enum ParquetOutputError {
     Parquet(#[from] ParquetError),
     #[error("{0}")]
     Arrow(#[from] ArrowError),
+}
+
+/// An error of the tables as the pass and the staged folder carry it: an I/O error as it was, any
+/// other wrapped.
+impl From<ParquetOutputError> for std::io::Error {
+    fn from(e: ParquetOutputError) -> Self {
+        match e {
+            ParquetOutputError::Io(e) => e,
+            e => std::io::Error::other(e),
+        }
+    }
 }
 
 fn field(name: &str, ty: DataType, nullable: bool) -> Field {
@@ -481,7 +493,7 @@ impl<'t> TraceRows<'t> {
     }
 }
 
-/// Writes `verdicts.parquet` and `traces.parquet` of a run held whole into `dir`, creating it; with
+/// Writes `verdicts.parquet` and `traces.parquet` of a run held whole into the folder `staged`; with
 /// `trials` (`--pass-k`), `traces.parquet` gets the trial columns when some scenario has several
 /// traces.
 ///
@@ -489,7 +501,7 @@ impl<'t> TraceRows<'t> {
 ///
 /// A table that cannot be encoded or a file that cannot be written.
 pub(crate) fn write_check(
-    dir: &Path,
+    staged: &mut StagedDir,
     report: &Report,
     trials: bool,
     sliced: bool,
@@ -499,7 +511,7 @@ pub(crate) fn write_check(
         Some(Some(cells)) => TrialColumns::PerRow(cells),
         _ => TrialColumns::None,
     };
-    write_check_from(dir, report, &trials, sliced, &Layout::check(), |each| {
+    write_check_from(staged, report, &trials, sliced, &Layout::check(), |each| {
         report.batches.iter().try_for_each(each)
     })
 }
@@ -556,12 +568,12 @@ impl<'a> ParquetSink<'a> {
         })
     }
 
-    /// Writes both tables into `dir`, creating it.
+    /// Writes both tables into the folder `staged`.
     ///
     /// # Errors
     ///
     /// A table cannot be encoded or read back, or a file cannot be written.
-    pub(crate) fn finish(self, dir: &Path) -> Result<(), ParquetOutputError> {
+    pub(crate) fn finish(self, staged: &mut StagedDir) -> Result<(), ParquetOutputError> {
         let ParquetSink {
             mut verdicts,
             mut verdict_rows,
@@ -569,60 +581,60 @@ impl<'a> ParquetSink<'a> {
             mut trace_rows,
             ..
         } = self;
-        std::fs::create_dir_all(dir)?;
         if verdict_rows.len > 0 {
             verdict_rows.write(&mut verdicts)?;
         }
         let verdicts = verdicts.into_inner()?;
-        crate::output::write_atomic_with(&dir.join(VERDICTS_FILE), |out| verdicts.copy_to(out))?;
+        staged.write_with(VERDICTS_FILE, |out| verdicts.copy_to(out))?;
         if trace_rows.len > 0 {
             trace_rows.write(&mut traces)?;
         }
         let traces = traces.into_inner()?;
-        crate::output::write_atomic_with(&dir.join(TRACES_FILE), |out| traces.copy_to(out))?;
+        staged.write_with(TRACES_FILE, |out| traces.copy_to(out))?;
         Ok(())
     }
 }
 
 impl Sink for ParquetSink<'_> {
     fn take(&mut self, batch: &VerdictBatch) -> std::io::Result<()> {
-        let into_io = |e: ParquetOutputError| match e {
-            ParquetOutputError::Io(e) => e,
-            e => std::io::Error::other(e),
-        };
-        for row in batch.rows() {
-            self.verdict_rows
-                .push(
-                    self.layout.verdict_piece_rows,
-                    self.report,
-                    &row,
-                    &mut self.verdicts,
-                )
-                .map_err(into_io)?;
-            self.trace_rows
-                .push(self.layout.row_group_rows, &row, &mut self.traces)
-                .map_err(into_io)?;
-        }
-        Ok(())
+        let ParquetSink {
+            report,
+            layout,
+            verdicts,
+            verdict_rows,
+            traces,
+            trace_rows,
+        } = self;
+        // The two tables are encoded side by side, as they are the pass's longest share of a batch.
+        let (verdicts, traces) = rayon::join(
+            || {
+                batch.rows().try_for_each(|row| {
+                    verdict_rows.push(layout.verdict_piece_rows, report, &row, verdicts)
+                })
+            },
+            || {
+                batch
+                    .rows()
+                    .try_for_each(|row| trace_rows.push(layout.row_group_rows, &row, traces))
+            },
+        );
+        verdicts?;
+        Ok(traces?)
     }
 }
 
 /// Writes both tables; `batches` calls its argument with every verdict batch in run order.
 fn write_check_from(
-    dir: &Path,
+    staged: &mut StagedDir,
     report: &Report,
     trials: &TrialColumns,
     sliced: bool,
     layout: &Layout,
     batches: impl Fn(&mut dyn FnMut(&VerdictBatch) -> std::io::Result<()>) -> std::io::Result<()>,
 ) -> Result<(), ParquetOutputError> {
-    std::fs::create_dir_all(dir)?;
     // The writers' errors travel through the batch callback as I/O errors and are unwrapped after.
-    let into_io = |e: ParquetOutputError| match e {
-        ParquetOutputError::Io(e) => e,
-        e => std::io::Error::other(e),
-    };
-    crate::output::write_atomic_with(&dir.join(VERDICTS_FILE), |out| {
+    let into_io = std::io::Error::from;
+    staged.write_with(VERDICTS_FILE, |out| {
         let mut writer =
             ArrowWriter::try_new(out, verdicts_schema(), Some(layout.properties.clone()))
                 .map_err(|e| into_io(e.into()))?;
@@ -637,7 +649,7 @@ fn write_check_from(
         let left = rows.len;
         finish(writer, |w| rows.write(w), left).map_err(into_io)
     })?;
-    crate::output::write_atomic_with(&dir.join(TRACES_FILE), |out| {
+    staged.write_with(TRACES_FILE, |out| {
         let mut writer = ArrowWriter::try_new(
             out,
             traces_schema(
@@ -923,20 +935,19 @@ impl BaselineTables {
     }
 }
 
-/// Writes `budgets.parquet` into `dir` (created): one row per budget, as the JSON report's
+/// Writes `budgets.parquet` into the folder `staged`: one row per budget, as the JSON report's
 /// `gate.budgets` gives them.
 ///
 /// # Errors
 ///
 /// The table cannot be encoded or the file cannot be written.
 pub(crate) fn write_budgets(
-    dir: &Path,
+    staged: &mut StagedDir,
     budgets: &[crate::gate::BudgetOutcome],
 ) -> Result<(), ParquetOutputError> {
     let batch = budgets_batch(budgets)?;
     let bytes = encode(batch.schema(), &[batch])?;
-    std::fs::create_dir_all(dir)?;
-    write_atomic(&dir.join(BUDGETS_FILE), &bytes)?;
+    staged.write(BUDGETS_FILE, &bytes)?;
     Ok(())
 }
 
@@ -1093,8 +1104,11 @@ mod tests {
                 .map_or(TrialColumns::None, TrialColumns::PerRow),
         };
         let dir = tempfile::tempdir().unwrap();
-        write_check_from(dir.path(), report, &columns, false, layout, batches).unwrap();
-        [VERDICTS_FILE, TRACES_FILE].map(|name| std::fs::read(dir.path().join(name)).unwrap())
+        let tables = dir.path().join("tables");
+        let mut staged = StagedDir::new(&tables).unwrap();
+        write_check_from(&mut staged, report, &columns, false, layout, batches).unwrap();
+        staged.commit().unwrap();
+        [VERDICTS_FILE, TRACES_FILE].map(|name| std::fs::read(tables.join(name)).unwrap())
     }
 
     #[test]
