@@ -518,7 +518,7 @@ fn write_each(
     })?;
     let events = otlp_events::Export {
         report,
-        gate: run.gate.map(|(g, _)| g),
+        gate,
         source: run.source,
         counted: counts.map(|counts| otlp_events::Counted {
             traces: counts.traces,

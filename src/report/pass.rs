@@ -11,7 +11,7 @@
 //! is written from a second reading straight into its file, which costs less than the copy.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::VerdictBatch;
@@ -140,17 +140,10 @@ impl Body {
             .into_inner()
             .map_err(io::IntoInnerError::into_error)?;
         file.seek(SeekFrom::Start(0))?;
-        // 128 KiB at a time: bodies run to hundreds of megabytes, and `io::copy` into a `dyn
-        // Write` reads 8 KiB a call.
-        let mut chunk = vec![0; 1 << 17];
-        loop {
-            match file.read(&mut chunk) {
-                Ok(0) => return Ok(()),
-                Ok(n) => out.write_all(&chunk[..n])?,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        // Through a buffer of 128 KiB, which `io::copy` writes whole: bodies run to hundreds of
+        // megabytes, and without one it reads 8 KiB a call.
+        io::copy(&mut io::BufReader::with_capacity(1 << 17, file), out)?;
+        Ok(())
     }
 }
 
