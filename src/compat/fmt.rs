@@ -333,8 +333,10 @@ pub(crate) fn round_half_even(x: f64, k: i32) -> f64 {
         // rounded integer and the power of ten are exact floats, so one division is the correctly
         // rounded value of the decimal text, which is what parsing that text gives.
         if let Some((rounded, scale)) = scaled_half_even(x, decimals)
+            && let (Ok(rounded), Ok(scale)) = (u64::try_from(rounded), u64::try_from(scale))
             && rounded < 1 << 53
         {
+            // Through u64: converting a u128 to a float is a library call, twice per verdict.
             return (rounded as f64 / scale as f64).copysign(x);
         }
         let text = format!("{x:.decimals$}");

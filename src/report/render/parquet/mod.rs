@@ -3,10 +3,11 @@
 //!
 //! ## Wire format
 //!
-//! Uncompressed Parquet written by the `parquet` crate's Arrow writer, `created_by` fixed to
-//! `faultgate <version>`, no timestamps: the bytes depend only on the results. Row groups hold
-//! [`ROW_GROUP_ROWS`] rows; the tables of `check` are written a row group at a time (from the
-//! verdict spill when the run spilled), with the bytes of each table written from one batch.
+//! Uncompressed Parquet as the `parquet` crate's Arrow writer writes it (the tables of `check` with
+//! their columns encoded side by side, [`columns`]), `created_by` fixed to `faultgate <version>`, no
+//! timestamps: the bytes depend only on the results. Row groups hold [`ROW_GROUP_ROWS`] rows; the
+//! tables of `check` are written a row group at a time (from the verdict spill when the run
+//! spilled), with the bytes of each table written from one batch.
 //!
 //! `check --parquet DIR`:
 //! - `verdicts.parquet`, one row per trace and active check, in report order: `trace_id` (utf8),
@@ -57,6 +58,10 @@ use crate::gate::{Band, RunSummary};
 use crate::output::StagedDir;
 use crate::report::pass::{Body, Sink};
 use crate::report::{Report, Row, VerdictBatch, write_atomic};
+
+mod columns;
+
+use columns::ColumnsWriter;
 
 /// File names written into the `--parquet` directory.
 pub(crate) const VERDICTS_FILE: &str = "verdicts.parquet";
@@ -224,7 +229,7 @@ impl VerdictRows {
         piece_rows: usize,
         report: &Report,
         row: &Row<'_>,
-        writer: &mut ArrowWriter<W>,
+        writer: &mut ColumnsWriter<W>,
     ) -> Result<(), ParquetOutputError> {
         for (check, v) in report.checks.iter().zip(row.verdicts()) {
             self.ids.append_value(row.trace_id());
@@ -246,7 +251,7 @@ impl VerdictRows {
     /// Hands the gathered rows to the writer.
     fn write<W: std::io::Write + Send>(
         &mut self,
-        writer: &mut ArrowWriter<W>,
+        writer: &mut ColumnsWriter<W>,
     ) -> Result<(), ParquetOutputError> {
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.ids.finish()),
@@ -421,7 +426,7 @@ impl<'t> TraceRows<'t> {
         &mut self,
         row_group_rows: usize,
         row: &Row<'_>,
-        writer: &mut ArrowWriter<W>,
+        writer: &mut ColumnsWriter<W>,
     ) -> Result<(), ParquetOutputError> {
         let measures = row.measures();
         self.ids.append_value(row.trace_id());
@@ -461,7 +466,7 @@ impl<'t> TraceRows<'t> {
     /// Hands the gathered rows to the writer.
     fn write<W: std::io::Write + Send>(
         &mut self,
-        writer: &mut ArrowWriter<W>,
+        writer: &mut ColumnsWriter<W>,
     ) -> Result<(), ParquetOutputError> {
         let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.ids.finish()),
@@ -523,9 +528,9 @@ pub(crate) fn write_check(
 pub(crate) struct ParquetSink<'a> {
     report: &'a Report,
     layout: Layout,
-    verdicts: ArrowWriter<Body>,
+    verdicts: ColumnsWriter<Body>,
     verdict_rows: VerdictRows,
-    traces: ArrowWriter<Body>,
+    traces: ColumnsWriter<Body>,
     trace_rows: TraceRows<'a>,
 }
 
@@ -544,19 +549,19 @@ impl<'a> ParquetSink<'a> {
     ) -> Result<Self, ParquetOutputError> {
         let layout = Layout::check();
         let trials = &trials.0;
-        let verdicts = ArrowWriter::try_new(
+        let verdicts = ColumnsWriter::try_new(
             Body::new(dir)?,
             verdicts_schema(),
-            Some(layout.properties.clone()),
+            layout.properties.clone(),
         )?;
-        let traces = ArrowWriter::try_new(
+        let traces = ColumnsWriter::try_new(
             Body::new(dir)?,
             traces_schema(
                 !matches!(trials, TrialColumns::None),
                 sliced,
                 report.sessions.is_some(),
             ),
-            Some(layout.properties.clone()),
+            layout.properties.clone(),
         )?;
         Ok(ParquetSink {
             report,
@@ -635,9 +640,8 @@ fn write_check_from(
     // The writers' errors travel through the batch callback as I/O errors and are unwrapped after.
     let into_io = std::io::Error::from;
     staged.write_with(VERDICTS_FILE, |out| {
-        let mut writer =
-            ArrowWriter::try_new(out, verdicts_schema(), Some(layout.properties.clone()))
-                .map_err(|e| into_io(e.into()))?;
+        let mut writer = ColumnsWriter::try_new(out, verdicts_schema(), layout.properties.clone())
+            .map_err(|e| into_io(e.into()))?;
         let mut rows = VerdictRows::new();
         batches(&mut |batch| {
             for row in batch.rows() {
@@ -650,14 +654,14 @@ fn write_check_from(
         finish(writer, |w| rows.write(w), left).map_err(into_io)
     })?;
     staged.write_with(TRACES_FILE, |out| {
-        let mut writer = ArrowWriter::try_new(
+        let mut writer = ColumnsWriter::try_new(
             out,
             traces_schema(
                 !matches!(trials, TrialColumns::None),
                 sliced,
                 report.sessions.is_some(),
             ),
-            Some(layout.properties.clone()),
+            layout.properties.clone(),
         )
         .map_err(|e| into_io(e.into()))?;
         let mut rows = TraceRows::new(trials, sliced, report.sessions.as_deref());
@@ -676,8 +680,8 @@ fn write_check_from(
 
 /// Writes the rows left (`left` of them, through `write`) and closes the file.
 fn finish<W: std::io::Write + Send>(
-    mut writer: ArrowWriter<W>,
-    write: impl FnOnce(&mut ArrowWriter<W>) -> Result<(), ParquetOutputError>,
+    mut writer: ColumnsWriter<W>,
+    write: impl FnOnce(&mut ColumnsWriter<W>) -> Result<(), ParquetOutputError>,
     left: usize,
 ) -> Result<(), ParquetOutputError> {
     if left > 0 {
